@@ -1,0 +1,136 @@
+"""Carbon intensity from CodeCarbon's bundled data: the one module that touches CodeCarbon's internals.
+
+CodeCarbon's public API is only its trackers; the look-ups used here are internal and have changed between releases,
+so the dependency is pinned (codecarbon>=3.3,<3.4) and tests/test_carbon.py holds the contract values.
+
+Validation reads the bundled data files directly (importing codecarbon costs ~150 ms, too slow for `check`);
+intensities come from CodeCarbon's own look-up functions, so its conversions apply. CodeCarbon falls back silently
+to a world average for unknown places; validating first turns that into a clear input error.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+import os
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+_MIX = "private_infra/global_energy_mix.json"
+_REGION_FILES = {
+    "USA": "private_infra/2023/usa_emissions.json",
+    "CAN": "private_infra/2023/canada_energy_mix.json",
+    "CHN": "private_infra/2023/china_provincial_emissions.json",
+}
+_NORDIC_FILE = "private_infra/nordic_emissions.json"
+_NORDIC_COUNTRIES = {"SWE", "NOR", "FIN"}
+_CLOUD_FILE = "cloud/impact.csv"
+
+
+class UnknownLocation(ValueError):
+    """A location CodeCarbon has no data for; the message says what it does have."""
+
+
+@dataclass(frozen=True)
+class Intensity:
+    g_per_kwh: float
+    source: str  # "codecarbon: country FRA", "codecarbon: gcp europe-west9", "given"
+
+
+@cache
+def _data_dir() -> Path:
+    spec = importlib.util.find_spec("codecarbon")
+    if spec is None or not spec.submodule_search_locations:
+        raise UnknownLocation("CodeCarbon is not installed: give energy.location.carbon_intensity instead")
+    return Path(next(iter(spec.submodule_search_locations))) / "data"
+
+
+@cache
+def _json(relative: str) -> Any:
+    with (_data_dir() / relative).open(encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+@cache
+def known_countries() -> dict[str, str]:
+    """ISO alpha-3 code → country name, for every country with an energy mix."""
+    return {code: str(entry.get("country_name", code)) for code, entry in _json(_MIX).items()}
+
+
+@cache
+def known_regions(country: str) -> tuple[str, ...]:
+    if country in _NORDIC_COUNTRIES:
+        zones = _json(_NORDIC_FILE)["data"]  # bidding zones: SE1-SE4, NO1-NO5, FI
+        return tuple(sorted(z for z in zones if z.startswith(country[:2].replace("SW", "SE"))))
+    if country == "CHN":
+        return tuple(sorted(name for entry in _json(_REGION_FILES["CHN"])["data"].values()
+                            for name in entry["names"]))
+    if country in _REGION_FILES:
+        return tuple(sorted(k for k in _json(_REGION_FILES[country]) if not k.startswith("_")))
+    return ()
+
+
+@cache
+def known_cloud_regions() -> dict[str, tuple[str, ...]]:
+    with (_data_dir() / _CLOUD_FILE).open(encoding="utf-8-sig") as handle:  # the file starts with a BOM
+        rows = list(csv.DictReader(handle))
+    providers: dict[str, list[str]] = {}
+    for row in rows:
+        providers.setdefault(row["provider"], []).append(row["region"])
+    return {provider: tuple(regions) for provider, regions in providers.items()}
+
+
+def _listing(options: tuple[str, ...] | list[str], limit: int = 8) -> str:
+    shown = ", ".join(options[:limit])
+    return shown + (f" and {len(options) - limit} more" if len(options) > limit else "")
+
+
+def validate(*, country: str | None, region: str | None, cloud: str | None) -> None:
+    """Raise UnknownLocation unless CodeCarbon has data for exactly this place."""
+    if cloud is not None:
+        clouds = known_cloud_regions()
+        if cloud not in clouds:
+            raise UnknownLocation(f'CodeCarbon has cloud data for {_listing(sorted(clouds))} only, not "{cloud}"; '
+                                  "give the country the region is in, or an explicit carbon_intensity")
+        if region not in clouds[cloud]:
+            raise UnknownLocation(f'unknown {cloud} region "{region}"; known: {_listing(sorted(clouds[cloud]))}')
+        return
+    if country is None:
+        return
+    countries = known_countries()
+    if country not in countries:
+        hint = " (use the three-letter ISO code, e.g. FRA)" if len(country) == 2 else ""
+        raise UnknownLocation(f'unknown country code "{country}"{hint}; CodeCarbon knows {len(countries)} '
+                              "countries by ISO 3166 alpha-3 code")
+    if region is not None:
+        regions = known_regions(country)
+        if not regions:
+            raise UnknownLocation(f"CodeCarbon has no regional data for {country}; remove the region to use the "
+                                  "country's average")
+        if region not in regions:
+            raise UnknownLocation(f'unknown region "{region}" of {country}; known: {_listing(list(regions))}')
+
+
+def look_up(*, country: str | None, region: str | None, cloud: str | None) -> Intensity:
+    """The intensity CodeCarbon gives for a validated place (raises UnknownLocation for an unknown one)."""
+    validate(country=country, region=region, cloud=cloud)
+    os.environ.setdefault("CODECARBON_LOG_LEVEL", "error")
+    from codecarbon.core.emissions import Emissions
+    from codecarbon.core.units import Energy
+    from codecarbon.external.geography import CloudMetadata, GeoMetadata
+    from codecarbon.input import DataSource
+
+    emissions = Emissions(DataSource())
+    one_kwh = Energy(kWh=1.0)
+    if cloud is not None:
+        kg = emissions.get_cloud_emissions(one_kwh, CloudMetadata(provider=cloud, region=region))
+        return Intensity(kg * 1000.0, f"codecarbon: {cloud} {region}")
+    assert country is not None
+    if region is not None:
+        kg = emissions.get_region_emissions(one_kwh, GeoMetadata(country_iso_code=country, region=region))
+        return Intensity(kg * 1000.0, f"codecarbon: country {country}, region {region}")
+    kg = emissions.get_country_emissions(one_kwh, GeoMetadata(country_iso_code=country))
+    return Intensity(kg * 1000.0, f"codecarbon: country {country}")

@@ -1,0 +1,160 @@
+"""The command line: the only module that parses arguments, prints to the terminal or exits."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from reportgen import __version__
+from reportgen.errors import ExitCode, InputError, ReportgenError, UsageError
+
+FORMATS = ("html", "pdf", "json")
+
+DESCRIPTION = """\
+Turn the evidence behind a distributed-AI system design (a YAML project file) into a report: diagnosis,
+predicted speedup, measured scaling and knee attribution, marginal cost, energy and carbon."""
+
+EPILOG = """\
+exit status: 0 success, 1 failure (not the input's fault), 2 input or usage error.
+Examples:
+  reportgen check inputs/example.yaml
+  reportgen build inputs/example.yaml -o build --format html,json
+  reportgen schema > schema.json
+  reportgen init my-project.yaml"""
+
+
+def _formats(text: str) -> tuple[str, ...]:
+    chosen = tuple(part.strip() for part in text.split(",") if part.strip())
+    unknown = [part for part in chosen if part not in FORMATS]
+    if unknown or not chosen:
+        raise argparse.ArgumentTypeError(f"formats are {', '.join(FORMATS)} (comma-separated), got {text!r}")
+    return chosen
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="reportgen", description=DESCRIPTION, epilog=EPILOG,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"reportgen {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    check = commands.add_parser("check", help="validate project files; print one ok line per file or every error",
+                                description="Validate project files without building anything.")
+    check.add_argument("files", nargs="+", metavar="FILE", type=Path, help="project files (YAML)")
+
+    build = commands.add_parser("build", help="build the report (HTML, PDF, results.json) of project files",
+                                description="Build OUT/<file stem>/report.html, report.pdf and results.json. "
+                                "A failed build leaves the previous outputs untouched.")
+    build.add_argument("files", nargs="+", metavar="FILE", type=Path, help="project files (YAML)")
+    build.add_argument("-o", "--output", type=Path, default=Path("build"), metavar="OUT",
+                       help="output folder (default: build)")
+    build.add_argument("--format", type=_formats, default=FORMATS, metavar="LIST",
+                       help="comma-separated formats among html, pdf, json (default: all three)")
+    build.add_argument("--paper", choices=("a4", "letter"), default="a4", help="PDF paper size (default: a4)")
+
+    schema = commands.add_parser("schema", help="print the JSON Schema (draft-07) of the project file",
+                                 description="Print the JSON Schema of the project file. Editors that use "
+                                 "yaml-language-server pick it up from a `# yaml-language-server: $schema=PATH` "
+                                 "line at the top of a project file.")
+    schema.add_argument("-o", "--output", type=Path, metavar="FILE", help="write to FILE instead of standard output")
+
+    init = commands.add_parser("init", help="write a fully commented starter project that passes check",
+                               description="Write a commented starter project file. Refuses to overwrite a file.")
+    init.add_argument("path", nargs="?", type=Path, default=Path("project.yaml"), metavar="PATH",
+                      help="where to write it (default: project.yaml)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    arguments = parser.parse_args(argv)  # exits 2 on a usage error, as argparse does
+    try:
+        return int(_run(arguments))
+    except UsageError as error:
+        print(f"reportgen: error: {error}", file=sys.stderr)
+        return int(error.exit_code)
+    except ReportgenError as error:
+        print(str(error), file=sys.stderr)
+        return int(error.exit_code)
+    except KeyboardInterrupt:
+        print("reportgen: interrupted; earlier outputs are untouched", file=sys.stderr)
+        return 130
+
+
+def _run(arguments: argparse.Namespace) -> ExitCode:
+    if arguments.command == "check":
+        return _check(arguments.files)
+    if arguments.command == "build":
+        return _build(arguments)
+    if arguments.command == "schema":
+        return _schema(arguments.output)
+    if arguments.command == "init":
+        return _init(arguments.path)
+    raise AssertionError(arguments.command)
+
+
+def _check(files: list[Path]) -> ExitCode:
+    from reportgen.project import load_project
+
+    status = ExitCode.OK
+    for path in files:
+        try:
+            load_project(path)
+        except InputError as error:
+            print(str(error), file=sys.stderr)
+            status = ExitCode.INPUT
+        else:
+            print(f"{path}: ok")
+    return status
+
+
+def _build(arguments: argparse.Namespace) -> ExitCode:
+    from reportgen.pipeline import BuildOptions, build
+
+    stems = [path.stem for path in arguments.files]
+    duplicates = sorted({stem for stem in stems if stems.count(stem) > 1})
+    if duplicates:
+        raise UsageError(f"two project files share the name {duplicates[0]!r}: their outputs would collide")
+    options = BuildOptions(out_root=arguments.output, formats=arguments.format, paper=arguments.paper)
+    status = ExitCode.OK
+    for path in arguments.files:
+        try:
+            written = build(path, options)
+        except InputError as error:
+            print(str(error), file=sys.stderr)
+            status = max(status, ExitCode.INPUT)
+        except ReportgenError as error:
+            print(f"{path}: error: {error}", file=sys.stderr)
+            status = max(status, error.exit_code)
+        else:
+            print(f"{path}: wrote {', '.join(str(p) for p in written)}")
+    return status
+
+
+def _schema(output: Path | None) -> ExitCode:
+    from reportgen.schema import schema_text
+
+    text = schema_text()
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text, encoding="utf-8")
+        print(f"wrote {output}")
+    return ExitCode.OK
+
+
+def _init(path: Path) -> ExitCode:
+    from reportgen.assets import starter_project
+
+    if path.exists():
+        raise UsageError(f"{path} exists; choose another path (init never overwrites)")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(starter_project(), encoding="utf-8")
+    print(f"wrote {path}; check it with: reportgen check {path}")
+    return ExitCode.OK
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

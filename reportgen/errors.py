@@ -1,0 +1,59 @@
+"""The project's own exceptions and the exit codes the command line maps them to.
+
+The library raises these; only `reportgen.cli` turns them into messages and exit statuses, so that a real bug
+(anything else) keeps its traceback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    FAILURE = 1  # anything that is not the user's input: a failed render, a worse diff with --exit-code
+    INPUT = 2  # bad input or bad usage: the user can fix it
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One located problem in an input file: what an editor can jump to."""
+
+    file: str
+    line: int  # 1-based
+    column: int  # 1-based
+    path: str  # the field path, e.g. "hardware.peak_compute"; "" for the document itself
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.path}: " if self.path else ""
+        return f"{self.file}:{self.line}:{self.column}: error: {where}{self.message}"
+
+
+class ReportgenError(Exception):
+    """Base of every error the command line reports without a traceback."""
+
+    exit_code: ExitCode = ExitCode.FAILURE
+
+
+class InputError(ReportgenError):
+    """All problems found in one input, reported together."""
+
+    exit_code = ExitCode.INPUT
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = sorted(problems, key=lambda p: (p.file, p.line, p.column, p.path))
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+class UsageError(ReportgenError):
+    """A command line that cannot be carried out as written (a missing file, a bad option value)."""
+
+    exit_code = ExitCode.INPUT
+
+
+class BuildError(ReportgenError):
+    """A stage of a build failed for a reason outside the input (for example the PDF renderer)."""
+
+    exit_code = ExitCode.FAILURE

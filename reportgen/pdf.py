@@ -1,0 +1,40 @@
+"""HTML → PDF with WeasyPrint, fetching nothing: no network, no local files, no redirects.
+
+With WeasyPrint's default fetcher a report built from someone else's project file could embed a local file
+(`<link rel="attachment" href="file:///etc/passwd">`) or call out to the network; every URL is refused here
+except `data:` URLs that reportgen itself wrote into its own HTML.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+
+class RefusedFetch(Exception):
+    pass
+
+
+@cache
+def _fetcher() -> Any:
+    from weasyprint.urls import URLFetcher
+
+    class NothingFetcher(URLFetcher):  # type: ignore[misc]
+        def fetch(self, url: str, headers: Any = None) -> Any:
+            raise RefusedFetch(f"reportgen fetches no external resource: {url[:80]}")
+
+    return NothingFetcher()
+
+
+@cache
+def _fonts() -> Any:
+    from weasyprint.text.fonts import FontConfiguration
+
+    return FontConfiguration()
+
+
+def html_to_pdf(html: str) -> bytes:
+    import weasyprint
+
+    document = weasyprint.HTML(string=html, base_url="about:blank", url_fetcher=_fetcher())
+    return bytes(document.write_pdf(font_config=_fonts()))

@@ -1,0 +1,37 @@
+"""build(): load → analyze → results.json, HTML, PDF → written atomically into OUT/<stem>/."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from reportgen.analysis import analyze
+from reportgen.outputs import output_dir, write_atomically
+from reportgen.project import load_project
+from reportgen.render import render_html, render_pdf
+from reportgen.results import dumps, results_document
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    out_root: Path = Path("build")
+    formats: tuple[str, ...] = ("html", "pdf", "json")
+    paper: str = "a4"
+
+
+def build(path: Path, options: BuildOptions) -> list[Path]:
+    """Build one project's outputs; nothing is written unless every requested format rendered."""
+    loaded = load_project(path)
+    analysis = analyze(loaded.project)
+    document = results_document(loaded, analysis)
+    files: dict[str, bytes] = {}
+    if "json" in options.formats:
+        files["results.json"] = dumps(document).encode("utf-8")
+    if "html" in options.formats or "pdf" in options.formats:
+        html = render_html("report.html", {"project": loaded.project, "results": document,
+                                           "paper": options.paper})
+        if "html" in options.formats:
+            files["report.html"] = html.encode("utf-8")
+        if "pdf" in options.formats:
+            files["report.pdf"] = render_pdf(html)
+    return write_atomically(output_dir(options.out_root, path.stem), files)

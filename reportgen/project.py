@@ -1,0 +1,132 @@
+"""load_project(path) → LoadedProject: the project file read, every rule checked, every problem located."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from yaml.nodes import MappingNode, Node, SequenceNode
+
+from reportgen import carbon, measurements, units
+from reportgen.errors import InputError
+from reportgen.model import Energy, Project, Run, Scaling
+from reportgen.source import compose, read_text
+from reportgen.spec import INVALID, Items, Reader, Section, locate, read_fields, scalar_text
+
+
+@dataclass(frozen=True)
+class LoadedProject:
+    """A valid project and where it came from."""
+
+    project: Project
+    path: Path
+    display: str  # the path as the user named it, for messages
+    input_sha256: str  # of the project file's bytes
+    measurements_sha256: str | None  # of the CSV named by scaling.file, when there is one
+
+
+def load_project(path: str | Path, *, display: str | None = None) -> LoadedProject:
+    """Read and validate a project file; InputError with every located problem otherwise."""
+    path = Path(path)
+    shown = display or str(path)
+    text, data = read_text(path, shown)
+    return load_project_text(text, path, shown, data=data)
+
+
+def load_project_text(text: str, path: Path, display: str, *, data: bytes | None = None) -> LoadedProject:
+    """Validate project text as if it were the file at `path` (CSV paths resolve beside it)."""
+    root = compose(text, display)
+    reader = Reader(display, currency=_declared_currency(root))
+    # Sections are read one by one so that the cross-section checks below run on every valid section even when
+    # another section failed: all of a file's problems are reported at once.
+    sections, keys_sound = read_fields(Project, root, "", reader)
+    measurements_sha = None
+    scaling = sections.get("scaling")
+    if scaling not in (None, INVALID):
+        scaling, runs_node, measurements_sha = _with_file_runs(scaling, root, path, reader)
+        if scaling is not INVALID:
+            _check_runs(scaling, runs_node, root, reader)
+        sections["scaling"] = scaling
+    if sections.get("energy") not in (None, INVALID):
+        _check_location(sections["energy"], root, reader)
+    project = INVALID if INVALID in sections.values() or not keys_sound else Project(**sections)
+    if project is not INVALID:
+        for relative, message in project.check():
+            reader.error(locate(root, relative), relative, message)
+    if reader.problems:
+        raise InputError(reader.problems)
+    raw = data if data is not None else text.encode("utf-8")
+    return LoadedProject(project, path, display, hashlib.sha256(raw).hexdigest(), measurements_sha)
+
+
+def _declared_currency(root: Node) -> str:
+    """pricing.currency, read first because every money field elsewhere is parsed in it."""
+    code = scalar_text(locate(root, "pricing.currency"))
+    return code if code is not None and units.is_currency_code(code) else "USD"
+
+
+def _with_file_runs(scaling: Scaling, root: Node, path: Path,
+                    reader: Reader) -> tuple[Scaling, Node, str | None]:
+    """The scaling section with the CSV's runs read in, the node the runs came from, and the CSV's hash."""
+    inline = locate(root, "scaling.runs")
+    if scaling.file is None:
+        return scaling, inline, None
+    file_node = locate(root, "scaling.file")
+    failed: tuple[Scaling, Node, None] = (INVALID, file_node, None)
+    if scaling.runs:
+        reader.error(file_node, "scaling.file", "give runs inline or in a file, not both")
+        return failed
+    try:
+        csv_path = measurements.resolve(path, scaling.file)
+    except ValueError as error:
+        reader.error(file_node, "scaling.file", str(error))
+        return failed
+    if not csv_path.is_file():
+        reader.error(file_node, "scaling.file", f'no such file "{scaling.file}" beside the project file')
+        return failed
+    try:
+        runs_node, data = measurements.read_runs(csv_path, str(Path(reader.display).parent / scaling.file))
+    except InputError as error:
+        reader.problems.extend(error.problems)
+        return failed
+    with reader.time_unit(scaling.time_unit):
+        runs = Items(Section(Run), min_items=0).read(runs_node, "scaling.runs", reader)
+    if runs is INVALID:
+        return failed
+    return replace(scaling, runs=runs), runs_node, hashlib.sha256(data).hexdigest()
+
+
+def _check_runs(scaling: Scaling, runs_node: Node, root: Node, reader: Reader) -> None:
+    """One form for every run, unique node counts, and work_per_run only where it means something."""
+    def at(index: int, field: str = "") -> Node:
+        node = runs_node.value[index] if isinstance(runs_node, SequenceNode) else runs_node
+        return locate(node, field) if isinstance(node, MappingNode) else node
+
+    seen: dict[int, int] = {}
+    first_form = scaling.runs[0].form if scaling.runs else None
+    for index, run in enumerate(scaling.runs):
+        if run.form != first_form:
+            reader.error(at(index), f"scaling.runs[{index}]",
+                         f"every run must be in one form: the first is {first_form}, this one is {run.form}")
+        if run.nodes in seen:
+            reader.error(at(index, "nodes"), f"scaling.runs[{index}].nodes",
+                         f"node count {run.nodes} is measured twice (first in run {seen[run.nodes]})")
+        seen.setdefault(run.nodes, index)
+    if scaling.work_per_run is not None and first_form not in (None, "throughput"):
+        reader.error(locate(root, "scaling.work_per_run"), "scaling.work_per_run",
+                     "applies to runs in throughput form only")
+
+
+def _check_location(energy: Energy, root: Node, reader: Reader) -> None:
+    location = energy.location
+    if location is None or location.carbon_intensity is not None:
+        return
+    try:
+        carbon.validate(country=location.country, region=location.region, cloud=location.cloud)
+    except carbon.UnknownLocation as error:
+        field = "region" if location.region is not None and "region" in str(error) else (
+            "cloud" if location.cloud is not None else "country")
+        path = f"energy.location.{field}"
+        reader.error(locate(root, path), path, str(error))
+

@@ -1,0 +1,165 @@
+"""The one unit registry and the parsing of quantity text against an expected dimension.
+
+Quantities arrive as text ("20 TFLOP/s"). The text is checked against a small grammar before pint sees it, because
+pint's expression evaluator accepts `**` and an input like `9**9**9**9 s` would run without bound.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pint
+
+CURRENCY_TOKEN = "currency_unit"
+MAX_QUANTITY_LENGTH = 80
+
+_NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+_QUANTITY_RE = re.compile(rf"^\s*(?P<number>{_NUMBER})\s*(?P<unit>.*?)\s*$")
+_NUMBER_RE = re.compile(rf"^\s*{_NUMBER}\s*$")
+# A unit expression: names, * and /, parentheses, and small integer exponents (at most two digits).
+_UNIT_TOKEN_RE = re.compile(r"\s*(?:(?P<name>[^\W\d]\w*)|(?P<op>\*\*|\^|[*/()])|(?P<exp>-?\d{1,2}))")
+_CURRENCY_CODE_RE = re.compile(r"^[A-Z]{3}$")
+
+
+class UnitProblem(ValueError):
+    """Quantity text that cannot be read as the expected dimension; the message is for the user."""
+
+
+@dataclass(frozen=True)
+class Dimension:
+    """What a field expects: a name for messages, an example, and the SI unit values are stored in."""
+
+    name: str
+    example: str  # "USD" in an example stands for the project's currency
+    si_unit: str
+
+    def example_in(self, currency: str) -> str:
+        return self.example.replace("USD", currency)
+
+
+TIME = Dimension("time", "90 min", "s")
+COMPUTE = Dimension("amount of compute", "2.4e16 FLOP", "FLOP")
+COMPUTE_RATE = Dimension("compute rate", "20 TFLOP/s", "FLOP/s")
+DATA = Dimension("data size", "120 GB", "B")
+BANDWIDTH = Dimension("bandwidth", "800 GB/s", "B/s")
+POWER = Dimension("power", "700 W", "W")
+ENERGY = Dimension("energy", "78 kWh", "J")
+CARBON_INTENSITY = Dimension("carbon intensity", "56 g/kWh", "kg/J")
+MASS = Dimension("mass", "120 kg", "kg")
+MONEY = Dimension("money", "3.20 USD", CURRENCY_TOKEN)
+MONEY_RATE = Dimension("money per time", "50 USD/h", f"{CURRENCY_TOKEN}/s")
+RATE = Dimension("rate", "2000 request/s", "1/s")
+WORK = Dimension("amount of work", "1.2e8 sequence", "count")
+
+# How a dimension that was given is described back to the user ("got ... (bytes per time)").
+_DESCRIPTIONS = {
+    "s": "time",
+    "FLOP": "FLOP",
+    "FLOP/s": "FLOP per time",
+    "B": "bytes",
+    "B/s": "bytes per time",
+    "W": "power",
+    "J": "energy",
+    "kg/J": "mass per energy",
+    "kg": "mass",
+    CURRENCY_TOKEN: "money",
+    f"{CURRENCY_TOKEN}/s": "money per time",
+    "1/s": "per time",
+    "count": "a plain count",
+}
+
+
+@cache
+def registry() -> pint.UnitRegistry:
+    """The process's one registry (building one is the slow part of pint)."""
+    import pint
+
+    return pint.UnitRegistry(str(Path(__file__).with_name("units.txt")), cache_folder=None)
+
+
+def is_number_text(text: str) -> bool:
+    return bool(_NUMBER_RE.match(text))
+
+
+def is_currency_code(text: str) -> bool:
+    return bool(_CURRENCY_CODE_RE.match(text))
+
+
+def _unit_tokens(unit_text: str) -> list[str]:
+    """Split a unit expression into tokens, or raise UnitProblem if it is outside the safe grammar."""
+    tokens: list[str] = []
+    position = 0
+    while position < len(unit_text):
+        match = _UNIT_TOKEN_RE.match(unit_text, position)
+        if not match or match.end() == position:
+            raise UnitProblem(f"cannot read the unit {unit_text.strip()!r}")
+        tokens.append(match.group().strip())
+        position = match.end()
+    for before, token in zip(tokens, tokens[1:], strict=False):
+        if (token.lstrip("-").isdigit()) != (before in ("**", "^")):
+            raise UnitProblem(f"cannot read the unit {unit_text.strip()!r}: exponents must follow ** or ^")
+    if tokens and tokens[0].lstrip("-").isdigit():
+        raise UnitProblem(f"cannot read the unit {unit_text.strip()!r}")
+    return tokens
+
+
+def _unit_expression(unit_text: str, currency: str) -> str:
+    """The unit text as pint should read it, with the project currency written as the currency unit."""
+    tokens = _unit_tokens(unit_text)
+    return " ".join(CURRENCY_TOKEN if token == currency else token for token in tokens)
+
+
+def describe(quantity: pint.Quantity) -> str:
+    for si_unit, description in _DESCRIPTIONS.items():
+        if quantity.dimensionality == registry().Unit(si_unit).dimensionality:
+            return description
+    return str(quantity.dimensionality)
+
+
+def parse_unit(text: str, dimension: Dimension, *, currency: str = "USD") -> float:
+    """The size of a unit (for example "ms" for a time) in the dimension's SI unit."""
+    return parse_quantity(f"1 {text}", dimension, currency=currency)
+
+
+def parse_quantity(text: str, dimension: Dimension, *, currency: str = "USD") -> float:
+    """The quantity's value in the dimension's SI unit; UnitProblem with a user message otherwise."""
+    import pint
+
+    shown = text if len(text) <= MAX_QUANTITY_LENGTH else text[:MAX_QUANTITY_LENGTH] + "…"
+    expected = f'expected {dimension.name} like "{dimension.example_in(currency)}"'
+    if len(text) > MAX_QUANTITY_LENGTH:
+        raise UnitProblem(f"{expected}, got a text of {len(text)} characters")
+    match = _QUANTITY_RE.match(text)
+    if not match:
+        raise UnitProblem(f'{expected}, got "{shown}" (not a number followed by a unit)')
+    if not match["unit"] and dimension.si_unit != "count":
+        raise UnitProblem(f'{expected}, got "{shown}" (a number without a unit)')
+    number = float(match["number"])
+    if not math.isfinite(number):
+        raise UnitProblem(f'{expected}, got "{shown}" (not a finite number)')
+    ureg = registry()
+    try:
+        unit = ureg.Unit(_unit_expression(match["unit"], currency)) if match["unit"] else ureg.Unit("count")
+    except pint.UndefinedUnitError as error:
+        names = error.unit_names
+        name = names if isinstance(names, str) else ", ".join(names)
+        hint = ""
+        if is_currency_code(name):
+            hint = f"; this project's currency is {currency} (pricing.currency)"
+        raise UnitProblem(f'{expected}, got "{shown}" (unknown unit {name}{hint})') from None
+    except (pint.PintError, ValueError, TypeError, SyntaxError, AttributeError):
+        raise UnitProblem(f'{expected}, got "{shown}" (cannot read the unit)') from None
+    quantity = ureg.Quantity(number, unit)
+    target = ureg.Unit(dimension.si_unit)
+    if quantity.dimensionality != target.dimensionality:
+        raise UnitProblem(f'{expected}, got "{shown}" ({describe(quantity)})')
+    value = float(quantity.to(target).magnitude)
+    if not math.isfinite(value):
+        raise UnitProblem(f'{expected}, got "{shown}" (too large)')
+    return value
