@@ -8,6 +8,7 @@ PIP    := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 
 report: $(VENV)/.installed
 	$(BIN)/reportgen build inputs/example.yaml -o build
+	$(BIN)/reportgen schema -o build/schema.json
 
 test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest

@@ -33,6 +33,10 @@ _CLOUD_FILE = "cloud/impact.csv"
 class UnknownLocation(ValueError):
     """A location CodeCarbon has no data for; the message says what it does have."""
 
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field  # the energy.location field at fault: country, region or cloud
+
 
 @dataclass(frozen=True)
 class Intensity:
@@ -44,7 +48,7 @@ class Intensity:
 def _data_dir() -> Path:
     spec = importlib.util.find_spec("codecarbon")
     if spec is None or not spec.submodule_search_locations:
-        raise UnknownLocation("CodeCarbon is not installed: give energy.location.carbon_intensity instead")
+        raise UnknownLocation("country", "CodeCarbon is not installed: give energy.location.carbon_intensity instead")
     return Path(next(iter(spec.submodule_search_locations))) / "data"
 
 
@@ -93,25 +97,25 @@ def validate(*, country: str | None, region: str | None, cloud: str | None) -> N
     if cloud is not None:
         clouds = known_cloud_regions()
         if cloud not in clouds:
-            raise UnknownLocation(f'CodeCarbon has cloud data for {_listing(sorted(clouds))} only, not "{cloud}"; '
+            raise UnknownLocation("cloud", f'CodeCarbon has cloud data for {_listing(sorted(clouds))} only, not "{cloud}"; '
                                   "give the country the region is in, or an explicit carbon_intensity")
         if region not in clouds[cloud]:
-            raise UnknownLocation(f'unknown {cloud} region "{region}"; known: {_listing(sorted(clouds[cloud]))}')
+            raise UnknownLocation("region", f'unknown {cloud} region "{region}"; known: {_listing(sorted(clouds[cloud]))}')
         return
     if country is None:
         return
     countries = known_countries()
     if country not in countries:
         hint = " (use the three-letter ISO code, e.g. FRA)" if len(country) == 2 else ""
-        raise UnknownLocation(f'unknown country code "{country}"{hint}; CodeCarbon knows {len(countries)} '
+        raise UnknownLocation("country", f'unknown country code "{country}"{hint}; CodeCarbon knows {len(countries)} '
                               "countries by ISO 3166 alpha-3 code")
     if region is not None:
         regions = known_regions(country)
         if not regions:
-            raise UnknownLocation(f"CodeCarbon has no regional data for {country}; remove the region to use the "
+            raise UnknownLocation("region", f"CodeCarbon has no regional data for {country}; remove the region to use the "
                                   "country's average")
         if region not in regions:
-            raise UnknownLocation(f'unknown region "{region}" of {country}; known: {_listing(list(regions))}')
+            raise UnknownLocation("region", f'unknown region "{region}" of {country}; known: {_listing(list(regions))}')
 
 
 def look_up(*, country: str | None, region: str | None, cloud: str | None) -> Intensity:

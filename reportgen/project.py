@@ -125,8 +125,6 @@ def _check_location(energy: Energy, root: Node, reader: Reader) -> None:
     try:
         carbon.validate(country=location.country, region=location.region, cloud=location.cloud)
     except carbon.UnknownLocation as error:
-        field = "region" if location.region is not None and "region" in str(error) else (
-            "cloud" if location.cloud is not None else "country")
-        path = f"energy.location.{field}"
+        path = f"energy.location.{error.field}"
         reader.error(locate(root, path), path, str(error))
 

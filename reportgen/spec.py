@@ -160,9 +160,12 @@ def _number(node: Node) -> float | None:
     """A YAML number, or a string that is one (PyYAML reads 1.3e9 as a string: YAML 1.1 wants 1.3e+9)."""
     if not isinstance(node, ScalarNode) or node.tag == _YAML + "bool":
         return None
-    if node.tag in (_YAML + "int", _YAML + "float") or (node.tag == _YAML + "str" and units.is_number_text(node.value)):
+    text = str(node.value).replace("_", "")
+    if node.tag == _YAML + "float" and text.lower().lstrip("+-") in (".inf", ".nan"):
+        return float(text.lower().replace(".", ""))  # YAML's .inf and .nan: read, then refused as not finite
+    if node.tag in (_YAML + "int", _YAML + "float") or (node.tag == _YAML + "str" and units.is_number_text(text)):
         try:
-            return float(str(node.value).replace("_", ""))
+            return float(text)
         except ValueError:
             return None
     return None

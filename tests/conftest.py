@@ -1,0 +1,21 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).resolve().parent / "data"
+INPUTS = ROOT / "inputs"
+
+
+@pytest.fixture
+def write_project(tmp_path: Path):
+    """Write project text to a file in a fresh folder and return its path."""
+
+    def write(text: str, name: str = "project.yaml") -> Path:
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    return write

@@ -1,0 +1,177 @@
+"""The command line: exit codes, outputs, atomic writes, init, schema, and what `check` must not import."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from reportgen import __version__
+from reportgen.cli import main
+from tests.conftest import DATA, INPUTS, ROOT
+
+
+def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "reportgen", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=120, check=False)
+
+
+def test_version() -> None:
+    result = run("--version")
+    assert result.returncode == 0 and result.stdout.strip() == f"reportgen {__version__}"
+
+
+@pytest.mark.parametrize("command", ["check", "build", "schema", "init"])
+def test_every_command_has_help(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main([command, "--help"])
+    assert exited.value.code == 0
+    assert "usage: reportgen " + command in capsys.readouterr().out
+
+
+def test_check_ok_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", str(INPUTS / "example.yaml")]) == 0
+    assert capsys.readouterr().out.strip() == f"{INPUTS / 'example.yaml'}: ok"
+    bad = DATA / "bad" / "several-problems.yaml"
+    assert main(["check", str(INPUTS / "example.yaml"), str(bad)]) == 2
+    captured = capsys.readouterr()
+    assert len(captured.err.strip().splitlines()) == 2
+    assert "Traceback" not in captured.err
+
+
+def test_missing_file_is_an_input_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "no/such/file.yaml"]) == 2
+    assert "no/such/file.yaml:1:1: error: cannot read" in capsys.readouterr().err
+
+
+def test_usage_error_exits_2() -> None:
+    result = run("build", "inputs/example.yaml", "--format", "docx")
+    assert result.returncode == 2 and "formats are html, pdf, json" in result.stderr
+
+
+def test_check_does_not_import_heavy_libraries() -> None:
+    code = ("import sys; from reportgen.cli import main; main(['check', 'inputs/example.yaml']); "
+            "heavy = [m for m in ('matplotlib', 'weasyprint', 'codecarbon', 'pandas', 'jinja2') if m in sys.modules];"
+            "print(heavy)")
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert result.stdout.strip().endswith("[]"), result.stdout
+
+
+def test_help_does_not_import_heavy_libraries() -> None:
+    code = ("import sys\nfrom reportgen.cli import main\ntry: main(['build', '--help'])\nexcept SystemExit: pass\n"
+            "print([m for m in ('matplotlib', 'weasyprint', 'pint', 'yaml') if m in sys.modules])")
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert result.stdout.strip().endswith("[]")
+
+
+def test_build_writes_all_three_outputs(tmp_path: Path) -> None:
+    assert main(["build", str(INPUTS / "example.yaml"), "-o", str(tmp_path)]) == 0
+    folder = tmp_path / "example"
+    assert sorted(p.name for p in folder.iterdir()) == ["report.html", "report.pdf", "results.json"]
+    assert (folder / "report.pdf").read_bytes().startswith(b"%PDF-")
+    document = json.loads((folder / "results.json").read_text())
+    assert document["schema_version"] == 1
+    assert document["project"]["title"] == "Data-parallel training of a 1.3B-parameter code model"
+    assert document["project"]["generator_version"] == __version__
+    assert oct((folder / "results.json").stat().st_mode & 0o777) != "0o600"
+
+
+def test_build_chooses_formats(tmp_path: Path) -> None:
+    assert main(["build", str(INPUTS / "example.yaml"), "-o", str(tmp_path), "--format", "json"]) == 0
+    assert [p.name for p in (tmp_path / "example").iterdir()] == ["results.json"]
+
+
+def test_failed_build_keeps_previous_outputs(tmp_path: Path, write_project) -> None:
+    good = write_project((INPUTS / "example.yaml").read_text().replace("inputs", "inputs"), "p.yaml")
+    out = tmp_path / "out"
+    assert main(["build", str(good), "-o", str(out), "--format", "html,json"]) == 0
+    before = {p.name: p.read_bytes() for p in (out / "p").iterdir()}
+    good.write_text(good.read_text().replace("peak_compute: 7.9 PFLOP/s", "peak_compute: 7.9 GB/s"))
+    assert main(["build", str(good), "-o", str(out), "--format", "html,json"]) == 2
+    after = {p.name: p.read_bytes() for p in (out / "p").iterdir()}
+    assert after == before  # untouched, and no temporary files left beside them
+
+
+def test_failed_render_keeps_previous_outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from reportgen import pipeline
+
+    assert main(["build", str(INPUTS / "example.yaml"), "-o", str(tmp_path), "--format", "json,html"]) == 0
+    before = {p.name: p.read_bytes() for p in (tmp_path / "example").iterdir()}
+
+    def broken(_: str) -> bytes:
+        raise RuntimeError("renderer crashed")
+
+    monkeypatch.setattr(pipeline, "render_pdf", broken)
+    with pytest.raises(RuntimeError):
+        main(["build", str(INPUTS / "example.yaml"), "-o", str(tmp_path)])
+    assert {p.name: p.read_bytes() for p in (tmp_path / "example").iterdir()} == before
+
+
+def test_same_stem_twice_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "a").mkdir()
+    copy = tmp_path / "a" / "example.yaml"
+    copy.write_text((INPUTS / "example.yaml").read_text())
+    assert main(["build", str(INPUTS / "example.yaml"), str(copy), "-o", str(tmp_path / "out")]) == 2
+    assert "collide" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_init_writes_a_starter_that_passes_check(tmp_path: Path) -> None:
+    target = tmp_path / "new" / "project.yaml"
+    assert main(["init", str(target)]) == 0
+    assert main(["check", str(target)]) == 0
+    text = target.read_text()
+    assert sum(line.strip().startswith("#") or "#" in line for line in text.splitlines()) > 40
+    assert main(["init", str(target)]) == 2  # never overwrites
+
+
+def yaml_12(text: str) -> object:
+    """Load YAML as an editor's YAML 1.2 server would: 1.3e9 is a number, dates are text."""
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_implicit_resolver("tag:yaml.org,2002:float",
+                                 __import__("re").compile(r"^[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+$"), list("-+0123456789."))
+    Loader.yaml_implicit_resolvers = {k: [(t, r) for t, r in v if t != "tag:yaml.org,2002:timestamp"]
+                                      for k, v in Loader.yaml_implicit_resolvers.items()}
+    return yaml.load(text, Loader=Loader)  # noqa: S506 - a SafeLoader subclass
+
+
+def test_schema_is_draft7_and_accepts_every_example(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["schema"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    jsonschema.Draft7Validator.check_schema(schema)
+    validator = jsonschema.Draft7Validator(schema)
+    for path in [*INPUTS.glob("*.yaml"), ROOT / "templates" / "starter.yaml"]:
+        errors = list(validator.iter_errors(yaml_12(path.read_text())))
+        assert not errors, f"{path.name}: {errors[0].message}"
+    bad = yaml_12("project: {title: T}\nhardwear: {}\n")
+    assert list(validator.iter_errors(bad)), "the schema must refuse unknown keys as the loader does"
+
+
+def test_schema_documents_every_field() -> None:
+    from reportgen.schema import project_schema
+
+    def walk(schema: dict, path: str) -> None:
+        for name, sub in schema.get("properties", {}).items():
+            assert sub.get("description"), f"{path}{name} has no description"
+            walk(sub, f"{path}{name}.")
+            walk(sub.get("items", {}), f"{path}{name}[].")
+
+    walk(project_schema(), "")
+
+
+def test_console_script_and_readme_commands() -> None:
+    readme = (ROOT / "README.md").read_text()
+    first_commands = [line.strip() for line in readme.splitlines() if line.startswith(("make ", "    make "))][:2]
+    assert first_commands == ["make report", "make test"]
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    result = subprocess.run(["reportgen", "check", "inputs/example.yaml"], cwd=ROOT, capture_output=True,
+                            text=True, env=env, check=False)
+    assert result.returncode == 0, result.stderr

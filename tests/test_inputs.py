@@ -1,0 +1,142 @@
+"""Every bad input under tests/data/bad ends in the located message its first lines expect; good ones load."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from reportgen.errors import InputError
+from reportgen.project import load_project
+from tests.conftest import DATA, INPUTS
+
+BAD = sorted((DATA / "bad").glob("*.yaml"))
+GOOD = sorted((DATA / "good").glob("*.yaml")) + sorted(INPUTS.glob("*.yaml"))
+
+
+def expectations(path: Path) -> list[str]:
+    """`# expect: [FILE:]LINE:COL: PATH: MESSAGE` lines; FILE defaults to the project file itself."""
+    lines = path.read_bytes().decode("utf-8", errors="replace").splitlines()
+    expected = []
+    for line in lines:
+        if not line.startswith("# expect: "):
+            break
+        text = line.removeprefix("# expect: ")
+        expected.append(text if not text[0].isdigit() else f"{path.name}:{text}")
+    assert expected, f"{path.name} has no `# expect:` line"
+    return expected
+
+
+@pytest.mark.parametrize("path", BAD, ids=[p.stem for p in BAD])
+def test_bad_input_gives_located_error(path: Path) -> None:
+    started = time.perf_counter()
+    with pytest.raises(InputError) as caught:
+        load_project(path, display=path.name)
+    assert time.perf_counter() - started < 5, "a bad input must be refused fast"
+    reported = [str(problem).replace(": error: ", ": ", 1) for problem in caught.value.problems]
+    reported = [text.replace(str(path.parent) + "/", "") for text in reported]
+    for expected in expectations(path):
+        assert expected in reported, f"expected {expected!r} among {reported}"
+
+
+@pytest.mark.parametrize("path", GOOD, ids=[p.stem for p in GOOD])
+def test_good_input_loads(path: Path) -> None:
+    loaded = load_project(path)
+    assert loaded.project.project.title
+    assert len(loaded.input_sha256) == 64
+
+
+def test_every_problem_is_one_line_with_position(tmp_path: Path) -> None:
+    path = DATA / "bad" / "several-problems.yaml"
+    with pytest.raises(InputError) as caught:
+        load_project(path)
+    text = str(caught.value)
+    assert len(text.splitlines()) == 2
+    assert all(line.startswith(f"{path}:") and ": error: " in line for line in text.splitlines())
+
+
+def test_oversized_file_is_refused(write_project) -> None:
+    path = write_project("project: {title: T}\n" + "# padding\n" * 120_000)
+    with pytest.raises(InputError, match="larger than 1024 KiB"):
+        load_project(path)
+
+
+def test_deep_nesting_is_refused(write_project) -> None:
+    path = write_project("project: {title: T}\nx: " + "[" * 200 + "]" * 200 + "\n")
+    with pytest.raises(InputError, match="nests too deeply"):
+        load_project(path)
+
+
+def test_csv_runs_load_with_units_from_header() -> None:
+    scaling = load_project(DATA / "good" / "csv-runs.yaml").project.scaling
+    assert scaling is not None and scaling.form == "breakdown"
+    assert [run.nodes for run in scaling.runs] == [1, 2, 4]
+    assert scaling.runs[1].compute == 510.0
+    assert scaling.runs[1].energy == pytest.approx(0.9 * 3.6e6)
+    assert scaling.runs[0].energy is None
+
+
+def test_csv_error_names_the_csv_file_and_cell(write_project, tmp_path: Path) -> None:
+    (tmp_path / "runs.csv").write_text("nodes,time\n1,100 s\n2,fast\n", encoding="utf-8")
+    path = write_project("project: {title: T}\nscaling: {file: runs.csv}\n")
+    with pytest.raises(InputError) as caught:
+        load_project(path)
+    [problem] = caught.value.problems
+    assert (Path(problem.file).name, problem.line, problem.column) == ("runs.csv", 3, 3)
+    assert problem.path == "scaling.runs[1].time"
+
+
+def test_csv_and_inline_runs_together_are_refused(write_project, tmp_path: Path) -> None:
+    (tmp_path / "runs.csv").write_text("nodes,time [s]\n1,100\n", encoding="utf-8")
+    path = write_project("project: {title: T}\nscaling:\n  file: runs.csv\n  runs: [{nodes: 2, time: 5 s}]\n")
+    with pytest.raises(InputError, match="not both"):
+        load_project(path)
+
+
+def test_time_unit_applies_to_bare_run_numbers(write_project) -> None:
+    path = write_project("project: {title: T}\nscaling:\n  time_unit: min\n  runs:\n"
+                         "    - {nodes: 1, time: 2}\n    - {nodes: 2, throughput: 30}\n")
+    with pytest.raises(InputError, match="every run must be in one form"):
+        load_project(path)
+    path = write_project("project: {title: T}\nscaling:\n  time_unit: min\n  runs:\n"
+                         "    - {nodes: 1, time: 2}\n    - {nodes: 2, time: 1.5}\n", name="ok.yaml")
+    runs = load_project(path).project.scaling.runs
+    assert [run.time for run in runs] == [120.0, 90.0]
+
+
+def test_time_unit_does_not_leak_outside_scaling(write_project) -> None:
+    path = write_project("project: {title: T}\nscaling:\n  time_unit: s\n  runs: [{nodes: 1, time: 2}]\n"
+                         "reliability: {node_mtbf: 100, checkpoint_cost: 1 min}\n")
+    with pytest.raises(InputError, match="reliability.node_mtbf: expected time"):
+        load_project(path)
+
+
+def test_numbers_in_exponent_form_are_numbers(write_project) -> None:
+    # PyYAML (YAML 1.1) reads 1.3e9 as a string; the loader must still accept it as a number.
+    path = write_project("project: {title: T}\nbaseline: {memory: {parameters: 1.3e9}}\n")
+    assert load_project(path).project.baseline.memory.parameters == 1.3e9
+
+
+def test_defaults_apply(write_project) -> None:
+    path = write_project("project: {title: T}\nbaseline: {memory: {parameters: 1e9}}\n"
+                         "prediction: {t_comp: 1 s}\nenergy: {node_power: 1 kW}\n")
+    project = load_project(path).project
+    assert project.baseline.memory.bytes_per_parameter == 16.0
+    assert project.prediction.max_nodes == 4096
+    assert project.energy.pue == 1.0
+    assert project.currency == "USD"
+
+
+def test_other_currency_is_parsed(write_project) -> None:
+    path = write_project("project: {title: T}\npricing: {currency: EUR, node_hour: 12.5 EUR, "
+                         "value_of_time: 30 EUR/h}\n")
+    pricing = load_project(path).project.pricing
+    assert pricing.node_hour == 12.5
+    assert pricing.value_of_time == pytest.approx(30 / 3600)
+
+
+def test_project_is_frozen() -> None:
+    project = load_project(INPUTS / "example.yaml").project
+    with pytest.raises(AttributeError):
+        project.design.nodes = 3  # type: ignore[misc]
