@@ -17,7 +17,10 @@ import os
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from reportgen.model import Location
 
 _MIX = "private_infra/global_energy_mix.json"
 _REGION_FILES = {
@@ -138,3 +141,12 @@ def look_up(*, country: str | None, region: str | None, cloud: str | None) -> In
         return Intensity(kg * 1000.0, f"codecarbon: country {country}, region {region}")
     kg = emissions.get_country_emissions(one_kwh, GeoMetadata(country_iso_code=country))
     return Intensity(kg * 1000.0, f"codecarbon: country {country}")
+
+
+def intensity_for(location: Location | None) -> Intensity | None:
+    """The carbon intensity of a project's location: given explicitly, or from CodeCarbon's data."""
+    if location is None:
+        return None
+    if location.carbon_intensity is not None:
+        return Intensity(location.carbon_intensity * 1000.0 * 3.6e6, "given")  # kg/J → g/kWh
+    return look_up(country=location.country, region=location.region, cloud=location.cloud)

@@ -5,9 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from reportgen import carbon
 from reportgen.analysis import analyze
+from reportgen.errors import InputError, Problem
 from reportgen.outputs import output_dir, write_atomically
-from reportgen.project import load_project
+from reportgen.project import LoadedProject, load_project
 from reportgen.render import render_html, render_pdf
 from reportgen.results import dumps, results_document
 
@@ -22,7 +24,7 @@ class BuildOptions:
 def build(path: Path, options: BuildOptions) -> list[Path]:
     """Build one project's outputs; nothing is written unless every requested format rendered."""
     loaded = load_project(path)
-    analysis = analyze(loaded.project)
+    analysis = analyze(loaded.project, intensity=_intensity(loaded))
     document = results_document(loaded, analysis)
     files: dict[str, bytes] = {}
     if "json" in options.formats:
@@ -35,3 +37,11 @@ def build(path: Path, options: BuildOptions) -> list[Path]:
         if "pdf" in options.formats:
             files["report.pdf"] = render_pdf(html)
     return write_atomically(output_dir(options.out_root, path.stem), files)
+
+
+def _intensity(loaded: LoadedProject) -> carbon.Intensity | None:
+    energy = loaded.project.energy
+    try:
+        return carbon.intensity_for(energy.location if energy else None)
+    except carbon.UnknownLocation as error:  # validated at load time; kept for a data file that changed since
+        raise InputError([Problem(loaded.display, 1, 1, f"energy.location.{error.field}", str(error))]) from None

@@ -1,10 +1,24 @@
-"""The pure analysis core: Project → Analysis. No I/O, no plotting, no templates."""
+"""The pure analysis core: Project → Analysis. No I/O, no plotting, no templates.
+
+The carbon intensity is the one outside fact an analysis needs; the pipeline looks it up (reportgen.carbon) and
+passes it in, so that everything here stays a pure function of its arguments.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
+from reportgen.analysis.checklist import ChecklistResult, build_checklist
+from reportgen.analysis.cost import CostResult, analyze_cost
+from reportgen.analysis.decisions import DecisionsResult, decide
+from reportgen.analysis.diagnosis import DiagnosisResult, diagnose
+from reportgen.analysis.energy import EnergyResult, analyze_energy
+from reportgen.analysis.findings import Finding, ordered
+from reportgen.analysis.lint import lint
+from reportgen.analysis.prediction import PredictionResult, predict
+from reportgen.analysis.reliability import ReliabilityResult, analyze_reliability, default_scales
+from reportgen.analysis.scaling import ScalingResult, analyze_scaling
+from reportgen.carbon import Intensity
 from reportgen.model import Project
 
 
@@ -12,16 +26,36 @@ from reportgen.model import Project
 class Analysis:
     """Every analysis of one project; a section whose inputs are absent is None."""
 
-    diagnosis: Any = None
-    checklist: Any = None
-    prediction: Any = None
-    scaling: Any = None
-    cost: Any = None
-    energy: Any = None
-    reliability: Any = None
-    decisions: Any = None
-    findings: tuple[Any, ...] = field(default_factory=tuple)
+    diagnosis: DiagnosisResult | None
+    checklist: ChecklistResult | None
+    prediction: PredictionResult | None
+    scaling: ScalingResult | None
+    cost: CostResult | None
+    energy: EnergyResult | None
+    reliability: ReliabilityResult | None
+    decisions: DecisionsResult | None
+    findings: tuple[Finding, ...]
 
 
-def analyze(project: Project) -> Analysis:
-    return Analysis()
+def analyze(project: Project, *, intensity: Intensity | None = None) -> Analysis:
+    max_nodes = project.prediction.max_nodes if project.prediction else 4096
+    scaling = analyze_scaling(project.scaling, max_nodes=max_nodes)
+    single_node = next((r.time_s for r in scaling.rows if r.nodes == 1 and not scaling.per_unit_of_work), None) \
+        if scaling else None
+    diagnosis = diagnose(project, reference_time_s=single_node)
+    prediction = predict(project)
+    planned = project.design.nodes if project.design else None
+    measured_times = {r.nodes: r.time_s for r in scaling.rows if r.time_s is not None} if scaling else {}
+    reliability = analyze_reliability(project.reliability,
+                                      [r.nodes for r in scaling.rows] if scaling else default_scales(planned),
+                                      planned_nodes=planned, measured_times=measured_times)
+    checklist = build_checklist(project, diagnosis, prediction, reliability)
+    cost = analyze_cost(scaling, project.pricing)
+    energy = analyze_energy(scaling, project.energy,
+                            intensity_g_per_kwh=intensity.g_per_kwh if intensity else None,
+                            source=intensity.source if intensity else None,
+                            runs_per_month=project.pricing.runs_per_month if project.pricing else None)
+    decisions = decide(project.decisions, scaling, cost, energy)
+    findings = lint(project, diagnosis=diagnosis, prediction=prediction, scaling=scaling, checklist=checklist,
+                    cost=cost, reliability=reliability)
+    return Analysis(diagnosis, checklist, prediction, scaling, cost, energy, reliability, decisions, ordered(findings))

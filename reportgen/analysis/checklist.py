@@ -1,0 +1,112 @@
+"""§1.4 The six-stage design checklist, the communication tax in both forms, and the axis pressures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from reportgen.analysis.common import ceil_ratio
+from reportgen.analysis.diagnosis import DiagnosisResult
+from reportgen.analysis.prediction import PredictionResult
+from reportgen.analysis.reliability import ReliabilityResult
+from reportgen.model import PRESSURE_AXES, Project
+
+FANOUT_RANGE = range(1, 81)
+
+
+@dataclass(frozen=True)
+class TaxResult:
+    kind: str | None  # interactive | training | None
+    tax_s: float | None
+    budget_left_s: float | None
+    exhausting_fanout: int | None
+    ratio: float | None  # tax / SLO (interactive) or R(p_planned) (training)
+    binds: bool
+    budget_curve: tuple[tuple[int, float], ...]  # (fanout, budget left) for fanouts 1…80 (interactive)
+    fanout: int | None
+    planned_nodes: int | None
+
+
+@dataclass(frozen=True)
+class ChecklistRow:
+    stage: int
+    name: str
+    answer: str
+    source: str  # "diagnosed", "declared", "computed" or "not given"
+
+
+@dataclass(frozen=True)
+class ChecklistResult:
+    rows: tuple[ChecklistRow, ...]
+    tax: TaxResult
+    pressures: tuple[tuple[str, float], ...]  # in PRESSURE_AXES order, given ones only
+    top_pressures: tuple[str, ...]
+
+
+def interactive_tax(fanout: int, hop_latency: float, latency_slo: float) -> TaxResult:
+    tax = fanout * hop_latency
+    curve = tuple((n, latency_slo - n * hop_latency) for n in FANOUT_RANGE)
+    return TaxResult("interactive", tax, latency_slo - tax, ceil_ratio(latency_slo, hop_latency), tax / latency_slo,
+                     latency_slo - tax <= 0, curve, fanout, None)
+
+
+def training_tax(prediction: PredictionResult, planned_nodes: int) -> TaxResult:
+    row = next(r for r in prediction.rows if r.nodes == planned_nodes)
+    return TaxResult("training", row.t_comm_s, row.t_comp_s - row.t_comm_s, None, row.comm_ratio,
+                     row.comm_ratio >= 1.0, (), None, planned_nodes)
+
+
+NO_TAX = TaxResult(None, None, None, None, None, False, (), None, None)
+
+
+def build_checklist(project: Project, diagnosis: DiagnosisResult | None, prediction: PredictionResult | None,
+                    reliability: ReliabilityResult | None) -> ChecklistResult | None:
+    checklist, design = project.checklist, project.design
+    if checklist is None and design is None and diagnosis is None:
+        return None
+    planned = design.nodes if design else None
+    if checklist and checklist.tax:
+        tax = interactive_tax(checklist.tax.fanout, checklist.tax.hop_latency, checklist.tax.latency_slo)
+    elif prediction and planned:
+        tax = training_tax(prediction, planned)
+    else:
+        tax = NO_TAX
+    pressures = tuple((axis, value) for axis in PRESSURE_AXES
+                      if checklist and checklist.pressures
+                      and (value := getattr(checklist.pressures, axis)) is not None)
+    ranked = sorted(pressures, key=lambda item: -item[1])  # stable: ties keep the listed order
+    declared = design.axis if design else None
+    rows = (
+        ChecklistRow(1, "ceiling", diagnosis.binding_ceiling if diagnosis else "not diagnosed",
+                     "diagnosed" if diagnosis else "not given"),
+        ChecklistRow(2, "axis", _axis_answer(diagnosis, declared), "diagnosed vs declared"),
+        _declared(3, "topology", checklist.topology if checklist else None),
+        _declared(4, "processing mode", checklist.mode if checklist else None),
+        _declared(5, "dominant metric", checklist.metric if checklist else None),
+        ChecklistRow(6, "the tax", _tax_answer(tax, reliability), "computed" if tax.kind else "not given"),
+    )
+    return ChecklistResult(rows, tax, pressures, tuple(axis for axis, _ in ranked[:2]))
+
+
+def _declared(stage: int, name: str, value: str | None) -> ChecklistRow:
+    return ChecklistRow(stage, name, value or "—", "declared" if value else "not given")
+
+
+def _axis_answer(diagnosis: DiagnosisResult | None, declared: str | None) -> str:
+    if diagnosis is None:
+        return f"declared: {declared}" if declared else "—"
+    if declared is None:
+        return f"{diagnosis.axis} (none declared)"
+    verdict = "matches" if declared == diagnosis.axis else "does NOT match"
+    return f"{diagnosis.axis}; declared {declared}: {verdict}"
+
+
+def _tax_answer(tax: TaxResult, reliability: ReliabilityResult | None) -> str:
+    parts = []
+    if tax.kind == "interactive":
+        parts.append(f"communication tax {tax.fanout} hops = {tax.tax_s * 1e3:.3g} ms; "  # type: ignore[operator]
+                     f"budget left {tax.budget_left_s * 1e3:.3g} ms; exhausted at fanout {tax.exhausting_fanout}")  # type: ignore[operator]
+    elif tax.kind == "training":
+        parts.append(f"communication-to-computation ratio R({tax.planned_nodes}) = {tax.ratio:.3g}")
+    if reliability and reliability.planned_overhead_fraction is not None:
+        parts.append(f"failure tax {reliability.planned_overhead_fraction:.2%} at {reliability.planned_nodes} nodes")
+    return "; ".join(parts) or "—"

@@ -1,0 +1,38 @@
+"""Small numeric rules shared by the analyses: tie-safe choices and rounding-safe ceilings."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
+
+# Values equal to within this relative tolerance are ties (the spec's tie rules then pick the smaller p);
+# without it, two mathematically equal costs computed along different float paths could break a tie at random.
+TIE_TOLERANCE = 1e-12
+
+
+def ceil_ratio(numerator: float, denominator: float) -> int:
+    """ceil(numerator / denominator), immune to representation error: 20 ms / 0.4 ms is exactly 50, not 51."""
+    ratio = numerator / denominator
+    nearest = round(ratio)
+    if math.isclose(ratio, nearest, rel_tol=1e-9, abs_tol=1e-12):
+        return int(nearest)
+    return math.ceil(ratio)
+
+
+def at_least(value: float, threshold: float) -> bool:
+    """value ≥ threshold, counting values within rounding of the threshold as reaching it."""
+    return value >= threshold or math.isclose(value, threshold, rel_tol=1e-9)
+
+
+def first_min(items: Sequence[T], key: Callable[[T], float]) -> T:
+    """The first item with the smallest key (items come sorted by p, so ties go to the smaller p)."""
+    best = min(key(item) for item in items)
+    return next(item for item in items if key(item) <= best + abs(best) * TIE_TOLERANCE)
+
+
+def first_max(items: Sequence[T], key: Callable[[T], float]) -> T:
+    best = max(key(item) for item in items)
+    return next(item for item in items if key(item) >= best - abs(best) * TIE_TOLERANCE)

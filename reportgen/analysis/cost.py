@@ -1,0 +1,141 @@
+"""§5 Cost per run, marginal speedup per unit of money, operating points and price regimes."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from reportgen.analysis.common import first_max, first_min
+from reportgen.analysis.scaling import ScalingResult
+from reportgen.model import Pricing
+
+
+@dataclass(frozen=True)
+class CostRow:
+    nodes: int
+    time_s: float
+    speedup: float
+    cost: float
+    total_with_time_value: float | None
+
+
+@dataclass(frozen=True)
+class Marginal:
+    from_nodes: int
+    to_nodes: int
+    d_speedup: float
+    d_cost: float
+    speedup_per_cost: float  # inf when the cost did not rise ("free")
+
+
+@dataclass(frozen=True)
+class RegimeRow:
+    nodes: int
+    time_s: float
+    cost: float
+    preemptions: float | None  # expected preemptions per run (spot)
+
+
+@dataclass(frozen=True)
+class Regime:
+    name: str  # on_demand | spot | local
+    price_per_node_hour: float
+    viable: bool
+    reason: str
+    rows: tuple[RegimeRow, ...]
+    cost_optimal_nodes: int | None
+    time_value_optimal_nodes: int | None
+
+
+@dataclass(frozen=True)
+class CostResult:
+    currency: str
+    per_unit_of_work: bool
+    node_hour: float
+    rows: tuple[CostRow, ...]
+    marginal: tuple[Marginal, ...]
+    cost_optimal_nodes: int
+    fastest_nodes: int
+    cost_ratio: float
+    speedup_ratio: float
+    value_of_time_per_hour: float | None
+    time_value_optimal_nodes: int | None
+    regimes: dict[str, Regime]
+
+
+def run_cost(price_per_node_hour: float, nodes: int, time_s: float) -> float:
+    """Cost(p) = c · p · T_p / 3600."""
+    return price_per_node_hour * nodes * time_s / 3600.0
+
+
+def analyze_cost(scaling: ScalingResult | None, pricing: Pricing | None) -> CostResult | None:
+    if scaling is None or pricing is None or pricing.node_hour is None:
+        return None
+    price = pricing.node_hour
+    value = pricing.value_of_time  # currency per second of wall-clock time
+    rows = []
+    for scale in scaling.rows:
+        assert scale.time_s is not None
+        cost = run_cost(price, scale.nodes, scale.time_s)
+        total = cost + value * scale.time_s if value is not None else None
+        rows.append(CostRow(scale.nodes, scale.time_s, scale.speedup, cost, total))
+    marginal = [_marginal(a, b) for a, b in zip(rows, rows[1:], strict=False)]
+    cheapest = first_min(rows, key=lambda r: r.cost)
+    fastest = first_max(rows, key=lambda r: r.speedup)
+    time_value = first_min(rows, key=lambda r: r.total_with_time_value or 0.0).nodes if value is not None else None
+    regimes = {"on_demand": _regime("on_demand", price, True, "list price", scaling, value)}
+    regime_spec = pricing.regimes
+    if regime_spec and regime_spec.spot:
+        spot = regime_spec.spot
+        regimes["spot"] = _regime("spot", price * spot.price_fraction, True,
+                                  f"{spot.price_fraction:.0%} of on-demand; preemptions add restart time",
+                                  scaling, value, preemptions=(spot.preemptions_per_node_hour,
+                                                               spot.restart_overhead))
+    if regime_spec and regime_spec.local:
+        local = regime_spec.local
+        viable, reason = _local_viability(local.utilization, local.min_utilization)
+        regimes["local"] = _regime("local", price * local.price_fraction, viable, reason, scaling, value)
+    return CostResult(
+        currency=pricing.currency,
+        per_unit_of_work=scaling.per_unit_of_work,
+        node_hour=price,
+        rows=tuple(rows),
+        marginal=tuple(marginal),
+        cost_optimal_nodes=cheapest.nodes,
+        fastest_nodes=fastest.nodes,
+        cost_ratio=fastest.cost / cheapest.cost,
+        speedup_ratio=fastest.speedup / cheapest.speedup,
+        value_of_time_per_hour=value * 3600.0 if value is not None else None,
+        time_value_optimal_nodes=time_value,
+        regimes=regimes,
+    )
+
+
+def _marginal(a: CostRow, b: CostRow) -> Marginal:
+    d_speedup, d_cost = b.speedup - a.speedup, b.cost - a.cost
+    return Marginal(a.nodes, b.nodes, d_speedup, d_cost, d_speedup / d_cost if d_cost > 0 else math.inf)
+
+
+def _local_viability(utilization: float | None, minimum: float | None) -> tuple[bool, str]:
+    if utilization is None or minimum is None:
+        return True, "viable: no utilization threshold given"
+    if utilization >= minimum:
+        return True, f"viable: utilization {utilization:.0%} meets the {minimum:.0%} needed"
+    return False, f"not viable: utilization {utilization:.0%} is below the {minimum:.0%} at which owning pays"
+
+
+def _regime(name: str, price: float, viable: bool, reason: str, scaling: ScalingResult, value: float | None,
+            preemptions: tuple[float, float] | None = None) -> Regime:
+    rows = []
+    for scale in scaling.rows:
+        assert scale.time_s is not None
+        time_s, expected = scale.time_s, None
+        if preemptions is not None:
+            rate, restart = preemptions
+            expected = rate * scale.nodes * scale.time_s / 3600.0  # first order: on the undisturbed time
+            time_s = scale.time_s + expected * restart
+        rows.append(RegimeRow(scale.nodes, time_s, run_cost(price, scale.nodes, time_s), expected))
+    cheapest = first_min(rows, key=lambda r: r.cost).nodes if viable else None
+    with_time = (first_min(rows, key=lambda r: r.cost + value * r.time_s).nodes  # type: ignore[operator]
+                 if viable and value is not None else None)
+    return Regime(name, price, viable, reason, tuple(rows), cheapest, with_time)

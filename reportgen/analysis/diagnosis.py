@@ -1,0 +1,271 @@
+"""§1 Diagnosis: which ceiling binds first, the axis that cures it, and whether the declared axis is that one."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from reportgen.analysis.common import at_least, ceil_ratio
+from reportgen.model import Hardware, Project, Step
+
+BOUND_ORDER = ("compute", "memory-bandwidth", "io", "communication")  # the tie order of §1.1
+WALL_ORDER = ("memory", "data", "serving", "time")  # capacity walls come first (§1.3)
+ADAM_STACK = (("bf16 weight", 2.0), ("bf16 gradient", 2.0), ("fp32 master weight", 4.0), ("fp32 Adam m and v", 8.0))
+
+CEILING_AXIS = {
+    "data-io": "distribute data",
+    "compute": "distribute training",
+    "memory-capacity": "distribute the model",
+    "memory-bandwidth": "distribute the model",
+    "serving": "distribute inference",
+    "communication": "coordinate the cluster",
+    "none": "single machine",
+}
+TYPICAL_TOOLS = {
+    "data-io": "Spark, Ray Data, sharded loaders",
+    "compute": "PyTorch DDP, Horovod",
+    "memory-capacity": "FSDP, DeepSpeed ZeRO, Megatron",
+    "memory-bandwidth": "FSDP, tensor parallelism",
+    "serving": "vLLM, Triton, Ray Serve",
+    "communication": "Ray, Kubernetes, better collectives",
+    "none": "—",
+}
+WALL_CEILING = {"memory": "memory-capacity", "data": "data-io", "serving": "serving"}
+BOUND_CEILING = {"compute": "compute", "memory-bandwidth": "memory-bandwidth", "io": "data-io",
+                 "communication": "communication"}
+
+
+@dataclass(frozen=True)
+class StepResult:
+    name: str
+    time_s: float
+    intensity: float | None  # FLOP/B; inf when Q = 0 < W; None when undefined or not given
+    floors_s: dict[str, float | None]  # compute, memory, io, network
+    bound: str | None  # the largest floor; None when no floor can be computed
+    attained_flops_per_s: float | None
+    attained_bytes_per_s: float | None
+    roof_efficiency: float | None
+    dominant: bool
+
+
+@dataclass(frozen=True)
+class Wall:
+    wall: str  # memory | data | serving | time
+    fill: float | None  # demand / capacity; None for a time wall assumed to bind
+    binds: bool
+    demand: float | None
+    capacity: float | None
+    unit: str  # what demand and capacity are measured in, for the report
+    note: str
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    ceiling: str
+    axis: str
+
+
+@dataclass(frozen=True)
+class DiagnosisResult:
+    ridge_intensity: float | None
+    steps: tuple[StepResult, ...]
+    walls: tuple[Wall, ...]
+    binding_ceiling: str
+    axis: str
+    declared_axis: str | None
+    axis_matches: bool | None
+    secondary_ceilings: tuple[Ceiling, ...]
+    min_devices: int | None
+    workers_for_deadline: int | None
+    replicas_needed: int | None
+    training_time_s: float | None  # single-machine time from baseline.training
+    memory_stack: tuple[tuple[str, float], ...]  # (component, bytes) of the memory demand
+    bytes_per_parameter: float | None
+    memory_capacity: float | None
+    deadline_stated: bool
+
+
+def diagnose(project: Project, *, reference_time_s: float | None = None) -> DiagnosisResult | None:
+    """The diagnosis, or None when the project gives neither walls nor baseline steps.
+
+    `reference_time_s` is the measured p = 1 run's time, which goal.time_per_run is checked against when the
+    project has no baseline.training.
+    """
+    hardware = project.hardware or Hardware()
+    baseline = project.baseline
+    steps = _steps(baseline.steps if baseline else (), hardware)
+    walls, details = _walls(project, hardware, reference_time_s)
+    if not walls and not steps:
+        return None
+    if not any(w.wall == "time" for w in walls) and steps:
+        walls.append(Wall("time", None, True, None, None, "s", "assumed to bind: the project states no deadline; "
+                          "the team distributes because one machine is too slow"))
+    walls.sort(key=lambda w: WALL_ORDER.index(w.wall))
+    binding = [w for w in walls if w.binds]
+    workload = project.project.workload
+    ceilings = [_ceiling_of(w, steps, workload) for w in binding]
+    primary = ceilings[0] if ceilings else Ceiling("none", CEILING_AXIS["none"])
+    declared = project.design.axis if project.design else None
+    return DiagnosisResult(
+        ridge_intensity=_ratio(hardware.peak_compute, hardware.memory_bandwidth),
+        steps=steps,
+        walls=tuple(walls),
+        binding_ceiling=primary.ceiling,
+        axis=primary.axis,
+        declared_axis=declared,
+        axis_matches=None if declared is None else declared == primary.axis,
+        secondary_ceilings=tuple(ceilings[1:]),
+        min_devices=details.get("min_devices"),
+        workers_for_deadline=details.get("workers_for_deadline"),
+        replicas_needed=details.get("replicas_needed"),
+        training_time_s=details.get("training_time_s"),
+        memory_stack=details.get("memory_stack", ()),
+        bytes_per_parameter=baseline.memory.bytes_per_parameter if baseline and baseline.memory else None,
+        memory_capacity=hardware.memory_capacity,
+        deadline_stated=any(w.wall == "time" and w.fill is not None for w in walls),
+    )
+
+
+def axis_for(ceiling: str, workload: str | None) -> str:
+    if ceiling == "compute" and workload == "inference":
+        return "distribute inference"
+    return CEILING_AXIS[ceiling]
+
+
+def _ceiling_of(wall: Wall, steps: tuple[StepResult, ...], workload: str | None) -> Ceiling:
+    if wall.wall in WALL_CEILING:
+        ceiling = WALL_CEILING[wall.wall]
+    else:
+        dominant = next((s for s in steps if s.dominant), None)
+        ceiling = BOUND_CEILING[dominant.bound] if dominant and dominant.bound else "compute"
+    return Ceiling(ceiling, axis_for(ceiling, workload))
+
+
+def _ratio(numerator: float | None, denominator: float | None) -> float | None:
+    if numerator is None or denominator is None or denominator == 0:
+        return None
+    return numerator / denominator
+
+
+# ------------------------------------------------------------------------------------------------------ roofline
+def _steps(steps: tuple[Step, ...], hardware: Hardware) -> tuple[StepResult, ...]:
+    if not steps:
+        return ()
+    longest = max(step.time for step in steps)
+    dominant_index = next(i for i, step in enumerate(steps) if step.time == longest)  # ties: first listed
+    return tuple(_step(step, hardware, index == dominant_index) for index, step in enumerate(steps))
+
+
+def _step(step: Step, hardware: Hardware, dominant: bool) -> StepResult:
+    work, traffic = step.flops, step.bytes
+    floors: dict[str, float | None] = {
+        "compute": _ratio(work, hardware.peak_compute),
+        "memory": _ratio(traffic, hardware.memory_bandwidth),
+        "io": _ratio(step.io_bytes, hardware.io_bandwidth),
+        "network": None,
+    }
+    if step.net_bytes is not None and hardware.network_bandwidth:
+        floors["network"] = (hardware.network_latency or 0.0) + step.net_bytes / hardware.network_bandwidth
+    named = dict(zip(BOUND_ORDER, (floors["compute"], floors["memory"], floors["io"], floors["network"]),
+                     strict=True))
+    present = {bound: floor for bound, floor in named.items() if floor is not None}
+    # Largest floor; ties go to the earlier bound in BOUND_ORDER because max() keeps the first maximum.
+    bound = max(present, key=lambda b: present[b]) if present and max(present.values()) > 0 else None
+    return StepResult(
+        name=step.name,
+        time_s=step.time,
+        intensity=_intensity(work, traffic),
+        floors_s=floors,
+        bound=bound,
+        attained_flops_per_s=_ratio(work, step.time),
+        attained_bytes_per_s=_ratio(traffic, step.time),
+        roof_efficiency=_roof_efficiency(step, hardware),
+        dominant=dominant,
+    )
+
+
+def _intensity(work: float | None, traffic: float | None) -> float | None:
+    if work is None or traffic is None or (work == 0 and traffic == 0):
+        return None
+    return math.inf if traffic == 0 else work / traffic
+
+
+def _roof_efficiency(step: Step, hardware: Hardware) -> float | None:
+    """Attained FLOP/s over the roof at the step's intensity, min(π, β·I)."""
+    intensity = _intensity(step.flops, step.bytes)
+    if intensity is None or step.flops is None or not hardware.peak_compute or not hardware.memory_bandwidth:
+        return None
+    roof = min(hardware.peak_compute, hardware.memory_bandwidth * intensity)
+    return (step.flops / step.time) / roof if roof > 0 else None
+
+
+# --------------------------------------------------------------------------------------------------------- walls
+def _walls(project: Project, hardware: Hardware, reference_time_s: float | None) -> tuple[list[Wall], dict]:
+    baseline = project.baseline
+    walls: list[Wall] = []
+    details: dict = {}
+    if baseline and baseline.memory:
+        memory = baseline.memory
+        stack = [("parameters × bytes per parameter", memory.parameters * memory.bytes_per_parameter)]
+        if memory.activations:
+            stack.append(("activations", memory.activations))
+        if memory.other:
+            stack.append(("other", memory.other))
+        details["memory_stack"] = tuple(stack)
+        demand = sum(size for _, size in stack)
+        if hardware.memory_capacity:
+            fill = demand / hardware.memory_capacity
+            walls.append(Wall("memory", fill, at_least(fill, 1.0), demand, hardware.memory_capacity, "B",
+                              "state of one replica against one node's memory"))
+            details["min_devices"] = ceil_ratio(demand, hardware.memory_capacity)
+    if baseline and baseline.dataset and hardware.storage:
+        fill = baseline.dataset.size / hardware.storage
+        walls.append(Wall("data", fill, at_least(fill, 1.0), baseline.dataset.size, hardware.storage, "B",
+                          "data set against one node's storage"))
+    if baseline and baseline.serving:
+        wall, replicas = _serving_wall(baseline.serving)
+        if wall:
+            walls.append(wall)
+            details["replicas_needed"] = replicas
+    time_wall = _time_wall(project, hardware, reference_time_s, details)
+    if time_wall:
+        walls.append(time_wall)
+    return walls, details
+
+
+def _serving_wall(serving) -> tuple[Wall | None, int | None]:  # type: ignore[no-untyped-def]
+    fills: list[float] = []
+    replicas = None
+    notes = []
+    if serving.requests_per_second is not None and serving.capacity_per_replica is not None:
+        fills.append(serving.requests_per_second / serving.capacity_per_replica)
+        replicas = ceil_ratio(serving.requests_per_second, serving.capacity_per_replica)
+        notes.append("load against one replica's capacity")
+    if serving.p99_latency is not None and serving.latency_slo is not None:
+        fills.append(serving.p99_latency / serving.latency_slo)
+        notes.append("p99 latency against the objective")
+    if not fills:
+        return None, None
+    fill = max(fills)
+    return Wall("serving", fill, at_least(fill, 1.0), None, None, "", "; ".join(notes)), replicas
+
+
+def _time_wall(project: Project, hardware: Hardware, reference_time_s: float | None, details: dict) -> Wall | None:
+    """Single-machine time to finish against the deadline (training.deadline, else goal.time_per_run)."""
+    training = project.baseline.training if project.baseline else None
+    goal = project.project.goal
+    deadline = (training.deadline if training else None) or (goal.time_per_run if goal else None)
+    time = None
+    source = ""
+    if training and hardware.peak_compute:
+        time = 6.0 * training.parameters * training.tokens / (training.mfu * hardware.peak_compute)
+        details["training_time_s"] = time
+        source = "6 × parameters × tokens / (MFU × π)"
+    elif reference_time_s is not None:
+        time = reference_time_s
+        source = "the measured single-node run"
+    if time is None or deadline is None:
+        return None
+    details["workers_for_deadline"] = ceil_ratio(time, deadline)
+    fill = time / deadline
+    return Wall("time", fill, at_least(fill, 1.0), time, deadline, "s", f"{source} against the deadline")

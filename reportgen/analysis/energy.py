@@ -1,0 +1,67 @@
+"""§5 Energy and carbon per run: power × time × PUE, or the run's measured energy; CO2e from the intensity."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from reportgen.analysis.common import first_min
+from reportgen.analysis.scaling import ScalingResult
+from reportgen.model import Energy
+
+JOULES_PER_KWH = 3.6e6
+
+
+@dataclass(frozen=True)
+class EnergyRow:
+    nodes: int
+    energy_kwh: float
+    co2_kg: float | None
+    measured: bool
+    monthly_energy_kwh: float | None
+    monthly_co2_kg: float | None
+
+
+@dataclass(frozen=True)
+class EnergyResult:
+    carbon_intensity_g_per_kwh: float | None
+    carbon_source: str | None
+    per_unit_of_work: bool
+    split_by_activity: bool  # breakdown form: waiting time drawn at wait power
+    rows: tuple[EnergyRow, ...]
+    carbon_optimal_nodes: int  # argmin CO2e; with no intensity, argmin energy (the same ranking)
+    runs_per_month: float | None
+
+
+def analyze_energy(scaling: ScalingResult | None, energy: Energy | None, *,
+                   intensity_g_per_kwh: float | None, source: str | None,
+                   runs_per_month: float | None) -> EnergyResult | None:
+    if scaling is None or energy is None or energy.node_power is None:
+        return None
+    active = energy.node_power
+    waiting = energy.wait_power if energy.wait_power is not None else active
+    rows = []
+    for scale in scaling.rows:
+        run = scale.run
+        if scale.measured_energy_j is not None:
+            joules, measured = scale.measured_energy_j, True
+        elif run.form == "breakdown":
+            busy = (run.compute or 0.0) + (run.io or 0.0)
+            waits = (run.communication or 0.0) + (run.idle or 0.0)
+            joules, measured = energy.pue * scale.nodes * (active * busy + waiting * waits), False
+        else:
+            assert scale.time_s is not None
+            joules, measured = energy.pue * scale.nodes * active * scale.time_s, False
+        kwh = joules / JOULES_PER_KWH
+        co2 = kwh * intensity_g_per_kwh / 1000.0 if intensity_g_per_kwh is not None else None
+        rows.append(EnergyRow(scale.nodes, kwh, co2, measured,
+                              kwh * runs_per_month if runs_per_month else None,
+                              co2 * runs_per_month if runs_per_month and co2 is not None else None))
+    return EnergyResult(
+        carbon_intensity_g_per_kwh=intensity_g_per_kwh,
+        carbon_source=source,
+        per_unit_of_work=scaling.per_unit_of_work,
+        split_by_activity=scaling.form == "breakdown",
+        rows=tuple(rows),
+        carbon_optimal_nodes=first_min(rows, key=lambda r: r.energy_kwh).nodes,
+        runs_per_month=runs_per_month,
+    )

@@ -1,0 +1,33 @@
+"""Findings: what a reviewer would raise, each with a stable code, a severity, one sentence and a field path."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SEVERITIES = ("error", "warning", "info")
+
+
+@dataclass(frozen=True)
+class Finding:
+    severity: str  # error | warning | info
+    code: str  # stable: scripts and `reportgen diff` match on it
+    message: str
+    path: str  # the project-file field it concerns, e.g. "design.axis"; "" for the project as a whole
+    section: str = "summary"  # the report section that explains it (an anchor id)
+
+
+def error(code: str, message: str, path: str, section: str) -> Finding:
+    return Finding("error", code, message, path, section)
+
+
+def warning(code: str, message: str, path: str, section: str) -> Finding:
+    return Finding("warning", code, message, path, section)
+
+
+def info(code: str, message: str, path: str, section: str) -> Finding:
+    return Finding("info", code, message, path, section)
+
+
+def ordered(findings: list[Finding]) -> tuple[Finding, ...]:
+    """Errors first, then warnings, then notes; stable within a severity."""
+    return tuple(sorted(findings, key=lambda f: SEVERITIES.index(f.severity)))

@@ -1,0 +1,170 @@
+"""§2 The design lint: every finding a reviewer would raise about the declared design, with a stable code."""
+
+from __future__ import annotations
+
+import difflib
+
+from reportgen.analysis.checklist import ChecklistResult
+from reportgen.analysis.cost import CostResult
+from reportgen.analysis.diagnosis import DiagnosisResult
+from reportgen.analysis.findings import Finding, error, info, warning
+from reportgen.analysis.prediction import PredictionResult
+from reportgen.analysis.reliability import ReliabilityResult
+from reportgen.analysis.scaling import ScalingResult
+from reportgen.model import SLOT_VOCABULARY, Project, Slot
+
+IDLE_SHARE_LIMIT = 0.20
+
+AXIS_FAILURE = {
+    "distribute the model": "replicating a model whose state does not fit one node fails on every replica: data "
+                            "parallelism multiplies throughput, never capacity",
+    "distribute training": "the single-machine time stays where it is unless the training work itself is split",
+    "distribute data": "every node still holds or reads the whole data set: only partitioning the data lifts that "
+                       "wall",
+    "distribute inference": "the request load still exceeds what one serving path sustains: only more replicas "
+                            "raise serving capacity",
+    "coordinate the cluster": "communication already dominates the step: adding workers on any axis adds more of it",
+    "single machine": "no ceiling binds: distribution adds communication, cost and failure modes for no gain",
+}
+
+
+def lint(project: Project, *, diagnosis: DiagnosisResult | None, prediction: PredictionResult | None,
+         scaling: ScalingResult | None, checklist: ChecklistResult | None, cost: CostResult | None,
+         reliability: ReliabilityResult | None) -> list[Finding]:
+    findings: list[Finding] = []
+    findings += _axis(diagnosis)
+    findings += _slots(project, diagnosis, scaling)
+    findings += _prediction(project, prediction)
+    findings += _tax(checklist, prediction)
+    findings += _measurements(project, scaling, cost)
+    if reliability and reliability.first_storm_nodes is not None:
+        findings.append(warning("checkpoint-storm", f"at {reliability.first_storm_nodes} nodes writing a "
+                                "checkpoint takes at least twice the system MTBF: the system would spend its "
+                                "life checkpointing", "reliability.checkpoint_cost", "reliability"))
+    return findings
+
+
+def _axis(diagnosis: DiagnosisResult | None) -> list[Finding]:
+    out = []
+    if diagnosis and diagnosis.declared_axis and not diagnosis.axis_matches:
+        out.append(error("wrong-axis", f"the design declares `{diagnosis.declared_axis}` but the binding ceiling is "
+                         f"{diagnosis.binding_ceiling}, which calls for `{diagnosis.axis}`: "
+                         f"{AXIS_FAILURE[diagnosis.axis]}", "design.axis", "diagnosis"))
+    if diagnosis and not diagnosis.deadline_stated and any(w.wall == "time" and w.binds for w in diagnosis.walls):
+        out.append(info("no-deadline", "the project states no deadline, so the time wall is taken to bind; add "
+                        "baseline.training.deadline or project.goal.time_per_run to test it",
+                        "project.goal.time_per_run", "diagnosis"))
+    return out
+
+
+def _choices(slot: Slot | None) -> set[str]:
+    return set(slot.choice) if slot else set()
+
+
+def _slots(project: Project, diagnosis: DiagnosisResult | None, scaling: ScalingResult | None) -> list[Finding]:
+    slots = project.design.slots if project.design else None
+    if slots is None:
+        return []
+    out = []
+    ceiling = diagnosis.binding_ceiling if diagnosis else None
+    partitioning, communication = _choices(slots.partitioning), _choices(slots.communication)
+    if ceiling == "memory-capacity" and partitioning == {"split data"}:
+        out.append(error("replica-cannot-fit", "the model's state does not fit one node, yet partitioning only "
+                         "splits data: every replica would need the whole state", "design.slots.partitioning",
+                         "design"))
+    if "shard model" in partitioning and communication == {"all-reduce"}:
+        out.append(warning("allreduce-needs-replica", "all-reduce averages full replicas, but the model is sharded: "
+                           "sharded state needs all-gather and reduce-scatter (scatter-gather)",
+                           "design.slots.communication", "design"))
+    memory = next((w for w in diagnosis.walls if w.wall == "memory"), None) if diagnosis else None
+    if ceiling == "compute" and memory is not None and not memory.binds and "shard model" in partitioning:
+        out.append(warning("needless-model-split", "the model fits one node and the ceiling is compute: sharding it "
+                           "adds communication without lifting the ceiling", "design.slots.partitioning", "design"))
+    if (_choices(slots.consistency) == {"synchronous"} and "straggler mitigation" not in _choices(slots.load_balancing)
+            and scaling and any((r.idle_share or 0) >= IDLE_SHARE_LIMIT for r in scaling.rows)):
+        worst = max(scaling.rows, key=lambda r: r.idle_share or 0)
+        out.append(warning("sync-without-straggler-plan", f"synchronous steps with no straggler mitigation, and at "
+                           f"{worst.nodes} nodes {worst.idle_share:.0%} of the wall time is idle at barriers",
+                           "design.slots.load_balancing", "measure"))
+    planned = project.design.nodes if project.design else None
+    if diagnosis and ceiling == "memory-capacity" and planned and diagnosis.min_devices \
+            and planned < diagnosis.min_devices:
+        out.append(error("too-few-nodes", f"the plan requests {planned} nodes but the state needs at least "
+                         f"{diagnosis.min_devices} even when perfectly sharded", "design.nodes", "diagnosis"))
+    for name, vocabulary in SLOT_VOCABULARY.items():
+        slot = getattr(slots, name)
+        if slot is None:
+            out.append(info("empty-slot", f"the `{name}` slot is not filled in", f"design.slots.{name}", "design"))
+            continue
+        if not slot.why:
+            out.append(warning("unjustified-slot", f"the `{name}` slot ({', '.join(slot.choice)}) has no `why`",
+                               f"design.slots.{name}", "design"))
+        for choice in slot.choice:
+            if choice not in vocabulary:
+                close = difflib.get_close_matches(choice, vocabulary, n=1)
+                hint = f"; did you mean `{close[0]}`?" if close else f"; known: {', '.join(vocabulary)}"
+                out.append(info("free-text-choice", f"`{choice}` is free text, not one of the `{name}` vocabulary"
+                                f"{hint}", f"design.slots.{name}.choice", "design"))
+    return out
+
+
+def _prediction(project: Project, prediction: PredictionResult | None) -> list[Finding]:
+    out = []
+    if prediction is None:
+        return out
+    fit = prediction.fit
+    if fit and (fit.alpha_s < 0 or fit.beta_s < 0):
+        used = "the given α and β are used instead" if not prediction.uses_fit else ""
+        out.append(error("bad-fit", f"the measured collectives fit α = {fit.alpha_s:.3g} s and β = "
+                         f"{fit.beta_s:.3g} s: a negative value means the ring model does not describe these "
+                         f"measurements (protocol changes, contention); {used or 'check the measurements'}",
+                         "prediction.collectives", "design"))
+    planned = project.design.nodes if project.design else None
+    if planned and planned > prediction.p_star:
+        out.append(warning("past-optimum", f"the plan of {planned} nodes is past the predicted optimum p* = "
+                           f"{prediction.p_star}: more nodes make each step slower", "design.nodes", "design"))
+    if planned and prediction.p_comm_dominated and planned >= prediction.p_comm_dominated:
+        out.append(warning("comm-dominated", f"at the planned {planned} nodes communication takes at least as "
+                           f"long as computation (p_dom = {prediction.p_comm_dominated})", "design.nodes", "design"))
+    return out
+
+
+def _tax(checklist: ChecklistResult | None, prediction: PredictionResult | None) -> list[Finding]:
+    if checklist is None or not checklist.tax.binds:
+        return []
+    limit = f"at most p_dom = {prediction.p_comm_dominated}" if prediction and prediction.p_comm_dominated else \
+        "fewer"
+    what = (f"fan-out {checklist.tax.fanout} spends the whole latency budget" if checklist.tax.kind == "interactive"
+            else f"R({checklist.tax.planned_nodes}) = {checklist.tax.ratio:.3g} ≥ 1")
+    return [warning("tax-binds", f"the communication tax binds ({what}): it has become the binding ceiling; go back "
+                    f"to stage 1 with {limit} workers", "checklist.tax" if checklist.tax.kind == "interactive"
+                    else "design.nodes", "design")]
+
+
+def _measurements(project: Project, scaling: ScalingResult | None, cost: CostResult | None) -> list[Finding]:
+    out: list[Finding] = []
+    if scaling is None:
+        return out
+    superlinear = [r.nodes for r in scaling.rows if r.superlinear_compute]
+    if superlinear:
+        out.append(info("superlinear-compute", f"compute shrank faster than 1/p at {superlinear} nodes (caches, "
+                        "smaller per-node working sets); the serial fraction there is clamped to 0",
+                        "scaling.runs", "measure"))
+    if scaling.reference_nodes != 1:
+        out.append(info("relative-reference", f"no single-node run: speedups are relative to {scaling.reference_nodes} "
+                        f"nodes and ideal is p / {scaling.reference_nodes}", "scaling.runs", "measure"))
+    planned = project.design.nodes if project.design else None
+    if planned and planned not in {r.nodes for r in scaling.rows}:
+        out.append(info("plan-not-measured", f"the planned {planned} nodes were not measured; its time and cost are "
+                        "not evidenced", "design.nodes", "measure"))
+    goal = project.project.goal
+    if goal and (goal.time_per_run or goal.cost_per_run) and not scaling.per_unit_of_work:
+        costs = {r.nodes: r.cost for r in cost.rows} if cost else {}
+        met = [r.nodes for r in scaling.rows
+               if (goal.time_per_run is None or (r.time_s or 0) <= goal.time_per_run)
+               and (goal.cost_per_run is None or costs.get(r.nodes, 0) <= goal.cost_per_run)]
+        if not met:
+            stated = f" (“{goal.text.rstrip('.')}”)" if goal.text else ""
+            out.append(warning("goal-unmet", f"no measured scale meets the goal{stated} in both time and cost",
+                               "project.goal", "measure"))
+    return out

@@ -1,0 +1,198 @@
+"""§3 Predicted speedup from the ring all-reduce alpha-beta model, evaluated with numpy over 1…max_nodes."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from reportgen.analysis.common import TIE_TOLERANCE
+from reportgen.analysis.fits import AlphaBetaFit, fit_alpha_beta
+from reportgen.model import Project
+
+SENSITIVITY_SCALES = (0.1, 1.0, 10.0)
+
+
+@dataclass(frozen=True)
+class Curve:
+    """The model over every integer p in 1…max_nodes."""
+
+    nodes: np.ndarray
+    t_comm: np.ndarray
+    t_step: np.ndarray
+    speedup: np.ndarray
+    comm_ratio: np.ndarray
+
+
+@dataclass(frozen=True)
+class PredictionRow:
+    nodes: int
+    t_comp_s: float  # T_comp / p
+    t_comm_s: float
+    t_step_s: float
+    speedup: float
+    comm_ratio: float
+
+
+@dataclass(frozen=True)
+class Sensitivity:
+    alpha_scale: float
+    beta_scale: float
+    p_star: int
+    speedup: float
+
+
+@dataclass(frozen=True)
+class PredictionResult:
+    t_comp_s: float
+    alpha_s: float
+    beta_s: float
+    alpha_given_s: float | None
+    beta_given_s: float | None
+    uses_fit: bool
+    max_nodes: int
+    p_star: int
+    speedup_at_p_star: float
+    efficiency_at_p_star: float
+    comm_ratio_at_p_star: float
+    p_comm_dominated: int | None
+    speedup_at_p_comm_dominated: float | None
+    rule_of_thumb_nodes: float  # √(T_comp / α)
+    continuous_optimum_nodes: float | None  # √((T_comp − 2β)/α) when T_comp > 2β
+    rows: tuple[PredictionRow, ...]
+    sensitivity: tuple[Sensitivity, ...]
+    fit: AlphaBetaFit | None
+    usl_sigma: float  # 2β / T_comp
+    usl_kappa: float  # α / T_comp
+    planned_nodes: int | None
+    curve: Curve
+
+
+@dataclass(frozen=True)
+class Optimum:
+    p_star: int
+    speedup: float
+
+
+@dataclass(frozen=True)
+class Grid:
+    """The p-dependent terms of the model over 1…max_nodes, computed once and reused for every α and β."""
+
+    nodes: np.ndarray  # p
+    inverse: np.ndarray  # 1/p
+    hops: np.ndarray  # p − 1
+    ring: np.ndarray  # 2(p − 1)/p
+
+    @classmethod
+    def of(cls, max_nodes: int) -> Grid:
+        p = np.arange(1, max_nodes + 1, dtype=float)
+        inverse = 1.0 / p
+        hops = p - 1.0
+        return cls(p, inverse, hops, 2.0 * hops * inverse)
+
+    def t_step(self, t_comp: float, alpha: float, beta: float) -> np.ndarray:
+        return t_comp * self.inverse + alpha * self.hops + beta * self.ring
+
+
+def model_curve(t_comp: float, alpha: float, beta: float, max_nodes: int, grid: Grid | None = None) -> Curve:
+    """T_comm(p) = α(p − 1) + 2β(p − 1)/p (0 at p = 1); T_p = T_comp/p + T_comm(p); S = T_comp/T_p."""
+    grid = grid or Grid.of(max_nodes)
+    t_comm = alpha * grid.hops + beta * grid.ring  # exactly 0 at p = 1
+    per_node = t_comp * grid.inverse
+    t_step = per_node + t_comm
+    return Curve(grid.nodes, t_comm, t_step, t_comp / t_step, t_comm / per_node)
+
+
+def optimum_of(t_step: np.ndarray, t_comp: float) -> Optimum:
+    """p* = argmin T_p; values within TIE_TOLERANCE of the minimum are ties, resolved to the smallest p."""
+    best = t_step.min()
+    index = int(np.argmax(t_step <= best * (1.0 + TIE_TOLERANCE)))
+    return Optimum(index + 1, t_comp / float(t_step[index]))
+
+
+def optimum(curve: Curve) -> Optimum:
+    return optimum_of(curve.t_step, float(curve.t_step[0]))  # T_1 = T_comp: no communication on one node
+
+
+def comm_dominated(curve: Curve) -> int | None:
+    """p_dom: the smallest p with R(p) ≥ 1, or None in the range."""
+    reached = curve.comm_ratio >= 1.0 - TIE_TOLERANCE
+    return int(np.argmax(reached)) + 1 if reached.any() else None
+
+
+def _row(curve: Curve, nodes: int, t_comp: float, alpha: float, beta: float) -> PredictionRow:
+    if nodes <= len(curve.nodes):
+        i = nodes - 1
+        return PredictionRow(nodes, t_comp / nodes, float(curve.t_comm[i]), float(curve.t_step[i]),
+                             float(curve.speedup[i]), float(curve.comm_ratio[i]))
+    t_comm = alpha * (nodes - 1) + 2 * beta * (nodes - 1) / nodes  # beyond the range (a planned p): same formula
+    t_step = t_comp / nodes + t_comm
+    return PredictionRow(nodes, t_comp / nodes, t_comm, t_step, t_comp / t_step, t_comm / (t_comp / nodes))
+
+
+def predict(project: Project) -> PredictionResult | None:
+    """The prediction, or None when T_comp, α or β cannot be determined."""
+    spec = project.prediction
+    if spec is None or spec.t_comp is None:
+        return None
+    hardware = project.hardware
+    alpha_given = spec.alpha if spec.alpha is not None else (hardware.network_latency if hardware else None)
+    beta_given = spec.beta
+    if beta_given is None and spec.message_bytes is not None and hardware and hardware.network_bandwidth:
+        beta_given = spec.message_bytes / hardware.network_bandwidth
+    fit = fit_alpha_beta([c.nodes for c in spec.collectives], [c.time for c in spec.collectives])
+    fit_usable = fit is not None and fit.alpha_s >= 0 and fit.beta_s >= 0
+    uses_fit = spec.use_fit and fit_usable
+    alpha = fit.alpha_s if uses_fit and fit else alpha_given
+    beta = fit.beta_s if uses_fit and fit else beta_given
+    if alpha is None or beta is None:
+        return None
+    t_comp, max_nodes = spec.t_comp, spec.max_nodes
+    grid = Grid.of(max_nodes)
+    curve = model_curve(t_comp, alpha, beta, max_nodes, grid)
+    best = optimum(curve)
+    p_dom = comm_dominated(curve)
+    planned = project.design.nodes if project.design else None
+    wanted = {1 << k for k in range(max_nodes.bit_length()) if 1 << k <= max_nodes}
+    wanted |= {best.p_star} | ({p_dom} if p_dom else set()) | ({planned} if planned else set())
+    rows = tuple(_row(curve, p, t_comp, alpha, beta) for p in sorted(wanted))
+    star = rows[[r.nodes for r in rows].index(best.p_star)]
+    return PredictionResult(
+        t_comp_s=t_comp,
+        alpha_s=alpha,
+        beta_s=beta,
+        alpha_given_s=alpha_given,
+        beta_given_s=beta_given,
+        uses_fit=uses_fit,
+        max_nodes=max_nodes,
+        p_star=best.p_star,
+        speedup_at_p_star=best.speedup,
+        efficiency_at_p_star=best.speedup / best.p_star,
+        comm_ratio_at_p_star=star.comm_ratio,
+        p_comm_dominated=p_dom,
+        speedup_at_p_comm_dominated=float(curve.speedup[p_dom - 1]) if p_dom else None,
+        rule_of_thumb_nodes=math.sqrt(t_comp / alpha) if alpha > 0 else math.inf,
+        continuous_optimum_nodes=(math.sqrt((t_comp - 2 * beta) / alpha) if alpha > 0 else math.inf)
+        if t_comp > 2 * beta else None,
+        rows=rows,
+        sensitivity=_sensitivity(t_comp, alpha, beta, grid),
+        fit=fit,
+        usl_sigma=2 * beta / t_comp,
+        usl_kappa=alpha / t_comp,
+        planned_nodes=planned,
+        curve=curve,
+    )
+
+
+def _sensitivity(t_comp: float, alpha: float, beta: float, grid: Grid) -> tuple[Sensitivity, ...]:
+    cells = []
+    for alpha_scale in SENSITIVITY_SCALES:
+        for beta_scale in SENSITIVITY_SCALES:
+            best = optimum_of(grid.t_step(t_comp, alpha * alpha_scale, beta * beta_scale), t_comp)
+            cells.append(Sensitivity(alpha_scale, beta_scale, best.p_star, best.speedup))
+    return tuple(cells)
+
+
+def comm_ratio_at(prediction: PredictionResult, nodes: int) -> float:
+    return next(r.comm_ratio for r in prediction.rows if r.nodes == nodes)

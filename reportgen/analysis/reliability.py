@@ -1,0 +1,64 @@
+"""§6 The failure tax: Daly's checkpoint interval and the overhead it leaves, per scale."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from reportgen.model import Reliability
+
+
+@dataclass(frozen=True)
+class ReliabilityRow:
+    nodes: int
+    system_mtbf_s: float
+    interval_s: float
+    overhead_fraction: float
+    storm: bool  # δ ≥ 2 M_p: the system would spend its life checkpointing
+
+
+@dataclass(frozen=True)
+class ReliabilityResult:
+    rows: tuple[ReliabilityRow, ...]
+    planned_nodes: int | None
+    planned_overhead_fraction: float | None
+    planned_time_s: float | None  # the measured time at the planned nodes with the tax folded in
+    first_storm_nodes: int | None
+
+
+def daly_interval(checkpoint_s: float, system_mtbf_s: float) -> float:
+    """τ = √(2δM)·[1 + ⅓√(δ/2M) + ⅑(δ/2M)] − δ for δ < 2M, else τ = M (Daly 2006)."""
+    if checkpoint_s >= 2.0 * system_mtbf_s:
+        return system_mtbf_s
+    ratio = checkpoint_s / (2.0 * system_mtbf_s)
+    return math.sqrt(2.0 * checkpoint_s * system_mtbf_s) * (1.0 + math.sqrt(ratio) / 3.0 + ratio / 9.0) - checkpoint_s
+
+
+def failure_tax(reliability: Reliability, nodes: int) -> ReliabilityRow:
+    mtbf = reliability.node_mtbf / nodes
+    interval = daly_interval(reliability.checkpoint_cost, mtbf)
+    overhead = reliability.checkpoint_cost / interval + (interval / 2.0 + reliability.restart_cost) / mtbf
+    return ReliabilityRow(nodes, mtbf, interval, overhead, reliability.checkpoint_cost >= 2.0 * mtbf)
+
+
+def analyze_reliability(reliability: Reliability | None, nodes: list[int], *, planned_nodes: int | None,
+                        measured_times: dict[int, float]) -> ReliabilityResult | None:
+    """Per scale (the measured node counts, or powers of two up to the plan), folded into the planned scale."""
+    if reliability is None:
+        return None
+    scales = sorted(set(nodes) | ({planned_nodes} if planned_nodes else set()))
+    rows = tuple(failure_tax(reliability, p) for p in scales)
+    planned = next((r for r in rows if r.nodes == planned_nodes), None)
+    planned_time = measured_times.get(planned_nodes) if planned_nodes else None
+    return ReliabilityResult(
+        rows=rows,
+        planned_nodes=planned_nodes,
+        planned_overhead_fraction=planned.overhead_fraction if planned else None,
+        planned_time_s=planned_time * (1.0 + planned.overhead_fraction) if planned and planned_time else None,
+        first_storm_nodes=next((r.nodes for r in rows if r.storm), None),
+    )
+
+
+def default_scales(planned_nodes: int | None) -> list[int]:
+    top = max(planned_nodes or 1, 1)
+    return [1 << k for k in range(top.bit_length() + 1) if 1 << k <= max(top, 1)]
