@@ -32,7 +32,7 @@ def lint(project: Project, *, diagnosis: DiagnosisResult | None, prediction: Pre
          scaling: ScalingResult | None, checklist: ChecklistResult | None, cost: CostResult | None,
          reliability: ReliabilityResult | None) -> list[Finding]:
     findings: list[Finding] = []
-    findings += _axis(diagnosis)
+    findings += _axis(diagnosis, project.design.nodes if project.design else None)
     findings += _slots(project, diagnosis, scaling)
     findings += _prediction(project, prediction)
     findings += _tax(checklist, prediction)
@@ -44,8 +44,12 @@ def lint(project: Project, *, diagnosis: DiagnosisResult | None, prediction: Pre
     return findings
 
 
-def _axis(diagnosis: DiagnosisResult | None) -> list[Finding]:
+def _axis(diagnosis: DiagnosisResult | None, planned: int | None) -> list[Finding]:
     out = []
+    if diagnosis and diagnosis.binding_ceiling == "memory-capacity" and planned and diagnosis.min_devices \
+            and planned < diagnosis.min_devices:
+        out.append(error("too-few-nodes", f"the plan requests {planned} nodes but the state needs at least "
+                         f"{diagnosis.min_devices} even when perfectly sharded", "design.nodes", "diagnosis"))
     if diagnosis and diagnosis.declared_axis and not diagnosis.axis_matches:
         out.append(error("wrong-axis", f"the design declares `{diagnosis.declared_axis}` but the binding ceiling is "
                          f"{diagnosis.binding_ceiling}, which calls for `{diagnosis.axis}`: "
@@ -86,11 +90,6 @@ def _slots(project: Project, diagnosis: DiagnosisResult | None, scaling: Scaling
         out.append(warning("sync-without-straggler-plan", f"synchronous steps with no straggler mitigation, and at "
                            f"{worst.nodes} nodes {worst.idle_share:.0%} of the wall time is idle at barriers",
                            "design.slots.load_balancing", "measure"))
-    planned = project.design.nodes if project.design else None
-    if diagnosis and ceiling == "memory-capacity" and planned and diagnosis.min_devices \
-            and planned < diagnosis.min_devices:
-        out.append(error("too-few-nodes", f"the plan requests {planned} nodes but the state needs at least "
-                         f"{diagnosis.min_devices} even when perfectly sharded", "design.nodes", "diagnosis"))
     for name, vocabulary in SLOT_VOCABULARY.items():
         slot = getattr(slots, name)
         if slot is None:

@@ -109,7 +109,7 @@ def analyze_scaling(scaling: Scaling | None, *, max_nodes: int = 4096) -> Scalin
                   [r.run.throughput for r in rows] if form == "throughput" else speedups) if fits_ok else None  # type: ignore[misc]
     kf = [(r.nodes, r.karp_flatt) for r in rows if r.karp_flatt is not None]
     kf_slope = slope([float(p) for p, _ in kf], [e for _, e in kf]) if len(kf) >= 2 else None
-    if cause is None and usl is not None:
+    if form != "breakdown" and usl is not None:
         cause, inferred = _likely_cause(usl, rows[-1].nodes), True
     comm_fit, implied = _comm_fit(runs, form, t_ref, p_ref, max_nodes)
     return ScalingResult(

@@ -1,0 +1,171 @@
+"""§5–§6: cost, regimes, energy and carbon, failure tax, decisions. Arithmetic beside each assertion."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from reportgen.analysis import analyze
+from reportgen.analysis.reliability import daly_interval, failure_tax
+from reportgen.carbon import Intensity
+from reportgen.model import Reliability
+from tests.conftest import make_project
+
+RUNS = """
+scaling:
+  time_unit: h
+  runs: [{nodes: 1, time: 8}, {nodes: 2, time: 4.2}, {nodes: 4, time: 2.4}, {nodes: 8, time: 1.6}]
+"""
+
+
+def analysis_of(extra: str, runs: str = RUNS, intensity: Intensity | None = None):
+    return analyze(make_project("project: {title: T}\n" + runs + extra), intensity=intensity)
+
+
+def test_cost_and_marginal_by_hand() -> None:
+    cost = analysis_of("pricing: {node_hour: 10 USD}").cost
+    # Cost = c · p · T_p / 3600: 10 × 1 × 8 h = 80; 10 × 2 × 4.2 = 84; 10 × 4 × 2.4 = 96; 10 × 8 × 1.6 = 128
+    assert [r.cost for r in cost.rows] == pytest.approx([80, 84, 96, 128])
+    first = cost.marginal[0]
+    assert (first.d_speedup, first.d_cost) == (pytest.approx(8 / 4.2 - 1), pytest.approx(4))
+    assert first.speedup_per_cost == pytest.approx((8 / 4.2 - 1) / 4)
+    assert cost.cost_optimal_nodes == 1 and cost.fastest_nodes == 8
+    assert cost.cost_ratio == pytest.approx(128 / 80) and cost.speedup_ratio == pytest.approx(5)
+
+
+def test_free_speedup_is_infinite_per_money() -> None:
+    runs = "scaling: {time_unit: h, runs: [{nodes: 1, time: 8}, {nodes: 2, time: 3}]}\n"  # 80 → 60
+    cost = analysis_of("pricing: {node_hour: 10 USD}", runs).cost
+    assert cost.marginal[0].speedup_per_cost == math.inf
+    assert cost.cost_optimal_nodes == 2
+
+
+def test_cost_ties_go_to_the_smaller_p() -> None:
+    runs = "scaling: {time_unit: h, runs: [{nodes: 1, time: 8}, {nodes: 2, time: 4}, {nodes: 4, time: 2.5}]}\n"
+    cost = analysis_of("pricing: {node_hour: 10 USD}", runs).cost
+    assert cost.cost_optimal_nodes == 1  # 80 = 80
+
+
+def test_value_of_time_moves_the_optimum_outward() -> None:
+    cost = analysis_of("pricing: {node_hour: 10 USD, value_of_time: 30 USD/h}").cost
+    # Total = Cost + v·T: 80 + 240 = 320; 84 + 126 = 210; 96 + 72 = 168; 128 + 48 = 176
+    assert [r.total_with_time_value for r in cost.rows] == pytest.approx([320, 210, 168, 176])
+    assert cost.time_value_optimal_nodes == 4
+
+
+@given(st.floats(0.01, 1.0))
+def test_uniform_discount_leaves_the_cost_optimum(fraction: float) -> None:
+    cost = analysis_of(f"pricing: {{node_hour: 10 USD, regimes: {{local: {{price_fraction: {fraction}}}}}}}").cost
+    assert cost.regimes["local"].cost_optimal_nodes == cost.cost_optimal_nodes
+
+
+def test_spot_preemptions_add_restart_time() -> None:
+    cost = analysis_of("pricing: {node_hour: 10 USD, regimes: {spot: {price_fraction: 0.4, "
+                       "preemptions_per_node_hour: 0.05, restart_overhead: 30 min}}}").cost
+    row = cost.regimes["spot"].rows[3]  # p = 8, T = 1.6 h
+    # n = λ p T = 0.05 × 8 × 1.6 = 0.64; T' = 1.6 h + 0.64 × 0.5 h = 1.92 h; cost = 4 × 8 × 1.92 = 61.44
+    assert row.preemptions == pytest.approx(0.64)
+    assert row.time_s == pytest.approx(1.92 * 3600)
+    assert row.cost == pytest.approx(61.44)
+
+
+def test_local_regime_not_viable_below_utilization() -> None:
+    cost = analysis_of("pricing: {node_hour: 10 USD, regimes: {local: {price_fraction: 0.6, utilization: 0.45, "
+                       "min_utilization: 0.5}}}").cost
+    local = cost.regimes["local"]
+    assert not local.viable and "below" in local.reason and local.cost_optimal_nodes is None
+
+
+def test_energy_by_hand_with_breakdown_and_measured_energy() -> None:
+    runs = """
+scaling:
+  time_unit: s
+  runs:
+    - {nodes: 1, compute: 3600, communication: 0, idle: 0}
+    - {nodes: 2, compute: 1800, communication: 360, idle: 180, io: 0, energy: 2 kWh}
+    - {nodes: 4, compute: 900, communication: 360, idle: 180}
+"""
+    energy = analysis_of("energy: {node_power: 1 kW, wait_power: 0.5 kW, pue: 1.2}", runs,
+                         Intensity(400.0, "given")).energy
+    # p = 1: 1.2 × 1 × 1 kW × 1 h = 1.2 kWh; CO2 = 1.2 × 0.4 kg
+    assert energy.rows[0].energy_kwh == pytest.approx(1.2) and energy.rows[0].co2_kg == pytest.approx(0.48)
+    assert energy.rows[1].energy_kwh == 2.0 and energy.rows[1].measured  # the measured value replaces the model
+    # p = 4: 1.2 × 4 × (1000 × 900 + 500 × 540) J = 5,616,000 J = 1.56 kWh
+    assert energy.rows[2].energy_kwh == pytest.approx(1.56)
+    assert energy.carbon_optimal_nodes == 1
+
+
+def test_wait_power_defaults_to_active_power_and_monthly_totals() -> None:
+    energy = analysis_of("energy: {node_power: 2 kW}\npricing: {runs_per_month: 30}",
+                         intensity=Intensity(100.0, "given")).energy
+    # total form: PUE 1 × 1 × 2 kW × 8 h = 16 kWh per run; 480 kWh and 48 kg a month
+    assert energy.rows[0].energy_kwh == pytest.approx(16)
+    assert energy.rows[0].monthly_energy_kwh == pytest.approx(480)
+    assert energy.rows[0].monthly_co2_kg == pytest.approx(48)
+
+
+def test_explicit_carbon_intensity_is_converted() -> None:
+    project = make_project("project: {title: T}\nenergy: {location: {carbon_intensity: 56 g/kWh}}\n")
+    from reportgen.carbon import intensity_for
+
+    intensity = intensity_for(project.energy.location)
+    assert intensity.g_per_kwh == pytest.approx(56) and intensity.source == "given"
+
+
+@pytest.mark.parametrize(("mtbf_h", "minutes"), [(24, 116.7), (6, 56.7)])
+def test_daly_interval_against_the_spec(mtbf_h: float, minutes: float) -> None:
+    assert daly_interval(300.0, mtbf_h * 3600) / 60 == pytest.approx(minutes, abs=0.05)
+
+
+def test_failure_tax_and_checkpoint_storm() -> None:
+    reliability = Reliability(node_mtbf=1000 * 3600.0, checkpoint_cost=300.0, restart_cost=600.0)
+    row = failure_tax(reliability, 1000)  # M_p = 1 h
+    tau = daly_interval(300.0, 3600.0)
+    assert row.overhead_fraction == pytest.approx(300 / tau + (tau / 2 + 600) / 3600)
+    assert not row.storm
+    assert not failure_tax(reliability, 8000).storm  # M_p = 450 s: δ = 300 s < 2 M_p = 900 s
+    storm = failure_tax(reliability, 24000)  # M_p = 150 s: δ = 300 s ≥ 2 M_p, so τ = M_p
+    assert storm.storm and storm.interval_s == 150.0
+
+
+def test_checkpoint_storm_finding() -> None:
+    analysis = analysis_of("reliability: {node_mtbf: 1 h, checkpoint_cost: 40 min}")
+    # M_p = 60/p min: p = 2 gives 2 M_p = 60 > 40; p = 4 gives 2 M_p = 30 ≤ 40, the first storm
+    assert analysis.reliability.first_storm_nodes == 4
+    assert "checkpoint-storm" in {f.code for f in analysis.findings}
+
+
+DECISIONS = """
+pricing: {node_hour: 10 USD}
+energy: {node_power: 1 kW}
+decisions:
+  - {name: cheap, optimize: cost}
+  - {name: fast, optimize: time}
+  - {name: deadline, optimize: cost, max_time: 3 h}
+  - {name: impossible, optimize: cost, max_time: 1 h, max_cost: 50 USD}
+  - {name: green, optimize: carbon, max_time: 5 h}
+"""
+
+
+def test_decisions_within_limits_and_nearest() -> None:
+    result = analysis_of(DECISIONS, intensity=Intensity(100.0, "given")).decisions
+    by_name = {d.name: d for d in result.decisions}
+    assert by_name["cheap"].nodes == 1 and by_name["fast"].nodes == 8
+    assert by_name["deadline"].nodes == 4 and by_name["deadline"].within_limits  # 2.4 h ≤ 3 h, cost 96 < 128
+    impossible = by_name["impossible"]
+    assert not impossible.within_limits and "nearest" in impossible.note
+    # excess: p=8: max(1.6/1, 128/50) = 2.56; p=4: max(2.4, 1.92) = 2.4; p=2: max(4.2, 1.68) = 4.2 → 4
+    assert impossible.nodes == 4
+    # energy p·T·1 kW: 8, 8.4, 9.6, 12.8 kWh; p = 1 takes 8 h > 5 h, so the least within limits is p = 2
+    assert by_name["green"].nodes == 2
+    trade = next(t for t in result.trade_offs if t.context == "cheap" and t.instead_of == "fast")
+    assert trade.time_ratio == pytest.approx(8 / 1.6) and trade.cost_ratio == pytest.approx(80 / 128)
+
+
+def test_carbon_decision_without_intensity_ranks_by_energy() -> None:
+    result = analysis_of(DECISIONS).decisions
+    green = next(d for d in result.decisions if d.name == "green")
+    assert green.nodes == 2 and "ranked by energy" in green.note

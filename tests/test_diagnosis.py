@@ -1,0 +1,199 @@
+"""§1 diagnosis: roofline, walls, ceiling precedence, axis check. Arithmetic is written beside each assertion."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from reportgen.analysis import analyze
+from reportgen.analysis.checklist import interactive_tax
+from reportgen.analysis.common import ceil_ratio
+from reportgen.analysis.diagnosis import diagnose
+from tests.conftest import make_project
+
+HW = """
+hardware:
+  peak_compute: 100 TFLOP/s      # π = 1e14
+  memory_bandwidth: 1 TB/s       # β = 1e12 → ridge 100 FLOP/B
+  memory_capacity: 80 GB
+  network_bandwidth: 10 GB/s
+  network_latency: 10 us
+  io_bandwidth: 1 GB/s
+  storage: 1 TB
+"""
+
+
+def test_roofline_of_a_step() -> None:
+    project = make_project("project: {title: T}" + HW + """
+baseline:
+  steps:
+    - {name: matmul, time: 2 s, flops: 1.0e14 FLOP, bytes: 2.0e11 B}
+    - {name: stream, time: 3 s, flops: 1.0e12 FLOP, bytes: 1.0e12 B}
+""")
+    d = diagnose(project)
+    assert d.ridge_intensity == 100.0  # 1e14 / 1e12
+    matmul, stream = d.steps
+    assert matmul.intensity == 500.0  # 1e14 / 2e11
+    assert matmul.floors_s["compute"] == 1.0 and matmul.floors_s["memory"] == 0.2
+    assert matmul.bound == "compute"
+    assert matmul.roof_efficiency == pytest.approx(0.5)  # (1e14 / 2 s) / min(1e14, 1e12 × 500)
+    assert stream.intensity == 1.0 and stream.bound == "memory-bandwidth"  # I = 1 < I* = 100
+    assert stream.roof_efficiency == pytest.approx((1e12 / 3) / 1e12)  # roof at I = 1 is β·I = 1e12
+    assert stream.dominant and not matmul.dominant  # the longest measured time
+    assert d.binding_ceiling == "memory-bandwidth"  # no deadline: time wall assumed, dominant step's bound
+    assert d.axis == "distribute the model"
+
+
+def test_bound_ties_follow_the_listed_order() -> None:
+    # W/π = 1e14/1e14 = 1 s and Q/β = 1e12/1e12 = 1 s: a tie goes to compute (listed first).
+    project = make_project("project: {title: T}" + HW + """
+baseline: {steps: [{name: s, time: 2 s, flops: 1.0e14 FLOP, bytes: 1.0e12 B}]}
+""")
+    assert diagnose(project).steps[0].bound == "compute"
+
+
+def test_intensity_edge_cases_and_network_floor() -> None:
+    project = make_project("project: {title: T}" + HW + """
+baseline:
+  steps:
+    - {name: no-traffic, time: 1 s, flops: 1.0e9 FLOP, bytes: 0 B}
+    - {name: nothing, time: 1 s, flops: 0 FLOP, bytes: 0 B}
+    - {name: exchange, time: 1 s, net_bytes: 1.0e9 B, flops: 1.0e12 FLOP}
+""")
+    steps = diagnose(project).steps
+    assert steps[0].intensity == math.inf
+    assert steps[1].intensity is None
+    # t_network = α + Q_net/β_net = 10e-6 + 1e9/1e10 = 0.10001 s > W/π = 0.01 s
+    assert steps[2].floors_s["network"] == pytest.approx(0.10001)
+    assert steps[2].bound == "communication"
+    assert steps[0].dominant and not steps[1].dominant  # equal times: the first listed dominates
+
+
+def test_memory_wall_binds_first_and_the_axis_check_fails() -> None:
+    project = make_project("project: {title: T}" + HW + """
+baseline:
+  memory: {parameters: 7.0e9, activations: 20 GB}     # 7e9 × 16 B + 20 GB = 132 GB > 80 GB
+  training: {parameters: 7.0e9, tokens: 1.0e6, mfu: 0.5, deadline: 1 h}
+design: {axis: distribute training}
+""")
+    d = diagnose(project)
+    memory = d.walls[0]
+    assert (memory.wall, memory.fill, memory.binds) == ("memory", pytest.approx(132e9 / 80e9), True)
+    assert d.min_devices == 2  # ceil(132 / 80)
+    assert d.binding_ceiling == "memory-capacity" and d.axis == "distribute the model"
+    # time = 6 × 7e9 × 1e6 / (0.5 × 1e14) = 840 s < 3600 s: the time wall does not bind
+    assert d.training_time_s == pytest.approx(840.0)
+    assert d.workers_for_deadline == 1
+    assert d.secondary_ceilings == ()
+    assert d.declared_axis == "distribute training" and d.axis_matches is False
+    codes = {f.code: f for f in analyze(project).findings}
+    assert codes["wrong-axis"].severity == "error"
+    assert "never capacity" in codes["wrong-axis"].message
+
+
+def test_secondary_ceiling_is_the_next_binding_wall() -> None:
+    project = make_project("project: {title: T}" + HW + """
+baseline:
+  memory: {parameters: 7.0e9}
+  training: {parameters: 7.0e9, tokens: 1.0e8, mfu: 0.5, deadline: 1 h}   # 6×7e9×1e8/5e13 = 84,000 s
+design: {axis: distribute the model}
+""")
+    d = diagnose(project)
+    assert d.binding_ceiling == "memory-capacity"
+    assert [(c.ceiling, c.axis) for c in d.secondary_ceilings] == [("compute", "distribute training")]
+    assert d.workers_for_deadline == 24  # ceil(84000 / 3600) = ceil(23.33)
+    assert d.axis_matches is True
+
+
+def test_no_wall_binds_means_single_machine() -> None:
+    project = make_project("project: {title: T}" + HW + """
+baseline:
+  memory: {parameters: 1.0e9}                        # 16 GB of 80 GB
+  training: {parameters: 1.0e9, tokens: 1.0e6, mfu: 0.5, deadline: 1 h}   # 6e15/5e13 = 120 s
+""")
+    d = diagnose(project)
+    assert d.binding_ceiling == "none" and d.axis == "single machine"
+
+
+def test_no_walls_and_no_steps_means_no_diagnosis() -> None:
+    assert diagnose(make_project("project: {title: T}" + HW)) is None
+
+
+def test_serving_wall_and_inference_axis() -> None:
+    project = make_project("""
+project: {title: T, workload: inference}
+baseline:
+  serving: {requests_per_second: 50000 request/s, capacity_per_replica: 2000 request/s,
+            p99_latency: 35 ms, latency_slo: 20 ms}
+""")
+    d = diagnose(project)
+    serving = next(w for w in d.walls if w.wall == "serving")
+    assert serving.fill == pytest.approx(25.0)  # max(50000/2000, 35/20)
+    assert d.replicas_needed == 25
+    assert d.binding_ceiling == "serving" and d.axis == "distribute inference"
+
+
+def test_compute_ceiling_of_an_inference_workload_distributes_inference() -> None:
+    project = make_project("project: {title: T, workload: inference}" + HW + """
+baseline: {steps: [{name: s, time: 2 s, flops: 1.0e14 FLOP, bytes: 1.0e10 B}]}
+""")
+    assert diagnose(project).axis == "distribute inference"
+
+
+def test_time_wall_from_goal_and_the_single_node_run() -> None:
+    project = make_project("""
+project: {title: T, goal: {time_per_run: 10 min}}
+scaling: {runs: [{nodes: 1, time: 30 min}, {nodes: 4, time: 9 min}]}
+""")
+    d = analyze(project).diagnosis
+    time_wall = next(w for w in d.walls if w.wall == "time")
+    assert time_wall.fill == pytest.approx(3.0) and time_wall.binds
+    assert d.binding_ceiling == "compute"
+
+
+def test_missing_deadline_assumes_the_time_wall_binds() -> None:
+    project = make_project("project: {title: T}" + HW + """
+baseline: {steps: [{name: s, time: 2 s, flops: 1.0e14 FLOP, bytes: 1.0e10 B}]}
+""")
+    d = diagnose(project)
+    assert [(w.wall, w.fill, w.binds) for w in d.walls] == [("time", None, True)]
+    assert "no-deadline" in {f.code for f in analyze(project).findings}
+
+
+@pytest.mark.parametrize(("numerator", "denominator", "expected"), [
+    (0.020, 0.0004, 50),  # 20 ms over 0.4 ms is exactly 50 (0.02/0.0004 = 50.00000000000001 in floats)
+    (0.0201, 0.0004, 51),
+    (132e9, 80e9, 2),
+    (160e9, 80e9, 2),
+])
+def test_ceil_ratio_is_immune_to_rounding(numerator: float, denominator: float, expected: int) -> None:
+    assert ceil_ratio(numerator, denominator) == expected
+
+
+def test_interactive_tax() -> None:
+    tax = interactive_tax(6, 0.4e-3, 20e-3)
+    assert tax.tax_s == pytest.approx(2.4e-3)  # 6 × 0.4 ms
+    assert tax.budget_left_s == pytest.approx(17.6e-3)
+    assert tax.exhausting_fanout == 50  # ceil(20 / 0.4), not 51
+    assert not tax.binds
+    assert len(tax.budget_curve) == 80 and tax.budget_curve[49][1] == pytest.approx(0.0, abs=1e-15)
+    assert interactive_tax(50, 0.4e-3, 20e-3).binds  # budget exactly spent
+
+
+def test_tax_binds_raises_loop_back_warning() -> None:
+    project = make_project("""
+project: {title: T}
+checklist: {mode: interactive, tax: {fanout: 60, hop_latency: 0.4 ms, latency_slo: 20 ms}}
+""")
+    analysis = analyze(project)
+    assert analysis.checklist.tax.binds
+    assert "tax-binds" in {f.code for f in analysis.findings}
+
+
+def test_pressures_top_two() -> None:
+    project = make_project("""
+project: {title: T}
+checklist: {pressures: {data: 0.2, training: 0.9, model: 0.9, inference: 0.1}}
+""")
+    assert analyze(project).checklist.top_pressures == ("training", "model")  # tie keeps the listed order

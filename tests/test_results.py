@@ -1,0 +1,108 @@
+"""results.json: every key of shared/spec/RESULTS.md, its conventions, and byte-identical output."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from reportgen.pipeline import BuildOptions, build
+from reportgen.results import dumps
+from tests.conftest import INPUTS
+
+CONTRACT = {
+    "": ["schema_version", "project", "diagnosis", "checklist", "prediction", "scaling", "cost", "energy",
+         "reliability", "decisions", "findings"],
+    "project": ["title", "revision", "input_sha256", "generator_version"],
+    "diagnosis": ["ridge_intensity", "steps", "walls", "min_devices", "binding_ceiling", "axis", "declared_axis",
+                  "axis_matches", "secondary_ceilings", "workers_for_deadline", "replicas_needed"],
+    "diagnosis.steps": ["name", "intensity", "bound", "floors_s", "dominant"],
+    "diagnosis.steps.floors_s": ["compute", "memory", "io", "network"],
+    "diagnosis.walls": ["wall", "fill", "binds"],
+    "checklist.tax": ["kind", "tax_s", "budget_left_s", "exhausting_fanout", "ratio", "binds"],
+    "prediction": ["p_star", "speedup_at_p_star", "efficiency_at_p_star", "comm_ratio_at_p_star",
+                   "p_comm_dominated", "speedup_at_p_comm_dominated", "rows", "sensitivity", "fit", "usl_equivalent"],
+    "prediction.rows": ["nodes", "t_comp_s", "t_comm_s", "t_step_s", "speedup", "comm_ratio"],
+    "prediction.sensitivity": ["alpha_scale", "beta_scale", "p_star", "speedup"],
+    "prediction.fit": ["alpha_s", "beta_s", "residual_s"],
+    "prediction.usl_equivalent": ["sigma", "kappa"],
+    "scaling": ["rows", "form", "reference_nodes", "pop", "comm_fit", "knee_nodes", "knee_cause", "peak_nodes",
+                "amdahl", "usl"],
+    "scaling.rows": ["nodes", "time_s", "speedup", "efficiency", "comm_share", "idle_share", "karp_flatt",
+                     "lost_folds", "lost_serial", "lost_communication", "lost_imbalance", "imbalance"],
+    "scaling.pop": ["nodes", "load_balance", "comm_efficiency", "parallel_efficiency"],
+    "scaling.comm_fit": ["a_s", "b_s", "implied_p_star"],
+    "scaling.amdahl": ["serial_fraction", "max_speedup"],
+    "scaling.usl": ["sigma", "kappa", "gamma", "peak_nodes"],
+    "cost": ["rows", "marginal", "cost_optimal_nodes", "fastest_nodes", "cost_ratio", "speedup_ratio",
+             "time_value_optimal_nodes", "regimes"],
+    "cost.rows": ["nodes", "cost", "total_with_time_value"],
+    "cost.marginal": ["from_nodes", "to_nodes", "d_speedup", "d_cost", "speedup_per_cost"],
+    "cost.regimes.on_demand": ["viable", "reason", "rows", "cost_optimal_nodes", "time_value_optimal_nodes"],
+    "cost.regimes.spot": ["viable", "reason", "rows", "cost_optimal_nodes", "time_value_optimal_nodes"],
+    "cost.regimes.local": ["viable", "reason", "rows", "cost_optimal_nodes", "time_value_optimal_nodes"],
+    "cost.regimes.spot.rows": ["nodes", "time_s", "cost"],
+    "energy": ["carbon_intensity_g_per_kwh", "carbon_source", "rows", "carbon_optimal_nodes"],
+    "energy.rows": ["nodes", "energy_kwh", "co2_kg", "measured"],
+    "reliability.rows": ["nodes", "system_mtbf_s", "interval_s", "overhead_fraction"],
+    "decisions": ["name", "optimize", "nodes", "time_s", "cost", "co2_kg", "within_limits"],
+    "findings": ["severity", "code", "message", "path"],
+}
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    out = tmp_path_factory.mktemp("results")
+    build(INPUTS / "example.yaml", BuildOptions(out_root=out, formats=("json",)))
+    return json.loads((out / "example" / "results.json").read_text())
+
+
+def lookup(document: dict, dotted: str) -> object:
+    value: object = document
+    for part in filter(None, dotted.split(".")):
+        value = value[0] if isinstance(value, list) else value
+        value = value[part]  # type: ignore[index]
+    return value[0] if isinstance(value, list) else value
+
+
+@pytest.mark.parametrize("where", sorted(CONTRACT))
+def test_every_contract_key_is_produced_for_the_example(example: dict, where: str) -> None:
+    node = lookup(example, where)
+    assert isinstance(node, dict), f"{where} is {node!r}"
+    missing = [key for key in CONTRACT[where] if key not in node]
+    assert not missing, f"{where} lacks {missing}"
+
+
+def test_conventions(example: dict) -> None:
+    assert example["schema_version"] == 1
+    for section in ("prediction", "scaling", "cost", "energy"):
+        rows = example[section]["rows"]
+        assert [r["nodes"] for r in rows] == sorted(r["nodes"] for r in rows)
+        assert all(isinstance(r["nodes"], int) for r in rows)
+    assert example["energy"]["carbon_source"] == "codecarbon: country USA, region virginia"
+    assert example["energy"]["carbon_intensity_g_per_kwh"] == pytest.approx(244.76, abs=0.01)
+    text = json.dumps(example)
+    assert "NaN" not in text and "Infinity" not in text
+
+
+def test_infinity_is_a_string() -> None:
+    assert json.loads(dumps({"a": math.inf, "b": [1.0, -math.inf]})) == {"a": "inf", "b": [1.0, "-inf"]}
+    with pytest.raises(ValueError):
+        dumps({"a": math.nan})
+
+
+def test_absent_sections_are_null(tmp_path: Path) -> None:
+    path = tmp_path / "minimal.yaml"
+    path.write_text("project: {title: Only a title}\n")
+    build(path, BuildOptions(out_root=tmp_path / "out", formats=("json",)))
+    document = json.loads((tmp_path / "out" / "minimal" / "results.json").read_text())
+    for section in ("diagnosis", "prediction", "scaling", "cost", "energy", "reliability", "decisions"):
+        assert document[section] is None, section
+
+
+def test_two_builds_are_byte_identical(tmp_path: Path) -> None:
+    for out in ("a", "b"):
+        build(INPUTS / "example.yaml", BuildOptions(out_root=tmp_path / out, formats=("json",)))
+    assert (tmp_path / "a/example/results.json").read_bytes() == (tmp_path / "b/example/results.json").read_bytes()
