@@ -30,8 +30,12 @@ def build(path: Path, options: BuildOptions) -> list[Path]:
     if "json" in options.formats:
         files["results.json"] = dumps(document).encode("utf-8")
     if "html" in options.formats or "pdf" in options.formats:
-        html = render_html("report.html", {"project": loaded.project, "results": document,
-                                           "paper": options.paper})
+        from reportgen.context import as_template_vars, build_context
+        from reportgen.figures import draw_figures
+
+        context = build_context(loaded.project, analysis, document, draw_figures(analysis, loaded.project),
+                                paper=options.paper, input_name=path.name)
+        html = render_html("report.html", as_template_vars(context))
         if "html" in options.formats:
             files["report.html"] = html.encode("utf-8")
         if "pdf" in options.formats:

@@ -5,6 +5,7 @@ Formats, never computes. The PDF renderer fetches nothing but reportgen's own bu
 
 from __future__ import annotations
 
+import math
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -18,14 +19,19 @@ if TYPE_CHECKING:
 def environment() -> jinja2.Environment:
     import jinja2
 
-    return jinja2.Environment(
+    from reportgen.formatting import FILTERS
+
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir())),
-        autoescape=jinja2.select_autoescape(["html", "xml"], default=True),
+        autoescape=True,  # every template, including the included report.css, escapes what it is given
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
+    env.filters.update(FILTERS)
+    env.globals["inf"] = math.inf
+    return env
 
 
 def render_html(template: str, context: dict[str, Any]) -> str:

@@ -1,0 +1,109 @@
+"""The report's template context: everything a template may use, documented in one dataclass.
+
+Templates format; they never compute. Numbers come from the analyses (the same objects results.json is written
+from); this module only gathers them with the figures, the provenance and the normalized inputs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from reportgen import __version__
+from reportgen.analysis import Analysis
+from reportgen.figures import FigureSVG
+from reportgen.model import Project
+from reportgen.spec import Items, Quantity, Section, spec_fields
+
+SECTIONS = (
+    ("summary", "Summary"),
+    ("problem", "Problem and goal"),
+    ("diagnosis", "Diagnosis: which ceiling binds"),
+    ("design", "Design"),
+    ("measure", "Measure, attribute, decide"),
+    ("appendix", "Appendix: methodology and inputs"),
+)
+
+
+@dataclass(frozen=True)
+class InputRow:
+    """One leaf of the normalized project file: its path and its value in SI units."""
+
+    path: str
+    value: str
+    unit: str
+
+
+@dataclass(frozen=True)
+class ReportContext:
+    """What report.html renders. A test checks that the templates use nothing else."""
+
+    project: Project  # the loaded project (SI floats)
+    analysis: Analysis  # every analysis result
+    results: dict[str, Any]  # the results.json document (provenance, and the numbers scripts see)
+    figures: dict[str, FigureSVG]  # by key; absent when its inputs are absent
+    sections: tuple[tuple[str, str], ...]  # (anchor, title) in reading order, for the navigation and contents
+    inputs: tuple[InputRow, ...]  # the normalized inputs of the appendix
+    currency: str
+    paper: str  # "a4" or "letter"
+    date: str  # the report's date: the project's date, else SOURCE_DATE_EPOCH, else undated
+    created: str | None  # ISO 8601 creation time for the PDF metadata (reproducible: never "now")
+    version: str  # reportgen's version
+    input_name: str  # the project file's name
+
+
+def report_date(project: Project) -> tuple[str, str | None]:
+    """The shown date and the PDF creation time: SOURCE_DATE_EPOCH when set, else the project's date."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch and epoch.strip().isdigit():
+        moment = dt.datetime.fromtimestamp(int(epoch), tz=dt.UTC)
+        return project.project.date or moment.date().isoformat(), moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    date = project.project.date
+    if date:
+        try:
+            return date, dt.date.fromisoformat(date).strftime("%Y-%m-%dT00:00:00Z")
+        except ValueError:
+            return date, None
+    return "undated", None
+
+
+def normalized_inputs(project: Project) -> tuple[InputRow, ...]:
+    rows: list[InputRow] = []
+
+    def walk(obj: Any, path: str) -> None:
+        for name, spec, _ in spec_fields(type(obj)):
+            value = getattr(obj, name)
+            where = f"{path}.{name}" if path else name
+            if value is None or value == ():
+                continue
+            if isinstance(spec, Section):
+                walk(value, where)
+            elif isinstance(spec, Items) and isinstance(spec.item, Section):
+                for index, item in enumerate(value):
+                    walk(item, f"{where}[{index}]")
+            elif isinstance(spec, Quantity | Items) and isinstance(getattr(spec, "item", spec), Quantity):
+                quantity = spec if isinstance(spec, Quantity) else spec.item
+                unit = quantity.dimension.si_unit.replace("currency_unit", project.currency)  # type: ignore[union-attr]
+                shown = ", ".join(f"{v:.6g}" for v in value) if isinstance(value, tuple) else f"{value:.6g}"
+                rows.append(InputRow(where, shown, unit))
+            else:
+                shown = ", ".join(value) if isinstance(value, tuple) else str(value)
+                rows.append(InputRow(where, shown, ""))
+
+    walk(project, "")
+    return tuple(rows)
+
+
+def build_context(project: Project, analysis: Analysis, results: dict[str, Any], figures: dict[str, FigureSVG],
+                  *, paper: str, input_name: str) -> ReportContext:
+    date, created = report_date(project)
+    return ReportContext(project=project, analysis=analysis, results=results, figures=figures, sections=SECTIONS,
+                         inputs=normalized_inputs(project), currency=project.currency, paper=paper, date=date,
+                         created=created, version=__version__, input_name=input_name)
+
+
+def as_template_vars(context: ReportContext) -> dict[str, Any]:
+    return {field.name: getattr(context, field.name) for field in dataclasses.fields(context)}

@@ -1,0 +1,116 @@
+"""Decision figures: cost against speedup with both optima, the price regimes, energy and CO2 per scale."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from reportgen.analysis.cost import CostResult
+from reportgen.analysis.energy import EnergyResult
+from reportgen.figures import FigureSVG
+from reportgen.figures.style import BLUE, GREEN, GREY, INK, ORANGE, PURPLE, VERMILION, figure, log2_axis, to_svg
+from reportgen.model import Project
+
+REGIME_STYLE = {"on_demand": (BLUE, "o", "-"), "spot": (ORANGE, "s", "--"), "local": (GREEN, "^", "-.")}
+REGIME_NAME = {"on_demand": "on-demand", "spot": "spot", "local": "owned"}
+
+
+def draw(analysis: Any, project: Project) -> list[FigureSVG | None]:
+    return [cost_speedup(analysis.cost), regimes(analysis.cost), energy(analysis.energy)]
+
+
+def _unit(cost: CostResult) -> str:
+    return f"{cost.currency} per unit of work" if cost.per_unit_of_work else f"{cost.currency} per run"
+
+
+def cost_speedup(cost: CostResult | None) -> FigureSVG | None:
+    if cost is None:
+        return None
+    key = "cost-speedup"
+    with figure(key, height=3.0) as fig:
+        ax = fig.subplots()
+        s = [r.speedup for r in cost.rows]
+        c = [r.cost for r in cost.rows]
+        ax.plot(s, c, "o-", color=BLUE, markeredgecolor=INK, label="measured scales")
+        for row in cost.rows:
+            ax.annotate(f"{row.nodes:,}", (row.speedup, row.cost), textcoords="offset points", xytext=(4, -10),
+                        fontsize=7)
+        cheap = next(r for r in cost.rows if r.nodes == cost.cost_optimal_nodes)
+        fast = next(r for r in cost.rows if r.nodes == cost.fastest_nodes)
+        ax.plot([cheap.speedup], [cheap.cost], "D", color=GREEN, markersize=10, markeredgecolor=INK,
+                label=f"cost-optimal: {cheap.nodes:,} nodes")
+        ax.plot([fast.speedup], [fast.cost], "*", color=VERMILION, markersize=13, markeredgecolor=INK,
+                label=f"fastest: {fast.nodes:,} nodes")
+        if cost.time_value_optimal_nodes is not None:
+            best = next(r for r in cost.rows if r.nodes == cost.time_value_optimal_nodes)
+            ax.plot([best.speedup], [best.cost], "P", color=PURPLE, markersize=10, markeredgecolor=INK,
+                    label=f"optimal with time valued: {best.nodes:,} nodes")
+        ax.set_xlabel("speedup")
+        ax.set_ylabel(f"cost ({_unit(cost)})")
+        ax.legend(loc="upper left")
+        svg = to_svg(fig, key)
+    return FigureSVG(key, svg, f"Cost of one run against speedup at each measured node count, with the cost-optimal "
+                     f"and the fastest points. Going from the cheapest to the fastest costs {cost.cost_ratio:.3g}× "
+                     f"the money for {cost.speedup_ratio:.3g}× the speed.", "Cost against speedup.")
+
+
+def regimes(cost: CostResult | None) -> FigureSVG | None:
+    if cost is None or len(cost.regimes) < 2:
+        return None
+    key = "regimes"
+    with figure(key, height=2.9) as fig:
+        ax = fig.subplots()
+        for name, regime in cost.regimes.items():
+            color, marker, line = REGIME_STYLE[name]
+            label = REGIME_NAME[name] + ("" if regime.viable else " (not viable)")
+            ax.plot([r.nodes for r in regime.rows], [r.cost for r in regime.rows], marker=marker, linestyle=line,
+                    color=color if regime.viable else GREY, markeredgecolor=INK, label=label)
+            if regime.cost_optimal_nodes is not None:
+                best = next(r for r in regime.rows if r.nodes == regime.cost_optimal_nodes)
+                ax.plot([best.nodes], [best.cost], marker, color=color, markersize=11, markeredgecolor=INK)
+        log2_axis(ax, [r.nodes for r in cost.rows])
+        ax.set_xlabel("nodes (log scale)")
+        ax.set_ylabel(f"cost ({_unit(cost)})")
+        ax.legend(loc="upper left")
+        svg = to_svg(fig, key)
+    return FigureSVG(key, svg, "Cost per run in each price regime; each regime's own optimum is drawn large. Spot "
+                     "adds the restart time of expected preemptions (first order); an owned regime below its "
+                     "utilization threshold is shown grey.", "Cost against nodes per price regime.")
+
+
+def energy(result: EnergyResult | None) -> FigureSVG | None:
+    if result is None:
+        return None
+    labels = [f"{r.nodes:,}" for r in result.rows]
+    key = "energy"
+    unit = "per unit of work" if result.per_unit_of_work else "per run"
+    with figure(key, height=2.9) as fig:
+        ax = fig.subplots()
+        kwh = np.array([r.energy_kwh for r in result.rows])
+        bars = ax.bar(labels, kwh, color=[ORANGE if r.measured else BLUE for r in result.rows],
+                      hatch=["//" if r.measured else "" for r in result.rows], edgecolor=INK, linewidth=0.5)
+        bars[0].set_label("modelled energy")
+        measured = [b for b, r in zip(bars, result.rows, strict=True) if r.measured]
+        if measured:
+            measured[0].set_label("measured energy")
+        ax.set_xlabel("nodes")
+        ax.set_ylabel(f"energy (kWh {unit})")
+        ax.grid(axis="x", visible=False)
+        handles, names = ax.get_legend_handles_labels()
+        if result.carbon_intensity_g_per_kwh is not None:
+            right = ax.twinx()
+            right.plot(labels, [r.co2_kg for r in result.rows], "o--", color=VERMILION, markeredgecolor=INK,
+                       label="CO2e")
+            right.set_ylabel(f"CO2e (kg {unit})")
+            right.set_ylim(0, max(r.co2_kg or 0 for r in result.rows) * 1.2)
+            right.grid(False)
+            right.spines["right"].set_visible(True)
+            more = right.get_legend_handles_labels()
+            handles, names = handles + more[0], names + more[1]
+        ax.legend(handles, names, loc="upper left")
+        svg = to_svg(fig, key)
+    source = f" Carbon intensity {result.carbon_intensity_g_per_kwh:.4g} g/kWh ({result.carbon_source})." \
+        if result.carbon_intensity_g_per_kwh is not None else " No location given: CO2e is not computed."
+    return FigureSVG(key, svg, f"Energy {unit} at each scale (bars; hatched where measured) and the CO2e it emits "
+                     f"(line).{source}", "Energy bars and CO2 line per scale.")

@@ -1,0 +1,136 @@
+"""Design figures: pressures radar, fan-out budget, predicted speedup and ratio, sensitivity heat map."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from reportgen.analysis.checklist import ChecklistResult
+from reportgen.analysis.prediction import PredictionResult
+from reportgen.figures import FigureSVG
+from reportgen.figures.style import BLUE, GREEN, GREY, INK, ORANGE, VERMILION, figure, log2_axis, to_svg
+from reportgen.model import Project
+
+
+def draw(analysis: Any, project: Project) -> list[FigureSVG | None]:
+    return [radar(analysis.checklist), fanout_budget(analysis.checklist), predicted(analysis.prediction, analysis),
+            sensitivity(analysis.prediction)]
+
+
+def radar(checklist: ChecklistResult | None) -> FigureSVG | None:
+    if checklist is None or len(checklist.pressures) < 3:
+        return None
+    names = [name for name, _ in checklist.pressures]
+    values = [value for _, value in checklist.pressures]
+    angles = np.linspace(0, 2 * np.pi, len(names), endpoint=False)
+    key = "pressures"
+    with figure(key, width=3.6, height=3.0) as fig:
+        ax = fig.add_subplot(projection="polar")
+        closed = np.concatenate([angles, angles[:1]])
+        ax.plot(closed, values + values[:1], color=BLUE, marker="o", markersize=4)
+        ax.fill(closed, values + values[:1], color=BLUE, alpha=0.18, hatch="//", edgecolor=BLUE)
+        ax.set_xticks(angles)
+        ax.set_xticklabels(names)
+        ax.set_ylim(0, 1)
+        ax.set_yticks([0.25, 0.5, 0.75, 1.0])
+        ax.set_yticklabels(["0.25", "0.5", "0.75", "1"], fontsize=6.5)
+        svg = to_svg(fig, key)
+    top = " and ".join(checklist.top_pressures)
+    return FigureSVG(key, svg, f"Pressure on each axis of distribution, from 0 to 1 (declared). The strongest: "
+                     f"{top}.", "Radar chart of the six axis pressures.")
+
+
+def fanout_budget(checklist: ChecklistResult | None) -> FigureSVG | None:
+    if checklist is None or checklist.tax.kind != "interactive":
+        return None
+    tax = checklist.tax
+    fanouts = [n for n, _ in tax.budget_curve]
+    budget_ms = [left * 1e3 for _, left in tax.budget_curve]
+    key = "fanout-budget"
+    with figure(key, height=2.8) as fig:
+        ax = fig.subplots()
+        ax.plot(fanouts, budget_ms, color=BLUE, label="latency budget left = SLO − fanout × hop latency")
+        ax.axhline(0, color=INK, linewidth=1)
+        ax.fill_between(fanouts, budget_ms, 0, where=[b < 0 for b in budget_ms], color=VERMILION, alpha=0.25,
+                        hatch="//", label="budget exhausted")
+        ax.axvline(tax.fanout, color=GREEN, linestyle="--", label=f"this design: fanout {tax.fanout}")  # type: ignore[arg-type]
+        if tax.exhausting_fanout:
+            ax.axvline(tax.exhausting_fanout, color=VERMILION, linestyle=":",
+                       label=f"exhausting fanout {tax.exhausting_fanout}")
+        ax.set_xlabel("fanout (hops per request)")
+        ax.set_ylabel("budget left (ms)")
+        ax.legend(loc="upper right")
+        svg = to_svg(fig, key)
+    return FigureSVG(key, svg, "The interactive communication tax: latency budget left against fanout 1 to 80. "
+                     "The exhausting fanout is the smallest fanout whose tax reaches the objective.",
+                     "Line of budget left falling with fanout.")
+
+
+def predicted(prediction: PredictionResult | None, analysis: Any) -> FigureSVG | None:
+    if prediction is None:
+        return None
+    curve = prediction.curve
+    limit = min(prediction.max_nodes, max(4 * prediction.p_star, 64, 2 * (prediction.planned_nodes or 1)))
+    p = curve.nodes[:limit]
+    key = "predicted-speedup"
+    with figure(key, height=3.2) as fig:
+        ax = fig.subplots()
+        ax.plot(p, curve.speedup[:limit], color=BLUE, label="predicted speedup S(p)")
+        ax.plot(p, p, color=GREY, linestyle=":", linewidth=1, label="ideal S = p")
+        ax.set_ylim(0, max(float(curve.speedup[:limit].max()) * 1.25, 2))
+        ax.axvline(prediction.p_star, color=GREEN, linestyle="--", label=f"p* = {prediction.p_star:,}")
+        if prediction.p_comm_dominated and prediction.p_comm_dominated <= limit:
+            ax.axvline(prediction.p_comm_dominated, color=VERMILION, linestyle="-.",
+                       label=f"p_dom = {prediction.p_comm_dominated:,} (R ≥ 1)")
+        scaling = analysis.scaling
+        if scaling is not None and scaling.reference_nodes == 1:
+            ax.plot([r.nodes for r in scaling.rows], [r.speedup for r in scaling.rows], "s", color=ORANGE,
+                    markeredgecolor=INK, label="measured speedup")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("nodes p (log scale)")
+        ax.set_ylabel("speedup S(p)")
+        right = ax.twinx()
+        right.plot(p, curve.comm_ratio[:limit], color=ORANGE, linestyle="--", linewidth=1.2,
+                   label="R(p) = T_comm / (T_comp / p)")
+        right.set_yscale("log")
+        right.set_ylabel("communication-to-computation ratio R(p)")
+        right.grid(False)
+        right.spines["right"].set_visible(True)
+        lines = ax.get_legend_handles_labels()
+        more = right.get_legend_handles_labels()
+        ax.legend(lines[0] + more[0], lines[1] + more[1], loc="upper left")
+        svg = to_svg(fig, key)
+    return FigureSVG(key, svg, "Predicted speedup S(p) of the ring all-reduce alpha-beta model (left axis) and "
+                     "the communication-to-computation ratio R(p) (right axis, log scale), with the optimum p* and "
+                     "the first communication-dominated node count p_dom marked"
+                     + ("; measured speedups overlaid." if analysis.scaling and analysis.scaling.reference_nodes == 1
+                        else "."), "Speedup and ratio curves against node count.")
+
+
+def sensitivity(prediction: PredictionResult | None) -> FigureSVG | None:
+    if prediction is None:
+        return None
+    scales = sorted({s.alpha_scale for s in prediction.sensitivity})
+    grid = np.array([[next(s for s in prediction.sensitivity if s.alpha_scale == a and s.beta_scale == b)
+                      for b in scales] for a in scales])
+    values = np.array([[cell.speedup for cell in row] for row in grid])
+    key = "sensitivity"
+    with figure(key, width=4.2, height=2.9) as fig:
+        ax = fig.subplots()
+        image = ax.imshow(np.log10(values), cmap="cividis", origin="lower")
+        for i in range(len(scales)):
+            for j in range(len(scales)):
+                light = image.norm(np.log10(values[i, j])) < 0.55
+                ax.text(j, i, f"p* = {grid[i, j].p_star:,}\nS = {values[i, j]:.3g}", ha="center", va="center",
+                        fontsize=7, color="white" if light else INK)
+        labels = [f"β × {s:g}" for s in scales]
+        ax.set_xticks(range(len(scales)), labels)
+        ax.set_yticks(range(len(scales)), [f"α × {s:g}" for s in scales])
+        ax.grid(False)
+        bar = fig.colorbar(image, ax=ax, shrink=0.85)
+        bar.set_label("log10 S(p*)")
+        svg = to_svg(fig, key)
+    return FigureSVG(key, svg, "Sensitivity of the prediction: the optimum p* and its speedup when the latency α "
+                     "and the per-link transfer time β are ten times smaller or larger.",
+                     "Three-by-three heat map of optimum and speedup.")

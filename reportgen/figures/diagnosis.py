@@ -1,0 +1,118 @@
+"""Diagnosis figures: the roofline with the steps placed on it, the walls, and the memory stack."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from reportgen.analysis.diagnosis import ADAM_STACK, DiagnosisResult
+from reportgen.figures import FigureSVG
+from reportgen.figures.style import BLUE, GREEN, GREY, INK, ORANGE, PURPLE, SKY, VERMILION, figure, to_svg
+from reportgen.model import Project
+
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+def draw(analysis: Any, project: Project) -> list[FigureSVG | None]:
+    diagnosis: DiagnosisResult | None = analysis.diagnosis
+    if diagnosis is None:
+        return []
+    return [roofline(diagnosis, project), walls(diagnosis), memory_stack(diagnosis)]
+
+
+def roofline(d: DiagnosisResult, project: Project) -> FigureSVG | None:
+    hardware = project.hardware
+    placed = [s for s in d.steps if s.intensity is not None and s.attained_flops_per_s]
+    if not hardware or not hardware.peak_compute or not hardware.memory_bandwidth or not placed:
+        return None
+    peak, bandwidth = hardware.peak_compute, hardware.memory_bandwidth
+    finite = [s.intensity for s in placed if s.intensity is not None and math.isfinite(s.intensity)]
+    ridge = peak / bandwidth
+    low = min([ridge / 100, *[i / 4 for i in finite]])
+    high = max([ridge * 100, *[i * 4 for i in finite]])
+    key = "roofline"
+    with figure(key) as fig:
+        ax = fig.subplots()
+        x = np.geomspace(low, high, 200)
+        ax.loglog(x, np.minimum(peak, bandwidth * x) / 1e12, color=INK, label="roof: min(π, β·I)")
+        ax.axvline(ridge, color=GREY, linestyle=":", linewidth=1)
+        ax.annotate(f"ridge I* = {ridge:,.3g} FLOP/B", (ridge, peak / 1e12), textcoords="offset points",
+                    xytext=(5, -12), fontsize=7, color=INK)
+        for index, step in enumerate(placed):
+            intensity = step.intensity if math.isfinite(step.intensity or 0) else high / 1.5
+            ax.loglog(intensity, step.attained_flops_per_s / 1e12, MARKERS[index % len(MARKERS)],  # type: ignore[operator]
+                      color=(VERMILION if step.dominant else BLUE), markersize=7, markeredgecolor=INK,
+                      label=f"{step.name} ({step.bound or 'unbound'}{', dominant' if step.dominant else ''})")
+        ax.set_xlabel("arithmetic intensity I (FLOP per byte of memory traffic)")
+        ax.set_ylabel("attained compute (TFLOP/s)")
+        ax.legend(loc="lower right")
+        svg = to_svg(fig, key)
+    return FigureSVG(key, svg, "Roofline of one node: each profiled step placed at its arithmetic intensity and "
+                     "attained rate, under the memory roof (β·I) left of the ridge and the compute roof (π) right "
+                     "of it. The dominant step (longest measured time) is drawn in red.",
+                     "Log-log roofline with the baseline steps as points.")
+
+
+def walls(d: DiagnosisResult) -> FigureSVG | None:
+    shown = [w for w in d.walls if w.fill is not None]
+    if not shown:
+        return None
+    key = "walls"
+    with figure(key, height=2.4) as fig:
+        ax = fig.subplots()
+        names = [w.wall for w in shown]
+        fills = [w.fill for w in shown]
+        colors = [VERMILION if w.binds else GREEN for w in shown]
+        bars = ax.barh(names, fills, color=colors, edgecolor=INK, linewidth=0.6,
+                       hatch=["//" if w.binds else "" for w in shown])
+        ax.axvline(1.0, color=INK, linewidth=1.2, linestyle="--")
+        ax.annotate("capacity (fill = 1)", (1.0, len(shown) - 0.5), textcoords="offset points", xytext=(4, 0),
+                    fontsize=7)
+        for bar, fill in zip(bars, fills, strict=True):
+            ax.annotate(f"{fill:.3g}×", (bar.get_width(), bar.get_y() + bar.get_height() / 2),
+                        textcoords="offset points", xytext=(3, -3), fontsize=7)
+        if max(fills) / max(min(fills), 1e-9) > 100:  # type: ignore[type-var, operator]
+            ax.set_xscale("log")
+        ax.invert_yaxis()
+        ax.set_xlabel("fill = demand / capacity (a wall binds at 1 or more)")
+        ax.grid(axis="y", visible=False)
+        svg = to_svg(fig, key)
+    binding = [w.wall for w in shown if w.binds]
+    return FigureSVG(key, svg, "The walls as fill ratios, in the order they are checked (memory, data, serving, "
+                     "time). Hatched red bars bind" + (f": {', '.join(binding)}." if binding else "; none binds."),
+                     "Horizontal bars of wall fill ratios against the capacity line at 1.")
+
+
+def memory_stack(d: DiagnosisResult) -> FigureSVG | None:
+    if not d.memory_stack:
+        return None
+    parameters_bytes = d.memory_stack[0][1]
+    per_parameter = d.bytes_per_parameter or 16.0
+    parameters = parameters_bytes / per_parameter
+    if per_parameter == 16.0:
+        parts = [(f"{name} ({size:g} B)", parameters * size) for name, size in ADAM_STACK]
+    else:
+        parts = [(f"parameters × {per_parameter:g} B", parameters_bytes)]
+    parts += [(name, size) for name, size in d.memory_stack[1:]]
+    colors = [BLUE, SKY, GREEN, ORANGE, PURPLE, GREY]
+    hatches = ["", "..", "//", "\\\\", "xx", "--"]
+    key = "memory-stack"
+    with figure(key, height=2.2) as fig:
+        ax = fig.subplots()
+        left = 0.0
+        for index, (name, size) in enumerate(parts):
+            ax.barh(["one replica"], [size / 1e9], left=left / 1e9, color=colors[index % 6],
+                    hatch=hatches[index % 6], edgecolor=INK, linewidth=0.6, label=f"{name}: {size / 1e9:,.4g} GB")
+            left += size
+        if d.memory_capacity:
+            ax.axvline(d.memory_capacity / 1e9, color=VERMILION, linewidth=1.6, linestyle="--",
+                       label=f"device memory of one node: {d.memory_capacity / 1e9:,.4g} GB")
+        ax.set_xlabel("memory (GB)")
+        ax.grid(axis="y", visible=False)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.45), ncol=2)
+        svg = to_svg(fig, key)
+    return FigureSVG(key, svg, "What one replica must hold, against the memory of one node. With the default "
+                     "16 bytes per parameter of mixed-precision Adam: 2 (bf16 weight) + 2 (bf16 gradient) + 4 (fp32 "
+                     "master) + 8 (fp32 Adam m and v).", "Stacked bar of memory demand with the capacity line.")

@@ -1,0 +1,201 @@
+"""Measured-scaling figures: breakdown, per-worker timeline, speedup and efficiency with fits, lost folds,
+Karp–Flatt."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from reportgen.analysis.fits import usl_capacity
+from reportgen.analysis.scaling import ScalingResult
+from reportgen.figures import FigureSVG
+from reportgen.figures.style import (
+    ACTIVITY,
+    BLUE,
+    GREEN,
+    GREY,
+    INK,
+    ORANGE,
+    PURPLE,
+    VERMILION,
+    figure,
+    log2_axis,
+    to_svg,
+)
+from reportgen.model import Project
+
+
+def draw(analysis: Any, project: Project) -> list[FigureSVG | None]:
+    scaling: ScalingResult | None = analysis.scaling
+    if scaling is None:
+        return []
+    return [breakdown(scaling), timeline(scaling), speedup(scaling, analysis), lost_folds(scaling),
+            karp_flatt(scaling)]
+
+
+def reference_note(scaling: ScalingResult) -> str:
+    if scaling.reference_nodes == 1:
+        return ""
+    return (f" Speedups are relative to the smallest measured scale, {scaling.reference_nodes} nodes "
+            f"(no single-node run): ideal is p / {scaling.reference_nodes}.")
+
+
+def breakdown(scaling: ScalingResult) -> FigureSVG | None:
+    if scaling.form != "breakdown":
+        return None
+    labels = [f"{r.nodes:,}" for r in scaling.rows]
+    key = "breakdown"
+    with figure(key, height=3.0) as fig:
+        ax = fig.subplots()
+        bottom = np.zeros(len(labels))
+        for field, name in (("compute", "compute"), ("io", "io"), ("communication", "communication"),
+                            ("idle", "idle")):
+            values = np.array([getattr(r.run, field) or 0.0 for r in scaling.rows]) / 3600
+            color, hatch = ACTIVITY[name]
+            ax.bar(labels, values, bottom=bottom, color=color, hatch=hatch, edgecolor=INK, linewidth=0.5, label=name)
+            bottom += values
+        ax.set_xlabel("nodes")
+        ax.set_ylabel("wall time per run (h)")
+        ax.grid(axis="x", visible=False)
+        ax.legend(loc="upper right")
+        svg = to_svg(fig, key)
+    return FigureSVG(key, svg, "Where the time goes at each measured scale: compute, I/O, communication and idle "
+                     "time at barriers, stacked to the wall time of one run.", "Stacked bars of time per scale.")
+
+
+def timeline(scaling: ScalingResult) -> FigureSVG | None:
+    pop = next((row for row in reversed(scaling.pop)), None)  # the largest scale with per-worker times
+    if pop is None:
+        return None
+    workers = np.array(pop.workers_s)
+    slowest = workers.max()
+    collective = pop.collective_s or 0.0
+    key = "timeline"
+    height = min(0.9 + 0.16 * len(workers), 4.6)
+    with figure(key, height=height) as fig:
+        ax = fig.subplots()
+        rows = np.arange(len(workers))
+        color, hatch = ACTIVITY["compute"]
+        ax.barh(rows, workers, color=color, edgecolor=INK, linewidth=0.4, label="compute")
+        color, hatch = ACTIVITY["idle"]
+        ax.barh(rows, slowest - workers, left=workers, color=color, hatch=hatch, edgecolor=INK, linewidth=0.4,
+                label="wait at the barrier for the slowest")
+        if collective:
+            color, hatch = ACTIVITY["communication"]
+            ax.barh(rows, [collective] * len(workers), left=slowest, color=color, hatch=hatch, edgecolor=INK,
+                    linewidth=0.4, label="collective")
+        ax.set_yticks(rows, [f"w{i}" for i in rows], fontsize=6.5)
+        ax.invert_yaxis()
+        ax.set_xlabel("time (s)")
+        ax.grid(axis="y", visible=False)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12 if len(workers) > 8 else -0.3), ncol=3)
+        svg = to_svg(fig, key)
+    return FigureSVG(key, svg, f"Per-worker timeline at {pop.nodes:,} nodes: each worker computes, waits at the "
+                     f"barrier until the slowest finishes, then joins the collective. Load balance {pop.load_balance:.3f}"
+                     f", imbalance (max/mean − 1) {pop.imbalance:.1%}.", "Gantt-style bars, one per worker.")
+
+
+def speedup(scaling: ScalingResult, analysis: Any) -> FigureSVG:
+    rows = scaling.rows
+    p = np.array([r.nodes for r in rows], dtype=float)
+    q = p / scaling.reference_nodes
+    s = np.array([r.speedup for r in rows])
+    dense = np.geomspace(p.min(), p.max() * 1.5, 120)
+    key = "speedup"
+    with figure(key, height=3.4) as fig:
+        ax, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [3, 2]})
+        ax.plot(p, q, color=GREY, linestyle=":", label="ideal")
+        ax.plot(p, s, "o-", color=BLUE, markeredgecolor=INK, label="measured")
+        if scaling.amdahl is not None and scaling.amdahl.serial_fraction > 0:
+            f = scaling.amdahl.serial_fraction
+            dq = dense / scaling.reference_nodes
+            ax.plot(dense, 1 / (f + (1 - f) / dq), color=GREEN, linestyle="--", linewidth=1.1,
+                    label=f"Amdahl, f = {f:.3g}")
+        if scaling.usl is not None:
+            usl = scaling.usl
+            fitted = usl_capacity(dense, usl.gamma, usl.sigma, usl.kappa)
+            if scaling.form == "throughput":
+                fitted = fitted / rows[0].run.throughput  # type: ignore[operator]
+            ax.plot(dense, fitted, color=PURPLE, linestyle="-.", linewidth=1.1,
+                    label=f"USL, σ = {usl.sigma:.3g}, κ = {usl.kappa:.3g}")
+        if scaling.knee_nodes is not None:
+            knee = next(r for r in rows if r.nodes == scaling.knee_nodes)
+            ax.plot([knee.nodes], [knee.speedup], "*", color=VERMILION, markersize=13, markeredgecolor=INK,
+                    label=f"knee at {knee.nodes:,} nodes")
+        log2_axis(ax, [r.nodes for r in rows])
+        ax.set_ylim(0, max(float(s.max()), 1.0) * 1.35)
+        ax.set_xlabel("nodes (log scale)")
+        ax.set_ylabel(f"speedup over {scaling.reference_nodes:,} node{'s' if scaling.reference_nodes > 1 else ''}")
+        ax.legend(loc="upper left")
+        right.plot(p, [r.efficiency for r in rows], "s-", color=ORANGE, markeredgecolor=INK, label="efficiency")
+        right.axhline(1.0, color=GREY, linestyle=":")
+        right.axhline(0.5, color=VERMILION, linestyle="--", linewidth=1, label="E = 0.5")
+        log2_axis(right, [r.nodes for r in rows])
+        right.set_ylim(0, max(1.1, max(r.efficiency for r in rows) * 1.1))
+        right.set_xlabel("nodes (log scale)")
+        right.set_ylabel("parallel efficiency E = S / (p / p_ref)")
+        right.legend(loc="lower left")
+        svg = to_svg(fig, key)
+    knee_text = f"The knee (Kneedle in log2 p) is at {scaling.knee_nodes:,} nodes." if scaling.knee_nodes else \
+        "No knee in the measured range."
+    return FigureSVG(key, svg, "Measured speedup against ideal with the Amdahl and Universal Scalability Law fits "
+                     f"(left) and parallel efficiency (right). {knee_text}{reference_note(scaling)}",
+                     "Speedup and efficiency against node count.")
+
+
+def lost_folds(scaling: ScalingResult) -> FigureSVG | None:
+    if scaling.form != "breakdown" or len(scaling.rows) < 2:
+        return None
+    rows = scaling.rows
+    labels = [f"{r.nodes:,}" for r in rows]
+    key = "lost-folds"
+    with figure(key, height=3.0) as fig:
+        ax = fig.subplots()
+        achieved = np.array([r.speedup for r in rows])
+        ax.bar(labels, achieved, color=BLUE, edgecolor=INK, linewidth=0.5, label="folds achieved (speedup)")
+        bottom = achieved.copy()
+        for field, name, label in (("lost_serial", "serial", "lost to the serial fraction"),
+                                   ("lost_communication", "communication", "lost to communication"),
+                                   ("lost_imbalance", "idle", "lost to load imbalance")):
+            values = np.array([max(getattr(r, field) or 0.0, 0.0) for r in rows])
+            color, hatch = ACTIVITY[name]
+            ax.bar(labels, values, bottom=bottom, color=color, hatch=hatch, edgecolor=INK, linewidth=0.5, label=label)
+            bottom += values
+        ideal = [r.nodes / scaling.reference_nodes for r in rows]
+        ax.plot(labels, ideal, "_", color=INK, markersize=18, markeredgewidth=1.5, label="ideal p / p_ref")
+        ax.set_xlabel("nodes")
+        ax.set_ylabel("folds of speedup")
+        ax.grid(axis="x", visible=False)
+        ax.legend(loc="upper left")
+        svg = to_svg(fig, key)
+    return FigureSVG(key, svg, "Every fold of ideal speedup accounted for: the folds achieved, and the folds lost "
+                     "to the serial fraction, communication and load imbalance, shared in proportion to the time "
+                     f"each cause lost.{reference_note(scaling)}", "Stacked bars of achieved and lost folds.")
+
+
+def karp_flatt(scaling: ScalingResult) -> FigureSVG | None:
+    points = [(r.nodes, r.karp_flatt) for r in scaling.rows if r.karp_flatt is not None]
+    if len(points) < 2:
+        return None
+    key = "karp-flatt"
+    with figure(key, height=2.7) as fig:
+        ax = fig.subplots()
+        ax.plot([p for p, _ in points], [e for _, e in points], "o-", color=BLUE, markeredgecolor=INK,
+                label="Karp–Flatt e(p), measured")
+        if scaling.usl is not None and scaling.reference_nodes == 1:
+            dense = np.geomspace(points[0][0], points[-1][0], 60)
+            ax.plot(dense, scaling.usl.sigma + scaling.usl.kappa * dense, color=PURPLE, linestyle="-.",
+                    label="USL: e(p) = σ + κp")
+        if scaling.amdahl is not None:
+            ax.axhline(scaling.amdahl.serial_fraction, color=GREEN, linestyle="--", linewidth=1,
+                       label=f"Amdahl f = {scaling.amdahl.serial_fraction:.3g}")
+        log2_axis(ax, [p for p, _ in points])
+        ax.set_xlabel("nodes (log scale)")
+        ax.set_ylabel("serial fraction e(p)")
+        ax.legend(loc="upper left")
+        svg = to_svg(fig, key)
+    trend = "rising" if (scaling.karp_flatt_slope or 0) > 0 else "flat or falling"
+    return FigureSVG(key, svg, f"Experimentally determined serial fraction (Karp–Flatt). Its trend is {trend}: a "
+                     "flat e(p) is a fixed serial fraction, a rising one an overhead that grows with the node count."
+                     f"{reference_note(scaling)}", "Karp-Flatt fraction against node count.")

@@ -1,0 +1,108 @@
+"""The one place figures get their look: palette, sizes, and deterministic SVG output.
+
+Colours come from the Okabe–Ito palette (safe for colour-blind readers) and are paired with hatches and markers of
+different lightness, so every figure still reads when printed in greyscale.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from contextlib import contextmanager
+from collections.abc import Iterator
+from typing import Any
+
+INK = "#222222"
+GRID = "#d9d9d9"
+BLUE, ORANGE, SKY, GREEN, YELLOW, NAVY, VERMILION, PURPLE = (
+    "#0072b2", "#e69f00", "#56b4e9", "#009e73", "#f0e442", "#1b2f4a", "#d55e00", "#cc79a7")
+GREY = "#8c8c8c"
+# Causes and activities keep one colour and hatch across every figure.
+ACTIVITY = {
+    "compute": (BLUE, ""),
+    "io": (SKY, ".."),
+    "communication": (ORANGE, "//"),
+    "idle": (GREY, "xx"),
+    "serial": (PURPLE, "\\\\"),
+}
+WIDTH = 6.4  # inches: the text width of an A4 page with 2 cm margins is about 6.7 in
+HEIGHT = 3.3
+
+_RC = {
+    "font.family": "DejaVu Sans",
+    "font.size": 8.5,
+    "axes.titlesize": 9,
+    "axes.labelsize": 8.5,
+    "axes.edgecolor": INK,
+    "axes.labelcolor": INK,
+    "axes.grid": True,
+    "grid.color": GRID,
+    "grid.linewidth": 0.6,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "xtick.color": INK,
+    "ytick.color": INK,
+    "legend.fontsize": 7.5,
+    "legend.frameon": False,
+    "svg.fonttype": "none",  # text stays text: smaller files, searchable and selectable in the PDF
+    "hatch.linewidth": 0.6,
+    "lines.linewidth": 1.6,
+}
+
+
+@contextmanager
+def figure(key: str, *, width: float = WIDTH, height: float = HEIGHT, **subplots: Any) -> Iterator[Any]:
+    """A matplotlib Figure (no pyplot: it is slower to import and keeps global state) with reportgen's style.
+
+    The hash salt is the figure's key, so that clip-path ids are stable run to run and differ between the
+    figures inlined into one HTML page.
+    """
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    with matplotlib.rc_context({**_RC, "svg.hashsalt": f"reportgen-{key}"}):
+        fig = Figure(figsize=(width, height), layout="constrained")
+        yield fig
+
+
+def to_svg(fig: Any, key: str) -> str:
+    """The figure as inline SVG: no XML prologue, no date, no creator, ids prefixed by the figure's key."""
+    import matplotlib
+    from matplotlib.backends.backend_svg import FigureCanvasSVG
+
+    buffer = io.StringIO()
+    with matplotlib.rc_context({**_RC, "svg.hashsalt": f"reportgen-{key}"}):
+        FigureCanvasSVG(fig).print_svg(buffer, metadata={"Date": None, "Creator": None, "Format": None,
+                                                         "Type": None})
+    text = buffer.getvalue()
+    text = text[text.index("<svg"):]
+    text = re.sub(r'\s(width|height)="[\d.]+pt"', "", text, count=2)  # scale with the page; viewBox keeps shape
+    text = re.sub(r'id="([^"]+)"', lambda m: f'id="{key}-{m.group(1)}"', text)
+    text = re.sub(r'url\(#([^)]+)\)', lambda m: f"url(#{key}-{m.group(1)})", text)
+    text = re.sub(r'xlink:href="#([^"]+)"', lambda m: f'xlink:href="#{key}-{m.group(1)}"', text)
+    return text.replace("<svg ", f'<svg role="img" aria-labelledby="{key}-caption" class="figure-svg" ', 1)
+
+
+def log2_axis(ax: Any, values: list[int] | tuple[int, ...]) -> None:
+    """A log2 node axis labelled with the node counts themselves."""
+    from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator
+
+    ax.set_xscale("log", base=2)
+    ticks = sorted(set(values))
+    if len(ticks) > 12:
+        ticks = [t for t in ticks if t & (t - 1) == 0] or ticks[:: max(1, len(ticks) // 10)]
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_major_formatter(_plain_formatter())
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
+def _plain_formatter() -> Any:
+    from matplotlib.ticker import FuncFormatter
+
+    return FuncFormatter(lambda value, _: f"{value:,.0f}" if value >= 1 else f"{value:g}")
+
+
+def label_points(ax: Any, xs: list[float], ys: list[float], labels: list[str], **kwargs: Any) -> None:
+    for x, y, text in zip(xs, ys, labels, strict=True):
+        ax.annotate(text, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7, color=INK, **kwargs)

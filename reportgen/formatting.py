@@ -1,0 +1,144 @@
+"""How numbers read in the report: significant digits, units chosen for the reader, infinity as words.
+
+These are the jinja2 filters; they format, never compute (a ratio of two results is computed in the analyses).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from typing import Any
+
+from markupsafe import Markup, escape
+
+DASH = "—"
+
+
+def number(value: Any, digits: int = 3) -> str:
+    """A number to `digits` significant digits, with thousands separators and no scientific notation below 1e7."""
+    if value is None:
+        return DASH
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if math.isinf(value):
+        return "∞" if value > 0 else "−∞"
+    if value == 0:
+        return "0"
+    magnitude = abs(value)
+    if magnitude >= 1e7 or magnitude < 1e-4:
+        mantissa, exponent = f"{value:.{digits - 1}e}".split("e")
+        return f"{mantissa} × 10<sup>{int(exponent)}</sup>"
+    decimals = max(digits - 1 - math.floor(math.log10(magnitude)), 0)
+    return f"{value:,.{decimals}f}"
+
+
+def integer(value: Any) -> str:
+    return DASH if value is None else f"{int(value):,}"
+
+
+def percent(value: Any, digits: int = 3) -> str:
+    return DASH if value is None else f"{number(value * 100, digits)} %"
+
+
+def times(value: Any, digits: int = 3) -> str:
+    """A ratio as "2.5×"."""
+    return DASH if value is None else f"{number(value, digits)}×"
+
+
+def duration(seconds: Any) -> str:
+    """Seconds in the unit a reader would use: 90 µs, 12.5 ms, 42 s, 1 h 51 min, 3.2 days."""
+    if seconds is None:
+        return DASH
+    if isinstance(seconds, str) or math.isinf(seconds):
+        return number(seconds)
+    magnitude = abs(seconds)
+    if magnitude == 0:
+        return "0 s"
+    if magnitude < 1e-3:
+        return f"{number(seconds * 1e6)} µs"
+    if magnitude < 1:
+        return f"{number(seconds * 1e3)} ms"
+    if magnitude < 120:
+        return f"{number(seconds)} s"
+    if magnitude < 3 * 3600:
+        minutes = seconds / 60
+        if minutes >= 60:
+            return f"{int(minutes // 60)} h {number(minutes % 60, 2)} min"
+        return f"{number(minutes)} min"
+    if magnitude < 3 * 86400:
+        return f"{number(seconds / 3600)} h"
+    return f"{number(seconds / 86400)} days"
+
+
+def size(value: Any) -> str:
+    """Bytes in decimal units, as the project file writes them (GB = 10^9 B)."""
+    if value is None:
+        return DASH
+    for unit, scale in (("PB", 1e15), ("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(value) >= scale:
+            return f"{number(value / scale)} {unit}"
+    return f"{number(value)} B"
+
+
+def rate(value: Any, unit: str) -> str:
+    """FLOP/s or B/s with SI prefixes."""
+    if value is None:
+        return DASH
+    for prefix, scale in (("E", 1e18), ("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(value) >= scale:
+            return f"{number(value / scale)} {prefix}{unit}"
+    return f"{number(value)} {unit}"
+
+
+def money(value: Any, currency: str, digits: int = 4) -> str:
+    if value is None:
+        return DASH
+    if isinstance(value, str) or math.isinf(value):
+        return number(value)
+    if abs(value) >= 100:
+        return f"{value:,.0f} {currency}"
+    if abs(value) >= 0.01:
+        return f"{value:,.2f} {currency}"
+    return f"{number(value, digits)} {currency}"
+
+
+def mass(kg: Any) -> str:
+    if kg is None:
+        return DASH
+    if abs(kg) >= 1000:
+        return f"{number(kg / 1000)} t"
+    if abs(kg) < 1:
+        return f"{number(kg * 1000)} g"
+    return f"{number(kg)} kg"
+
+
+def energy(kwh: Any) -> str:
+    if kwh is None:
+        return DASH
+    if abs(kwh) >= 1000:
+        return f"{number(kwh / 1000)} MWh"
+    if abs(kwh) < 1:
+        return f"{number(kwh * 1000)} Wh"
+    return f"{number(kwh)} kWh"
+
+
+def _markup(function: Callable[..., str]) -> Callable[..., Markup]:
+    """Filters build their text from numbers only (strings are escaped first), so the result is safe HTML."""
+    @functools.wraps(function)
+    def wrapped(value: Any, *args: Any) -> Markup:
+        if isinstance(value, str):
+            value = str(escape(value))
+        return Markup(function(value, *args).replace("-", "−") if not isinstance(value, str)
+                      else function(value, *args))
+    return wrapped
+
+
+FILTERS = {name: _markup(function) for name, function in {
+    "num": number, "int": integer, "pct": percent, "times": times, "duration": duration, "size": size,
+    "rate": rate, "money": money, "mass": mass, "energy": energy,
+}.items()}
