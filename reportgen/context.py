@@ -90,7 +90,12 @@ def normalized_inputs(project: Project) -> tuple[InputRow, ...]:
                 shown = ", ".join(f"{v:.6g}" for v in value) if isinstance(value, tuple) else f"{value:.6g}"
                 rows.append(InputRow(where, shown, unit))
             else:
-                shown = ", ".join(value) if isinstance(value, tuple) else str(value)
+                if isinstance(value, tuple):
+                    shown = ", ".join(value)
+                elif isinstance(value, float):
+                    shown = f"{value:.6g}"
+                else:
+                    shown = str(value).lower() if isinstance(value, bool) else str(value)
                 rows.append(InputRow(where, shown, ""))
 
     walk(project, "")

@@ -41,6 +41,20 @@ def integer(value: Any) -> str:
     return DASH if value is None else f"{int(value):,}"
 
 
+def nodes(value: Any) -> str:
+    """A node count with its noun: "1 node", "16 nodes"."""
+    if value is None:
+        return DASH
+    return f"{int(value):,} node{'' if int(value) == 1 else 's'}"
+
+
+def count(value: Any) -> str:
+    """A count that may be fractional: 30 rather than 30.0, 2.5 as it is."""
+    if value is None:
+        return DASH
+    return f"{int(value):,}" if float(value).is_integer() else number(value)
+
+
 def percent(value: Any, digits: int = 3) -> str:
     return DASH if value is None else f"{number(value * 100, digits)} %"
 
@@ -139,6 +153,6 @@ def _markup(function: Callable[..., str]) -> Callable[..., Markup]:
 
 
 FILTERS = {name: _markup(function) for name, function in {
-    "num": number, "int": integer, "pct": percent, "times": times, "duration": duration, "size": size,
+    "num": number, "int": integer, "nodes": nodes, "count": count, "pct": percent, "times": times, "duration": duration, "size": size,
     "rate": rate, "money": money, "mass": mass, "energy": energy,
 }.items()}

@@ -20,6 +20,10 @@ def draw(analysis: Any, project: Project) -> list[FigureSVG | None]:
     return [cost_speedup(analysis.cost), regimes(analysis.cost), energy(analysis.energy)]
 
 
+def _nodes(count: int) -> str:
+    return f"{count:,} node{'' if count == 1 else 's'}"
+
+
 def _unit(cost: CostResult) -> str:
     return f"{cost.currency} per unit of work" if cost.per_unit_of_work else f"{cost.currency} per run"
 
@@ -39,13 +43,13 @@ def cost_speedup(cost: CostResult | None) -> FigureSVG | None:
         cheap = next(r for r in cost.rows if r.nodes == cost.cost_optimal_nodes)
         fast = next(r for r in cost.rows if r.nodes == cost.fastest_nodes)
         ax.plot([cheap.speedup], [cheap.cost], "D", color=GREEN, markersize=10, markeredgecolor=INK,
-                label=f"cost-optimal: {cheap.nodes:,} nodes")
+                label=f"cost-optimal: {_nodes(cheap.nodes)}")
         ax.plot([fast.speedup], [fast.cost], "*", color=VERMILION, markersize=13, markeredgecolor=INK,
-                label=f"fastest: {fast.nodes:,} nodes")
+                label=f"fastest: {_nodes(fast.nodes)}")
         if cost.time_value_optimal_nodes is not None:
             best = next(r for r in cost.rows if r.nodes == cost.time_value_optimal_nodes)
             ax.plot([best.speedup], [best.cost], "P", color=PURPLE, markersize=10, markeredgecolor=INK,
-                    label=f"optimal with time valued: {best.nodes:,} nodes")
+                    label=f"optimal with time valued: {_nodes(best.nodes)}")
         ax.set_xlabel("speedup")
         ax.set_ylabel(f"cost ({_unit(cost)})")
         ax.legend(loc="upper left")
@@ -89,7 +93,7 @@ def energy(result: EnergyResult | None) -> FigureSVG | None:
         ax = fig.subplots()
         kwh = np.array([r.energy_kwh for r in result.rows])
         bars = ax.bar(labels, kwh, color=[ORANGE if r.measured else BLUE for r in result.rows],
-                      hatch=["//" if r.measured else "" for r in result.rows], edgecolor=INK, linewidth=0.5)
+                      hatch=["/" if r.measured else "" for r in result.rows], edgecolor=INK, linewidth=0.5)
         bars[0].set_label("modelled energy")
         measured = [b for b, r in zip(bars, result.rows, strict=True) if r.measured]
         if measured:

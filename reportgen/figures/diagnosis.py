@@ -35,7 +35,7 @@ def roofline(d: DiagnosisResult, project: Project) -> FigureSVG | None:
     key = "roofline"
     with figure(key) as fig:
         ax = fig.subplots()
-        x = np.geomspace(low, high, 200)
+        x = np.array([low, ridge, high])  # the roof is two straight lines on log-log axes: its vertices suffice
         ax.loglog(x, np.minimum(peak, bandwidth * x) / 1e12, color=INK, label="roof: min(π, β·I)")
         ax.axvline(ridge, color=GREY, linestyle=":", linewidth=1)
         ax.annotate(f"ridge I* = {ridge:,.3g} FLOP/B", (ridge, peak / 1e12), textcoords="offset points",
@@ -66,10 +66,9 @@ def walls(d: DiagnosisResult) -> FigureSVG | None:
         fills = [w.fill for w in shown]
         colors = [VERMILION if w.binds else GREEN for w in shown]
         bars = ax.barh(names, fills, color=colors, edgecolor=INK, linewidth=0.6,
-                       hatch=["//" if w.binds else "" for w in shown])
+                       hatch=["/" if w.binds else "" for w in shown])
         ax.axvline(1.0, color=INK, linewidth=1.2, linestyle="--")
-        ax.annotate("capacity (fill = 1)", (1.0, len(shown) - 0.5), textcoords="offset points", xytext=(4, 0),
-                    fontsize=7)
+        ax.text(1.0, 1.02, " capacity (fill = 1)", transform=ax.get_xaxis_transform(), fontsize=7, va="bottom")
         for bar, fill in zip(bars, fills, strict=True):
             ax.annotate(f"{fill:.3g}×", (bar.get_width(), bar.get_y() + bar.get_height() / 2),
                         textcoords="offset points", xytext=(3, -3), fontsize=7)
@@ -97,9 +96,9 @@ def memory_stack(d: DiagnosisResult) -> FigureSVG | None:
         parts = [(f"parameters × {per_parameter:g} B", parameters_bytes)]
     parts += [(name, size) for name, size in d.memory_stack[1:]]
     colors = [BLUE, SKY, GREEN, ORANGE, PURPLE, GREY]
-    hatches = ["", "..", "//", "\\\\", "xx", "--"]
+    hatches = ["", ".", "/", "\\", "x", "-"]
     key = "memory-stack"
-    with figure(key, height=2.2) as fig:
+    with figure(key, height=2.6) as fig:
         ax = fig.subplots()
         left = 0.0
         for index, (name, size) in enumerate(parts):
@@ -111,7 +110,7 @@ def memory_stack(d: DiagnosisResult) -> FigureSVG | None:
                        label=f"device memory of one node: {d.memory_capacity / 1e9:,.4g} GB")
         ax.set_xlabel("memory (GB)")
         ax.grid(axis="y", visible=False)
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.45), ncol=2)
+        fig.legend(loc="outside lower center", ncol=2)
         svg = to_svg(fig, key)
     return FigureSVG(key, svg, "What one replica must hold, against the memory of one node. With the default "
                      "16 bytes per parameter of mixed-precision Adam: 2 (bf16 weight) + 2 (bf16 gradient) + 4 (fp32 "

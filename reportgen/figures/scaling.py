@@ -89,7 +89,7 @@ def timeline(scaling: ScalingResult) -> FigureSVG | None:
         ax.invert_yaxis()
         ax.set_xlabel("time (s)")
         ax.grid(axis="y", visible=False)
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12 if len(workers) > 8 else -0.3), ncol=3)
+        fig.legend(loc="outside lower center", ncol=3)
         svg = to_svg(fig, key)
     return FigureSVG(key, svg, f"Per-worker timeline at {pop.nodes:,} nodes: each worker computes, waits at the "
                      f"barrier until the slowest finishes, then joins the collective. Load balance {pop.load_balance:.3f}"

@@ -18,12 +18,12 @@ BLUE, ORANGE, SKY, GREEN, YELLOW, NAVY, VERMILION, PURPLE = (
     "#0072b2", "#e69f00", "#56b4e9", "#009e73", "#f0e442", "#1b2f4a", "#d55e00", "#cc79a7")
 GREY = "#8c8c8c"
 # Causes and activities keep one colour and hatch across every figure.
-ACTIVITY = {
+ACTIVITY = {  # single-density hatches: denser ones multiply the SVG paths a PDF renderer must draw
     "compute": (BLUE, ""),
-    "io": (SKY, ".."),
-    "communication": (ORANGE, "//"),
-    "idle": (GREY, "xx"),
-    "serial": (PURPLE, "\\\\"),
+    "io": (SKY, "."),
+    "communication": (ORANGE, "/"),
+    "idle": (GREY, "x"),
+    "serial": (PURPLE, "\\"),
 }
 WIDTH = 6.4  # inches: the text width of an A4 page with 2 cm margins is about 6.7 in
 HEIGHT = 3.3
