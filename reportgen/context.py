@@ -14,8 +14,9 @@ from typing import Any
 
 from reportgen import __version__
 from reportgen.analysis import Analysis
+from reportgen.analysis.diagnosis import CEILING_AXIS, TYPICAL_TOOLS
 from reportgen.figures import FigureSVG
-from reportgen.model import Project
+from reportgen.model import SLOT_VOCABULARY, Project
 from reportgen.spec import Items, Quantity, Section, spec_fields
 
 SECTIONS = (
@@ -51,8 +52,17 @@ class ReportContext:
     paper: str  # "a4" or "letter"
     date: str  # the report's date: the project's date, else SOURCE_DATE_EPOCH, else undated
     created: str | None  # ISO 8601 creation time for the PDF metadata (reproducible: never "now")
+    epoch: int  # the same moment in seconds since 1970 (0 when undated), for the PDF writer
     version: str  # reportgen's version
     input_name: str  # the project file's name
+    vocabulary: dict[str, tuple[str, ...]]  # known choices per design slot (others are shown as free text)
+    ceiling_axes: tuple[tuple[str, str, str], ...]  # (ceiling, axis that cures it, typical tools)
+
+
+def epoch_of(created: str | None) -> int:
+    if created is None:
+        return 0
+    return int(dt.datetime.strptime(created, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC).timestamp())
 
 
 def report_date(project: Project) -> tuple[str, str | None]:
@@ -107,7 +117,10 @@ def build_context(project: Project, analysis: Analysis, results: dict[str, Any],
     date, created = report_date(project)
     return ReportContext(project=project, analysis=analysis, results=results, figures=figures, sections=SECTIONS,
                          inputs=normalized_inputs(project), currency=project.currency, paper=paper, date=date,
-                         created=created, version=__version__, input_name=input_name)
+                         created=created, epoch=epoch_of(created), version=__version__, input_name=input_name,
+                         vocabulary=SLOT_VOCABULARY,
+                         ceiling_axes=tuple((c, a if c != "compute" else f"{a} (inference: distribute inference)",
+                                             TYPICAL_TOOLS[c]) for c, a in CEILING_AXIS.items()))
 
 
 def as_template_vars(context: ReportContext) -> dict[str, Any]:

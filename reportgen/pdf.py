@@ -7,6 +7,9 @@ except `data:` URLs that reportgen itself wrote into its own HTML.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
@@ -33,8 +36,24 @@ def _fonts() -> Any:
     return FontConfiguration()
 
 
-def html_to_pdf(html: str) -> bytes:
+@contextmanager
+def _source_date(epoch: int) -> Iterator[None]:
+    """fontTools stamps the current time into every embedded font subset unless SOURCE_DATE_EPOCH is set."""
+    previous = os.environ.get("SOURCE_DATE_EPOCH")
+    os.environ["SOURCE_DATE_EPOCH"] = str(epoch)
+    try:
+        yield
+    finally:
+        if previous is None:
+            del os.environ["SOURCE_DATE_EPOCH"]
+        else:
+            os.environ["SOURCE_DATE_EPOCH"] = previous
+
+
+def html_to_pdf(html: str, *, epoch: int = 0) -> bytes:
+    """The PDF of `html`; byte-identical for the same html and epoch (the creation time it records)."""
     import weasyprint
 
     document = weasyprint.HTML(string=html, base_url="about:blank", url_fetcher=_fetcher())
-    return bytes(document.write_pdf(font_config=_fonts()))
+    with _source_date(epoch):
+        return bytes(document.write_pdf(font_config=_fonts()))

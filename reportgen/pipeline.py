@@ -39,7 +39,7 @@ def build(path: Path, options: BuildOptions) -> list[Path]:
         if "html" in options.formats:
             files["report.html"] = html.encode("utf-8")
         if "pdf" in options.formats:
-            files["report.pdf"] = render_pdf(html)
+            files["report.pdf"] = render_pdf(html, epoch=context.epoch)
     return write_atomically(output_dir(options.out_root, path.stem), files)
 
 

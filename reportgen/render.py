@@ -38,7 +38,7 @@ def render_html(template: str, context: dict[str, Any]) -> str:
     return environment().get_template(template).render(**context)
 
 
-def render_pdf(html: str) -> bytes:
+def render_pdf(html: str, *, epoch: int = 0) -> bytes:
     from reportgen.pdf import html_to_pdf
 
-    return html_to_pdf(html)
+    return html_to_pdf(html, epoch=epoch)

@@ -104,7 +104,7 @@ def test_failed_render_keeps_previous_outputs(tmp_path: Path, monkeypatch: pytes
     assert main(["build", str(INPUTS / "example.yaml"), "-o", str(tmp_path), "--format", "json,html"]) == 0
     before = {p.name: p.read_bytes() for p in (tmp_path / "example").iterdir()}
 
-    def broken(_: str) -> bytes:
+    def broken(*_: object, **__: object) -> bytes:
         raise RuntimeError("renderer crashed")
 
     monkeypatch.setattr(pipeline, "render_pdf", broken)

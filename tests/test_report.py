@@ -1,0 +1,197 @@
+"""The rendered report: PDF text, bookmarks and metadata; HTML structure; safety; reproducibility."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from pypdf import PdfReader
+
+from reportgen import formatting
+from reportgen.pipeline import BuildOptions, build
+from tests.conftest import INPUTS, ROOT
+
+SECTION_TITLES = ["Summary", "Problem and goal", "Diagnosis: which ceiling binds", "Design",
+                  "Measure, attribute, decide", "Appendix: methodology and inputs"]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folders = {}
+    for name in ("a", "b"):
+        out = tmp_path_factory.mktemp(name)
+        build(INPUTS / "example.yaml", BuildOptions(out_root=out))
+        folders[name] = out / "example"
+    return folders
+
+
+@pytest.fixture(scope="module")
+def pdf_text(built: dict[str, Path]) -> list[str]:
+    return [page.extract_text() or "" for page in PdfReader(built["a"] / "report.pdf").pages]
+
+
+def plain(markup: str) -> str:
+    return re.sub(r"<[^>]+>", "", str(markup))
+
+
+def test_pdf_has_every_section_and_page_numbers(pdf_text: list[str]) -> None:
+    assert 10 <= len(pdf_text) <= 40
+    text = "\n".join(pdf_text)
+    for title in SECTION_TITLES:
+        assert title in text, title
+    for number, page in enumerate(pdf_text, start=1):
+        assert f"page {number} of {len(pdf_text)}" in page
+    assert all("revision r4" in page for page in pdf_text[1:])  # the running header
+
+
+def test_pdf_shows_the_key_results(built: dict[str, Path], pdf_text: list[str]) -> None:
+    results = json.loads((built["a"] / "results.json").read_text())
+    text = " ".join(" ".join(pdf_text).split())
+    expected = [
+        f"p* = {formatting.integer(results['prediction']['p_star'])}",
+        plain(formatting.number(results["prediction"]["speedup_at_p_star"])),
+        f"Binding ceiling: {results['diagnosis']['binding_ceiling']}",
+        formatting.nodes(results["scaling"]["knee_nodes"]),
+        plain(formatting.money(results["cost"]["rows"][0]["cost"], "USD")),
+        plain(formatting.energy(results["energy"]["rows"][3]["energy_kwh"])),
+        results["energy"]["carbon_source"],
+    ]
+    for snippet in expected:
+        assert snippet in text, snippet
+    for finding in results["findings"]:
+        assert finding["code"] in text
+
+
+def test_pdf_table_of_contents_and_bookmarks(built: dict[str, Path], pdf_text: list[str]) -> None:
+    reader = PdfReader(built["a"] / "report.pdf")
+    top = [item.title for item in reader.outline if not isinstance(item, list)]
+    for title in SECTION_TITLES:
+        assert title in top
+    contents = pdf_text[0]
+    assert re.search(r"Design\s*\.[ .]*\d+", contents), "the contents lists page numbers"
+
+
+def test_pdf_metadata(built: dict[str, Path]) -> None:
+    meta = PdfReader(built["a"] / "report.pdf").metadata
+    assert meta.title == "Data-parallel training of a 1.3B-parameter code model"
+    assert meta.author == "Riya Patel, Tomás Ortega"
+    assert "distribute training" in meta["/Keywords"]
+    assert meta["/CreationDate"].startswith("D:20261118")  # the project's date, never "now"
+
+
+def test_outputs_are_byte_identical_across_runs(built: dict[str, Path]) -> None:
+    for name in ("report.html", "report.pdf", "results.json"):
+        assert (built["a"] / name).read_bytes() == (built["b"] / name).read_bytes(), name
+
+
+class Structure(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: list[str] = []
+        self.tags: list[str] = []
+        self.urls: list[str] = []
+        self.figures = self.captions = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        values = dict(attrs)
+        if values.get("id"):
+            self.ids.append(values["id"] or "")
+        for key in ("href", "src", "xlink:href"):
+            if values.get(key):
+                self.urls.append(values[key] or "")
+        self.figures += tag == "figure"
+        self.captions += tag == "figcaption"
+
+
+def test_html_is_self_contained_and_structured(built: dict[str, Path]) -> None:
+    html = (built["a"] / "report.html").read_text()
+    parser = Structure()
+    parser.feed(html)
+    for anchor in ("summary", "problem", "diagnosis", "design", "measure", "appendix"):
+        assert anchor in parser.ids
+    assert len(parser.ids) == len(set(parser.ids)), "element ids are unique across the inlined SVGs"
+    assert parser.figures == parser.captions >= 12
+    assert all(url.startswith("#") for url in parser.urls), [u for u in parser.urls if not u.startswith("#")]
+    assert "link" not in parser.tags and "img" not in parser.tags
+    assert parser.tags.count("nav") == 1 and parser.tags.count("main") == 1
+
+
+def test_free_text_is_escaped(tmp_path: Path) -> None:
+    hostile = '<script>alert(1)</script><img src="file:///etc/passwd">'
+    project = tmp_path / "hostile.yaml"
+    project.write_text(f"project:\n  title: '{hostile}'\n  problem: '<a href=\"http://example.com\">x</a>'\n"
+                       "design:\n  slots:\n    partitioning: {choice: '<b>bold</b>', why: '<link rel=attachment "
+                       "href=file:///etc/passwd>'}\n")
+    build(project, BuildOptions(out_root=tmp_path / "out"))
+    html = (tmp_path / "out" / "hostile" / "report.html").read_text()
+    assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert '<a href="http://example.com">' not in html and "<link rel=attachment" not in html
+    pdf = (tmp_path / "out" / "hostile" / "report.pdf").read_bytes()
+    assert b"/EmbeddedFile" not in pdf and b"root:x:0" not in pdf
+
+
+def test_pdf_renderer_fetches_nothing() -> None:
+    from reportgen.pdf import html_to_pdf
+
+    html = ('<link rel="attachment" href="file:///etc/passwd"><img src="file:///etc/hostname">'
+            '<img src="http://127.0.0.1:9/x.png"><link rel="stylesheet" href="file:///etc/passwd">'
+            '<p style="background: url(file:///etc/passwd)">text</p>')
+    pdf = html_to_pdf(html)
+    assert pdf.startswith(b"%PDF") and b"/EmbeddedFile" not in pdf and b"/Image" not in pdf
+
+
+def test_templates_use_only_the_documented_context() -> None:
+    import dataclasses
+
+    from jinja2 import meta
+
+    from reportgen.context import ReportContext
+    from reportgen.render import environment
+
+    env = environment()
+    documented = {f.name for f in dataclasses.fields(ReportContext)} | set(env.globals)
+    # names report.html sets for its sections (shorthands of documented fields, such as info = project.project)
+    documented |= set(re.findall(r"{% set (\w+) =", (ROOT / "templates" / "report.html").read_text()))
+    for path in sorted((ROOT / "templates").rglob("*.html")):
+        name = path.relative_to(ROOT / "templates").as_posix()
+        undeclared = meta.find_undeclared_variables(env.parse(path.read_text()))
+        assert undeclared <= documented, f"{name} uses {sorted(undeclared - documented)}"
+
+
+def test_letter_paper(tmp_path: Path) -> None:
+    build(INPUTS / "bert-dgx-a100.yaml", BuildOptions(out_root=tmp_path, formats=("pdf",), paper="letter"))
+    box = PdfReader(tmp_path / "bert-dgx-a100" / "report.pdf").pages[0].mediabox
+    assert (round(float(box.width)), round(float(box.height))) == (612, 792)  # 8.5 × 11 in
+
+
+def test_absent_sections_say_what_to_add(tmp_path: Path) -> None:
+    project = tmp_path / "minimal.yaml"
+    project.write_text("project: {title: Only a title}\n")
+    build(project, BuildOptions(out_root=tmp_path / "out", formats=("html",)))
+    html = (tmp_path / "out" / "minimal" / "report.html").read_text()
+    for hint in ("add scaling.runs", "pricing.node_hour", "energy.node_power", "add prediction.t_comp",
+                 "add reliability", "add design.slots", "add a hardware section"):
+        assert hint in html, hint
+
+
+def test_installed_wheel_finds_its_templates(tmp_path: Path) -> None:
+    """A non-editable install ships templates/ inside the package and builds from there."""
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+                    "--wheel-dir", str(tmp_path / "dist"), str(ROOT)], check=True, capture_output=True)
+    [wheel] = (tmp_path / "dist").glob("reportgen-*.whl")
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target",
+                    str(tmp_path / "site"), str(wheel)], check=True, capture_output=True)
+    code = ("import reportgen.assets as a, sys; print(a.templates_dir()); from reportgen.cli import main; "
+            f"sys.exit(main(['build', {str(INPUTS / 'bert-dgx-a100.yaml')!r}, '-o', {str(tmp_path / 'out')!r}, "
+            "'--format', 'html']))")
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                            env={"PYTHONPATH": str(tmp_path / "site"), "PATH": "/usr/bin:/bin"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(str(tmp_path / "site" / "reportgen" / "templates"))
+    assert (tmp_path / "out" / "bert-dgx-a100" / "report.html").stat().st_size > 10_000
