@@ -36,6 +36,12 @@ def _fonts() -> Any:
     return FontConfiguration()
 
 
+def preload() -> None:
+    """Import WeasyPrint and set up fonts ahead of time (the pipeline does it while figures are drawn)."""
+    _fetcher()
+    _fonts()
+
+
 @contextmanager
 def _source_date(epoch: int) -> Iterator[None]:
     """fontTools stamps the current time into every embedded font subset unless SOURCE_DATE_EPOCH is set."""

@@ -33,8 +33,12 @@ def build(path: Path, options: BuildOptions) -> list[Path]:
         from reportgen.context import as_template_vars, build_context
         from reportgen.figures import draw_figures
 
-        context = build_context(loaded.project, analysis, document, draw_figures(analysis, loaded.project),
-                                paper=options.paper, input_name=path.name)
+        from reportgen.pdf import preload
+
+        figures = draw_figures(analysis, loaded.project,
+                               while_waiting=preload if "pdf" in options.formats else None)
+        context = build_context(loaded.project, analysis, document, figures, paper=options.paper,
+                                input_name=path.name)
         html = render_html("report.html", as_template_vars(context))
         if "html" in options.formats:
             files["report.html"] = html.encode("utf-8")

@@ -8,7 +8,7 @@ import numpy as np
 
 from reportgen.analysis.cost import CostResult
 from reportgen.analysis.energy import EnergyResult
-from reportgen.figures import FigureSVG
+from reportgen.figures import FigureJob, FigureSVG
 from reportgen.figures.style import BLUE, GREEN, GREY, INK, ORANGE, PURPLE, VERMILION, figure, log2_axis, to_svg
 from reportgen.model import Project
 
@@ -16,8 +16,9 @@ REGIME_STYLE = {"on_demand": (BLUE, "o", "-"), "spot": (ORANGE, "s", "--"), "loc
 REGIME_NAME = {"on_demand": "on-demand", "spot": "spot", "local": "owned"}
 
 
-def draw(analysis: Any, project: Project) -> list[FigureSVG | None]:
-    return [cost_speedup(analysis.cost), regimes(analysis.cost), energy(analysis.energy)]
+def jobs(analysis: Any, project: Project) -> list[FigureJob]:
+    return [FigureJob("cost-speedup", cost_speedup, (analysis.cost,)), FigureJob("regimes", regimes, (analysis.cost,)),
+            FigureJob("energy", energy, (analysis.energy,))]
 
 
 def _nodes(count: int) -> str:

@@ -2,20 +2,37 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
 
 from reportgen.analysis.checklist import ChecklistResult
-from reportgen.analysis.prediction import PredictionResult
-from reportgen.figures import FigureSVG
-from reportgen.figures.style import BLUE, GREEN, GREY, INK, ORANGE, VERMILION, figure, log2_axis, to_svg
+from reportgen.analysis.prediction import Curve, PredictionResult
+from reportgen.analysis.scaling import ScalingResult
+from reportgen.figures import FigureJob, FigureSVG
+from reportgen.figures.style import BLUE, GREEN, GREY, INK, ORANGE, VERMILION, figure, log_axes, to_svg
 from reportgen.model import Project
 
 
-def draw(analysis: Any, project: Project) -> list[FigureSVG | None]:
-    return [radar(analysis.checklist), fanout_budget(analysis.checklist), predicted(analysis.prediction, analysis),
-            sensitivity(analysis.prediction)]
+def jobs(analysis: Any, project: Project) -> list[FigureJob]:
+    return [FigureJob("pressures", radar, (analysis.checklist,)),
+            FigureJob("fanout-budget", fanout_budget, (analysis.checklist,)),
+            FigureJob("predicted-speedup", predicted, (_plotted(analysis.prediction), analysis.scaling)),
+            FigureJob("sensitivity", sensitivity, (analysis.prediction,))]
+
+
+def _plotted(prediction: PredictionResult | None) -> PredictionResult | None:
+    """The prediction with its curve cut to the plotted range and thinned to ~300 points evenly spaced in log p:
+    the same drawing, and a job small enough to send to a worker process (max_nodes may be 10^6)."""
+    if prediction is None:
+        return None
+    curve = prediction.curve
+    limit = min(prediction.max_nodes, max(4 * prediction.p_star, 64, 2 * (prediction.planned_nodes or 1)))
+    shown = np.unique(np.geomspace(1, limit, 300).round().astype(int)) - 1
+    thinned = Curve(curve.nodes[shown], curve.t_comm[shown], curve.t_step[shown], curve.speedup[shown],
+                    curve.comm_ratio[shown])
+    return dataclasses.replace(prediction, curve=thinned)
 
 
 def radar(checklist: ChecklistResult | None) -> FigureSVG | None:
@@ -67,35 +84,31 @@ def fanout_budget(checklist: ChecklistResult | None) -> FigureSVG | None:
                      "Line of budget left falling with fanout.")
 
 
-def predicted(prediction: PredictionResult | None, analysis: Any) -> FigureSVG | None:
+def predicted(prediction: PredictionResult | None, scaling: ScalingResult | None) -> FigureSVG | None:
     if prediction is None:
         return None
-    curve = prediction.curve
-    limit = min(prediction.max_nodes, max(4 * prediction.p_star, 64, 2 * (prediction.planned_nodes or 1)))
-    # About 300 points evenly spaced in log p draw the same curve as every integer, at a fraction of the SVG size.
-    shown = np.unique(np.geomspace(1, limit, 300).round().astype(int)) - 1
-    p = curve.nodes[shown]
+    curve = prediction.curve  # already thinned by _plotted
+    p = curve.nodes
     key = "predicted-speedup"
     with figure(key, height=3.2) as fig:
         ax = fig.subplots()
-        ax.plot(p, curve.speedup[shown], color=BLUE, label="predicted speedup S(p)")
+        ax.plot(p, curve.speedup, color=BLUE, label="predicted speedup S(p)")
         ax.plot(p, p, color=GREY, linestyle=":", linewidth=1, label="ideal S = p")
-        ax.set_ylim(0, max(float(curve.speedup[shown].max()) * 1.25, 2))
+        ax.set_ylim(0, max(float(curve.speedup.max()) * 1.25, 2))
         ax.axvline(prediction.p_star, color=GREEN, linestyle="--", label=f"p* = {prediction.p_star:,}")
-        if prediction.p_comm_dominated and prediction.p_comm_dominated <= limit:
+        if prediction.p_comm_dominated and prediction.p_comm_dominated <= p[-1]:
             ax.axvline(prediction.p_comm_dominated, color=VERMILION, linestyle="-.",
                        label=f"p_dom = {prediction.p_comm_dominated:,} (R ≥ 1)")
-        scaling = analysis.scaling
         if scaling is not None and scaling.reference_nodes == 1:
             ax.plot([r.nodes for r in scaling.rows], [r.speedup for r in scaling.rows], "s", color=ORANGE,
                     markeredgecolor=INK, label="measured speedup")
-        ax.set_xscale("log", base=2)
+        log_axes(ax, x=True, base=2)
         ax.set_xlabel("nodes p (log scale)")
         ax.set_ylabel("speedup S(p)")
         right = ax.twinx()
-        right.plot(p, curve.comm_ratio[shown], color=ORANGE, linestyle="--", linewidth=1.2,
+        right.plot(p, curve.comm_ratio, color=ORANGE, linestyle="--", linewidth=1.2,
                    label="R(p) = T_comm / (T_comp / p)")
-        right.set_yscale("log")
+        log_axes(right, y=True)
         right.set_ylabel("communication-to-computation ratio R(p)")
         right.grid(False)
         right.spines["right"].set_visible(True)
@@ -106,8 +119,7 @@ def predicted(prediction: PredictionResult | None, analysis: Any) -> FigureSVG |
     return FigureSVG(key, svg, "Predicted speedup S(p) of the ring all-reduce alpha-beta model (left axis) and "
                      "the communication-to-computation ratio R(p) (right axis, log scale), with the optimum p* and "
                      "the first communication-dominated node count p_dom marked"
-                     + ("; measured speedups overlaid." if analysis.scaling and analysis.scaling.reference_nodes == 1
-                        else "."), "Speedup and ratio curves against node count.")
+                     + ("; measured speedups overlaid." if scaling and scaling.reference_nodes == 1 else "."), "Speedup and ratio curves against node count.")
 
 
 def sensitivity(prediction: PredictionResult | None) -> FigureSVG | None:

@@ -8,22 +8,34 @@ from typing import Any
 import numpy as np
 
 from reportgen.analysis.diagnosis import ADAM_STACK, DiagnosisResult
-from reportgen.figures import FigureSVG
-from reportgen.figures.style import BLUE, GREEN, GREY, INK, ORANGE, PURPLE, SKY, VERMILION, figure, to_svg
-from reportgen.model import Project
+from reportgen.figures import FigureJob, FigureSVG
+from reportgen.figures.style import (
+    BLUE,
+    GREEN,
+    GREY,
+    INK,
+    ORANGE,
+    PURPLE,
+    SKY,
+    VERMILION,
+    figure,
+    log_axes,
+    to_svg,
+)
+from reportgen.model import Hardware, Project
 
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 
 
-def draw(analysis: Any, project: Project) -> list[FigureSVG | None]:
+def jobs(analysis: Any, project: Project) -> list[FigureJob]:
     diagnosis: DiagnosisResult | None = analysis.diagnosis
     if diagnosis is None:
         return []
-    return [roofline(diagnosis, project), walls(diagnosis), memory_stack(diagnosis)]
+    return [FigureJob("roofline", roofline, (diagnosis, project.hardware)), FigureJob("walls", walls, (diagnosis,)),
+            FigureJob("memory-stack", memory_stack, (diagnosis,))]
 
 
-def roofline(d: DiagnosisResult, project: Project) -> FigureSVG | None:
-    hardware = project.hardware
+def roofline(d: DiagnosisResult, hardware: Hardware | None) -> FigureSVG | None:
     placed = [s for s in d.steps if s.intensity is not None and s.attained_flops_per_s]
     if not hardware or not hardware.peak_compute or not hardware.memory_bandwidth or not placed:
         return None
@@ -36,13 +48,14 @@ def roofline(d: DiagnosisResult, project: Project) -> FigureSVG | None:
     with figure(key) as fig:
         ax = fig.subplots()
         x = np.array([low, ridge, high])  # the roof is two straight lines on log-log axes: its vertices suffice
-        ax.loglog(x, np.minimum(peak, bandwidth * x) / 1e12, color=INK, label="roof: min(π, β·I)")
+        log_axes(ax, x=True, y=True)
+        ax.plot(x, np.minimum(peak, bandwidth * x) / 1e12, color=INK, label="roof: min(π, β·I)")
         ax.axvline(ridge, color=GREY, linestyle=":", linewidth=1)
         ax.annotate(f"ridge I* = {ridge:,.3g} FLOP/B", (ridge, peak / 1e12), textcoords="offset points",
                     xytext=(5, -12), fontsize=7, color=INK)
         for index, step in enumerate(placed):
             intensity = step.intensity if math.isfinite(step.intensity or 0) else high / 1.5
-            ax.loglog(intensity, step.attained_flops_per_s / 1e12, MARKERS[index % len(MARKERS)],  # type: ignore[operator]
+            ax.plot(intensity, step.attained_flops_per_s / 1e12, MARKERS[index % len(MARKERS)],  # type: ignore[operator]
                       color=(VERMILION if step.dominant else BLUE), markersize=7, markeredgecolor=INK,
                       label=f"{step.name} ({step.bound or 'unbound'}{', dominant' if step.dominant else ''})")
         ax.set_xlabel("arithmetic intensity I (FLOP per byte of memory traffic)")
@@ -73,7 +86,7 @@ def walls(d: DiagnosisResult) -> FigureSVG | None:
             ax.annotate(f"{fill:.3g}×", (bar.get_width(), bar.get_y() + bar.get_height() / 2),
                         textcoords="offset points", xytext=(3, -3), fontsize=7)
         if max(fills) / max(min(fills), 1e-9) > 100:  # type: ignore[type-var, operator]
-            ax.set_xscale("log")
+            log_axes(ax, x=True)
         ax.invert_yaxis()
         ax.set_xlabel("fill = demand / capacity (a wall binds at 1 or more)")
         ax.grid(axis="y", visible=False)

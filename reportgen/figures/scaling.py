@@ -9,7 +9,7 @@ import numpy as np
 
 from reportgen.analysis.fits import usl_capacity
 from reportgen.analysis.scaling import ScalingResult
-from reportgen.figures import FigureSVG
+from reportgen.figures import FigureJob, FigureSVG
 from reportgen.figures.style import (
     ACTIVITY,
     BLUE,
@@ -26,12 +26,13 @@ from reportgen.figures.style import (
 from reportgen.model import Project
 
 
-def draw(analysis: Any, project: Project) -> list[FigureSVG | None]:
+def jobs(analysis: Any, project: Project) -> list[FigureJob]:
     scaling: ScalingResult | None = analysis.scaling
     if scaling is None:
         return []
-    return [breakdown(scaling), timeline(scaling), speedup(scaling, analysis), lost_folds(scaling),
-            karp_flatt(scaling)]
+    return [FigureJob(key, function, (scaling,)) for key, function in (
+        ("breakdown", breakdown), ("timeline", timeline), ("speedup", speedup), ("lost-folds", lost_folds),
+        ("karp-flatt", karp_flatt))]
 
 
 def reference_note(scaling: ScalingResult) -> str:
@@ -96,7 +97,7 @@ def timeline(scaling: ScalingResult) -> FigureSVG | None:
                      f", imbalance (max/mean − 1) {pop.imbalance:.1%}.", "Gantt-style bars, one per worker.")
 
 
-def speedup(scaling: ScalingResult, analysis: Any) -> FigureSVG:
+def speedup(scaling: ScalingResult) -> FigureSVG:
     rows = scaling.rows
     p = np.array([r.nodes for r in rows], dtype=float)
     q = p / scaling.reference_nodes
