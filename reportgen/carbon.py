@@ -3,9 +3,11 @@
 CodeCarbon's public API is only its trackers; the look-ups used here are internal and have changed between releases,
 so the dependency is pinned (codecarbon>=3.3,<3.4) and tests/test_carbon.py holds the contract values.
 
-Validation reads the bundled data files directly (importing codecarbon costs ~150 ms, too slow for `check`);
-intensities come from CodeCarbon's own look-up functions, so its conversions apply. CodeCarbon falls back silently
-to a world average for unknown places; validating first turns that into a clear input error.
+Importing codecarbon costs 150–250 ms (it brings pandas), so validation and the common look-ups read its bundled
+data files directly: a country's mix intensity, a US state's emission rate, a Nordic bidding zone's factor, a GCP
+region's impact. Canadian provinces and Chinese provinces are derived by CodeCarbon from energy mixes and name
+tables, so those go through its own look-up functions. Contract tests check that both paths agree. CodeCarbon falls
+back silently to a world average for unknown places; validating first turns that into a clear input error.
 """
 
 from __future__ import annotations
@@ -121,9 +123,35 @@ def validate(*, country: str | None, region: str | None, cloud: str | None) -> N
             raise UnknownLocation("region", f'unknown region "{region}" of {country}; known: {_listing(list(regions))}')
 
 
+LBS_PER_MWH_TO_G_PER_KWH = 0.45359237  # CodeCarbon's EmissionsPerKWh.LBS_MWH_TO_KG_KWH × 1000
+
+
 def look_up(*, country: str | None, region: str | None, cloud: str | None) -> Intensity:
     """The intensity CodeCarbon gives for a validated place (raises UnknownLocation for an unknown one)."""
     validate(country=country, region=region, cloud=cloud)
+    direct = read_directly(country=country, region=region, cloud=cloud)
+    return direct if direct is not None else look_up_with_codecarbon(country=country, region=region, cloud=cloud)
+
+
+def read_directly(*, country: str | None, region: str | None, cloud: str | None) -> Intensity | None:
+    """The intensity from CodeCarbon's data files, for the places whose value is stored as is; else None."""
+    if cloud is not None:
+        with (_data_dir() / _CLOUD_FILE).open(encoding="utf-8-sig") as handle:
+            row = next(r for r in csv.DictReader(handle) if r["provider"] == cloud and r["region"] == region)
+        return Intensity(float(row["impact"]), f"codecarbon: {cloud} {region}")
+    assert country is not None
+    if region is None:
+        return Intensity(float(_json(_MIX)[country]["carbon_intensity"]), f"codecarbon: country {country}")
+    source = f"codecarbon: country {country}, region {region}"
+    if country == "USA":
+        return Intensity(float(_json(_REGION_FILES["USA"])[region]["emissions"]) * LBS_PER_MWH_TO_G_PER_KWH, source)
+    if country in _NORDIC_COUNTRIES:
+        return Intensity(float(_json(_NORDIC_FILE)["data"][region]["emission_factor"]), source)
+    return None
+
+
+def look_up_with_codecarbon(*, country: str | None, region: str | None, cloud: str | None) -> Intensity:
+    """The intensity from CodeCarbon's own look-up functions (no tracker, no network)."""
     os.environ.setdefault("CODECARBON_LOG_LEVEL", "error")
     from codecarbon.core.emissions import Emissions
     from codecarbon.core.units import Energy

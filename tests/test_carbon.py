@@ -35,6 +35,24 @@ def test_unknown_places_are_refused_not_averaged(location: dict[str, str], field
     assert caught.value.field == field
 
 
+@pytest.mark.parametrize("location", [
+    {"country": "FRA"}, {"country": "IND"}, {"country": "BRA"}, {"country": "USA", "region": "texas"},
+    {"country": "USA", "region": "virginia"}, {"country": "SWE", "region": "SE3"}, {"country": "NOR", "region": "NO1"},
+    {"cloud": "gcp", "region": "us-central1"}, {"cloud": "gcp", "region": "asia-east1"},
+])
+def test_direct_reads_agree_with_codecarbons_look_up(location: dict[str, str]) -> None:
+    where = {"country": location.get("country"), "region": location.get("region"), "cloud": location.get("cloud")}
+    direct = carbon.read_directly(**where)
+    assert direct is not None
+    assert direct == carbon.look_up_with_codecarbon(**where) or (
+        direct.g_per_kwh == pytest.approx(carbon.look_up_with_codecarbon(**where).g_per_kwh, rel=1e-12))
+
+
+def test_derived_regions_use_codecarbon() -> None:
+    assert carbon.read_directly(country="CAN", region="ontario", cloud=None) is None
+    assert carbon.look_up(country="CAN", region="ontario", cloud=None).g_per_kwh == pytest.approx(64.72, abs=0.01)
+
+
 def test_every_validated_country_has_its_own_intensity() -> None:
     """Validation and look-up read the same data: no accepted country silently gets the world average."""
     countries = carbon.known_countries()
