@@ -102,10 +102,12 @@ def validate(*, country: str | None, region: str | None, cloud: str | None) -> N
     if cloud is not None:
         clouds = known_cloud_regions()
         if cloud not in clouds:
-            raise UnknownLocation("cloud", f'CodeCarbon has cloud data for {_listing(sorted(clouds))} only, not "{cloud}"; '
+            known = _listing(sorted(clouds))
+            raise UnknownLocation("cloud", f'CodeCarbon has cloud data for {known} only, not "{cloud}"; '
                                   "give the country the region is in, or an explicit carbon_intensity")
         if region not in clouds[cloud]:
-            raise UnknownLocation("region", f'unknown {cloud} region "{region}"; known: {_listing(sorted(clouds[cloud]))}')
+            known = _listing(sorted(clouds[cloud]))
+            raise UnknownLocation("region", f'unknown {cloud} region "{region}"; known: {known}')
         return
     if country is None:
         return
@@ -117,8 +119,8 @@ def validate(*, country: str | None, region: str | None, cloud: str | None) -> N
     if region is not None:
         regions = known_regions(country)
         if not regions:
-            raise UnknownLocation("region", f"CodeCarbon has no regional data for {country}; remove the region to use the "
-                                  "country's average")
+            raise UnknownLocation("region", f"CodeCarbon has no regional data for {country}; remove the region "
+                                  "to use the country's average")
         if region not in regions:
             raise UnknownLocation("region", f'unknown region "{region}" of {country}; known: {_listing(list(regions))}')
 
@@ -158,7 +160,7 @@ def look_up_with_codecarbon(*, country: str | None, region: str | None, cloud: s
     from codecarbon.external.geography import CloudMetadata, GeoMetadata
     from codecarbon.input import DataSource
 
-    emissions = Emissions(DataSource())
+    emissions = Emissions(DataSource())  # type: ignore[no-untyped-call]
     one_kwh = Energy(kWh=1.0)
     if cloud is not None:
         kg = emissions.get_cloud_emissions(one_kwh, CloudMetadata(provider=cloud, region=region))

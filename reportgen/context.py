@@ -94,9 +94,8 @@ def normalized_inputs(project: Project) -> tuple[InputRow, ...]:
             elif isinstance(spec, Items) and isinstance(spec.item, Section):
                 for index, item in enumerate(value):
                     walk(item, f"{where}[{index}]")
-            elif isinstance(spec, Quantity | Items) and isinstance(getattr(spec, "item", spec), Quantity):
-                quantity = spec if isinstance(spec, Quantity) else spec.item
-                unit = quantity.dimension.si_unit.replace("currency_unit", project.currency)  # type: ignore[union-attr]
+            elif isinstance(quantity := getattr(spec, "item", spec), Quantity):
+                unit = quantity.dimension.si_unit.replace("currency_unit", project.currency)
                 shown = ", ".join(f"{v:.6g}" for v in value) if isinstance(value, tuple) else f"{value:.6g}"
                 rows.append(InputRow(where, shown, unit))
             else:

@@ -89,24 +89,28 @@ def duration(seconds: Any) -> str:
     return f"{number(seconds / 86400)} days"
 
 
-def size(value: Any) -> str:
-    """Bytes in decimal units, as the project file writes them (GB = 10^9 B)."""
+def _in_units(value: Any, ladder: tuple[tuple[float, str], ...]) -> str:
+    """The value in the largest unit of the ladder (scale, name; largest first) it reaches, else the smallest."""
     if value is None:
         return DASH
-    for unit, scale in (("PB", 1e15), ("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+    for scale, unit in ladder:
         if abs(value) >= scale:
             return f"{number(value / scale)} {unit}"
-    return f"{number(value)} B"
+    scale, unit = ladder[-1]
+    return f"{number(value / scale)} {unit}"
+
+
+_PREFIXES = ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
+
+
+def size(value: Any) -> str:
+    """Bytes in decimal units, as the project file writes them (GB = 10^9 B)."""
+    return _in_units(value, tuple((scale, f"{prefix}B") for scale, prefix in _PREFIXES[1:]))
 
 
 def rate(value: Any, unit: str) -> str:
     """FLOP/s or B/s with SI prefixes."""
-    if value is None:
-        return DASH
-    for prefix, scale in (("E", 1e18), ("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if abs(value) >= scale:
-            return f"{number(value / scale)} {prefix}{unit}"
-    return f"{number(value)} {unit}"
+    return _in_units(value, tuple((scale, f"{prefix}{unit}") for scale, prefix in _PREFIXES))
 
 
 def money(value: Any, currency: str, digits: int = 4) -> str:
@@ -122,23 +126,11 @@ def money(value: Any, currency: str, digits: int = 4) -> str:
 
 
 def mass(kg: Any) -> str:
-    if kg is None:
-        return DASH
-    if abs(kg) >= 1000:
-        return f"{number(kg / 1000)} t"
-    if abs(kg) < 1:
-        return f"{number(kg * 1000)} g"
-    return f"{number(kg)} kg"
+    return _in_units(kg, ((1000.0, "t"), (1.0, "kg"), (1e-3, "g")))
 
 
 def energy(kwh: Any) -> str:
-    if kwh is None:
-        return DASH
-    if abs(kwh) >= 1000:
-        return f"{number(kwh / 1000)} MWh"
-    if abs(kwh) < 1:
-        return f"{number(kwh * 1000)} Wh"
-    return f"{number(kwh)} kWh"
+    return _in_units(kwh, ((1000.0, "MWh"), (1.0, "kWh"), (1e-3, "Wh")))
 
 
 def _markup(function: Callable[..., str]) -> Callable[..., Markup]:
@@ -152,7 +144,8 @@ def _markup(function: Callable[..., str]) -> Callable[..., Markup]:
     return wrapped
 
 
-FILTERS = {name: _markup(function) for name, function in {
-    "num": number, "int": integer, "nodes": nodes, "count": count, "pct": percent, "times": times, "duration": duration, "size": size,
-    "rate": rate, "money": money, "mass": mass, "energy": energy,
-}.items()}
+_FORMATTERS: dict[str, Callable[..., str]] = {
+    "num": number, "int": integer, "nodes": nodes, "count": count, "pct": percent, "times": times,
+    "duration": duration, "size": size, "rate": rate, "money": money, "mass": mass, "energy": energy,
+}
+FILTERS = {name: _markup(function) for name, function in _FORMATTERS.items()}

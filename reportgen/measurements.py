@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.error import Mark
+from yaml.nodes import Node, ScalarNode, SequenceNode
 
 from reportgen.errors import InputError, Problem
 from reportgen.source import mapping_node, mark_at, read_text, scalar_node
@@ -109,12 +110,10 @@ def _is_bare_number(cell: str) -> bool:
     return True
 
 
-def _typed(value: str, mark: object) -> ScalarNode:
-    node = scalar_node(value, mark)  # type: ignore[arg-type]
+def _typed(value: str, mark: Mark) -> ScalarNode:
+    node = scalar_node(value, mark)
     if re.fullmatch(r"[-+]?\d+", value):
         node.tag = "tag:yaml.org,2002:int"  # node counts are whole numbers, as YAML would read them
     return node
 
 
-def is_mapping(node: Node) -> bool:
-    return isinstance(node, MappingNode)

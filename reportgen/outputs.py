@@ -38,13 +38,14 @@ def write_atomically(folder: Path, files: dict[str, bytes]) -> list[Path]:
     staged: list[tuple[Path, Path]] = []
     try:
         for name, data in files.items():
-            handle, temporary = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=f".{name}", dir=folder)
+            handle, temporary_name = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=f".{name}", dir=folder)
+            temporary = Path(temporary_name)
             os.fchmod(handle, _FILE_MODE)  # mkstemp creates 0600; a report is an ordinary file
             with os.fdopen(handle, "wb") as stream:
                 stream.write(data)
                 stream.flush()
                 os.fsync(stream.fileno())
-            staged.append((Path(temporary), folder / name))
+            staged.append((temporary, folder / name))
         for temporary, target in staged:
             os.replace(temporary, target)
     finally:

@@ -32,7 +32,6 @@ def build(path: Path, options: BuildOptions) -> list[Path]:
     if "html" in options.formats or "pdf" in options.formats:
         from reportgen.context import as_template_vars, build_context
         from reportgen.figures import draw_figures
-
         from reportgen.pdf import preload
 
         figures = draw_figures(analysis, loaded.project,

@@ -213,15 +213,15 @@ class Number(Spec):
         return schema
 
 
-def Count(doc: str = "", example: str = "8") -> Number:  # noqa: N802 - reads as a kind, like Number
+def Count(doc: str = "", example: str = "8") -> Number:
     return Number(doc=doc, minimum=1, integer=True, example=example)
 
 
-def Fraction(doc: str = "") -> Number:  # noqa: N802
+def Fraction(doc: str = "") -> Number:
     return Number(doc=doc, minimum=0.0, maximum=1.0, example="0.4")
 
 
-def Positive(doc: str = "", example: str = "1.3e9") -> Number:  # noqa: N802
+def Positive(doc: str = "", example: str = "1.3e9") -> Number:
     return Number(doc=doc, minimum=0.0, exclusive_minimum=True, example=example)
 
 

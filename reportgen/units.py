@@ -6,6 +6,7 @@ pint's expression evaluator accepts `**` and an input like `9**9**9**9 s` would 
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from dataclasses import dataclass
@@ -76,7 +77,7 @@ _DESCRIPTIONS = {
 
 
 @cache
-def registry() -> pint.UnitRegistry:
+def registry() -> pint.UnitRegistry[float]:
     """The process's one registry (building one is the slow part of pint)."""
     import pint
 
@@ -101,7 +102,7 @@ def _unit_tokens(unit_text: str) -> list[str]:
             raise UnitProblem(f"cannot read the unit {unit_text.strip()!r}")
         tokens.append(match.group().strip())
         position = match.end()
-    for before, token in zip(tokens, tokens[1:], strict=False):
+    for before, token in itertools.pairwise(tokens):
         if (token.lstrip("-").isdigit()) != (before in ("**", "^")):
             raise UnitProblem(f"cannot read the unit {unit_text.strip()!r}: exponents must follow ** or ^")
     if tokens and tokens[0].lstrip("-").isdigit():
@@ -115,7 +116,7 @@ def _unit_expression(unit_text: str, currency: str) -> str:
     return " ".join(CURRENCY_TOKEN if token == currency else token for token in tokens)
 
 
-def describe(quantity: pint.Quantity) -> str:
+def describe(quantity: pint.Quantity[float]) -> str:
     for si_unit, description in _DESCRIPTIONS.items():
         if quantity.dimensionality == registry().Unit(si_unit).dimensionality:
             return description

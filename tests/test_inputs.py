@@ -108,7 +108,7 @@ def test_time_unit_applies_to_bare_run_numbers(write_project) -> None:
 def test_time_unit_does_not_leak_outside_scaling(write_project) -> None:
     path = write_project("project: {title: T}\nscaling:\n  time_unit: s\n  runs: [{nodes: 1, time: 2}]\n"
                          "reliability: {node_mtbf: 100, checkpoint_cost: 1 min}\n")
-    with pytest.raises(InputError, match="reliability.node_mtbf: expected time"):
+    with pytest.raises(InputError, match=r"reliability\.node_mtbf: expected time"):
         load_project(path)
 
 

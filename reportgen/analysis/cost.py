@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -79,7 +80,7 @@ def analyze_cost(scaling: ScalingResult | None, pricing: Pricing | None) -> Cost
         cost = run_cost(price, scale.nodes, scale.time_s)
         total = cost + value * scale.time_s if value is not None else None
         rows.append(CostRow(scale.nodes, scale.time_s, scale.speedup, cost, total))
-    marginal = [_marginal(a, b) for a, b in zip(rows, rows[1:], strict=False)]
+    marginal = [_marginal(a, b) for a, b in itertools.pairwise(rows)]
     cheapest = first_min(rows, key=lambda r: r.cost)
     fastest = first_max(rows, key=lambda r: r.speedup)
     time_value = first_min(rows, key=lambda r: r.total_with_time_value or 0.0).nodes if value is not None else None
@@ -136,6 +137,6 @@ def _regime(name: str, price: float, viable: bool, reason: str, scaling: Scaling
             time_s = scale.time_s + expected * restart
         rows.append(RegimeRow(scale.nodes, time_s, run_cost(price, scale.nodes, time_s), expected))
     cheapest = first_min(rows, key=lambda r: r.cost).nodes if viable else None
-    with_time = (first_min(rows, key=lambda r: r.cost + value * r.time_s).nodes  # type: ignore[operator]
+    with_time = (first_min(rows, key=lambda r: r.cost + value * r.time_s).nodes
                  if viable and value is not None else None)
     return Regime(name, price, viable, reason, tuple(rows), cheapest, with_time)

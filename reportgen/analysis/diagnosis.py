@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from reportgen.analysis.common import at_least, ceil_ratio
-from reportgen.model import Hardware, Project, Step
+from reportgen.model import Hardware, Project, Serving, Step
 
 BOUND_ORDER = ("compute", "memory-bandwidth", "io", "communication")  # the tie order of §1.1
 WALL_ORDER = ("memory", "data", "serving", "time")  # capacity walls come first (§1.3)
@@ -200,10 +201,11 @@ def _roof_efficiency(step: Step, hardware: Hardware) -> float | None:
 
 
 # --------------------------------------------------------------------------------------------------------- walls
-def _walls(project: Project, hardware: Hardware, reference_time_s: float | None) -> tuple[list[Wall], dict]:
+def _walls(project: Project, hardware: Hardware,
+           reference_time_s: float | None) -> tuple[list[Wall], dict[str, Any]]:
     baseline = project.baseline
     walls: list[Wall] = []
-    details: dict = {}
+    details: dict[str, Any] = {}
     if baseline and baseline.memory:
         memory = baseline.memory
         stack = [("parameters × bytes per parameter", memory.parameters * memory.bytes_per_parameter)]
@@ -233,7 +235,7 @@ def _walls(project: Project, hardware: Hardware, reference_time_s: float | None)
     return walls, details
 
 
-def _serving_wall(serving) -> tuple[Wall | None, int | None]:  # type: ignore[no-untyped-def]
+def _serving_wall(serving: Serving) -> tuple[Wall | None, int | None]:
     fills: list[float] = []
     replicas = None
     notes = []
@@ -250,7 +252,8 @@ def _serving_wall(serving) -> tuple[Wall | None, int | None]:  # type: ignore[no
     return Wall("serving", fill, at_least(fill, 1.0), None, None, "", "; ".join(notes)), replicas
 
 
-def _time_wall(project: Project, hardware: Hardware, reference_time_s: float | None, details: dict) -> Wall | None:
+def _time_wall(project: Project, hardware: Hardware, reference_time_s: float | None,
+               details: dict[str, Any]) -> Wall | None:
     """Single-machine time to finish against the deadline (training.deadline, else goal.time_per_run)."""
     training = project.baseline.training if project.baseline else None
     goal = project.project.goal

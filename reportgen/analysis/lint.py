@@ -108,7 +108,7 @@ def _slots(project: Project, diagnosis: DiagnosisResult | None, scaling: Scaling
 
 
 def _prediction(project: Project, prediction: PredictionResult | None) -> list[Finding]:
-    out = []
+    out: list[Finding] = []
     if prediction is None:
         return out
     fit = prediction.fit

@@ -43,7 +43,7 @@ def figure_jobs(analysis: Any, project: Any) -> list[FigureJob]:
 
 def _import_drawing() -> None:
     """The slow imports of drawing, done before forking so that the workers inherit them."""
-    import matplotlib.backends.backend_svg  # noqa: F401
+    import matplotlib.backends.backend_svg
     import matplotlib.figure  # noqa: F401
 
     from reportgen.figures import decide, design, diagnosis, scaling  # noqa: F401

@@ -71,7 +71,7 @@ def fanout_budget(checklist: ChecklistResult | None) -> FigureSVG | None:
         ax.axhline(0, color=INK, linewidth=1)
         ax.fill_between(fanouts, budget_ms, 0, where=[b < 0 for b in budget_ms], color=VERMILION, alpha=0.25,
                         hatch="//", label="budget exhausted")
-        ax.axvline(tax.fanout, color=GREEN, linestyle="--", label=f"this design: fanout {tax.fanout}")  # type: ignore[arg-type]
+        ax.axvline(tax.fanout, color=GREEN, linestyle="--", label=f"this design: fanout {tax.fanout}")
         if tax.exhausting_fanout:
             ax.axvline(tax.exhausting_fanout, color=VERMILION, linestyle=":",
                        label=f"exhausting fanout {tax.exhausting_fanout}")
@@ -119,7 +119,8 @@ def predicted(prediction: PredictionResult | None, scaling: ScalingResult | None
     return FigureSVG(key, svg, "Predicted speedup S(p) of the ring all-reduce alpha-beta model (left axis) and "
                      "the communication-to-computation ratio R(p) (right axis, log scale), with the optimum p* and "
                      "the first communication-dominated node count p_dom marked"
-                     + ("; measured speedups overlaid." if scaling and scaling.reference_nodes == 1 else "."), "Speedup and ratio curves against node count.")
+                     + ("; measured speedups overlaid." if scaling and scaling.reference_nodes == 1 else "."),
+                     "Speedup and ratio curves against node count.")
 
 
 def sensitivity(prediction: PredictionResult | None) -> FigureSVG | None:

@@ -93,8 +93,9 @@ def timeline(scaling: ScalingResult) -> FigureSVG | None:
         fig.legend(loc="outside lower center", ncol=3)
         svg = to_svg(fig, key)
     return FigureSVG(key, svg, f"Per-worker timeline at {pop.nodes:,} nodes: each worker computes, waits at the "
-                     f"barrier until the slowest finishes, then joins the collective. Load balance {pop.load_balance:.3f}"
-                     f", imbalance (max/mean − 1) {pop.imbalance:.1%}.", "Gantt-style bars, one per worker.")
+                     "barrier until the slowest finishes, then joins the collective. Load balance "
+                     f"{pop.load_balance:.3f}, imbalance (max/mean − 1) {pop.imbalance:.1%}.",
+                     "Gantt-style bars, one per worker.")
 
 
 def speedup(scaling: ScalingResult) -> FigureSVG:
@@ -117,7 +118,7 @@ def speedup(scaling: ScalingResult) -> FigureSVG:
             usl = scaling.usl
             fitted = usl_capacity(dense, usl.gamma, usl.sigma, usl.kappa)
             if scaling.form == "throughput":
-                fitted = fitted / rows[0].run.throughput  # type: ignore[operator]
+                fitted = fitted / rows[0].run.throughput
             ax.plot(dense, fitted, color=PURPLE, linestyle="-.", linewidth=1.1,
                     label=f"USL, σ = {usl.sigma:.3g}, κ = {usl.kappa:.3g}")
         if scaling.knee_nodes is not None:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import io
 import re
-from contextlib import contextmanager
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 INK = "#222222"
@@ -28,7 +28,7 @@ ACTIVITY = {  # single-density hatches: denser ones multiply the SVG paths a PDF
 WIDTH = 6.4  # inches: the text width of an A4 page with 2 cm margins is about 6.7 in
 HEIGHT = 3.3
 
-_RC = {
+_RC: dict[str, Any] = {
     "font.family": "DejaVu Sans",
     "font.size": 8.5,
     "axes.titlesize": 9,
@@ -60,7 +60,7 @@ def figure(key: str, *, width: float = WIDTH, height: float = HEIGHT, **subplots
     import matplotlib
     from matplotlib.figure import Figure
 
-    with matplotlib.rc_context({**_RC, "svg.hashsalt": f"reportgen-{key}"}):
+    with matplotlib.rc_context({**_RC, "svg.hashsalt": f"reportgen-{key}"}):  # type: ignore[dict-item]
         fig = Figure(figsize=(width, height), layout="constrained")
         yield fig
 
@@ -71,9 +71,9 @@ def to_svg(fig: Any, key: str) -> str:
     from matplotlib.backends.backend_svg import FigureCanvasSVG
 
     buffer = io.StringIO()
-    with matplotlib.rc_context({**_RC, "svg.hashsalt": f"reportgen-{key}"}):
-        FigureCanvasSVG(fig).print_svg(buffer, metadata={"Date": None, "Creator": None, "Format": None,
-                                                         "Type": None})
+    with matplotlib.rc_context({**_RC, "svg.hashsalt": f"reportgen-{key}"}):  # type: ignore[dict-item]
+        metadata = {"Date": None, "Creator": None, "Format": None, "Type": None}  # nothing that varies run to run
+        FigureCanvasSVG(fig).print_svg(buffer, metadata=metadata)  # type: ignore[no-untyped-call]
     text = buffer.getvalue()
     text = text[text.index("<svg"):]
     text = re.sub(r'\s(width|height)="[\d.]+pt"', "", text, count=2)  # scale with the page; viewBox keeps shape
@@ -95,7 +95,7 @@ def power_label(value: float, _position: Any = None) -> str:
     exponent = math.log10(value)
     if abs(exponent - round(exponent)) > 1e-9:
         return ""
-    return "10" + str(int(round(exponent))).translate(_SUPERSCRIPT)
+    return "10" + str(round(exponent)).translate(_SUPERSCRIPT)
 
 
 def log_axes(ax: Any, *, x: bool = False, y: bool = False, base: int = 10) -> None:
