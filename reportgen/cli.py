@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from reportgen import __version__
 from reportgen.errors import ExitCode, InputError, ReportgenError, UsageError
 
 FORMATS = ("html", "pdf", "json")
+DIFF_FORMATS = ("html", "pdf", "json", "md")
 
 DESCRIPTION = """\
 Turn the evidence behind a distributed-AI system design (a YAML project file) into a report: diagnosis,
@@ -25,12 +26,18 @@ Examples:
   reportgen init my-project.yaml"""
 
 
-def _formats(text: str) -> tuple[str, ...]:
-    chosen = tuple(part.strip() for part in text.split(",") if part.strip())
-    unknown = [part for part in chosen if part not in FORMATS]
-    if unknown or not chosen:
-        raise argparse.ArgumentTypeError(f"formats are {', '.join(FORMATS)} (comma-separated), got {text!r}")
-    return chosen
+def _format_list(allowed: tuple[str, ...]) -> Callable[[str], tuple[str, ...]]:
+    def parse(text: str) -> tuple[str, ...]:
+        chosen = tuple(part.strip() for part in text.split(",") if part.strip())
+        unknown = [part for part in chosen if part not in allowed]
+        if unknown or not chosen:
+            raise argparse.ArgumentTypeError(f"formats are {', '.join(allowed)} (comma-separated), got {text!r}")
+        return chosen
+    return parse
+
+
+_formats = _format_list(FORMATS)
+_diff_formats = _format_list(DIFF_FORMATS)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -58,6 +65,20 @@ def _parser() -> argparse.ArgumentParser:
                                  "yaml-language-server pick it up from a `# yaml-language-server: $schema=PATH` "
                                  "line at the top of a project file.")
     schema.add_argument("-o", "--output", type=Path, metavar="FILE", help="write to FILE instead of standard output")
+
+    diff = commands.add_parser("diff", help="compare two revisions of a project: inputs, design, results, findings",
+                               description="Compare two project files, each a path or REV:PATH read from git "
+                               "(reportgen diff HEAD~1:inputs/example.yaml inputs/example.yaml). Writes "
+                               "OUT/diff-<old>-vs-<new>/diff.html, diff.pdf, diff.json and diff.md.")
+    diff.add_argument("old", metavar="OLD", help="the old revision: a project file or REV:PATH")
+    diff.add_argument("new", metavar="NEW", help="the new revision: a project file or REV:PATH")
+    diff.add_argument("-o", "--output", type=Path, default=Path("build"), metavar="OUT",
+                      help="output folder (default: build)")
+    diff.add_argument("--format", type=_diff_formats, default=DIFF_FORMATS, metavar="LIST",
+                      help="comma-separated formats among html, pdf, json, md (default: all four)")
+    diff.add_argument("--paper", choices=("a4", "letter"), default="a4", help="PDF paper size (default: a4)")
+    diff.add_argument("--exit-code", action="store_true",
+                      help="exit 1 when a key result got worse, 0 otherwise (as git diff --exit-code)")
 
     init = commands.add_parser("init", help="write a fully commented starter project that passes check",
                                description="Write a commented starter project file. Refuses to overwrite a file.")
@@ -91,6 +112,8 @@ def _run(arguments: argparse.Namespace) -> ExitCode:
         return _schema(arguments.output)
     if arguments.command == "init":
         return _init(arguments.path)
+    if arguments.command == "diff":
+        return _diff(arguments)
     raise AssertionError(arguments.command)
 
 
@@ -130,6 +153,30 @@ def _build(arguments: argparse.Namespace) -> ExitCode:
         else:
             print(f"{path}: wrote {', '.join(str(p) for p in written)}")
     return status
+
+
+def _diff(arguments: argparse.Namespace) -> ExitCode:
+    from reportgen.compare import DiffOptions, run_diff
+
+    outcome = run_diff(arguments.old, arguments.new,
+                       DiffOptions(out_root=arguments.output, formats=arguments.format, paper=arguments.paper))
+    result = outcome.result
+    if result.identical:
+        print(f"no difference: {result.old_label} and {result.new_label} give the same inputs, design, results "
+              "and findings")
+    else:
+        better = sum(1 for r in result.results if r.verdict == "better")
+        print(f"{len(result.changed_results)} key results changed ({better} better, {len(result.worse)} worse); "
+              f"{len(result.inputs)} inputs and {len(result.slots)} design slots changed; findings "
+              f"+{len(result.appeared)} -{len(result.resolved)}")
+        for change in result.worse:
+            print(f"  worse: {change.label}: {_plain(change.old)} -> {_plain(change.new)}")
+    print(f"wrote {', '.join(str(p) for p in outcome.written)}")
+    return ExitCode.FAILURE if arguments.exit_code and result.worse else ExitCode.OK
+
+
+def _plain(value: object) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
 def _schema(output: Path | None) -> ExitCode:

@@ -17,7 +17,7 @@ from reportgen.analysis import Analysis
 from reportgen.analysis.diagnosis import CEILING_AXIS, TYPICAL_TOOLS
 from reportgen.figures import FigureSVG
 from reportgen.model import SLOT_VOCABULARY, Project
-from reportgen.spec import Items, Quantity, Section, spec_fields
+from reportgen.flatten import flatten
 
 SECTIONS = (
     ("summary", "Summary"),
@@ -81,34 +81,7 @@ def report_date(project: Project) -> tuple[str, str | None]:
 
 
 def normalized_inputs(project: Project) -> tuple[InputRow, ...]:
-    rows: list[InputRow] = []
-
-    def walk(obj: Any, path: str) -> None:
-        for name, spec, _ in spec_fields(type(obj)):
-            value = getattr(obj, name)
-            where = f"{path}.{name}" if path else name
-            if value is None or value == ():
-                continue
-            if isinstance(spec, Section):
-                walk(value, where)
-            elif isinstance(spec, Items) and isinstance(spec.item, Section):
-                for index, item in enumerate(value):
-                    walk(item, f"{where}[{index}]")
-            elif isinstance(quantity := getattr(spec, "item", spec), Quantity):
-                unit = quantity.dimension.si_unit.replace("currency_unit", project.currency)
-                shown = ", ".join(f"{v:.6g}" for v in value) if isinstance(value, tuple) else f"{value:.6g}"
-                rows.append(InputRow(where, shown, unit))
-            else:
-                if isinstance(value, tuple):
-                    shown = ", ".join(value)
-                elif isinstance(value, float):
-                    shown = f"{value:.6g}"
-                else:
-                    shown = str(value).lower() if isinstance(value, bool) else str(value)
-                rows.append(InputRow(where, shown, ""))
-
-    walk(project, "")
-    return tuple(rows)
+    return tuple(InputRow(leaf.path, leaf.shown, leaf.unit) for leaf in flatten(project, currency=project.currency))
 
 
 def build_context(project: Project, analysis: Analysis, results: dict[str, Any], figures: dict[str, FigureSVG],

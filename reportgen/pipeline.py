@@ -1,17 +1,26 @@
-"""build(): load → analyze → results.json, HTML, PDF → written atomically into OUT/<stem>/."""
+"""Building a report: load → analyze → results.json, figures, HTML, PDF → written atomically into OUT/<stem>/.
+
+A `Builder` is a warm build process: it keeps its figure cache and figure pool between builds, which is what
+`watch` and batch builds reuse. `build()` is the one-shot form.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from reportgen import carbon
-from reportgen.analysis import analyze
+from reportgen.analysis import Analysis, analyze
+from reportgen.cache import FigureCache
 from reportgen.errors import InputError, Problem
 from reportgen.outputs import output_dir, write_atomically
 from reportgen.project import LoadedProject, load_project
 from reportgen.render import render_html, render_pdf
 from reportgen.results import dumps, results_document
+
+CACHE_FOLDER = ".cache"
 
 
 @dataclass(frozen=True)
@@ -19,31 +28,87 @@ class BuildOptions:
     out_root: Path = Path("build")
     formats: tuple[str, ...] = ("html", "pdf", "json")
     paper: str = "a4"
+    use_disk_cache: bool = True  # figures cached under OUT/.cache between runs
 
 
-def build(path: Path, options: BuildOptions) -> list[Path]:
-    """Build one project's outputs; nothing is written unless every requested format rendered."""
-    loaded = load_project(path)
-    analysis = analyze(loaded.project, intensity=_intensity(loaded))
-    document = results_document(loaded, analysis)
-    files: dict[str, bytes] = {}
-    if "json" in options.formats:
-        files["results.json"] = dumps(document).encode("utf-8")
-    if "html" in options.formats or "pdf" in options.formats:
+@dataclass(frozen=True)
+class BuildResult:
+    path: Path
+    written: list[Path]
+    document: dict[str, Any]  # the results.json document
+    figures_drawn: tuple[str, ...]  # figures drawn by this build; the others came from the cache
+    seconds: dict[str, float] = field(default_factory=dict)  # by stage
+
+
+@dataclass
+class Builder:
+    options: BuildOptions
+    pool: Any = None  # a reportgen.figures.FigurePool kept between builds, or None for a temporary one
+    cache: FigureCache | None = None
+
+    def __post_init__(self) -> None:
+        if self.cache is None:
+            folder = self.options.out_root / CACHE_FOLDER / "figures" if self.options.use_disk_cache else None
+            self.cache = FigureCache(folder)
+
+    def build(self, path: Path) -> BuildResult:
+        """Build one project's outputs; nothing is written unless every requested format rendered."""
+        clock = _Clock()
+        loaded = load_project(path)
+        clock.lap("load")
+        analysis, document = analyze_loaded(loaded)
+        clock.lap("analyze")
+        files: dict[str, bytes] = {}
+        if "json" in self.options.formats:
+            files["results.json"] = dumps(document).encode("utf-8")
+        drawn: tuple[str, ...] = ()
+        if "html" in self.options.formats or "pdf" in self.options.formats:
+            html, epoch, drawn = self._html(path, loaded, analysis, document, clock)
+            if "html" in self.options.formats:
+                files["report.html"] = html.encode("utf-8")
+            if "pdf" in self.options.formats:
+                files["report.pdf"] = render_pdf(html, epoch=epoch)
+                clock.lap("pdf")
+        written = write_atomically(output_dir(self.options.out_root, path.stem), files)
+        clock.lap("write")
+        return BuildResult(path, written, document, drawn, clock.laps)
+
+    def _html(self, path: Path, loaded: LoadedProject, analysis: Analysis, document: dict[str, Any],
+              clock: _Clock) -> tuple[str, int, tuple[str, ...]]:
         from reportgen.context import as_template_vars, build_context
         from reportgen.figures import draw_figures
         from reportgen.pdf import preload
 
-        figures = draw_figures(analysis, loaded.project,
-                               while_waiting=preload if "pdf" in options.formats else None)
-        context = build_context(loaded.project, analysis, document, figures, paper=options.paper,
+        figures = draw_figures(analysis, loaded.project, pool=self.pool, cache=self.cache,
+                               while_waiting=preload if "pdf" in self.options.formats else None)
+        clock.lap("figures")
+        context = build_context(loaded.project, analysis, document, figures.figures, paper=self.options.paper,
                                 input_name=path.name)
         html = render_html("report.html", as_template_vars(context))
-        if "html" in options.formats:
-            files["report.html"] = html.encode("utf-8")
-        if "pdf" in options.formats:
-            files["report.pdf"] = render_pdf(html, epoch=context.epoch)
-    return write_atomically(output_dir(options.out_root, path.stem), files)
+        clock.lap("html")
+        return html, context.epoch, figures.drawn
+
+
+def build(path: Path, options: BuildOptions) -> list[Path]:
+    """Build one project (a one-shot Builder)."""
+    return Builder(options).build(path).written
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.laps: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.laps[stage] = now - self._last
+        self._last = now
+
+
+def analyze_loaded(loaded: LoadedProject) -> tuple[Analysis, dict[str, Any]]:
+    """The analyses of a loaded project and its results.json document."""
+    analysis = analyze(loaded.project, intensity=_intensity(loaded))
+    return analysis, results_document(loaded, analysis)
 
 
 def _intensity(loaded: LoadedProject) -> carbon.Intensity | None:

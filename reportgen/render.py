@@ -38,6 +38,25 @@ def render_html(template: str, context: dict[str, Any]) -> str:
     return environment().get_template(template).render(**context)
 
 
+@cache
+def markdown_environment() -> jinja2.Environment:
+    """Markdown for pull-request comments: no HTML escaping, but table cells keep their pipes escaped."""
+    import jinja2
+
+    from reportgen.formatting import FILTERS
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir())), autoescape=False,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                             keep_trailing_newline=True)
+    env.filters.update(FILTERS)
+    env.filters["cell"] = lambda text: " ".join(str(text).split()).replace("|", "\\|")
+    return env
+
+
+def render_markdown(template: str, context: dict[str, Any]) -> str:
+    return markdown_environment().get_template(template).render(**context)
+
+
 def render_pdf(html: str, *, epoch: int = 0) -> bytes:
     from reportgen.pdf import html_to_pdf
 

@@ -11,7 +11,10 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from reportgen.cache import FigureCache
 
 
 @dataclass(frozen=True)
@@ -97,13 +100,37 @@ def figure_pool(*, workers: int | None = None) -> Iterator[FigurePool]:
         executor.shutdown(wait=True, cancel_futures=True)
 
 
-def draw_figures(analysis: Any, project: Any, *, pool: FigurePool | None = None,
-                 while_waiting: Callable[[], object] | None = None) -> dict[str, FigureSVG]:
-    """Every figure of the report by key. Without a pool, a temporary one is used when there are enough jobs."""
+@dataclass(frozen=True)
+class Drawn:
+    figures: dict[str, FigureSVG]  # by key, in reading order
+    drawn: tuple[str, ...]  # keys drawn now (the rest came from the cache)
+
+
+def draw_figures(analysis: Any, project: Any, *, pool: FigurePool | None = None, cache: FigureCache | None = None,
+                 while_waiting: Callable[[], object] | None = None) -> Drawn:
+    """Every figure of the report. Cached figures are reused; without a pool, a temporary one is used when
+    enough figures must be drawn for two processes to pay."""
+    from reportgen.cache import job_key
+
     jobs = figure_jobs(analysis, project)
+    keys = [job_key(job) for job in jobs] if cache is not None else [""] * len(jobs)
+    found: dict[int, FigureSVG | None] = {}
+    for index, key in enumerate(keys):
+        if cache is not None:
+            hit, value = cache.get(key)
+            if hit:
+                found[index] = value
+    missing = [index for index in range(len(jobs)) if index not in found]
+    todo = [jobs[index] for index in missing]
     if pool is not None:
-        drawn = pool.draw(jobs, while_waiting=while_waiting)
+        fresh = pool.draw(todo, while_waiting=while_waiting)
     else:
-        with figure_pool(workers=None if len(jobs) >= PARALLEL_FROM else 1) as temporary:
-            drawn = temporary.draw(jobs, while_waiting=while_waiting)
-    return {figure.key: figure for figure in drawn if figure is not None}
+        with figure_pool(workers=None if len(todo) >= PARALLEL_FROM else 1) as temporary:
+            fresh = temporary.draw(todo, while_waiting=while_waiting)
+    for index, value in zip(missing, fresh, strict=True):
+        found[index] = value
+        if cache is not None:
+            cache.put(keys[index], value)
+    ordered = [found[index] for index in range(len(jobs))]
+    return Drawn({figure.key: figure for figure in ordered if figure is not None},
+                 tuple(jobs[index].key for index in missing))

@@ -1,0 +1,87 @@
+"""`reportgen diff`: load two revisions, analyse both, compare, render the diff report and write it atomically."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reportgen.diff import DiffResult, compare
+from reportgen.outputs import output_dir, write_atomically
+from reportgen.pipeline import analyze_loaded
+from reportgen.project import LoadedProject, load_project
+from reportgen.results import dumps
+from reportgen.sources import open_source
+
+DIFF_FORMATS = ("html", "pdf", "json", "md")
+
+
+@dataclass(frozen=True)
+class DiffOptions:
+    out_root: Path = Path("build")
+    formats: tuple[str, ...] = DIFF_FORMATS
+    paper: str = "a4"
+
+
+@dataclass(frozen=True)
+class DiffOutcome:
+    result: DiffResult
+    written: list[Path]
+
+
+def _load(spec: str) -> tuple[LoadedProject, dict[str, Any], str]:
+    with open_source(spec) as source:
+        loaded = load_project(source.path, display=source.display)
+        return loaded, analyze_loaded(loaded)[1], source.stem
+
+
+def run_diff(old_spec: str, new_spec: str, options: DiffOptions) -> DiffOutcome:
+    old, old_document, old_stem = _load(old_spec)
+    new, new_document, new_stem = _load(new_spec)
+    result = compare(old.project, old_document, new.project, new_document, old_label=old_spec, new_label=new_spec)
+    files: dict[str, bytes] = {}
+    if "json" in options.formats:
+        files["diff.json"] = dumps(diff_document(result)).encode("utf-8")
+    if "md" in options.formats:
+        from reportgen.render import render_markdown
+
+        files["diff.md"] = render_markdown("diff.md", {"diff": result}).encode("utf-8")
+    if "html" in options.formats or "pdf" in options.formats:
+        html, epoch = _html(result, old_document, new_document, old.project.project.title, new.project, options)
+        if "html" in options.formats:
+            files["diff.html"] = html.encode("utf-8")
+        if "pdf" in options.formats:
+            from reportgen.render import render_pdf
+
+            files["diff.pdf"] = render_pdf(html, epoch=epoch)
+    folder = output_dir(options.out_root, f"diff-{old_stem}-vs-{new_stem}")
+    return DiffOutcome(result, write_atomically(folder, files))
+
+
+def diff_document(result: DiffResult) -> dict[str, Any]:
+    """The diff as JSON: every field of DiffResult, plus the verdict counts scripts check first."""
+    document = dataclasses.asdict(result)
+    document["identical"] = result.identical
+    document["worse"] = [change.name for change in result.worse]
+    document["schema_version"] = 1
+    return document
+
+
+def _html(result: DiffResult, old: dict[str, Any], new: dict[str, Any], old_title: str, project: Any,
+          options: DiffOptions) -> tuple[str, int]:
+    from reportgen import __version__
+    from reportgen.context import epoch_of, report_date
+    from reportgen.figures import FigurePool
+    from reportgen.figures.overlay import jobs
+    from reportgen.render import render_html
+
+    drawn = FigurePool(None).draw(jobs(old, new, result.old_label, result.new_label))
+    figures = {figure.key: figure for figure in drawn if figure is not None}
+    date, created = report_date(project)
+    html = render_html("diff.html", {"diff": result, "figures": figures, "paper": options.paper, "date": date,
+                                     "created": created, "version": __version__, "old_title": old_title,
+                                     "new_title": project.project.title, "currency": result.currency,
+                                     "old_revision": old.get("project", {}).get("revision") or "old",
+                                     "new_revision": new.get("project", {}).get("revision") or "new"})
+    return html, epoch_of(created)

@@ -1,0 +1,107 @@
+"""reportgen diff: what changed between two revisions, in JSON, Markdown, HTML and PDF."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from reportgen.cli import main
+from reportgen.diff import _verdict
+from tests.conftest import INPUTS
+
+
+@pytest.fixture(scope="module")
+def finetune(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("diff")
+    assert main(["diff", str(INPUTS / "finetune-r1.yaml"), str(INPUTS / "finetune-r2.yaml"), "-o", str(out)]) == 0
+    return out / "diff-finetune-r1-vs-finetune-r2"
+
+
+def test_axis_correction_is_the_headline(finetune: Path) -> None:
+    document = json.loads((finetune / "diff.json").read_text())
+    results = {r["name"]: r for r in document["results"]}
+    assert (results["declared_axis"]["old"], results["declared_axis"]["new"]) == ("distribute training",
+                                                                                  "distribute the model")
+    assert results["axis_matches"]["verdict"] == "better"
+    assert results["errors"] == {**results["errors"], "old": 2, "new": 0, "verdict": "better"}
+    assert {f["code"] for f in document["resolved"]} == {"wrong-axis", "replica-cannot-fit", "unjustified-slot"}
+    assert document["appeared"] == []
+    assert document["identical"] is False
+    assert set(document["worse"]) == {"speedup_at_p_star", "p_comm_dominated"}  # FSDP moves 1.5× the bytes
+
+
+def test_inputs_and_slots_that_changed(finetune: Path) -> None:
+    document = json.loads((finetune / "diff.json").read_text())
+    inputs = {i["path"]: i for i in document["inputs"]}
+    assert inputs["prediction.message_bytes"]["change"] == pytest.approx(0.5)  # 60 GB → 90 GB
+    assert inputs["design.slots.partitioning.detail"]["old"] is None  # added in r2
+    assert "hardware.peak_compute" not in inputs and document["unchanged_inputs"] > 40
+    slots = {s["slot"]: s for s in document["slots"]}
+    assert slots["partitioning"]["new_choice"] == "shard model + split data"
+
+
+def test_all_formats_written(finetune: Path) -> None:
+    assert sorted(p.name for p in finetune.iterdir()) == ["diff.html", "diff.json", "diff.md", "diff.pdf"]
+    markdown = (finetune / "diff.md").read_text()
+    assert "| declared axis | distribute training | distribute the model |" in markdown
+    assert "resolved: `wrong-axis`" in markdown
+    html = (finetune / "diff.html").read_text()
+    assert 'id="fig-overlay-predicted"' in html and "old: " in html
+    assert (finetune / "diff.pdf").read_bytes().startswith(b"%PDF")
+
+
+def test_exit_code_reports_a_worse_result(tmp_path: Path) -> None:
+    old, new = str(INPUTS / "finetune-r1.yaml"), str(INPUTS / "finetune-r2.yaml")
+    assert main(["diff", old, new, "-o", str(tmp_path), "--format", "json", "--exit-code"]) == 1
+    assert main(["diff", new, new, "-o", str(tmp_path), "--format", "json", "--exit-code"]) == 0
+
+
+def test_a_file_against_itself_is_empty(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    example = str(INPUTS / "example.yaml")
+    assert main(["diff", example, example, "-o", str(tmp_path), "--format", "json,md"]) == 0
+    assert "no difference" in capsys.readouterr().out
+    folder = tmp_path / "diff-example-vs-example"
+    document = json.loads((folder / "diff.json").read_text())
+    assert document["identical"] and document["inputs"] == [] and document["worse"] == []
+    assert "**No difference**" in (folder / "diff.md").read_text()
+
+
+def test_revisions_from_git(tmp_path: Path) -> None:
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    (tmp_path / "p").mkdir()
+    project = tmp_path / "p" / "project.yaml"
+    (tmp_path / "p" / "runs.csv").write_text("nodes,time [s]\n1,100\n2,60\n4,40\n")
+    project.write_text("project: {title: T, revision: r1}\nscaling: {file: runs.csv}\npricing: {node_hour: 10 USD}\n")
+    git("init", "-q")
+    git("-c", "user.email=a@b", "-c", "user.name=a", "add", ".")
+    git("-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "r1")
+    (tmp_path / "p" / "runs.csv").write_text("nodes,time [s]\n1,100\n2,55\n4,30\n")  # faster runs, not committed
+    out = tmp_path / "out"
+    import os
+
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        assert main(["diff", "HEAD:p/project.yaml", "p/project.yaml", "-o", str(out), "--format", "json"]) == 0
+        assert main(["diff", "HEAD~5:p/project.yaml", "p/project.yaml", "-o", str(out)]) == 2  # no such revision
+    finally:
+        os.chdir(cwd)
+    document = json.loads((out / "diff-HEAD-project-vs-project" / "diff.json").read_text())
+    results = {r["name"]: r for r in document["results"]}
+    assert results["cost_at_fastest"]["verdict"] == "better"  # 4 × 30 s is cheaper than 4 × 40 s
+    # the YAML is the same; the runs read from the CSV changed, and they are inputs like any other
+    assert {i["path"] for i in document["inputs"]} == {"scaling.runs[1].time", "scaling.runs[2].time"}
+
+
+@pytest.mark.parametrize(("name", "better", "old", "new", "verdict"), [
+    ("x", "higher", 2, 3, "better"), ("x", "lower", 2, 3, "worse"), ("x", None, 2, 3, "changed"),
+    ("x", "higher", 2, 2, "same"), ("knee_nodes", "higher", 8, None, "better"),  # no knee: better than any
+    ("knee_nodes", "higher", None, 8, "worse"), ("x", "true", False, True, "better"), ("x", "higher", None, 3, "changed"),
+])
+def test_verdicts(name: str, better: str | None, old: object, new: object, verdict: str) -> None:
+    assert _verdict(name, better, old, new) == verdict
