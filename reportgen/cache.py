@@ -54,7 +54,7 @@ class FigureCache:
             path = self.folder / f"{key}.pickle"
             try:
                 with path.open("rb") as handle:
-                    value = pickle.load(handle)  # noqa: S301 - our own cache files, written below
+                    value = pickle.load(handle)
             except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError):
                 pass
             else:

@@ -80,6 +80,19 @@ def _parser() -> argparse.ArgumentParser:
     diff.add_argument("--exit-code", action="store_true",
                       help="exit 1 when a key result got worse, 0 otherwise (as git diff --exit-code)")
 
+    measure = commands.add_parser(
+        "measure", help="run a command under CodeCarbon's offline tracker and append its run to the project's CSV",
+        description="Run COMMAND, measuring its wall time and energy (CodeCarbon's offline tracker in the "
+        "project's country), then append a row to the CSV named by scaling.file (created if absent). The "
+        "command's exit status is passed through; a failed run appends nothing. To record the compute / "
+        "communication / idle split, the command writes JSON such as {\"compute\": 812.0, \"communication\": "
+        "95.5, \"idle\": 40.1} (seconds) to the file named by $REPORTGEN_SPLIT_FILE.")
+    measure.add_argument("--project", type=Path, required=True, metavar="FILE", help="the project file")
+    measure.add_argument("--nodes", type=int, required=True, metavar="N", help="the node count of this run")
+    measure.add_argument("--replace", action="store_true", help="replace an existing run at the same node count")
+    measure.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND...",
+                         help="the command to run, after --")
+
     init = commands.add_parser("init", help="write a fully commented starter project that passes check",
                                description="Write a commented starter project file. Refuses to overwrite a file.")
     init.add_argument("path", nargs="?", type=Path, default=Path("project.yaml"), metavar="PATH",
@@ -103,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
-def _run(arguments: argparse.Namespace) -> ExitCode:
+def _run(arguments: argparse.Namespace) -> int:
     if arguments.command == "check":
         return _check(arguments.files)
     if arguments.command == "build":
@@ -114,6 +127,8 @@ def _run(arguments: argparse.Namespace) -> ExitCode:
         return _init(arguments.path)
     if arguments.command == "diff":
         return _diff(arguments)
+    if arguments.command == "measure":
+        return _measure(arguments)
     raise AssertionError(arguments.command)
 
 
@@ -173,6 +188,41 @@ def _diff(arguments: argparse.Namespace) -> ExitCode:
             print(f"  worse: {change.label}: {_plain(change.old)} -> {_plain(change.new)}")
     print(f"wrote {', '.join(str(p) for p in outcome.written)}")
     return ExitCode.FAILURE if arguments.exit_code and result.worse else ExitCode.OK
+
+
+def _measure(arguments: argparse.Namespace) -> int:
+    import shlex
+
+    from reportgen.measure import append_run, check_can_append, csv_of, run_measured, tracker_place
+    from reportgen.project import load_project
+
+    command = arguments.argv[1:] if arguments.argv[:1] == ["--"] else arguments.argv
+    if not command:
+        raise UsageError("measure needs a command after --, e.g. reportgen measure --project p.yaml --nodes 4 "
+                         "-- ./train.sh")
+    if arguments.nodes < 1:
+        raise UsageError(f"--nodes must be a positive whole number, got {arguments.nodes}")
+    loaded = load_project(arguments.project, runs_file_may_be_missing=True)
+    csv_path = csv_of(loaded)
+    check_can_append(csv_path, arguments.nodes, replace=arguments.replace)
+    place = tracker_place(loaded)
+    nodes = f"{arguments.nodes} node{'' if arguments.nodes == 1 else 's'}"
+    print(f"measuring `{shlex.join(command)}` at {nodes} (tracker location: {', '.join(place.values())})",
+          file=sys.stderr)
+    measurement = run_measured(command, arguments.nodes, place)
+    if measurement.exit_status != 0:
+        print(f"the command exited with status {measurement.exit_status}: nothing appended to {csv_path.name}",
+              file=sys.stderr)
+        return measurement.exit_status
+    scaling = loaded.project.scaling
+    appended = append_run(csv_path, measurement, time_unit_s=scaling.time_unit if scaling else None,
+                          replace=arguments.replace)
+    cells = ", ".join(f"{name} {value}" for name, value in appended.cells.items() if value)
+    print(f"appended to {csv_path}: {cells}")
+    if measurement.energy_kwh is not None:
+        print("energy is CodeCarbon's estimate for this machine's processes (from the CPU's TDP and load where "
+              "it has no power counters)")
+    return 0
 
 
 def _plain(value: object) -> str:

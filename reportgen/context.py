@@ -16,8 +16,8 @@ from reportgen import __version__
 from reportgen.analysis import Analysis
 from reportgen.analysis.diagnosis import CEILING_AXIS, TYPICAL_TOOLS
 from reportgen.figures import FigureSVG
-from reportgen.model import SLOT_VOCABULARY, Project
 from reportgen.flatten import flatten
+from reportgen.model import SLOT_VOCABULARY, Project
 
 SECTIONS = (
     ("summary", "Summary"),

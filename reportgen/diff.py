@@ -132,8 +132,8 @@ NONE_MEANS_INFINITE = {"p_comm_dominated", "knee_nodes"}
 def _verdict(name: str, better: str | None, old: Any, new: Any) -> str:
     if old == new:
         return "same"
-    if better is None or old is None and name not in NONE_MEANS_INFINITE or new is None and \
-            name not in NONE_MEANS_INFINITE:
+    if better is None or (old is None and name not in NONE_MEANS_INFINITE) or (new is None and \
+            name not in NONE_MEANS_INFINITE):
         return "changed"
     if better == "true":
         return "better" if new is True else "worse"

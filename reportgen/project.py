@@ -26,15 +26,19 @@ class LoadedProject:
     measurements_sha256: str | None  # of the CSV named by scaling.file, when there is one
 
 
-def load_project(path: str | Path, *, display: str | None = None) -> LoadedProject:
-    """Read and validate a project file; InputError with every located problem otherwise."""
+def load_project(path: str | Path, *, display: str | None = None, runs_file_may_be_missing: bool = False) -> LoadedProject:
+    """Read and validate a project file; InputError with every located problem otherwise.
+
+    `runs_file_may_be_missing` lets `measure` load a project whose CSV it is about to create.
+    """
     path = Path(path)
     shown = display or str(path)
     text, data = read_text(path, shown)
-    return load_project_text(text, path, shown, data=data)
+    return load_project_text(text, path, shown, data=data, runs_file_may_be_missing=runs_file_may_be_missing)
 
 
-def load_project_text(text: str, path: Path, display: str, *, data: bytes | None = None) -> LoadedProject:
+def load_project_text(text: str, path: Path, display: str, *, data: bytes | None = None,
+                      runs_file_may_be_missing: bool = False) -> LoadedProject:
     """Validate project text as if it were the file at `path` (CSV paths resolve beside it)."""
     root = compose(text, display)
     reader = Reader(display, currency=_declared_currency(root))
@@ -44,7 +48,8 @@ def load_project_text(text: str, path: Path, display: str, *, data: bytes | None
     measurements_sha = None
     scaling = sections.get("scaling")
     if scaling not in (None, INVALID):
-        scaling, runs_node, measurements_sha = _with_file_runs(scaling, root, path, reader)
+        scaling, runs_node, measurements_sha = _with_file_runs(scaling, root, path, reader,
+                                                               missing_ok=runs_file_may_be_missing)
         if scaling is not INVALID:
             _check_runs(scaling, runs_node, root, reader)
         sections["scaling"] = scaling
@@ -66,8 +71,8 @@ def _declared_currency(root: Node) -> str:
     return code if code is not None and units.is_currency_code(code) else "USD"
 
 
-def _with_file_runs(scaling: Scaling, root: Node, path: Path,
-                    reader: Reader) -> tuple[Scaling, Node, str | None]:
+def _with_file_runs(scaling: Scaling, root: Node, path: Path, reader: Reader, *,
+                    missing_ok: bool = False) -> tuple[Scaling, Node, str | None]:
     """The scaling section with the CSV's runs read in, the node the runs came from, and the CSV's hash."""
     inline = locate(root, "scaling.runs")
     if scaling.file is None:
@@ -83,6 +88,8 @@ def _with_file_runs(scaling: Scaling, root: Node, path: Path,
         reader.error(file_node, "scaling.file", str(error))
         return failed
     if not csv_path.is_file():
+        if missing_ok and not csv_path.exists():
+            return scaling, file_node, None
         reader.error(file_node, "scaling.file", f'no such file "{scaling.file}" beside the project file')
         return failed
     try:
