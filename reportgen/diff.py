@@ -192,7 +192,8 @@ def compare_inputs(old: Project, new: Project) -> tuple[tuple[InputChange, ...],
             same += 1
             continue
         _, relative = _numeric_change(a.value if a else None, b.value if b else None)
-        changes.append(InputChange(path, a.shown if a else None, b.shown if b else None, (b or a).unit, relative))
+        unit = b.unit if b is not None else a.unit if a is not None else ""
+        changes.append(InputChange(path, a.shown if a else None, b.shown if b else None, unit, relative))
     return tuple(changes), same
 
 

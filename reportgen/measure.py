@@ -178,7 +178,9 @@ def _cell(name: str, unit: str | None, measurement: Measurement, time_unit_s: fl
         if measurement.energy_kwh is None:
             return ""
         joules = measurement.energy_kwh * 3.6e6
-        return _number(joules / units.parse_unit(unit, units.ENERGY)) if unit else f"{_number(measurement.energy_kwh)} kWh"
+        if unit:
+            return _number(joules / units.parse_unit(unit, units.ENERGY))
+        return f"{_number(measurement.energy_kwh)} kWh"
     if name == "time":
         seconds = measurement.wall_s
     elif name in SPLIT_FIELDS:

@@ -26,7 +26,8 @@ class LoadedProject:
     measurements_sha256: str | None  # of the CSV named by scaling.file, when there is one
 
 
-def load_project(path: str | Path, *, display: str | None = None, runs_file_may_be_missing: bool = False) -> LoadedProject:
+def load_project(path: str | Path, *, display: str | None = None,
+                 runs_file_may_be_missing: bool = False) -> LoadedProject:
     """Read and validate a project file; InputError with every located problem otherwise.
 
     `runs_file_may_be_missing` lets `measure` load a project whose CSV it is about to create.

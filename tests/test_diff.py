@@ -101,7 +101,8 @@ def test_revisions_from_git(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("name", "better", "old", "new", "verdict"), [
     ("x", "higher", 2, 3, "better"), ("x", "lower", 2, 3, "worse"), ("x", None, 2, 3, "changed"),
     ("x", "higher", 2, 2, "same"), ("knee_nodes", "higher", 8, None, "better"),  # no knee: better than any
-    ("knee_nodes", "higher", None, 8, "worse"), ("x", "true", False, True, "better"), ("x", "higher", None, 3, "changed"),
+    ("knee_nodes", "higher", None, 8, "worse"), ("x", "true", False, True, "better"),
+    ("x", "higher", None, 3, "changed"),
 ])
 def test_verdicts(name: str, better: str | None, old: object, new: object, verdict: str) -> None:
     assert _verdict(name, better, old, new) == verdict
