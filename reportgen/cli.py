@@ -59,6 +59,26 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--format", type=_formats, default=FORMATS, metavar="LIST",
                        help="comma-separated formats among html, pdf, json (default: all three)")
     build.add_argument("--paper", choices=("a4", "letter"), default="a4", help="PDF paper size (default: a4)")
+    build.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
+                       help="build N projects at a time in worker processes (default: 1)")
+    build.add_argument("--no-cache", action="store_true",
+                       help="draw every figure anew instead of reusing OUT/.cache (the cache is keyed by a hash of "
+                       "exactly what each figure is drawn from)")
+
+    watch = commands.add_parser("watch", help="rebuild a project on every save and print what changed",
+                                description="Build FILE, then rebuild it whenever it (or the CSV it names) is "
+                                "saved, in a warm process that redraws only the figures whose inputs changed. "
+                                "HTML and JSON are written first, then the PDF. Stop with Ctrl-C.")
+    watch.add_argument("file", type=Path, metavar="FILE", help="the project file")
+    watch.add_argument("-o", "--output", type=Path, default=Path("build"), metavar="OUT",
+                       help="output folder (default: build)")
+    watch.add_argument("--format", type=_formats, default=FORMATS, metavar="LIST",
+                       help="comma-separated formats among html, pdf, json (default: all three)")
+    watch.add_argument("--paper", choices=("a4", "letter"), default="a4", help="PDF paper size (default: a4)")
+    watch.add_argument("--interval", type=float, default=0.25, metavar="SECONDS",
+                       help="how often to look for a save (default: 0.25)")
+    watch.add_argument("--max-builds", type=int, default=None, metavar="N",
+                       help="stop after N builds (for scripts and tests; default: until Ctrl-C)")
 
     schema = commands.add_parser("schema", help="print the JSON Schema (draft-07) of the project file",
                                  description="Print the JSON Schema of the project file. Editors that use "
@@ -129,6 +149,8 @@ def _run(arguments: argparse.Namespace) -> int:
         return _diff(arguments)
     if arguments.command == "measure":
         return _measure(arguments)
+    if arguments.command == "watch":
+        return _watch(arguments)
     raise AssertionError(arguments.command)
 
 
@@ -147,27 +169,69 @@ def _check(files: list[Path]) -> ExitCode:
     return status
 
 
-def _build(arguments: argparse.Namespace) -> ExitCode:
-    from reportgen.pipeline import BuildOptions, build
+def _build(arguments: argparse.Namespace) -> int:
+    from reportgen.batch import build_many, worst
+    from reportgen.pipeline import BuildOptions
 
     stems = [path.stem for path in arguments.files]
     duplicates = sorted({stem for stem in stems if stems.count(stem) > 1})
     if duplicates:
         raise UsageError(f"two project files share the name {duplicates[0]!r}: their outputs would collide")
+    if arguments.jobs < 1:
+        raise UsageError(f"-j must be a positive whole number, got {arguments.jobs}")
+    options = BuildOptions(out_root=arguments.output, formats=arguments.format, paper=arguments.paper,
+                           use_disk_cache=not arguments.no_cache)
+    total = len(arguments.files)
+    progress = total > 1 and sys.stderr.isatty()
+    outcomes = []
+    if progress:
+        print(f"building {total} projects with {min(arguments.jobs, total)} worker(s)…", end="", file=sys.stderr,
+              flush=True)
+    for done, outcome in enumerate(build_many(arguments.files, options, jobs=arguments.jobs), start=1):
+        outcomes.append(outcome)
+        if progress:
+            print("\r\033[K", end="", file=sys.stderr)
+        stream = sys.stdout if outcome.status == ExitCode.OK else sys.stderr
+        print(f"{outcome.path}: {outcome.summary}", file=stream, flush=True)
+        if outcome.details:
+            print(outcome.details.rstrip(), file=sys.stderr)
+        if progress and done < total:
+            print(f"[{done}/{total}] built…", end="", file=sys.stderr, flush=True)
+    if total > 1:
+        failed = sum(1 for o in outcomes if o.status != ExitCode.OK)
+        print(f"{total - failed} of {total} projects built" + (f", {failed} failed" if failed else ""))
+    return worst(outcomes)
+
+
+def _watch(arguments: argparse.Namespace) -> int:
+    from reportgen.pipeline import BuildOptions
+    from reportgen.watch import WatchEvent, watch
+
+    def show(event: WatchEvent) -> None:
+        if not event.ok:
+            print(event.errors, file=sys.stderr)
+            print("(the last good outputs are kept; waiting for the next save)", file=sys.stderr, flush=True)
+            return
+        timing = f"HTML and JSON in {event.html_seconds:.2f} s"
+        if event.pdf_seconds is not None:
+            timing += f", PDF in {event.pdf_seconds:.2f} s"
+        drawn = ", ".join(event.figures_drawn) or "none"
+        print(f"{'built' if event.first else 'rebuilt'} {arguments.file}: {timing}; figures drawn: {drawn}")
+        if not event.first:
+            for change in event.changes:
+                print(f"  {change.label}: {_plain(change.old)} -> {_plain(change.new)} ({change.verdict})")
+            if not event.changes:
+                print("  no key result changed")
+        if event.first:
+            print("watching for saves (Ctrl-C to stop)")
+        sys.stdout.flush()
+
     options = BuildOptions(out_root=arguments.output, formats=arguments.format, paper=arguments.paper)
-    status = ExitCode.OK
-    for path in arguments.files:
-        try:
-            written = build(path, options)
-        except InputError as error:
-            print(str(error), file=sys.stderr)
-            status = max(status, ExitCode.INPUT)
-        except ReportgenError as error:
-            print(f"{path}: error: {error}", file=sys.stderr)
-            status = max(status, error.exit_code)
-        else:
-            print(f"{path}: wrote {', '.join(str(p) for p in written)}")
-    return status
+    try:
+        watch(arguments.file, options, on_event=show, interval=arguments.interval, max_builds=arguments.max_builds)
+    except KeyboardInterrupt:
+        print("stopped watching")
+    return ExitCode.OK
 
 
 def _diff(arguments: argparse.Namespace) -> ExitCode:

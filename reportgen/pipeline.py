@@ -34,10 +34,13 @@ class BuildOptions:
 @dataclass(frozen=True)
 class BuildResult:
     path: Path
+    loaded: LoadedProject
     written: list[Path]
     document: dict[str, Any]  # the results.json document
     figures_drawn: tuple[str, ...]  # figures drawn by this build; the others came from the cache
     seconds: dict[str, float] = field(default_factory=dict)  # by stage
+    html: str | None = None  # the rendered HTML, for a PDF rendered later (watch writes HTML first)
+    epoch: int = 0  # the report's creation time, for that PDF
 
 
 @dataclass
@@ -51,36 +54,44 @@ class Builder:
             folder = self.options.out_root / CACHE_FOLDER / "figures" if self.options.use_disk_cache else None
             self.cache = FigureCache(folder)
 
-    def build(self, path: Path) -> BuildResult:
+    def build(self, path: Path, *, formats: tuple[str, ...] | None = None) -> BuildResult:
         """Build one project's outputs; nothing is written unless every requested format rendered."""
+        formats = self.options.formats if formats is None else formats
         clock = _Clock()
         loaded = load_project(path)
         clock.lap("load")
         analysis, document = analyze_loaded(loaded)
         clock.lap("analyze")
         files: dict[str, bytes] = {}
-        if "json" in self.options.formats:
+        if "json" in formats:
             files["results.json"] = dumps(document).encode("utf-8")
         drawn: tuple[str, ...] = ()
-        if "html" in self.options.formats or "pdf" in self.options.formats:
-            html, epoch, drawn = self._html(path, loaded, analysis, document, clock)
-            if "html" in self.options.formats:
+        html, epoch = None, 0
+        if "html" in formats or "pdf" in formats:
+            html, epoch, drawn = self._html(path, loaded, analysis, document, clock, pdf_next="pdf" in formats)
+            if "html" in formats:
                 files["report.html"] = html.encode("utf-8")
-            if "pdf" in self.options.formats:
+            if "pdf" in formats:
                 files["report.pdf"] = render_pdf(html, epoch=epoch)
                 clock.lap("pdf")
         written = write_atomically(output_dir(self.options.out_root, path.stem), files)
         clock.lap("write")
-        return BuildResult(path, written, document, drawn, clock.laps)
+        return BuildResult(path, loaded, written, document, drawn, clock.laps, html, epoch)
+
+    def write_pdf(self, result: BuildResult) -> Path:
+        """The PDF of a build that rendered HTML (watch writes the HTML first, then this)."""
+        assert result.html is not None
+        pdf = render_pdf(result.html, epoch=result.epoch)
+        return write_atomically(output_dir(self.options.out_root, result.path.stem), {"report.pdf": pdf})[0]
 
     def _html(self, path: Path, loaded: LoadedProject, analysis: Analysis, document: dict[str, Any],
-              clock: _Clock) -> tuple[str, int, tuple[str, ...]]:
+              clock: _Clock, *, pdf_next: bool) -> tuple[str, int, tuple[str, ...]]:
         from reportgen.context import as_template_vars, build_context
         from reportgen.figures import draw_figures
         from reportgen.pdf import preload
 
         figures = draw_figures(analysis, loaded.project, pool=self.pool, cache=self.cache,
-                               while_waiting=preload if "pdf" in self.options.formats else None)
+                               while_waiting=preload if pdf_next else None)
         clock.lap("figures")
         context = build_context(loaded.project, analysis, document, figures.figures, paper=self.options.paper,
                                 input_name=path.name)

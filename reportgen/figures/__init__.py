@@ -133,4 +133,4 @@ def draw_figures(analysis: Any, project: Any, *, pool: FigurePool | None = None,
             cache.put(keys[index], value)
     ordered = [found[index] for index in range(len(jobs))]
     return Drawn({figure.key: figure for figure in ordered if figure is not None},
-                 tuple(jobs[index].key for index in missing))
+                 tuple(jobs[index].key for index in missing if found[index] is not None))
