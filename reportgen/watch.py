@@ -80,7 +80,7 @@ def watch(path: Path, options: BuildOptions, *, on_event: Callable[[WatchEvent],
 def first_pass(formats: tuple[str, ...]) -> tuple[str, ...]:
     """What is written at once: everything but the PDF, and the HTML the PDF is made from when one is asked for."""
     early = tuple(f for f in formats if f != "pdf")
-    return early + ("html",) if "pdf" in formats and "html" not in early else early
+    return (*early, "html") if "pdf" in formats and "html" not in early else early
 
 
 def _rebuild(builder: Builder, path: Path, options: BuildOptions, state: _State) -> WatchEvent:
