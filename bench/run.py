@@ -1,8 +1,9 @@
-"""reportgen's benchmarks: `python bench/run.py [--quick]`.
+"""reportgen's benchmarks: `python bench/run.py [--quick]` (about 3 minutes; --quick about 1).
 
-Each case runs several times; the table shows the median and the spread (min–max) in milliseconds, and
-bench/results.json keeps the raw figures with the machine they came from. Cold cases start a new Python process,
-as a user's command does; in-process cases measure one stage with the libraries already imported.
+Each case runs several times; the table shows the median and the spread (min and max) in milliseconds with the
+target where an issue sets one, and bench/results.json keeps the figures with the machine they came from.
+"Cold" cases start a new Python process, as a user's command does, with an empty figure cache unless the case
+says otherwise; "in process" cases time one stage with the libraries already imported.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import dataclasses
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -30,6 +32,7 @@ class Case:
     name: str
     target_ms: float | None
     seconds: list[float]
+    note: str = ""
 
     @property
     def median_ms(self) -> float:
@@ -38,8 +41,8 @@ class Case:
     def row(self) -> str:
         low, high = min(self.seconds) * 1000, max(self.seconds) * 1000
         target = f"{self.target_ms:8.0f}" if self.target_ms else "       -"
-        verdict = "" if not self.target_ms else ("ok" if self.median_ms <= self.target_ms else "SLOW")
-        return f"{self.name:<44} {self.median_ms:9.1f} {low:9.1f} {high:9.1f} {target}  {verdict}"
+        verdict = "" if not self.target_ms else ("ok" if self.median_ms <= self.target_ms else "over")
+        return f"{self.name:<52} {self.median_ms:9.1f} {low:9.1f} {high:9.1f} {target}  {verdict} {self.note}"
 
 
 def timed(function: Callable[[], object], repeats: int) -> list[float]:
@@ -51,58 +54,152 @@ def timed(function: Callable[[], object], repeats: int) -> list[float]:
     return samples
 
 
-def command(*args: str) -> Callable[[], object]:
+def reportgen(*args: str, cwd: Path = ROOT) -> Callable[[], object]:
     def run() -> object:
-        return subprocess.run([sys.executable, "-m", "reportgen", *args], cwd=ROOT, check=True,
-                              stdout=subprocess.DEVNULL)
+        return subprocess.run([sys.executable, "-m", "reportgen", *args], cwd=cwd, check=True,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return run
 
 
-def cases(repeats: int, out: Path) -> list[Case]:
+def cold_builds(repeats: int, out: Path) -> list[Case]:
+    def fresh(formats: str) -> Callable[[], object]:
+        def run() -> object:
+            shutil.rmtree(out, ignore_errors=True)  # an empty figure cache: a first build
+            return reportgen("build", str(EXAMPLE), "-o", str(out), "--format", formats)()
+        return run
+
+    return [
+        Case("cold check example.yaml", 500, timed(reportgen("check", str(EXAMPLE)), repeats)),
+        Case("cold build → json", None, timed(fresh("json"), repeats)),
+        Case("cold build → html,json (empty cache)", 1500, timed(fresh("html,json"), repeats)),
+        Case("cold build → html,json (figures cached)", 1500,
+             timed(reportgen("build", str(EXAMPLE), "-o", str(out), "--format", "html,json"), repeats)),
+        Case("cold build → html,pdf,json (empty cache)", 3000, timed(fresh("html,pdf,json"), repeats)),
+        Case("cold diff finetune-r1 r2 → json,md", None,
+             timed(reportgen("diff", "inputs/finetune-r1.yaml", "inputs/finetune-r2.yaml", "-o", str(out),
+                             "--format", "json,md"), repeats)),
+    ]
+
+
+def warm_rebuild(repeats: int, out: Path) -> list[Case]:
+    """A watch-mode rebuild after one run changed: HTML and JSON first, then the PDF."""
+    from reportgen.figures import figure_pool
+    from reportgen.pipeline import Builder, BuildOptions
+
+    text = EXAMPLE.read_text()
+    project = out / "warm.yaml"
+    project.write_text(text)
+    html_times, pdf_times = [], []
+    with figure_pool() as pool:
+        builder = Builder(BuildOptions(out_root=out / "warm"), pool=pool)
+        builder.build(project, formats=("html", "json"))
+        for index in range(repeats):
+            project.write_text(text.replace("compute: 4150", f"compute: {4000 + index}"))
+            started = time.perf_counter()
+            result = builder.build(project, formats=("html", "json"))
+            html_times.append(time.perf_counter() - started)
+            builder.write_pdf(result)
+            pdf_times.append(time.perf_counter() - started)
+    return [Case("warm rebuild after one run changed → html,json", 500, html_times),
+            Case("warm rebuild after one run changed → + pdf", 2000, pdf_times)]
+
+
+def in_process(repeats: int) -> list[Case]:
     from reportgen.analysis import analyze
     from reportgen.analysis.prediction import predict
     from reportgen.carbon import intensity_for
-    from reportgen.project import load_project
+    from reportgen.project import load_project, load_project_text
 
     project = load_project(EXAMPLE).project
     intensity = intensity_for(project.energy.location if project.energy else None)
-    results = [
-        Case("cold check example.yaml", 500, timed(command("check", str(EXAMPLE)), repeats)),
-        Case("cold build example → json", None, timed(command("build", str(EXAMPLE), "-o", str(out),
-                                                              "--format", "json"), repeats)),
-        Case("cold build example → html,json", 1500, timed(command("build", str(EXAMPLE), "-o", str(out),
-                                                                   "--format", "html,json"), repeats)),
-        Case("cold build example → html,pdf,json", 3000, timed(command("build", str(EXAMPLE), "-o", str(out)),
-                                                               repeats)),
-        Case("analyses of example (in process)", 50, timed(lambda: analyze(project, intensity=intensity),
-                                                           repeats * 4)),
-    ]
+    cases = [Case("analyses of example.yaml (in process)", 50,
+                  timed(lambda: analyze(project, intensity=intensity), repeats * 5))]
     for max_nodes in (10**3, 10**4, 10**5, 10**6):
         scaled = dataclasses.replace(project, prediction=dataclasses.replace(project.prediction,
                                                                               max_nodes=max_nodes))
-        target = 200 if max_nodes == 10**6 else None
-        results.append(Case(f"prediction, max_nodes = {max_nodes:,}", target,
-                            timed(lambda scaled=scaled: predict(scaled), repeats * 2)))
-    return results
+        cases.append(Case(f"prediction, max_nodes = {max_nodes:,}", 200 if max_nodes == 10**6 else None,
+                          timed(lambda scaled=scaled: predict(scaled), repeats * 2)))
+    for runs in (5, 100, 1000):
+        rows = "\n".join(f"    - {{nodes: {p}, compute: {32400 / p + 3 * p:.3f}, communication: {40 * p ** 0.5:.3f}, "
+                         f"idle: {2 * p:.3f}}}" for p in range(1, runs + 1))
+        text = f"project: {{title: Scale}}\nscaling:\n  time_unit: s\n  runs:\n{rows}\n"
+        loaded = load_project_text(text, ROOT / "bench.yaml", "bench.yaml").project
+        cases.append(Case(f"load + analyses, {runs:,} measured runs (in process)", None,
+                          timed(lambda text=text: analyze(load_project_text(text, ROOT / "b.yaml", "b.yaml").project),
+                                repeats)))
+        del loaded
+    return cases
+
+
+def batches(out: Path, count: int) -> list[Case]:
+    """`count` projects (the example with one run varied): separate calls against -j 1 and -j 2, HTML and JSON,
+    no figure cache, so every case draws every figure."""
+    folder = out / "batch"
+    folder.mkdir(parents=True, exist_ok=True)
+    text = EXAMPLE.read_text()
+    paths = []
+    for index in range(count):
+        path = folder / f"project{index:02d}.yaml"
+        path.write_text(text.replace("compute: 4150", f"compute: {4100 + index}"))
+        paths.append(str(path))
+    common = ["--format", "html,json", "--no-cache"]
+
+    def separate() -> None:
+        for path in paths:
+            reportgen("build", path, "-o", str(out / "separate"), *common)()
+
+    cases = [Case(f"{count} separate `reportgen build` calls (per project)", None, [])]
+    cases[0].seconds = [s / count for s in timed(separate, 1)]
+    for jobs in (1, 2):
+        seconds = timed(reportgen("build", *paths, "-o", str(out / f"j{jobs}"), "-j", str(jobs), *common), 1)
+        cases.append(Case(f"one call, {count} projects, -j {jobs} (per project)", None, [s / count for s in seconds]))
+    ratio = cases[0].median_ms / cases[2].median_ms
+    cases[2].note = f"{ratio:.1f}× faster per project than separate calls (target ≥ 2×)"
+    return cases
+
+
+def chromium_reference(repeats: int, out: Path) -> list[Case]:
+    browser = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    html = out / "reference" / "example" / "report.html"
+    reportgen("build", str(EXAMPLE), "-o", str(out / "reference"), "--format", "html")()
+    weasy = Case("HTML → PDF, WeasyPrint (cold process)", None, timed(lambda: subprocess.run(
+        [sys.executable, "-c", f"from reportgen.pdf import html_to_pdf; html_to_pdf(open({str(html)!r}).read())"],
+        check=True), repeats))
+    if browser is None:
+        return [weasy, Case("HTML → PDF, headless Chromium (reference)", None, [0.0],
+                            note="skipped: Chromium is not installed (apt-get install chromium)")]
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+    def chromium() -> object:
+        with tempfile.TemporaryDirectory() as profile:
+            return subprocess.run([browser, *flags, f"--user-data-dir={profile}", f"--print-to-pdf={out / 'c.pdf'}",
+                                   html.as_uri()], check=True, capture_output=True, timeout=120)
+    return [weasy, Case("HTML → PDF, headless Chromium (reference)", None, timed(chromium, repeats))]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeats", type=int, default=7, help="runs per case (default 7)")
-    parser.add_argument("--quick", action="store_true", help="3 runs per case")
+    parser.add_argument("--repeats", type=int, default=5, help="runs per case (default 5)")
+    parser.add_argument("--quick", action="store_true", help="2 runs per case and a batch of 6 projects")
     arguments = parser.parse_args()
-    repeats = 3 if arguments.quick else arguments.repeats
+    repeats = 2 if arguments.quick else arguments.repeats
+    started = time.perf_counter()
     with tempfile.TemporaryDirectory() as folder:
-        measured = cases(repeats, Path(folder))
-    print(f"{'case':<44} {'median':>9} {'min':>9} {'max':>9} {'target':>8}  (ms)")
+        out = Path(folder)
+        measured = [*cold_builds(repeats, out), *warm_rebuild(repeats, out), *in_process(repeats),
+                    *batches(out, 6 if arguments.quick else 20), *chromium_reference(repeats, out)]
+    print(f"{'case':<52} {'median':>9} {'min':>9} {'max':>9} {'target':>8}  (ms)")
     for case in measured:
         print(case.row())
+    total = time.perf_counter() - started
+    print(f"\n{len(measured)} cases in {total:.0f} s on {platform.platform()}, {os.cpu_count()} CPUs")
     machine = {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
                "processor": platform.processor() or platform.machine()}
     (ROOT / "bench" / "results.json").write_text(json.dumps(
-        {"machine": machine, "repeats": repeats,
+        {"machine": machine, "repeats": repeats, "seconds": total,
          "cases": [{"name": c.name, "median_ms": c.median_ms, "min_ms": min(c.seconds) * 1000,
-                    "max_ms": max(c.seconds) * 1000, "target_ms": c.target_ms} for c in measured]},
+                    "max_ms": max(c.seconds) * 1000, "target_ms": c.target_ms, "note": c.note} for c in measured]},
         indent=2) + "\n")
     return 0
 

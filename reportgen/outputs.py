@@ -12,6 +12,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from reportgen.errors import UsageError
+
 TEMP_PREFIX = ".reportgen-"
 
 
@@ -25,9 +27,11 @@ _FILE_MODE = 0o666 & ~_umask()
 
 
 def output_dir(out_root: Path, stem: str) -> Path:
+    """OUT/<stem>, refusing any name that would land elsewhere (a file named "..yaml" has the stem ".")."""
     folder = (out_root / stem).resolve()
-    if folder.parent != out_root.resolve():  # a stem is a file name; this guards against odd names all the same
-        raise ValueError(f"refusing to write outside {out_root}: {stem!r}")
+    if not stem or stem.startswith(".") or folder.parent != out_root.resolve():
+        raise UsageError(f"refusing to write outside {out_root}/: a project file named {stem!r}.yaml has no "
+                         "usable output name; rename it")
     return folder
 
 

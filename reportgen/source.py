@@ -62,6 +62,9 @@ def compose(text: str, display: str) -> Node:
         raise InputError([problem_at(mark, display, "", f"invalid YAML: {message}")]) from None
     except yaml.YAMLError as error:  # errors without a position, such as a stray control character
         raise InputError([Problem(display, 1, 1, "", f"invalid YAML: {error}")]) from None
+    except RecursionError:  # PyYAML composes recursively: thousands of nested brackets exhaust the stack
+        line, column = _too_deep_at(text)
+        raise InputError([Problem(display, line, column, "", "the document nests too deeply")]) from None
     if node is None:
         raise InputError([Problem(display, 1, 1, "", "the file is empty: it needs at least a `project` section")])
     problems: list[Problem] = []
@@ -69,6 +72,22 @@ def compose(text: str, display: str) -> Node:
     if problems:
         raise InputError(problems)
     return node
+
+
+def _too_deep_at(text: str) -> tuple[int, int]:
+    """Where flow brackets first nest deeper than MAX_DEPTH (1-based line and column), for the error message."""
+    depth, line, column = 0, 1, 0
+    for char in text:
+        column += 1
+        if char == "\n":
+            line, column = line + 1, 0
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return line, column
+        elif char in "]}":
+            depth -= 1
+    return 1, 1
 
 
 def _check_graph(root: Node, display: str, problems: list[Problem]) -> None:

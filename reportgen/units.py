@@ -6,6 +6,7 @@ pint's expression evaluator accepts `**` and an input like `9**9**9**9 s` would 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import re
@@ -130,8 +131,6 @@ def parse_unit(text: str, dimension: Dimension, *, currency: str = "USD") -> flo
 
 def parse_quantity(text: str, dimension: Dimension, *, currency: str = "USD") -> float:
     """The quantity's value in the dimension's SI unit; UnitProblem with a user message otherwise."""
-    import pint
-
     shown = text if len(text) <= MAX_QUANTITY_LENGTH else text[:MAX_QUANTITY_LENGTH] + "…"
     expected = f'expected {dimension.name} like "{dimension.example_in(currency)}"'
     if len(text) > MAX_QUANTITY_LENGTH:
@@ -144,23 +143,34 @@ def parse_quantity(text: str, dimension: Dimension, *, currency: str = "USD") ->
     number = float(match["number"])
     if not math.isfinite(number):
         raise UnitProblem(f'{expected}, got "{shown}" (not a finite number)')
-    ureg = registry()
-    try:
-        unit = ureg.Unit(_unit_expression(match["unit"], currency)) if match["unit"] else ureg.Unit("count")
-    except pint.UndefinedUnitError as error:
-        names = error.unit_names
-        name = names if isinstance(names, str) else ", ".join(names)
-        hint = ""
-        if is_currency_code(name):
-            hint = f"; this project's currency is {currency} (pricing.currency)"
-        raise UnitProblem(f'{expected}, got "{shown}" (unknown unit {name}{hint})') from None
-    except (pint.PintError, ValueError, TypeError, SyntaxError, AttributeError):
-        raise UnitProblem(f'{expected}, got "{shown}" (cannot read the unit)') from None
-    quantity = ureg.Quantity(number, unit)
-    target = ureg.Unit(dimension.si_unit)
-    if quantity.dimensionality != target.dimensionality:
-        raise UnitProblem(f'{expected}, got "{shown}" ({describe(quantity)})')
-    value = float(quantity.to(target).magnitude)
+    factor, problem = _factor(match["unit"], dimension, currency)
+    if problem:
+        raise UnitProblem(f'{expected}, got "{shown}" ({problem})')
+    value = number * factor
     if not math.isfinite(value):
         raise UnitProblem(f'{expected}, got "{shown}" (too large)')
     return value
+
+
+@functools.lru_cache(maxsize=1024)
+def _factor(unit_text: str, dimension: Dimension, currency: str) -> tuple[float, str]:
+    """The size of one `unit_text` in the dimension's SI unit, or a problem to report. Cached: a file of 1,000
+    runs writes the same few units thousands of times, and asking pint each time dominated loading it."""
+    import pint
+
+    ureg = registry()
+    try:
+        unit = ureg.Unit(_unit_expression(unit_text, currency)) if unit_text else ureg.Unit("count")
+    except UnitProblem:
+        return 0.0, "cannot read the unit"
+    except pint.UndefinedUnitError as error:
+        names = error.unit_names
+        name = names if isinstance(names, str) else ", ".join(names)
+        hint = f"; this project's currency is {currency} (pricing.currency)" if is_currency_code(name) else ""
+        return 0.0, f"unknown unit {name}{hint}"
+    except (pint.PintError, ValueError, TypeError, SyntaxError, AttributeError):
+        return 0.0, "cannot read the unit"
+    target = ureg.Unit(dimension.si_unit)
+    if unit.dimensionality != target.dimensionality:
+        return 0.0, describe(ureg.Quantity(1.0, unit))
+    return float(ureg.Quantity(1.0, unit).to(target).magnitude), ""

@@ -1,0 +1,116 @@
+"""A build that is interrupted, killed or fails leaves the previous report as it was and no temporary files."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from reportgen import pipeline
+from reportgen.outputs import TEMP_PREFIX
+from reportgen.pipeline import Builder, BuildOptions
+from tests.conftest import INPUTS, ROOT
+
+EXAMPLE = (INPUTS / "example.yaml").read_text()
+FILES = ("report.html", "report.pdf", "results.json")
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in sorted(folder.iterdir())}
+
+
+def no_temporaries(folder: Path) -> bool:
+    return not [p for p in folder.rglob("*") if p.name.startswith(TEMP_PREFIX) or p.name.startswith(".tmp-")]
+
+
+@pytest.fixture
+def built(tmp_path: Path) -> tuple[Path, Path, dict[str, bytes]]:
+    project = tmp_path / "example.yaml"
+    project.write_text(EXAMPLE)
+    out = tmp_path / "out"
+    Builder(BuildOptions(out_root=out)).build(project)
+    project.write_text(EXAMPLE.replace("compute: 4150", "compute: 4000"))  # the next build would differ
+    return project, out, snapshot(out / "example")
+
+
+@pytest.mark.parametrize("stage", ["draw_figures", "render_html", "render_pdf", "write_atomically"])
+def test_an_interrupt_at_any_stage_keeps_the_previous_outputs(built: tuple[Path, Path, dict[str, bytes]],
+                                                              monkeypatch: pytest.MonkeyPatch, stage: str) -> None:
+    project, out, before = built
+
+    def interrupted(*_: object, **__: object) -> None:
+        raise KeyboardInterrupt
+
+    if stage == "draw_figures":
+        monkeypatch.setattr("reportgen.figures.draw_figures", interrupted)
+    elif stage == "write_atomically":
+        real_replace = os.replace
+        calls = []
+
+        def replace_then_die(source: object, target: object) -> None:
+            calls.append(target)
+            if len(calls) == 2:  # between two files: the first is new, the rest old, none partial
+                raise KeyboardInterrupt
+            real_replace(source, target)  # type: ignore[arg-type]
+
+        monkeypatch.setattr("reportgen.outputs.os.replace", replace_then_die)
+    else:
+        monkeypatch.setattr(pipeline, stage, interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        Builder(BuildOptions(out_root=out, use_disk_cache=False)).build(project)
+    after = snapshot(out / "example")
+    assert no_temporaries(out)
+    if stage == "write_atomically":
+        assert sum(after[name] != before[name] for name in FILES) <= 1  # at most the one already replaced
+        assert after["report.pdf"] == before["report.pdf"]
+    else:
+        assert after == before
+
+
+def test_a_failing_pdf_renderer_keeps_everything(built: tuple[Path, Path, dict[str, bytes]],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    project, out, before = built
+
+    def broken(*_: object, **__: object) -> bytes:
+        raise RuntimeError("renderer crashed")
+
+    monkeypatch.setattr(pipeline, "render_pdf", broken)
+    with pytest.raises(RuntimeError):
+        Builder(BuildOptions(out_root=out)).build(project)
+    assert snapshot(out / "example") == before and no_temporaries(out)
+
+
+def kill_during_build(project: Path, out: Path, delay: float, how: int) -> int:
+    process = subprocess.Popen([sys.executable, "-m", "reportgen", "build", str(project), "-o", str(out),
+                                "--no-cache"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               start_new_session=True)
+    time.sleep(delay)
+    try:
+        os.killpg(process.pid, how) if how == signal.SIGKILL else process.send_signal(how)
+    except ProcessLookupError:
+        pass
+    return process.wait(timeout=60)
+
+
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL])
+def test_a_killed_build_process_never_leaves_a_partial_report(built: tuple[Path, Path, dict[str, bytes]],
+                                                              tmp_path: Path, how: int) -> None:
+    project, out, before = built
+    reference = tmp_path / "reference"
+    Builder(BuildOptions(out_root=reference)).build(project)
+    after_build = snapshot(reference / "example")
+    for delay in (0.4, 1.2, 2.0, 3.0, 4.5):  # loading, analysing, drawing, rendering the PDF, writing
+        kill_during_build(project, out, delay, how)
+        now = snapshot(out / "example")
+        for name in FILES:  # each file is the previous one or the finished new one: never partial
+            assert now[name] in (before[name], after_build[name]), (delay, name)
+        if how == signal.SIGTERM:
+            assert no_temporaries(out / "example"), delay
+    subprocess.run([sys.executable, "-m", "reportgen", "build", str(project), "-o", str(out)], cwd=ROOT,
+                   check=True, capture_output=True)
+    assert snapshot(out / "example") == after_build and no_temporaries(out / "example")
