@@ -25,6 +25,23 @@ class DiffOptions:
 
 
 @dataclass(frozen=True)
+class DiffContext:
+    """What diff.html and diff.md render. A test checks that the templates use nothing else."""
+
+    diff: DiffResult
+    figures: dict[str, Any]  # overlaid figures by key (FigureSVG)
+    paper: str
+    date: str
+    created: str | None
+    version: str
+    old_title: str
+    new_title: str
+    currency: str
+    old_revision: str
+    new_revision: str
+
+
+@dataclass(frozen=True)
 class DiffOutcome:
     result: DiffResult
     written: list[Path]
@@ -46,7 +63,7 @@ def run_diff(old_spec: str, new_spec: str, options: DiffOptions) -> DiffOutcome:
     if "md" in options.formats:
         from reportgen.render import render_markdown
 
-        files["diff.md"] = render_markdown("diff.md", {"diff": result}).encode("utf-8")
+        files["diff.md"] = render_markdown("diff.md", {"diff": result, "currency": result.currency}).encode("utf-8")
     if "html" in options.formats or "pdf" in options.formats:
         html, epoch = _html(result, old_document, new_document, old.project.project.title, new.project, options)
         if "html" in options.formats:
@@ -79,9 +96,10 @@ def _html(result: DiffResult, old: dict[str, Any], new: dict[str, Any], old_titl
     drawn = FigurePool(None).draw(jobs(old, new, result.old_label, result.new_label))
     figures = {figure.key: figure for figure in drawn if figure is not None}
     date, created = report_date(project)
-    html = render_html("diff.html", {"diff": result, "figures": figures, "paper": options.paper, "date": date,
-                                     "created": created, "version": __version__, "old_title": old_title,
-                                     "new_title": project.project.title, "currency": result.currency,
-                                     "old_revision": old.get("project", {}).get("revision") or "old",
-                                     "new_revision": new.get("project", {}).get("revision") or "new"})
+    context = DiffContext(diff=result, figures=figures, paper=options.paper, date=date, created=created,
+                          version=__version__, old_title=old_title, new_title=project.project.title,
+                          currency=result.currency,
+                          old_revision=old.get("project", {}).get("revision") or "old",
+                          new_revision=new.get("project", {}).get("revision") or "new")
+    html = render_html("diff.html", dataclasses.asdict(context) | {"diff": result, "figures": figures})
     return html, epoch_of(created)

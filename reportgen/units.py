@@ -7,9 +7,9 @@ pint's expression evaluator accepts `**` and an input like `9**9**9**9 s` would 
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 import re
+import tokenize
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -94,20 +94,44 @@ def is_currency_code(text: str) -> bool:
 
 
 def _unit_tokens(unit_text: str) -> list[str]:
-    """Split a unit expression into tokens, or raise UnitProblem if it is outside the safe grammar."""
+    """Split a unit expression into tokens, or raise UnitProblem if it is outside the safe grammar:
+
+        expression := factor ((* | / | nothing) factor)*      factor := (name | "(" expression ")") [power]
+        power := (** | ^) integer of at most two digits
+    """
+    problem = UnitProblem(f"cannot read the unit {unit_text.strip()!r}")
     tokens: list[str] = []
     position = 0
     while position < len(unit_text):
         match = _UNIT_TOKEN_RE.match(unit_text, position)
         if not match or match.end() == position:
-            raise UnitProblem(f"cannot read the unit {unit_text.strip()!r}")
+            raise problem
         tokens.append(match.group().strip())
         position = match.end()
-    for before, token in itertools.pairwise(tokens):
-        if (token.lstrip("-").isdigit()) != (before in ("**", "^")):
-            raise UnitProblem(f"cannot read the unit {unit_text.strip()!r}: exponents must follow ** or ^")
-    if tokens and tokens[0].lstrip("-").isdigit():
-        raise UnitProblem(f"cannot read the unit {unit_text.strip()!r}")
+    depth, want_operand, index = 0, True, 0
+    while index < len(tokens):
+        token = tokens[index]
+        if token in ("*", "/"):
+            if want_operand:
+                raise problem
+            want_operand = True
+        elif token in ("**", "^"):
+            if want_operand or index + 1 >= len(tokens) or not tokens[index + 1].lstrip("-").isdigit():
+                raise problem
+            index += 1  # the exponent
+        elif token == "(":
+            depth, want_operand = depth + 1, True
+        elif token == ")":
+            if want_operand or depth == 0:
+                raise problem
+            depth -= 1
+        elif token.lstrip("-").isdigit():
+            raise problem  # a number that is not an exponent
+        else:
+            want_operand = False  # a name; two names in a row multiply, as pint reads them
+        index += 1
+    if tokens and (want_operand or depth):
+        raise problem
     return tokens
 
 
@@ -168,7 +192,8 @@ def _factor(unit_text: str, dimension: Dimension, currency: str) -> tuple[float,
         name = names if isinstance(names, str) else ", ".join(names)
         hint = f"; this project's currency is {currency} (pricing.currency)" if is_currency_code(name) else ""
         return 0.0, f"unknown unit {name}{hint}"
-    except (pint.PintError, ValueError, TypeError, SyntaxError, AttributeError):
+    except (pint.PintError, ValueError, TypeError, SyntaxError, AttributeError, AssertionError,
+            tokenize.TokenError):  # pint's expression parser, behind the grammar check above
         return 0.0, "cannot read the unit"
     target = ureg.Unit(dimension.si_unit)
     if unit.dimensionality != target.dimensionality:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -90,10 +91,8 @@ def kill_during_build(project: Path, out: Path, delay: float, how: int) -> int:
                                 "--no-cache"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                start_new_session=True)
     time.sleep(delay)
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, how) if how == signal.SIGKILL else process.send_signal(how)
-    except ProcessLookupError:
-        pass
     return process.wait(timeout=60)
 
 

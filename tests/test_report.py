@@ -151,15 +151,21 @@ def test_templates_use_only_the_documented_context() -> None:
 
     from jinja2 import meta
 
+    from reportgen.compare import DiffContext
     from reportgen.context import ReportContext
     from reportgen.render import environment
 
     env = environment()
-    documented = {f.name for f in dataclasses.fields(ReportContext)} | set(env.globals)
+    report = {f.name for f in dataclasses.fields(ReportContext)} | set(env.globals)
     # names report.html sets for its sections (shorthands of documented fields, such as info = project.project)
-    documented |= set(re.findall(r"{% set (\w+) =", (ROOT / "templates" / "report.html").read_text()))
-    for path in sorted((ROOT / "templates").rglob("*.html")):
+    report |= set(re.findall(r"{% set (\w+) =", (ROOT / "templates" / "report.html").read_text()))
+    diff = {f.name for f in dataclasses.fields(DiffContext)} | set(env.globals)
+    diff_templates = {"diff.html", "diff.md", "partials/diffvalue.html"}
+    for path in sorted((ROOT / "templates").rglob("*.*")):
         name = path.relative_to(ROOT / "templates").as_posix()
+        if path.suffix not in (".html", ".md"):
+            continue
+        documented = diff if name in diff_templates else report
         undeclared = meta.find_undeclared_variables(env.parse(path.read_text()))
         assert undeclared <= documented, f"{name} uses {sorted(undeclared - documented)}"
 

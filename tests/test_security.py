@@ -109,7 +109,8 @@ def test_a_crafted_template_context_cannot_fetch(tmp_path: Path) -> None:
            f'<image href="http://127.0.0.1:9/x.png" width="10" height="10"/></svg>')
     html = (f'<html><head><link rel="stylesheet" href="{secret.as_uri()}"></head><body>{svg}'
             f'<img src="{secret.as_uri()}"><object data="{secret.as_uri()}"></object>'
-            f'<link rel="attachment" href="{secret.as_uri()}"><img src="data:image/png;base64,iVBORw0KGgo="></body></html>')
+            f'<link rel="attachment" href="{secret.as_uri()}">'
+            '<img src="data:image/png;base64,iVBORw0KGgo="></body></html>')
     started = time.perf_counter()
     pdf = html_to_pdf(html)
     assert time.perf_counter() - started < 10
