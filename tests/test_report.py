@@ -153,7 +153,7 @@ def test_templates_use_only_the_documented_context() -> None:
 
     from reportgen.compare import DiffContext
     from reportgen.context import ReportContext
-    from reportgen.render import environment
+    from reportgen.render import environment, markdown_environment
 
     env = environment()
     report = {f.name for f in dataclasses.fields(ReportContext)} | set(env.globals)
@@ -166,7 +166,8 @@ def test_templates_use_only_the_documented_context() -> None:
         if path.suffix not in (".html", ".md"):
             continue
         documented = diff if name in diff_templates else report
-        undeclared = meta.find_undeclared_variables(env.parse(path.read_text()))
+        parser = markdown_environment() if path.suffix == ".md" else env
+        undeclared = meta.find_undeclared_variables(parser.parse(path.read_text()))
         assert undeclared <= documented, f"{name} uses {sorted(undeclared - documented)}"
 
 
