@@ -137,4 +137,4 @@ def mapping_node(pairs: list[tuple[ScalarNode, Node]], mark: Mark) -> MappingNod
 
 def mark_at(display: str, line: int, column: int) -> Mark:
     """A position for synthetic nodes, 1-based as printed."""
-    return Mark(display, 0, line - 1, column - 1, None, None)
+    return Mark(display, 0, line - 1, column - 1, None, 0)
