@@ -6,13 +6,29 @@ Formats, never computes. The PDF renderer fetches nothing but reportgen's own bu
 from __future__ import annotations
 
 import math
+import os
 from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reportgen.assets import templates_dir
 
 if TYPE_CHECKING:
     import jinja2
+
+
+def _bytecode_cache() -> jinja2.BytecodeCache | None:
+    """Compiled templates kept between runs (a tenth of a second per cold build); jinja2 keys each entry by
+    the template's source checksum, so an edited template is compiled again. None where nothing can be written."""
+    import jinja2
+
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    folder = base / "reportgen" / "templates"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return jinja2.FileSystemBytecodeCache(str(folder)) if os.access(folder, os.W_OK) else None
 
 
 @cache
@@ -23,6 +39,7 @@ def environment() -> jinja2.Environment:
 
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir())),
+        bytecode_cache=_bytecode_cache(),
         autoescape=True,  # every template, including the included report.css, escapes what it is given
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
