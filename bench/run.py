@@ -178,6 +178,18 @@ def chromium_reference(repeats: int, out: Path) -> list[Case]:
     return [weasy, Case("HTML → PDF, headless Chromium (reference)", None, timed(chromium, repeats))]
 
 
+def markdown_table(cases: list[Case]) -> str:
+    """The table of docs/performance.md."""
+    lines = ["| case | median | range | target | |", "|---|---:|---:|---:|---|"]
+    for case in cases:
+        target = f"{case.target_ms:.0f}" if case.target_ms else "–"
+        verdict = "" if not case.target_ms else ("met" if case.median_ms <= case.target_ms else "**not met**")
+        median = f"{case.median_ms:.1f}" if case.median_ms else "skipped"
+        lines.append(f"| {case.name} | {median} | {min(case.seconds) * 1000:.1f}–{max(case.seconds) * 1000:.1f} | "
+                     f"{target} | {verdict} {case.note} |")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=5, help="runs per case (default 5)")
@@ -196,6 +208,7 @@ def main() -> int:
     print(f"\n{len(measured)} cases in {total:.0f} s on {platform.platform()}, {os.cpu_count()} CPUs")
     machine = {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
                "processor": platform.processor() or platform.machine()}
+    (ROOT / "bench" / "results.md").write_text(markdown_table(measured))
     (ROOT / "bench" / "results.json").write_text(json.dumps(
         {"machine": machine, "repeats": repeats, "seconds": total,
          "cases": [{"name": c.name, "median_ms": c.median_ms, "min_ms": min(c.seconds) * 1000,

@@ -56,8 +56,8 @@ def roofline(d: DiagnosisResult, hardware: Hardware | None) -> FigureSVG | None:
         for index, step in enumerate(placed):
             intensity = step.intensity if math.isfinite(step.intensity or 0) else high / 1.5
             ax.plot(intensity, step.attained_flops_per_s / 1e12, MARKERS[index % len(MARKERS)],  # type: ignore[operator]
-                      color=(VERMILION if step.dominant else BLUE), markersize=7, markeredgecolor=INK,
-                      label=f"{step.name} ({step.bound or 'unbound'}{', dominant' if step.dominant else ''})")
+                    color=(VERMILION if step.dominant else BLUE), markersize=7, markeredgecolor=INK,
+                    label=f"{step.name} ({step.bound or 'unbound'}{', dominant' if step.dominant else ''})")
         ax.set_xlabel("arithmetic intensity I (FLOP per byte of memory traffic)")
         ax.set_ylabel("attained compute (TFLOP/s)")
         ax.legend(loc="lower right")

@@ -21,6 +21,7 @@ from reportgen.figures.style import (
     VERMILION,
     figure,
     log2_axis,
+    stacked_bars,
     to_svg,
 )
 from reportgen.model import Project
@@ -49,13 +50,8 @@ def breakdown(scaling: ScalingResult) -> FigureSVG | None:
     key = "breakdown"
     with figure(key, height=3.0) as fig:
         ax = fig.subplots()
-        bottom = np.zeros(len(labels))
-        for field, name in (("compute", "compute"), ("io", "io"), ("communication", "communication"),
-                            ("idle", "idle")):
-            values = np.array([getattr(r.run, field) or 0.0 for r in scaling.rows]) / 3600
-            color, hatch = ACTIVITY[name]
-            ax.bar(labels, values, bottom=bottom, color=color, hatch=hatch, edgecolor=INK, linewidth=0.5, label=name)
-            bottom += values
+        stacked_bars(ax, labels, [(name, name, [(getattr(r.run, name) or 0.0) / 3600 for r in scaling.rows])
+                                  for name in ("compute", "io", "communication", "idle")])
         ax.set_xlabel("nodes")
         ax.set_ylabel("wall time per run (h)")
         ax.grid(axis="x", visible=False)
@@ -154,16 +150,11 @@ def lost_folds(scaling: ScalingResult) -> FigureSVG | None:
     key = "lost-folds"
     with figure(key, height=3.0) as fig:
         ax = fig.subplots()
-        achieved = np.array([r.speedup for r in rows])
-        ax.bar(labels, achieved, color=BLUE, edgecolor=INK, linewidth=0.5, label="folds achieved (speedup)")
-        bottom = achieved.copy()
-        for field, name, label in (("lost_serial", "serial", "lost to the serial fraction"),
-                                   ("lost_communication", "communication", "lost to communication"),
-                                   ("lost_imbalance", "idle", "lost to load imbalance")):
-            values = np.array([max(getattr(r, field) or 0.0, 0.0) for r in rows])
-            color, hatch = ACTIVITY[name]
-            ax.bar(labels, values, bottom=bottom, color=color, hatch=hatch, edgecolor=INK, linewidth=0.5, label=label)
-            bottom += values
+        stacked_bars(ax, labels, [("compute", "folds achieved (speedup)", [r.speedup for r in rows])] + [
+            (activity, label, [max(getattr(r, field) or 0.0, 0.0) for r in rows])
+            for field, activity, label in (("lost_serial", "serial", "lost to the serial fraction"),
+                                           ("lost_communication", "communication", "lost to communication"),
+                                           ("lost_imbalance", "idle", "lost to load imbalance"))])
         ideal = [r.nodes / scaling.reference_nodes for r in rows]
         ax.plot(labels, ideal, "_", color=INK, markersize=18, markeredgewidth=1.5, label="ideal p / p_ref")
         ax.set_xlabel("nodes")

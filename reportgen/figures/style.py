@@ -130,6 +130,19 @@ def _plain_formatter() -> Any:
     return FuncFormatter(lambda value, _: f"{value:,.0f}" if value >= 1 else f"{value:g}")
 
 
+def stacked_bars(ax: Any, labels: list[str], layers: list[tuple[str, str, Any]], bottom: Any = None) -> Any:
+    """Bars stacked in order, each layer (activity, legend label, values) in its activity's colour and hatch;
+    returns the tops, where a further layer would start."""
+    import numpy as np
+
+    tops = np.zeros(len(labels)) if bottom is None else np.asarray(bottom, dtype=float).copy()
+    for activity, label, values in layers:
+        color, hatch = ACTIVITY[activity]
+        ax.bar(labels, values, bottom=tops, color=color, hatch=hatch, edgecolor=INK, linewidth=0.5, label=label)
+        tops = tops + np.asarray(values, dtype=float)
+    return tops
+
+
 def label_points(ax: Any, xs: list[float], ys: list[float], labels: list[str], **kwargs: Any) -> None:
     for x, y, text in zip(xs, ys, labels, strict=True):
         ax.annotate(text, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7, color=INK, **kwargs)
