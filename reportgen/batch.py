@@ -15,6 +15,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
+from reportgen import interrupts
 from reportgen.errors import ExitCode, InputError, ReportgenError
 from reportgen.pipeline import Builder, BuildOptions
 
@@ -67,14 +68,21 @@ def build_many(paths: list[Path], options: BuildOptions, *, jobs: int) -> Iterat
         with figure_pool() as pool:
             builder = Builder(options, pool=pool)
             for path in paths:
+                interrupts.check()
                 yield _build_one(path, builder)
         return
     context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
     with ProcessPoolExecutor(max_workers=min(jobs, len(paths)), mp_context=context, initializer=_start_worker,
                              initargs=(options,)) as pool:
         futures = [pool.submit(_build_one, path) for path in paths]
-        for future in as_completed(futures):
-            yield future.result()
+        try:
+            for future in as_completed(futures):
+                interrupts.check()
+                yield future.result()
+        except KeyboardInterrupt:
+            for future in futures:
+                future.cancel()  # projects not started yet; those under way finish or stop at a stage boundary
+            raise
 
 
 def worst(outcomes: list[Outcome]) -> int:

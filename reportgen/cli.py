@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import signal
+import contextlib
 import sys
-import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from reportgen import __version__
+from reportgen import __version__, interrupts
 from reportgen.errors import ExitCode, InputError, ReportgenError, UsageError
 
 FORMATS = ("html", "pdf", "json")
@@ -122,18 +121,12 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _terminate(signum: int, _frame: object) -> None:
-    """SIGTERM unwinds like Ctrl-C, so that temporary files are removed and earlier outputs stay as they were."""
-    raise KeyboardInterrupt
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     arguments = parser.parse_args(argv)  # exits 2 on a usage error, as argparse does
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _terminate)
     try:
-        return int(_run(arguments))
+        with interrupts.deferred():  # Ctrl-C and SIGTERM stop a build between stages, never halfway through one
+            return int(_run(arguments))
     except UsageError as error:
         print(f"reportgen: error: {error}", file=sys.stderr)
         return int(error.exit_code)
@@ -236,10 +229,10 @@ def _watch(arguments: argparse.Namespace) -> int:
         sys.stdout.flush()
 
     options = BuildOptions(out_root=arguments.output, formats=arguments.format, paper=arguments.paper)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):  # a second Ctrl-C stops at once
         watch(arguments.file, options, on_event=show, interval=arguments.interval, max_builds=arguments.max_builds)
-    except KeyboardInterrupt:
-        print("stopped watching")
+    if interrupts.requested():
+        print("stopped watching; the last outputs are complete")
     return ExitCode.OK
 
 
@@ -283,6 +276,7 @@ def _measure(arguments: argparse.Namespace) -> int:
     print(f"measuring `{shlex.join(command)}` at {nodes} (tracker location: {', '.join(place.values())})",
           file=sys.stderr)
     measurement = run_measured(command, arguments.nodes, place)
+    interrupts.check()  # an interrupted run appends nothing, whatever the command's status
     if measurement.exit_status != 0:
         print(f"the command exited with status {measurement.exit_status}: nothing appended to {csv_path.name}",
               file=sys.stderr)

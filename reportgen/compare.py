@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reportgen import interrupts
 from reportgen.diff import DiffResult, compare
 from reportgen.outputs import output_dir, write_atomically
 from reportgen.pipeline import analyze_loaded
@@ -73,6 +74,7 @@ def run_diff(old_spec: str, new_spec: str, options: DiffOptions) -> DiffOutcome:
 
             files["diff.pdf"] = render_pdf(html, epoch=epoch)
     folder = output_dir(options.out_root, f"diff-{old_stem}-vs-{new_stem}")
+    interrupts.check()
     return DiffOutcome(result, write_atomically(folder, files))
 
 

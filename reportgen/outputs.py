@@ -39,6 +39,7 @@ def write_atomically(folder: Path, files: dict[str, bytes]) -> list[Path]:
     """Write every file of `files` (name → bytes) into `folder`; all temporaries are gone afterwards."""
     folder.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(folder)
+    # No interrupt check inside: once moving starts, every file is moved (each move takes microseconds).
     staged: list[tuple[Path, Path]] = []
     try:
         for name, data in files.items():

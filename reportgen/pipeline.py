@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reportgen import carbon
+from reportgen import carbon, interrupts
 from reportgen.analysis import Analysis, analyze
 from reportgen.cache import FigureCache
 from reportgen.errors import InputError, Problem
@@ -62,6 +62,7 @@ class Builder:
         clock.lap("load")
         analysis, document = analyze_loaded(loaded)
         clock.lap("analyze")
+        interrupts.check()
         files: dict[str, bytes] = {}
         if "json" in formats:
             files["results.json"] = dumps(document).encode("utf-8")
@@ -74,6 +75,7 @@ class Builder:
             if "pdf" in formats:
                 files["report.pdf"] = render_pdf(html, epoch=epoch)
                 clock.lap("pdf")
+        interrupts.check()  # the last moment to stop: nothing has been written yet
         written = write_atomically(output_dir(self.options.out_root, path.stem), files)
         clock.lap("write")
         return BuildResult(path, loaded, written, document, drawn, clock.laps, html, epoch)
@@ -82,6 +84,7 @@ class Builder:
         """The PDF of a build that rendered HTML (watch writes the HTML first, then this)."""
         assert result.html is not None
         pdf = render_pdf(result.html, epoch=result.epoch)
+        interrupts.check()
         return write_atomically(output_dir(self.options.out_root, result.path.stem), {"report.pdf": pdf})[0]
 
     def _html(self, path: Path, loaded: LoadedProject, analysis: Analysis, document: dict[str, Any],
@@ -93,6 +96,7 @@ class Builder:
         figures = draw_figures(analysis, loaded.project, pool=self.pool, cache=self.cache,
                                while_waiting=preload if pdf_next else None)
         clock.lap("figures")
+        interrupts.check()
         context = build_context(loaded.project, analysis, document, figures.figures, paper=self.options.paper,
                                 input_name=path.name)
         html = render_html("report.html", as_template_vars(context))

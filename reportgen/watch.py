@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reportgen import measurements
+from reportgen import interrupts, measurements
 from reportgen.diff import ResultChange, compare_results
 from reportgen.errors import InputError
 from reportgen.pipeline import Builder, BuildOptions
@@ -66,7 +66,7 @@ def watch(path: Path, options: BuildOptions, *, on_event: Callable[[WatchEvent],
         builder = Builder(options, pool=pool)
         state = _State(watched=(path,))
         builds = 0
-        while not should_stop() and (max_builds is None or builds < max_builds):
+        while not should_stop() and not interrupts.requested() and (max_builds is None or builds < max_builds):
             stamp = _stamp(state.watched)
             if stamp == state.stamp:
                 time.sleep(interval)

@@ -1,0 +1,53 @@
+"""Ctrl-C and SIGTERM, acted on between stages, never in the middle of one.
+
+Python raises KeyboardInterrupt wherever the main thread happens to be. Inside a C callback (WeasyPrint's Pango and
+fontconfig calls go through cffi) such an exception is printed and swallowed, and the renderer carries on with part
+of its work skipped: a complete-looking but wrong PDF that would then be written. So the handlers only record the
+request; builds check it at each stage boundary and before writing anything. A second signal stops at once.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+
+_requested: list[int] = []
+
+
+def _record(signum: int, _frame: FrameType | None) -> None:
+    _requested.append(signum)
+    if len(_requested) > 1:  # asked twice: the user wants out now
+        raise KeyboardInterrupt
+
+
+@contextmanager
+def deferred() -> Iterator[None]:
+    """Within the block, SIGINT and SIGTERM are recorded instead of raised at once; the previous handlers come
+    back afterwards. Only the main thread can set handlers: elsewhere this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    _requested.clear()
+    for number in previous:
+        signal.signal(number, _record)
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        _requested.clear()
+
+
+def requested() -> bool:
+    return bool(_requested)
+
+
+def check() -> None:
+    """Raise KeyboardInterrupt if an interrupt was asked for: called where stopping loses nothing."""
+    if _requested:
+        raise KeyboardInterrupt
+
