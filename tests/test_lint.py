@@ -73,5 +73,15 @@ def test_past_optimum_and_comm_dominated(nodes: int, expected: set[str]) -> None
     assert expected <= set(found) and not ({"past-optimum", "comm-dominated"} - expected) & set(found)
 
 
+def test_a_step_above_the_roof_is_impossible() -> None:
+    # 1e14 FLOP in 0.5 s is 200 TFLOP/s on a 100 TFLOP/s node: 200 % of the roof
+    found = codes("project: {title: T}\nhardware: {peak_compute: 100 TFLOP/s, memory_bandwidth: 1 TB/s}\n"
+                  "baseline: {steps: [{name: s, time: 0.5 s, flops: 1e14 FLOP, bytes: 1e10 B}]}\n")
+    assert found["above-roof"] == "warning"
+    fine = codes("project: {title: T}\nhardware: {peak_compute: 100 TFLOP/s, memory_bandwidth: 1 TB/s}\n"
+                 "baseline: {steps: [{name: s, time: 2 s, flops: 1e14 FLOP, bytes: 1e10 B}]}\n")
+    assert "above-roof" not in fine
+
+
 def test_too_few_nodes_for_the_state() -> None:
     assert codes(MEMORY_BOUND + "design: {nodes: 1}\n")["too-few-nodes"] == "error"  # 160 GB needs 2

@@ -46,6 +46,11 @@ def lint(project: Project, *, diagnosis: DiagnosisResult | None, prediction: Pre
 
 def _axis(diagnosis: DiagnosisResult | None, planned: int | None) -> list[Finding]:
     out = []
+    for index, step in enumerate(diagnosis.steps if diagnosis else ()):
+        if step.roof_efficiency is not None and step.roof_efficiency > 1.0 + 1e-9:
+            out.append(warning("above-roof", f"step `{step.name}` attains {step.roof_efficiency:.0%} of the roof "
+                               "min(π, β·I): no step can beat the roof, so its flops, bytes or time (or the hardware "
+                               "figures) are wrong", f"baseline.steps[{index}]", "diagnosis"))
     if diagnosis and diagnosis.binding_ceiling == "memory-capacity" and planned and diagnosis.min_devices \
             and planned < diagnosis.min_devices:
         out.append(error("too-few-nodes", f"the plan requests {planned} nodes but the state needs at least "
