@@ -44,11 +44,9 @@ class FigureCache:
     def __init__(self, folder: Path | None = None) -> None:
         self.folder = folder
         self._memory: dict[str, FigureSVG | None] = {}
-        self.hits = self.misses = 0
 
     def get(self, key: str) -> tuple[bool, FigureSVG | None]:
         if key in self._memory:
-            self.hits += 1
             return True, self._memory[key]
         if self.folder is not None:
             path = self.folder / f"{key}.pickle"
@@ -59,9 +57,7 @@ class FigureCache:
                 pass
             else:
                 self._memory[key] = value
-                self.hits += 1
                 return True, value
-        self.misses += 1
         return False, None
 
     def put(self, key: str, value: FigureSVG | None) -> None:

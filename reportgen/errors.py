@@ -52,8 +52,3 @@ class UsageError(ReportgenError):
 
     exit_code = ExitCode.INPUT
 
-
-class BuildError(ReportgenError):
-    """A stage of a build failed for a reason outside the input (for example the PDF renderer)."""
-
-    exit_code = ExitCode.FAILURE

@@ -193,6 +193,3 @@ def _sensitivity(t_comp: float, alpha: float, beta: float, grid: Grid) -> tuple[
             cells.append(Sensitivity(alpha_scale, beta_scale, best.p_star, best.speedup))
     return tuple(cells)
 
-
-def comm_ratio_at(prediction: PredictionResult, nodes: int) -> float:
-    return next(r.comm_ratio for r in prediction.rows if r.nodes == nodes)

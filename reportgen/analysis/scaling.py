@@ -71,7 +71,6 @@ class ScalingResult:
     karp_flatt_slope: float | None  # per node; rising: overhead grows with p
     comm_fit: AlphaBetaFit | None
     comm_fit_implied_p_star: int | None
-    comm_fit_max_nodes: int
 
 
 def run_time(run: Run, work_per_run: float | None) -> float | None:
@@ -131,7 +130,6 @@ def analyze_scaling(scaling: Scaling | None, *, max_nodes: int = 4096) -> Scalin
         karp_flatt_slope=kf_slope,
         comm_fit=comm_fit,
         comm_fit_implied_p_star=implied,
-        comm_fit_max_nodes=max_nodes,
     )
 
 

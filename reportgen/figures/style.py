@@ -14,8 +14,7 @@ from typing import Any
 
 INK = "#222222"
 GRID = "#d9d9d9"
-BLUE, ORANGE, SKY, GREEN, YELLOW, NAVY, VERMILION, PURPLE = (
-    "#0072b2", "#e69f00", "#56b4e9", "#009e73", "#f0e442", "#1b2f4a", "#d55e00", "#cc79a7")
+BLUE, ORANGE, SKY, GREEN, VERMILION, PURPLE = ("#0072b2", "#e69f00", "#56b4e9", "#009e73", "#d55e00", "#cc79a7")
 GREY = "#8c8c8c"
 # Causes and activities keep one colour and hatch across every figure.
 ACTIVITY = {  # single-density hatches: denser ones multiply the SVG paths a PDF renderer must draw
@@ -141,8 +140,3 @@ def stacked_bars(ax: Any, labels: list[str], layers: list[tuple[str, str, Any]],
         ax.bar(labels, values, bottom=tops, color=color, hatch=hatch, edgecolor=INK, linewidth=0.5, label=label)
         tops = tops + np.asarray(values, dtype=float)
     return tops
-
-
-def label_points(ax: Any, xs: list[float], ys: list[float], labels: list[str], **kwargs: Any) -> None:
-    for x, y, text in zip(xs, ys, labels, strict=True):
-        ax.annotate(text, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7, color=INK, **kwargs)
