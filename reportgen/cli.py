@@ -23,6 +23,10 @@ exit status: 0 success, 1 failure (not the input's fault), 2 input or usage erro
 Examples:
   reportgen check inputs/example.yaml
   reportgen build inputs/example.yaml -o build --format html,json
+  reportgen build inputs/*.yaml -j 2
+  reportgen diff HEAD~1:inputs/example.yaml inputs/example.yaml --exit-code
+  reportgen watch inputs/example.yaml
+  reportgen measure --project p.yaml --nodes 8 -- ./train.sh
   reportgen schema > schema.json
   reportgen init my-project.yaml"""
 
