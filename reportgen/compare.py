@@ -93,7 +93,7 @@ def _html(result: DiffResult, old: dict[str, Any], new: dict[str, Any], old_titl
     from reportgen.context import epoch_of, report_date
     from reportgen.figures import FigurePool
     from reportgen.figures.overlay import jobs
-    from reportgen.render import render_html
+    from reportgen.render import render_html, template_vars
 
     drawn = FigurePool(None).draw(jobs(old, new, result.old_label, result.new_label))
     figures = {figure.key: figure for figure in drawn if figure is not None}
@@ -103,5 +103,5 @@ def _html(result: DiffResult, old: dict[str, Any], new: dict[str, Any], old_titl
                           currency=result.currency,
                           old_revision=old.get("project", {}).get("revision") or "old",
                           new_revision=new.get("project", {}).get("revision") or "new")
-    html = render_html("diff.html", dataclasses.asdict(context) | {"diff": result, "figures": figures})
+    html = render_html("diff.html", template_vars(context))
     return html, epoch_of(created)

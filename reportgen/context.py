@@ -6,7 +6,6 @@ from); this module only gathers them with the figures, the provenance and the no
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import os
 from dataclasses import dataclass
@@ -94,6 +93,3 @@ def build_context(project: Project, analysis: Analysis, results: dict[str, Any],
                          ceiling_axes=tuple((c, a if c != "compute" else f"{a} (inference: distribute inference)",
                                              TYPICAL_TOOLS[c]) for c, a in CEILING_AXIS.items()))
 
-
-def as_template_vars(context: ReportContext) -> dict[str, Any]:
-    return {field.name: getattr(context, field.name) for field in dataclasses.fields(context)}

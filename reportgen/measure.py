@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import tempfile
 import time
@@ -123,14 +122,14 @@ def _lines(csv_path: Path) -> tuple[list[str], int | None]:
     """The CSV's lines and the index of its header line (None for a new or empty file)."""
     text = read_text(csv_path, csv_path.name, limit=measurements.MAX_CSV_BYTES)[0] if csv_path.exists() else ""
     lines = text.splitlines()
-    header = next((i for i, line in enumerate(lines) if line.strip() and not line.lstrip().startswith("#")), None)
+    header = next((i for i, line in enumerate(lines) if measurements.is_data_line(line)), None)
     return lines, header
 
 
 def _rows_at(lines: list[str], header: int | None, nodes: int) -> list[int]:
     if header is None:
         return []
-    return [i for i, line in enumerate(lines) if i > header and line.strip() and not line.lstrip().startswith("#")
+    return [i for i, line in enumerate(lines) if i > header and measurements.is_data_line(line)
             and measurements.split_cells(line)[0][0] == str(nodes)]
 
 
@@ -150,9 +149,8 @@ def append_run(csv_path: Path, measurement: Measurement, *, time_unit_s: float |
     if header_index is None:
         lines.append(_header(measurement))
         header_index = len(lines) - 1
-    columns = [(m["name"], (m["unit"] or "").strip() or None)
-               for cell, _ in measurements.split_cells(lines[header_index])
-               if (m := re.match(r"^\s*(?P<name>[A-Za-z_]+)\s*(?:\[(?P<unit>[^\]]*)\])?\s*$", cell))]
+    columns = [column for cell, _ in measurements.split_cells(lines[header_index])
+               if (column := measurements.header_column(cell)) is not None]
     cells = {name: _cell(name, unit, measurement, time_unit_s) for name, unit in columns}
     rows = _rows_at(lines, header_index, measurement.nodes)
     row = ",".join(cells[name] for name, _ in columns)

@@ -58,27 +58,39 @@ def split_cells(line: str) -> list[tuple[str, int]]:
     return cells
 
 
+def is_data_line(line: str) -> bool:
+    """A line that carries the header or a run: not blank, not a `#` comment."""
+    return bool(line.strip()) and not line.lstrip().startswith("#")
+
+
+def header_column(cell: str) -> tuple[str, str | None] | None:
+    """A header cell read as (column name, unit or None): `compute [s]` → ("compute", "s")."""
+    match = _HEADER_RE.match(cell)
+    if not match:
+        return None
+    return match["name"], (match["unit"] or "").strip() or None
+
+
 def read_runs(path: Path, display: str) -> tuple[SequenceNode, bytes]:
     """The runs of a CSV as a sequence of mapping nodes, and the file's bytes (for provenance)."""
     text, data = read_text(path, display, limit=MAX_CSV_BYTES)
     problems: list[Problem] = []
-    lines = [(number, line) for number, line in enumerate(text.splitlines(), start=1)
-             if line.strip() and not line.lstrip().startswith("#")]
+    lines = [(number, line) for number, line in enumerate(text.splitlines(), start=1) if is_data_line(line)]
     if not lines:
         raise InputError([Problem(display, 1, 1, "", "the CSV file has no header line")])
     header_number, header_line = lines[0]
     columns: list[tuple[str, str | None]] = []
     for cell, column in split_cells(header_line):
-        match = _HEADER_RE.match(cell)
-        if not match or match["name"] not in COLUMNS:
+        read = header_column(cell)
+        if read is None or read[0] not in COLUMNS:
             problems.append(Problem(display, header_number, column, "",
                                     f"unknown column \"{cell}\"; columns are {', '.join(COLUMNS)}, "
                                     "with an optional unit as in `compute [s]`"))
             columns.append(("", None))
             continue
-        if match["name"] in [name for name, _ in columns]:
-            problems.append(Problem(display, header_number, column, "", f"column \"{match['name']}\" appears twice"))
-        columns.append((match["name"], (match["unit"] or "").strip() or None))
+        if read[0] in [name for name, _ in columns]:
+            problems.append(Problem(display, header_number, column, "", f"column \"{read[0]}\" appears twice"))
+        columns.append(read)
     if problems:
         raise InputError(problems)
     runs: list[Node] = []

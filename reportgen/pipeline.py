@@ -89,9 +89,10 @@ class Builder:
 
     def _html(self, path: Path, loaded: LoadedProject, analysis: Analysis, document: dict[str, Any],
               clock: _Clock, *, pdf_next: bool) -> tuple[str, int, tuple[str, ...]]:
-        from reportgen.context import as_template_vars, build_context
+        from reportgen.context import build_context
         from reportgen.figures import draw_figures
         from reportgen.pdf import preload
+        from reportgen.render import template_vars
 
         figures = draw_figures(analysis, loaded.project, pool=self.pool, cache=self.cache,
                                while_waiting=preload if pdf_next else None)
@@ -99,7 +100,7 @@ class Builder:
         interrupts.check()
         context = build_context(loaded.project, analysis, document, figures.figures, paper=self.options.paper,
                                 input_name=path.name)
-        html = render_html("report.html", as_template_vars(context))
+        html = render_html("report.html", template_vars(context))
         clock.lap("html")
         return html, context.epoch, figures.drawn
 

@@ -1,10 +1,11 @@
 """Rendering: jinja2 templates → one self-contained HTML file, and a PDF from the same HTML with WeasyPrint.
 
-Formats, never computes. The PDF renderer fetches nothing but reportgen's own bundled assets.
+Formats, never computes. The PDF renderer fetches nothing at all (reportgen.pdf).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from functools import cache
@@ -31,8 +32,7 @@ def _bytecode_cache() -> jinja2.BytecodeCache | None:
     return jinja2.FileSystemBytecodeCache(str(folder)) if os.access(folder, os.W_OK) else None
 
 
-@cache
-def environment() -> jinja2.Environment:
+def _environment(*, autoescape: bool) -> jinja2.Environment:
     import jinja2
 
     from reportgen.formatting import FILTERS
@@ -40,7 +40,7 @@ def environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir())),
         bytecode_cache=_bytecode_cache(),
-        autoescape=True,  # every template, including the included report.css, escapes what it is given
+        autoescape=autoescape,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -51,6 +51,18 @@ def environment() -> jinja2.Environment:
     return env
 
 
+@cache
+def environment() -> jinja2.Environment:
+    """HTML: every template, including the included report.css, escapes what it is given."""
+    return _environment(autoescape=True)
+
+
+def template_vars(context: Any) -> dict[str, Any]:
+    """A context dataclass as template variables: its fields, not copied (dataclasses.asdict would deep-copy
+    every result and turn nested dataclasses into dicts)."""
+    return {field.name: getattr(context, field.name) for field in dataclasses.fields(context)}
+
+
 def render_html(template: str, context: dict[str, Any]) -> str:
     return environment().get_template(template).render(**context)
 
@@ -58,14 +70,7 @@ def render_html(template: str, context: dict[str, Any]) -> str:
 @cache
 def markdown_environment() -> jinja2.Environment:
     """Markdown for pull-request comments: no HTML escaping, but table cells keep their pipes escaped."""
-    import jinja2
-
-    from reportgen.formatting import FILTERS
-
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir())), autoescape=False,
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                             keep_trailing_newline=True)
-    env.filters.update(FILTERS)
+    env = _environment(autoescape=False)
     env.filters["cell"] = lambda text: " ".join(str(text).split()).replace("|", "\\|")
     return env
 

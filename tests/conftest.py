@@ -3,6 +3,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# No per-example deadline: hypothesis's default 200 ms fails properties on a busy machine (CI runs beside other
+# work). Speed is measured in bench/; the tests that promise "refused fast" keep their own generous bounds.
+settings.register_profile("reportgen", deadline=None)
+settings.load_profile("reportgen")
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"

@@ -32,7 +32,7 @@ def lint(project: Project, *, diagnosis: DiagnosisResult | None, prediction: Pre
          scaling: ScalingResult | None, checklist: ChecklistResult | None, cost: CostResult | None,
          reliability: ReliabilityResult | None) -> list[Finding]:
     findings: list[Finding] = []
-    findings += _axis(diagnosis, project.design.nodes if project.design else None)
+    findings += _diagnosis(diagnosis, project.design.nodes if project.design else None)
     findings += _slots(project, diagnosis, scaling)
     findings += _prediction(project, prediction)
     findings += _tax(checklist, prediction)
@@ -44,7 +44,8 @@ def lint(project: Project, *, diagnosis: DiagnosisResult | None, prediction: Pre
     return findings
 
 
-def _axis(diagnosis: DiagnosisResult | None, planned: int | None) -> list[Finding]:
+def _diagnosis(diagnosis: DiagnosisResult | None, planned: int | None) -> list[Finding]:
+    """Steps above their roof, too few nodes for the state, the wrong axis, an unstated deadline."""
     out = []
     for index, step in enumerate(diagnosis.steps if diagnosis else ()):
         if step.roof_efficiency is not None and step.roof_efficiency > 1.0 + 1e-9:
