@@ -75,6 +75,8 @@ def cold_builds(repeats: int, out: Path) -> list[Case]:
         Case("cold build → html,json (figures cached)", 1500,
              timed(reportgen("build", str(EXAMPLE), "-o", str(out), "--format", "html,json"), repeats)),
         Case("cold build → html,pdf,json (empty cache)", 3000, timed(fresh("html,pdf,json"), repeats)),
+        Case("cold build → html,pdf,json (figures cached)", 3000,
+             timed(reportgen("build", str(EXAMPLE), "-o", str(out), "--format", "html,pdf,json"), repeats)),
         Case("cold diff finetune-r1 r2 → json,md", None,
              timed(reportgen("diff", "inputs/finetune-r1.yaml", "inputs/finetune-r2.yaml", "-o", str(out),
                              "--format", "json,md"), repeats)),
@@ -178,6 +180,15 @@ def chromium_reference(repeats: int, out: Path) -> list[Case]:
     return [weasy, Case("HTML → PDF, headless Chromium (reference)", None, timed(chromium, repeats))]
 
 
+GROUPS: dict[str, Callable[[int, Path, int], list[Case]]] = {
+    "cold": lambda repeats, out, _: cold_builds(repeats, out),
+    "warm": lambda repeats, out, _: warm_rebuild(repeats, out),
+    "in-process": lambda repeats, out, _: in_process(repeats),
+    "batch": lambda repeats, out, projects: batches(out, projects),
+    "chromium": lambda repeats, out, _: chromium_reference(repeats, out),
+}
+
+
 def markdown_table(cases: list[Case]) -> str:
     """The table of docs/performance.md."""
     lines = ["| case | median | range | target | |", "|---|---:|---:|---:|---|"]
@@ -194,18 +205,22 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=5, help="runs per case (default 5)")
     parser.add_argument("--quick", action="store_true", help="2 runs per case and a batch of 6 projects")
+    parser.add_argument("--only", choices=sorted(GROUPS), action="append",
+                        help="run only this group of cases (repeatable); results files are written for a full run only")
     arguments = parser.parse_args()
     repeats = 2 if arguments.quick else arguments.repeats
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder)
-        measured = [*cold_builds(repeats, out), *warm_rebuild(repeats, out), *in_process(repeats),
-                    *batches(out, 6 if arguments.quick else 20), *chromium_reference(repeats, out)]
+        measured = [case for group in (arguments.only or GROUPS)
+                    for case in GROUPS[group](repeats, out, 6 if arguments.quick else 20)]
     print(f"{'case':<52} {'median':>9} {'min':>9} {'max':>9} {'target':>8}  (ms)")
     for case in measured:
         print(case.row())
     total = time.perf_counter() - started
     print(f"\n{len(measured)} cases in {total:.0f} s on {platform.platform()}, {os.cpu_count()} CPUs")
+    if arguments.only:
+        return 0
     machine = {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
                "processor": platform.processor() or platform.machine()}
     (ROOT / "bench" / "results.md").write_text(markdown_table(measured))

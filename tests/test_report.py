@@ -67,6 +67,38 @@ def test_pdf_shows_the_key_results(built: dict[str, Path], pdf_text: list[str]) 
         assert finding["code"] in text
 
 
+def test_pdf_draws_every_figure_as_vector_text_and_paths(built: dict[str, Path], pdf_text: list[str]) -> None:
+    """The PDF gets each figure as the same SVG the HTML inlines: its longest label is text in the PDF."""
+    html = (built["a"] / "report.html").read_text()
+    figures = re.findall(r"<svg .*?</svg>", html, re.DOTALL)
+    assert len(figures) >= 12
+    text = " ".join(" ".join(pdf_text).split())
+    for svg in figures:
+        labels = [label.strip() for label in re.findall(r"<text[^>]*>([^<]+)</text>", svg)]
+        longest = max(labels, key=len)
+        assert " ".join(longest.split()) in text, longest
+    assert b"/Subtype /Image" not in (built["a"] / "report.pdf").read_bytes(), "figures stay vector"
+
+
+def test_figures_reach_the_pdf_renderer_as_images() -> None:
+    from reportgen.pdf import FIGURE_SCHEME, figures_as_images
+
+    figure = '<svg role="img" aria-labelledby="a-caption" class="figure-svg" viewBox="0 0 9 9"><g/></svg>'
+    other = '<svg xmlns="http://www.w3.org/2000/svg"><image href="file:///etc/passwd"/></svg>'
+    html, images = figures_as_images(f"<p>{figure}</p>{other}<p>{figure}</p>")
+    assert list(images) == [f"{FIGURE_SCHEME}0", f"{FIGURE_SCHEME}1"]
+    assert all(svg == figure.encode() for svg in images.values())
+    assert html.count('<img class="figure-svg"') == 2 and other in html, "only reportgen's own figures move"
+
+
+def test_a_figure_the_renderer_cannot_draw_fails_the_build() -> None:
+    from reportgen.pdf import html_to_pdf
+
+    broken = '<svg role="img" aria-labelledby="a" class="figure-svg">&undefined;</svg>'
+    with pytest.raises(RuntimeError, match="could not draw a figure"):
+        html_to_pdf(f"<figure>{broken}</figure>")
+
+
 def test_pdf_table_of_contents_and_bookmarks(built: dict[str, Path], pdf_text: list[str]) -> None:
     reader = PdfReader(built["a"] / "report.pdf")
     top = [item.title for item in reader.outline if not isinstance(item, list)]
@@ -144,6 +176,8 @@ def test_pdf_renderer_fetches_nothing() -> None:
             '<p style="background: url(file:///etc/passwd)">text</p>')
     pdf = html_to_pdf(html)
     assert pdf.startswith(b"%PDF") and b"/EmbeddedFile" not in pdf and b"/Image" not in pdf
+    with pytest.raises(RuntimeError, match="fetches no external resource"):  # nor a figure this report lacks
+        html_to_pdf('<img src="reportgen-figure:0">')
 
 
 def test_templates_use_only_the_documented_context() -> None:
