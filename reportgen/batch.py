@@ -17,6 +17,7 @@ from pathlib import Path
 
 from reportgen import interrupts
 from reportgen.errors import ExitCode, InputError, ReportgenError
+from reportgen.pdf_process import early_renderer
 from reportgen.pipeline import Builder, BuildOptions
 
 
@@ -62,7 +63,11 @@ def _build_one(path: Path, builder: Builder | None = None) -> Outcome:
 
 def build_many(paths: list[Path], options: BuildOptions, *, jobs: int) -> Iterator[Outcome]:
     """Outcomes as projects finish (in order of completion when jobs > 1)."""
-    if jobs <= 1 or len(paths) <= 1:
+    if len(paths) == 1:  # figures get a drawing pool only if enough of them miss the cache (draw_figures)
+        with early_renderer("pdf" in options.formats) as renderer:
+            yield _build_one(paths[0], Builder(options, renderer=renderer))
+        return
+    if jobs <= 1:
         from reportgen.figures import figure_pool
 
         with figure_pool() as pool:

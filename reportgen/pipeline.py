@@ -16,6 +16,7 @@ from reportgen.analysis import Analysis, analyze
 from reportgen.cache import FigureCache
 from reportgen.errors import InputError, Problem
 from reportgen.outputs import output_dir, write_atomically
+from reportgen.pdf_process import PdfRenderer
 from reportgen.project import LoadedProject, load_project
 from reportgen.render import render_html, render_pdf
 from reportgen.results import dumps, results_document
@@ -48,6 +49,7 @@ class Builder:
     options: BuildOptions
     pool: Any = None  # a reportgen.figures.FigurePool kept between builds, or None for a temporary one
     cache: FigureCache | None = None
+    renderer: PdfRenderer | None = None  # a PDF renderer process started early, or None to render in this one
 
     def __post_init__(self) -> None:
         if self.cache is None:
@@ -73,7 +75,7 @@ class Builder:
             if "html" in formats:
                 files["report.html"] = html.encode("utf-8")
             if "pdf" in formats:
-                files["report.pdf"] = render_pdf(html, epoch=epoch)
+                files["report.pdf"] = self._pdf(html, epoch)
                 clock.lap("pdf")
         interrupts.check()  # the last moment to stop: nothing has been written yet
         written = write_atomically(output_dir(self.options.out_root, path.stem), files)
@@ -83,9 +85,14 @@ class Builder:
     def write_pdf(self, result: BuildResult) -> Path:
         """The PDF of a build that rendered HTML (watch writes the HTML first, then this)."""
         assert result.html is not None
-        pdf = render_pdf(result.html, epoch=result.epoch)
+        pdf = self._pdf(result.html, result.epoch)
         interrupts.check()
         return write_atomically(output_dir(self.options.out_root, result.path.stem), {"report.pdf": pdf})[0]
+
+    def _pdf(self, html: str, epoch: int) -> bytes:
+        if self.renderer is not None:
+            return self.renderer.render(html, epoch)
+        return render_pdf(html, epoch=epoch)
 
     def _html(self, path: Path, loaded: LoadedProject, analysis: Analysis, document: dict[str, Any],
               clock: _Clock, *, pdf_next: bool) -> tuple[str, int, tuple[str, ...]]:
@@ -94,8 +101,9 @@ class Builder:
         from reportgen.pdf import preload
         from reportgen.render import template_vars
 
+        preload_here = pdf_next and self.renderer is None  # load WeasyPrint while figures are drawn
         figures = draw_figures(analysis, loaded.project, pool=self.pool, cache=self.cache,
-                               while_waiting=preload if pdf_next else None)
+                               while_waiting=preload if preload_here else None)
         clock.lap("figures")
         interrupts.check()
         context = build_context(loaded.project, analysis, document, figures.figures, paper=self.options.paper,

@@ -100,7 +100,7 @@ def test_failed_build_keeps_previous_outputs(tmp_path: Path, write_project) -> N
 
 
 def test_failed_render_keeps_previous_outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from reportgen import pipeline
+    from reportgen import pdf
 
     assert main(["build", str(INPUTS / "example.yaml"), "-o", str(tmp_path), "--format", "json,html"]) == 0
     before = {p.name: p.read_bytes() for p in (tmp_path / "example").iterdir()}
@@ -108,7 +108,7 @@ def test_failed_render_keeps_previous_outputs(tmp_path: Path, monkeypatch: pytes
     def broken(*_: object, **__: object) -> bytes:
         raise RuntimeError("renderer crashed")
 
-    monkeypatch.setattr(pipeline, "render_pdf", broken)
+    monkeypatch.setattr(pdf, "html_to_pdf", broken)  # in this process and in the forked PDF renderer
     assert main(["build", str(INPUTS / "example.yaml"), "-o", str(tmp_path)]) == 1  # reported with its traceback
     assert {p.name: p.read_bytes() for p in (tmp_path / "example").iterdir()} == before
 

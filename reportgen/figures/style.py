@@ -73,13 +73,61 @@ def to_svg(fig: Any, key: str) -> str:
     with matplotlib.rc_context({**_RC, "svg.hashsalt": f"reportgen-{key}"}):  # type: ignore[dict-item]
         metadata = {"Date": None, "Creator": None, "Format": None, "Type": None}  # nothing that varies run to run
         FigureCanvasSVG(fig).print_svg(buffer, metadata=metadata)  # type: ignore[no-untyped-call]
-    text = buffer.getvalue()
-    text = text[text.index("<svg"):]
-    text = re.sub(r'\s(width|height)="[\d.]+pt"', "", text, count=2)  # scale with the page; viewBox keeps shape
-    text = re.sub(r'id="([^"]+)"', lambda m: f'id="{key}-{m.group(1)}"', text)
-    text = re.sub(r'url\(#([^)]+)\)', lambda m: f"url(#{key}-{m.group(1)})", text)
-    text = re.sub(r'xlink:href="#([^"]+)"', lambda m: f'xlink:href="#{key}-{m.group(1)}"', text)
+    return _inline(buffer.getvalue(), key)
+
+
+_SVG_NS, _XLINK_NS = "http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"
+_XLINK_HREF = f"{{{_XLINK_NS}}}href"
+_REFERENCE = re.compile(r"url\(#([^)]+)\)")
+
+
+def _inline(document: str, key: str) -> str:
+    """matplotlib's SVG document made fit to inline in a page with other figures.
+
+    - width and height go (the page scales the figure; the viewBox keeps its shape);
+    - ids are prefixed with the figure's key, so that the figures of one page cannot collide;
+    - groups that only carry an unreferenced id are unwrapped: they draw nothing, and a third of the elements a
+      renderer would otherwise walk (measured: 4,881 elements → 1,697 for the example's 14 figures);
+    - path data goes on one line (XML would otherwise escape each newline inside the attribute), and the
+      indentation goes.
+    """
+    from xml.etree import ElementTree
+
+    ElementTree.register_namespace("", _SVG_NS)
+    ElementTree.register_namespace("xlink", _XLINK_NS)
+    root = ElementTree.fromstring(document)
+    referenced = {m.group(1) for el in root.iter() for v in el.attrib.values() for m in _REFERENCE.finditer(v)}
+    referenced |= {el.attrib[_XLINK_HREF][1:] for el in root.iter() if el.attrib.get(_XLINK_HREF, "")[:1] == "#"}
+    _unwrap_bare_groups(root, referenced)
+    for name in ("width", "height"):
+        root.attrib.pop(name, None)
+    for element in root.iter():
+        attributes = element.attrib
+        if "id" in attributes:
+            attributes["id"] = f"{key}-{attributes['id']}"
+        if attributes.get(_XLINK_HREF, "")[:1] == "#":
+            attributes[_XLINK_HREF] = f"#{key}-{attributes[_XLINK_HREF][1:]}"
+        for name, value in attributes.items():
+            if "url(#" in value:
+                attributes[name] = _REFERENCE.sub(lambda m: f"url(#{key}-{m.group(1)})", value)
+        if "d" in attributes:
+            attributes["d"] = " ".join(attributes["d"].split())
+    text = ElementTree.tostring(root, encoding="unicode")
     return text.replace("<svg ", f'<svg role="img" aria-labelledby="{key}-caption" class="figure-svg" ', 1)
+
+
+def _unwrap_bare_groups(parent: Any, referenced: set[str]) -> None:
+    """Depth first; the indentation whitespace between elements becomes one newline per element."""
+    children = []
+    for child in parent:
+        _unwrap_bare_groups(child, referenced)
+        bare = child.tag == f"{{{_SVG_NS}}}g" and set(child.attrib) <= {"id"} and child.get("id") not in referenced
+        children.extend(list(child) if bare else [child])
+    if parent.tag != f"{{{_SVG_NS}}}text":
+        parent.text = parent.text if parent.text and parent.text.strip() else ("\n" if children else None)
+        for child in children:
+            child.tail = child.tail if child.tail and child.tail.strip() else "\n"
+    parent[:] = children
 
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
