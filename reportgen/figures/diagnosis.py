@@ -109,7 +109,7 @@ def memory_stack(d: DiagnosisResult) -> FigureSVG | None:
         parts = [(f"parameters × {per_parameter:g} B", parameters_bytes)]
     parts += [(name, size) for name, size in d.memory_stack[1:]]
     colors = [BLUE, SKY, GREEN, ORANGE, PURPLE, GREY]
-    hatches = ["", ".", "/", "\\", "x", "-"]
+    hatches = ["", "/", "\\", "x", "-", "|"]  # line hatches only: see style.ACTIVITY
     key = "memory-stack"
     with figure(key, height=2.6) as fig:
         ax = fig.subplots()
