@@ -1,3 +1,3 @@
-from reportgen.cli import main
+from reportgen.cli import run
 
-raise SystemExit(main())
+run()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -123,6 +124,18 @@ def _parser() -> argparse.ArgumentParser:
     init.add_argument("path", nargs="?", type=Path, default=Path("project.yaml"), metavar="PATH",
                       help="where to write it (default: project.yaml)")
     return parser
+
+
+def run() -> None:
+    """The command's entry point (console script and `python -m reportgen`): main(), then exit with its status.
+
+    Interpreter shutdown would walk every object the libraries leave behind (matplotlib, pint, numpy, WeasyPrint)
+    with the cyclic garbage collector: measured 0.25 s of a 1.4 s build. Freezing them first skips that walk; exit
+    handlers still run, and the operating system reclaims the memory. (Not in main(), which tests call in process.)
+    """
+    code = main()
+    gc.freeze()
+    sys.exit(code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

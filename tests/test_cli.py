@@ -175,3 +175,6 @@ def test_console_script_and_readme_commands() -> None:
     result = subprocess.run(["reportgen", "check", "inputs/example.yaml"], cwd=ROOT, capture_output=True,
                             text=True, env=env, check=False)
     assert result.returncode == 0, result.stderr
+    missing = subprocess.run(["reportgen", "check", "no-such-project.yaml"], cwd=ROOT, capture_output=True,
+                             text=True, env=env, check=False)
+    assert missing.returncode == 2 and "no-such-project.yaml" in missing.stderr  # the status passes through
