@@ -5,7 +5,7 @@ With WeasyPrint's default fetcher a report built from someone else's project fil
 the figures that reportgen itself drew, which are served from memory.
 
 Why the figures are handed over as images: the HTML inlines each figure's SVG, and WeasyPrint would run its HTML
-style cascade over every one of those ~5,000 SVG elements (parsing each `style` attribute as CSS for HTML and
+style cascade over every one of those thousands of SVG elements (parsing each `style` attribute as CSS for HTML and
 logging each SVG property it does not know) before drawing them as SVG anyway. Giving WeasyPrint the same SVG as an
 image of the same size draws the same vector figure and skips that work: about a quarter of the PDF's time.
 """
@@ -120,8 +120,8 @@ def html_to_pdf(html: str, *, epoch: int = 0) -> bytes:
     import weasyprint
 
     html, figures = figures_as_images(html)
-    document = weasyprint.HTML(string=html, base_url="about:blank", url_fetcher=_fetcher(figures))
     with _source_date(epoch), _collector_paused(), _figure_failures() as failures:
+        document = weasyprint.HTML(string=html, base_url="about:blank", url_fetcher=_fetcher(figures))
         pdf = bytes(document.write_pdf(font_config=_fonts()))
     if failures:  # WeasyPrint logs a figure it cannot load and leaves a hole; a report must not
         raise RuntimeError(f"the PDF renderer could not draw a figure: {failures[0]}")
