@@ -37,6 +37,8 @@ def _start_worker(options: BuildOptions) -> None:
     global _WORKER_BUILDER
     from reportgen.figures import FigurePool
 
+    interrupts.exit_with_parent()
+
     _WORKER_BUILDER = Builder(options, pool=FigurePool(None))
 
 

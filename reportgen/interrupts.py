@@ -4,12 +4,17 @@ Python raises KeyboardInterrupt wherever the main thread happens to be. Inside a
 fontconfig calls go through cffi) such an exception is printed and swallowed, and the renderer carries on with part
 of its work skipped: a complete-looking but wrong PDF that would then be written. So the handlers only record the
 request; builds check it at each stage boundary and before writing anything. A second signal stops at once.
+
+Worker processes (figure drawing, the PDF renderer, batch builders) also stop when their parent is gone: killed
+with SIGKILL, say, it cannot tell them, and they would otherwise wait forever for work that never comes.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
@@ -51,3 +56,18 @@ def check() -> None:
     if _requested:
         raise KeyboardInterrupt
 
+
+
+def exit_with_parent(poll_seconds: float = 0.5) -> None:
+    """Called first in a worker process (figure drawing, the PDF renderer, batch builders): exit as soon as the
+    parent is gone, polling its id from a thread so that the worker's own work is never interrupted. Workers keep
+    the deferred handlers they inherit: a Ctrl-C or SIGTERM sent to the whole process group is the parent's to
+    act on at its next stage boundary, after which it shuts its workers down."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(poll_seconds)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="reportgen-parent-watch", daemon=True).start()

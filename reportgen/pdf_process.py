@@ -10,11 +10,12 @@ which are warm already, and single-core machines use that directly).
 from __future__ import annotations
 
 import os
-import signal
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
+
+from reportgen.interrupts import exit_with_parent
 
 
 class PdfRenderer(Protocol):
@@ -48,25 +49,26 @@ class RendererProcess:
     def close(self) -> None:
         self._connection.close()  # the process sees end-of-file and exits
         self._process.join(timeout=1)
-        if self._process.is_alive():  # still rendering a PDF nobody will read (an interrupted build)
-            self._process.terminate()
+        if self._process.is_alive():  # still rendering a PDF nobody will read (an interrupted build); it defers
+            self._process.kill()  # SIGTERM as the build does, so only SIGKILL stops it mid-render
             self._process.join()
 
 
 def _serve(connection: Any, parent_end: Any) -> None:
     parent_end.close()  # else this process's own copy would keep the pipe open after the parent closes it
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to act on; it then closes this process
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    exit_with_parent()  # the pipe alone would not tell of a killed parent: figure workers hold its far end too
     from reportgen.pdf import html_to_pdf, preload
 
     preload()
     while True:
         try:
             html, epoch = connection.recv()
-        except EOFError:
+        except (EOFError, KeyboardInterrupt):  # the parent closed the pipe, or a second Ctrl-C: it is stopping
             return
         try:
             connection.send((True, html_to_pdf(html, epoch=epoch)))
+        except KeyboardInterrupt:
+            return
         except Exception:  # a bug: the parent raises it with this traceback
             connection.send((False, traceback.format_exc()))
 

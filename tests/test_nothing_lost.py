@@ -113,3 +113,47 @@ def test_a_killed_build_process_never_leaves_a_partial_report(built: tuple[Path,
     subprocess.run([sys.executable, "-m", "reportgen", "build", str(project), "-o", str(out)], cwd=ROOT,
                    check=True, capture_output=True)
     assert snapshot(out / "example") == after_build and no_temporaries(out / "example")
+
+
+def group_members(group: int) -> set[int]:
+    """Processes of a process group, read from /proc (field 5 of /proc/PID/stat is the group id)."""
+    members = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[2]) == group:
+                    members.add(int(entry.name))
+    return members
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+@pytest.mark.parametrize("workers", [3, 1])  # figure workers and PDF renderer; the PDF renderer alone
+def test_workers_do_not_outlive_a_killed_build(built: tuple[Path, Path, dict[str, bytes]], workers: int) -> None:
+    """SIGKILL of the build process alone (as the OOM killer does): its figure workers and PDF renderer exit
+    instead of waiting forever for work."""
+    project, out, _ = built
+    process = subprocess.Popen([sys.executable, "-m", "reportgen", "build", str(project), "-o", str(out),
+                                "--no-cache"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               start_new_session=True)
+    deadline = time.monotonic() + 30
+    seen = set()
+    while time.monotonic() < deadline and process.poll() is None:  # until the wanted workers run
+        children = group_members(process.pid) - {process.pid}
+        seen |= children
+        if (len(children) >= 3) if workers == 3 else (len(seen) >= 3 and len(children) == 1):
+            break
+        time.sleep(0.02)
+    else:
+        process.kill()
+        pytest.skip("the build finished before its workers could be caught running")
+    time.sleep(0.3)  # into their work: workers killed while still starting up happen to exit anyway
+    process.kill()
+    process.wait(timeout=60)
+    deadline = time.monotonic() + 10
+    while group_members(process.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = group_members(process.pid)
+    for pid in left:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    assert not left, "worker processes outlived their build"

@@ -93,7 +93,10 @@ def figure_pool(*, workers: int | None = None) -> Iterator[FigurePool]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    executor = ProcessPoolExecutor(max_workers=count, mp_context=multiprocessing.get_context("fork"))
+    from reportgen.interrupts import exit_with_parent
+
+    executor = ProcessPoolExecutor(max_workers=count, mp_context=multiprocessing.get_context("fork"),
+                                   initializer=exit_with_parent)
     try:
         yield FigurePool(executor)
     finally:
