@@ -47,10 +47,10 @@ class RendererProcess:
         return payload
 
     def close(self) -> None:
-        self._connection.close()  # the process sees end-of-file and exits
-        self._process.join(timeout=1)
-        if self._process.is_alive():  # still rendering a PDF nobody will read (an interrupted build); it defers
-            self._process.kill()  # SIGTERM as the build does, so only SIGKILL stops it mid-render
+        self._connection.close()  # an idle process sees end-of-file and exits
+        self._process.join(timeout=0.1)
+        if self._process.is_alive():  # still importing, or rendering a PDF nobody will read (a failed or
+            self._process.kill()  # interrupted build): it writes nothing, and it defers SIGTERM as the build does
             self._process.join()
 
 
