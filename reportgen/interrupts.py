@@ -57,7 +57,6 @@ def check() -> None:
         raise KeyboardInterrupt
 
 
-
 def exit_with_parent(poll_seconds: float = 0.5) -> None:
     """Called first in a worker process (figure drawing, the PDF renderer, batch builders): exit as soon as the
     parent is gone, polling its id from a thread so that the worker's own work is never interrupted. Workers keep

@@ -125,11 +125,9 @@ def draw_figures(analysis: Any, project: Any, *, pool: FigurePool | None = None,
                 found[index] = value
     missing = [index for index in range(len(jobs)) if index not in found]
     todo = [jobs[index] for index in missing]
-    if not todo:  # every figure cached: matplotlib need not even be imported
-        if while_waiting:
-            while_waiting()
-        fresh = []
-    elif pool is not None:
+    if pool is None and not todo:  # every figure cached: no pool, so matplotlib is not even imported
+        pool = FigurePool(None)
+    if pool is not None:
         fresh = pool.draw(todo, while_waiting=while_waiting)
     else:
         with figure_pool(workers=None if len(todo) >= PARALLEL_FROM else 1) as temporary:
