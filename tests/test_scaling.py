@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from reportgen.analysis.fits import fit_amdahl, fit_usl
@@ -150,6 +150,7 @@ runs_strategy = st.lists(
 
 
 @given(runs_strategy)
+@example([(10.0, 0.0, 0.0, 11.0), (10.0, 0.0, 5e-324, 0.0)])  # a subnormal lost time once lost the folds
 def test_lost_folds_sum_up(values: list[tuple[float, float, float, float]]) -> None:
     scaling = breakdown(*[(1 << i, c, m if i else 0, d if i else 0, o) for i, (c, m, d, o) in enumerate(values)])
     for row in analyze_scaling(scaling).rows:

@@ -171,7 +171,8 @@ def _apportion(lost_folds: float, lost_time: dict[str, float]) -> dict[str, floa
     total = sum(positive.values())
     if total <= 0:
         return {"serial": lost_folds, "communication": 0.0, "imbalance": 0.0}
-    return {cause: lost_folds * seconds / total for cause, seconds in positive.items()}
+    # The share first: a subnormal lost time times the folds would underflow to zero before the division.
+    return {cause: lost_folds * (seconds / total) for cause, seconds in positive.items()}
 
 
 def kneedle(nodes: list[int], speedups: list[float]) -> tuple[int | None, float]:
