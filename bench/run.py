@@ -85,15 +85,13 @@ def cold_builds(repeats: int, out: Path) -> list[Case]:
 
 def warm_rebuild(repeats: int, out: Path) -> list[Case]:
     """A watch-mode rebuild after one run changed: HTML and JSON first, then the PDF."""
-    from reportgen.figures import figure_pool
-    from reportgen.pipeline import Builder, BuildOptions
+    from reportgen.pipeline import BuildOptions, warm_builder
 
     text = EXAMPLE.read_text()
     project = out / "warm.yaml"
     project.write_text(text)
     html_times, pdf_times = [], []
-    with figure_pool() as pool:
-        builder = Builder(BuildOptions(out_root=out / "warm"), pool=pool)
+    with warm_builder(BuildOptions(out_root=out / "warm")) as builder:
         builder.build(project, formats=("html", "json"))
         for index in range(repeats):
             project.write_text(text.replace("compute: 4150", f"compute: {4000 + index}"))

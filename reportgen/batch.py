@@ -18,7 +18,7 @@ from pathlib import Path
 from reportgen import interrupts
 from reportgen.errors import ExitCode, InputError, ReportgenError
 from reportgen.pdf_process import early_renderer
-from reportgen.pipeline import Builder, BuildOptions
+from reportgen.pipeline import Builder, BuildOptions, warm_builder
 
 
 @dataclass(frozen=True)
@@ -70,10 +70,7 @@ def build_many(paths: list[Path], options: BuildOptions, *, jobs: int) -> Iterat
             yield _build_one(paths[0], Builder(options, renderer=renderer))
         return
     if jobs <= 1:
-        from reportgen.figures import figure_pool
-
-        with figure_pool() as pool:
-            builder = Builder(options, pool=pool)
+        with warm_builder(options) as builder:
             for path in paths:
                 interrupts.check()
                 yield _build_one(path, builder)

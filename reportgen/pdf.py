@@ -4,10 +4,10 @@ With WeasyPrint's default fetcher a report built from someone else's project fil
 (`<link rel="attachment" href="file:///etc/passwd">`) or call out to the network. Here every URL is refused except
 the figures that reportgen itself drew, which are served from memory.
 
-Why the figures are handed over as images: the HTML inlines each figure's SVG, and WeasyPrint would run its HTML
-style cascade over every one of those thousands of SVG elements (parsing each `style` attribute as CSS for HTML and
-logging each SVG property it does not know) before drawing them as SVG anyway. Giving WeasyPrint the same SVG as an
-image of the same size draws the same vector figure and skips that work: about a quarter of the PDF's time.
+The figures reach WeasyPrint twice, never as the inline SVG of the HTML (its HTML style cascade would parse every
+`style` attribute of thousands of SVG elements as CSS for HTML, a quarter of the PDF's time): the report is laid
+out around a placeholder image of each, and the figures are painted in a document of their own, in another process
+when there is one, then put in place (`reportgen.pdf_forms`).
 """
 
 from __future__ import annotations
@@ -15,43 +15,38 @@ from __future__ import annotations
 import gc
 import logging
 import os
-import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import cache
-from typing import Any
+from typing import Any, Protocol
 
-FIGURE_SCHEME = "reportgen-figure:"
-# The figures' inline SVG, as style.to_svg writes it; project text is escaped, so it cannot produce this.
-_INLINE_FIGURE = re.compile(r'<svg role="img" [^>]*class="figure-svg"[^>]*>.*?</svg>', re.DOTALL)
+from reportgen.pdf_forms import (
+    FIGURE_SCHEME,
+    Figure,
+    FigureArt,
+    collect_art,
+    figure_pages,
+    figures_as_placeholders,
+    place_art,
+)
 
 
 class RefusedFetch(Exception):
     pass
 
 
-def _fetcher(figures: Mapping[str, bytes]) -> Any:
+def _fetcher(resources: Mapping[str, tuple[bytes, str]]) -> Any:
+    """A URL fetcher that serves `resources` (URL → content and its type) and refuses every other URL."""
     from weasyprint.urls import URLFetcher, URLFetcherResponse
 
     class FiguresOnlyFetcher(URLFetcher):  # type: ignore[misc]
         def fetch(self, url: str, headers: Any = None) -> Any:
-            if url in figures:
-                return URLFetcherResponse(url, figures[url], {"Content-Type": "image/svg+xml"})
+            if url in resources:
+                content, content_type = resources[url]
+                return URLFetcherResponse(url, content, {"Content-Type": content_type})
             raise RefusedFetch(f"reportgen fetches no external resource: {url[:80]}")
 
     return FiguresOnlyFetcher()
-
-
-def figures_as_images(html: str) -> tuple[str, dict[str, bytes]]:
-    """`html` with each inline figure replaced by an image of the same SVG, and those images by URL."""
-    figures: dict[str, bytes] = {}
-
-    def to_image(match: re.Match[str]) -> str:
-        url = f"{FIGURE_SCHEME}{len(figures)}"
-        figures[url] = match.group(0).encode("utf-8")
-        return f'<img class="figure-svg" alt="" src="{url}">'
-
-    return _INLINE_FIGURE.sub(to_image, html), figures
 
 
 @cache
@@ -115,14 +110,57 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def html_to_pdf(html: str, *, epoch: int = 0) -> bytes:
-    """The PDF of `html`; byte-identical for the same html and epoch (the creation time it records)."""
+class FigurePainter(Protocol):
+    def start(self, figures: Sequence[Figure], epoch: int) -> Callable[[], FigureArt]:
+        """Begin painting `figures`; the function returned waits for them."""
+        ...
+
+
+class PaintHere:
+    """Paints the figures in this process, before the report is laid out (one core, or a worker of a batch)."""
+
+    def start(self, figures: Sequence[Figure], epoch: int) -> Callable[[], FigureArt]:
+        art = paint_figures(figures, epoch=epoch)
+        return lambda: art
+
+
+@contextmanager
+def _weasyprint_run(epoch: int) -> Iterator[list[str]]:
+    """Around each WeasyPrint run: the creation time, the collector paused, and its errors about our figures."""
+    with _source_date(epoch), _collector_paused(), _figure_failures() as failures:
+        yield failures
+
+
+def paint_figures(figures: Sequence[Figure], *, epoch: int = 0) -> FigureArt:
+    """Each figure drawn by WeasyPrint on a page of its own, as form XObjects to place in a report."""
     import weasyprint
 
-    html, figures = figures_as_images(html)
-    with _source_date(epoch), _collector_paused(), _figure_failures() as failures:
-        document = weasyprint.HTML(string=html, base_url="about:blank", url_fetcher=_fetcher(figures))
-        pdf = bytes(document.write_pdf(font_config=_fonts()))
-    if failures:  # WeasyPrint logs a figure it cannot load and leaves a hole; a report must not
+    collected: list[FigureArt] = []
+    with _weasyprint_run(epoch) as failures:
+        document = weasyprint.HTML(string=figure_pages(figures), base_url="about:blank",
+                                   url_fetcher=_fetcher({f.url: (f.svg, "image/svg+xml") for f in figures}))
+        document.write_pdf(font_config=_fonts(), finisher=lambda _, pdf: collected.append(collect_art(pdf)))
+    if failures:  # WeasyPrint logs a figure it cannot draw and leaves a hole; a report must not
         raise RuntimeError(f"the PDF renderer could not draw a figure: {failures[0]}")
+    return collected[0]
+
+
+def html_to_pdf(html: str, *, epoch: int = 0, painter: FigurePainter | None = None) -> bytes:
+    """The PDF of `html`; byte-identical for the same html and epoch (the creation time it records), whoever
+    paints the figures."""
+    import weasyprint
+
+    html, figures = figures_as_placeholders(html)
+    art = (painter or PaintHere()).start(figures, epoch) if figures else None
+    placeholders = {figure.url: (figure.placeholder(), "image/png") for figure in figures}
+
+    def place_figures(_: Any, pdf: Any) -> None:
+        if art is not None:
+            place_art(pdf, figures, art())
+
+    with _weasyprint_run(epoch) as failures:
+        document = weasyprint.HTML(string=html, base_url="about:blank", url_fetcher=_fetcher(placeholders))
+        pdf = bytes(document.write_pdf(font_config=_fonts(), finisher=place_figures))
+    if failures:
+        raise RuntimeError(f"the PDF renderer could not place a figure: {failures[0]}")
     return pdf

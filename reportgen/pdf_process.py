@@ -1,82 +1,141 @@
-"""A PDF renderer in a process of its own, started before the build needs it.
+"""WeasyPrint in processes of its own: a renderer started before the build needs it, and a figure painter.
 
 Importing WeasyPrint and setting up its fonts takes about 0.75 s of a cold build, and nothing else can happen on
-that core meanwhile. A one-shot build with a PDF forks this process first, so that the import runs on the second
-core while the project is loaded, analysed and drawn; the HTML then goes over a pipe and the PDF comes back. The
-process renders exactly as `reportgen.pdf.html_to_pdf` does in the builder's own process (watch and batch workers,
-which are warm already, and single-core machines use that directly).
+that core meanwhile. A one-shot build with a PDF forks the renderer first, so that the import runs on the second
+core while the project is loaded, analysed and drawn; the HTML then goes over a pipe and the PDF comes back.
+
+Drawing the figures into the PDF does not depend on the report's layout (`reportgen.pdf_forms`), so it runs in a
+painter process while the report is laid out: the renderer forks one once WeasyPrint is imported, and `watch`
+keeps one beside its own warm renderer. Either way the PDF is the one `reportgen.pdf.html_to_pdf` makes in a
+single process, byte for byte (batch workers, already one per core, and single-core machines render that way).
 """
 
 from __future__ import annotations
 
 import os
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from reportgen.interrupts import exit_with_parent
+
+if TYPE_CHECKING:
+    from reportgen.pdf import FigurePainter
+    from reportgen.pdf_forms import Figure, FigureArt
 
 
 class PdfRenderer(Protocol):
     def render(self, html: str, epoch: int) -> bytes: ...
 
 
-class RendererProcess:
-    """A forked process that imports WeasyPrint at once, then renders each HTML it is sent."""
+def helpers_worthwhile() -> bool:
+    """Whether work can go to forked helper processes that run beside this one: a second core, and fork."""
+    return (os.cpu_count() or 1) >= 2 and hasattr(os, "fork")
 
-    def __init__(self) -> None:
+
+class _WeasyPrintProcess:
+    """A forked process that imports WeasyPrint at once, then answers each request it is sent, in order."""
+
+    def __init__(self, name: str, serve: Callable[[], Callable[[Any], Any]], *, daemon: bool = True) -> None:
         import multiprocessing
 
         context = multiprocessing.get_context("fork")
         self._connection, child_end = context.Pipe()
-        self._process = context.Process(target=_serve, args=(child_end, self._connection), daemon=True,
-                                        name="reportgen-pdf")
+        self._process = context.Process(target=_serve, args=(child_end, self._connection, serve), daemon=daemon,
+                                        name=name)
         self._process.start()
         child_end.close()
+        self._unread = 0  # answers sent for requests whose caller stopped waiting
 
-    def render(self, html: str, epoch: int) -> bytes:
-        self._connection.send((html, epoch))
+    def _send(self, request: Any) -> None:
+        while self._unread:  # an earlier caller gave up (its build failed): its answer is not this request's
+            self._receive()
+        self._connection.send(request)
+        self._unread += 1
+
+    def _receive(self) -> Any:
         try:
             ok, payload = self._connection.recv()
         except EOFError:
-            raise RuntimeError("the PDF renderer process stopped unexpectedly") from None
+            raise RuntimeError(f"the {self._process.name} process stopped unexpectedly") from None
+        finally:
+            self._unread -= 1
         if not ok:
-            raise RuntimeError(f"the PDF renderer process failed:\n{payload}")
-        assert isinstance(payload, bytes)
+            raise RuntimeError(f"the {self._process.name} process failed:\n{payload}")
         return payload
 
     def close(self) -> None:
         self._connection.close()  # an idle process sees end-of-file and exits
         self._process.join(timeout=0.1)
-        if self._process.is_alive():  # still importing, or rendering a PDF nobody will read (a failed or
-            self._process.kill()  # interrupted build): it writes nothing, and it defers SIGTERM as the build does
+        if self._process.is_alive():  # still importing, or working for nobody (a failed or interrupted build):
+            self._process.kill()  # it writes nothing, and it defers SIGTERM as the build does
             self._process.join()
 
 
-def _serve(connection: Any, parent_end: Any) -> None:
+def _serve(connection: Any, parent_end: Any, serve: Callable[[], Callable[[Any], Any]]) -> None:
     parent_end.close()  # else this process's own copy would keep the pipe open after the parent closes it
     exit_with_parent()  # the pipe alone would not tell of a killed parent: figure workers hold its far end too
-    from reportgen.pdf import html_to_pdf, preload
+    from reportgen.pdf import preload
 
     preload()
+    answer = serve()
     while True:
         try:
-            html, epoch = connection.recv()
+            request = connection.recv()
         except (EOFError, KeyboardInterrupt):  # the parent closed the pipe, or a second Ctrl-C: it is stopping
             return
         try:
-            connection.send((True, html_to_pdf(html, epoch=epoch)))
+            connection.send((True, answer(request)))
         except KeyboardInterrupt:
             return
-        except Exception:  # a bug: the parent raises it with this traceback
+        except Exception:  # a bug or a figure WeasyPrint cannot draw: the parent raises it with this traceback
             connection.send((False, traceback.format_exc()))
+
+
+class PainterProcess(_WeasyPrintProcess):
+    """Paints a report's figures into PDF form XObjects while the report itself is laid out."""
+
+    def __init__(self) -> None:
+        super().__init__("reportgen-figure-painter", _painting)
+
+    def start(self, figures: Sequence[Figure], epoch: int) -> Callable[[], FigureArt]:
+        self._send((list(figures), epoch))
+        return self._receive
+
+
+def _painting() -> Callable[[Any], Any]:
+    from reportgen import pdf
+
+    return lambda request: pdf.paint_figures(request[0], epoch=request[1])
+
+
+class RendererProcess(_WeasyPrintProcess):
+    """Renders each HTML it is sent to PDF, with a painter process of its own for the figures."""
+
+    def __init__(self) -> None:
+        # not a daemon: multiprocessing forbids a daemon children, and this one has a painter. Its owner closes it
+        # (early_renderer), and it exits on its own when that owner dies (exit_with_parent).
+        super().__init__("reportgen-pdf", _rendering, daemon=False)
+
+    def render(self, html: str, epoch: int) -> bytes:
+        self._send((html, epoch))
+        pdf = self._receive()
+        assert isinstance(pdf, bytes)
+        return pdf
+
+
+def _rendering() -> Callable[[Any], Any]:
+    from reportgen import pdf
+
+    painter = PainterProcess()  # forked now that WeasyPrint is imported: ready at once; ends with this process
+    return lambda request: pdf.html_to_pdf(request[0], epoch=request[1], painter=painter)
 
 
 @contextmanager
 def early_renderer(wanted: bool) -> Iterator[PdfRenderer | None]:
     """A RendererProcess when a PDF is wanted and a second core can import WeasyPrint meanwhile, else None."""
-    if not wanted or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
+    if not wanted or not helpers_worthwhile():
         yield None
         return
     renderer = RendererProcess()
@@ -84,3 +143,16 @@ def early_renderer(wanted: bool) -> Iterator[PdfRenderer | None]:
         yield renderer
     finally:
         renderer.close()
+
+
+@contextmanager
+def figure_painter(wanted: bool) -> Iterator[FigurePainter | None]:
+    """A PainterProcess for a warm builder that renders PDFs itself (watch), or None where it would not help."""
+    if not wanted or not helpers_worthwhile():
+        yield None
+        return
+    painter = PainterProcess()
+    try:
+        yield painter
+    finally:
+        painter.close()

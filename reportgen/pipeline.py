@@ -7,19 +7,24 @@ A `Builder` is a warm build process: it keeps its figure cache and figure pool b
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reportgen import carbon, interrupts
 from reportgen.analysis import Analysis, analyze
 from reportgen.cache import FigureCache
 from reportgen.errors import InputError, Problem
 from reportgen.outputs import output_dir, write_atomically
-from reportgen.pdf_process import PdfRenderer
 from reportgen.project import LoadedProject, load_project
 from reportgen.render import render_html, render_pdf
 from reportgen.results import dumps, results_document
+
+if TYPE_CHECKING:
+    from reportgen.pdf import FigurePainter
+    from reportgen.pdf_process import PdfRenderer
 
 CACHE_FOLDER = ".cache"
 
@@ -50,6 +55,7 @@ class Builder:
     pool: Any = None  # a reportgen.figures.FigurePool kept between builds, or None for a temporary one
     cache: FigureCache | None = None
     renderer: PdfRenderer | None = None  # a PDF renderer process started early, or None to render in this one
+    painter: FigurePainter | None = None  # paints the PDF's figures when this process renders; None: it does
 
     def __post_init__(self) -> None:
         if self.cache is None:
@@ -92,7 +98,7 @@ class Builder:
     def _pdf(self, html: str, epoch: int) -> bytes:
         if self.renderer is not None:
             return self.renderer.render(html, epoch)
-        return render_pdf(html, epoch=epoch)
+        return render_pdf(html, epoch=epoch, painter=self.painter)
 
     def _html(self, path: Path, loaded: LoadedProject, analysis: Analysis, document: dict[str, Any],
               clock: _Clock, *, pdf_next: bool) -> tuple[str, int, tuple[str, ...]]:
@@ -111,6 +117,17 @@ class Builder:
         html = render_html("report.html", template_vars(context))
         clock.lap("html")
         return html, context.epoch, figures.drawn
+
+
+@contextmanager
+def warm_builder(options: BuildOptions) -> Iterator[Builder]:
+    """A Builder for many builds in this process (watch, a batch with -j 1): it keeps two figure workers and,
+    when PDFs are wanted, a process that paints the PDF's figures while this one lays the report out."""
+    from reportgen.figures import figure_pool
+    from reportgen.pdf_process import figure_painter
+
+    with figure_pool() as pool, figure_painter("pdf" in options.formats) as painter:
+        yield Builder(options, pool=pool, painter=painter)
 
 
 def build(path: Path, options: BuildOptions) -> list[Path]:

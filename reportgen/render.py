@@ -17,6 +17,8 @@ from reportgen.assets import templates_dir
 if TYPE_CHECKING:
     import jinja2
 
+    from reportgen.pdf import FigurePainter
+
 
 def _bytecode_cache() -> jinja2.BytecodeCache | None:
     """Compiled templates kept between runs (a tenth of a second per cold build); jinja2 keys each entry by
@@ -79,7 +81,8 @@ def render_markdown(template: str, context: dict[str, Any]) -> str:
     return markdown_environment().get_template(template).render(**context)
 
 
-def render_pdf(html: str, *, epoch: int = 0) -> bytes:
+def render_pdf(html: str, *, epoch: int = 0, painter: FigurePainter | None = None) -> bytes:
+    """The PDF of `html`; `painter` paints its figures (reportgen.pdf_process), or this process does."""
     from reportgen.pdf import html_to_pdf
 
-    return html_to_pdf(html, epoch=epoch)
+    return html_to_pdf(html, epoch=epoch, painter=painter)

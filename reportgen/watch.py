@@ -1,7 +1,8 @@
 """`reportgen watch`: rebuild on every save in a warm process and tell what changed in the key results.
 
 The process keeps its imports, its figure cache and two figure workers, so a rebuild redraws only the figures whose
-inputs changed. Fresh HTML and JSON are written first; the PDF follows. A save with an input error leaves the last
+inputs changed, and a figure painter that draws the PDF's figures while the report is laid out. Fresh HTML and
+JSON are written first; the PDF follows. A save with an input error leaves the last
 good outputs in place and waits for the next save.
 """
 
@@ -16,7 +17,7 @@ from typing import Any
 from reportgen import interrupts, measurements
 from reportgen.diff import ResultChange, compare_results
 from reportgen.errors import InputError
-from reportgen.pipeline import Builder, BuildOptions
+from reportgen.pipeline import Builder, BuildOptions, warm_builder
 
 
 @dataclass(frozen=True)
@@ -60,10 +61,7 @@ def _watched(project: Path, document_path: Path | None) -> tuple[Path, ...]:
 
 def watch(path: Path, options: BuildOptions, *, on_event: Callable[[WatchEvent], None], interval: float = 0.25,
           max_builds: int | None = None, should_stop: Callable[[], bool] = lambda: False) -> None:
-    from reportgen.figures import figure_pool
-
-    with figure_pool() as pool:
-        builder = Builder(options, pool=pool)
+    with warm_builder(options) as builder:
         state = _State(watched=(path,))
         builds = 0
         while not should_stop() and not interrupts.requested() and (max_builds is None or builds < max_builds):

@@ -1,24 +1,94 @@
-"""The PDF renderer process that a one-shot build starts early: same PDF, failures and interrupts handled."""
+"""WeasyPrint's helper processes: the renderer a one-shot build starts early and the figure painter. Same PDF as
+one process makes, failures and interrupts handled, no process left behind."""
 
 from __future__ import annotations
 
+import io
 import os
 import time
 from pathlib import Path
 
 import pytest
+from pypdf import PdfReader
 
-from reportgen.pdf import html_to_pdf
-from reportgen.pdf_process import RendererProcess, early_renderer
+from reportgen.pdf import PaintHere, html_to_pdf
+from reportgen.pdf_process import PainterProcess, RendererProcess, early_renderer, figure_painter
 
 HTML = "<h1>Title</h1><p>Some text to lay out.</p>"
+
+
+def figure(label: str, width: int = 300, height: int = 120) -> str:
+    """An inline figure as reportgen.figures writes them: text, a path, a hatch pattern and transparency."""
+    return (f'<figure><svg role="img" aria-labelledby="{label}-caption" class="figure-svg" '
+            f'xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" version="1.1">'
+            '<defs><pattern id="h" patternUnits="userSpaceOnUse" width="8" height="8">'
+            '<path d="M 0 8 L 8 0" style="stroke: #000000; stroke-width: 1"/></pattern></defs>'
+            f'<rect x="10" y="10" width="{width // 2}" height="40" style="fill: url(#h); stroke: #000000"/>'
+            '<path d="M 10 100 L 200 60" style="fill: none; stroke: #0072b2; stroke-width: 2; opacity: 0.5"/>'
+            f'<text x="20" y="90" style="font: 9px \'DejaVu Sans\'; fill: #262626">{label} axis label</text>'
+            '</svg><figcaption>A figure.</figcaption></figure>')
+
+
+FIGURES = f"<h1>Figures</h1>{figure('first')}<p>Between.</p>{figure('second', 200, 200)}"
+
+
+def test_figures_are_placed_as_vector_forms() -> None:
+    pdf = html_to_pdf(FIGURES)
+    assert b"/Subtype /Form" in pdf and b"/Subtype /Image" not in pdf, "placeholders replaced, figures vector"
+    text = "".join(PdfReader(io.BytesIO(pdf)).pages[0].extract_text().split())
+    assert "firstaxislabel" in text and "secondaxislabel" in text
+
+
+def test_a_painter_process_paints_the_same_pdf() -> None:
+    painter = PainterProcess()
+    try:
+        here = html_to_pdf(FIGURES, epoch=1_700_000_000, painter=PaintHere())
+        assert html_to_pdf(FIGURES, epoch=1_700_000_000, painter=painter) == here
+        assert html_to_pdf(FIGURES, epoch=1_700_000_000, painter=painter) == here, "and again, warm"
+    finally:
+        painter.close()
+
+
+def test_a_painter_answer_nobody_read_is_not_taken_for_the_next() -> None:
+    from reportgen.pdf_forms import figures_as_placeholders
+
+    _, first = figures_as_placeholders(figure("first"))
+    _, both = figures_as_placeholders(FIGURES)
+    painter = PainterProcess()
+    try:
+        painter.start(first, 0)  # a build that failed before it needed its figures
+        assert len(painter.start(both, 0)().forms) == 2
+    finally:
+        painter.close()
+
+
+def test_a_figure_the_painter_process_cannot_draw_fails_the_pdf() -> None:
+    broken = '<svg role="img" aria-labelledby="a" class="figure-svg" viewBox="0 0 9 9">&undefined;</svg>'
+    painter = PainterProcess()
+    try:
+        with pytest.raises(RuntimeError, match="could not draw a figure"):
+            html_to_pdf(f"<figure>{broken}</figure>", painter=painter)
+        assert html_to_pdf(FIGURES, painter=painter).startswith(b"%PDF"), "it goes on serving"
+    finally:
+        painter.close()
+
+
+def test_a_figure_the_layout_leaves_out_fails_the_pdf() -> None:
+    hidden = FIGURES.replace("<figure>", '<figure style="display: none">', 1)
+    with pytest.raises(RuntimeError, match="left no room for 1 figure"):
+        html_to_pdf(hidden)
+
+
+def test_no_painter_without_a_pdf() -> None:
+    with figure_painter(False) as painter:
+        assert painter is None
 
 
 def test_renders_the_same_pdf_as_this_process() -> None:
     with early_renderer(True) as renderer:
         if renderer is None:
             pytest.skip("one core: builds render in their own process")
-        assert renderer.render(HTML, 1_700_000_000) == html_to_pdf(HTML, epoch=1_700_000_000)
+        assert renderer.render(FIGURES, 1_700_000_000) == html_to_pdf(FIGURES, epoch=1_700_000_000)
         assert renderer.render(HTML + "<p>again</p>", 0).startswith(b"%PDF")  # it serves more than one
 
 
@@ -72,3 +142,40 @@ def test_the_process_exits_when_its_builder_goes_away() -> None:
     renderer._connection.close()  # as when the parent dies: the pipe closes
     process.join(timeout=20)
     assert not process.is_alive() and process.exitcode == 0
+
+
+def _children(pid: int) -> list[int]:
+    children = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        if int(fields[1]) == pid:
+            children.append(int(stat.parent.name))
+    return children
+
+
+def _gone(pid: int) -> bool:
+    """Exited: no longer in the process table, or a zombie waiting for init (its parent is dead) to reap it."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process tree from /proc")
+def test_the_renderers_painter_exits_when_the_renderer_is_killed() -> None:
+    renderer = RendererProcess()
+    try:
+        assert renderer.render(FIGURES, 0).startswith(b"%PDF")  # its painter is forked by now
+        painters = _children(renderer._process.pid)
+        assert len(painters) == 1
+        renderer._process.kill()
+        renderer._process.join()
+        deadline = time.monotonic() + 10
+        while not _gone(painters[0]) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _gone(painters[0])
+    finally:
+        renderer.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import subprocess
@@ -68,33 +69,44 @@ def test_pdf_shows_the_key_results(built: dict[str, Path], pdf_text: list[str]) 
 
 
 def test_pdf_draws_every_figure_as_vector_text_and_paths(built: dict[str, Path], pdf_text: list[str]) -> None:
-    """The PDF gets each figure as the same SVG the HTML inlines: its longest label is text in the PDF."""
+    """The PDF gets each figure as the same SVG the HTML inlines: its longest label is text in the PDF.
+
+    Spaces are ignored: the figures are form XObjects scaled into place, and pypdf's guess of word gaps does not
+    apply the form's matrix (poppler's pdftotext extracts "arithmetic intensity I (FLOP per byte ...)" intact)."""
     html = (built["a"] / "report.html").read_text()
     figures = re.findall(r"<svg .*?</svg>", html, re.DOTALL)
     assert len(figures) >= 12
-    text = " ".join(" ".join(pdf_text).split())
+    text = "".join("".join(pdf_text).split())
     for svg in figures:
         labels = [label.strip() for label in re.findall(r"<text[^>]*>([^<]+)</text>", svg)]
         longest = max(labels, key=len)
-        assert " ".join(longest.split()) in text, longest
+        assert "".join(longest.split()) in text, longest
     assert b"/Subtype /Image" not in (built["a"] / "report.pdf").read_bytes(), "figures stay vector"
 
 
-def test_figures_reach_the_pdf_renderer_as_images() -> None:
-    from reportgen.pdf import FIGURE_SCHEME, figures_as_images
+def test_figures_reach_the_pdf_renderer_as_placeholders() -> None:
+    from fractions import Fraction
 
-    figure = '<svg role="img" aria-labelledby="a-caption" class="figure-svg" viewBox="0 0 9 9"><g/></svg>'
+    from PIL import Image
+
+    from reportgen.pdf_forms import FIGURE_SCHEME, figures_as_placeholders
+
+    figure = '<svg role="img" aria-labelledby="a-caption" class="figure-svg" viewBox="0 0 460.8 237.6"><g/></svg>'
     other = '<svg xmlns="http://www.w3.org/2000/svg"><image href="file:///etc/passwd"/></svg>'
-    html, images = figures_as_images(f"<p>{figure}</p>{other}<p>{figure}</p>")
-    assert list(images) == [f"{FIGURE_SCHEME}0", f"{FIGURE_SCHEME}1"]
-    assert all(svg == figure.encode() for svg in images.values())
+    html, figures = figures_as_placeholders(f"<p>{figure}</p>{other}<p>{figure}</p>")
+    assert [f.url for f in figures] == [f"{FIGURE_SCHEME}0", f"{FIGURE_SCHEME}1"]
+    assert all(f.svg == figure.encode() and (f.width, f.height) == (Fraction("460.8"), Fraction("237.6"))
+               for f in figures)
     assert html.count('<img class="figure-svg"') == 2 and other in html, "only reportgen's own figures move"
+    placeholder = Image.open(io.BytesIO(figures[0].placeholder()))
+    assert Fraction(placeholder.width, placeholder.height) == Fraction("460.8") / Fraction("237.6"), \
+        "the layout leaves room of the figure's exact shape"
 
 
 def test_a_figure_the_renderer_cannot_draw_fails_the_build() -> None:
     from reportgen.pdf import html_to_pdf
 
-    broken = '<svg role="img" aria-labelledby="a" class="figure-svg">&undefined;</svg>'
+    broken = '<svg role="img" aria-labelledby="a" class="figure-svg" viewBox="0 0 9 9">&undefined;</svg>'
     with pytest.raises(RuntimeError, match="could not draw a figure"):
         html_to_pdf(f"<figure>{broken}</figure>")
 
