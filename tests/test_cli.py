@@ -189,3 +189,14 @@ def test_console_script_and_readme_commands() -> None:
     missing = subprocess.run(["reportgen", "check", "no-such-project.yaml"], cwd=ROOT, capture_output=True,
                              text=True, env=env, check=False)
     assert missing.returncode == 2 and "no-such-project.yaml" in missing.stderr  # the status passes through
+
+
+def test_the_console_entry_runs_exit_handlers_and_flushes_its_output() -> None:
+    """run() leaves with os._exit to skip the interpreter's teardown: handlers, output and status must survive."""
+    code = ("import atexit, sys\nfrom reportgen import cli\natexit.register(lambda: print('handler ran'))\n"
+            "sys.argv = ['reportgen', 'check', 'no-such-project.yaml']\nprint('before', end='')\ncli.run()\n")
+    environment = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=environment)
+    assert result.returncode == 2
+    assert result.stdout.startswith("before") and "handler ran" in result.stdout
+    assert "no-such-project.yaml" in result.stderr
