@@ -17,7 +17,7 @@ from pathlib import Path
 
 from reportgen import interrupts
 from reportgen.errors import ExitCode, InputError, ReportgenError
-from reportgen.pdf_process import early_renderer
+from reportgen.pdf_process import PdfRenderer
 from reportgen.pipeline import Builder, BuildOptions, warm_builder
 
 
@@ -63,11 +63,12 @@ def _build_one(path: Path, builder: Builder | None = None) -> Outcome:
                    f"({drawn} figure{'s' if drawn != 1 else ''} drawn)", "", seconds)
 
 
-def build_many(paths: list[Path], options: BuildOptions, *, jobs: int) -> Iterator[Outcome]:
-    """Outcomes as projects finish (in order of completion when jobs > 1)."""
+def build_many(paths: list[Path], options: BuildOptions, *, jobs: int,
+               renderer: PdfRenderer | None = None) -> Iterator[Outcome]:
+    """Outcomes as projects finish (in order of completion when jobs > 1). A single project's PDF goes to
+    `renderer` when the caller started one (reportgen.pdf_process.early_renderer)."""
     if len(paths) == 1:  # figures get a drawing pool only if enough of them miss the cache (draw_figures)
-        with early_renderer("pdf" in options.formats) as renderer:
-            yield _build_one(paths[0], Builder(options, renderer=renderer))
+        yield _build_one(paths[0], Builder(options, renderer=renderer))
         return
     if jobs <= 1:
         with warm_builder(options) as builder:
