@@ -77,7 +77,7 @@ class Builder:
         drawn: tuple[str, ...] = ()
         html, epoch = None, 0
         if "html" in formats or "pdf" in formats:
-            html, epoch, drawn = self._html(path, loaded, analysis, document, clock, pdf_next="pdf" in formats)
+            html, epoch, drawn = self._html(path, loaded, analysis, document, clock)
             if "html" in formats:
                 files["report.html"] = html.encode("utf-8")
             if "pdf" in formats:
@@ -101,13 +101,14 @@ class Builder:
         return render_pdf(html, epoch=epoch, painter=self.painter)
 
     def _html(self, path: Path, loaded: LoadedProject, analysis: Analysis, document: dict[str, Any],
-              clock: _Clock, *, pdf_next: bool) -> tuple[str, int, tuple[str, ...]]:
+              clock: _Clock) -> tuple[str, int, tuple[str, ...]]:
         from reportgen.context import build_context
         from reportgen.figures import draw_figures
         from reportgen.pdf import preload
         from reportgen.render import template_vars
 
-        preload_here = pdf_next and self.renderer is None  # load WeasyPrint while figures are drawn
+        # load WeasyPrint while figures are drawn, for this build's PDF or the one watch renders right after it
+        preload_here = "pdf" in self.options.formats and self.renderer is None
         figures = draw_figures(analysis, loaded.project, pool=self.pool, cache=self.cache,
                                while_waiting=preload if preload_here else None)
         clock.lap("figures")
