@@ -259,3 +259,24 @@ def test_activities_read_in_greyscale_with_cheap_hatches() -> None:
     hatches = [hatch for _, hatch in ACTIVITY.values()]
     assert len(set(colours)) == len(colours) and len(set(hatches)) == len(hatches)
     assert all(set(hatch) <= set("/\\|-x") and len(hatch) <= 1 for hatch in hatches)
+
+
+@pytest.mark.parametrize("name", ["example.yaml", "inference-service.yaml"])
+def test_every_hatch_shows_against_its_fill(name: str) -> None:
+    """matplotlib draws a hatch in its edge colour over the fill colour; the same colour twice hides it (the
+    fanout figure's "budget exhausted" area had an invisible hatch, so it did not read in greyscale)."""
+    from reportgen.figures import figure_jobs
+    from reportgen.pipeline import analyze_loaded
+    from reportgen.project import load_project
+
+    loaded = load_project(INPUTS / name)
+    analysis, _ = analyze_loaded(loaded)
+    patterns = 0
+    for job in figure_jobs(analysis, loaded.project):
+        drawn = job.run()
+        for pattern in re.findall(r"<pattern .*?</pattern>", drawn.svg if drawn else "", re.DOTALL):
+            background = re.search(r'<rect [^>]*fill="(#[0-9a-f]{6})"', pattern)
+            strokes = set(re.findall(r"stroke: (#[0-9a-f]{6})", pattern))
+            assert background and strokes and background.group(1) not in strokes, (job.key, pattern[:300])
+            patterns += 1
+    assert patterns >= 3

@@ -46,9 +46,10 @@ def radar(checklist: ChecklistResult | None) -> FigureSVG | None:
         ax = fig.add_subplot(projection="polar")
         closed = np.concatenate([angles, angles[:1]])
         ax.plot(closed, values + values[:1], color=BLUE, marker="o", markersize=4)
-        ax.fill(closed, values + values[:1], color=BLUE, alpha=0.18, hatch="//", edgecolor=BLUE)
+        ax.fill(closed, values + values[:1], color=BLUE, alpha=0.18)  # one area: the outline reads in greyscale
         ax.set_xticks(angles)
         ax.set_xticklabels(names)
+        ax.tick_params(axis="x", pad=7)  # clear of a marker on the rim (a pressure of 1)
         ax.set_ylim(0, 1)
         ax.set_yticks([0.25, 0.5, 0.75, 1.0])
         ax.set_yticklabels(["0.25", "0.5", "0.75", "1"], fontsize=6.5)
@@ -69,8 +70,9 @@ def fanout_budget(checklist: ChecklistResult | None) -> FigureSVG | None:
         ax = fig.subplots()
         ax.plot(fanouts, budget_ms, color=BLUE, label="latency budget left = SLO − fanout × hop latency")
         ax.axhline(0, color=INK, linewidth=1)
-        ax.fill_between(fanouts, budget_ms, 0, where=[b < 0 for b in budget_ms], color=VERMILION, alpha=0.25,
-                        hatch="//", label="budget exhausted")
+        # translucent fill, opaque hatch in the edge colour: a hatch in the fill's own colour does not show
+        ax.fill_between(fanouts, budget_ms, 0, where=[b < 0 for b in budget_ms],
+                        facecolor=(VERMILION, 0.25), edgecolor=INK, linewidth=0, hatch="//", label="budget exhausted")
         ax.axvline(tax.fanout, color=GREEN, linestyle="--", label=f"this design: fanout {tax.fanout}")
         if tax.exhausting_fanout:
             ax.axvline(tax.exhausting_fanout, color=VERMILION, linestyle=":",
