@@ -15,8 +15,8 @@ from __future__ import annotations
 import os
 import traceback
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Protocol
+from contextlib import AbstractContextManager, contextmanager
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from reportgen.interrupts import exit_with_parent
 
@@ -132,27 +132,27 @@ def _rendering() -> Callable[[Any], Any]:
     return lambda request: pdf.html_to_pdf(request[0], epoch=request[1], painter=painter)
 
 
+Helper = TypeVar("Helper", bound=_WeasyPrintProcess)
+
+
 @contextmanager
-def early_renderer(wanted: bool) -> Iterator[PdfRenderer | None]:
+def _helper(start: Callable[[], Helper], wanted: bool) -> Iterator[Helper | None]:
+    """A helper process while the block runs, if it is wanted and there is a second core for it; else None."""
+    if not wanted or not helpers_worthwhile():
+        yield None
+        return
+    helper = start()
+    try:
+        yield helper
+    finally:
+        helper.close()
+
+
+def early_renderer(wanted: bool) -> AbstractContextManager[PdfRenderer | None]:
     """A RendererProcess when a PDF is wanted and a second core can import WeasyPrint meanwhile, else None."""
-    if not wanted or not helpers_worthwhile():
-        yield None
-        return
-    renderer = RendererProcess()
-    try:
-        yield renderer
-    finally:
-        renderer.close()
+    return _helper(RendererProcess, wanted)
 
 
-@contextmanager
-def figure_painter(wanted: bool) -> Iterator[FigurePainter | None]:
+def figure_painter(wanted: bool) -> AbstractContextManager[FigurePainter | None]:
     """A PainterProcess for a warm builder that renders PDFs itself (watch), or None where it would not help."""
-    if not wanted or not helpers_worthwhile():
-        yield None
-        return
-    painter = PainterProcess()
-    try:
-        yield painter
-    finally:
-        painter.close()
+    return _helper(PainterProcess, wanted)
