@@ -57,7 +57,7 @@ def _fonts() -> Any:
 
 
 # Every font face, table and figure feature of the report, in miniature: the first PDF a process renders pays for
-# loading fonts, the PNG and SVG code and fontTools' subsetter (measured: 0.25 s more than the next one).
+# loading fonts, the PNG and SVG code and the font subsetter (measured: 0.25 s more than the next one).
 _WARM_UP = (
     '<h1 style="font-family: DejaVu Sans">Warm <b>up</b> <i>run</i></h1>'
     '<p style="font-family: DejaVu Serif">Text <b>bold</b> <i>italic</i> <code style="font-family: '
