@@ -49,21 +49,25 @@ class _WeasyPrintProcess:
         self._unread = 0  # answers sent for requests whose caller stopped waiting
 
     def _send(self, request: Any) -> None:
-        while self._unread:  # an earlier caller gave up (its build failed): its answer is not this request's
-            self._receive()
+        while self._unread:  # an earlier caller gave up (its build failed): its answer, even a failure, is stale
+            self._next_answer()
         self._connection.send(request)
         self._unread += 1
 
     def _receive(self) -> Any:
+        ok, payload = self._next_answer()
+        if not ok:
+            raise RuntimeError(f"the {self._process.name} process failed:\n{payload}")
+        return payload
+
+    def _next_answer(self) -> tuple[bool, Any]:
         try:
-            ok, payload = self._connection.recv()
+            answer: tuple[bool, Any] = self._connection.recv()
         except EOFError:
             raise RuntimeError(f"the {self._process.name} process stopped unexpectedly") from None
         finally:
             self._unread -= 1
-        if not ok:
-            raise RuntimeError(f"the {self._process.name} process failed:\n{payload}")
-        return payload
+        return answer
 
     def close(self) -> None:
         self._connection.close()  # an idle process sees end-of-file and exits

@@ -53,11 +53,14 @@ def test_a_painter_process_paints_the_same_pdf() -> None:
 def test_a_painter_answer_nobody_read_is_not_taken_for_the_next() -> None:
     from reportgen.pdf_forms import figures_as_placeholders
 
+    broken = '<svg role="img" aria-labelledby="a" class="figure-svg" viewBox="0 0 9 9">&undefined;</svg>'
     _, first = figures_as_placeholders(figure("first"))
+    _, failing = figures_as_placeholders(f"<figure>{broken}</figure>")
     _, both = figures_as_placeholders(FIGURES)
     painter = PainterProcess()
     try:
         painter.start(first, 0)  # a build that failed before it needed its figures
+        painter.start(failing, 0)  # and one whose figure could not be drawn either, unread too
         assert len(painter.start(both, 0)().forms) == 2
     finally:
         painter.close()
