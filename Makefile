@@ -4,9 +4,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 
-.PHONY: report test lint bench clean golden
+.PHONY: report test lint bench clean golden bytecode
 
-report: $(VENV)/.installed
+report: $(VENV)/.installed bytecode
 	$(BIN)/reportgen build inputs/example.yaml -o build
 	$(BIN)/reportgen schema -o build/schema.json
 
@@ -17,8 +17,13 @@ lint: $(VENV)/.installed-test
 	$(BIN)/ruff check reportgen tests bench
 	$(BIN)/mypy reportgen
 
-bench: $(VENV)/.installed-test
+bench: $(VENV)/.installed-test bytecode
 	$(BIN)/python bench/run.py
+
+# An editable install is not byte-compiled, and where PYTHONDONTWRITEBYTECODE is set every command would compile
+# reportgen's modules again (0.05-0.15 s of each cold run). A no-op when the bytecode is current.
+bytecode: | $(VENV)/bin/python
+	$(BIN)/python -m compileall -q reportgen
 
 golden: $(VENV)/.installed-test
 	REPORTGEN_REGENERATE_GOLDEN=1 $(BIN)/python -m pytest tests/test_golden.py
