@@ -82,7 +82,7 @@ def preload() -> None:
 
 @contextmanager
 def _source_date(epoch: int) -> Iterator[None]:
-    """fontTools stamps the current time into every embedded font subset unless SOURCE_DATE_EPOCH is set."""
+    """The PDF's font subsets would carry the current time unless SOURCE_DATE_EPOCH is set."""
     previous = os.environ.get("SOURCE_DATE_EPOCH")
     os.environ["SOURCE_DATE_EPOCH"] = str(epoch)
     try:

@@ -104,13 +104,12 @@ class Builder:
               clock: _Clock) -> tuple[str, int, tuple[str, ...]]:
         from reportgen.context import build_context
         from reportgen.figures import draw_figures
-        from reportgen.pdf import preload
         from reportgen.render import template_vars
 
         # load WeasyPrint while figures are drawn, for this build's PDF or the one watch renders right after it
         preload_here = "pdf" in self.options.formats and self.renderer is None
         figures = draw_figures(analysis, loaded.project, pool=self.pool, cache=self.cache,
-                               while_waiting=preload if preload_here else None)
+                               while_waiting=_preload_pdf if preload_here else None)
         clock.lap("figures")
         interrupts.check()
         context = build_context(loaded.project, analysis, document, figures.figures, paper=self.options.paper,
@@ -118,6 +117,12 @@ class Builder:
         html = render_html("report.html", template_vars(context))
         clock.lap("html")
         return html, context.epoch, figures.drawn
+
+
+def _preload_pdf() -> None:
+    from reportgen.pdf import preload  # only for builds with a PDF: an HTML build imports nothing of it
+
+    preload()
 
 
 @contextmanager

@@ -2,8 +2,8 @@
 
 The process keeps its imports, its figure cache and two figure workers, so a rebuild redraws only the figures whose
 inputs changed, and a figure painter that draws the PDF's figures while the report is laid out. Fresh HTML and
-JSON are written first; the PDF follows. A save with an input error leaves the last
-good outputs in place and waits for the next save.
+JSON are written first; the PDF follows. A save with an input error leaves the last good outputs in place and
+waits for the next save.
 """
 
 from __future__ import annotations
