@@ -186,7 +186,7 @@ def karp_flatt(scaling: ScalingResult) -> FigureSVG | None:
         log2_axis(ax, [p for p, _ in points])
         ax.set_xlabel("nodes (log scale)")
         ax.set_ylabel("serial fraction e(p)")
-        ax.legend(loc="upper left")
+        ax.legend(loc="best")  # a falling e(p) starts in the upper left corner
         svg = to_svg(fig, key)
     trend = "rising" if (scaling.karp_flatt_slope or 0) > 0 else "flat or falling"
     return FigureSVG(key, svg, f"Experimentally determined serial fraction (Karp–Flatt). Its trend is {trend}: a "
