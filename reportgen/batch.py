@@ -14,11 +14,14 @@ from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reportgen import interrupts
 from reportgen.errors import ExitCode, InputError, ReportgenError
-from reportgen.pdf_process import PdfRenderer
 from reportgen.pipeline import Builder, BuildOptions, warm_builder
+
+if TYPE_CHECKING:
+    from reportgen.pdf import PdfRenderer
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reportgen import interrupts
 from reportgen.diff import DiffResult, compare
@@ -14,6 +14,9 @@ from reportgen.pipeline import analyze_loaded
 from reportgen.project import LoadedProject, load_project
 from reportgen.results import dumps
 from reportgen.sources import open_source
+
+if TYPE_CHECKING:
+    from reportgen.render import Page
 
 DIFF_FORMATS = ("html", "pdf", "json", "md")
 
@@ -30,7 +33,7 @@ class DiffContext:
     """What diff.html and diff.md render. A test checks that the templates use nothing else."""
 
     diff: DiffResult
-    figures: dict[str, Any]  # overlaid figures by key (FigureSVG)
+    figures: dict[str, Any]  # overlaid figures by key (reportgen.figures.FigureFrame)
     paper: str
     date: str
     created: str | None
@@ -66,13 +69,14 @@ def run_diff(old_spec: str, new_spec: str, options: DiffOptions) -> DiffOutcome:
 
         files["diff.md"] = render_markdown("diff.md", {"diff": result, "currency": result.currency}).encode("utf-8")
     if "html" in options.formats or "pdf" in options.formats:
-        html, epoch = _html(result, old_document, new_document, old.project.project.title, new.project, options)
+        page, drawings, epoch = _page(result, old_document, new_document, old.project.project.title, new.project,
+                                      options)
         if "html" in options.formats:
-            files["diff.html"] = html.encode("utf-8")
+            files["diff.html"] = page.with_drawings(drawings).encode("utf-8")
         if "pdf" in options.formats:
             from reportgen.render import render_pdf
 
-            files["diff.pdf"] = render_pdf(html, epoch=epoch)
+            files["diff.pdf"] = render_pdf(page, drawings, epoch=epoch)
     folder = output_dir(options.out_root, f"diff-{old_stem}-vs-{new_stem}")
     interrupts.check()
     return DiffOutcome(result, write_atomically(folder, files))
@@ -87,21 +91,23 @@ def diff_document(result: DiffResult) -> dict[str, Any]:
     return document
 
 
-def _html(result: DiffResult, old: dict[str, Any], new: dict[str, Any], old_title: str, project: Any,
-          options: DiffOptions) -> tuple[str, int]:
+def _page(result: DiffResult, old: dict[str, Any], new: dict[str, Any], old_title: str, project: Any,
+          options: DiffOptions) -> tuple[Page, dict[str, str], int]:
+    """The diff's page, its figures' drawings by key and its creation time."""
     from reportgen import __version__
     from reportgen.context import epoch_of, report_date
     from reportgen.figures import FigurePool
     from reportgen.figures.overlay import jobs
-    from reportgen.render import render_html, template_vars
+    from reportgen.render import render_page, template_vars
 
-    drawn = FigurePool(None).draw(jobs(old, new, result.old_label, result.new_label))
-    figures = {figure.key: figure for figure in drawn if figure is not None}
+    overlays = jobs(old, new, result.old_label, result.new_label)
+    drawings = {job.frame.key: svg for job, svg in zip(overlays, FigurePool(None).draw(overlays), strict=True)}
     date, created = report_date(project)
-    context = DiffContext(diff=result, figures=figures, paper=options.paper, date=date, created=created,
+    context = DiffContext(diff=result, figures={job.frame.key: job.frame for job in overlays}, paper=options.paper,
+                          date=date, created=created,
                           version=__version__, old_title=old_title, new_title=project.project.title,
                           currency=result.currency,
                           old_revision=old.get("project", {}).get("revision") or "old",
                           new_revision=new.get("project", {}).get("revision") or "new")
-    html = render_html("diff.html", template_vars(context))
-    return html, epoch_of(created)
+    page = render_page("diff.html", template_vars(context), [job.frame for job in overlays])
+    return page, drawings, epoch_of(created)

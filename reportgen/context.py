@@ -14,7 +14,7 @@ from typing import Any
 from reportgen import __version__
 from reportgen.analysis import Analysis
 from reportgen.analysis.diagnosis import CEILING_AXIS, TYPICAL_TOOLS
-from reportgen.figures import FigureSVG
+from reportgen.figures import FigureFrame
 from reportgen.flatten import flatten
 from reportgen.model import SLOT_VOCABULARY, Project
 
@@ -44,7 +44,7 @@ class ReportContext:
     project: Project  # the loaded project (SI floats)
     analysis: Analysis  # every analysis result
     results: dict[str, Any]  # the results.json document (provenance, and the numbers scripts see)
-    figures: dict[str, FigureSVG]  # by key; absent when its inputs are absent
+    figures: dict[str, FigureFrame]  # by key; absent when its inputs are absent (drawn into their slots later)
     sections: tuple[tuple[str, str], ...]  # (anchor, title) in reading order, for the navigation and contents
     inputs: tuple[InputRow, ...]  # the normalized inputs of the appendix
     currency: str
@@ -83,7 +83,7 @@ def normalized_inputs(project: Project) -> tuple[InputRow, ...]:
     return tuple(InputRow(leaf.path, leaf.shown, leaf.unit) for leaf in flatten(project, currency=project.currency))
 
 
-def build_context(project: Project, analysis: Analysis, results: dict[str, Any], figures: dict[str, FigureSVG],
+def build_context(project: Project, analysis: Analysis, results: dict[str, Any], figures: dict[str, FigureFrame],
                   *, paper: str, input_name: str) -> ReportContext:
     date, created = report_date(project)
     return ReportContext(project=project, analysis=analysis, results=results, figures=figures, sections=SECTIONS,

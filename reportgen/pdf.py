@@ -7,7 +7,8 @@ the figures that reportgen itself drew, which are served from memory.
 The figures reach WeasyPrint twice, never as the inline SVG of the HTML (its HTML style cascade would parse every
 `style` attribute of thousands of SVG elements as CSS for HTML, a quarter of the PDF's time): the report is laid
 out around a placeholder image of each, and the figures are painted in a document of their own, in another process
-when there is one, then put in place (`reportgen.pdf_forms`).
+when there is one, then put in place (`reportgen.pdf_forms`). The layout needs only each figure's size, so it can
+start before the figures are drawn (`PdfRenderer`).
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ from contextlib import contextmanager
 from functools import cache
 from typing import Any, Protocol
 
+from reportgen.figures import FIGURE_SCHEME
 from reportgen.pdf_forms import (
-    FIGURE_SCHEME,
     Figure,
     FigureArt,
+    FigureSlot,
     collect_art,
     figure_pages,
     figures_as_placeholders,
@@ -141,6 +143,47 @@ class PaintHere:
         return lambda: art
 
 
+class PendingPdf(Protocol):
+    """A PDF whose layout has begun; it is finished with its figures' drawings."""
+
+    def finish(self, svgs: Sequence[bytes]) -> bytes:
+        """The PDF, given the SVG of each slot, in the order of the slots."""
+        ...
+
+    def cancel(self) -> None:
+        """Give up on this PDF (the build failed before its figures were drawn)."""
+        ...
+
+
+class PdfRenderer(Protocol):
+    def start(self, layout: str, slots: Sequence[FigureSlot], epoch: int) -> PendingPdf:
+        """Begin the PDF of `layout`, an HTML page with a placeholder image at each of `slots`, in their order."""
+        ...
+
+
+class RenderHere:
+    """Renders in this process once the drawings are there: the same PDF as a renderer process, byte for byte."""
+
+    def __init__(self, painter: FigurePainter | None = None) -> None:
+        self.painter = painter
+
+    def start(self, layout: str, slots: Sequence[FigureSlot], epoch: int) -> PendingPdf:
+        return _RenderLater(layout, tuple(slots), epoch, self.painter)
+
+
+class _RenderLater:
+    def __init__(self, layout: str, slots: tuple[FigureSlot, ...], epoch: int,
+                 painter: FigurePainter | None) -> None:
+        self._layout, self._slots, self._epoch, self._painter = layout, slots, epoch, painter
+
+    def finish(self, svgs: Sequence[bytes]) -> bytes:
+        figures = [Figure(slot, svg) for slot, svg in zip(self._slots, svgs, strict=True)]
+        return layout_to_pdf(self._layout, figures, epoch=self._epoch, painter=self._painter)
+
+    def cancel(self) -> None:
+        pass
+
+
 @contextmanager
 def _weasyprint_run(epoch: int) -> Iterator[list[str]]:
     """Around each WeasyPrint run: the creation time, the collector paused, and its errors about our figures."""
@@ -154,8 +197,8 @@ def paint_figures(figures: Sequence[Figure], *, epoch: int = 0) -> FigureArt:
 
     collected: list[FigureArt] = []
     with _weasyprint_run(epoch) as failures:
-        document = weasyprint.HTML(string=figure_pages(figures), base_url="about:blank",
-                                   url_fetcher=_fetcher({f.url: (f.svg, "image/svg+xml") for f in figures}))
+        document = weasyprint.HTML(string=figure_pages([f.slot for f in figures]), base_url="about:blank",
+                                   url_fetcher=_fetcher({f.slot.url: (f.svg, "image/svg+xml") for f in figures}))
         document.write_pdf(font_config=_fonts(), finisher=lambda _, pdf: collected.append(collect_art(pdf)))
     if failures:  # WeasyPrint logs a figure it cannot draw and leaves a hole; a report must not
         raise RuntimeError(f"the PDF renderer could not draw a figure: {failures[0]}")
@@ -163,20 +206,32 @@ def paint_figures(figures: Sequence[Figure], *, epoch: int = 0) -> FigureArt:
 
 
 def html_to_pdf(html: str, *, epoch: int = 0, painter: FigurePainter | None = None) -> bytes:
-    """The PDF of `html`; byte-identical for the same html and epoch (the creation time it records), whoever
-    paints the figures."""
+    """The PDF of `html`, a page whose figures are inline SVG as reportgen draws them."""
+    layout, figures = figures_as_placeholders(html)
+    return layout_to_pdf(layout, figures, epoch=epoch, painter=painter)
+
+
+def layout_to_pdf(layout: str, figures: Sequence[Figure], *, epoch: int = 0,
+                  painter: FigurePainter | None = None) -> bytes:
+    """The PDF of `layout`, an HTML page with a placeholder image for each of `figures` (in document order);
+    byte-identical for the same input and epoch (the creation time it records), whoever paints the figures."""
+    art = (painter or PaintHere()).start(figures, epoch) if figures else None
+    return render_layout(layout, [figure.slot for figure in figures], art, epoch=epoch)
+
+
+def render_layout(layout: str, slots: Sequence[FigureSlot], art: Callable[[], FigureArt] | None, *,
+                  epoch: int) -> bytes:
+    """Lay `layout` out around its figures' placeholders, then put in the figures `art` waits for."""
     import weasyprint
 
-    html, figures = figures_as_placeholders(html)
-    art = (painter or PaintHere()).start(figures, epoch) if figures else None
-    placeholders = {figure.url: (figure.placeholder(), "image/png") for figure in figures}
+    placeholders = {slot.url: (slot.placeholder(), "image/png") for slot in slots}
 
     def place_figures(_: Any, pdf: Any) -> None:
         if art is not None:
-            place_art(pdf, figures, art())
+            place_art(pdf, slots, art())
 
     with _weasyprint_run(epoch) as failures:
-        document = weasyprint.HTML(string=html, base_url="about:blank", url_fetcher=_fetcher(placeholders))
+        document = weasyprint.HTML(string=layout, base_url="about:blank", url_fetcher=_fetcher(placeholders))
         pdf = bytes(document.write_pdf(font_config=_fonts(), finisher=place_figures))
     if failures:
         raise RuntimeError(f"the PDF renderer could not place a figure: {failures[0]}")

@@ -26,7 +26,8 @@ from typing import Any
 
 import pydyf
 
-FIGURE_SCHEME = "reportgen-figure:"
+from reportgen.figures import FIGURE_SCHEME
+
 # The figures' inline SVG as style.to_svg writes it; project text is escaped, so it cannot produce this.
 _INLINE_FIGURE = re.compile(r'<svg role="img" [^>]*class="figure-svg"[^>]*>.*?</svg>', re.DOTALL)
 _VIEWBOX = re.compile(rb'viewBox="0 0 ([0-9.]+) ([0-9.]+)"')
@@ -36,9 +37,10 @@ _MAX_PLACEHOLDER_PIXELS = 1000  # per side: aspect ratios are matched to 1 part 
 
 
 @dataclass(frozen=True)
-class Figure:
+class FigureSlot:
+    """Where the layout leaves room for a figure: the URL of its placeholder image, and the figure's size."""
+
     url: str
-    svg: bytes
     width: Fraction  # SVG user units (matplotlib writes points)
     height: Fraction
 
@@ -53,6 +55,12 @@ class Figure:
         return _blank_png(ratio.numerator, ratio.denominator)
 
 
+@dataclass(frozen=True)
+class Figure:
+    slot: FigureSlot
+    svg: bytes
+
+
 @cache
 def _blank_png(width: int, height: int) -> bytes:
     from PIL import Image
@@ -63,7 +71,8 @@ def _blank_png(width: int, height: int) -> bytes:
 
 
 def figures_as_placeholders(html: str) -> tuple[str, list[Figure]]:
-    """`html` with each inline figure replaced by a placeholder image, and the figures in document order."""
+    """`html` with each inline figure replaced by a placeholder image, and the figures in document order (the
+    report's own pages come with their slots already; this serves any page with inline figures)."""
     figures: list[Figure] = []
 
     def to_image(match: re.Match[str]) -> str:
@@ -72,18 +81,18 @@ def figures_as_placeholders(html: str) -> tuple[str, list[Figure]]:
         if size is None:
             raise RuntimeError("a figure's SVG has no viewBox, so its size is unknown")
         width, height = (Fraction(number.decode()) for number in size.groups())
-        figure = Figure(f"{FIGURE_SCHEME}{len(figures)}", svg, width, height)
+        figure = Figure(FigureSlot(f"{FIGURE_SCHEME}{len(figures)}", width, height), svg)
         figures.append(figure)
-        return f'<img class="figure-svg" alt="" src="{figure.url}">'
+        return f'<img class="figure-svg" alt="" src="{figure.slot.url}">'
 
     return _INLINE_FIGURE.sub(to_image, html), figures
 
 
-def figure_pages(figures: Sequence[Figure]) -> str:
+def figure_pages(slots: Sequence[FigureSlot]) -> str:
     """HTML with each figure alone on a page of its own size, in order."""
-    rules = "".join(f"@page f{index} {{ size: {float(figure.width)}pt {float(figure.height)}pt; margin: 0 }} "
-                    f".f{index} {{ page: f{index} }} " for index, figure in enumerate(figures))
-    images = "".join(f'<img class="f{index}" alt="" src="{figure.url}">' for index, figure in enumerate(figures))
+    rules = "".join(f"@page f{index} {{ size: {float(slot.width)}pt {float(slot.height)}pt; margin: 0 }} "
+                    f".f{index} {{ page: f{index} }} " for index, slot in enumerate(slots))
+    images = "".join(f'<img class="f{index}" alt="" src="{slot.url}">' for index, slot in enumerate(slots))
     return f"<style>body {{ margin: 0 }} img {{ display: block; width: 100% }} {rules}</style>{images}"
 
 
@@ -131,12 +140,12 @@ def collect_art(pdf: pydyf.PDF) -> FigureArt:
     return FigureArt(tuple(forms), objects)
 
 
-def place_art(pdf: pydyf.PDF, figures: Sequence[Figure], art: FigureArt) -> None:
+def place_art(pdf: pydyf.PDF, slots: Sequence[FigureSlot], art: FigureArt) -> None:
     """Put each figure's form XObject in place of its placeholder image in `pdf` (a pydyf.PDF about to be
     written), and copy the objects the forms use."""
-    if len(art.forms) != len(figures):
-        raise RuntimeError(f"{len(figures)} figures but {len(art.forms)} were painted")
-    placeholders = _placeholder_objects(pdf, figures)
+    if len(art.forms) != len(slots):
+        raise RuntimeError(f"{len(slots)} figures but {len(art.forms)} were painted")
+    placeholders = _placeholder_objects(pdf, slots)
     renumbered = dict(zip(art.forms, placeholders, strict=True))
     copies = [number for number in sorted(art.objects) if number not in renumbered]
     renumbered.update((number, len(pdf.objects) + index) for index, number in enumerate(copies))
@@ -153,17 +162,17 @@ def place_art(pdf: pydyf.PDF, figures: Sequence[Figure], art: FigureArt) -> None
         pdf.objects[placeholder].number = placeholder
 
 
-def _placeholder_objects(pdf: pydyf.PDF, figures: Sequence[Figure]) -> list[int]:
+def _placeholder_objects(pdf: pydyf.PDF, slots: Sequence[FigureSlot]) -> list[int]:
     """The object number of each figure's placeholder image, in figure order."""
     by_name: dict[str, int] = {}
     for obj in pdf.objects:  # every resource dictionary: the pages' and those of groups and patterns
         if isinstance(obj, pydyf.Dictionary) and isinstance(obj.get("XObject"), dict):
             for name, reference in obj["XObject"].items():
                 by_name[name[:33]] = _number(reference)  # "i" + 32 hex digits, then WeasyPrint's suffix
-    missing = [figure.url for figure in figures if figure.placeholder_name not in by_name]
+    missing = [slot.url for slot in slots if slot.placeholder_name not in by_name]
     if missing:
         raise RuntimeError(f"the PDF renderer left no room for {len(missing)} figure(s), first {missing[0]}")
-    return [by_name[figure.placeholder_name] for figure in figures]
+    return [by_name[slot.placeholder_name] for slot in slots]
 
 
 def _number(reference: Any) -> int:

@@ -6,8 +6,11 @@ core while the project is loaded, analysed and drawn; the HTML then goes over a 
 
 Drawing the figures into the PDF does not depend on the report's layout (`reportgen.pdf_forms`), so it runs in a
 painter process while the report is laid out: the renderer forks one once WeasyPrint is imported, and `watch`
-keeps one beside its own warm renderer. Either way the PDF is the one `reportgen.pdf.html_to_pdf` makes in a
-single process, byte for byte (batch workers, already one per core, and single-core machines render that way).
+keeps one beside its own warm renderer. And the layout needs only each figure's size, so the renderer lays the
+report out while the build draws the figures: the build sends the page with its figures' slots first, then the
+drawings straight to the painter over a pipe of their own. Either way the PDF is the one
+`reportgen.pdf.layout_to_pdf` makes in a single process, byte for byte (batch workers, already one per core, and
+single-core machines render that way).
 """
 
 from __future__ import annotations
@@ -16,17 +19,16 @@ import os
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from reportgen.interrupts import exit_with_parent
 
 if TYPE_CHECKING:
-    from reportgen.pdf import FigurePainter
-    from reportgen.pdf_forms import Figure, FigureArt
+    from multiprocessing.connection import Connection
 
-
-class PdfRenderer(Protocol):
-    def render(self, html: str, epoch: int) -> bytes: ...
+    from reportgen.pdf import FigurePainter, PdfRenderer
+    from reportgen.pdf_forms import Figure, FigureArt, FigureSlot
 
 
 def helpers_worthwhile() -> bool:
@@ -98,42 +100,105 @@ def _serve(connection: Any, parent_end: Any, serve: Callable[[], Callable[[Any],
 
 
 class PainterProcess(_WeasyPrintProcess):
-    """Paints a report's figures into PDF form XObjects while the report itself is laid out."""
+    """Paints a report's figures into PDF form XObjects while the report itself is laid out. The drawings come
+    with each request, or, from a build that lays its report out before drawing, over `arrivals`."""
 
-    def __init__(self) -> None:
-        super().__init__("reportgen-figure-painter", _painting)
+    def __init__(self, arrivals: Connection | None = None) -> None:
+        super().__init__("reportgen-figure-painter", partial(_painting, arrivals))
 
     def start(self, figures: Sequence[Figure], epoch: int) -> Callable[[], FigureArt]:
-        self._send((list(figures), epoch))
+        self._send(([f.slot for f in figures], [f.svg for f in figures], epoch, 0))
+        return self._receive
+
+    def start_arriving(self, slots: Sequence[FigureSlot], epoch: int, request: int) -> Callable[[], FigureArt]:
+        """Paint the drawings that the build sends over `arrivals` for `request`, once they arrive."""
+        self._send((list(slots), None, epoch, request))
         return self._receive
 
 
-def _painting() -> Callable[[Any], Any]:
+def _painting(arrivals: Connection | None) -> Callable[[Any], Any]:
     from reportgen import pdf
+    from reportgen.pdf_forms import Figure
 
-    return lambda request: pdf.paint_figures(request[0], epoch=request[1])
+    def paint(request: tuple[list[FigureSlot], list[bytes] | None, int, int]) -> FigureArt:
+        slots, svgs, epoch, number = request
+        if svgs is None:
+            assert arrivals is not None
+            svgs = _arrived(arrivals, number)
+        return pdf.paint_figures([Figure(slot, svg) for slot, svg in zip(slots, svgs, strict=True)], epoch=epoch)
+
+    return paint
+
+
+def _arrived(arrivals: Connection, request: int) -> list[bytes]:
+    """The drawings the build sent for `request`. Drawings of earlier requests are stale: their renderer gave up
+    before it asked for them."""
+    while True:
+        number, svgs = arrivals.recv()
+        if number < request:
+            continue
+        if svgs is None:
+            raise RuntimeError("the build stopped before its figures were drawn")
+        assert number == request
+        return list(svgs)
 
 
 class RendererProcess(_WeasyPrintProcess):
-    """Renders each HTML it is sent to PDF, with a painter process of its own for the figures."""
+    """Lays out each page it is sent while the build draws its figures, with a painter process of its own that
+    receives the drawings straight from the build."""
 
     def __init__(self) -> None:
+        import multiprocessing
+
+        arrivals, self._drawings = multiprocessing.get_context("fork").Pipe(duplex=False)
         # not a daemon: multiprocessing forbids a daemon children, and this one has a painter. Its owner closes it
         # (early_renderer), and it exits on its own when that owner dies (exit_with_parent).
-        super().__init__("reportgen-pdf", _rendering, daemon=False)
+        super().__init__("reportgen-pdf", partial(_rendering, arrivals, self._drawings), daemon=False)
+        arrivals.close()
+        self._requests = 0
 
-    def render(self, html: str, epoch: int) -> bytes:
-        self._send((html, epoch))
-        pdf = self._receive()
+    def start(self, layout: str, slots: Sequence[FigureSlot], epoch: int) -> _PendingInRenderer:
+        self._requests += 1
+        self._send((layout, list(slots), epoch, self._requests))
+        return _PendingInRenderer(self, self._requests, expects_drawings=bool(slots))
+
+    def close(self) -> None:
+        self._drawings.close()
+        super().close()
+
+
+class _PendingInRenderer:
+    def __init__(self, renderer: RendererProcess, request: int, *, expects_drawings: bool) -> None:
+        self._renderer, self._request, self._expects_drawings = renderer, request, expects_drawings
+
+    def finish(self, svgs: Sequence[bytes]) -> bytes:
+        self._deliver(list(svgs))
+        pdf = self._renderer._receive()
         assert isinstance(pdf, bytes)
         return pdf
 
+    def cancel(self) -> None:
+        self._deliver(None)  # the painter is waiting for them; its renderer's answer is left unread, then drained
 
-def _rendering() -> Callable[[Any], Any]:
+    def _deliver(self, svgs: list[bytes] | None) -> None:
+        if self._expects_drawings:
+            self._expects_drawings = False
+            self._renderer._drawings.send((self._request, svgs))
+
+
+def _rendering(arrivals: Connection, drawings: Connection) -> Callable[[Any], Any]:
     from reportgen import pdf
 
-    painter = PainterProcess()  # forked now that WeasyPrint is imported: ready at once; ends with this process
-    return lambda request: pdf.html_to_pdf(request[0], epoch=request[1], painter=painter)
+    drawings.close()  # the build's end: only the build writes drawings
+    painter = PainterProcess(arrivals)  # forked now that WeasyPrint is imported: ready at once; ends with this one
+    arrivals.close()  # the painter's end
+
+    def render(request: tuple[str, list[FigureSlot], int, int]) -> bytes:
+        layout, slots, epoch, number = request
+        art = painter.start_arriving(slots, epoch, number) if slots else None  # first: it must hear of every one
+        return pdf.render_layout(layout, slots, art, epoch=epoch)
+
+    return render
 
 
 Helper = TypeVar("Helper", bound=_WeasyPrintProcess)

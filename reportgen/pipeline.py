@@ -19,12 +19,12 @@ from reportgen.cache import FigureCache
 from reportgen.errors import InputError, Problem
 from reportgen.outputs import output_dir, write_atomically
 from reportgen.project import LoadedProject, load_project
-from reportgen.render import render_html, render_pdf
+from reportgen.render import Page, render_page
 from reportgen.results import dumps, results_document
 
 if TYPE_CHECKING:
-    from reportgen.pdf import FigurePainter
-    from reportgen.pdf_process import PdfRenderer
+    from reportgen.figures import FigureJob
+    from reportgen.pdf import FigurePainter, PdfRenderer
 
 CACHE_FOLDER = ".cache"
 
@@ -45,7 +45,8 @@ class BuildResult:
     document: dict[str, Any]  # the results.json document
     figures_drawn: tuple[str, ...]  # figures drawn by this build; the others came from the cache
     seconds: dict[str, float] = field(default_factory=dict)  # by stage
-    html: str | None = None  # the rendered HTML, for a PDF rendered later (watch writes HTML first)
+    page: Page | None = None  # the rendered page and its figures' drawings by key, for a PDF rendered later
+    drawings: dict[str, str] = field(default_factory=dict)  # (watch writes the HTML first)
     epoch: int = 0  # the report's creation time, for that PDF
 
 
@@ -74,49 +75,64 @@ class Builder:
         files: dict[str, bytes] = {}
         if "json" in formats:
             files["results.json"] = dumps(document).encode("utf-8")
-        drawn: tuple[str, ...] = ()
-        html, epoch = None, 0
+        page, drawings, drawn, epoch = None, {}, (), 0
         if "html" in formats or "pdf" in formats:
-            html, epoch, drawn = self._html(path, loaded, analysis, document, clock)
-            if "html" in formats:
-                files["report.html"] = html.encode("utf-8")
-            if "pdf" in formats:
-                files["report.pdf"] = self._pdf(html, epoch)
-                clock.lap("pdf")
+            from reportgen.figures import figure_jobs
+
+            jobs = figure_jobs(analysis, loaded.project)
+            page, epoch = self._page(path, loaded, analysis, document, jobs)
+            clock.lap("html")
+            # the PDF is laid out from the page while the figures are drawn (by a renderer process, if any)
+            pending = self._renderer().start(page.html, page.slots(), epoch) if "pdf" in formats else None
+            try:
+                drawings, drawn = self._draw(jobs)
+                clock.lap("figures")
+                interrupts.check()
+                if "html" in formats:
+                    files["report.html"] = page.with_drawings(drawings).encode("utf-8")
+                if pending is not None:
+                    files["report.pdf"], pending = pending.finish(page.svgs(drawings)), None
+                    clock.lap("pdf")
+            finally:
+                if pending is not None:
+                    pending.cancel()
         interrupts.check()  # the last moment to stop: nothing has been written yet
         written = write_atomically(output_dir(self.options.out_root, path.stem), files)
         clock.lap("write")
-        return BuildResult(path, loaded, written, document, drawn, clock.laps, html, epoch)
+        return BuildResult(path, loaded, written, document, drawn, clock.laps, page, drawings, epoch)
 
     def write_pdf(self, result: BuildResult) -> Path:
         """The PDF of a build that rendered HTML (watch writes the HTML first, then this)."""
-        assert result.html is not None
-        pdf = self._pdf(result.html, result.epoch)
+        assert result.page is not None
+        page = result.page
+        pdf = self._renderer().start(page.html, page.slots(), result.epoch).finish(page.svgs(result.drawings))
         interrupts.check()
         return write_atomically(output_dir(self.options.out_root, result.path.stem), {"report.pdf": pdf})[0]
 
-    def _pdf(self, html: str, epoch: int) -> bytes:
-        if self.renderer is not None:
-            return self.renderer.render(html, epoch)
-        return render_pdf(html, epoch=epoch, painter=self.painter)
+    def _renderer(self) -> PdfRenderer:
+        from reportgen.pdf import RenderHere
 
-    def _html(self, path: Path, loaded: LoadedProject, analysis: Analysis, document: dict[str, Any],
-              clock: _Clock) -> tuple[str, int, tuple[str, ...]]:
+        return self.renderer or RenderHere(self.painter)
+
+    def _page(self, path: Path, loaded: LoadedProject, analysis: Analysis, document: dict[str, Any],
+              jobs: list[FigureJob]) -> tuple[Page, int]:
         from reportgen.context import build_context
-        from reportgen.figures import draw_figures
         from reportgen.render import template_vars
+
+        frames = [job.frame for job in jobs]
+        context = build_context(loaded.project, analysis, document, {frame.key: frame for frame in frames},
+                                paper=self.options.paper, input_name=path.name)
+        return render_page("report.html", template_vars(context), frames), context.epoch
+
+    def _draw(self, jobs: list[FigureJob]) -> tuple[dict[str, str], tuple[str, ...]]:
+        """Each figure's SVG by key, and the keys drawn now (the others came from the cache)."""
+        from reportgen.figures import draw_figures
 
         # load WeasyPrint while figures are drawn, for this build's PDF or the one watch renders right after it
         preload_here = "pdf" in self.options.formats and self.renderer is None
-        figures = draw_figures(analysis, loaded.project, pool=self.pool, cache=self.cache,
+        figures = draw_figures(jobs, pool=self.pool, cache=self.cache,
                                while_waiting=_preload_pdf if preload_here else None)
-        clock.lap("figures")
-        interrupts.check()
-        context = build_context(loaded.project, analysis, document, figures.figures, paper=self.options.paper,
-                                input_name=path.name)
-        html = render_html("report.html", template_vars(context))
-        clock.lap("html")
-        return html, context.epoch, figures.drawn
+        return {figure.frame.key: figure.svg for figure in figures.figures}, figures.drawn
 
 
 def _preload_pdf() -> None:

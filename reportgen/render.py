@@ -1,4 +1,5 @@
-"""Rendering: jinja2 templates → one self-contained HTML file, and a PDF from the same HTML with WeasyPrint.
+"""Rendering: jinja2 templates → a page with a slot for each figure → one self-contained HTML file with the
+drawings inline, and a PDF of the same page with WeasyPrint.
 
 Formats, never computes. The PDF renderer fetches nothing at all (reportgen.pdf).
 """
@@ -9,15 +10,19 @@ import dataclasses
 import math
 import os
 from functools import cache
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reportgen.assets import templates_dir
+from reportgen.figures import FigureFrame
 
 if TYPE_CHECKING:
     import jinja2
 
-    from reportgen.pdf import FigurePainter
+    from reportgen.pdf import PdfRenderer
+    from reportgen.pdf_forms import FigureSlot
 
 
 def _bytecode_cache() -> jinja2.BytecodeCache | None:
@@ -81,8 +86,42 @@ def render_markdown(template: str, context: dict[str, Any]) -> str:
     return markdown_environment().get_template(template).render(**context)
 
 
-def render_pdf(html: str, *, epoch: int = 0, painter: FigurePainter | None = None) -> bytes:
-    """The PDF of `html`; `painter` paints its figures (reportgen.pdf_process), or this process does."""
-    from reportgen.pdf import html_to_pdf
+@dataclass(frozen=True)
+class Page:
+    """A rendered page before its figures are drawn: HTML with a slot for each figure, and the frames of the
+    figures it holds, in document order. The PDF can be laid out from it while the figures are drawn."""
 
-    return html_to_pdf(html, epoch=epoch, painter=painter)
+    html: str
+    frames: tuple[FigureFrame, ...]
+
+    def slots(self) -> list[FigureSlot]:
+        from reportgen.pdf_forms import FigureSlot
+
+        return [FigureSlot(frame.url, *frame.points) for frame in self.frames]
+
+    def svgs(self, drawings: Mapping[str, str]) -> list[bytes]:
+        """The SVG of each slot, in the order of the slots, from the drawings by figure key."""
+        return [drawings[frame.key].encode("utf-8") for frame in self.frames]
+
+    def with_drawings(self, drawings: Mapping[str, str]) -> str:
+        """The self-contained HTML: each figure's SVG inline in its slot."""
+        html = self.html
+        for frame in self.frames:
+            html = html.replace(frame.slot, drawings[frame.key], 1)
+        return html
+
+
+def render_page(template: str, context: dict[str, Any], frames: Sequence[FigureFrame]) -> Page:
+    """The page of `template`; `frames` are the figures the context offers, of which the page holds some."""
+    html = render_html(template, context)
+    held = sorted((position, index) for index, frame in enumerate(frames) if (position := html.find(frame.slot)) >= 0)
+    return Page(html, tuple(frames[index] for _, index in held))
+
+
+def render_pdf(page: Page, drawings: Mapping[str, str], *, epoch: int = 0,
+               renderer: PdfRenderer | None = None) -> bytes:
+    """The PDF of a page whose figures are drawn; `renderer` lays it out (reportgen.pdf_process), or this
+    process does."""
+    from reportgen.pdf import RenderHere
+
+    return (renderer or RenderHere()).start(page.html, page.slots(), epoch).finish(page.svgs(drawings))

@@ -1,44 +1,81 @@
 """Analysis → inline SVG figures. The only package that imports matplotlib.
 
-Each figure family lives in its own module, which lists its figures as jobs: a key (the figure's anchor), a drawing
-function and the exact arguments it draws from. Jobs are independent, so they can be drawn in worker processes and
-cached by a hash of their arguments. Numbering is the template's job (CSS counters).
+Each figure family lives in its own module, which lists its figures as jobs: a frame (the figure's anchor, caption,
+text alternative and size, all the page needs), a drawing function and the exact arguments it draws from. Frames
+are known before anything is drawn, so the report can be laid out while the figures are drawn. Jobs are independent,
+so they can be drawn in worker processes and cached by a hash of their arguments. Numbering is the template's job
+(CSS counters).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from reportgen.cache import FigureCache
 
+# Where each drawing goes in a rendered page: an image of this URL scheme, replaced by the inline SVG in the HTML
+# and by the painted figure in the PDF. Project text is escaped, so it cannot forge one.
+FIGURE_SCHEME = "reportgen-figure:"
+WIDTH = 6.4  # inches: the text width of an A4 page with 2 cm margins is about 6.7 in
+HEIGHT = 3.3
+
 
 @dataclass(frozen=True)
-class FigureSVG:
-    key: str
-    svg: str
+class FigureFrame:
+    """A figure as the page needs it, before it is drawn."""
+
+    key: str  # the anchor, unique in a report
     caption: str
     alt: str
+    width: float = WIDTH  # inches
+    height: float = HEIGHT
+
+    @property
+    def url(self) -> str:
+        return f"{FIGURE_SCHEME}{self.key}"
+
+    @property
+    def slot(self) -> str:
+        """The figure's place in the rendered HTML, until its drawing is put there."""
+        return f'<img class="figure-svg" alt="" src="{self.url}">'
+
+    @property
+    def points(self) -> tuple[Fraction, Fraction]:
+        """Width and height in points, as the SVG's viewBox gives them (matplotlib writes them with "%f")."""
+        return Fraction(f"{self.width * 72:f}"), Fraction(f"{self.height * 72:f}")
+
+
+@dataclass(frozen=True)
+class DrawnFigure:
+    frame: FigureFrame
+    svg: str
 
 
 @dataclass(frozen=True)
 class FigureJob:
-    """One figure to draw: `draw(*args)` returns the figure, or None when its inputs are absent."""
+    """One figure to draw: `draw(frame, *args)` returns its SVG."""
 
-    key: str
-    draw: Callable[..., FigureSVG | None]
+    frame: FigureFrame
+    draw: Callable[..., str]
     args: tuple[Any, ...]
 
-    def run(self) -> FigureSVG | None:
-        return self.draw(*self.args)
+    def run(self) -> str:
+        return self.draw(self.frame, *self.args)
+
+
+def present(*jobs: FigureJob | None) -> list[FigureJob]:
+    """The jobs of the figures whose inputs are present (a figure's describing function returns None otherwise)."""
+    return [job for job in jobs if job is not None]
 
 
 def figure_jobs(analysis: Any, project: Any) -> list[FigureJob]:
-    """Every figure of a report, in reading order."""
+    """Every figure of a report whose inputs are present, in reading order."""
     from reportgen.figures import decide, design, diagnosis, scaling
 
     return [job for module in (diagnosis, design, scaling, decide) for job in module.jobs(analysis, project)]
@@ -52,7 +89,7 @@ def _import_drawing() -> None:
     from reportgen.figures import decide, design, diagnosis, scaling  # noqa: F401
 
 
-def _run(job: FigureJob) -> FigureSVG | None:
+def _run(job: FigureJob) -> str:
     return job.run()
 
 
@@ -62,8 +99,7 @@ class FigurePool:
     def __init__(self, executor: Any | None) -> None:
         self._executor = executor
 
-    def draw(self, jobs: list[FigureJob], *,
-             while_waiting: Callable[[], object] | None = None) -> list[FigureSVG | None]:
+    def draw(self, jobs: Sequence[FigureJob], *, while_waiting: Callable[[], object] | None = None) -> list[str]:
         """Draw every job; `while_waiting` runs in this process meanwhile (the pipeline loads the PDF renderer)."""
         if self._executor is None:
             drawn = [job.run() for job in jobs]
@@ -105,24 +141,23 @@ def figure_pool(*, workers: int | None = None) -> Iterator[FigurePool]:
 
 @dataclass(frozen=True)
 class Drawn:
-    figures: dict[str, FigureSVG]  # by key, in reading order
+    figures: tuple[DrawnFigure, ...]  # in reading order
     drawn: tuple[str, ...]  # keys drawn now (the rest came from the cache)
 
 
-def draw_figures(analysis: Any, project: Any, *, pool: FigurePool | None = None, cache: FigureCache | None = None,
+def draw_figures(jobs: Sequence[FigureJob], *, pool: FigurePool | None = None, cache: FigureCache | None = None,
                  while_waiting: Callable[[], object] | None = None) -> Drawn:
-    """Every figure of the report. Cached figures are reused; without a pool, a temporary one is used when
-    enough figures must be drawn for two processes to pay."""
+    """The drawing of every job. Cached figures are reused; without a pool, a temporary one is used when enough
+    figures must be drawn for two processes to pay."""
     from reportgen.cache import job_key
 
-    jobs = figure_jobs(analysis, project)
     keys = [job_key(job) for job in jobs] if cache is not None else [""] * len(jobs)
-    found: dict[int, FigureSVG | None] = {}
+    found: dict[int, str] = {}
     for index, key in enumerate(keys):
         if cache is not None:
-            hit, value = cache.get(key)
-            if hit:
-                found[index] = value
+            svg = cache.get(key)
+            if svg is not None:
+                found[index] = svg
     missing = [index for index in range(len(jobs)) if index not in found]
     todo = [jobs[index] for index in missing]
     if pool is None and not todo:  # every figure cached: no pool, so matplotlib is not even imported
@@ -132,10 +167,9 @@ def draw_figures(analysis: Any, project: Any, *, pool: FigurePool | None = None,
     else:
         with figure_pool(workers=None if len(todo) >= PARALLEL_FROM else 1) as temporary:
             fresh = temporary.draw(todo, while_waiting=while_waiting)
-    for index, value in zip(missing, fresh, strict=True):
-        found[index] = value
+    for index, svg in zip(missing, fresh, strict=True):
+        found[index] = svg
         if cache is not None:
-            cache.put(keys[index], value)
-    ordered = [found[index] for index in range(len(jobs))]
-    return Drawn({figure.key: figure for figure in ordered if figure is not None},
-                 tuple(jobs[index].key for index in missing if found[index] is not None))
+            cache.put(keys[index], svg)
+    return Drawn(tuple(DrawnFigure(job.frame, found[index]) for index, job in enumerate(jobs)),
+                 tuple(jobs[index].frame.key for index in missing))

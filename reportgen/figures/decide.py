@@ -8,7 +8,7 @@ import numpy as np
 
 from reportgen.analysis.cost import CostResult
 from reportgen.analysis.energy import EnergyResult
-from reportgen.figures import FigureJob, FigureSVG
+from reportgen.figures import FigureFrame, FigureJob, present
 from reportgen.figures.style import BLUE, GREEN, GREY, INK, ORANGE, PURPLE, VERMILION, figure, log2_axis, to_svg
 from reportgen.model import Project
 
@@ -17,8 +17,7 @@ REGIME_NAME = {"on_demand": "on-demand", "spot": "spot", "local": "owned"}
 
 
 def jobs(analysis: Any, project: Project) -> list[FigureJob]:
-    return [FigureJob("cost-speedup", cost_speedup, (analysis.cost,)), FigureJob("regimes", regimes, (analysis.cost,)),
-            FigureJob("energy", energy, (analysis.energy,))]
+    return present(cost_speedup(analysis.cost), regimes(analysis.cost), energy(analysis.energy))
 
 
 def _nodes(count: int) -> str:
@@ -29,11 +28,18 @@ def _unit(cost: CostResult) -> str:
     return f"{cost.currency} per unit of work" if cost.per_unit_of_work else f"{cost.currency} per run"
 
 
-def cost_speedup(cost: CostResult | None) -> FigureSVG | None:
+def cost_speedup(cost: CostResult | None) -> FigureJob | None:
     if cost is None:
         return None
-    key = "cost-speedup"
-    with figure(key, height=3.0) as fig:
+    frame = FigureFrame("cost-speedup", "Cost of one run against speedup at each measured node count, with the "
+                        "cost-optimal and the fastest points. Going from the cheapest to the fastest costs "
+                        f"{cost.cost_ratio:.3g}× the money for {cost.speedup_ratio:.3g}× the speed.",
+                        "Cost against speedup.", height=3.0)
+    return FigureJob(frame, _draw_cost_speedup, (cost,))
+
+
+def _draw_cost_speedup(frame: FigureFrame, cost: CostResult) -> str:
+    with figure(frame) as fig:
         ax = fig.subplots()
         s = [r.speedup for r in cost.rows]
         c = [r.cost for r in cost.rows]
@@ -54,17 +60,20 @@ def cost_speedup(cost: CostResult | None) -> FigureSVG | None:
         ax.set_xlabel("speedup")
         ax.set_ylabel(f"cost ({_unit(cost)})")
         ax.legend(loc="upper left")
-        svg = to_svg(fig, key)
-    return FigureSVG(key, svg, f"Cost of one run against speedup at each measured node count, with the cost-optimal "
-                     f"and the fastest points. Going from the cheapest to the fastest costs {cost.cost_ratio:.3g}× "
-                     f"the money for {cost.speedup_ratio:.3g}× the speed.", "Cost against speedup.")
+        return to_svg(fig, frame.key)
 
 
-def regimes(cost: CostResult | None) -> FigureSVG | None:
+def regimes(cost: CostResult | None) -> FigureJob | None:
     if cost is None or len(cost.regimes) < 2:
         return None
-    key = "regimes"
-    with figure(key, height=2.9) as fig:
+    frame = FigureFrame("regimes", "Cost per run in each price regime; each regime's own optimum is drawn large. Spot "
+                        "adds the restart time of expected preemptions (first order); an owned regime below its "
+                        "utilization threshold is shown grey.", "Cost against nodes per price regime.", height=2.9)
+    return FigureJob(frame, _draw_regimes, (cost,))
+
+
+def _draw_regimes(frame: FigureFrame, cost: CostResult) -> str:
+    with figure(frame) as fig:
         ax = fig.subplots()
         for name, regime in cost.regimes.items():
             color, marker, line = REGIME_STYLE[name]
@@ -78,19 +87,27 @@ def regimes(cost: CostResult | None) -> FigureSVG | None:
         ax.set_xlabel("nodes (log scale)")
         ax.set_ylabel(f"cost ({_unit(cost)})")
         ax.legend(loc="upper left")
-        svg = to_svg(fig, key)
-    return FigureSVG(key, svg, "Cost per run in each price regime; each regime's own optimum is drawn large. Spot "
-                     "adds the restart time of expected preemptions (first order); an owned regime below its "
-                     "utilization threshold is shown grey.", "Cost against nodes per price regime.")
+        return to_svg(fig, frame.key)
 
 
-def energy(result: EnergyResult | None) -> FigureSVG | None:
+def _energy_unit(result: EnergyResult) -> str:
+    return "per unit of work" if result.per_unit_of_work else "per run"
+
+
+def energy(result: EnergyResult | None) -> FigureJob | None:
     if result is None:
         return None
+    source = f" Carbon intensity {result.carbon_intensity_g_per_kwh:.4g} g/kWh ({result.carbon_source})." \
+        if result.carbon_intensity_g_per_kwh is not None else " No location given: CO2e is not computed."
+    frame = FigureFrame("energy", f"Energy {_energy_unit(result)} at each scale (bars; hatched where measured) and the "
+                        f"CO2e it emits (line).{source}", "Energy bars and CO2 line per scale.", height=2.9)
+    return FigureJob(frame, _draw_energy, (result,))
+
+
+def _draw_energy(frame: FigureFrame, result: EnergyResult) -> str:
     labels = [f"{r.nodes:,}" for r in result.rows]
-    key = "energy"
-    unit = "per unit of work" if result.per_unit_of_work else "per run"
-    with figure(key, height=2.9) as fig:
+    unit = _energy_unit(result)
+    with figure(frame) as fig:
         ax = fig.subplots()
         kwh = np.array([r.energy_kwh for r in result.rows])
         bars = ax.bar(labels, kwh, color=[ORANGE if r.measured else BLUE for r in result.rows],
@@ -114,8 +131,4 @@ def energy(result: EnergyResult | None) -> FigureSVG | None:
             more = right.get_legend_handles_labels()
             handles, names = handles + more[0], names + more[1]
         ax.legend(handles, names, loc="upper left")
-        svg = to_svg(fig, key)
-    source = f" Carbon intensity {result.carbon_intensity_g_per_kwh:.4g} g/kWh ({result.carbon_source})." \
-        if result.carbon_intensity_g_per_kwh is not None else " No location given: CO2e is not computed."
-    return FigureSVG(key, svg, f"Energy {unit} at each scale (bars; hatched where measured) and the CO2e it emits "
-                     f"(line).{source}", "Energy bars and CO2 line per scale.")
+        return to_svg(fig, frame.key)

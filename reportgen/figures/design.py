@@ -7,19 +7,17 @@ from typing import Any
 
 import numpy as np
 
-from reportgen.analysis.checklist import ChecklistResult
-from reportgen.analysis.prediction import Curve, PredictionResult
+from reportgen.analysis.checklist import ChecklistResult, TaxResult
+from reportgen.analysis.prediction import Curve, PredictionResult, Sensitivity
 from reportgen.analysis.scaling import ScalingResult
-from reportgen.figures import FigureJob, FigureSVG
+from reportgen.figures import FigureFrame, FigureJob, present
 from reportgen.figures.style import BLUE, GREEN, GREY, INK, ORANGE, VERMILION, figure, log_axes, to_svg
 from reportgen.model import Project
 
 
 def jobs(analysis: Any, project: Project) -> list[FigureJob]:
-    return [FigureJob("pressures", radar, (analysis.checklist,)),
-            FigureJob("fanout-budget", fanout_budget, (analysis.checklist,)),
-            FigureJob("predicted-speedup", predicted, (_plotted(analysis.prediction), analysis.scaling)),
-            FigureJob("sensitivity", sensitivity, (analysis.prediction,))]
+    return present(radar(analysis.checklist), fanout_budget(analysis.checklist),
+                   predicted(analysis.prediction, analysis.scaling), sensitivity(analysis.prediction))
 
 
 def _plotted(prediction: PredictionResult | None) -> PredictionResult | None:
@@ -35,14 +33,20 @@ def _plotted(prediction: PredictionResult | None) -> PredictionResult | None:
     return dataclasses.replace(prediction, curve=thinned)
 
 
-def radar(checklist: ChecklistResult | None) -> FigureSVG | None:
+def radar(checklist: ChecklistResult | None) -> FigureJob | None:
     if checklist is None or len(checklist.pressures) < 3:
         return None
-    names = [name for name, _ in checklist.pressures]
-    values = [value for _, value in checklist.pressures]
+    top = " and ".join(checklist.top_pressures)
+    frame = FigureFrame("pressures", f"Pressure on each axis of distribution, from 0 to 1 (declared). The strongest: "
+                        f"{top}.", "Radar chart of the six axis pressures.", width=3.6, height=3.0)
+    return FigureJob(frame, _draw_radar, (tuple(checklist.pressures),))
+
+
+def _draw_radar(frame: FigureFrame, pressures: tuple[tuple[str, float], ...]) -> str:
+    names = [name for name, _ in pressures]
+    values = [value for _, value in pressures]
     angles = np.linspace(0, 2 * np.pi, len(names), endpoint=False)
-    key = "pressures"
-    with figure(key, width=3.6, height=3.0) as fig:
+    with figure(frame) as fig:
         ax = fig.add_subplot(projection="polar")
         closed = np.concatenate([angles, angles[:1]])
         ax.plot(closed, values + values[:1], color=BLUE, marker="o", markersize=4)
@@ -53,20 +57,22 @@ def radar(checklist: ChecklistResult | None) -> FigureSVG | None:
         ax.set_ylim(0, 1)
         ax.set_yticks([0.25, 0.5, 0.75, 1.0])
         ax.set_yticklabels(["0.25", "0.5", "0.75", "1"], fontsize=6.5)
-        svg = to_svg(fig, key)
-    top = " and ".join(checklist.top_pressures)
-    return FigureSVG(key, svg, f"Pressure on each axis of distribution, from 0 to 1 (declared). The strongest: "
-                     f"{top}.", "Radar chart of the six axis pressures.")
+        return to_svg(fig, frame.key)
 
 
-def fanout_budget(checklist: ChecklistResult | None) -> FigureSVG | None:
+def fanout_budget(checklist: ChecklistResult | None) -> FigureJob | None:
     if checklist is None or checklist.tax.kind != "interactive":
         return None
-    tax = checklist.tax
+    frame = FigureFrame("fanout-budget", "The interactive communication tax: latency budget left against fanout 1 to "
+                        "80. The exhausting fanout is the smallest fanout whose tax reaches the objective.",
+                        "Line of budget left falling with fanout.", height=2.8)
+    return FigureJob(frame, _draw_fanout_budget, (checklist.tax,))
+
+
+def _draw_fanout_budget(frame: FigureFrame, tax: TaxResult) -> str:
     fanouts = [n for n, _ in tax.budget_curve]
     budget_ms = [left * 1e3 for _, left in tax.budget_curve]
-    key = "fanout-budget"
-    with figure(key, height=2.8) as fig:
+    with figure(frame) as fig:
         ax = fig.subplots()
         ax.plot(fanouts, budget_ms, color=BLUE, label="latency budget left = SLO − fanout × hop latency")
         ax.axhline(0, color=INK, linewidth=1)
@@ -80,19 +86,26 @@ def fanout_budget(checklist: ChecklistResult | None) -> FigureSVG | None:
         ax.set_xlabel("fanout (hops per request)")
         ax.set_ylabel("budget left (ms)")
         ax.legend(loc="upper right")
-        svg = to_svg(fig, key)
-    return FigureSVG(key, svg, "The interactive communication tax: latency budget left against fanout 1 to 80. "
-                     "The exhausting fanout is the smallest fanout whose tax reaches the objective.",
-                     "Line of budget left falling with fanout.")
+        return to_svg(fig, frame.key)
 
 
-def predicted(prediction: PredictionResult | None, scaling: ScalingResult | None) -> FigureSVG | None:
+def predicted(prediction: PredictionResult | None, scaling: ScalingResult | None) -> FigureJob | None:
     if prediction is None:
         return None
+    measured = scaling is not None and scaling.reference_nodes == 1
+    frame = FigureFrame("predicted-speedup", "Predicted speedup S(p) of the ring all-reduce alpha-beta model (left "
+                        "axis) and the communication-to-computation ratio R(p) (right axis, log scale), with the "
+                        "optimum p* and the first communication-dominated node count p_dom marked"
+                        + ("; measured speedups overlaid." if measured else "."),
+                        "Speedup and ratio curves against node count.", height=3.2)
+    points = tuple((r.nodes, r.speedup) for r in scaling.rows) if scaling is not None and measured else ()
+    return FigureJob(frame, _draw_predicted, (_plotted(prediction), points))
+
+
+def _draw_predicted(frame: FigureFrame, prediction: PredictionResult, measured: tuple[tuple[int, float], ...]) -> str:
     curve = prediction.curve  # already thinned by _plotted
     p = curve.nodes
-    key = "predicted-speedup"
-    with figure(key, height=3.2) as fig:
+    with figure(frame) as fig:
         ax = fig.subplots()
         ax.plot(p, curve.speedup, color=BLUE, label="predicted speedup S(p)")
         ax.plot(p, p, color=GREY, linestyle=":", linewidth=1, label="ideal S = p")
@@ -101,8 +114,8 @@ def predicted(prediction: PredictionResult | None, scaling: ScalingResult | None
         if prediction.p_comm_dominated and prediction.p_comm_dominated <= p[-1]:
             ax.axvline(prediction.p_comm_dominated, color=VERMILION, linestyle="-.",
                        label=f"p_dom = {prediction.p_comm_dominated:,} (R ≥ 1)")
-        if scaling is not None and scaling.reference_nodes == 1:
-            ax.plot([r.nodes for r in scaling.rows], [r.speedup for r in scaling.rows], "s", color=ORANGE,
+        if measured:
+            ax.plot([nodes for nodes, _ in measured], [speedup for _, speedup in measured], "s", color=ORANGE,
                     markeredgecolor=INK, label="measured speedup")
         log_axes(ax, x=True, base=2)
         ax.set_xlabel("nodes p (log scale)")
@@ -117,23 +130,24 @@ def predicted(prediction: PredictionResult | None, scaling: ScalingResult | None
         lines = ax.get_legend_handles_labels()
         more = right.get_legend_handles_labels()
         ax.legend(lines[0] + more[0], lines[1] + more[1], loc="upper left")
-        svg = to_svg(fig, key)
-    return FigureSVG(key, svg, "Predicted speedup S(p) of the ring all-reduce alpha-beta model (left axis) and "
-                     "the communication-to-computation ratio R(p) (right axis, log scale), with the optimum p* and "
-                     "the first communication-dominated node count p_dom marked"
-                     + ("; measured speedups overlaid." if scaling and scaling.reference_nodes == 1 else "."),
-                     "Speedup and ratio curves against node count.")
+        return to_svg(fig, frame.key)
 
 
-def sensitivity(prediction: PredictionResult | None) -> FigureSVG | None:
+def sensitivity(prediction: PredictionResult | None) -> FigureJob | None:
     if prediction is None:
         return None
-    scales = sorted({s.alpha_scale for s in prediction.sensitivity})
-    grid = np.array([[next(s for s in prediction.sensitivity if s.alpha_scale == a and s.beta_scale == b)
+    frame = FigureFrame("sensitivity", "Sensitivity of the prediction: the optimum p* and its speedup when the latency "
+                        "α and the per-link transfer time β are ten times smaller or larger (darker: less speedup).",
+                        "Three-by-three heat map of optimum and speedup.", width=4.2, height=2.9)
+    return FigureJob(frame, _draw_sensitivity, (tuple(prediction.sensitivity),))
+
+
+def _draw_sensitivity(frame: FigureFrame, cells: tuple[Sensitivity, ...]) -> str:
+    scales = sorted({s.alpha_scale for s in cells})
+    grid = np.array([[next(s for s in cells if s.alpha_scale == a and s.beta_scale == b)
                       for b in scales] for a in scales])
     values = np.array([[cell.speedup for cell in row] for row in grid])
-    key = "sensitivity"
-    with figure(key, width=4.2, height=2.9) as fig:
+    with figure(frame) as fig:
         ax = fig.subplots()
         # pcolormesh, not imshow: imshow embeds a raster image, and the report fetches and embeds nothing
         edges = np.arange(len(scales) + 1) - 0.5
@@ -148,7 +162,4 @@ def sensitivity(prediction: PredictionResult | None) -> FigureSVG | None:
         ax.set_xticks(range(len(scales)), labels)
         ax.set_yticks(range(len(scales)), [f"α × {s:g}" for s in scales])
         ax.grid(False)  # no colour bar: matplotlib draws it as a raster image; the cells carry their values
-        svg = to_svg(fig, key)
-    return FigureSVG(key, svg, "Sensitivity of the prediction: the optimum p* and its speedup when the latency α "
-                     "and the per-link transfer time β are ten times smaller or larger (darker: less speedup).",
-                     "Three-by-three heat map of optimum and speedup.")
+        return to_svg(fig, frame.key)

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from reportgen.analysis.diagnosis import ADAM_STACK, DiagnosisResult
-from reportgen.figures import FigureJob, FigureSVG
+from reportgen.analysis.diagnosis import ADAM_STACK, DiagnosisResult, StepResult, Wall
+from reportgen.figures import FigureFrame, FigureJob, present
 from reportgen.figures.style import (
     BLUE,
     GREEN,
@@ -31,21 +31,26 @@ def jobs(analysis: Any, project: Project) -> list[FigureJob]:
     diagnosis: DiagnosisResult | None = analysis.diagnosis
     if diagnosis is None:
         return []
-    return [FigureJob("roofline", roofline, (diagnosis, project.hardware)), FigureJob("walls", walls, (diagnosis,)),
-            FigureJob("memory-stack", memory_stack, (diagnosis,))]
+    return present(roofline(diagnosis, project.hardware), walls(diagnosis), memory_stack(diagnosis))
 
 
-def roofline(d: DiagnosisResult, hardware: Hardware | None) -> FigureSVG | None:
-    placed = [s for s in d.steps if s.intensity is not None and s.attained_flops_per_s]
+def roofline(d: DiagnosisResult, hardware: Hardware | None) -> FigureJob | None:
+    placed = tuple(s for s in d.steps if s.intensity is not None and s.attained_flops_per_s)
     if not hardware or not hardware.peak_compute or not hardware.memory_bandwidth or not placed:
         return None
-    peak, bandwidth = hardware.peak_compute, hardware.memory_bandwidth
+    frame = FigureFrame("roofline", "Roofline of one node: each profiled step placed at its arithmetic intensity and "
+                        "attained rate, under the memory roof (β·I) left of the ridge and the compute roof (π) right "
+                        "of it. The dominant step (longest measured time) is drawn in red.",
+                        "Log-log roofline with the baseline steps as points.")
+    return FigureJob(frame, _draw_roofline, (placed, hardware.peak_compute, hardware.memory_bandwidth))
+
+
+def _draw_roofline(frame: FigureFrame, placed: tuple[StepResult, ...], peak: float, bandwidth: float) -> str:
     finite = [s.intensity for s in placed if s.intensity is not None and math.isfinite(s.intensity)]
     ridge = peak / bandwidth
     low = min([ridge / 100, *[i / 4 for i in finite]])
     high = max([ridge * 100, *[i * 4 for i in finite]])
-    key = "roofline"
-    with figure(key) as fig:
+    with figure(frame) as fig:
         ax = fig.subplots()
         x = np.array([low, ridge, high])  # the roof is two straight lines on log-log axes: its vertices suffice
         log_axes(ax, x=True, y=True)
@@ -61,19 +66,22 @@ def roofline(d: DiagnosisResult, hardware: Hardware | None) -> FigureSVG | None:
         ax.set_xlabel("arithmetic intensity I (FLOP per byte of memory traffic)")
         ax.set_ylabel("attained compute (TFLOP/s)")
         ax.legend(loc="lower right")
-        svg = to_svg(fig, key)
-    return FigureSVG(key, svg, "Roofline of one node: each profiled step placed at its arithmetic intensity and "
-                     "attained rate, under the memory roof (β·I) left of the ridge and the compute roof (π) right "
-                     "of it. The dominant step (longest measured time) is drawn in red.",
-                     "Log-log roofline with the baseline steps as points.")
+        return to_svg(fig, frame.key)
 
 
-def walls(d: DiagnosisResult) -> FigureSVG | None:
-    shown = [w for w in d.walls if w.fill is not None]
+def walls(d: DiagnosisResult) -> FigureJob | None:
+    shown = tuple(w for w in d.walls if w.fill is not None)
     if not shown:
         return None
-    key = "walls"
-    with figure(key, height=2.4) as fig:
+    binding = [w.wall for w in shown if w.binds]
+    frame = FigureFrame("walls", "The walls as fill ratios, in the order they are checked (memory, data, serving, "
+                        "time). Hatched red bars bind" + (f": {', '.join(binding)}." if binding else "; none binds."),
+                        "Horizontal bars of wall fill ratios against the capacity line at 1.", height=2.4)
+    return FigureJob(frame, _draw_walls, (shown,))
+
+
+def _draw_walls(frame: FigureFrame, shown: tuple[Wall, ...]) -> str:
+    with figure(frame) as fig:
         ax = fig.subplots()
         names = [w.wall for w in shown]
         fills = [w.fill for w in shown]
@@ -90,14 +98,10 @@ def walls(d: DiagnosisResult) -> FigureSVG | None:
         ax.invert_yaxis()
         ax.set_xlabel("fill = demand / capacity (a wall binds at 1 or more)")
         ax.grid(axis="y", visible=False)
-        svg = to_svg(fig, key)
-    binding = [w.wall for w in shown if w.binds]
-    return FigureSVG(key, svg, "The walls as fill ratios, in the order they are checked (memory, data, serving, "
-                     "time). Hatched red bars bind" + (f": {', '.join(binding)}." if binding else "; none binds."),
-                     "Horizontal bars of wall fill ratios against the capacity line at 1.")
+        return to_svg(fig, frame.key)
 
 
-def memory_stack(d: DiagnosisResult) -> FigureSVG | None:
+def memory_stack(d: DiagnosisResult) -> FigureJob | None:
     if not d.memory_stack:
         return None
     parameters_bytes = d.memory_stack[0][1]
@@ -108,23 +112,27 @@ def memory_stack(d: DiagnosisResult) -> FigureSVG | None:
     else:
         parts = [(f"parameters × {per_parameter:g} B", parameters_bytes)]
     parts += [(name, size) for name, size in d.memory_stack[1:]]
+    frame = FigureFrame("memory-stack", "What one replica must hold, against the memory of one node. With the "
+                        "default 16 bytes per parameter of mixed-precision Adam: 2 (bf16 weight) + 2 (bf16 gradient) "
+                        "+ 4 (fp32 master) + 8 (fp32 Adam m and v).",
+                        "Stacked bar of memory demand with the capacity line.", height=2.6)
+    return FigureJob(frame, _draw_memory_stack, (tuple(parts), d.memory_capacity))
+
+
+def _draw_memory_stack(frame: FigureFrame, parts: tuple[tuple[str, float], ...], capacity: float | None) -> str:
     colors = [BLUE, SKY, GREEN, ORANGE, PURPLE, GREY]
     hatches = ["", "/", "\\", "x", "-", "|"]  # line hatches only: see style.ACTIVITY
-    key = "memory-stack"
-    with figure(key, height=2.6) as fig:
+    with figure(frame) as fig:
         ax = fig.subplots()
         left = 0.0
         for index, (name, size) in enumerate(parts):
             ax.barh(["one replica"], [size / 1e9], left=left / 1e9, color=colors[index % 6],
                     hatch=hatches[index % 6], edgecolor=INK, linewidth=0.6, label=f"{name}: {size / 1e9:,.4g} GB")
             left += size
-        if d.memory_capacity:
-            ax.axvline(d.memory_capacity / 1e9, color=VERMILION, linewidth=1.6, linestyle="--",
-                       label=f"device memory of one node: {d.memory_capacity / 1e9:,.4g} GB")
+        if capacity:
+            ax.axvline(capacity / 1e9, color=VERMILION, linewidth=1.6, linestyle="--",
+                       label=f"device memory of one node: {capacity / 1e9:,.4g} GB")
         ax.set_xlabel("memory (GB)")
         ax.grid(axis="y", visible=False)
         fig.legend(loc="outside lower center", ncol=2)
-        svg = to_svg(fig, key)
-    return FigureSVG(key, svg, "What one replica must hold, against the memory of one node. With the default "
-                     "16 bytes per parameter of mixed-precision Adam: 2 (bf16 weight) + 2 (bf16 gradient) + 4 (fp32 "
-                     "master) + 8 (fp32 Adam m and v).", "Stacked bar of memory demand with the capacity line.")
+        return to_svg(fig, frame.key)

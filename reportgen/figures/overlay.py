@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reportgen.figures import FigureJob, FigureSVG
+from reportgen.figures import FigureFrame, FigureJob, present
 from reportgen.figures.style import BLUE, GREY, INK, figure, log2_axis, to_svg
 
 Json = dict[str, Any]
@@ -20,9 +20,8 @@ OVERLAYS = (
 
 
 def jobs(old: Json, new: Json, old_label: str, new_label: str) -> list[FigureJob]:
-    return [FigureJob(key, overlay, (key, _points(old, section, field), _points(new, section, field), label,
-                                     caption, old_label, new_label))
-            for key, section, field, label, caption in OVERLAYS]
+    return present(*(overlay(key, _points(old, section, field), _points(new, section, field), label, caption,
+                             old_label, new_label) for key, section, field, label, caption in OVERLAYS))
 
 
 def _points(document: Json, section: str, field: str) -> tuple[tuple[int, float], ...]:
@@ -31,10 +30,18 @@ def _points(document: Json, section: str, field: str) -> tuple[tuple[int, float]
 
 
 def overlay(key: str, old: tuple[tuple[int, float], ...], new: tuple[tuple[int, float], ...], label: str,
-            caption: str, old_label: str, new_label: str) -> FigureSVG | None:
+            caption: str, old_label: str, new_label: str) -> FigureJob | None:
     if not old and not new:
         return None
-    with figure(key, height=2.8) as fig:
+    missing = "" if old and new else f" Only the {'new' if new else 'old'} revision has these results."
+    frame = FigureFrame(key, f"{caption} Old revision grey and dashed, new revision blue.{missing}",
+                        f"{label}: old against new", height=2.8)
+    return FigureJob(frame, _draw_overlay, (old, new, label, old_label, new_label))
+
+
+def _draw_overlay(frame: FigureFrame, old: tuple[tuple[int, float], ...], new: tuple[tuple[int, float], ...],
+                  label: str, old_label: str, new_label: str) -> str:
+    with figure(frame) as fig:
         ax = fig.subplots()
         if old:
             ax.plot([p for p, _ in old], [v for _, v in old], "s--", color=GREY, markeredgecolor=INK,
@@ -46,7 +53,4 @@ def overlay(key: str, old: tuple[tuple[int, float], ...], new: tuple[tuple[int, 
         ax.set_xlabel("nodes (log scale)")
         ax.set_ylabel(label)
         ax.legend(loc="best")
-        svg = to_svg(fig, key)
-    missing = "" if old and new else f" Only the {'new' if new else 'old'} revision has these results."
-    return FigureSVG(key, svg, f"{caption} Old revision grey and dashed, new revision blue.{missing}",
-                     f"{label}: old against new")
+        return to_svg(fig, frame.key)

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 
 from reportgen.analysis.fits import usl_capacity
-from reportgen.analysis.scaling import ScalingResult
-from reportgen.figures import FigureJob, FigureSVG
+from reportgen.analysis.scaling import PopRow, ScalingResult
+from reportgen.figures import FigureFrame, FigureJob, present
 from reportgen.figures.style import (
     ACTIVITY,
     BLUE,
@@ -31,9 +31,7 @@ def jobs(analysis: Any, project: Project) -> list[FigureJob]:
     scaling: ScalingResult | None = analysis.scaling
     if scaling is None:
         return []
-    return [FigureJob(key, function, (scaling,)) for key, function in (
-        ("breakdown", breakdown), ("timeline", timeline), ("speedup", speedup), ("lost-folds", lost_folds),
-        ("karp-flatt", karp_flatt))]
+    return present(breakdown(scaling), timeline(scaling), speedup(scaling), lost_folds(scaling), karp_flatt(scaling))
 
 
 def reference_note(scaling: ScalingResult) -> str:
@@ -43,12 +41,18 @@ def reference_note(scaling: ScalingResult) -> str:
             f"(no single-node run): ideal is p / {scaling.reference_nodes}.")
 
 
-def breakdown(scaling: ScalingResult) -> FigureSVG | None:
+def breakdown(scaling: ScalingResult) -> FigureJob | None:
     if scaling.form != "breakdown":
         return None
+    frame = FigureFrame("breakdown", "Where the time goes at each measured scale: compute, I/O, communication and "
+                        "idle time at barriers, stacked to the wall time of one run.", "Stacked bars of time per scale.",
+                        height=3.0)
+    return FigureJob(frame, _draw_breakdown, (scaling,))
+
+
+def _draw_breakdown(frame: FigureFrame, scaling: ScalingResult) -> str:
     labels = [f"{r.nodes:,}" for r in scaling.rows]
-    key = "breakdown"
-    with figure(key, height=3.0) as fig:
+    with figure(frame) as fig:
         ax = fig.subplots()
         stacked_bars(ax, labels, [(name, name, [(getattr(r.run, name) or 0.0) / 3600 for r in scaling.rows])
                                   for name in ("compute", "io", "communication", "idle")])
@@ -56,21 +60,25 @@ def breakdown(scaling: ScalingResult) -> FigureSVG | None:
         ax.set_ylabel("wall time per run (h)")
         ax.grid(axis="x", visible=False)
         ax.legend(loc="upper right")
-        svg = to_svg(fig, key)
-    return FigureSVG(key, svg, "Where the time goes at each measured scale: compute, I/O, communication and idle "
-                     "time at barriers, stacked to the wall time of one run.", "Stacked bars of time per scale.")
+        return to_svg(fig, frame.key)
 
 
-def timeline(scaling: ScalingResult) -> FigureSVG | None:
+def timeline(scaling: ScalingResult) -> FigureJob | None:
     pop = next((row for row in reversed(scaling.pop)), None)  # the largest scale with per-worker times
     if pop is None:
         return None
+    frame = FigureFrame("timeline", f"Per-worker timeline at {pop.nodes:,} nodes: each worker computes, waits at the "
+                        "barrier until the slowest finishes, then joins the collective. Load balance "
+                        f"{pop.load_balance:.3f}, imbalance (max/mean − 1) {pop.imbalance:.1%}.",
+                        "Gantt-style bars, one per worker.", height=min(0.9 + 0.16 * len(pop.workers_s), 4.6))
+    return FigureJob(frame, _draw_timeline, (pop,))
+
+
+def _draw_timeline(frame: FigureFrame, pop: PopRow) -> str:
     workers = np.array(pop.workers_s)
     slowest = workers.max()
     collective = pop.collective_s or 0.0
-    key = "timeline"
-    height = min(0.9 + 0.16 * len(workers), 4.6)
-    with figure(key, height=height) as fig:
+    with figure(frame) as fig:
         ax = fig.subplots()
         rows = np.arange(len(workers))
         color, hatch = ACTIVITY["compute"]
@@ -87,21 +95,25 @@ def timeline(scaling: ScalingResult) -> FigureSVG | None:
         ax.set_xlabel("time (s)")
         ax.grid(axis="y", visible=False)
         fig.legend(loc="outside lower center", ncol=3)
-        svg = to_svg(fig, key)
-    return FigureSVG(key, svg, f"Per-worker timeline at {pop.nodes:,} nodes: each worker computes, waits at the "
-                     "barrier until the slowest finishes, then joins the collective. Load balance "
-                     f"{pop.load_balance:.3f}, imbalance (max/mean − 1) {pop.imbalance:.1%}.",
-                     "Gantt-style bars, one per worker.")
+        return to_svg(fig, frame.key)
 
 
-def speedup(scaling: ScalingResult) -> FigureSVG:
+def speedup(scaling: ScalingResult) -> FigureJob:
+    knee_text = f"The knee (Kneedle in log2 p) is at {scaling.knee_nodes:,} nodes." if scaling.knee_nodes else \
+        "No knee in the measured range."
+    frame = FigureFrame("speedup", "Measured speedup against ideal with the Amdahl and Universal Scalability Law fits "
+                        f"(left) and parallel efficiency (right). {knee_text}{reference_note(scaling)}",
+                        "Speedup and efficiency against node count.", height=3.4)
+    return FigureJob(frame, _draw_speedup, (scaling,))
+
+
+def _draw_speedup(frame: FigureFrame, scaling: ScalingResult) -> str:
     rows = scaling.rows
     p = np.array([r.nodes for r in rows], dtype=float)
     q = p / scaling.reference_nodes
     s = np.array([r.speedup for r in rows])
     dense = np.geomspace(p.min(), p.max() * 1.5, 120)
-    key = "speedup"
-    with figure(key, height=3.4) as fig:
+    with figure(frame) as fig:
         ax, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [3, 2]})
         ax.plot(p, q, color=GREY, linestyle=":", label="ideal")
         ax.plot(p, s, "o-", color=BLUE, markeredgecolor=INK, label="measured")
@@ -134,21 +146,23 @@ def speedup(scaling: ScalingResult) -> FigureSVG:
         right.set_xlabel("nodes (log scale)")
         right.set_ylabel("parallel efficiency E = S / (p / p_ref)")
         right.legend(loc="lower left")
-        svg = to_svg(fig, key)
-    knee_text = f"The knee (Kneedle in log2 p) is at {scaling.knee_nodes:,} nodes." if scaling.knee_nodes else \
-        "No knee in the measured range."
-    return FigureSVG(key, svg, "Measured speedup against ideal with the Amdahl and Universal Scalability Law fits "
-                     f"(left) and parallel efficiency (right). {knee_text}{reference_note(scaling)}",
-                     "Speedup and efficiency against node count.")
+        return to_svg(fig, frame.key)
 
 
-def lost_folds(scaling: ScalingResult) -> FigureSVG | None:
+def lost_folds(scaling: ScalingResult) -> FigureJob | None:
     if scaling.form != "breakdown" or len(scaling.rows) < 2:
         return None
+    frame = FigureFrame("lost-folds", "Every fold of ideal speedup accounted for: the folds achieved, and the folds "
+                        "lost to the serial fraction, communication and load imbalance, shared in proportion to the "
+                        f"time each cause lost.{reference_note(scaling)}", "Stacked bars of achieved and lost folds.",
+                        height=3.0)
+    return FigureJob(frame, _draw_lost_folds, (scaling,))
+
+
+def _draw_lost_folds(frame: FigureFrame, scaling: ScalingResult) -> str:
     rows = scaling.rows
     labels = [f"{r.nodes:,}" for r in rows]
-    key = "lost-folds"
-    with figure(key, height=3.0) as fig:
+    with figure(frame) as fig:
         ax = fig.subplots()
         stacked_bars(ax, labels, [("compute", "folds achieved (speedup)", [r.speedup for r in rows])] + [
             (activity, label, [max(getattr(r, field) or 0.0, 0.0) for r in rows])
@@ -161,18 +175,22 @@ def lost_folds(scaling: ScalingResult) -> FigureSVG | None:
         ax.set_ylabel("folds of speedup")
         ax.grid(axis="x", visible=False)
         ax.legend(loc="upper left")
-        svg = to_svg(fig, key)
-    return FigureSVG(key, svg, "Every fold of ideal speedup accounted for: the folds achieved, and the folds lost "
-                     "to the serial fraction, communication and load imbalance, shared in proportion to the time "
-                     f"each cause lost.{reference_note(scaling)}", "Stacked bars of achieved and lost folds.")
+        return to_svg(fig, frame.key)
 
 
-def karp_flatt(scaling: ScalingResult) -> FigureSVG | None:
-    points = [(r.nodes, r.karp_flatt) for r in scaling.rows if r.karp_flatt is not None]
+def karp_flatt(scaling: ScalingResult) -> FigureJob | None:
+    points = tuple((r.nodes, r.karp_flatt) for r in scaling.rows if r.karp_flatt is not None)
     if len(points) < 2:
         return None
-    key = "karp-flatt"
-    with figure(key, height=2.7) as fig:
+    trend = "rising" if (scaling.karp_flatt_slope or 0) > 0 else "flat or falling"
+    frame = FigureFrame("karp-flatt", f"Experimentally determined serial fraction (Karp–Flatt). Its trend is {trend}: "
+                        "a flat e(p) is a fixed serial fraction, a rising one an overhead that grows with the node "
+                        f"count.{reference_note(scaling)}", "Karp-Flatt fraction against node count.", height=2.7)
+    return FigureJob(frame, _draw_karp_flatt, (points, scaling))
+
+
+def _draw_karp_flatt(frame: FigureFrame, points: tuple[tuple[int, float], ...], scaling: ScalingResult) -> str:
+    with figure(frame) as fig:
         ax = fig.subplots()
         ax.plot([p for p, _ in points], [e for _, e in points], "o-", color=BLUE, markeredgecolor=INK,
                 label="Karp–Flatt e(p), measured")
@@ -187,8 +205,4 @@ def karp_flatt(scaling: ScalingResult) -> FigureSVG | None:
         ax.set_xlabel("nodes (log scale)")
         ax.set_ylabel("serial fraction e(p)")
         ax.legend(loc="best")  # a falling e(p) starts in the upper left corner
-        svg = to_svg(fig, key)
-    trend = "rising" if (scaling.karp_flatt_slope or 0) > 0 else "flat or falling"
-    return FigureSVG(key, svg, f"Experimentally determined serial fraction (Karp–Flatt). Its trend is {trend}: a "
-                     "flat e(p) is a fixed serial fraction, a rising one an overhead that grows with the node count."
-                     f"{reference_note(scaling)}", "Karp-Flatt fraction against node count.")
+        return to_svg(fig, frame.key)

@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from reportgen.figures import FigureFrame
+
 INK = "#222222"
 GRID = "#d9d9d9"
 BLUE, ORANGE, SKY, GREEN, VERMILION, PURPLE = ("#0072b2", "#e69f00", "#56b4e9", "#009e73", "#d55e00", "#cc79a7")
@@ -26,8 +28,6 @@ ACTIVITY = {
     "idle": (GREY, "x"),
     "serial": (PURPLE, "\\"),
 }
-WIDTH = 6.4  # inches: the text width of an A4 page with 2 cm margins is about 6.7 in
-HEIGHT = 3.3
 
 _RC: dict[str, Any] = {
     "font.family": "DejaVu Sans",
@@ -52,8 +52,9 @@ _RC: dict[str, Any] = {
 
 
 @contextmanager
-def figure(key: str, *, width: float = WIDTH, height: float = HEIGHT, **subplots: Any) -> Iterator[Any]:
-    """A matplotlib Figure (no pyplot: it is slower to import and keeps global state) with reportgen's style.
+def figure(frame: FigureFrame) -> Iterator[Any]:
+    """A matplotlib Figure of the frame's size (no pyplot: it is slower to import and keeps global state) with
+    reportgen's style.
 
     The hash salt is the figure's key, so that clip-path ids are stable run to run and differ between the
     figures inlined into one HTML page.
@@ -61,8 +62,8 @@ def figure(key: str, *, width: float = WIDTH, height: float = HEIGHT, **subplots
     import matplotlib
     from matplotlib.figure import Figure
 
-    with matplotlib.rc_context({**_RC, "svg.hashsalt": f"reportgen-{key}"}):  # type: ignore[dict-item]
-        fig = Figure(figsize=(width, height), layout="constrained")
+    with matplotlib.rc_context({**_RC, "svg.hashsalt": f"reportgen-{frame.key}"}):  # type: ignore[dict-item]
+        fig = Figure(figsize=(frame.width, frame.height), layout="constrained")
         yield fig
 
 
