@@ -1,8 +1,8 @@
 """A content-addressed cache of figures' SVG: the key is a hash of exactly what a figure is drawn from.
 
-A figure's key covers its frame, its drawing function, its arguments (pickled) and the source of the figure modules, so that
-changing one measurement re-draws only the figures that read it, and changing the drawing code re-draws them all.
-Entries live in memory (a warm `watch` process) and on disk under OUT/.cache/figures (repeated `build` calls).
+A figure's key covers its frame, its drawing function, its arguments (pickled) and the source of the figure modules,
+so that changing one measurement re-draws only the figures that read it, and changing the drawing code re-draws them
+all. Entries live in memory (a warm `watch` process) and on disk under OUT/.cache/figures (repeated `build` calls).
 """
 
 from __future__ import annotations

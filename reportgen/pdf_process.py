@@ -15,6 +15,7 @@ single-core machines render that way).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -183,7 +184,8 @@ class _PendingInRenderer:
     def _deliver(self, svgs: list[bytes] | None) -> None:
         if self._expects_drawings:
             self._expects_drawings = False
-            self._renderer._drawings.send((self._request, svgs))
+            with contextlib.suppress(BrokenPipeError):  # no painter: the renderer's answer, or its end, says why
+                self._renderer._drawings.send((self._request, svgs))
 
 
 def _rendering(arrivals: Connection, drawings: Connection) -> Callable[[Any], Any]:

@@ -75,7 +75,10 @@ class Builder:
         files: dict[str, bytes] = {}
         if "json" in formats:
             files["results.json"] = dumps(document).encode("utf-8")
-        page, drawings, drawn, epoch = None, {}, (), 0
+        page: Page | None = None
+        drawings: dict[str, str] = {}
+        drawn: tuple[str, ...] = ()
+        epoch = 0
         if "html" in formats or "pdf" in formats:
             from reportgen.figures import figure_jobs
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-from functools import cache
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 

@@ -119,7 +119,7 @@ def test_failed_render_keeps_previous_outputs(tmp_path: Path, monkeypatch: pytes
     def broken(*_: object, **__: object) -> bytes:
         raise RuntimeError("renderer crashed")
 
-    monkeypatch.setattr(pdf, "html_to_pdf", broken)  # in this process and in the forked PDF renderer
+    monkeypatch.setattr(pdf, "render_layout", broken)  # in this process and in the forked PDF renderer
     assert main(["build", str(INPUTS / "example.yaml"), "-o", str(tmp_path)]) == 1  # reported with its traceback
     assert {p.name: p.read_bytes() for p in (tmp_path / "example").iterdir()} == before
 

@@ -39,7 +39,7 @@ def built(tmp_path: Path) -> tuple[Path, Path, dict[str, bytes]]:
     return project, out, snapshot(out / "example")
 
 
-@pytest.mark.parametrize("stage", ["draw_figures", "render_html", "render_pdf", "write_atomically"])
+@pytest.mark.parametrize("stage", ["draw_figures", "render_page", "layout_to_pdf", "write_atomically"])
 def test_an_interrupt_at_any_stage_keeps_the_previous_outputs(built: tuple[Path, Path, dict[str, bytes]],
                                                               monkeypatch: pytest.MonkeyPatch, stage: str) -> None:
     project, out, before = built
@@ -60,6 +60,8 @@ def test_an_interrupt_at_any_stage_keeps_the_previous_outputs(built: tuple[Path,
             real_replace(source, target)  # type: ignore[arg-type]
 
         monkeypatch.setattr("reportgen.outputs.os.replace", replace_then_die)
+    elif stage == "layout_to_pdf":
+        monkeypatch.setattr("reportgen.pdf.layout_to_pdf", interrupted)
     else:
         monkeypatch.setattr(pipeline, stage, interrupted)
     with pytest.raises(KeyboardInterrupt):
@@ -80,10 +82,36 @@ def test_a_failing_pdf_renderer_keeps_everything(built: tuple[Path, Path, dict[s
     def broken(*_: object, **__: object) -> bytes:
         raise RuntimeError("renderer crashed")
 
-    monkeypatch.setattr(pipeline, "render_pdf", broken)
+    monkeypatch.setattr("reportgen.pdf.layout_to_pdf", broken)
     with pytest.raises(RuntimeError):
         Builder(BuildOptions(out_root=out)).build(project)
     assert snapshot(out / "example") == before and no_temporaries(out)
+
+
+def test_a_build_interrupted_while_its_pdf_is_laid_out_elsewhere_keeps_everything(
+        built: tuple[Path, Path, dict[str, bytes]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The renderer process lays the PDF out while the figures are drawn; an interrupt then tells its painter
+    the drawings will not come, and the renderer serves the next build as if nothing happened."""
+    from reportgen.figures import draw_figures
+    from reportgen.pdf_process import RendererProcess
+
+    project, out, before = built
+    renderer = RendererProcess()
+    try:
+        def interrupted(*_: object, **__: object) -> None:
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr("reportgen.figures.draw_figures", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            Builder(BuildOptions(out_root=out, use_disk_cache=False), renderer=renderer).build(project)
+        assert snapshot(out / "example") == before and no_temporaries(out)
+        monkeypatch.setattr("reportgen.figures.draw_figures", draw_figures)
+        Builder(BuildOptions(out_root=out, use_disk_cache=False), renderer=renderer).build(project)
+        reference = out.parent / "reference"
+        Builder(BuildOptions(out_root=reference, use_disk_cache=False)).build(project)
+        assert snapshot(out / "example") == snapshot(reference / "example") != before
+    finally:
+        renderer.close()
 
 
 def kill_during_build(project: Path, out: Path, delay: float, how: int) -> int:

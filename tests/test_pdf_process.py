@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from pypdf import PdfReader
 
-from reportgen.pdf import PaintHere, html_to_pdf
+from reportgen.pdf import PaintHere, PdfRenderer, html_to_pdf
+from reportgen.pdf_forms import figures_as_placeholders
 from reportgen.pdf_process import PainterProcess, RendererProcess, early_renderer, figure_painter
 
 HTML = "<h1>Title</h1><p>Some text to lay out.</p>"
@@ -31,6 +32,13 @@ def figure(label: str, width: int = 300, height: int = 120) -> str:
 
 
 FIGURES = f"<h1>Figures</h1>{figure('first')}<p>Between.</p>{figure('second', 200, 200)}"
+BROKEN = '<figure><svg role="img" aria-labelledby="a" class="figure-svg" viewBox="0 0 9 9">&undefined;</svg></figure>'
+
+
+def render_in(renderer: PdfRenderer, html: str, epoch: int = 0) -> bytes:
+    """What a build does: the layout first, the drawings when they are drawn."""
+    layout, figures = figures_as_placeholders(html)
+    return renderer.start(layout, [f.slot for f in figures], epoch).finish([f.svg for f in figures])
 
 
 def test_figures_are_placed_as_vector_forms() -> None:
@@ -51,11 +59,8 @@ def test_a_painter_process_paints_the_same_pdf() -> None:
 
 
 def test_a_painter_answer_nobody_read_is_not_taken_for_the_next() -> None:
-    from reportgen.pdf_forms import figures_as_placeholders
-
-    broken = '<svg role="img" aria-labelledby="a" class="figure-svg" viewBox="0 0 9 9">&undefined;</svg>'
     _, first = figures_as_placeholders(figure("first"))
-    _, failing = figures_as_placeholders(f"<figure>{broken}</figure>")
+    _, failing = figures_as_placeholders(BROKEN)
     _, both = figures_as_placeholders(FIGURES)
     painter = PainterProcess()
     try:
@@ -67,11 +72,10 @@ def test_a_painter_answer_nobody_read_is_not_taken_for_the_next() -> None:
 
 
 def test_a_figure_the_painter_process_cannot_draw_fails_the_pdf() -> None:
-    broken = '<svg role="img" aria-labelledby="a" class="figure-svg" viewBox="0 0 9 9">&undefined;</svg>'
     painter = PainterProcess()
     try:
         with pytest.raises(RuntimeError, match="could not draw a figure"):
-            html_to_pdf(f"<figure>{broken}</figure>", painter=painter)
+            html_to_pdf(BROKEN, painter=painter)
         assert html_to_pdf(FIGURES, painter=painter).startswith(b"%PDF"), "it goes on serving"
     finally:
         painter.close()
@@ -92,8 +96,20 @@ def test_renders_the_same_pdf_as_this_process() -> None:
     with early_renderer(True) as renderer:
         if renderer is None:
             pytest.skip("one core: builds render in their own process")
-        assert renderer.render(FIGURES, 1_700_000_000) == html_to_pdf(FIGURES, epoch=1_700_000_000)
-        assert renderer.render(HTML + "<p>again</p>", 0).startswith(b"%PDF")  # it serves more than one
+        assert render_in(renderer, FIGURES, 1_700_000_000) == html_to_pdf(FIGURES, epoch=1_700_000_000)
+        assert render_in(renderer, HTML + "<p>again</p>").startswith(b"%PDF")  # it serves more than one
+
+
+def test_a_layout_given_up_before_its_drawings_leaves_the_renderer_serving() -> None:
+    """An interrupted build cancels: the painter hears that no drawings will come, and the answer nobody reads
+    is not taken for the next page's."""
+    layout, figures = figures_as_placeholders(FIGURES)
+    renderer = RendererProcess()
+    try:
+        renderer.start(layout, [f.slot for f in figures], 0).cancel()
+        assert render_in(renderer, FIGURES, 1_700_000_000) == html_to_pdf(FIGURES, epoch=1_700_000_000)
+    finally:
+        renderer.close()
 
 
 def test_not_started_when_no_pdf_is_wanted() -> None:
@@ -103,12 +119,11 @@ def test_not_started_when_no_pdf_is_wanted() -> None:
 
 def test_a_failure_in_the_process_is_raised_with_its_traceback() -> None:
     """A figure WeasyPrint cannot draw fails in the renderer's painter; the build sees it with the traceback."""
-    broken = '<svg role="img" aria-labelledby="a" class="figure-svg" viewBox="0 0 9 9">&undefined;</svg>'
     renderer = RendererProcess()
     try:
         with pytest.raises(RuntimeError, match=r"(?s)Traceback.*could not draw a figure"):
-            renderer.render(f"<figure>{broken}</figure>", 0)
-        assert renderer.render(HTML, 0).startswith(b"%PDF"), "and it goes on serving"
+            render_in(renderer, BROKEN)
+        assert render_in(renderer, HTML).startswith(b"%PDF"), "and it goes on serving"
     finally:
         renderer.close()
 
@@ -117,18 +132,18 @@ def test_close_stops_a_render_nobody_will_read(monkeypatch: pytest.MonkeyPatch, 
     from reportgen import pdf
 
     started = tmp_path / "started"
-    real = pdf.html_to_pdf
+    real = pdf.render_layout
 
-    def slow(html: str, **options: Any) -> bytes:
-        if html != HTML:  # the renderer's warm-up
-            return real(html, **options)
+    def slow(layout: str, *arguments: Any, **options: Any) -> bytes:
+        if layout != HTML:  # the renderer's warm-up
+            return real(layout, *arguments, **options)
         started.write_text(str(os.getpid()))
         time.sleep(60)
         return b""
 
-    monkeypatch.setattr(pdf, "html_to_pdf", slow)
+    monkeypatch.setattr(pdf, "render_layout", slow)
     renderer = RendererProcess()
-    renderer._connection.send((HTML, 0))  # what render() does first; an interrupted build never reads the answer
+    renderer.start(HTML, [], 0)  # an interrupted build never reads the answer
     deadline = time.monotonic() + 30
     while not started.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -172,7 +187,7 @@ def _gone(pid: int) -> bool:
 def test_the_renderers_painter_exits_when_the_renderer_is_killed() -> None:
     renderer = RendererProcess()
     try:
-        assert renderer.render(FIGURES, 0).startswith(b"%PDF")  # its painter is forked by now
+        assert render_in(renderer, FIGURES).startswith(b"%PDF")  # its painter is forked by now
         painters = _children(renderer._process.pid)
         assert len(painters) == 1
         renderer._process.kill()

@@ -7,6 +7,7 @@ import json
 import re
 import subprocess
 import sys
+from fractions import Fraction
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -85,22 +86,52 @@ def test_pdf_draws_every_figure_as_vector_text_and_paths(built: dict[str, Path],
 
 
 def test_figures_reach_the_pdf_renderer_as_placeholders() -> None:
-    from fractions import Fraction
-
     from PIL import Image
 
-    from reportgen.pdf_forms import FIGURE_SCHEME, figures_as_placeholders
+    from reportgen.figures import FIGURE_SCHEME
+    from reportgen.pdf_forms import figures_as_placeholders
 
     figure = '<svg role="img" aria-labelledby="a-caption" class="figure-svg" viewBox="0 0 460.8 237.6"><g/></svg>'
     other = '<svg xmlns="http://www.w3.org/2000/svg"><image href="file:///etc/passwd"/></svg>'
     html, figures = figures_as_placeholders(f"<p>{figure}</p>{other}<p>{figure}</p>")
-    assert [f.url for f in figures] == [f"{FIGURE_SCHEME}0", f"{FIGURE_SCHEME}1"]
-    assert all(f.svg == figure.encode() and (f.width, f.height) == (Fraction("460.8"), Fraction("237.6"))
+    assert [f.slot.url for f in figures] == [f"{FIGURE_SCHEME}0", f"{FIGURE_SCHEME}1"]
+    assert all(f.svg == figure.encode() and (f.slot.width, f.slot.height) == (Fraction("460.8"), Fraction("237.6"))
                for f in figures)
     assert html.count('<img class="figure-svg"') == 2 and other in html, "only reportgen's own figures move"
-    placeholder = Image.open(io.BytesIO(figures[0].placeholder()))
+    placeholder = Image.open(io.BytesIO(figures[0].slot.placeholder()))
     assert Fraction(placeholder.width, placeholder.height) == Fraction("460.8") / Fraction("237.6"), \
         "the layout leaves room of the figure's exact shape"
+
+
+@pytest.mark.parametrize("name", sorted(path.name for path in INPUTS.glob("*.yaml")))
+def test_each_figure_is_drawn_at_the_size_its_frame_promised(name: str) -> None:
+    """The PDF is laid out from the frames before the figures are drawn: a drawing of another shape would be
+    squeezed into the room left for it."""
+    from reportgen.figures import figure_jobs
+    from reportgen.pipeline import analyze_loaded
+    from reportgen.project import load_project
+
+    loaded = load_project(INPUTS / name)
+    analysis, _ = analyze_loaded(loaded)
+    jobs = figure_jobs(analysis, loaded.project)
+    assert jobs
+    for job in jobs:
+        size = re.search(r'viewBox="0 0 ([0-9.]+) ([0-9.]+)"', job.run())
+        assert size is not None and tuple(Fraction(n) for n in size.groups()) == job.frame.points, job.frame.key
+
+
+def test_the_page_holds_a_slot_per_figure_and_the_html_a_drawing_in_each(monkeypatch: pytest.MonkeyPatch) -> None:
+    from reportgen import render
+    from reportgen.figures import FigureFrame
+
+    a, b, unused = (FigureFrame(key, f"Caption {key}", f"alt {key}") for key in ("a", "b", "unused"))
+    monkeypatch.setattr(render, "render_html", lambda *_: f"<p>{b.slot}</p><p>text</p><p>{a.slot}</p>")
+    page = render.render_page("report.html", {}, [a, b, unused])
+    assert page.frames == (b, a), "in document order; a figure the page does not show is left out"
+    assert [slot.url for slot in page.slots()] == ["reportgen-figure:b", "reportgen-figure:a"]
+    assert page.svgs({"a": "<svg>A</svg>", "b": "<svg>B</svg>"}) == [b"<svg>B</svg>", b"<svg>A</svg>"]
+    html = page.with_drawings({"a": "<svg>A</svg>", "b": "<svg>B</svg>", "unused": "<svg>U</svg>"})
+    assert html == "<p><svg>B</svg></p><p>text</p><p><svg>A</svg></p>"
 
 
 def test_a_figure_the_renderer_cannot_draw_fails_the_build() -> None:
@@ -273,8 +304,7 @@ def test_every_hatch_shows_against_its_fill(name: str) -> None:
     analysis, _ = analyze_loaded(loaded)
     patterns = 0
     for job in figure_jobs(analysis, loaded.project):
-        drawn = job.run()
-        for pattern in re.findall(r"<pattern .*?</pattern>", drawn.svg if drawn else "", re.DOTALL):
+        for pattern in re.findall(r"<pattern .*?</pattern>", job.run(), re.DOTALL):
             background = re.search(r'<rect [^>]*fill="(#[0-9a-f]{6})"', pattern)
             strokes = set(re.findall(r"stroke: (#[0-9a-f]{6})", pattern))
             assert background and strokes and background.group(1) not in strokes, (job.key, pattern[:300])

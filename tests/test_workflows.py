@@ -37,6 +37,16 @@ def test_the_disk_cache_serves_a_new_process_and_no_cache_bypasses_it(tmp_path: 
     assert len(fresh.build(INPUTS / "mlperf-ssd.yaml").figures_drawn) == 4
 
 
+def test_the_disk_cache_holds_plain_svg_and_drops_older_formats(tmp_path: Path) -> None:
+    """Reading the cache back runs no code: entries are SVG text (a pickle, as older versions wrote, is removed)."""
+    folder = tmp_path / "out" / ".cache" / "figures"
+    folder.mkdir(parents=True)
+    (folder / "old-entry.pickle").write_bytes(b"\x80\x05N.")
+    Builder(BuildOptions(out_root=tmp_path / "out", formats=("html",))).build(INPUTS / "mlperf-ssd.yaml")
+    entries = sorted(folder.iterdir())
+    assert len(entries) == 4 and all(e.suffix == ".svg" and e.read_text().startswith("<svg ") for e in entries)
+
+
 def test_cached_and_fresh_reports_are_identical(tmp_path: Path) -> None:
     cached = Builder(BuildOptions(out_root=tmp_path / "a", formats=("html",)))
     cached.build(INPUTS / "bert-dgx-a100.yaml")

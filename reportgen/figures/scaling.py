@@ -45,8 +45,8 @@ def breakdown(scaling: ScalingResult) -> FigureJob | None:
     if scaling.form != "breakdown":
         return None
     frame = FigureFrame("breakdown", "Where the time goes at each measured scale: compute, I/O, communication and "
-                        "idle time at barriers, stacked to the wall time of one run.", "Stacked bars of time per scale.",
-                        height=3.0)
+                        "idle time at barriers, stacked to the wall time of one run.",
+                        "Stacked bars of time per scale.", height=3.0)
     return FigureJob(frame, _draw_breakdown, (scaling,))
 
 
