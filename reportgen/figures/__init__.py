@@ -9,6 +9,7 @@ so they can be drawn in worker processes and cached by a hash of their arguments
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -123,6 +124,10 @@ def figure_pool(*, workers: int | None = None) -> Iterator[FigurePool]:
     earlier to overlap the analyses, were slower: on two cores they only compete with the analyses."""
     count = min(2, os.cpu_count() or 1) if workers is None else workers
     _import_drawing()
+    # Everything alive now (the libraries, the project, its analyses) lives as long as the process: the collector
+    # need not walk it again for every figure (measured: 14 figures drawn 15 % faster). Before a fork, this also
+    # keeps the workers from writing to the pages they share with this process.
+    gc.freeze()
     if count < 2 or not hasattr(os, "fork"):
         yield FigurePool(None)
         return
