@@ -120,6 +120,30 @@ def test_each_figure_is_drawn_at_the_size_its_frame_promised(name: str) -> None:
         assert size is not None and tuple(Fraction(n) for n in size.groups()) == job.frame.points, job.frame.key
 
 
+def test_project_text_in_a_figure_is_drawn_as_written_and_kept_inside_it(tmp_path: Path) -> None:
+    """A step name is drawn literally (a pair of "$" would be parsed as mathtext and the name lost), and a long one
+    is wrapped and shortened: a legend wider than its axes pushed them out of the figure, over the tick labels."""
+    import warnings
+
+    from reportgen.figures import figure_jobs
+    from reportgen.pipeline import analyze_loaded
+    from reportgen.project import load_project
+
+    name = "forward and backward pass of the encoder stack, $5 per hour and $6 per hour with checkpointing"
+    project = tmp_path / "named.yaml"
+    project.write_text((INPUTS / "example.yaml").read_text().replace("name: forward+backward", f"name: '{name}'"))
+    loaded = load_project(project)
+    analysis, _ = analyze_loaded(loaded)
+    roofline = next(job for job in figure_jobs(analysis, loaded.project) if job.frame.key == "roofline")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # matplotlib warns when its layout collapses
+        svg = roofline.run()
+    texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+    legend = [text for text in texts if "forward" in text or "checkpointing" in text or "per hour" in text]
+    assert "".join(legend).startswith("forward and backward pass of the") and "$5 per hour" in " ".join(legend)
+    assert len(legend) >= 2 and all(len(line) <= 64 for line in legend), legend
+
+
 def test_the_page_holds_a_slot_per_figure_and_the_html_a_drawing_in_each(monkeypatch: pytest.MonkeyPatch) -> None:
     from reportgen import render
     from reportgen.figures import FigureFrame

@@ -19,6 +19,7 @@ from reportgen.figures.style import (
     SKY,
     VERMILION,
     figure,
+    literal,
     log_axes,
     to_svg,
 )
@@ -62,7 +63,8 @@ def _draw_roofline(frame: FigureFrame, placed: tuple[StepResult, ...], peak: flo
             intensity = step.intensity if math.isfinite(step.intensity or 0) else high / 1.5
             ax.plot(intensity, step.attained_flops_per_s / 1e12, MARKERS[index % len(MARKERS)],  # type: ignore[operator]
                     color=(VERMILION if step.dominant else BLUE), markersize=7, markeredgecolor=INK,
-                    label=f"{step.name} ({step.bound or 'unbound'}{', dominant' if step.dominant else ''})")
+                    label=f"{literal(step.name, width=40)} ({step.bound or 'unbound'}"
+                          f"{', dominant' if step.dominant else ''})")
         ax.set_xlabel("arithmetic intensity I (FLOP per byte of memory traffic)")
         ax.set_ylabel("attained compute (TFLOP/s)")
         ax.legend(loc="lower right")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from reportgen.figures import FigureFrame, FigureJob, present
-from reportgen.figures.style import BLUE, GREY, INK, figure, log2_axis, to_svg
+from reportgen.figures.style import BLUE, GREY, INK, figure, literal, log2_axis, to_svg
 
 Json = dict[str, Any]
 
@@ -45,10 +45,10 @@ def _draw_overlay(frame: FigureFrame, old: tuple[tuple[int, float], ...], new: t
         ax = fig.subplots()
         if old:
             ax.plot([p for p, _ in old], [v for _, v in old], "s--", color=GREY, markeredgecolor=INK,
-                    label=f"old: {old_label}")
+                    label=literal(f"old: {old_label}", width=60))
         if new:
             ax.plot([p for p, _ in new], [v for _, v in new], "o-", color=BLUE, markeredgecolor=INK,
-                    label=f"new: {new_label}")
+                    label=literal(f"new: {new_label}", width=60))
         log2_axis(ax, [p for p, _ in (*old, *new)])
         ax.set_xlabel("nodes (log scale)")
         ax.set_ylabel(label)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import re
+import textwrap
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -131,6 +132,15 @@ def _unwrap_bare_groups(parent: Any, referenced: set[str]) -> None:
         for child in children:
             child.tail = child.tail if child.tail and child.tail.strip() else "\n"
     parent[:] = children
+
+
+def literal(text: str, *, width: int | None = None, lines: int = 2) -> str:
+    """Text from the project file as matplotlib must be given it to draw it as written: "$" escaped (a pair would
+    start mathtext). Given a width in characters, wrapped onto at most `lines` lines, shortened with "…" beyond:
+    a legend wider than its axes would push them out of the figure (the full text is in the report's tables)."""
+    if width is not None:
+        text = "\n".join(textwrap.wrap(text, width, max_lines=lines, placeholder=" …"))
+    return text.replace("$", r"\$")
 
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
