@@ -45,9 +45,19 @@ class BuildResult:
     document: dict[str, Any]  # the results.json document
     figures_drawn: tuple[str, ...]  # figures drawn by this build; the others came from the cache
     seconds: dict[str, float] = field(default_factory=dict)  # by stage
-    page: Page | None = None  # the rendered page and its figures' drawings by key, for a PDF rendered later
-    drawings: dict[str, str] = field(default_factory=dict)  # (watch writes the HTML first)
-    epoch: int = 0  # the report's creation time, for that PDF
+    report: Report | None = None  # for a PDF rendered later (watch writes the HTML first)
+
+
+@dataclass(frozen=True)
+class Report:
+    """A rendered report: its page, each figure's SVG by key, and its creation time (for the PDF)."""
+
+    page: Page
+    drawings: dict[str, str]
+    epoch: int
+
+    def html(self) -> bytes:
+        return self.page.with_drawings(self.drawings).encode("utf-8")
 
 
 @dataclass
@@ -75,42 +85,48 @@ class Builder:
         files: dict[str, bytes] = {}
         if "json" in formats:
             files["results.json"] = dumps(document).encode("utf-8")
-        page: Page | None = None
-        drawings: dict[str, str] = {}
+        report: Report | None = None
         drawn: tuple[str, ...] = ()
-        epoch = 0
         if "html" in formats or "pdf" in formats:
-            from reportgen.figures import figure_jobs
-
-            jobs = figure_jobs(analysis, loaded.project)
-            page, epoch = self._page(path, loaded, analysis, document, jobs)
-            clock.lap("html")
-            # the PDF is laid out from the page while the figures are drawn (by a renderer process, if any)
-            pending = self._renderer().start(page.html, page.slots(), epoch) if "pdf" in formats else None
-            try:
-                drawings, drawn = self._draw(jobs)
-                clock.lap("figures")
-                interrupts.check()
-                if "html" in formats:
-                    files["report.html"] = page.with_drawings(drawings).encode("utf-8")
-                if pending is not None:
-                    files["report.pdf"], pending = pending.finish(page.svgs(drawings)), None
-                    clock.lap("pdf")
-            finally:
-                if pending is not None:
-                    pending.cancel()
+            report, drawn = self._report(path, loaded, analysis, document, formats, files, clock)
         interrupts.check()  # the last moment to stop: nothing has been written yet
         written = write_atomically(output_dir(self.options.out_root, path.stem), files)
         clock.lap("write")
-        return BuildResult(path, loaded, written, document, drawn, clock.laps, page, drawings, epoch)
+        return BuildResult(path, loaded, written, document, drawn, clock.laps, report)
 
     def write_pdf(self, result: BuildResult) -> Path:
         """The PDF of a build that rendered HTML (watch writes the HTML first, then this)."""
-        assert result.page is not None
-        page = result.page
-        pdf = self._renderer().start(page.html, page.slots(), result.epoch).finish(page.svgs(result.drawings))
+        assert result.report is not None
+        page = result.report.page
+        pending = self._renderer().start(page.html, page.slots(), result.report.epoch)
+        pdf = pending.finish(page.svgs(result.report.drawings))
         interrupts.check()
         return write_atomically(output_dir(self.options.out_root, result.path.stem), {"report.pdf": pdf})[0]
+
+    def _report(self, path: Path, loaded: LoadedProject, analysis: Analysis, document: dict[str, Any],
+                formats: tuple[str, ...], files: dict[str, bytes], clock: _Clock) -> tuple[Report, tuple[str, ...]]:
+        """Render the report into `files` as HTML, PDF or both; also the keys of the figures drawn now. The PDF is
+        laid out from the page while the figures are drawn (by a renderer process, when there is one)."""
+        from reportgen.figures import figure_jobs
+
+        jobs = figure_jobs(analysis, loaded.project)
+        page, epoch = self._page(path, loaded, analysis, document, jobs)
+        clock.lap("page")
+        pending = self._renderer().start(page.html, page.slots(), epoch) if "pdf" in formats else None
+        try:
+            drawings, drawn = self._draw(jobs)
+            clock.lap("figures")
+            interrupts.check()
+            report = Report(page, drawings, epoch)
+            if "html" in formats:
+                files["report.html"] = report.html()
+            if pending is not None:
+                files["report.pdf"], pending = pending.finish(page.svgs(drawings)), None
+                clock.lap("pdf")
+        finally:
+            if pending is not None:  # the figures failed or the build was interrupted: the renderer gives up too
+                pending.cancel()
+        return report, drawn
 
     def _renderer(self) -> PdfRenderer:
         from reportgen.pdf import RenderHere
