@@ -144,6 +144,25 @@ def test_project_text_in_a_figure_is_drawn_as_written_and_kept_inside_it(tmp_pat
     assert len(legend) >= 2 and all(len(line) <= 64 for line in legend), legend
 
 
+@pytest.mark.parametrize("count", [16, 128])
+def test_a_timeline_of_many_workers_stays_legible(tmp_path: Path, count: int) -> None:
+    """128 workers in 4.6 inches: a label each overlapped into a smear, and outlines and hatches drowned the bars."""
+    from reportgen.figures import figure_jobs
+    from reportgen.pipeline import analyze_loaded
+    from reportgen.project import load_project
+
+    workers = ", ".join(str(2000 + (index * 37) % 500) for index in range(count))
+    project = tmp_path / "workers.yaml"
+    project.write_text(re.sub(r"workers: \[[^\]]*\]", f"workers: [{workers}]", (INPUTS / "example.yaml").read_text()))
+    loaded = load_project(project)
+    analysis, _ = analyze_loaded(loaded)
+    svg = next(job for job in figure_jobs(analysis, loaded.project) if job.frame.key == "timeline").run()
+    labels = re.findall(r"<text[^>]*>(w\d+)</text>", svg)
+    assert labels[0] == "w0"
+    assert len(labels) == count if count <= 24 else 12 <= len(labels) <= 24, labels
+    assert ("<pattern" in svg) == (count <= 24), "hatches only where a bar is tall enough to show one"
+
+
 def test_the_page_holds_a_slot_per_figure_and_the_html_a_drawing_in_each(monkeypatch: pytest.MonkeyPatch) -> None:
     from reportgen import render
     from reportgen.figures import FigureFrame

@@ -74,23 +74,32 @@ def timeline(scaling: ScalingResult) -> FigureJob | None:
     return FigureJob(frame, _draw_timeline, (pop,))
 
 
+# Beyond this many workers a row is too thin for a label each (6.5 pt text), for outlines or for hatches: every k-th
+# worker is labelled, and the bars lose their outlines, which painted them black with 128 workers, and their hatches,
+# which became a staircase of dashes (the colours differ in lightness, so the activities still read in greyscale).
+MAX_WORKER_LABELS = 24
+
+
 def _draw_timeline(frame: FigureFrame, pop: PopRow) -> str:
     workers = np.array(pop.workers_s)
     slowest = workers.max()
     collective = pop.collective_s or 0.0
+    few = len(workers) <= MAX_WORKER_LABELS
+    bars = {"edgecolor": INK, "linewidth": 0.4 if few else 0.0, "height": 0.8 if few else 1.0}
     with figure(frame) as fig:
         ax = fig.subplots()
         rows = np.arange(len(workers))
-        color, hatch = ACTIVITY["compute"]
-        ax.barh(rows, workers, color=color, edgecolor=INK, linewidth=0.4, label="compute")
+        color, _ = ACTIVITY["compute"]
+        ax.barh(rows, workers, color=color, label="compute", **bars)
         color, hatch = ACTIVITY["idle"]
-        ax.barh(rows, slowest - workers, left=workers, color=color, hatch=hatch, edgecolor=INK, linewidth=0.4,
-                label="wait at the barrier for the slowest")
+        ax.barh(rows, slowest - workers, left=workers, color=color, hatch=hatch if few else None,
+                label="wait at the barrier for the slowest", **bars)
         if collective:
             color, hatch = ACTIVITY["communication"]
-            ax.barh(rows, [collective] * len(workers), left=slowest, color=color, hatch=hatch, edgecolor=INK,
-                    linewidth=0.4, label="collective")
-        ax.set_yticks(rows, [f"w{i}" for i in rows], fontsize=6.5)
+            ax.barh(rows, [collective] * len(workers), left=slowest, color=color, hatch=hatch if few else None,
+                    label="collective", **bars)
+        labelled = rows[::-(-len(workers) // MAX_WORKER_LABELS)]
+        ax.set_yticks(labelled, [f"w{i}" for i in labelled], fontsize=6.5)
         ax.invert_yaxis()
         ax.set_xlabel("time (s)")
         ax.grid(axis="y", visible=False)
