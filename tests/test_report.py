@@ -163,6 +163,52 @@ def test_a_timeline_of_many_workers_stays_legible(tmp_path: Path, count: int) ->
     assert ("<pattern" in svg) == (count <= 24), "hatches only where a bar is tall enough to show one"
 
 
+def thirteen_scales(folder: Path) -> Path:
+    """The example measured at 1 to 4,096 nodes: costs and energies spanning three orders of magnitude."""
+    runs = "\n".join(f"    - {{nodes: {2 ** k}, compute: {32400 / 2 ** k:.1f}, communication: {300 * k}, "
+                     f"idle: {150 * k}, io: {600 / 2 ** k:.1f}}}" for k in range(13))
+    text = (INPUTS / "example.yaml").read_text()
+    start, end = text.index("  runs:\n"), text.index("\npricing:")
+    project = folder / "scales.yaml"
+    project.write_text(f"{text[:start]}  runs:\n{runs}\n{text[end:]}")
+    return project
+
+
+def test_figures_of_wide_ranges_stay_legible(tmp_path: Path) -> None:
+    """Node labels that fit side by side with both ends kept, log cost axes over three orders of magnitude, full
+    numbers with thousands separators (never a "1e6" in the corner), and no crowded point labels."""
+    from reportgen.figures import figure_jobs
+    from reportgen.pipeline import analyze_loaded
+    from reportgen.project import load_project
+
+    loaded = load_project(thirteen_scales(tmp_path))
+    analysis, _ = analyze_loaded(loaded)
+    svgs = {job.frame.key: job.run() for job in figure_jobs(analysis, loaded.project)}
+
+    def texts(key: str) -> list[str]:
+        return re.findall(r"<text[^>]*>([^<]*)</text>", svgs[key])
+
+    # node counts of 16 and more (the speedup and efficiency axes stop at 14): 9 per panel if all were labelled
+    numbers = [text for text in texts("speedup") if re.fullmatch(r"[\d,]+", text)]
+    node_labels = [text for text in numbers if int(text.replace(",", "")) >= 16]
+    assert node_labels.count("4,096") == 2 and len(node_labels) <= 8, node_labels
+    assert "cost (USD per run, log scale)" in texts("cost-speedup") and "10⁵" in texts("cost-speedup")
+    assert "cost (USD per run, log scale)" in texts("regimes")
+    assert "20,000" in texts("energy") and not any(re.fullmatch(r"1e\d", text) for text in texts("energy"))
+
+
+def test_point_labels_are_thinned_where_points_crowd() -> None:
+    from reportgen.figures import FigureFrame
+    from reportgen.figures.style import figure, thinned_labels
+
+    with figure(FigureFrame("t", "", "", 4, 3)) as fig:
+        ax = fig.subplots()
+        ax.set_xlim(0, 100)
+        ax.set_ylim(0, 100)
+        chosen = thinned_labels(ax, [(50, 50), (50.5, 50.5), (10, 10), (90, 90), (10.2, 10)])
+    assert chosen == [0, 2, 3], "the first of each crowd keeps its label"
+
+
 def test_the_page_holds_a_slot_per_figure_and_the_html_a_drawing_in_each(monkeypatch: pytest.MonkeyPatch) -> None:
     from reportgen import render
     from reportgen.figures import FigureFrame

@@ -9,7 +9,22 @@ import numpy as np
 from reportgen.analysis.cost import CostResult
 from reportgen.analysis.energy import EnergyResult
 from reportgen.figures import FigureFrame, FigureJob, present
-from reportgen.figures.style import BLUE, GREEN, GREY, INK, ORANGE, PURPLE, VERMILION, figure, log2_axis, to_svg
+from reportgen.figures.style import (
+    BLUE,
+    GREEN,
+    GREY,
+    INK,
+    ORANGE,
+    PURPLE,
+    VERMILION,
+    figure,
+    log2_axis,
+    log_axes,
+    node_categories,
+    thinned_labels,
+    to_svg,
+    wide,
+)
 from reportgen.model import Project
 
 REGIME_STYLE = {"on_demand": (BLUE, "o", "-"), "spot": (ORANGE, "s", "--"), "local": (GREEN, "^", "-.")}
@@ -43,12 +58,17 @@ def _draw_cost_speedup(frame: FigureFrame, cost: CostResult) -> str:
         ax = fig.subplots()
         s = [r.speedup for r in cost.rows]
         c = [r.cost for r in cost.rows]
+        if wide(c):
+            log_axes(ax, y=True)
         ax.plot(s, c, "o-", color=BLUE, markeredgecolor=INK, label="measured scales")
-        for row in cost.rows:
-            ax.annotate(f"{row.nodes:,}", (row.speedup, row.cost), textcoords="offset points", xytext=(4, -10),
-                        fontsize=7)
         cheap = next(r for r in cost.rows if r.nodes == cost.cost_optimal_nodes)
         fast = next(r for r in cost.rows if r.nodes == cost.fastest_nodes)
+        # the optima's node counts first; then every point clear of those already labelled
+        ordered = [cheap, fast, *(r for r in cost.rows if r not in (cheap, fast))]
+        for index in thinned_labels(ax, [(r.speedup, r.cost) for r in ordered]):
+            row = ordered[index]
+            ax.annotate(f"{row.nodes:,}", (row.speedup, row.cost), textcoords="offset points", xytext=(4, -10),
+                        fontsize=7)
         ax.plot([cheap.speedup], [cheap.cost], "D", color=GREEN, markersize=10, markeredgecolor=INK,
                 label=f"cost-optimal: {_nodes(cheap.nodes)}")
         ax.plot([fast.speedup], [fast.cost], "*", color=VERMILION, markersize=13, markeredgecolor=INK,
@@ -58,7 +78,7 @@ def _draw_cost_speedup(frame: FigureFrame, cost: CostResult) -> str:
             ax.plot([best.speedup], [best.cost], "P", color=PURPLE, markersize=10, markeredgecolor=INK,
                     label=f"optimal with time valued: {_nodes(best.nodes)}")
         ax.set_xlabel("speedup")
-        ax.set_ylabel(f"cost ({_unit(cost)})")
+        ax.set_ylabel(f"cost ({_unit(cost)}{', log scale' if wide(c) else ''})")
         ax.legend(loc="upper left")
         return to_svg(fig, frame.key)
 
@@ -73,8 +93,11 @@ def regimes(cost: CostResult | None) -> FigureJob | None:
 
 
 def _draw_regimes(frame: FigureFrame, cost: CostResult) -> str:
+    costs = [r.cost for regime in cost.regimes.values() for r in regime.rows]
     with figure(frame) as fig:
         ax = fig.subplots()
+        if wide(costs):
+            log_axes(ax, y=True)
         for name, regime in cost.regimes.items():
             color, marker, line = REGIME_STYLE[name]
             label = REGIME_NAME[name] + ("" if regime.viable else " (not viable)")
@@ -85,7 +108,7 @@ def _draw_regimes(frame: FigureFrame, cost: CostResult) -> str:
                 ax.plot([best.nodes], [best.cost], marker, color=color, markersize=11, markeredgecolor=INK)
         log2_axis(ax, [r.nodes for r in cost.rows])
         ax.set_xlabel("nodes (log scale)")
-        ax.set_ylabel(f"cost ({_unit(cost)})")
+        ax.set_ylabel(f"cost ({_unit(cost)}{', log scale' if wide(costs) else ''})")
         ax.legend(loc="upper left")
         return to_svg(fig, frame.key)
 
@@ -116,7 +139,7 @@ def _draw_energy(frame: FigureFrame, result: EnergyResult) -> str:
         measured = [b for b, r in zip(bars, result.rows, strict=True) if r.measured]
         if measured:
             measured[0].set_label("measured energy")
-        ax.set_xlabel("nodes")
+        node_categories(ax, len(labels))
         ax.set_ylabel(f"energy (kWh {unit})")
         ax.grid(axis="x", visible=False)
         handles, names = ax.get_legend_handles_labels()

@@ -21,6 +21,7 @@ from reportgen.figures.style import (
     VERMILION,
     figure,
     log2_axis,
+    node_categories,
     stacked_bars,
     to_svg,
 )
@@ -56,7 +57,7 @@ def _draw_breakdown(frame: FigureFrame, scaling: ScalingResult) -> str:
         ax = fig.subplots()
         stacked_bars(ax, labels, [(name, name, [(getattr(r.run, name) or 0.0) / 3600 for r in scaling.rows])
                                   for name in ("compute", "io", "communication", "idle")])
-        ax.set_xlabel("nodes")
+        node_categories(ax, len(labels))
         ax.set_ylabel("wall time per run (h)")
         ax.grid(axis="x", visible=False)
         ax.legend(loc="upper right")
@@ -180,7 +181,7 @@ def _draw_lost_folds(frame: FigureFrame, scaling: ScalingResult) -> str:
                                            ("lost_imbalance", "idle", "lost to load imbalance"))])
         ideal = [r.nodes / scaling.reference_nodes for r in rows]
         ax.plot(labels, ideal, "_", color=INK, markersize=18, markeredgewidth=1.5, label="ideal p / p_ref")
-        ax.set_xlabel("nodes")
+        node_categories(ax, len(labels))
         ax.set_ylabel("folds of speedup")
         ax.grid(axis="x", visible=False)
         ax.legend(loc="upper left")

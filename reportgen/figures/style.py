@@ -69,15 +69,58 @@ def figure(frame: FigureFrame) -> Iterator[Any]:
 
 
 def to_svg(fig: Any, key: str) -> str:
-    """The figure as inline SVG: no XML prologue, no date, no creator, ids prefixed by the figure's key."""
+    """The figure as inline SVG: no XML prologue, no date, no creator, ids prefixed by the figure's key; numbers on
+    linear axes written in full."""
     import matplotlib
     from matplotlib.backends.backend_svg import FigureCanvasSVG
 
+    _full_numbers(fig)
     buffer = io.StringIO()
     with matplotlib.rc_context({**_RC, "svg.hashsalt": f"reportgen-{key}"}):  # type: ignore[dict-item]
         metadata = {"Date": None, "Creator": None, "Format": None, "Type": None}  # nothing that varies run to run
         FigureCanvasSVG(fig).print_svg(buffer, metadata=metadata)  # type: ignore[no-untyped-call]
     return _inline(buffer.getvalue(), key)
+
+
+def _full_numbers(fig: Any) -> None:
+    """Every linear axis still on matplotlib's default formatter gets one that writes 20,000 and 1,400,000 where the
+    default writes 20000, or 1.4 under a "1e6" in the corner that a reader easily misses."""
+    from matplotlib.ticker import ScalarFormatter
+
+    class FullNumbers(ScalarFormatter):
+        def __init__(self) -> None:
+            super().__init__(useOffset=False)
+            self.set_scientific(False)
+
+        def __call__(self, value: float, position: int | None = None) -> str:
+            text: str = super().__call__(value, position)
+            return f"{round(value):,}" if value >= 1000 and text.isdigit() else text
+
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            if type(axis.get_major_formatter()) is ScalarFormatter:
+                axis.set_major_formatter(FullNumbers())
+
+
+def thinned_labels(ax: Any, points: list[tuple[float, float]], *, spacing: float = 12.0) -> list[int]:
+    """The indices of the points that can carry a text label, in order of preference: each at least `spacing`
+    points (1/72 in) on the page from every point already chosen, so that labels do not print over one another."""
+    ax.autoscale_view()
+    scale = 72 / ax.figure.dpi
+    chosen: list[int] = []
+    placed: list[tuple[float, float]] = []
+    for index, point in enumerate(points):
+        x, y = ax.transData.transform(point) * scale
+        if all((x - u) ** 2 + (y - v) ** 2 >= spacing**2 for u, v in placed):
+            chosen.append(index)
+            placed.append((x, y))
+    return chosen
+
+
+def wide(values: list[float], *, ratio: float = 100.0) -> bool:
+    """Whether positive values span more than `ratio`: a linear axis would flatten the small ones to its floor."""
+    positive = [value for value in values if value > 0]
+    return len(positive) == len(values) > 1 and max(positive) / min(positive) > ratio
 
 
 _SVG_NS, _XLINK_NS = "http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"
@@ -171,16 +214,23 @@ def log_axes(ax: Any, *, x: bool = False, y: bool = False, base: int = 10) -> No
 
 
 def log2_axis(ax: Any, values: list[int] | tuple[int, ...]) -> None:
-    """A log2 node axis labelled with the node counts themselves."""
-    from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator
+    """A log2 node axis labelled with the node counts themselves, as many as fit side by side; the others keep an
+    unlabelled tick."""
+    from matplotlib.ticker import FixedLocator, NullFormatter
 
     ax.set_xscale("log", base=2)
-    ticks = sorted(set(values))
+    every = sorted(set(values))
+    ticks = every
     if len(ticks) > 12:
         ticks = [t for t in ticks if t & (t - 1) == 0] or ticks[:: max(1, len(ticks) // 10)]
+    # room from the axes' share of the figure (before the layout moves it a little), a label per ~5.4 pt digit
+    room = ax.get_position().width * ax.figure.get_figwidth() * 72
+    widest = max(len(f"{tick:,}") for tick in ticks) * 5.4 + 8
+    fitting = min(len(ticks), max(2, int(room // widest)))
+    ticks = [ticks[round(index * (len(ticks) - 1) / (fitting - 1))] for index in range(fitting)]  # both ends kept
     ax.xaxis.set_major_locator(FixedLocator(ticks))
     ax.xaxis.set_major_formatter(_plain_formatter())
-    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_minor_locator(FixedLocator([value for value in every if value not in ticks]))
     ax.xaxis.set_minor_formatter(NullFormatter())
 
 
@@ -188,6 +238,14 @@ def _plain_formatter() -> Any:
     from matplotlib.ticker import FuncFormatter
 
     return FuncFormatter(lambda value, _: f"{value:,.0f}" if value >= 1 else f"{value:g}")
+
+
+def node_categories(ax: Any, count: int) -> None:
+    """The x axis of bars drawn one per measured scale: labelled "nodes", its labels smaller beyond 10 bars and
+    slanted beyond 16, so that neighbours such as "1,024" and "2,048" never touch."""
+    ax.set_xlabel("nodes")
+    if count > 10:
+        ax.tick_params(axis="x", labelsize=7, labelrotation=45 if count > 16 else 0)
 
 
 def stacked_bars(ax: Any, labels: list[str], layers: list[tuple[str, str, Any]], bottom: Any = None) -> Any:
