@@ -197,6 +197,24 @@ def test_figures_of_wide_ranges_stay_legible(tmp_path: Path) -> None:
     assert "20,000" in texts("energy") and not any(re.fullmatch(r"1e\d", text) for text in texts("energy"))
 
 
+def test_tiny_energies_are_drawn_in_a_unit_that_reads() -> None:
+    """Per unit of work an energy is some 10⁻⁷ kWh: drawn as µWh, not as "4" under a "1e−7" in the corner."""
+    from reportgen.figures import figure_jobs
+    from reportgen.figures.decide import ENERGY_UNITS, MASS_UNITS, readable
+    from reportgen.pipeline import analyze_loaded
+    from reportgen.project import load_project
+
+    assert readable([59.0, 126.0], ENERGY_UNITS) == ([59.0, 126.0], "kWh")
+    assert readable([0.25, 0.5], ENERGY_UNITS) == ([250.0, 500.0], "Wh")
+    values, unit = readable([4.36e-7, 4.6e-7], ENERGY_UNITS)
+    assert unit == "µWh" and [round(v) for v in values] == [436, 460]
+    assert readable([1.6e-7], MASS_UNITS)[1] == "µg" and readable([0.0], MASS_UNITS)[1] == "µg"
+    loaded = load_project(INPUTS / "bert-dgx-a100.yaml")  # NVIDIA's published BERT runs, per sequence
+    analysis, _ = analyze_loaded(loaded)
+    svg = next(job for job in figure_jobs(analysis, loaded.project) if job.frame.key == "energy").run()
+    assert "energy (µWh per unit of work)" in svg and "CO2e (µg per unit of work)" in svg
+
+
 def test_point_labels_are_thinned_where_points_crowd() -> None:
     from reportgen.figures import FigureFrame
     from reportgen.figures.style import figure, thinned_labels

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from reportgen.analysis.cost import CostResult
 from reportgen.analysis.energy import EnergyResult
 from reportgen.figures import FigureFrame, FigureJob, present
@@ -33,6 +31,19 @@ REGIME_NAME = {"on_demand": "on-demand", "spot": "spot", "local": "owned"}
 
 def jobs(analysis: Any, project: Project) -> list[FigureJob]:
     return present(cost_speedup(analysis.cost), regimes(analysis.cost), energy(analysis.energy))
+
+
+# Units an axis may be drawn in, from the results' own (kWh, kg) down: per unit of work, energies can be
+# 10⁻⁷ kWh, which matplotlib writes as "4" under a "1e−7" that a reader easily misses.
+ENERGY_UNITS = (("kWh", 1.0), ("Wh", 1e3), ("mWh", 1e6), ("µWh", 1e9))
+MASS_UNITS = (("kg", 1.0), ("g", 1e3), ("mg", 1e6), ("µg", 1e9))
+
+
+def readable(values: list[float], units: tuple[tuple[str, float], ...]) -> tuple[list[float], str]:
+    """`values` in the first of `units` in which the largest is at least 1 (else the last), and that unit's name."""
+    largest = max(values, default=0.0)
+    name, factor = next(((name, factor) for name, factor in units if largest * factor >= 1), units[-1])
+    return [value * factor for value in values], name
 
 
 def _nodes(count: int) -> str:
@@ -130,28 +141,28 @@ def energy(result: EnergyResult | None) -> FigureJob | None:
 def _draw_energy(frame: FigureFrame, result: EnergyResult) -> str:
     labels = [f"{r.nodes:,}" for r in result.rows]
     unit = _energy_unit(result)
+    energy, energy_unit = readable([r.energy_kwh for r in result.rows], ENERGY_UNITS)
     with figure(frame) as fig:
         ax = fig.subplots()
-        kwh = np.array([r.energy_kwh for r in result.rows])
-        bars = ax.bar(labels, kwh, color=[ORANGE if r.measured else BLUE for r in result.rows],
+        bars = ax.bar(labels, energy, color=[ORANGE if r.measured else BLUE for r in result.rows],
                       hatch=["/" if r.measured else "" for r in result.rows], edgecolor=INK, linewidth=0.5)
         bars[0].set_label("modelled energy")
         measured = [b for b, r in zip(bars, result.rows, strict=True) if r.measured]
         if measured:
             measured[0].set_label("measured energy")
         node_categories(ax, len(labels))
-        ax.set_ylabel(f"energy (kWh {unit})")
+        ax.set_ylabel(f"energy ({energy_unit} {unit})")
         ax.grid(axis="x", visible=False)
         handles, names = ax.get_legend_handles_labels()
         if result.carbon_intensity_g_per_kwh is not None:
+            co2, co2_unit = readable([r.co2_kg or 0.0 for r in result.rows], MASS_UNITS)
             right = ax.twinx()
-            right.plot(labels, [r.co2_kg for r in result.rows], "o--", color=VERMILION, markeredgecolor=INK,
-                       label="CO2e")
-            right.set_ylabel(f"CO2e (kg {unit})")
-            right.set_ylim(0, max(r.co2_kg or 0 for r in result.rows) * 1.2)
+            right.plot(labels, co2, "o--", color=VERMILION, markeredgecolor=INK, label="CO2e")
+            right.set_ylabel(f"CO2e ({co2_unit} {unit})")
+            right.set_ylim(0, max(co2) * 1.2 or 1.0)
             right.grid(False)
             right.spines["right"].set_visible(True)
             more = right.get_legend_handles_labels()
             handles, names = handles + more[0], names + more[1]
-        ax.legend(handles, names, loc="upper left")
+        fig.legend(handles, names, loc="outside lower center", ncol=3)  # bars of any shape leave no corner free
         return to_svg(fig, frame.key)

@@ -83,14 +83,17 @@ def to_svg(fig: Any, key: str) -> str:
 
 
 def _full_numbers(fig: Any) -> None:
-    """Every linear axis still on matplotlib's default formatter gets one that writes 20,000 and 1,400,000 where the
-    default writes 20000, or 1.4 under a "1e6" in the corner that a reader easily misses."""
+    """Every linear axis still on matplotlib's default formatter gets one that writes ticks of 1,000 and more in
+    full, 20,000 and 1,400,000, where the default writes 20000, or 1.4 under a "1e6" in the corner that a reader
+    easily misses. Small numbers keep the default (0.00000188 is harder to read than 1.88 under "1e-6")."""
     from matplotlib.ticker import ScalarFormatter
 
     class FullNumbers(ScalarFormatter):
-        def __init__(self) -> None:
-            super().__init__(useOffset=False)
-            self.set_scientific(False)
+        def set_locs(self, locs: Any) -> None:
+            large = len(locs) > 0 and max(abs(float(loc)) for loc in locs) >= 1000
+            self.set_useOffset(not large)
+            self.set_scientific(not large)
+            super().set_locs(locs)
 
         def __call__(self, value: float, position: int | None = None) -> str:
             text: str = super().__call__(value, position)
