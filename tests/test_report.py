@@ -197,8 +197,9 @@ def test_figures_of_wide_ranges_stay_legible(tmp_path: Path) -> None:
     assert "20,000" in texts("energy") and not any(re.fullmatch(r"1e\d", text) for text in texts("energy"))
 
 
-def test_tiny_energies_are_drawn_in_a_unit_that_reads() -> None:
-    """Per unit of work an energy is some 10⁻⁷ kWh: drawn as µWh, not as "4" under a "1e−7" in the corner."""
+def test_tiny_energies_and_costs_are_drawn_in_a_unit_that_reads() -> None:
+    """Per unit of work an energy is some 10⁻⁷ kWh and a cost 10⁻⁶ USD: drawn as µWh and USD per million units of
+    work, not as "4" under a "1e−7" in the corner."""
     from reportgen.figures import figure_jobs
     from reportgen.figures.decide import ENERGY_UNITS, MASS_UNITS, readable
     from reportgen.pipeline import analyze_loaded
@@ -213,6 +214,8 @@ def test_tiny_energies_are_drawn_in_a_unit_that_reads() -> None:
     analysis, _ = analyze_loaded(loaded)
     svg = next(job for job in figure_jobs(analysis, loaded.project) if job.frame.key == "energy").run()
     assert "energy (µWh per unit of work)" in svg and "CO2e (µg per unit of work)" in svg
+    cost = next(job for job in figure_jobs(analysis, loaded.project) if job.frame.key == "cost-speedup")
+    assert "cost (USD per million units of work)" in cost.run() and cost.frame.caption.startswith("Cost per unit")
 
 
 def test_point_labels_are_thinned_where_points_crowd() -> None:

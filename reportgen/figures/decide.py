@@ -33,31 +33,45 @@ def jobs(analysis: Any, project: Project) -> list[FigureJob]:
     return present(cost_speedup(analysis.cost), regimes(analysis.cost), energy(analysis.energy))
 
 
-# Units an axis may be drawn in, from the results' own (kWh, kg) down: per unit of work, energies can be
-# 10⁻⁷ kWh, which matplotlib writes as "4" under a "1e−7" that a reader easily misses.
+# Units an axis may be drawn in, from the results' own (kWh, kg, per unit of work) on: per unit of work, an energy
+# can be 10⁻⁷ kWh and a cost 10⁻⁶ USD, which matplotlib writes as "4" under a "1e−7" that a reader easily misses.
 ENERGY_UNITS = (("kWh", 1.0), ("Wh", 1e3), ("mWh", 1e6), ("µWh", 1e9))
 MASS_UNITS = (("kg", 1.0), ("g", 1e3), ("mg", 1e6), ("µg", 1e9))
+WORK_UNITS = (("unit of work", 1.0), ("thousand units of work", 1e3), ("million units of work", 1e6),
+              ("billion units of work", 1e9))
+
+
+def unit_for(values: list[float], units: tuple[tuple[str, float], ...]) -> tuple[str, float]:
+    """The first of `units` (name, factor) in which the largest of `values` is at least 1, else the last."""
+    largest = max(values, default=0.0)
+    return next(((name, factor) for name, factor in units if largest * factor >= 1), units[-1])
 
 
 def readable(values: list[float], units: tuple[tuple[str, float], ...]) -> tuple[list[float], str]:
-    """`values` in the first of `units` in which the largest is at least 1 (else the last), and that unit's name."""
-    largest = max(values, default=0.0)
-    name, factor = next(((name, factor) for name, factor in units if largest * factor >= 1), units[-1])
+    """`values` in the unit `unit_for` chooses, and that unit's name."""
+    name, factor = unit_for(values, units)
     return [value * factor for value in values], name
+
+
+def _cost_axis(cost: CostResult, values: list[float]) -> tuple[float, str]:
+    """The factor costs are drawn with, and the axis label: per run, or per a multiple of units of work that
+    reads (USD per million units of work)."""
+    log = ", log scale" if wide(values) else ""
+    if not cost.per_unit_of_work:
+        return 1.0, f"cost ({cost.currency} per run{log})"
+    name, factor = unit_for(values, WORK_UNITS)
+    return factor, f"cost ({cost.currency} per {name}{log})"
 
 
 def _nodes(count: int) -> str:
     return f"{count:,} node{'' if count == 1 else 's'}"
 
 
-def _unit(cost: CostResult) -> str:
-    return f"{cost.currency} per unit of work" if cost.per_unit_of_work else f"{cost.currency} per run"
-
-
 def cost_speedup(cost: CostResult | None) -> FigureJob | None:
     if cost is None:
         return None
-    frame = FigureFrame("cost-speedup", "Cost of one run against speedup at each measured node count, with the "
+    what = "Cost per unit of work" if cost.per_unit_of_work else "Cost of one run"
+    frame = FigureFrame("cost-speedup", f"{what} against speedup at each measured node count, with the "
                         "cost-optimal and the fastest points. Going from the cheapest to the fastest costs "
                         f"{cost.cost_ratio:.3g}× the money for {cost.speedup_ratio:.3g}× the speed.",
                         "Cost against speedup.", height=3.0)
@@ -67,29 +81,30 @@ def cost_speedup(cost: CostResult | None) -> FigureJob | None:
 def _draw_cost_speedup(frame: FigureFrame, cost: CostResult) -> str:
     with figure(frame) as fig:
         ax = fig.subplots()
-        s = [r.speedup for r in cost.rows]
-        c = [r.cost for r in cost.rows]
-        if wide(c):
+        costs = [r.cost for r in cost.rows]
+        factor, label = _cost_axis(cost, costs)
+        if wide(costs):
             log_axes(ax, y=True)
-        ax.plot(s, c, "o-", color=BLUE, markeredgecolor=INK, label="measured scales")
+        ax.plot([r.speedup for r in cost.rows], [r.cost * factor for r in cost.rows], "o-", color=BLUE,
+                markeredgecolor=INK, label="measured scales")
         cheap = next(r for r in cost.rows if r.nodes == cost.cost_optimal_nodes)
         fast = next(r for r in cost.rows if r.nodes == cost.fastest_nodes)
         # the optima's node counts first; then every point clear of those already labelled
         ordered = [cheap, fast, *(r for r in cost.rows if r not in (cheap, fast))]
-        for index in thinned_labels(ax, [(r.speedup, r.cost) for r in ordered]):
+        for index in thinned_labels(ax, [(r.speedup, r.cost * factor) for r in ordered]):
             row = ordered[index]
-            ax.annotate(f"{row.nodes:,}", (row.speedup, row.cost), textcoords="offset points", xytext=(4, -10),
-                        fontsize=7)
-        ax.plot([cheap.speedup], [cheap.cost], "D", color=GREEN, markersize=10, markeredgecolor=INK,
+            ax.annotate(f"{row.nodes:,}", (row.speedup, row.cost * factor), textcoords="offset points",
+                        xytext=(4, -10), fontsize=7)
+        ax.plot([cheap.speedup], [cheap.cost * factor], "D", color=GREEN, markersize=10, markeredgecolor=INK,
                 label=f"cost-optimal: {_nodes(cheap.nodes)}")
-        ax.plot([fast.speedup], [fast.cost], "*", color=VERMILION, markersize=13, markeredgecolor=INK,
+        ax.plot([fast.speedup], [fast.cost * factor], "*", color=VERMILION, markersize=13, markeredgecolor=INK,
                 label=f"fastest: {_nodes(fast.nodes)}")
         if cost.time_value_optimal_nodes is not None:
             best = next(r for r in cost.rows if r.nodes == cost.time_value_optimal_nodes)
-            ax.plot([best.speedup], [best.cost], "P", color=PURPLE, markersize=10, markeredgecolor=INK,
+            ax.plot([best.speedup], [best.cost * factor], "P", color=PURPLE, markersize=10, markeredgecolor=INK,
                     label=f"optimal with time valued: {_nodes(best.nodes)}")
         ax.set_xlabel("speedup")
-        ax.set_ylabel(f"cost ({_unit(cost)}{', log scale' if wide(c) else ''})")
+        ax.set_ylabel(label)
         ax.legend(loc="upper left")
         return to_svg(fig, frame.key)
 
@@ -97,29 +112,31 @@ def _draw_cost_speedup(frame: FigureFrame, cost: CostResult) -> str:
 def regimes(cost: CostResult | None) -> FigureJob | None:
     if cost is None or len(cost.regimes) < 2:
         return None
-    frame = FigureFrame("regimes", "Cost per run in each price regime; each regime's own optimum is drawn large. Spot "
-                        "adds the restart time of expected preemptions (first order); an owned regime below its "
+    what = "unit of work" if cost.per_unit_of_work else "run"
+    frame = FigureFrame("regimes", f"Cost per {what} in each price regime; each regime's own optimum is drawn large. "
+                        "Spot adds the restart time of expected preemptions (first order); an owned regime below its "
                         "utilization threshold is shown grey.", "Cost against nodes per price regime.", height=2.9)
     return FigureJob(frame, _draw_regimes, (cost,))
 
 
 def _draw_regimes(frame: FigureFrame, cost: CostResult) -> str:
     costs = [r.cost for regime in cost.regimes.values() for r in regime.rows]
+    factor, label = _cost_axis(cost, costs)
     with figure(frame) as fig:
         ax = fig.subplots()
         if wide(costs):
             log_axes(ax, y=True)
         for name, regime in cost.regimes.items():
             color, marker, line = REGIME_STYLE[name]
-            label = REGIME_NAME[name] + ("" if regime.viable else " (not viable)")
-            ax.plot([r.nodes for r in regime.rows], [r.cost for r in regime.rows], marker=marker, linestyle=line,
-                    color=color if regime.viable else GREY, markeredgecolor=INK, label=label)
+            name_shown = REGIME_NAME[name] + ("" if regime.viable else " (not viable)")
+            ax.plot([r.nodes for r in regime.rows], [r.cost * factor for r in regime.rows], marker=marker,
+                    linestyle=line, color=color if regime.viable else GREY, markeredgecolor=INK, label=name_shown)
             if regime.cost_optimal_nodes is not None:
                 best = next(r for r in regime.rows if r.nodes == regime.cost_optimal_nodes)
-                ax.plot([best.nodes], [best.cost], marker, color=color, markersize=11, markeredgecolor=INK)
+                ax.plot([best.nodes], [best.cost * factor], marker, color=color, markersize=11, markeredgecolor=INK)
         log2_axis(ax, [r.nodes for r in cost.rows])
         ax.set_xlabel("nodes (log scale)")
-        ax.set_ylabel(f"cost ({_unit(cost)}{', log scale' if wide(costs) else ''})")
+        ax.set_ylabel(label)
         ax.legend(loc="upper left")
         return to_svg(fig, frame.key)
 
