@@ -201,7 +201,7 @@ def test_tiny_energies_and_costs_are_drawn_in_a_unit_that_reads() -> None:
     """Per unit of work an energy is some 10⁻⁷ kWh and a cost 10⁻⁶ USD: drawn as µWh and USD per million units of
     work, not as "4" under a "1e−7" in the corner."""
     from reportgen.figures import figure_jobs
-    from reportgen.figures.decide import ENERGY_UNITS, MASS_UNITS, readable
+    from reportgen.figures.style import ENERGY_UNITS, MASS_UNITS, TIME_UNITS, readable, unit_for
     from reportgen.pipeline import analyze_loaded
     from reportgen.project import load_project
 
@@ -210,6 +210,7 @@ def test_tiny_energies_and_costs_are_drawn_in_a_unit_that_reads() -> None:
     values, unit = readable([4.36e-7, 4.6e-7], ENERGY_UNITS)
     assert unit == "µWh" and [round(v) for v in values] == [436, 460]
     assert readable([1.6e-7], MASS_UNITS)[1] == "µg" and readable([0.0], MASS_UNITS)[1] == "µg"
+    assert unit_for([32_400.0], TIME_UNITS)[0] == "h" and unit_for([100.0], TIME_UNITS)[0] == "min"
     loaded = load_project(INPUTS / "bert-dgx-a100.yaml")  # NVIDIA's published BERT runs, per sequence
     analysis, _ = analyze_loaded(loaded)
     svg = next(job for job in figure_jobs(analysis, loaded.project) if job.frame.key == "energy").run()

@@ -9,18 +9,23 @@ from reportgen.analysis.energy import EnergyResult
 from reportgen.figures import FigureFrame, FigureJob, present
 from reportgen.figures.style import (
     BLUE,
+    ENERGY_UNITS,
     GREEN,
     GREY,
     INK,
+    MASS_UNITS,
     ORANGE,
     PURPLE,
     VERMILION,
+    WORK_UNITS,
     figure,
     log2_axis,
     log_axes,
     node_categories,
+    readable,
     thinned_labels,
     to_svg,
+    unit_for,
     wide,
 )
 from reportgen.model import Project
@@ -31,26 +36,6 @@ REGIME_NAME = {"on_demand": "on-demand", "spot": "spot", "local": "owned"}
 
 def jobs(analysis: Any, project: Project) -> list[FigureJob]:
     return present(cost_speedup(analysis.cost), regimes(analysis.cost), energy(analysis.energy))
-
-
-# Units an axis may be drawn in, from the results' own (kWh, kg, per unit of work) on: per unit of work, an energy
-# can be 10⁻⁷ kWh and a cost 10⁻⁶ USD, which matplotlib writes as "4" under a "1e−7" that a reader easily misses.
-ENERGY_UNITS = (("kWh", 1.0), ("Wh", 1e3), ("mWh", 1e6), ("µWh", 1e9))
-MASS_UNITS = (("kg", 1.0), ("g", 1e3), ("mg", 1e6), ("µg", 1e9))
-WORK_UNITS = (("unit of work", 1.0), ("thousand units of work", 1e3), ("million units of work", 1e6),
-              ("billion units of work", 1e9))
-
-
-def unit_for(values: list[float], units: tuple[tuple[str, float], ...]) -> tuple[str, float]:
-    """The first of `units` (name, factor) in which the largest of `values` is at least 1, else the last."""
-    largest = max(values, default=0.0)
-    return next(((name, factor) for name, factor in units if largest * factor >= 1), units[-1])
-
-
-def readable(values: list[float], units: tuple[tuple[str, float], ...]) -> tuple[list[float], str]:
-    """`values` in the unit `unit_for` chooses, and that unit's name."""
-    name, factor = unit_for(values, units)
-    return [value * factor for value in values], name
 
 
 def _cost_axis(cost: CostResult, values: list[float]) -> tuple[float, str]:

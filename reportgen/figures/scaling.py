@@ -18,12 +18,14 @@ from reportgen.figures.style import (
     INK,
     ORANGE,
     PURPLE,
+    TIME_UNITS,
     VERMILION,
     figure,
     log2_axis,
     node_categories,
     stacked_bars,
     to_svg,
+    unit_for,
 )
 from reportgen.model import Project
 
@@ -53,12 +55,15 @@ def breakdown(scaling: ScalingResult) -> FigureJob | None:
 
 def _draw_breakdown(frame: FigureFrame, scaling: ScalingResult) -> str:
     labels = [f"{r.nodes:,}" for r in scaling.rows]
+    activities = ("compute", "io", "communication", "idle")
+    unit, factor = unit_for([sum(getattr(r.run, name) or 0.0 for name in activities) for r in scaling.rows],
+                            TIME_UNITS)
     with figure(frame) as fig:
         ax = fig.subplots()
-        stacked_bars(ax, labels, [(name, name, [(getattr(r.run, name) or 0.0) / 3600 for r in scaling.rows])
-                                  for name in ("compute", "io", "communication", "idle")])
+        stacked_bars(ax, labels, [(name, name, [(getattr(r.run, name) or 0.0) * factor for r in scaling.rows])
+                                  for name in activities])
         node_categories(ax, len(labels))
-        ax.set_ylabel("wall time per run (h)")
+        ax.set_ylabel(f"wall time per run ({unit})")
         ax.grid(axis="x", visible=False)
         ax.legend(loc="upper right")
         return to_svg(fig, frame.key)

@@ -120,6 +120,30 @@ def thinned_labels(ax: Any, points: list[tuple[float, float]], *, spacing: float
     return chosen
 
 
+# Units an axis may be drawn in (name, factor from the results' own unit), largest first: per unit of work an energy
+# can be 10⁻⁷ kWh and a cost 10⁻⁶ USD, which matplotlib writes as "4" under a "1e−7" that a reader easily misses;
+# a run of a benchmark takes seconds, not hours.
+TIME_UNITS = (("h", 1 / 3600), ("min", 1 / 60), ("s", 1.0))
+ENERGY_UNITS = (("kWh", 1.0), ("Wh", 1e3), ("mWh", 1e6), ("µWh", 1e9))
+MASS_UNITS = (("kg", 1.0), ("g", 1e3), ("mg", 1e6), ("µg", 1e9))
+WORK_UNITS = (("unit of work", 1.0), ("thousand units of work", 1e3), ("million units of work", 1e6),
+              ("billion units of work", 1e9))
+
+
+def unit_for(values: list[float], units: tuple[tuple[str, float], ...]) -> tuple[str, float]:
+    """The first of `units` (name, factor) in which the largest of `values` is at least 1, else the last."""
+    largest = max(values, default=0.0)
+    return next(((name, factor) for name, factor in units if largest * factor >= 1), units[-1])
+
+
+def readable(values: list[float], units: tuple[tuple[str, float], ...]) -> tuple[list[float], str]:
+    """`values` in the unit `unit_for` chooses, and that unit's name."""
+    name, factor = unit_for(values, units)
+    return [value * factor for value in values], name
+
+
+
+
 def wide(values: list[float], *, ratio: float = 100.0) -> bool:
     """Whether positive values span more than `ratio`: a linear axis would flatten the small ones to its floor."""
     positive = [value for value in values if value > 0]
