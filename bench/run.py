@@ -46,6 +46,17 @@ class Case:
         return f"{self.name:<52} {self.median_ms:9.1f} {low:9.1f} {high:9.1f} {target}  {verdict} {self.note}"
 
 
+def calibration_ms() -> float:
+    """The median time of a fixed pure-Python loop: this machine's pace at the moment (its speed drifts by up to
+    1.5× within minutes), printed beside the results so that runs from different moments can be compared."""
+    def loop() -> None:
+        total = 0
+        for number in range(2_000_000):
+            total += number
+
+    return statistics.median(timed(loop, 5)) * 1000
+
+
 def timed(function: Callable[[], object], repeats: int) -> list[float]:
     samples = []
     for _ in range(repeats):
@@ -211,6 +222,7 @@ def main() -> int:
     # current bytecode first, as `make report` leaves it: else, where PYTHONDONTWRITEBYTECODE is set, every cold
     # case would compile the modules changed since the last compile again (0.05-0.15 s each)
     compileall.compile_dir(ROOT / "reportgen", quiet=1)
+    pace_before = calibration_ms()
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder)
@@ -220,14 +232,19 @@ def main() -> int:
     for case in measured:
         print(case.row())
     total = time.perf_counter() - started
-    print(f"\n{len(measured)} cases in {total:.0f} s on {platform.platform()}, {os.cpu_count()} CPUs")
+    pace = (pace_before, calibration_ms())
+    print(f"\n{len(measured)} cases in {total:.0f} s on {platform.platform()}, {os.cpu_count()} CPUs; "
+          f"calibration loop {pace[0]:.0f} ms before, {pace[1]:.0f} ms after (lower is a faster machine)")
     if arguments.only:
         return 0
     machine = {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
                "processor": platform.processor() or platform.machine()}
-    (ROOT / "bench" / "results.md").write_text(markdown_table(measured))
+    (ROOT / "bench" / "results.md").write_text(
+        markdown_table(measured) + f"\nCalibration loop: {pace[0]:.0f} ms before the cases, {pace[1]:.0f} ms after "
+        "(`calibration_ms`; lower is a faster machine).\n")
     (ROOT / "bench" / "results.json").write_text(json.dumps(
         {"machine": machine, "repeats": repeats, "seconds": total,
+         "calibration_ms": {"before": pace[0], "after": pace[1]},
          "cases": [{"name": c.name, "median_ms": c.median_ms, "min_ms": min(c.seconds) * 1000,
                     "max_ms": max(c.seconds) * 1000, "target_ms": c.target_ms, "note": c.note} for c in measured]},
         indent=2) + "\n")
