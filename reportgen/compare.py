@@ -16,7 +16,7 @@ from reportgen.results import dumps
 from reportgen.sources import open_source
 
 if TYPE_CHECKING:
-    from reportgen.render import Page
+    from reportgen.render import Report
 
 DIFF_FORMATS = ("html", "pdf", "json", "md")
 
@@ -69,14 +69,11 @@ def run_diff(old_spec: str, new_spec: str, options: DiffOptions) -> DiffOutcome:
 
         files["diff.md"] = render_markdown("diff.md", {"diff": result, "currency": result.currency}).encode("utf-8")
     if "html" in options.formats or "pdf" in options.formats:
-        page, drawings, epoch = _page(result, old_document, new_document, old.project.project.title, new.project,
-                                      options)
+        report = _report(result, old_document, new_document, old.project.project.title, new.project, options)
         if "html" in options.formats:
-            files["diff.html"] = page.with_drawings(drawings).encode("utf-8")
+            files["diff.html"] = report.html()
         if "pdf" in options.formats:
-            from reportgen.render import render_pdf
-
-            files["diff.pdf"] = render_pdf(page, drawings, epoch=epoch)
+            files["diff.pdf"] = report.pdf()
     folder = output_dir(options.out_root, f"diff-{old_stem}-vs-{new_stem}")
     interrupts.check()
     return DiffOutcome(result, write_atomically(folder, files))
@@ -91,17 +88,17 @@ def diff_document(result: DiffResult) -> dict[str, Any]:
     return document
 
 
-def _page(result: DiffResult, old: dict[str, Any], new: dict[str, Any], old_title: str, project: Any,
-          options: DiffOptions) -> tuple[Page, dict[str, str], int]:
-    """The diff's page, its figures' drawings by key and its creation time."""
+def _report(result: DiffResult, old: dict[str, Any], new: dict[str, Any], old_title: str, project: Any,
+            options: DiffOptions) -> Report:
+    """The diff's page with its overlaid figures drawn (in this process: there are four at most)."""
     from reportgen import __version__
     from reportgen.context import epoch_of, report_date
-    from reportgen.figures import FigurePool
+    from reportgen.figures import FigurePool, draw_figures
     from reportgen.figures.overlay import jobs
-    from reportgen.render import render_page, template_vars
+    from reportgen.render import Report, render_page, template_vars
 
     overlays = jobs(old, new, result.old_label, result.new_label)
-    drawings = {job.frame.key: svg for job, svg in zip(overlays, FigurePool(None).draw(overlays), strict=True)}
+    drawings = draw_figures(overlays, pool=FigurePool(None)).svgs
     date, created = report_date(project)
     context = DiffContext(diff=result, figures={job.frame.key: job.frame for job in overlays}, paper=options.paper,
                           date=date, created=created,
@@ -110,4 +107,4 @@ def _page(result: DiffResult, old: dict[str, Any], new: dict[str, Any], old_titl
                           old_revision=old.get("project", {}).get("revision") or "old",
                           new_revision=new.get("project", {}).get("revision") or "new")
     page = render_page("diff.html", template_vars(context), [job.frame for job in overlays])
-    return page, drawings, epoch_of(created)
+    return Report(page, drawings, epoch_of(created))

@@ -26,7 +26,7 @@ from typing import Any
 
 import pydyf
 
-from reportgen.figures import FIGURE_SCHEME
+from reportgen.figures import FIGURE_SCHEME, slot
 
 # The figures' inline SVG as style.to_svg writes it; project text is escaped, so it cannot produce this.
 _INLINE_FIGURE = re.compile(r'<svg role="img" [^>]*class="figure-svg"[^>]*>.*?</svg>', re.DOTALL)
@@ -83,7 +83,7 @@ def figures_as_placeholders(html: str) -> tuple[str, list[Figure]]:
         width, height = (Fraction(number.decode()) for number in size.groups())
         figure = Figure(FigureSlot(f"{FIGURE_SCHEME}{len(figures)}", width, height), svg)
         figures.append(figure)
-        return f'<img class="figure-svg" alt="" src="{figure.slot.url}">'
+        return slot(figure.slot.url)
 
     return _INLINE_FIGURE.sub(to_image, html), figures
 

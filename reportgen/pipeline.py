@@ -19,7 +19,7 @@ from reportgen.cache import FigureCache
 from reportgen.errors import InputError, Problem
 from reportgen.outputs import output_dir, write_atomically
 from reportgen.project import LoadedProject, load_project
-from reportgen.render import Page, render_page
+from reportgen.render import Page, Report, render_page, start_pdf
 from reportgen.results import dumps, results_document
 
 if TYPE_CHECKING:
@@ -46,18 +46,6 @@ class BuildResult:
     figures_drawn: tuple[str, ...]  # figures drawn by this build; the others came from the cache
     seconds: dict[str, float] = field(default_factory=dict)  # by stage
     report: Report | None = None  # for a PDF rendered later (watch writes the HTML first)
-
-
-@dataclass(frozen=True)
-class Report:
-    """A rendered report: its page, each figure's SVG by key, and its creation time (for the PDF)."""
-
-    page: Page
-    drawings: dict[str, str]
-    epoch: int
-
-    def html(self) -> bytes:
-        return self.page.with_drawings(self.drawings).encode("utf-8")
 
 
 @dataclass
@@ -97,9 +85,7 @@ class Builder:
     def write_pdf(self, result: BuildResult) -> Path:
         """The PDF of a build that rendered HTML (watch writes the HTML first, then this)."""
         assert result.report is not None
-        page = result.report.page
-        pending = self._renderer().start(page.html, page.slots(), result.report.epoch)
-        pdf = pending.finish(page.svgs(result.report.drawings))
+        pdf = result.report.pdf(self._renderer())
         interrupts.check()
         return write_atomically(output_dir(self.options.out_root, result.path.stem), {"report.pdf": pdf})[0]
 
@@ -112,7 +98,7 @@ class Builder:
         jobs = figure_jobs(analysis, loaded.project)
         page, epoch = self._page(path, loaded, analysis, document, jobs)
         clock.lap("page")
-        pending = self._renderer().start(page.html, page.slots(), epoch) if "pdf" in formats else None
+        pending = start_pdf(page, epoch, self._renderer()) if "pdf" in formats else None
         try:
             drawings, drawn = self._draw(jobs)
             clock.lap("figures")
@@ -151,7 +137,7 @@ class Builder:
         preload_here = "pdf" in self.options.formats and self.renderer is None
         figures = draw_figures(jobs, pool=self.pool, cache=self.cache,
                                while_waiting=_preload_pdf if preload_here else None)
-        return {figure.frame.key: figure.svg for figure in figures.figures}, figures.drawn
+        return figures.svgs, figures.drawn
 
 
 def _preload_pdf() -> None:

@@ -21,7 +21,7 @@ from reportgen.figures import FigureFrame
 if TYPE_CHECKING:
     import jinja2
 
-    from reportgen.pdf import PdfRenderer
+    from reportgen.pdf import PdfRenderer, PendingPdf
     from reportgen.pdf_forms import FigureSlot
 
 
@@ -118,10 +118,24 @@ def render_page(template: str, context: dict[str, Any], frames: Sequence[FigureF
     return Page(html, tuple(frames[index] for _, index in held))
 
 
-def render_pdf(page: Page, drawings: Mapping[str, str], *, epoch: int = 0,
-               renderer: PdfRenderer | None = None) -> bytes:
-    """The PDF of a page whose figures are drawn; `renderer` lays it out (reportgen.pdf_process), or this
-    process does."""
+def start_pdf(page: Page, epoch: int, renderer: PdfRenderer | None = None) -> PendingPdf:
+    """Begin the PDF of `page`, laid out by `renderer` (a reportgen.pdf_process renderer laying it out at once),
+    or by this process once the drawings are there."""
     from reportgen.pdf import RenderHere
 
-    return (renderer or RenderHere()).start(page.html, page.slots(), epoch).finish(page.svgs(drawings))
+    return (renderer or RenderHere()).start(page.html, page.slots(), epoch)
+
+
+@dataclass(frozen=True)
+class Report:
+    """A rendered page with its figures drawn: each figure's SVG by key, and its creation time (for the PDF)."""
+
+    page: Page
+    drawings: dict[str, str]
+    epoch: int
+
+    def html(self) -> bytes:
+        return self.page.with_drawings(self.drawings).encode("utf-8")
+
+    def pdf(self, renderer: PdfRenderer | None = None) -> bytes:
+        return start_pdf(self.page, self.epoch, renderer).finish(self.page.svgs(self.drawings))

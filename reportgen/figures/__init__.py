@@ -27,6 +27,11 @@ WIDTH = 6.4  # inches: the text width of an A4 page with 2 cm margins is about 6
 HEIGHT = 3.3
 
 
+def slot(url: str) -> str:
+    """A figure's place in a rendered page, until its drawing is put there."""
+    return f'<img class="figure-svg" alt="" src="{url}">'
+
+
 @dataclass(frozen=True)
 class FigureFrame:
     """A figure as the page needs it, before it is drawn."""
@@ -43,19 +48,12 @@ class FigureFrame:
 
     @property
     def slot(self) -> str:
-        """The figure's place in the rendered HTML, until its drawing is put there."""
-        return f'<img class="figure-svg" alt="" src="{self.url}">'
+        return slot(self.url)
 
     @property
     def points(self) -> tuple[Fraction, Fraction]:
         """Width and height in points, as the SVG's viewBox gives them (matplotlib writes them with "%f")."""
         return Fraction(f"{self.width * 72:f}"), Fraction(f"{self.height * 72:f}")
-
-
-@dataclass(frozen=True)
-class DrawnFigure:
-    frame: FigureFrame
-    svg: str
 
 
 @dataclass(frozen=True)
@@ -146,7 +144,7 @@ def figure_pool(*, workers: int | None = None) -> Iterator[FigurePool]:
 
 @dataclass(frozen=True)
 class Drawn:
-    figures: tuple[DrawnFigure, ...]  # in reading order
+    svgs: dict[str, str]  # each figure's SVG by key, in reading order
     drawn: tuple[str, ...]  # keys drawn now (the rest came from the cache)
 
 
@@ -176,5 +174,5 @@ def draw_figures(jobs: Sequence[FigureJob], *, pool: FigurePool | None = None, c
         found[index] = svg
         if cache is not None:
             cache.put(keys[index], svg)
-    return Drawn(tuple(DrawnFigure(job.frame, found[index]) for index, job in enumerate(jobs)),
+    return Drawn({job.frame.key: found[index] for index, job in enumerate(jobs)},
                  tuple(jobs[index].frame.key for index in missing))

@@ -11,6 +11,7 @@ import re
 import textwrap
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 from typing import Any
 
 from reportgen.figures import FigureFrame
@@ -60,23 +61,28 @@ def figure(frame: FigureFrame) -> Iterator[Any]:
     The hash salt is the figure's key, so that clip-path ids are stable run to run and differ between the
     figures inlined into one HTML page.
     """
-    import matplotlib
     from matplotlib.figure import Figure
 
-    with matplotlib.rc_context({**_RC, "svg.hashsalt": f"reportgen-{frame.key}"}):  # type: ignore[dict-item]
+    with _style(frame.key):
         fig = Figure(figsize=(frame.width, frame.height), layout="constrained")
         yield fig
+
+
+def _style(key: str) -> Any:
+    """reportgen's matplotlib settings, with the figure's key as the hash salt of its SVG ids."""
+    import matplotlib
+
+    return matplotlib.rc_context({**_RC, "svg.hashsalt": f"reportgen-{key}"})  # type: ignore[dict-item]
 
 
 def to_svg(fig: Any, key: str) -> str:
     """The figure as inline SVG: no XML prologue, no date, no creator, ids prefixed by the figure's key; numbers on
     linear axes written in full."""
-    import matplotlib
     from matplotlib.backends.backend_svg import FigureCanvasSVG
 
     _full_numbers(fig)
     buffer = io.StringIO()
-    with matplotlib.rc_context({**_RC, "svg.hashsalt": f"reportgen-{key}"}):  # type: ignore[dict-item]
+    with _style(key):
         metadata = {"Date": None, "Creator": None, "Format": None, "Type": None}  # nothing that varies run to run
         FigureCanvasSVG(fig).print_svg(buffer, metadata=metadata)  # type: ignore[no-untyped-call]
     return _inline(buffer.getvalue(), key)
@@ -86,6 +92,17 @@ def _full_numbers(fig: Any) -> None:
     """Every linear axis still on matplotlib's default formatter gets one that writes ticks of 1,000 and more in
     full, 20,000 and 1,400,000, where the default writes 20000, or 1.4 under a "1e6" in the corner that a reader
     easily misses. Small numbers keep the default (0.00000188 is harder to read than 1.88 under "1e-6")."""
+    from matplotlib.ticker import ScalarFormatter
+
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            if type(axis.get_major_formatter()) is ScalarFormatter:
+                axis.set_major_formatter(_full_numbers_formatter()())
+
+
+@cache
+def _full_numbers_formatter() -> Any:
+    """The formatter class of `_full_numbers` (defined on first use: matplotlib is imported only to draw)."""
     from matplotlib.ticker import ScalarFormatter
 
     class FullNumbers(ScalarFormatter):
@@ -99,10 +116,7 @@ def _full_numbers(fig: Any) -> None:
             text: str = super().__call__(value, position)
             return f"{round(value):,}" if value >= 1000 and text.isdigit() else text
 
-    for ax in fig.axes:
-        for axis in (ax.xaxis, ax.yaxis):
-            if type(axis.get_major_formatter()) is ScalarFormatter:
-                axis.set_major_formatter(FullNumbers())
+    return FullNumbers
 
 
 def thinned_labels(ax: Any, points: list[tuple[float, float]], *, spacing: float = 12.0) -> list[int]:
@@ -140,8 +154,6 @@ def readable(values: list[float], units: tuple[tuple[str, float], ...]) -> tuple
     """`values` in the unit `unit_for` chooses, and that unit's name."""
     name, factor = unit_for(values, units)
     return [value * factor for value in values], name
-
-
 
 
 def wide(values: list[float], *, ratio: float = 100.0) -> bool:
