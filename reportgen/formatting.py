@@ -12,6 +12,8 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from reportgen.model import REGIME_NAMES
+
 DASH = "—"
 
 
@@ -82,7 +84,8 @@ def duration(seconds: Any) -> str:
     if magnitude < 3 * 3600:
         minutes = seconds / 60
         if minutes >= 60:
-            return f"{int(minutes // 60)} h {number(minutes % 60, 2)} min"
+            rest = number(minutes % 60, 2)
+            return f"{int(minutes // 60)} h" if rest == "0" else f"{int(minutes // 60)} h {rest} min"
         return f"{number(minutes)} min"
     if magnitude < 3 * 86400:
         return f"{number(seconds / 3600)} h"
@@ -133,6 +136,11 @@ def energy(kwh: Any) -> str:
     return _in_units(kwh, ((1000.0, "MWh"), (1.0, "kWh"), (1e-3, "Wh")))
 
 
+def regime(name: Any) -> str:
+    """A price regime as the report names it: on-demand, spot, owned."""
+    return DASH if name is None else REGIME_NAMES.get(name, str(name))
+
+
 def _markup(function: Callable[..., str]) -> Callable[..., Markup]:
     """Filters build their text from numbers only (strings are escaped first), so the result is safe HTML."""
     @functools.wraps(function)
@@ -147,5 +155,6 @@ def _markup(function: Callable[..., str]) -> Callable[..., Markup]:
 _FORMATTERS: dict[str, Callable[..., str]] = {
     "num": number, "int": integer, "nodes": nodes, "count": count, "pct": percent, "times": times,
     "duration": duration, "size": size, "rate": rate, "money": money, "mass": mass, "energy": energy,
+    "regime": regime,
 }
 FILTERS = {name: _markup(function) for name, function in _FORMATTERS.items()}

@@ -44,6 +44,7 @@ SLOT_VOCABULARY = {
     "load_balancing": ("even sharding", "straggler mitigation"),
 }
 RUN_FORMS = ("breakdown", "total", "throughput")
+REGIME_NAMES = {"on_demand": "on-demand", "spot": "spot", "local": "owned"}  # price regimes as the report names them
 
 Checks = Iterator[tuple[str, str]]
 
@@ -85,11 +86,28 @@ class Hardware:
     name: str | None = field(Text("Node description"))
     peak_compute: float | None = field(Quantity(u.COMPUTE_RATE, "π: peak compute of one node"))
     memory_bandwidth: float | None = field(Quantity(u.BANDWIDTH, "β: memory bandwidth of one node"))
-    memory_capacity: float | None = field(Quantity(u.DATA, "Device memory of one node (the memory wall)"))
+    memory_capacity: float | None = field(Quantity(u.DATA, "Accelerator memory of one node in all"))
+    devices_per_node: int = field(Count("Accelerators per node (each holds its own replica under data "
+                                        "parallelism)", "8"), 1)
+    device_memory: float | None = field(Quantity(u.DATA, "Memory of one accelerator, the memory wall's capacity "
+                                                 "(default memory_capacity / devices_per_node)"))
     network_bandwidth: float | None = field(Quantity(u.BANDWIDTH, "β_net: network bandwidth per node"))
     network_latency: float | None = field(Quantity(u.TIME, "α: network latency per hop"))
     io_bandwidth: float | None = field(Quantity(u.BANDWIDTH, "Storage read bandwidth, for I/O floors"))
     storage: float | None = field(Quantity(u.DATA, "Local storage of one node (the data wall)"))
+
+    @property
+    def memory_per_device(self) -> float | None:
+        """What one accelerator holds: device_memory, else the node's memory shared among its devices."""
+        if self.device_memory is not None:
+            return self.device_memory
+        return self.memory_capacity / self.devices_per_node if self.memory_capacity is not None else None
+
+    def check(self) -> Checks:
+        if (self.device_memory is not None and self.memory_capacity is not None
+                and self.device_memory * self.devices_per_node > self.memory_capacity * (1 + 1e-9)):
+            yield "device_memory", (f"{self.devices_per_node} devices of this memory hold more than "
+                                    "memory_capacity, the node's memory in all")
 
 
 # --------------------------------------------------------------------------------------------------------- baseline

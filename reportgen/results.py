@@ -19,6 +19,7 @@ from reportgen.analysis.decisions import DecisionsResult
 from reportgen.analysis.diagnosis import DiagnosisResult
 from reportgen.analysis.energy import EnergyResult
 from reportgen.analysis.fits import AlphaBetaFit
+from reportgen.analysis.goal import GoalCheck, GoalResult
 from reportgen.analysis.prediction import PredictionResult
 from reportgen.analysis.reliability import ReliabilityResult
 from reportgen.analysis.scaling import ScalingResult
@@ -50,6 +51,7 @@ def results_document(loaded: LoadedProject, analysis: Analysis) -> Json:
         "cost": _cost(analysis.cost),
         "energy": _energy(analysis.energy),
         "reliability": _reliability(analysis.reliability),
+        "goal": _goal(analysis.goal),
         "decisions": _decisions(analysis.decisions),
         "trade_offs": _trade_offs(analysis.decisions),
         "findings": [{"severity": f.severity, "code": f.code, "message": f.message, "path": f.path}
@@ -69,6 +71,10 @@ def _diagnosis(d: DiagnosisResult | None) -> Json | None:
         "walls": [{"wall": w.wall, "fill": w.fill, "binds": w.binds, "demand": w.demand, "capacity": w.capacity}
                   for w in d.walls],
         "min_devices": d.min_devices,
+        "min_nodes": d.min_nodes,
+        "devices_per_node": d.devices_per_node,
+        "device_memory_bytes": d.device_memory,
+        "shard_within_node": d.shard_within_node,
         "binding_ceiling": d.binding_ceiling,
         "axis": d.axis,
         "declared_axis": d.declared_axis,
@@ -120,6 +126,9 @@ def _prediction(p: PredictionResult | None) -> Json | None:
         "sensitivity": [{"alpha_scale": s.alpha_scale, "beta_scale": s.beta_scale, "p_star": s.p_star,
                          "speedup": s.speedup} for s in p.sensitivity],
         "fit": _fit(p.fit),
+        "capped": p.capped,
+        "fit_p_star": p.fit_p_star,
+        "fit_continuous_optimum_nodes": p.fit_continuous_optimum_nodes,
     }
 
 
@@ -207,8 +216,37 @@ def _reliability(r: ReliabilityResult | None) -> Json | None:
 def _decisions(d: DecisionsResult | None) -> list[Json] | None:
     if d is None:
         return None
-    return [{"name": x.name, "optimize": x.optimize, "nodes": x.nodes, "time_s": x.time_s, "cost": x.cost,
-             "co2_kg": x.co2_kg, "within_limits": x.within_limits, "note": x.note} for x in d.decisions]
+    return [{"name": x.name, "optimize": x.optimize, "nodes": x.nodes, "regime": x.regime, "time_s": x.time_s,
+             "cost": x.cost, "co2_kg": x.co2_kg, "within_limits": x.within_limits, "note": x.note,
+             "limits": {"max_time_s": x.max_time_s, "max_cost": x.max_cost, "max_co2_kg": x.max_co2_kg,
+                        "from_goal": list(x.limits_from_goal)}} for x in d.decisions]
+
+
+def _goal_check(c: GoalCheck) -> Json:
+    return {"nodes": c.nodes, "regime": c.regime, "viable": c.viable, "time_s": c.time_s, "cost": c.cost,
+            "co2_kg": c.co2_kg, "meets_time": c.meets_time, "meets_cost": c.meets_cost, "met": c.met,
+            "time_ratio": c.time_ratio, "cost_ratio": c.cost_ratio, "monthly_cost": c.monthly_cost}
+
+
+def _goal(g: GoalResult | None) -> Json | None:
+    if g is None:
+        return None
+    best = g.cheapest_meeting
+    return {
+        "text": g.text,
+        "time_per_run_s": g.time_limit_s,
+        "cost_per_run": g.cost_limit,
+        "plan_nodes": g.plan_nodes,
+        "plan_measured": g.plan_measured,
+        "met_at_plan": g.met_at_plan,
+        "at_plan": [_goal_check(c) for c in g.at_plan],
+        "cheapest_meeting": None if best is None else {"nodes": best.nodes, "regime": best.regime,
+                                                       "cost": best.cost, "time_s": best.time_s},
+        "none_meets": g.none_meets,
+        "runs_per_month": g.runs_per_month,
+        "monthly_cost": g.monthly_cost,
+        "note": g.note or None,
+    }
 
 
 def _trade_offs(d: DecisionsResult | None) -> list[Json] | None:

@@ -14,6 +14,7 @@ from reportgen.analysis.decisions import DecisionsResult, decide
 from reportgen.analysis.diagnosis import DiagnosisResult, diagnose
 from reportgen.analysis.energy import EnergyResult, analyze_energy
 from reportgen.analysis.findings import Finding, ordered
+from reportgen.analysis.goal import GoalResult, check_goal
 from reportgen.analysis.lint import lint
 from reportgen.analysis.prediction import PredictionResult, predict
 from reportgen.analysis.reliability import ReliabilityResult, analyze_reliability, default_scales
@@ -34,6 +35,7 @@ class Analysis:
     energy: EnergyResult | None
     reliability: ReliabilityResult | None
     decisions: DecisionsResult | None
+    goal: GoalResult | None
     findings: tuple[Finding, ...]
 
 
@@ -55,7 +57,11 @@ def analyze(project: Project, *, intensity: Intensity | None = None) -> Analysis
                             intensity_g_per_kwh=intensity.g_per_kwh if intensity else None,
                             source=intensity.source if intensity else None,
                             runs_per_month=project.pricing.runs_per_month if project.pricing else None)
-    decisions = decide(project.decisions, scaling, cost, energy)
+    goal_spec = project.project.goal
+    decisions = decide(project.decisions, scaling, cost, energy, goal=goal_spec)
+    goal = check_goal(goal_spec, plan_nodes=planned, scaling=scaling, cost=cost, energy=energy,
+                      runs_per_month=project.pricing.runs_per_month if project.pricing else None)
     findings = lint(project, diagnosis=diagnosis, prediction=prediction, scaling=scaling, checklist=checklist,
-                    cost=cost, reliability=reliability)
-    return Analysis(diagnosis, checklist, prediction, scaling, cost, energy, reliability, decisions, ordered(findings))
+                    reliability=reliability, goal=goal)
+    return Analysis(diagnosis, checklist, prediction, scaling, cost, energy, reliability, decisions, goal,
+                    ordered(findings))

@@ -64,6 +64,26 @@ class CostResult:
     regimes: dict[str, Regime]
 
 
+@dataclass(frozen=True)
+class PricedPoint:
+    """One measured scale in one viable price regime: what a run there takes and costs."""
+
+    nodes: int
+    regime: str  # on_demand | spot | local
+    time_s: float  # spot: with the expected preemption overhead
+    cost: float
+
+
+def priced_points(cost: CostResult) -> list[PricedPoint]:
+    """Every measured scale in every viable regime, by node count and, within one, from the cheapest regime.
+
+    The order makes the tie rules of the decisions read "smaller p first, then the lower cost".
+    """
+    points = [PricedPoint(row.nodes, name, row.time_s, row.cost)
+              for name, regime in cost.regimes.items() if regime.viable for row in regime.rows]
+    return sorted(points, key=lambda point: (point.nodes, point.cost))
+
+
 def run_cost(price_per_node_hour: float, nodes: int, time_s: float) -> float:
     """Cost(p) = c · p · T_p / 3600."""
     return price_per_node_hour * nodes * time_s / 3600.0

@@ -5,15 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reportgen.analysis.common import first_min
-from reportgen.analysis.cost import CostResult
+from reportgen.analysis.cost import CostResult, priced_points
 from reportgen.analysis.energy import EnergyResult
 from reportgen.analysis.scaling import ScalingResult
-from reportgen.model import Decision
+from reportgen.model import Decision, Goal
 
 
 @dataclass(frozen=True)
 class Candidate:
     nodes: int
+    regime: str | None  # the price regime (on_demand | spot | local); None without pricing
     time_s: float
     cost: float | None
     co2_kg: float | None
@@ -25,11 +26,16 @@ class DecisionResult:
     name: str
     optimize: str
     nodes: int | None
+    regime: str | None  # the price regime the recommendation is priced in
     time_s: float | None
     cost: float | None
     co2_kg: float | None
     within_limits: bool
     note: str  # why no point is within limits, or what stood in for a missing measure
+    max_time_s: float | None  # the limits applied: the context's own, else the goal's
+    max_cost: float | None
+    max_co2_kg: float | None
+    limits_from_goal: tuple[str, ...]  # which limits came from project.goal ("time", "cost")
 
 
 @dataclass(frozen=True)
@@ -48,22 +54,58 @@ class DecisionsResult:
 
 
 def candidates(scaling: ScalingResult, cost: CostResult | None, energy: EnergyResult | None) -> list[Candidate]:
-    costs = {r.nodes: r.cost for r in cost.rows} if cost else {}
+    """Every measured scale in every viable price regime (one point per scale without pricing), by node count
+    and, within one, from the cheapest regime: ties of an objective go to the smaller p, then the lower cost."""
     co2 = {r.nodes: r.co2_kg for r in energy.rows} if energy else {}
     kwh = {r.nodes: r.energy_kwh for r in energy.rows} if energy else {}
-    return [Candidate(r.nodes, r.time_s or 0.0, costs.get(r.nodes), co2.get(r.nodes), kwh.get(r.nodes))
+    if cost is not None:
+        return [Candidate(p.nodes, p.regime, p.time_s, p.cost, co2.get(p.nodes), kwh.get(p.nodes))
+                for p in priced_points(cost)]
+    return [Candidate(r.nodes, None, r.time_s or 0.0, None, co2.get(r.nodes), kwh.get(r.nodes))
             for r in scaling.rows]
 
 
+@dataclass(frozen=True)
+class Limits:
+    max_time_s: float | None
+    max_cost: float | None
+    max_co2_kg: float | None
+    from_goal: tuple[str, ...]
+
+
+def limits_of(context: Decision, goal: Goal | None) -> Limits:
+    """The context's own limits; a limit it does not state is the project goal's (time and cost per run)."""
+    from_goal = []
+    max_time, max_cost = context.max_time, context.max_cost
+    if max_time is None and goal and goal.time_per_run is not None:
+        max_time = goal.time_per_run
+        from_goal.append("time")
+    if max_cost is None and goal and goal.cost_per_run is not None:
+        max_cost = goal.cost_per_run
+        from_goal.append("cost")
+    return Limits(max_time, max_cost, context.max_co2, tuple(from_goal))
+
+
 def decide(contexts: tuple[Decision, ...], scaling: ScalingResult | None, cost: CostResult | None,
-           energy: EnergyResult | None) -> DecisionsResult | None:
+           energy: EnergyResult | None, *, goal: Goal | None = None) -> DecisionsResult | None:
     if not contexts or scaling is None:
         return None
     points = candidates(scaling, cost, energy)
-    results = tuple(_decide(context, points) for context in contexts)
-    trade_offs = tuple(_trade_off(a, b) for a in results for b in results
-                       if a is not b and a.nodes is not None and b.nodes is not None)
-    return DecisionsResult(results, trade_offs)
+    # A goal per run means nothing against times per unit of work: its limits apply to whole runs only.
+    applied_goal = None if scaling.per_unit_of_work else goal
+    results = tuple(_decide(context, limits_of(context, applied_goal), points) for context in contexts)
+    return DecisionsResult(results, trade_offs(results))
+
+
+def trade_offs(results: tuple[DecisionResult, ...]) -> tuple[TradeOff, ...]:
+    """One row per pair of contexts whose points differ, in the order listed (the mirror row is its reciprocal)."""
+    out = []
+    for index, a in enumerate(results):
+        for b in results[index + 1:]:
+            if a.nodes is None or b.nodes is None or (a.nodes, a.regime) == (b.nodes, b.regime):
+                continue
+            out.append(_trade_off(a, b))
+    return tuple(out)
 
 
 def _objective(context: Decision, point: Candidate) -> float | None:
@@ -74,33 +116,34 @@ def _objective(context: Decision, point: Candidate) -> float | None:
     return point.co2_kg if point.co2_kg is not None else point.energy_kwh  # same ranking without an intensity
 
 
-def _excess(context: Decision, point: Candidate) -> float:
+def _excess(limits: Limits, point: Candidate) -> float:
     """The largest ratio of a value to its limit (≤ 1 within every limit); a missing value cannot be checked."""
     ratios = [1.0]
-    for limit, value in ((context.max_time, point.time_s), (context.max_cost, point.cost),
-                         (context.max_co2, point.co2_kg)):
+    for limit, value in ((limits.max_time_s, point.time_s), (limits.max_cost, point.cost),
+                         (limits.max_co2_kg, point.co2_kg)):
         if limit is not None:
             ratios.append(value / limit if value is not None else float("inf"))
     return max(ratios)
 
 
-def _decide(context: Decision, points: list[Candidate]) -> DecisionResult:
+def _decide(context: Decision, limits: Limits, points: list[Candidate]) -> DecisionResult:
+    shown = (limits.max_time_s, limits.max_cost, limits.max_co2_kg, limits.from_goal)
     scored = [p for p in points if _objective(context, p) is not None]
     if not scored:
         missing = {"cost": "pricing.node_hour", "carbon": "energy.node_power"}.get(context.optimize, "scaling")
-        return DecisionResult(context.name, context.optimize, None, None, None, None, False,
-                              f"nothing to optimize: add {missing}")
-    within = [p for p in scored if _excess(context, p) <= 1.0]
+        return DecisionResult(context.name, context.optimize, None, None, None, None, None, False,
+                              f"nothing to optimize: add {missing}", *shown)
+    within = [p for p in scored if _excess(limits, p) <= 1.0]
     note = ""
     if within:
         chosen = first_min(within, key=lambda p: _objective(context, p) or 0.0)
     else:
-        chosen = first_min(scored, key=lambda p: _excess(context, p))
+        chosen = first_min(scored, key=lambda p: _excess(limits, p))
         note = f"no measured scale meets the limits; the nearest is {chosen.nodes} nodes"
     if context.optimize == "carbon" and chosen.co2_kg is None:
         note = (note + "; " if note else "") + "ranked by energy: no carbon intensity is known"
-    return DecisionResult(context.name, context.optimize, chosen.nodes, chosen.time_s, chosen.cost, chosen.co2_kg,
-                          bool(within), note)
+    return DecisionResult(context.name, context.optimize, chosen.nodes, chosen.regime, chosen.time_s, chosen.cost,
+                          chosen.co2_kg, bool(within), note, *shown)
 
 
 def _ratio(a: float | None, b: float | None) -> float | None:

@@ -82,7 +82,10 @@ class DiagnosisResult:
     training_time_s: float | None  # single-machine time from baseline.training
     memory_stack: tuple[tuple[str, float], ...]  # (component, bytes) of the memory demand
     bytes_per_parameter: float | None
-    memory_capacity: float | None
+    device_memory: float | None  # of one device: the memory wall's capacity
+    devices_per_node: int
+    shard_within_node: bool  # the memory wall binds per device but a perfect shard fits in one node
+    min_nodes: int | None  # ceil(min_devices / devices_per_node): the fewest nodes that hold one perfect shard
     deadline_stated: bool
 
 
@@ -102,7 +105,13 @@ def diagnose(project: Project, *, reference_time_s: float | None = None) -> Diag
         walls.append(Wall("time", None, True, None, None, "s", "assumed to bind: the project states no deadline; "
                           "the team distributes because one machine is too slow"))
     walls.sort(key=lambda w: WALL_ORDER.index(w.wall))
-    binding = [w for w in walls if w.binds]
+    min_devices = details.get("min_devices")
+    # A replica that does not fit one device but whose perfect shard fits the devices of one node lifts the
+    # memory wall inside the node (FSDP or tensor parallelism there): a requirement of the design, and the ceiling
+    # the node-level axis must cure is the next wall that binds (§1.2).
+    shard_within_node = any(w.wall == "memory" and w.binds for w in walls) and min_devices is not None \
+        and min_devices <= hardware.devices_per_node
+    binding = [w for w in walls if w.binds and not (w.wall == "memory" and shard_within_node)]
     workload = project.project.workload
     ceilings = [_ceiling_of(w, steps, workload) for w in binding]
     primary = ceilings[0] if ceilings else Ceiling("none", CEILING_AXIS["none"])
@@ -116,13 +125,16 @@ def diagnose(project: Project, *, reference_time_s: float | None = None) -> Diag
         declared_axis=declared,
         axis_matches=None if declared is None else declared == primary.axis,
         secondary_ceilings=tuple(ceilings[1:]),
-        min_devices=details.get("min_devices"),
+        min_devices=min_devices,
         workers_for_deadline=details.get("workers_for_deadline"),
         replicas_needed=details.get("replicas_needed"),
         training_time_s=details.get("training_time_s"),
         memory_stack=details.get("memory_stack", ()),
         bytes_per_parameter=baseline.memory.bytes_per_parameter if baseline and baseline.memory else None,
-        memory_capacity=hardware.memory_capacity,
+        device_memory=hardware.memory_per_device,
+        devices_per_node=hardware.devices_per_node,
+        shard_within_node=shard_within_node,
+        min_nodes=ceil_ratio(min_devices, hardware.devices_per_node) if min_devices is not None else None,
         deadline_stated=any(w.wall == "time" and w.fill is not None for w in walls),
     )
 
@@ -215,11 +227,13 @@ def _walls(project: Project, hardware: Hardware,
             stack.append(("other", memory.other))
         details["memory_stack"] = tuple(stack)
         demand = sum(size for _, size in stack)
-        if hardware.memory_capacity:
-            fill = demand / hardware.memory_capacity
-            walls.append(Wall("memory", fill, at_least(fill, 1.0), demand, hardware.memory_capacity, "B",
-                              "state of one replica against one node's memory"))
-            details["min_devices"] = ceil_ratio(demand, hardware.memory_capacity)
+        device = hardware.memory_per_device
+        if device:
+            fill = demand / device
+            per = "one device's memory" if hardware.devices_per_node > 1 else "one node's memory"
+            walls.append(Wall("memory", fill, at_least(fill, 1.0), demand, device, "B",
+                              f"state of one replica against {per}"))
+            details["min_devices"] = ceil_ratio(demand, device)
     if baseline and baseline.dataset and hardware.storage:
         fill = baseline.dataset.size / hardware.storage
         walls.append(Wall("data", fill, at_least(fill, 1.0), baseline.dataset.size, hardware.storage, "B",

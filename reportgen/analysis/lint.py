@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import difflib
+import math
 
 from reportgen.analysis.checklist import ChecklistResult
-from reportgen.analysis.cost import CostResult
 from reportgen.analysis.diagnosis import DiagnosisResult
 from reportgen.analysis.findings import Finding, error, info, warning
+from reportgen.analysis.goal import GoalResult
 from reportgen.analysis.prediction import PredictionResult
 from reportgen.analysis.reliability import ReliabilityResult
 from reportgen.analysis.scaling import ScalingResult
@@ -29,14 +30,15 @@ AXIS_FAILURE = {
 
 
 def lint(project: Project, *, diagnosis: DiagnosisResult | None, prediction: PredictionResult | None,
-         scaling: ScalingResult | None, checklist: ChecklistResult | None, cost: CostResult | None,
-         reliability: ReliabilityResult | None) -> list[Finding]:
+         scaling: ScalingResult | None, checklist: ChecklistResult | None, reliability: ReliabilityResult | None,
+         goal: GoalResult | None) -> list[Finding]:
     findings: list[Finding] = []
     findings += _diagnosis(diagnosis, project.design.nodes if project.design else None)
     findings += _slots(project, diagnosis, scaling)
     findings += _prediction(project, prediction)
     findings += _tax(checklist, prediction)
-    findings += _measurements(project, scaling, cost)
+    findings += _measurements(project, scaling, goal)
+    findings += _model_against_measurements(prediction, scaling)
     if reliability and reliability.first_storm_nodes is not None:
         findings.append(warning("checkpoint-storm", f"at {reliability.first_storm_nodes} nodes writing a "
                                 "checkpoint takes at least twice the system MTBF: the system would spend its "
@@ -52,10 +54,16 @@ def _diagnosis(diagnosis: DiagnosisResult | None, planned: int | None) -> list[F
             out.append(warning("above-roof", f"step `{step.name}` attains {step.roof_efficiency:.0%} of the roof "
                                "min(π, β·I): no step can beat the roof, so its flops, bytes or time (or the hardware "
                                "figures) are wrong", f"baseline.steps[{index}]", "diagnosis"))
-    if diagnosis and diagnosis.binding_ceiling == "memory-capacity" and planned and diagnosis.min_devices \
-            and planned < diagnosis.min_devices:
+    if diagnosis and diagnosis.binding_ceiling == "memory-capacity" and planned and diagnosis.min_nodes \
+            and planned < diagnosis.min_nodes:
         out.append(error("too-few-nodes", f"the plan requests {planned} nodes but the state needs at least "
-                         f"{diagnosis.min_devices} even when perfectly sharded", "design.nodes", "diagnosis"))
+                         f"{diagnosis.min_nodes} even when perfectly sharded ({diagnosis.min_devices} devices)",
+                         "design.nodes", "diagnosis"))
+    if diagnosis and diagnosis.shard_within_node:
+        out.append(info("shard-within-node", f"one replica does not fit one device; a perfect shard needs "
+                        f"{diagnosis.min_devices} of the node's {diagnosis.devices_per_node} devices, so the design "
+                        "must shard the model within each node (FSDP or tensor parallelism there); the axis across "
+                        "nodes answers the next ceiling", "baseline.memory", "diagnosis"))
     if diagnosis and diagnosis.declared_axis and not diagnosis.axis_matches:
         out.append(error("wrong-axis", f"the design declares `{diagnosis.declared_axis}` but the binding ceiling is "
                          f"{diagnosis.binding_ceiling}, which calls for `{diagnosis.axis}`: "
@@ -78,18 +86,20 @@ def _slots(project: Project, diagnosis: DiagnosisResult | None, scaling: Scaling
     out = []
     ceiling = diagnosis.binding_ceiling if diagnosis else None
     partitioning, communication = _choices(slots.partitioning), _choices(slots.communication)
-    if ceiling == "memory-capacity" and partitioning == {"split data"}:
-        out.append(error("replica-cannot-fit", "the model's state does not fit one node, yet partitioning only "
-                         "splits data: every replica would need the whole state", "design.slots.partitioning",
-                         "design"))
+    memory = next((w for w in diagnosis.walls if w.wall == "memory"), None) if diagnosis else None
+    if memory is not None and memory.binds and partitioning == {"split data"}:
+        where = "one device" if diagnosis and diagnosis.devices_per_node > 1 else "one node"
+        out.append(error("replica-cannot-fit", f"the model's state does not fit {where}, yet partitioning only "
+                         "splits data: every replica would need the whole state (data parallelism multiplies "
+                         "throughput, never capacity)", "design.slots.partitioning", "design"))
     if "shard model" in partitioning and communication == {"all-reduce"}:
         out.append(warning("allreduce-needs-replica", "all-reduce averages full replicas, but the model is sharded: "
                            "sharded state needs all-gather and reduce-scatter (scatter-gather)",
                            "design.slots.communication", "design"))
-    memory = next((w for w in diagnosis.walls if w.wall == "memory"), None) if diagnosis else None
     if ceiling == "compute" and memory is not None and not memory.binds and "shard model" in partitioning:
-        out.append(warning("needless-model-split", "the model fits one node and the ceiling is compute: sharding it "
-                           "adds communication without lifting the ceiling", "design.slots.partitioning", "design"))
+        out.append(warning("needless-model-split", "the model fits one device and the ceiling is compute: "
+                           "sharding it adds communication without lifting the ceiling",
+                           "design.slots.partitioning", "design"))
     if (_choices(slots.consistency) == {"synchronous"} and "straggler mitigation" not in _choices(slots.load_balancing)
             and scaling and any((r.idle_share or 0) >= IDLE_SHARE_LIMIT for r in scaling.rows)):
         worst = max(scaling.rows, key=lambda r: r.idle_share or 0)
@@ -146,7 +156,7 @@ def _tax(checklist: ChecklistResult | None, prediction: PredictionResult | None)
                     else "design.nodes", "design")]
 
 
-def _measurements(project: Project, scaling: ScalingResult | None, cost: CostResult | None) -> list[Finding]:
+def _measurements(project: Project, scaling: ScalingResult | None, goal: GoalResult | None) -> list[Finding]:
     out: list[Finding] = []
     if scaling is None:
         return out
@@ -162,14 +172,82 @@ def _measurements(project: Project, scaling: ScalingResult | None, cost: CostRes
     if planned and planned not in {r.nodes for r in scaling.rows}:
         out.append(info("plan-not-measured", f"the planned {planned} nodes were not measured; its time and cost are "
                         "not evidenced", "design.nodes", "measure"))
-    goal = project.project.goal
-    if goal and (goal.time_per_run or goal.cost_per_run) and not scaling.per_unit_of_work:
-        costs = {r.nodes: r.cost for r in cost.rows} if cost else {}
-        met = [r.nodes for r in scaling.rows
-               if (goal.time_per_run is None or (r.time_s or 0) <= goal.time_per_run)
-               and (goal.cost_per_run is None or costs.get(r.nodes, 0) <= goal.cost_per_run)]
-        if not met:
-            stated = f" (“{goal.text.rstrip('.')}”)" if goal.text else ""
-            out.append(warning("goal-unmet", f"no measured scale meets the goal{stated} in both time and cost",
-                               "project.goal", "measure"))
+    if goal and goal.none_meets:
+        stated = f" (“{goal.text.rstrip('.')}”)" if goal.text else ""
+        out.append(warning("goal-unmet", f"no measured scale meets the goal{stated} in both time and cost in any "
+                           "viable price regime", "project.goal", "measure"))
+    elif goal and goal.met_at_plan is False and goal.cheapest_meeting is not None:
+        best = goal.cheapest_meeting
+        out.append(warning("plan-misses-goal", f"the planned {goal.plan_nodes} nodes miss the goal in every price "
+                           f"regime, while {best.nodes} nodes meet it", "design.nodes", "summary"))
     return out
+
+
+FIT_RANGE = (0.1, 10.0)  # the sensitivity range of §3: a fit outside it is a model the table never considered
+COMM_SHARE_FACTOR = 2.0
+SPEEDUP_SHORTFALL = 0.25
+
+
+def _model_against_measurements(prediction: PredictionResult | None,
+                                scaling: ScalingResult | None) -> list[Finding]:
+    """The alpha-beta model held against what was measured: the fit, the communication share, the speedups."""
+    out: list[Finding] = []
+    if prediction is None:
+        return out
+    fit = prediction.fit
+    if fit and fit.alpha_s >= 0 and fit.beta_s >= 0:
+        for name, fitted, given in (("α", fit.alpha_s, prediction.alpha_given_s),
+                                    ("β", fit.beta_s, prediction.beta_given_s)):
+            if given is None or (given == 0 and fitted == 0):
+                continue
+            ratio = fitted / given if given > 0 else math.inf
+            if not FIT_RANGE[0] <= ratio <= FIT_RANGE[1]:
+                implied = (f"; the fitted values imply p* = {prediction.fit_p_star} instead of {prediction.p_star}"
+                           if prediction.fit_p_star is not None else "")
+                out.append(warning("fit-disagrees", f"the measured collectives fit {name} = {_seconds(fitted)}, "
+                                   f"{_times(ratio)} the given {_seconds(given)}: outside the 0.1–10× range the "
+                                   f"sensitivity table covers{implied}", "prediction.collectives", "design"))
+    if scaling is None:
+        return out
+    if scaling.form == "breakdown":
+        departures = []
+        for row in scaling.rows:
+            run = row.run
+            if row.nodes <= 1 or not run.compute:
+                continue
+            measured = (run.communication or 0.0) / run.compute
+            predicted = prediction.at(row.nodes).comm_ratio
+            ratio = measured / predicted if predicted > 0 else (math.inf if measured > 0 else 1.0)
+            if not 1 / COMM_SHARE_FACTOR <= ratio <= COMM_SHARE_FACTOR:
+                departures.append(f"{row.nodes} nodes: measured {measured:.3g}, predicted {predicted:.3g}")
+        if departures:
+            out.append(warning("comm-share-departs", "the measured communication-to-computation ratio "
+                               "(communication / compute) departs from the predicted R(p) by more than 2× at "
+                               f"{'; '.join(departures)}: the communication model does not describe this system",
+                               "prediction", "measure"))
+    reference = prediction.at(scaling.reference_nodes).speedup
+    shortfalls = []
+    for row in scaling.rows:
+        if row.nodes == scaling.reference_nodes:
+            continue
+        predicted = prediction.at(row.nodes).speedup / reference
+        if row.speedup < (1.0 - SPEEDUP_SHORTFALL) * predicted:
+            shortfalls.append(f"{row.nodes} nodes: {row.speedup:.3g} against {predicted:.3g}")
+    if shortfalls:
+        out.append(warning("below-prediction", "measured speedups fall more than 25 % below the predicted curve at "
+                           f"{'; '.join(shortfalls)}: the prediction is optimistic for this system",
+                           "scaling.runs", "measure"))
+    return out
+
+
+def _seconds(value: float) -> str:
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value:.3g} s"
+
+
+def _times(ratio: float) -> str:
+    if math.isinf(ratio):
+        return "∞×"
+    return f"{ratio:,.0f}×" if ratio >= 100 else f"{ratio:.3g}×"

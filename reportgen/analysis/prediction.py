@@ -67,6 +67,19 @@ class PredictionResult:
     usl_kappa: float  # α / T_comp
     planned_nodes: int | None
     curve: Curve
+    capped: bool  # p* = max_nodes: the optimum lies at or beyond the range
+    fit_p_star: int | None  # the p* the fitted α and β imply (same T_comp and range), when the fit is usable
+    fit_speedup_at_p_star: float | None
+    fit_continuous_optimum_nodes: float | None
+
+    @property
+    def sensitivity_uniform(self) -> bool:
+        """Every α × β cell has the same p*: the table says nothing a sentence would not."""
+        return len({cell.p_star for cell in self.sensitivity}) == 1
+
+    def at(self, nodes: int) -> PredictionRow:
+        """The model at any node count, inside the evaluated range or beyond it."""
+        return _row(self.curve, nodes, self.t_comp_s, self.alpha_s, self.beta_s)
 
 
 @dataclass(frozen=True)
@@ -158,6 +171,7 @@ def predict(project: Project) -> PredictionResult | None:
     wanted |= {best.p_star} | ({p_dom} if p_dom else set()) | ({planned} if planned else set())
     rows = tuple(_row(curve, p, t_comp, alpha, beta) for p in sorted(wanted))
     star = rows[[r.nodes for r in rows].index(best.p_star)]
+    fit_best = optimum_of(grid.t_step(t_comp, fit.alpha_s, fit.beta_s), t_comp) if fit and fit_usable else None
     return PredictionResult(
         t_comp_s=t_comp,
         alpha_s=alpha,
@@ -173,8 +187,7 @@ def predict(project: Project) -> PredictionResult | None:
         p_comm_dominated=p_dom,
         speedup_at_p_comm_dominated=float(curve.speedup[p_dom - 1]) if p_dom else None,
         rule_of_thumb_nodes=math.sqrt(t_comp / alpha) if alpha > 0 else math.inf,
-        continuous_optimum_nodes=(math.sqrt((t_comp - 2 * beta) / alpha) if alpha > 0 else math.inf)
-        if t_comp > 2 * beta else None,
+        continuous_optimum_nodes=continuous_optimum(t_comp, alpha, beta),
         rows=rows,
         sensitivity=_sensitivity(t_comp, alpha, beta, grid),
         fit=fit,
@@ -182,7 +195,19 @@ def predict(project: Project) -> PredictionResult | None:
         usl_kappa=alpha / t_comp,
         planned_nodes=planned,
         curve=curve,
+        capped=best.p_star == max_nodes and max_nodes > 1,
+        fit_p_star=fit_best.p_star if fit_best else None,
+        fit_speedup_at_p_star=fit_best.speedup if fit_best else None,
+        fit_continuous_optimum_nodes=continuous_optimum(t_comp, fit.alpha_s, fit.beta_s) if fit and fit_usable
+        else None,
     )
+
+
+def continuous_optimum(t_comp: float, alpha: float, beta: float) -> float | None:
+    """√((T_comp − 2β)/α), where dT_p/dp = 0; infinite without latency, None when T_comp ≤ 2β."""
+    if t_comp <= 2 * beta:
+        return None
+    return math.sqrt((t_comp - 2 * beta) / alpha) if alpha > 0 else math.inf
 
 
 def _sensitivity(t_comp: float, alpha: float, beta: float, grid: Grid) -> tuple[Sensitivity, ...]:

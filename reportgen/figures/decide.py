@@ -28,10 +28,9 @@ from reportgen.figures.style import (
     unit_for,
     wide,
 )
-from reportgen.model import Project
+from reportgen.model import REGIME_NAMES, Project
 
 REGIME_STYLE = {"on_demand": (BLUE, "o", "-"), "spot": (ORANGE, "s", "--"), "local": (GREEN, "^", "-.")}
-REGIME_NAME = {"on_demand": "on-demand", "spot": "spot", "local": "owned"}
 
 
 def jobs(analysis: Any, project: Project) -> list[FigureJob]:
@@ -113,7 +112,7 @@ def _draw_regimes(frame: FigureFrame, cost: CostResult) -> str:
             log_axes(ax, y=True)
         for name, regime in cost.regimes.items():
             color, marker, line = REGIME_STYLE[name]
-            name_shown = REGIME_NAME[name] + ("" if regime.viable else " (not viable)")
+            name_shown = REGIME_NAMES[name] + ("" if regime.viable else " (not viable)")
             ax.plot([r.nodes for r in regime.rows], [r.cost * factor for r in regime.rows], marker=marker,
                     linestyle=line, color=color if regime.viable else GREY, markeredgecolor=INK, label=name_shown)
             if regime.cost_optimal_nodes is not None:

@@ -114,14 +114,20 @@ def memory_stack(d: DiagnosisResult) -> FigureJob | None:
     else:
         parts = [(f"parameters × {per_parameter:g} B", parameters_bytes)]
     parts += [(name, size) for name, size in d.memory_stack[1:]]
-    frame = FigureFrame("memory-stack", "What one replica must hold, against the memory of one node. With the "
-                        "default 16 bytes per parameter of mixed-precision Adam: 2 (bf16 weight) + 2 (bf16 gradient) "
-                        "+ 4 (fp32 master) + 8 (fp32 Adam m and v).",
-                        "Stacked bar of memory demand with the capacity line.", height=2.6)
-    return FigureJob(frame, _draw_memory_stack, (tuple(parts), d.memory_capacity))
+    where = "one device" if d.devices_per_node > 1 else "one node"
+    shard = (f" A perfect shard needs {d.min_devices} device{'s' if d.min_devices != 1 else ''}"
+             f"{', within one node' if d.min_devices <= d.devices_per_node else ''}."
+             if d.min_devices is not None and d.min_devices > 1 else "")
+    frame = FigureFrame("memory-stack", f"What one replica must hold, against the memory of {where} (dashed "
+                        "vermilion line): under plain data parallelism every device holds a whole replica. With "
+                        "the default 16 bytes per parameter of mixed-precision Adam: 2 (bf16 weight) + 2 (bf16 "
+                        f"gradient) + 4 (fp32 master) + 8 (fp32 Adam m and v).{shard}",
+                        f"Stacked bar of memory demand with the memory line of {where}.", height=2.6)
+    return FigureJob(frame, _draw_memory_stack, (tuple(parts), d.device_memory, d.devices_per_node))
 
 
-def _draw_memory_stack(frame: FigureFrame, parts: tuple[tuple[str, float], ...], capacity: float | None) -> str:
+def _draw_memory_stack(frame: FigureFrame, parts: tuple[tuple[str, float], ...], capacity: float | None,
+                       devices_per_node: int) -> str:
     colors = [BLUE, SKY, GREEN, ORANGE, PURPLE, GREY]
     hatches = ["", "/", "\\", "x", "-", "|"]  # line hatches only: see style.ACTIVITY
     with figure(frame) as fig:
@@ -132,8 +138,9 @@ def _draw_memory_stack(frame: FigureFrame, parts: tuple[tuple[str, float], ...],
                     hatch=hatches[index % 6], edgecolor=INK, linewidth=0.6, label=f"{name}: {size / 1e9:,.4g} GB")
             left += size
         if capacity:
+            where = f"one device ({devices_per_node} per node)" if devices_per_node > 1 else "one node"
             ax.axvline(capacity / 1e9, color=VERMILION, linewidth=1.6, linestyle="--",
-                       label=f"device memory of one node: {capacity / 1e9:,.4g} GB")
+                       label=f"memory of {where}: {capacity / 1e9:,.4g} GB")
         ax.set_xlabel("memory (GB)")
         ax.grid(axis="y", visible=False)
         fig.legend(loc="outside lower center", ncol=2)
