@@ -252,7 +252,8 @@ def _watch(arguments: argparse.Namespace) -> int:
         print(f"{'built' if event.first else 'rebuilt'} {arguments.file}: {timing}; figures drawn: {drawn}")
         if not event.first:
             for change in event.changes:
-                print(f"  {change.label}: {_plain(change.old)} -> {_plain(change.new)} ({change.verdict})")
+                print(f"  {change.label}: {_shown(change.old, change.kind, event.currency)} -> "
+                      f"{_shown(change.new, change.kind, event.currency)} ({change.verdict})")
             if not event.changes:
                 print("  no key result changed")
         if event.first:
@@ -282,7 +283,8 @@ def _diff(arguments: argparse.Namespace) -> ExitCode:
               f"{len(result.inputs)} inputs and {len(result.slots)} design slots changed; findings "
               f"+{len(result.appeared)} -{len(result.resolved)}")
         for change in result.worse:
-            print(f"  worse: {change.label}: {_plain(change.old)} -> {_plain(change.new)}")
+            print(f"  worse: {change.label}: {_shown(change.old, change.kind, result.currency)} -> "
+                  f"{_shown(change.new, change.kind, result.currency)}")
     print(f"wrote {', '.join(str(p) for p in outcome.written)}")
     return ExitCode.FAILURE if arguments.exit_code and result.worse else ExitCode.OK
 
@@ -323,8 +325,10 @@ def _measure(arguments: argparse.Namespace) -> int:
     return 0
 
 
-def _plain(value: object) -> str:
-    return f"{value:.4g}" if isinstance(value, float) else str(value)
+def _shown(value: object, kind: str, currency: str) -> str:
+    from reportgen.formatting import key_value, plain_text
+
+    return plain_text(key_value(value, kind, currency))
 
 
 def _schema(output: Path | None) -> ExitCode:

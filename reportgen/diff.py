@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from reportgen.flatten import flatten
+from reportgen.flatten import Leaf, flatten
 from reportgen.model import SLOT_VOCABULARY, Project
 
 Json = dict[str, Any]
@@ -32,13 +32,14 @@ class SlotChange:
     new_choice: str | None
     old_why: str | None
     new_why: str | None
+    fields: tuple[str, ...]  # what changed: choice, detail, why, rejected (or the whole slot: added, removed)
 
 
 @dataclass(frozen=True)
 class ResultChange:
     name: str  # stable key, e.g. "p_star"
     label: str  # for people
-    kind: str  # how to show the values: nodes, number, money, kg, seconds, text, flag, count
+    kind: str  # how to show the values: nodes, number, money, kg, seconds, text, flag, count, regime
     old: Any
     new: Any
     delta: float | None  # new − old, for numbers
@@ -61,6 +62,10 @@ class DiffResult:
     @property
     def changed_results(self) -> tuple[ResultChange, ...]:
         return tuple(r for r in self.results if r.verdict != "same")
+
+    @property
+    def unchanged_results(self) -> tuple[ResultChange, ...]:
+        return tuple(r for r in self.results if r.verdict == "same")
 
     @property
     def worse(self) -> tuple[ResultChange, ...]:
@@ -111,7 +116,9 @@ KEY_RESULTS: tuple[tuple[str, str, str, str | None, Callable[[Json], Any]], ...]
      lambda d: _get(d, "prediction", "p_comm_dominated") if d.get("prediction") else None),
     ("knee_nodes", "knee of the measured curve", "nodes", "higher", lambda d: _get(d, "scaling", "knee_nodes")),
     ("knee_cause", "knee cause", "text", None, lambda d: _get(d, "scaling", "knee_cause")),
-    ("peak_nodes", "peak of the measured speedup", "nodes", "higher", lambda d: _get(d, "scaling", "peak_nodes")),
+    ("peak_nodes", "scale of the largest measured speedup", "nodes", None, lambda d: _get(d, "scaling", "peak_nodes")),
+    ("peak_speedup", "largest measured speedup", "number", "higher",
+     lambda d: _row_value(d, "scaling", _get(d, "scaling", "peak_nodes"), "speedup")),
     ("cost_optimal_nodes", "cost-optimal node count", "nodes", None, lambda d: _get(d, "cost", "cost_optimal_nodes")),
     ("cost_at_cost_optimal", "cost at the cost-optimal point", "money", "lower",
      lambda d: _row_value(d, "cost", _get(d, "cost", "cost_optimal_nodes"), "cost")),
@@ -127,6 +134,11 @@ KEY_RESULTS: tuple[tuple[str, str, str, str | None, Callable[[Json], Any]], ...]
 )
 # A missing p_dom or knee means "none in range": better than any value when higher is better.
 NONE_MEANS_INFINITE = {"p_comm_dominated", "knee_nodes"}
+# A value at an operating point compares like with like only while the point stays: the cost at the fastest scale
+# rises whenever a faster, larger scale is measured, which is news, not a regression.
+SAME_POINT = {"cost_at_fastest": "fastest_nodes", "co2_at_recommended": "recommended_nodes"}
+POINTS: dict[str, Callable[[Json], Any]] = {"fastest_nodes": lambda d: _get(d, "cost", "fastest_nodes"),
+                                            "recommended_nodes": lambda d: _recommended_nodes(d)}
 
 
 def _verdict(name: str, better: str | None, old: Any, new: Any) -> str:
@@ -158,7 +170,10 @@ def compare_results(old: Json, new: Json) -> tuple[ResultChange, ...]:
     for name, label, kind, better, extract in KEY_RESULTS:
         a, b = extract(old), extract(new)
         delta, relative = _numeric_change(a, b)
-        rows.append(ResultChange(name, label, kind, a, b, delta, relative, _verdict(name, better, a, b)))
+        point = POINTS[SAME_POINT[name]] if name in SAME_POINT else None
+        moved = point is not None and point(old) != point(new)
+        rows.append(ResultChange(name, label, kind, a, b, delta, relative,
+                                 _verdict(name, None if moved else better, a, b)))
     rows += _decision_changes(old, new)
     return tuple(rows)
 
@@ -174,6 +189,9 @@ def _decision_changes(old: Json, new: Json) -> list[ResultChange]:
         rows.append(ResultChange(f"decision:{name}:nodes", f"{name}: recommended nodes", "nodes", a.get("nodes"),
                                  b.get("nodes"), *_numeric_change(a.get("nodes"), b.get("nodes")),
                                  "same" if a.get("nodes") == b.get("nodes") else "changed"))
+        if a.get("regime") != b.get("regime") and (a.get("regime") or b.get("regime")):
+            rows.append(ResultChange(f"decision:{name}:regime", f"{name}: price regime", "regime", a.get("regime"),
+                                     b.get("regime"), None, None, "changed"))
         field, kind = objective.get(b.get("optimize") or a.get("optimize") or "", ("cost", "money"))
         x, y = a.get(field), b.get(field)
         rows.append(ResultChange(f"decision:{name}:{field}", f"{name}: {field.removesuffix('_s').replace('_', ' ')}",
@@ -182,11 +200,53 @@ def _decision_changes(old: Json, new: Json) -> list[ResultChange]:
 
 
 # ----------------------------------------------------------------------------------------------------- inputs
+# Lists whose items are measurements at a node count: matched by it, not by position, so that adding a run is one
+# added run and not a shift of every run after it.
+BY_NODES = ("scaling.runs", "prediction.collectives")
+
+
+def _keyed_leaves(project: Project) -> dict[str, Leaf]:
+    """The project's leaves by path, a measurement's index replaced by its node count: scaling.runs[nodes=8]."""
+    names: dict[str, str] = {}
+    for prefix in BY_NODES:
+        section, field = prefix.split(".")
+        items = getattr(getattr(project, section), field, ()) if getattr(project, section) else ()
+        names.update({f"{prefix}[{index}]": f"{prefix}[nodes={item.nodes}]" for index, item in enumerate(items)})
+    keyed = {}
+    for leaf in flatten(project, currency=project.currency):
+        head, bracket, rest = leaf.path.partition("]")
+        path = names.get(head + bracket, head + bracket) + rest if bracket else leaf.path
+        keyed[path] = Leaf(path, leaf.value, leaf.unit)
+    return keyed
+
+
+def _measurement(path: str) -> str | None:
+    """The measurement a leaf belongs to (scaling.runs[nodes=8]), or None for any other field."""
+    head, bracket, _ = path.partition("]")
+    return head + bracket if bracket and head.startswith(BY_NODES) and "[nodes=" in head else None
+
+
+def _summary(leaves: list[Leaf]) -> str:
+    return ", ".join(f"{leaf.path.rsplit('.', 1)[-1]} {leaf.shown}{(' ' + leaf.unit) if leaf.unit else ''}"
+                     for leaf in leaves if not leaf.path.endswith(".nodes"))
+
+
 def compare_inputs(old: Project, new: Project) -> tuple[tuple[InputChange, ...], int]:
-    before = {leaf.path: leaf for leaf in flatten(old, currency=old.currency)}
-    after = {leaf.path: leaf for leaf in flatten(new, currency=new.currency)}
+    before, after = _keyed_leaves(old), _keyed_leaves(new)
+    groups_before = {_measurement(p) for p in before} - {None}
+    groups_after = {_measurement(p) for p in after} - {None}
     changes, same = [], 0
+    reported: set[str] = set()
     for path in [*before, *(p for p in after if p not in before)]:
+        group = _measurement(path)
+        if group is not None and (group in groups_before) != (group in groups_after):
+            if group not in reported:  # a measurement only one revision has: one change, all its values
+                reported.add(group)
+                side = before if group in groups_before else after
+                shown = _summary([leaf for key, leaf in side.items() if _measurement(key) == group])
+                changes.append(InputChange(group, shown if side is before else None,
+                                           shown if side is after else None, "", None))
+            continue
         a, b = before.get(path), after.get(path)
         if a is not None and b is not None and a.value == b.value:
             same += 1
@@ -197,16 +257,20 @@ def compare_inputs(old: Project, new: Project) -> tuple[tuple[InputChange, ...],
     return tuple(changes), same
 
 
+SLOT_FIELDS = ("choice", "detail", "why", "rejected")
+
+
 def compare_slots(old: Project, new: Project) -> tuple[SlotChange, ...]:
     changes = []
     for slot in SLOT_VOCABULARY:
         a = getattr(old.design.slots, slot) if old.design and old.design.slots else None
         b = getattr(new.design.slots, slot) if new.design and new.design.slots else None
-        choice_a = " + ".join(a.choice) if a else None
-        choice_b = " + ".join(b.choice) if b else None
-        why_a, why_b = (a.why if a else None), (b.why if b else None)
-        if (choice_a, why_a) != (choice_b, why_b):
-            changes.append(SlotChange(slot, choice_a, choice_b, why_a, why_b))
+        if a == b:
+            continue
+        fields = (("added",) if a is None else ("removed",) if b is None else
+                  tuple(name for name in SLOT_FIELDS if getattr(a, name) != getattr(b, name)))
+        changes.append(SlotChange(slot, " + ".join(a.choice) if a else None, " + ".join(b.choice) if b else None,
+                                  a.why if a else None, b.why if b else None, fields))
     return tuple(changes)
 
 

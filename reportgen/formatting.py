@@ -141,6 +141,21 @@ def regime(name: Any) -> str:
     return DASH if name is None else REGIME_NAMES.get(name, str(name))
 
 
+def key_value(value: Any, kind: str, currency: str) -> str:
+    """One key result of a diff or a watch, shown according to its kind (money with its currency)."""
+    if value is None:
+        return DASH
+    shown: dict[str, Callable[[Any], str]] = {
+        "nodes": integer, "count": integer, "number": number, "money": lambda v: money(v, currency), "kg": mass,
+        "seconds": duration, "flag": lambda v: "yes" if v else "no", "regime": regime}
+    return shown.get(kind, str)(value)
+
+
+def plain_text(markup: str) -> str:
+    """A formatted value for a terminal: exponents written with ^ instead of HTML superscript."""
+    return markup.replace("<sup>", "^").replace("</sup>", "")
+
+
 def _markup(function: Callable[..., str]) -> Callable[..., Markup]:
     """Filters build their text from numbers only (strings are escaped first), so the result is safe HTML."""
     @functools.wraps(function)
@@ -155,6 +170,6 @@ def _markup(function: Callable[..., str]) -> Callable[..., Markup]:
 _FORMATTERS: dict[str, Callable[..., str]] = {
     "num": number, "int": integer, "nodes": nodes, "count": count, "pct": percent, "times": times,
     "duration": duration, "size": size, "rate": rate, "money": money, "mass": mass, "energy": energy,
-    "regime": regime,
+    "regime": regime, "keyvalue": key_value,
 }
 FILTERS = {name: _markup(function) for name, function in _FORMATTERS.items()}

@@ -30,6 +30,7 @@ class WatchEvent:
     changes: tuple[ResultChange, ...] = ()  # key results that changed since the last good build
     first: bool = False
     errors: str = ""
+    currency: str = "USD"  # of the money among the changes
 
 
 @dataclass
@@ -100,5 +101,6 @@ def _rebuild(builder: Builder, path: Path, options: BuildOptions, state: _State)
     scaling = result.loaded.project.scaling
     state.watched = _watched(path, measurements.resolve(path, scaling.file) if scaling and scaling.file else None)
     state.stamp = _stamp(state.watched)
-    return WatchEvent(True, html_seconds, pdf_seconds, tuple(written), result.figures_drawn, changes, first)
+    return WatchEvent(True, html_seconds, pdf_seconds, tuple(written), result.figures_drawn, changes, first,
+                      currency=result.loaded.project.currency)
 

@@ -95,7 +95,7 @@ def test_revisions_from_git(tmp_path: Path) -> None:
     results = {r["name"]: r for r in document["results"]}
     assert results["cost_at_fastest"]["verdict"] == "better"  # 4 × 30 s is cheaper than 4 × 40 s
     # the YAML is the same; the runs read from the CSV changed, and they are inputs like any other
-    assert {i["path"] for i in document["inputs"]} == {"scaling.runs[1].time", "scaling.runs[2].time"}
+    assert {i["path"] for i in document["inputs"]} == {"scaling.runs[nodes=2].time", "scaling.runs[nodes=4].time"}
 
 
 @pytest.mark.parametrize(("name", "better", "old", "new", "verdict"), [
@@ -106,3 +106,77 @@ def test_revisions_from_git(tmp_path: Path) -> None:
 ])
 def test_verdicts(name: str, better: str | None, old: object, new: object, verdict: str) -> None:
     assert _verdict(name, better, old, new) == verdict
+
+
+@pytest.fixture(scope="module")
+def added_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The 7B project before and after one more measured run (24 nodes, faster than any before it)."""
+    folder = tmp_path_factory.mktemp("added")
+    text = (INPUTS / "finetune-7b.yaml").read_text(encoding="utf-8")
+    (folder / "old.yaml").write_text(text, encoding="utf-8")
+    new = text.replace("    - {nodes: 32, compute: 900",
+                       "    - {nodes: 24, compute: 1180, communication: 800, idle: 220, io: 20}\n"
+                       "    - {nodes: 32, compute: 900")
+    assert new != text
+    (folder / "new.yaml").write_text(new, encoding="utf-8")
+    assert main(["diff", str(folder / "old.yaml"), str(folder / "new.yaml"), "-o", str(folder),
+                 "--exit-code"]) == 0  # a run that raises the peak is no regression
+    return folder / "diff-old-vs-new"
+
+
+def test_an_added_run_is_one_added_run_and_no_worse_result(added_run: Path) -> None:
+    document = json.loads((added_run / "diff.json").read_text())
+    assert [(i["path"], i["old"]) for i in document["inputs"]] == [("scaling.runs[nodes=24]", None)]
+    assert document["inputs"][0]["new"] == "compute 1180 s, communication 800 s, idle 220 s, io 20 s"
+    assert document["worse"] == []
+    results = {r["name"]: r for r in document["results"]}
+    # 27,000 / 2,220 = 12.16 against 27,000 / 2,296 = 11.76 before: the peak speedup rose
+    assert results["peak_speedup"]["verdict"] == "better"
+    assert results["peak_nodes"]["verdict"] == "changed"
+    # the fastest scale moved from 32 to 24 nodes: its cost is another point's, not a regression
+    assert results["cost_at_fastest"]["verdict"] == "changed"
+
+
+def test_the_diff_puts_changed_results_first_and_money_in_its_currency(added_run: Path) -> None:
+    html = (added_run / "diff.html").read_text()
+    table = html[html.index('<section id="results">'):html.index('<section id="design">')]
+    assert "largest measured speedup" in table.split("<details")[0]
+    assert "predicted optimum p*" in table.split("<details")[1]  # unchanged rows are folded
+    assert "1,123 USD" in (added_run / "diff.md").read_text()
+
+
+def test_a_changed_run_is_matched_by_its_node_count(tmp_path: Path) -> None:
+    from reportgen.diff import compare_inputs
+    from tests.conftest import make_project
+
+    text = (INPUTS / "finetune-7b.yaml").read_text(encoding="utf-8")
+    old = make_project(text)
+    new = make_project(text.replace("{nodes: 8, compute: 3420,", "{nodes: 8, compute: 3300,"))
+    changes, _ = compare_inputs(old, new)
+    assert [(c.path, c.old, c.new) for c in changes] == [("scaling.runs[nodes=8].compute", "3420", "3300")]
+
+
+def test_a_slot_change_names_the_field_that_changed() -> None:
+    from reportgen.diff import compare_slots
+    from tests.conftest import make_project
+
+    text = (INPUTS / "finetune-7b.yaml").read_text(encoding="utf-8")
+    new = text.replace("why: Matches the single-node optimisation exactly.", "why: Reproducibility.")
+    (change,) = compare_slots(make_project(text), make_project(new))
+    assert (change.slot, change.fields) == ("consistency", ("why",))
+
+
+def test_identical_overlays_are_left_out() -> None:
+    from reportgen.figures.overlay import overlay
+
+    line = ((1, 1.0), (2, 1.9))
+    assert overlay("overlay-measured", line, line, "speedup", "c", "a", "b") is None
+    assert overlay("overlay-measured", line, ((1, 1.0), (2, 1.8)), "speedup", "c", "a", "b") is not None
+
+
+def test_watch_and_diff_print_money_with_its_currency() -> None:
+    from reportgen.cli import _shown
+
+    assert _shown(1123.4, "money", "EUR") == "1,123 EUR"
+    assert _shown("spot", "regime", "EUR") == "spot"
+    assert _shown(2.5e8, "number", "EUR") == "2.50 × 10^8"

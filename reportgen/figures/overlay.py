@@ -31,7 +31,7 @@ def _points(document: Json, section: str, field: str) -> tuple[tuple[int, float]
 
 def overlay(key: str, old: tuple[tuple[int, float], ...], new: tuple[tuple[int, float], ...], label: str,
             caption: str, old_label: str, new_label: str) -> FigureJob | None:
-    if not old and not new:
+    if old == new:  # nothing to see: both absent, or one line drawn twice
         return None
     missing = "" if old and new else f" Only the {'new' if new else 'old'} revision has these results."
     frame = FigureFrame(key, f"{caption} Old revision grey and dashed, new revision blue.{missing}",

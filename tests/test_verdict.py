@@ -1,0 +1,222 @@
+"""The verdict a reviewer acts on: the goal at the plan per price regime, the model held against the measurements,
+and the memory wall per device. Arithmetic beside each assertion; inputs/finetune-7b.yaml is the worked case."""
+
+from __future__ import annotations
+
+import pytest
+
+from reportgen.analysis import analyze
+from reportgen.analysis.decisions import trade_offs
+from reportgen.project import load_project
+from tests.conftest import INPUTS, make_project
+
+SEVEN_B = INPUTS / "finetune-7b.yaml"
+
+
+@pytest.fixture(scope="module")
+def seven_b():
+    return analyze(load_project(SEVEN_B).project)
+
+
+# ------------------------------------------------------------------------------------------------ the goal at the plan
+def test_the_goal_is_met_at_the_plan_in_each_regime(seven_b) -> None:
+    goal = seven_b.goal
+    assert goal.plan_nodes == 16 and goal.plan_measured and goal.met_at_plan is True
+    on_demand, spot = goal.at_plan
+    # 16 nodes: 1,745 + 524 + 140 + 28 = 2,437 s (40.6 min); 55.04 × 16 × 2,437 / 3,600 = 596.14 USD
+    assert (on_demand.regime, on_demand.time_s) == ("on_demand", 2437.0)
+    assert on_demand.cost == pytest.approx(55.04 * 16 * 2437 / 3600)
+    assert on_demand.met and on_demand.time_ratio == pytest.approx(2437 / 3600)
+    assert on_demand.cost_ratio == pytest.approx(596.1443555 / 600)
+    # spot: 0.05 preemptions per node-hour × 16 × 2,437 s / 3,600 = 0.5416 preemptions × 10 min = +325 s
+    preemptions = 0.05 * 16 * 2437 / 3600
+    assert spot.time_s == pytest.approx(2437 + preemptions * 600)
+    assert spot.cost == pytest.approx(0.43 * 55.04 * 16 * spot.time_s / 3600)
+    assert spot.met
+    # the cheapest measured point meeting 1 h and 600 USD: 16 nodes on spot (8 nodes take 67 min)
+    best = goal.cheapest_meeting
+    assert (best.nodes, best.regime) == (16, "spot")
+    assert goal.monthly_cost == pytest.approx(20 * spot.cost)  # 20 runs a month at the cheapest met regime
+
+
+def test_a_plan_that_misses_the_goal_is_said_so_with_the_scale_that_meets_it() -> None:
+    text = SEVEN_B.read_text(encoding="utf-8").replace("  nodes: 16\n", "  nodes: 8\n")
+    analysis = analyze(make_project(text))
+    goal = analysis.goal
+    assert goal.met_at_plan is False  # 8 nodes: 3,420 + 370 + 180 + 55 = 4,025 s > 1 h
+    assert all(check.meets_time is False for check in goal.at_plan)
+    assert goal.cheapest_meeting.nodes == 16
+    assert "plan-misses-goal" in {f.code for f in analysis.findings}
+
+
+def test_an_unmeasured_plan_is_not_judged() -> None:
+    text = SEVEN_B.read_text(encoding="utf-8").replace("  nodes: 16\n", "  nodes: 12\n")
+    goal = analyze(make_project(text)).goal
+    assert goal.met_at_plan is None and goal.at_plan == ()
+    assert "12 nodes were not measured" in goal.note
+    assert goal.cheapest_meeting.nodes == 16  # still offered
+
+
+def test_a_cost_limit_without_prices_cannot_be_judged() -> None:
+    project = make_project("""
+project: {title: T, goal: {time_per_run: 1 h, cost_per_run: 100 USD}}
+design: {nodes: 2}
+scaling: {time_unit: min, runs: [{nodes: 1, time: 90}, {nodes: 2, time: 50}]}
+""")
+    analysis = analyze(project)
+    assert analysis.goal.met_at_plan is None and analysis.goal.none_meets is False
+    assert "goal-unmet" not in {f.code for f in analysis.findings}
+
+
+# ---------------------------------------------------------------------------------------------------------- decisions
+def test_decisions_apply_the_goal_and_name_their_price_regime(seven_b) -> None:
+    by_name = {d.name: d for d in seven_b.decisions.decisions}
+    # time alone would pick 32 nodes (38.3 min) at 55.04 × 32 × 2,296 / 3,600 = 1,123 USD, over the 600 USD goal
+    urgent = by_name["urgent fix"]
+    assert (urgent.nodes, urgent.regime, urgent.within_limits) == (16, "on_demand", True)
+    assert urgent.limits_from_goal == ("time", "cost") and urgent.max_cost == 600.0
+    monthly = by_name["monthly retrain"]
+    assert (monthly.nodes, monthly.regime) == (16, "spot")  # 1 to 8 nodes miss the hour
+    green = by_name["green default"]
+    assert green.max_time_s == 7200.0 and green.limits_from_goal == ("cost",)  # its own time limit wins
+
+
+def test_trade_offs_have_no_mirror_pairs_and_no_identical_points(seven_b) -> None:
+    pairs = [(t.context, t.instead_of) for t in seven_b.decisions.trade_offs]
+    assert len(pairs) == len({frozenset(p) for p in pairs})
+    decisions = seven_b.decisions.decisions
+    same = tuple(d for d in decisions if d.name == "urgent fix") * 2
+    assert trade_offs(same) == ()  # one point against itself says nothing
+
+
+# ------------------------------------------------------------------------------------- the model against measurements
+def test_the_fit_the_communication_share_and_the_speedups_are_held_against_the_model(seven_b) -> None:
+    findings = {f.code: f.message for f in seven_b.findings}
+    fit = seven_b.prediction.fit
+    assert fit.alpha_s / 5e-6 > 10  # 33.5 ms against the given 5 µs
+    assert "fit-disagrees" in findings and "6,695×" in findings["fit-disagrees"]
+    assert f"p* = {seven_b.prediction.fit_p_star} instead of 64" in findings["fit-disagrees"]
+    # R(16) = (5e-6 × 15 + 2 × 0.035 × 15/16) / (26.6 / 16) = 0.0395; measured 524 / 1,745 = 0.300
+    assert "16 nodes: measured 0.3, predicted 0.0395" in findings["comm-share-departs"]
+    # S(16) = 26.6 / (26.6/16 + 0.0657) = 15.4; measured 27,000 / 2,437 = 11.1 < 0.75 × 15.4
+    assert "16 nodes: 11.1 against 15.4" in findings["below-prediction"]
+
+
+def test_a_model_that_holds_raises_no_model_warning() -> None:
+    # T_comp 100 s, α 1 ms, β 0.5 s; runs built from the model itself: communication = α(p − 1) + 2β(p − 1)/p
+    def comm(p: int) -> float:
+        return 0.001 * (p - 1) + 2 * 0.5 * (p - 1) / p
+
+    runs = ", ".join(f"{{nodes: {p}, compute: {100 / p}, communication: {comm(p)}, idle: 0}}" for p in (1, 2, 4, 8))
+    project = make_project(f"""
+project: {{title: T}}
+prediction:
+  t_comp: 100 s
+  alpha: 1 ms
+  beta: 0.5 s
+  collectives: [{{nodes: 2, time: {comm(2) * 1.2} s}}, {{nodes: 8, time: {comm(8) * 1.2} s}}]
+scaling: {{time_unit: s, runs: [{runs}]}}
+""")
+    codes = {f.code for f in analyze(project).findings}
+    assert not codes & {"fit-disagrees", "comm-share-departs", "below-prediction"}
+
+
+def test_p_star_at_max_nodes_is_capped_with_the_continuous_optimum(seven_b) -> None:
+    prediction = seven_b.prediction
+    assert prediction.p_star == 64 and prediction.capped
+    # √((26.6 − 2 × 0.035) / 5e-6) = 2,303.5
+    assert prediction.continuous_optimum_nodes == pytest.approx(((26.6 - 0.07) / 5e-6) ** 0.5)
+    assert prediction.sensitivity_uniform  # p* = 64 whatever α and β within 0.1–10×
+
+
+# ---------------------------------------------------------------------------------------------- the memory wall per device
+def test_the_memory_wall_is_per_device_and_the_shard_fits_in_one_node(seven_b) -> None:
+    diagnosis = seven_b.diagnosis
+    memory = next(w for w in diagnosis.walls if w.wall == "memory")
+    # 7e9 × 16 B + 120 GB = 232 GB against one 80 GB device, not the node's 640 GB
+    assert (memory.demand, memory.capacity, memory.binds) == (232e9, 80e9, True)
+    assert memory.fill == pytest.approx(2.9)
+    assert diagnosis.min_devices == 3 and diagnosis.min_nodes == 1 and diagnosis.shard_within_node
+    assert diagnosis.binding_ceiling == "compute" and diagnosis.axis == "distribute training"
+    assert diagnosis.axis_matches  # the declared axis is checked against the next ceiling
+    assert "shard-within-node" in {f.code for f in seven_b.findings}
+
+
+HARDWARE = "hardware: {memory_capacity: 640 GB, devices_per_node: 8%s}\n"
+MEMORY = "baseline: {memory: {parameters: %s}}\n"
+
+
+def test_a_shard_that_needs_more_than_one_node_binds_memory_capacity() -> None:
+    # 5e10 × 16 B = 800 GB over 80 GB devices: 10 devices, more than the 8 of a node → 2 nodes
+    project = make_project("project: {title: T}\n" + HARDWARE % "" + MEMORY % "5.0e10"
+                           + "design: {nodes: 1}\n")
+    analysis = analyze(project)
+    d = analysis.diagnosis
+    assert d.device_memory == 80e9 and d.min_devices == 10 and d.min_nodes == 2
+    assert d.binding_ceiling == "memory-capacity" and not d.shard_within_node
+    assert "too-few-nodes" in {f.code for f in analysis.findings}
+
+
+def test_a_file_without_devices_reads_as_before() -> None:
+    d = analyze(make_project("project: {title: T}\nhardware: {memory_capacity: 640 GB}\n" + MEMORY % "1.45e10")
+                ).diagnosis
+    assert d.device_memory == 640e9 and d.devices_per_node == 1  # 232 GB fits the node, as before
+    assert next(w for w in d.walls if w.wall == "memory").fill == pytest.approx(232 / 640)
+
+
+def test_plain_data_parallelism_of_a_replica_larger_than_a_device_is_an_error() -> None:
+    project = make_project("project: {title: T}\n" + HARDWARE % "" + MEMORY % "1.45e10" + """
+design: {slots: {partitioning: {choice: split data, why: w}}}
+""")
+    codes = {f.code: f for f in analyze(project).findings}
+    assert "replica-cannot-fit" in codes and "one device" in codes["replica-cannot-fit"].message
+
+
+def test_device_memory_beyond_the_node_is_refused() -> None:
+    from reportgen.errors import InputError
+
+    with pytest.raises(InputError, match="hardware.device_memory"):
+        make_project("project: {title: T}\n" + HARDWARE % ", device_memory: 100 GB")
+
+
+# ------------------------------------------------------------------------------------------------------- the report
+@pytest.fixture(scope="module")
+def seven_b_html(tmp_path_factory: pytest.TempPathFactory) -> str:
+    from reportgen.pipeline import BuildOptions, build
+
+    out = tmp_path_factory.mktemp("7b")
+    build(SEVEN_B, BuildOptions(out_root=out, formats=("html",)))
+    return " ".join((out / "finetune-7b" / "report.html").read_text(encoding="utf-8").split())
+
+
+def _section(html: str, anchor: str) -> str:
+    start = html.index(f'<section id="{anchor}"')
+    return html[start:html.index("</section>", start)]
+
+
+def test_the_summary_opens_with_the_plan_verdict_per_regime(seven_b_html: str) -> None:
+    summary = _section(seven_b_html, "summary")
+    verdict = summary[summary.index('id="goal-verdict"'):]
+    assert verdict.index("The goal is met at the planned 16 nodes") < verdict.index("Binding ceiling")
+    for text in ("on-demand", "40.6 min", "596 USD", "spot", "46.0 min", "291 USD", "32 % under",
+                 "The cheapest measured scale that meets the goal is <strong>16 nodes</strong> in spot pricing",
+                 "5,810 USD per month"):
+        assert text in verdict, text
+    for code in ("fit-disagrees", "comm-share-departs", "below-prediction"):
+        assert code in summary, code
+    assert "p* ≥ 64 (capped)" in summary and "continuous optimum 2,303" in summary
+    assert "shard the model within each node (3 of 8 devices)" in summary
+
+
+def test_the_design_section_says_capped_uniform_sensitivity_and_the_fitted_optimum(seven_b_html: str) -> None:
+    design = _section(seven_b_html, "design")
+    assert "p* ≥ 64 (capped at max_nodes)" in design
+    assert "leaves p* = 64 (the cap) in all nine cases" in design
+    assert 'id="fig-sensitivity"' not in design  # nine equal cells are not drawn
+    assert "the optimum would be <strong>p* = 28</strong>" in design
+
+
+def test_the_measured_peak_is_told_from_the_usl_peak(seven_b_html: str) -> None:
+    measure = _section(seven_b_html, "measure")
+    assert "largest measured speedup 11.8 at 32 nodes (the largest scale measured); the USL fit peaks at 25.3" \
+        in measure
