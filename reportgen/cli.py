@@ -115,6 +115,9 @@ def _parser() -> argparse.ArgumentParser:
     measure.add_argument("--project", type=Path, required=True, metavar="FILE", help="the project file")
     measure.add_argument("--nodes", type=int, required=True, metavar="N", help="the node count of this run")
     measure.add_argument("--replace", action="store_true", help="replace an existing run at the same node count")
+    measure.add_argument("--split", action=argparse.BooleanOptionalAction, default=None,
+                         help="the command writes its compute / communication / idle split to "
+                         "$REPORTGEN_SPLIT_FILE (required for a CSV with a split; refused for a CSV of wall times)")
     measure.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND...",
                          help="the command to run, after --")
 
@@ -292,7 +295,14 @@ def _diff(arguments: argparse.Namespace) -> ExitCode:
 def _measure(arguments: argparse.Namespace) -> int:
     import shlex
 
-    from reportgen.measure import append_run, check_can_append, csv_of, run_measured, tracker_place
+    from reportgen.measure import (
+        append_run,
+        check_can_append,
+        csv_of,
+        missing_split,
+        run_measured,
+        tracker_place,
+    )
     from reportgen.project import load_project
 
     command = arguments.argv[1:] if arguments.argv[:1] == ["--"] else arguments.argv
@@ -303,7 +313,7 @@ def _measure(arguments: argparse.Namespace) -> int:
         raise UsageError(f"--nodes must be a positive whole number, got {arguments.nodes}")
     loaded = load_project(arguments.project, runs_file_may_be_missing=True)
     csv_path = csv_of(loaded)
-    check_can_append(csv_path, arguments.nodes, replace=arguments.replace)
+    check_can_append(csv_path, arguments.nodes, replace=arguments.replace, split=arguments.split)
     place = tracker_place(loaded)
     nodes = f"{arguments.nodes} node{'' if arguments.nodes == 1 else 's'}"
     print(f"measuring `{shlex.join(command)}` at {nodes} (tracker location: {', '.join(place.values())})",
@@ -314,14 +324,23 @@ def _measure(arguments: argparse.Namespace) -> int:
         print(f"the command exited with status {measurement.exit_status}: nothing appended to {csv_path.name}",
               file=sys.stderr)
         return measurement.exit_status
+    if missing_split(csv_path, measurement) or (arguments.split and not measurement.split_s):
+        energy = f"{measurement.energy_kwh:.6g} kWh on this machine" if measurement.energy_kwh is not None \
+            else "not measured"
+        print(f"the command wrote no compute / communication / idle split to $REPORTGEN_SPLIT_FILE: nothing "
+              f"appended to {csv_path.name}. Measured: wall time {measurement.wall_s:.6g} s, energy {energy}",
+              file=sys.stderr)
+        return ExitCode.FAILURE
     scaling = loaded.project.scaling
     appended = append_run(csv_path, measurement, time_unit_s=scaling.time_unit if scaling else None,
                           replace=arguments.replace)
     cells = ", ".join(f"{name} {value}" for name, value in appended.cells.items() if value)
     print(f"appended to {csv_path}: {cells}")
     if measurement.energy_kwh is not None:
+        scaled = f", multiplied by the {arguments.nodes} nodes (each assumed to draw the same)" \
+            if arguments.nodes > 1 else ""
         print("energy is CodeCarbon's estimate for this machine's processes (from the CPU's TDP and load where "
-              "it has no power counters)")
+              f"it has no power counters){scaled}; the report applies the PUE to it")
     return 0
 
 

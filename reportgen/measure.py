@@ -133,18 +133,66 @@ def _rows_at(lines: list[str], header: int | None, nodes: int) -> list[int]:
             and measurements.split_cells(line)[0][0] == str(nodes)]
 
 
-def check_can_append(csv_path: Path, nodes: int, *, replace: bool) -> None:
-    """Refuse, before anything runs, a node count the CSV already has (unless it is to be replaced)."""
+def csv_form(csv_path: Path) -> str | None:
+    """The run form the CSV records: "breakdown" (a compute column), "total" (time), or None while it has no
+    header (the first run decides)."""
+    lines, header = _lines(csv_path)
+    if header is None:
+        return None
+    columns = {column[0] for cell, _ in measurements.split_cells(lines[header])
+               if (column := measurements.header_column(cell)) is not None}
+    return "breakdown" if "compute" in columns else "total" if "time" in columns else "throughput"
+
+
+def check_can_append(csv_path: Path, nodes: int, *, replace: bool, split: bool | None = None) -> str | None:
+    """Refuse, before anything runs, what could not be recorded: a node count the CSV already has (unless it is to
+    be replaced), a split the CSV has no columns for, a split-form CSV whose command is not said to write one.
+
+    `split` is whether the command writes its split (--split / --no-split); None leaves it to the command.
+    Returns the CSV's form.
+    """
     lines, header = _lines(csv_path)
     rows = _rows_at(lines, header, nodes)
     if rows and not replace:
         raise UsageError(f"{csv_path.name} already has a run at {nodes} nodes (line {rows[0] + 1}); "
                          "use --replace to replace it")
+    form = csv_form(csv_path)
+    if form == "throughput":
+        raise UsageError(f"{csv_path.name} records throughput; measure records wall time or a compute / "
+                         "communication / idle split")
+    if form == "total" and split:
+        raise UsageError(f"{csv_path.name} records wall time only (a `time` column): the split the command writes "
+                         "could not be recorded; start a CSV with compute, communication and idle columns")
+    if form == "breakdown" and not split:
+        raise UsageError(f"{csv_path.name} records a compute / communication / idle split: pass --split and have "
+                         f"the command write it to ${SPLIT_ENV}, so that a run is never measured for nothing")
+    return form
+
+
+def missing_split(csv_path: Path, measurement: Measurement) -> bool:
+    """The CSV (or the run it is about to start with) needs a split the command did not write."""
+    form = csv_form(csv_path)
+    return form == "breakdown" and not {"compute", "communication", "idle"} <= measurement.split_s.keys()
+
+
+PROVENANCE = "# reportgen measure:"
+
+
+def provenance(measurement: Measurement) -> str:
+    """The comment written above a measured row: what was measured, and the assumption behind its energy."""
+    if measurement.energy_kwh is None:
+        return f"{PROVENANCE} {measurement.nodes} nodes; no energy (the tracker failed)"
+    if measurement.nodes == 1:
+        return f"{PROVENANCE} 1 node; energy is CodeCarbon's estimate for this machine"
+    return (f"{PROVENANCE} {measurement.nodes} nodes; energy is CodeCarbon's estimate for this machine "
+            f"({_number(measurement.energy_kwh)} kWh) × {measurement.nodes} nodes, assuming every node draws the same")
 
 
 def append_run(csv_path: Path, measurement: Measurement, *, time_unit_s: float | None, replace: bool) -> Appended:
-    """Add the measurement as a row of the CSV (created with a header when absent), atomically."""
-    check_can_append(csv_path, measurement.nodes, replace=replace)
+    """Add the measurement as a row of the CSV (created with a header when absent), with a provenance comment
+    above it, atomically. CodeCarbon measures this machine only: a run at N nodes records N times its energy."""
+    check_can_append(csv_path, measurement.nodes, replace=replace,
+                     split={"compute", "communication", "idle"} <= measurement.split_s.keys())
     lines, header_index = _lines(csv_path)
     if header_index is None:
         lines.append(_header(measurement))
@@ -152,9 +200,10 @@ def append_run(csv_path: Path, measurement: Measurement, *, time_unit_s: float |
     columns = [column for cell, _ in measurements.split_cells(lines[header_index])
                if (column := measurements.header_column(cell)) is not None]
     cells = {name: _cell(name, unit, measurement, time_unit_s) for name, unit in columns}
-    rows = _rows_at(lines, header_index, measurement.nodes)
+    rows = set(_rows_at(lines, header_index, measurement.nodes))
+    rows |= {i - 1 for i in rows if i > 0 and lines[i - 1].startswith(PROVENANCE)}  # a replaced row's comment
     row = ",".join(cells[name] for name, _ in columns)
-    lines = [line for i, line in enumerate(lines) if i not in rows] + [row]
+    lines = [line for i, line in enumerate(lines) if i not in rows] + [provenance(measurement), row]
     _write_atomically(csv_path, "\n".join(lines) + "\n")
     return Appended(csv_path, cells)
 
@@ -175,10 +224,10 @@ def _cell(name: str, unit: str | None, measurement: Measurement, time_unit_s: fl
     if name == "energy":
         if measurement.energy_kwh is None:
             return ""
-        joules = measurement.energy_kwh * 3.6e6
+        joules = measurement.energy_kwh * measurement.nodes * 3.6e6
         if unit:
             return _number(joules / units.parse_unit(unit, units.ENERGY))
-        return f"{_number(measurement.energy_kwh)} kWh"
+        return f"{_number(measurement.energy_kwh * measurement.nodes)} kWh"
     if name == "time":
         seconds = measurement.wall_s
     elif name in SPLIT_FIELDS:
@@ -208,9 +257,15 @@ def _write_atomically(path: Path, text: str) -> None:
             stream.write(text)
             stream.flush()
             os.fsync(stream.fileno())
-        if path.exists():
-            os.chmod(temporary, path.stat().st_mode & 0o777)
+        # mkstemp creates 0600; keep the file's mode, or give a new file what open() would (0666 less the umask)
+        os.chmod(temporary, path.stat().st_mode & 0o777 if path.exists() else 0o666 & ~_umask())
         os.replace(temporary, path)
     finally:
         if os.path.exists(temporary):
             os.unlink(temporary)
+
+
+def _umask() -> int:
+    mask = os.umask(0)  # the only way to read it is to set it: put it back at once
+    os.umask(mask)
+    return mask

@@ -92,7 +92,8 @@ scaling:
                          Intensity(400.0, "given")).energy
     # p = 1: 1.2 × 1 × 1 kW × 1 h = 1.2 kWh; CO2 = 1.2 × 0.4 kg
     assert energy.rows[0].energy_kwh == pytest.approx(1.2) and energy.rows[0].co2_kg == pytest.approx(0.48)
-    assert energy.rows[1].energy_kwh == 2.0 and energy.rows[1].measured  # the measured value replaces the model
+    # the measured (IT) energy replaces the model, and the facility's PUE applies to it: 1.2 × 2 kWh
+    assert energy.rows[1].energy_kwh == pytest.approx(2.4) and energy.rows[1].measured
     # p = 4: 1.2 × 4 × (1000 × 900 + 500 × 540) J = 5,616,000 J = 1.56 kWh
     assert energy.rows[2].energy_kwh == pytest.approx(1.56)
     assert energy.carbon_optimal_nodes == 1

@@ -30,7 +30,11 @@ def test_creates_the_csv_and_appends_a_breakdown(project: Path, capsys: pytest.C
     assert main(["measure", "--project", str(project), "--nodes", "2", "--", sys.executable, "-c", SPLIT]) == 0
     csv = (project.parent / "runs.csv").read_text().splitlines()
     assert csv[0] == "nodes,compute [s],communication [s],idle [s],energy [kWh]"
-    nodes, compute, communication, idle, energy = csv[1].split(",")
+    assert csv[1].startswith("# reportgen measure: 2 nodes; energy is CodeCarbon's estimate for this machine (")
+    assert csv[1].endswith("× 2 nodes, assuming every node draws the same")
+    per_machine = float(csv[1].split("(")[1].split(" kWh")[0])
+    nodes, compute, communication, idle, energy = csv[2].split(",")
+    assert float(energy) == pytest.approx(2 * per_machine, rel=1e-5)  # this machine's energy × 2 nodes
     assert (nodes, compute, communication, idle) == ("2", "0.8", "0.1", "0.05")
     assert float(energy) > 0  # CodeCarbon's estimate for this process and its children
     assert "appended to" in capsys.readouterr().out
@@ -43,7 +47,7 @@ def test_wall_time_in_the_header_unit(project: Path) -> None:
     assert main(["measure", "--project", str(project), "--nodes", "4", "--", sys.executable, "-c", "pass"]) == 0
     lines = (project.parent / "runs.csv").read_text().splitlines()
     assert lines[:3] == ["# measured runs", "nodes,time [ms]", "1,900"]
-    nodes, milliseconds = lines[3].split(",")
+    nodes, milliseconds = lines[4].split(",")
     assert nodes == "4" and 1 < float(milliseconds) < 30_000
 
 
@@ -86,3 +90,34 @@ def test_usage_errors(project: Path, tmp_path: Path) -> None:
     assert main(["measure", "--project", str(inline), "--nodes", "1", "--", "true"]) == 2  # no scaling.file
     assert main(["measure", "--project", str(project), "--nodes", "1"]) == 2  # no command
     assert main(["measure", "--project", str(project), "--nodes", "1", "--", "no-such-command-here"]) == 2
+
+
+def test_a_split_that_cannot_be_recorded_is_refused_before_running(project: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    command = ["--", sys.executable, "-c", f"open({str(marker)!r}, 'w')"]
+    (project.parent / "runs.csv").write_text("nodes,time [s]\n1,10\n")
+    assert main(["measure", "--project", str(project), "--nodes", "2", "--split", *command]) == 2
+    (project.parent / "runs.csv").write_text("nodes,compute [s],communication [s],idle [s]\n1,10,0,0\n")
+    assert main(["measure", "--project", str(project), "--nodes", "2", *command]) == 2  # may not write one
+    assert not marker.exists()
+
+
+def test_a_promised_split_not_written_loses_nothing(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    csv = project.parent / "runs.csv"
+    csv.write_text("nodes,compute [s],communication [s],idle [s]\n1,10,0,0\n")
+    before = csv.read_bytes()
+    assert main(["measure", "--project", str(project), "--nodes", "2", "--split", "--", sys.executable, "-c",
+                 "pass"]) == 1
+    assert csv.read_bytes() == before
+    error = capsys.readouterr().err
+    assert "nothing appended" in error and "Measured: wall time" in error and "energy" in error
+
+
+def test_a_new_csv_gets_the_umask_mode(project: Path) -> None:
+    previous = os.umask(0o027)
+    try:
+        assert main(["measure", "--project", str(project), "--nodes", "1", "--", sys.executable, "-c",
+                     "pass"]) == 0
+    finally:
+        os.umask(previous)
+    assert (project.parent / "runs.csv").stat().st_mode & 0o777 == 0o640  # 0666 less 027, not mkstemp's 0600

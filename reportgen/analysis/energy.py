@@ -43,7 +43,9 @@ def analyze_energy(scaling: ScalingResult | None, energy: Energy | None, *,
     for scale in scaling.rows:
         run = scale.run
         if scale.measured_energy_j is not None:
-            joules, measured = scale.measured_energy_j, True
+            # What meters and CodeCarbon measure is the IT equipment's energy: the facility's overhead (PUE)
+            # applies to it as to the modelled energy.
+            joules, measured = energy.pue * scale.measured_energy_j, True
         elif run.form == "breakdown":
             busy = (run.compute or 0.0) + (run.io or 0.0)
             waits = (run.communication or 0.0) + (run.idle or 0.0)
