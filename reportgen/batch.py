@@ -62,7 +62,8 @@ def _build_one(path: Path, builder: Builder | None = None) -> Outcome:
                        time.perf_counter() - started)
     seconds = time.perf_counter() - started
     drawn = len(result.figures_drawn)
-    return Outcome(path, ExitCode.OK, f"wrote {len(result.written)} files in {seconds:.1f} s "
+    written = len(result.written)
+    return Outcome(path, ExitCode.OK, f"wrote {written} file{'' if written == 1 else 's'} in {seconds:.1f} s "
                    f"({drawn} figure{'s' if drawn != 1 else ''} drawn)", "", seconds)
 
 

@@ -13,6 +13,7 @@ back silently to a world average for unknown places; validating first turns that
 from __future__ import annotations
 
 import csv
+import difflib
 import importlib.util
 import json
 import os
@@ -113,9 +114,8 @@ def validate(*, country: str | None, region: str | None, cloud: str | None) -> N
         return
     countries = known_countries()
     if country not in countries:
-        hint = " (use the three-letter ISO code, e.g. FRA)" if len(country) == 2 else ""
-        raise UnknownLocation("country", f'unknown country code "{country}"{hint}; CodeCarbon knows {len(countries)} '
-                              "countries by ISO 3166 alpha-3 code")
+        raise UnknownLocation("country", f'unknown country code "{country}": CodeCarbon knows {len(countries)} '
+                              f"countries by ISO 3166 alpha-3 code{_country_hint(country, countries)}")
     if region is not None:
         regions = known_regions(country)
         if not regions:
@@ -123,6 +123,24 @@ def validate(*, country: str | None, region: str | None, cloud: str | None) -> N
                                   "to use the country's average")
         if region not in regions:
             raise UnknownLocation("region", f'unknown region "{region}" of {country}; known: {_listing(list(regions))}')
+
+
+def _country_hint(text: str, countries: dict[str, str]) -> str:
+    """A did-you-mean for a country written as a name ("Germany") or a two-letter code ("DE")."""
+    folded = text.strip().casefold()
+    by_name = [code for code, name in countries.items() if name.casefold() == folded]
+    if not by_name and len(folded) == 2:  # alpha-2: the alpha-3 codes that begin with it, named
+        by_name = sorted(code for code in countries if code.casefold().startswith(folded))
+    if not by_name:
+        by_name = [code for code, name in countries.items()
+                   if name.casefold() in difflib.get_close_matches(folded, [n.casefold() for n in countries.values()],
+                                                                   n=1, cutoff=0.8)]
+    alpha_2 = " (use the three-letter ISO code)" if len(folded) == 2 else ""
+    if not by_name:
+        return alpha_2 and " (use the three-letter ISO code, e.g. FRA)"
+    named = [f"`{code}` ({countries[code]})" for code in by_name[:4]]
+    listed = named[0] if len(named) == 1 else ", ".join(named[:-1]) + f" or {named[-1]}"
+    return f"{alpha_2}; did you mean {listed}?"
 
 
 LBS_PER_MWH_TO_G_PER_KWH = 0.45359237  # CodeCarbon's EmissionsPerKWh.LBS_MWH_TO_KG_KWH × 1000

@@ -428,7 +428,23 @@ def struct_schema(cls: type, doc: str = "") -> dict[str, Any]:
     return schema
 
 
+# Names people write for a field that is spelled otherwise here: a suggestion by meaning, where spelling is no help.
+SAME_MEANING = {
+    "idle_power": "wait_power", "waiting_power": "wait_power", "communication_power": "wait_power",
+    "power": "node_power", "active_power": "node_power", "tdp": "node_power",
+    "gpus_per_node": "devices_per_node", "accelerators_per_node": "devices_per_node", "gpus": "devices_per_node",
+    "gpu_memory": "device_memory", "hbm": "device_memory", "vram": "device_memory",
+    "latency": "network_latency", "bandwidth": "network_bandwidth", "flops": "peak_compute",
+    "price": "node_hour", "price_per_hour": "node_hour", "hourly_price": "node_hour", "cost_per_hour": "node_hour",
+    "budget": "cost_per_run", "deadline": "time_per_run", "mtbf": "node_mtbf", "nodes_count": "nodes",
+    "preemption_rate": "preemptions_per_node_hour", "carbon": "carbon_intensity", "intensity": "carbon_intensity",
+}
+
+
 def _did_you_mean(text: str, options: tuple[str, ...] | list[str]) -> str:
+    meant = SAME_MEANING.get(text.lower().replace("-", "_"))
+    if meant in options:
+        return f"; did you mean `{meant}`?"
     close = difflib.get_close_matches(text, list(options), n=1, cutoff=0.6)
     return f"; did you mean `{close[0]}`?" if close else ""
 

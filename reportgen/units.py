@@ -13,7 +13,7 @@ import tokenize
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import pint
@@ -176,6 +176,15 @@ def parse_quantity(text: str, dimension: Dimension, *, currency: str = "USD") ->
     return value
 
 
+def _rate_hint(unit_text: str, unit: Any, target: Any) -> str:
+    """An amount written where a rate is expected ("7900 TFLOPs", "20 TFLOP"): name the rate's spelling."""
+    ureg = registry()
+    if (unit / ureg.Unit("s")).dimensionality != target.dimensionality:
+        return ""
+    base = unit_text[:-1] if unit_text.endswith("s") and len(unit_text) > 1 else unit_text
+    return f'; a rate is written per second: "{base}/s"'
+
+
 @functools.lru_cache(maxsize=1024)
 def _factor(unit_text: str, dimension: Dimension, currency: str) -> tuple[float, str]:
     """The size of one `unit_text` in the dimension's SI unit, or a problem to report. Cached: a file of 1,000
@@ -197,5 +206,5 @@ def _factor(unit_text: str, dimension: Dimension, currency: str) -> tuple[float,
         return 0.0, "cannot read the unit"
     target = ureg.Unit(dimension.si_unit)
     if unit.dimensionality != target.dimensionality:
-        return 0.0, describe(ureg.Quantity(1.0, unit))
+        return 0.0, describe(ureg.Quantity(1.0, unit)) + _rate_hint(unit_text, unit, target)
     return float(ureg.Quantity(1.0, unit).to(target).magnitude), ""

@@ -129,7 +129,7 @@ def test_p_star_at_max_nodes_is_capped_with_the_continuous_optimum(seven_b) -> N
     assert prediction.sensitivity_uniform  # p* = 64 whatever α and β within 0.1–10×
 
 
-# ---------------------------------------------------------------------------------------------- the memory wall per device
+# ------------------------------------------------------------------------------------------ the memory wall per device
 def test_the_memory_wall_is_per_device_and_the_shard_fits_in_one_node(seven_b) -> None:
     diagnosis = seven_b.diagnosis
     memory = next(w for w in diagnosis.walls if w.wall == "memory")
@@ -175,7 +175,7 @@ design: {slots: {partitioning: {choice: split data, why: w}}}
 def test_device_memory_beyond_the_node_is_refused() -> None:
     from reportgen.errors import InputError
 
-    with pytest.raises(InputError, match="hardware.device_memory"):
+    with pytest.raises(InputError, match=r"hardware\.device_memory"):
         make_project("project: {title: T}\n" + HARDWARE % ", device_memory: 100 GB")
 
 
@@ -220,3 +220,17 @@ def test_the_measured_peak_is_told_from_the_usl_peak(seven_b_html: str) -> None:
     measure = _section(seven_b_html, "measure")
     assert "largest measured speedup 11.8 at 32 nodes (the largest scale measured); the USL fit peaks at 25.3" \
         in measure
+
+
+def test_sortable_tables_sort_by_value_not_by_text(seven_b_html: str) -> None:
+    import re
+
+    tables = re.findall(r'<table class="numbered sortable">.*?</table>', seven_b_html)
+    assert len(tables) >= 5
+    for table in tables:
+        for cell in re.findall(r'<td class="n"[^>]*>', table):
+            assert "data-value=" in cell, cell  # every number carries its raw value
+    measured = next(t for t in tables if "Karp–Flatt" in t)
+    shown = re.findall(r'<td class="n" data-value="([^"]+)">([^<]+)</td>', measured)
+    times = {text: float(value) for value, text in shown if text.endswith(("min", " h"))}
+    assert times["40.6 min"] == 2437.0 and times["7.50 h"] == 27000.0  # 3.76 h-style text would sort wrongly
