@@ -61,8 +61,8 @@ class Goal:
     """What the team must achieve."""
 
     text: str | None = field(Text("The goal in one sentence"))
-    time_per_run: float | None = field(Quantity(u.TIME, "Deadline for one run (the time wall)"))
-    cost_per_run: float | None = field(Quantity(u.MONEY, "Budget for one run"))
+    time_per_run: float | None = field(Quantity(u.TIME, "Deadline for one run (the time wall)", example="90 min"))
+    cost_per_run: float | None = field(Quantity(u.MONEY, "Budget for one run", example="200 USD"))
 
 
 @dataclass(frozen=True)
@@ -84,17 +84,20 @@ class Hardware:
     """One node of the target cluster."""
 
     name: str | None = field(Text("Node description"))
-    peak_compute: float | None = field(Quantity(u.COMPUTE_RATE, "π: peak compute of one node"))
-    memory_bandwidth: float | None = field(Quantity(u.BANDWIDTH, "β: memory bandwidth of one node"))
-    memory_capacity: float | None = field(Quantity(u.DATA, "Accelerator memory of one node in all"))
+    peak_compute: float | None = field(Quantity(u.COMPUTE_RATE, "π: peak compute of one node", example="7.9 PFLOP/s"))
+    memory_bandwidth: float | None = field(Quantity(u.BANDWIDTH, "β: memory bandwidth of one node",
+                                                    example="26.8 TB/s"))
+    memory_capacity: float | None = field(Quantity(u.DATA, "Accelerator memory of one node in all", example="640 GB"))
     devices_per_node: int = field(Count("Accelerators per node (each holds its own replica under data "
                                         "parallelism)", "8"), 1)
     device_memory: float | None = field(Quantity(u.DATA, "Memory of one accelerator, the memory wall's capacity "
                                                  "(default memory_capacity / devices_per_node)"))
-    network_bandwidth: float | None = field(Quantity(u.BANDWIDTH, "β_net: network bandwidth per node"))
-    network_latency: float | None = field(Quantity(u.TIME, "α: network latency per hop"))
-    io_bandwidth: float | None = field(Quantity(u.BANDWIDTH, "Storage read bandwidth, for I/O floors"))
-    storage: float | None = field(Quantity(u.DATA, "Local storage of one node (the data wall)"))
+    network_bandwidth: float | None = field(Quantity(u.BANDWIDTH, "β_net: network bandwidth per node",
+                                                     example="50 GB/s"))
+    network_latency: float | None = field(Quantity(u.TIME, "α: network latency per hop", example="8 us"))
+    io_bandwidth: float | None = field(Quantity(u.BANDWIDTH, "Storage read bandwidth, for I/O floors",
+                                                example="4 GB/s"))
+    storage: float | None = field(Quantity(u.DATA, "Local storage of one node (the data wall)", example="30 TB"))
 
     @property
     def memory_per_device(self) -> float | None:
@@ -116,10 +119,12 @@ class Step:
     """One profiled step of the single-machine baseline."""
 
     name: str = field(Text("Step name"), required=True)
-    time: float = field(Quantity(u.TIME, "Measured time of the step"), required=True)
-    flops: float | None = field(Quantity(u.COMPUTE, "W: floating-point work of the step", allow_zero=True))
-    bytes: float | None = field(Quantity(u.DATA, "Q: memory traffic of the step", allow_zero=True))
-    io_bytes: float | None = field(Quantity(u.DATA, "Q_io: storage I/O of the step", allow_zero=True))
+    time: float = field(Quantity(u.TIME, "Measured time of the step", example="5.1 s"), required=True)
+    flops: float | None = field(Quantity(u.COMPUTE, "W: floating-point work of the step", allow_zero=True,
+                                         example="2.4e16 FLOP"))
+    bytes: float | None = field(Quantity(u.DATA, "Q: memory traffic of the step", allow_zero=True, example="3.1e13 B"))
+    io_bytes: float | None = field(Quantity(u.DATA, "Q_io: storage I/O of the step", allow_zero=True,
+                                            example="2.0e9 B"))
     net_bytes: float | None = field(Quantity(u.DATA, "Q_net: bytes it would exchange if distributed",
                                              allow_zero=True))
 
@@ -130,9 +135,10 @@ class Memory:
 
     parameters: float = field(Positive("Number of model parameters"), required=True)
     bytes_per_parameter: float = field(
-        Quantity(u.DATA, "Bytes of state per parameter (16 B for mixed-precision Adam)"), 16.0)
-    activations: float | None = field(Quantity(u.DATA, "Activation memory", allow_zero=True))
-    other: float | None = field(Quantity(u.DATA, "Any other resident memory (buffers, KV cache)", allow_zero=True))
+        Quantity(u.DATA, "Bytes of state per parameter (16 B for mixed-precision Adam)", example="16 B"), 16.0)
+    activations: float | None = field(Quantity(u.DATA, "Activation memory", allow_zero=True, example="18 GB"))
+    other: float | None = field(Quantity(u.DATA, "Any other resident memory (buffers, KV cache)", allow_zero=True,
+                                         example="4 GB"))
 
 
 @dataclass(frozen=True)
@@ -140,27 +146,27 @@ class Training:
     """Training volume and deadline (the time wall)."""
 
     parameters: float = field(Positive("Number of model parameters"), required=True)
-    tokens: float = field(Quantity(u.WORK, "Training tokens"), required=True)
+    tokens: float = field(Quantity(u.WORK, "Training tokens", example="1.3e10 token"), required=True)
     mfu: float = field(Number("Model FLOP utilisation, in (0, 1]", minimum=0.0, maximum=1.0,
                               exclusive_minimum=True, example="0.4"), required=True)
-    deadline: float | None = field(Quantity(u.TIME, "Time allowed for the training run"))
+    deadline: float | None = field(Quantity(u.TIME, "Time allowed for the training run", example="90 min"))
 
 
 @dataclass(frozen=True)
 class Dataset:
     """The data set (the data wall, with hardware.storage)."""
 
-    size: float = field(Quantity(u.DATA, "Size of the data set"), required=True)
+    size: float = field(Quantity(u.DATA, "Size of the data set", example="120 GB"), required=True)
 
 
 @dataclass(frozen=True)
 class Serving:
     """Inference load (the serving wall)."""
 
-    requests_per_second: float | None = field(Quantity(u.RATE, "Offered load"))
-    capacity_per_replica: float | None = field(Quantity(u.RATE, "Load one replica sustains"))
-    p99_latency: float | None = field(Quantity(u.TIME, "Measured 99th-percentile latency"))
-    latency_slo: float | None = field(Quantity(u.TIME, "Latency objective"))
+    requests_per_second: float | None = field(Quantity(u.RATE, "Offered load", example="50000 request/s"))
+    capacity_per_replica: float | None = field(Quantity(u.RATE, "Load one replica sustains", example="2000 request/s"))
+    p99_latency: float | None = field(Quantity(u.TIME, "Measured 99th-percentile latency", example="35 ms"))
+    latency_slo: float | None = field(Quantity(u.TIME, "Latency objective", example="20 ms"))
 
     def check(self) -> Checks:
         if (self.requests_per_second is None) != (self.capacity_per_replica is None):
@@ -206,8 +212,8 @@ class Tax:
     """The interactive communication tax: fanout × hop latency against the latency objective."""
 
     fanout: int = field(Count("Services or shards one request touches", "6"), required=True)
-    hop_latency: float = field(Quantity(u.TIME, "Latency of one hop"), required=True)
-    latency_slo: float = field(Quantity(u.TIME, "Latency objective of a request"), required=True)
+    hop_latency: float = field(Quantity(u.TIME, "Latency of one hop", example="0.4 ms"), required=True)
+    latency_slo: float = field(Quantity(u.TIME, "Latency objective of a request", example="20 ms"), required=True)
 
 
 @dataclass(frozen=True)
@@ -271,18 +277,20 @@ class Collective:
     """One measured collective time."""
 
     nodes: int = field(Count("Node count"), required=True)
-    time: float = field(Quantity(u.TIME, "Measured time of one all-reduce"), required=True)
+    time: float = field(Quantity(u.TIME, "Measured time of one all-reduce", example="55 ms"), required=True)
 
 
 @dataclass(frozen=True)
 class Prediction:
     """Inputs of the alpha-beta ring all-reduce model."""
 
-    t_comp: float | None = field(Quantity(u.TIME, "T_comp: single-machine compute time of one step"))
+    t_comp: float | None = field(Quantity(u.TIME, "T_comp: single-machine compute time of one step", example="5.1 s"))
     alpha: float | None = field(Quantity(u.TIME, "α: latency per hop (default: hardware.network_latency)",
                                          allow_zero=True))
-    beta: float | None = field(Quantity(u.TIME, "β: time to move the model once over one link", allow_zero=True))
-    message_bytes: float | None = field(Quantity(u.DATA, "Bytes all-reduced per step (β = bytes / bandwidth)"))
+    beta: float | None = field(Quantity(u.TIME, "β: time to move the model once over one link", allow_zero=True,
+                                        example="52 ms"))
+    message_bytes: float | None = field(Quantity(u.DATA, "Bytes all-reduced per step (β = bytes / bandwidth)",
+                                                 example="2.6 GB"))
     max_nodes: int = field(Count("Largest node count considered", "4096"), 4096)
     collectives: tuple[Collective, ...] = field(Items(Section(Collective), "Measured all-reduce times"), ())
     use_fit: bool = field(Flag("Predict with the α and β fitted from `collectives`"), False)
@@ -315,7 +323,8 @@ class Run:
     time: float | None = field(_run_time("Wall time (total form)", zero=False))
     throughput: float | None = field(Quantity(u.RATE, "Work per unit time (throughput form)",
                                               bare_in_time_unit=True))
-    energy: float | None = field(Quantity(u.ENERGY, "Measured energy of the run (replaces the model)"))
+    energy: float | None = field(Quantity(u.ENERGY, "Measured energy of the run (replaces the model)",
+                                          example="78 kWh"))
     workers: tuple[float, ...] = field(Items(_run_time("Compute time of one worker", zero=False),
                                              "Per-worker compute times"), ())
 
@@ -343,7 +352,8 @@ class Scaling:
     time_unit: float | None = field(Unit(u.TIME, "Unit of bare numbers in the runs, e.g. s"))
     runs: tuple[Run, ...] = field(Items(Section(Run), "One measured run per node count"), ())
     file: str | None = field(Text("CSV of runs beside the project file; `reportgen measure` appends to it"))
-    work_per_run: float | None = field(Quantity(u.WORK, "Work in one run (throughput form), e.g. 1.2e8 sequence"))
+    work_per_run: float | None = field(Quantity(u.WORK, "Work in one run (throughput form), e.g. 1.2e8 sequence",
+                                                example="1.2e8 sequence"))
 
     @property
     def form(self) -> str | None:
@@ -358,7 +368,8 @@ class Spot:
     price_fraction: float = field(Fraction("Spot price as a fraction of on-demand"), required=True)
     preemptions_per_node_hour: float = field(Number("λ: preemptions per node-hour", minimum=0.0, example="0.02"),
                                              0.0)
-    restart_overhead: float = field(Quantity(u.TIME, "Wall time lost per preemption", allow_zero=True), 0.0)
+    restart_overhead: float = field(Quantity(u.TIME, "Wall time lost per preemption", allow_zero=True,
+                                             example="6 min"), 0.0)
 
 
 @dataclass(frozen=True)
@@ -383,9 +394,9 @@ class Pricing:
     """Prices, in the project's currency."""
 
     currency: str = field(Text("Currency code of every money amount (default USD)"), "USD")
-    node_hour: float | None = field(Quantity(u.MONEY, "On-demand price of one node-hour"))
+    node_hour: float | None = field(Quantity(u.MONEY, "On-demand price of one node-hour", example="98.32 USD"))
     value_of_time: float | None = field(Quantity(u.MONEY_RATE, "Value of one hour of wall-clock time",
-                                                 allow_zero=True))
+                                                 allow_zero=True, example="50 USD/h"))
     runs_per_month: float | None = field(Number("Runs per month, for monthly totals", minimum=0.0,
                                                 exclusive_minimum=True, example="30"))
     regimes: Regimes | None = field(Section(Regimes))
@@ -404,7 +415,7 @@ class Location:
     region: str | None = field(Text("Region within the country (USA, CAN: e.g. virginia) or the cloud region"))
     cloud: str | None = field(Text("Cloud provider (gcp), with region"))
     carbon_intensity: float | None = field(Quantity(u.CARBON_INTENSITY, "Explicit carbon intensity",
-                                                    allow_zero=True))
+                                                    allow_zero=True, example="380 g/kWh"))
 
     def check(self) -> Checks:
         yield from _at_most_one(self, "country", "cloud", "carbon_intensity")
@@ -420,8 +431,9 @@ class Location:
 class Energy:
     """Power draw and location of the nodes."""
 
-    node_power: float | None = field(Quantity(u.POWER, "Average draw of one node while computing"))
-    wait_power: float | None = field(Quantity(u.POWER, "Draw while communicating or idle (default node_power)"))
+    node_power: float | None = field(Quantity(u.POWER, "Average draw of one node while computing", example="5.6 kW"))
+    wait_power: float | None = field(Quantity(u.POWER, "Draw while communicating or idle (default node_power)",
+                                              example="2.8 kW"))
     pue: float = field(Number("Power usage effectiveness, at least 1", minimum=1.0, example="1.15"), 1.0)
     location: Location | None = field(Section(Location))
 
@@ -431,9 +443,11 @@ class Energy:
 class Reliability:
     """The failure tax."""
 
-    node_mtbf: float = field(Quantity(u.TIME, "Mean time between failures of one node"), required=True)
-    checkpoint_cost: float = field(Quantity(u.TIME, "δ: time to write one checkpoint"), required=True)
-    restart_cost: float = field(Quantity(u.TIME, "R: time to restart after a failure", allow_zero=True), 0.0)
+    node_mtbf: float = field(Quantity(u.TIME, "Mean time between failures of one node",
+                                      example="2000 h"), required=True)
+    checkpoint_cost: float = field(Quantity(u.TIME, "δ: time to write one checkpoint", example="45 s"), required=True)
+    restart_cost: float = field(Quantity(u.TIME, "R: time to restart after a failure", allow_zero=True,
+                                         example="4 min"), 0.0)
 
 
 # -------------------------------------------------------------------------------------------------------- decisions
@@ -443,9 +457,9 @@ class Decision:
 
     name: str = field(Text("Name of the context"), required=True)
     optimize: str = field(Text("Objective", choices=OBJECTIVES), required=True)
-    max_time: float | None = field(Quantity(u.TIME, "Longest acceptable run"))
-    max_cost: float | None = field(Quantity(u.MONEY, "Largest acceptable cost per run"))
-    max_co2: float | None = field(Quantity(u.MASS, "Largest acceptable CO2e per run"))
+    max_time: float | None = field(Quantity(u.TIME, "Longest acceptable run", example="90 min"))
+    max_cost: float | None = field(Quantity(u.MONEY, "Largest acceptable cost per run", example="200 USD"))
+    max_co2: float | None = field(Quantity(u.MASS, "Largest acceptable CO2e per run", example="50 kg"))
 
 
 # ---------------------------------------------------------------------------------------------------------- project

@@ -109,7 +109,9 @@ def _check_graph(root: Node, display: str, problems: list[Problem]) -> None:
             for child in children:
                 total += size(child, depth + 1, active)
                 if total > MAX_EXPANDED_NODES:
-                    raise _Refused(root, f"the document expands past {MAX_EXPANDED_NODES} values through aliases")
+                    # Located at the innermost value whose expansion crosses the budget: where the aliases pile up.
+                    raise _Refused(node, f"the document expands past {MAX_EXPANDED_NODES} values through aliases: "
+                                   "this value repeats aliases that repeat others")
             active.discard(key)
         expanded[key] = total
         return total

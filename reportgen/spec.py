@@ -236,17 +236,22 @@ class Quantity(Spec):
     doc: str = ""
     allow_zero: bool = False  # times and sizes are positive unless a zero means something (no communication)
     bare_in_time_unit: bool = False  # inside scaling: a bare number is in scaling.time_unit
+    example: str | None = None  # the field's own example ("8 us" for a latency); else the dimension's
+
+    @property
+    def shown_example(self) -> str:
+        return self.example or self.dimension.example
 
     def read(self, node: Node, path: str, reader: Reader) -> Any:
         text = scalar_text(node)
         if text is None or node.tag == _YAML + "bool":
             return reader.error(node, path, f'expected {self.dimension.name} like '
-                                f'"{self.dimension.example_in(reader.currency)}", got {describe_node(node)}')
+                                f'"{self.shown_example.replace("USD", reader.currency)}", got {describe_node(node)}')
         try:
             if _number(node) is not None and self.bare_in_time_unit and reader.bare_time_unit is not None:
                 value = self._from_bare(float(text), reader.bare_time_unit)
             else:
-                value = units.parse_quantity(text, self.dimension, currency=reader.currency)
+                value = units.parse_quantity(text, self.dimension, currency=reader.currency, example=self.example)
         except units.UnitProblem as problem:
             message = str(problem)
             if self.bare_in_time_unit and "without a unit" in message:
@@ -268,7 +273,7 @@ class Quantity(Spec):
     def json_schema(self) -> dict[str, Any]:
         text = {"type": "string", "pattern": QUANTITY_PATTERN}
         schema: dict[str, Any] = {"description": f"{self.doc} ({self.dimension.name}, e.g. "
-                                  f'"{self.dimension.example}")', "examples": [self.dimension.example]}
+                                  f'"{self.shown_example}")', "examples": [self.shown_example]}
         if self.bare_in_time_unit or self.dimension == units.WORK:
             schema["anyOf"] = [text, {"type": "number"}]
         else:

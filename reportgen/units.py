@@ -153,10 +153,13 @@ def parse_unit(text: str, dimension: Dimension, *, currency: str = "USD") -> flo
     return parse_quantity(f"1 {text}", dimension, currency=currency)
 
 
-def parse_quantity(text: str, dimension: Dimension, *, currency: str = "USD") -> float:
-    """The quantity's value in the dimension's SI unit; UnitProblem with a user message otherwise."""
+def parse_quantity(text: str, dimension: Dimension, *, currency: str = "USD", example: str | None = None) -> float:
+    """The quantity's value in the dimension's SI unit; UnitProblem with a user message otherwise.
+
+    `example` is the field's own example ("8 us" for a latency), shown instead of the dimension's.
+    """
     shown = text if len(text) <= MAX_QUANTITY_LENGTH else text[:MAX_QUANTITY_LENGTH] + "…"
-    expected = f'expected {dimension.name} like "{dimension.example_in(currency)}"'
+    expected = f'expected {dimension.name} like "{(example or dimension.example).replace("USD", currency)}"'
     if len(text) > MAX_QUANTITY_LENGTH:
         raise UnitProblem(f"{expected}, got a text of {len(text)} characters")
     match = _QUANTITY_RE.match(text)

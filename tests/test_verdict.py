@@ -218,8 +218,8 @@ def test_the_design_section_says_capped_uniform_sensitivity_and_the_fitted_optim
 
 def test_the_measured_peak_is_told_from_the_usl_peak(seven_b_html: str) -> None:
     measure = _section(seven_b_html, "measure")
-    assert "largest measured speedup 11.8 at 32 nodes (the largest scale measured); the USL fit peaks at 25.3" \
-        in measure
+    assert "The largest measured speedup is 11.8, at 32 nodes (the largest scale measured); the USL fit peaks at " \
+        "25.3 nodes" in measure
 
 
 def test_sortable_tables_sort_by_value_not_by_text(seven_b_html: str) -> None:
@@ -234,3 +234,17 @@ def test_sortable_tables_sort_by_value_not_by_text(seven_b_html: str) -> None:
     shown = re.findall(r'<td class="n" data-value="([^"]+)">([^<]+)</td>', measured)
     times = {text: float(value) for value, text in shown if text.endswith(("min", " h"))}
     assert times["40.6 min"] == 2437.0 and times["7.50 h"] == 27000.0  # 3.76 h-style text would sort wrongly
+
+
+# ---------------------------------------------------------------------------------------- help that finds the meaning
+def test_schema_and_errors_give_each_field_its_own_example() -> None:
+    from reportgen.errors import InputError
+    from reportgen.schema import project_schema
+
+    document = project_schema()
+    hardware = document["properties"]["hardware"]["properties"]
+    memory = document["properties"]["baseline"]["properties"]["memory"]["properties"]
+    assert hardware["network_latency"]["examples"] == ["8 us"]  # a latency, not "90 min"
+    assert memory["bytes_per_parameter"]["examples"] == ["16 B"]
+    with pytest.raises(InputError, match='expected time like "8 us", got "8 GB"'):
+        make_project("project: {title: T}\nhardware: {network_latency: 8 GB}\n")
