@@ -84,7 +84,7 @@ class Hardware:
     """One node of the target cluster."""
 
     name: str | None = field(Text("Node description"))
-    peak_compute: float | None = field(Quantity(u.COMPUTE_RATE, "π: peak compute of one node", example="7.9 PFLOP/s"))
+    peak_compute: float | None = field(Quantity(u.COMPUTE_RATE, "π: peak compute of one node"))
     memory_bandwidth: float | None = field(Quantity(u.BANDWIDTH, "β: memory bandwidth of one node",
                                                     example="26.8 TB/s"))
     memory_capacity: float | None = field(Quantity(u.DATA, "Accelerator memory of one node in all", example="640 GB"))

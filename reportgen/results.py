@@ -1,4 +1,4 @@
-"""Analysis → the results.json document of shared/spec/RESULTS.md.
+"""Analysis → the results.json document (its keys are a contract: added to, never renamed).
 
 Raw floats in SI base units (seconds, bytes, FLOP, watts; kWh for energy, kg for CO2, the project's currency for
 money), unrounded; infinity as the string "inf"; null where a value does not apply; per-scale rows sorted by nodes.

@@ -1,4 +1,4 @@
-"""Published data sets (shared/guides/DATA.md) through the whole pipeline, checked against what the source states."""
+"""Published data sets (sources cited beside each figure) through the whole pipeline, checked against the source."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""results.json: every key of shared/spec/RESULTS.md, its conventions, and byte-identical output."""
+"""results.json: every key of the contract, its conventions, and byte-identical output."""
 
 from __future__ import annotations
 

@@ -105,7 +105,7 @@ def test_batch_builds_every_project_and_reports_each(tmp_path: Path, capsys: pyt
     captured = capsys.readouterr()
     assert status == 2  # one project's input errors: reported, and the others still built
     for path in paths:
-        assert f"{path}: wrote 1 files" in captured.out
+        assert f"{path}: wrote 1 file " in captured.out
         assert (tmp_path / "out" / Path(path).stem / "results.json").exists()
     assert f"{bad}: 1 input error" in captured.err and "hardware.peak_compute" in captured.err
     assert "3 of 4 projects built, 1 failed" in captured.out
