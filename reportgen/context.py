@@ -30,11 +30,23 @@ SECTIONS = (
 
 @dataclass(frozen=True)
 class InputRow:
-    """One leaf of the normalized project file: its path and its value in SI units."""
+    """One leaf of the normalized project file: its path, its value in SI units, and what the user wrote."""
 
     path: str
     value: str
     unit: str
+    written: str | None  # the quantity's text in the project file or CSV; None for defaults and plain values
+
+    @property
+    def written_in_si(self) -> bool:
+        """The text as written already says the SI value ("26.6 s", "8.4e16 FLOP"): no need to repeat it."""
+        if self.written is None:
+            return False
+        number, _, unit = self.written.strip().partition(" ")
+        try:
+            return unit.strip() == self.unit and float(number) == float(self.value)
+        except ValueError:
+            return False
 
 
 @dataclass(frozen=True)
@@ -79,15 +91,17 @@ def report_date(project: Project) -> tuple[str, str | None]:
     return "undated", None
 
 
-def normalized_inputs(project: Project) -> tuple[InputRow, ...]:
-    return tuple(InputRow(leaf.path, leaf.shown, leaf.unit) for leaf in flatten(project, currency=project.currency))
+def normalized_inputs(project: Project, written: dict[str, str]) -> tuple[InputRow, ...]:
+    return tuple(InputRow(leaf.path, leaf.shown, leaf.unit, written.get(leaf.path))
+                 for leaf in flatten(project, currency=project.currency))
 
 
 def build_context(project: Project, analysis: Analysis, results: dict[str, Any], figures: dict[str, FigureFrame],
-                  *, paper: str, input_name: str) -> ReportContext:
+                  *, paper: str, input_name: str, written: dict[str, str] | None = None) -> ReportContext:
     date, created = report_date(project)
     return ReportContext(project=project, analysis=analysis, results=results, figures=figures, sections=SECTIONS,
-                         inputs=normalized_inputs(project), currency=project.currency, paper=paper, date=date,
+                         inputs=normalized_inputs(project, written or {}), currency=project.currency, paper=paper,
+                         date=date,
                          created=created, epoch=epoch_of(created), version=__version__, input_name=input_name,
                          vocabulary=SLOT_VOCABULARY,
                          ceiling_axes=tuple((c, a if c != "compute" else f"{a} (inference: distribute inference)",

@@ -116,14 +116,21 @@ def rate(value: Any, unit: str) -> str:
     return _in_units(value, tuple((scale, f"{prefix}{unit}") for scale, prefix in _PREFIXES))
 
 
-def money(value: Any, currency: str, digits: int = 4) -> str:
+def money(value: Any, currency: str, column: Any = None, digits: int = 4) -> str:
+    """Money: whole units from 100 up, cents from 0.01, significant digits below.
+
+    `column` is every value of the table column the amount stands in: one precision serves them all (the one the
+    smallest amount needs), so that 53.05 USD and 1,123.00 USD line up instead of 53.05 and 1,123.
+    """
     if value is None:
         return DASH
     if isinstance(value, str) or math.isinf(value):
         return number(value)
-    if abs(value) >= 100:
+    amounts = [abs(v) for v in (column or ()) if isinstance(v, int | float) and math.isfinite(v) and v != 0]
+    smallest = min(amounts, default=abs(value))
+    if smallest >= 100:
         return f"{value:,.0f} {currency}"
-    if abs(value) >= 0.01:
+    if smallest >= 0.01:
         return f"{value:,.2f} {currency}"
     return f"{number(value, digits)} {currency}"
 

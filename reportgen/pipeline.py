@@ -126,7 +126,7 @@ class Builder:
 
         frames = [job.frame for job in jobs]
         context = build_context(loaded.project, analysis, document, {frame.key: frame for frame in frames},
-                                paper=self.options.paper, input_name=path.name)
+                                paper=self.options.paper, input_name=path.name, written=loaded.written)
         return render_page("report.html", template_vars(context), frames), context.epoch
 
     def _draw(self, jobs: list[FigureJob]) -> tuple[dict[str, str], tuple[str, ...]]:

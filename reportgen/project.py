@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from yaml.nodes import MappingNode, Node, SequenceNode
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from reportgen import carbon, measurements, units
 from reportgen.errors import InputError
+from reportgen.flatten import flatten
 from reportgen.model import Energy, Project, Run, Scaling
 from reportgen.source import compose, read_text
 from reportgen.spec import INVALID, Items, Reader, Section, locate, read_fields, scalar_text
@@ -24,6 +25,7 @@ class LoadedProject:
     display: str  # the path as the user named it, for messages
     input_sha256: str  # of the project file's bytes
     measurements_sha256: str | None  # of the CSV named by scaling.file, when there is one
+    written: dict[str, str] = field(default_factory=dict)  # a quantity's field path → its text as the user wrote it
 
 
 def load_project(path: str | Path, *, display: str | None = None,
@@ -47,6 +49,7 @@ def load_project_text(text: str, path: Path, display: str, *, data: bytes | None
     # another section failed: all of a file's problems are reported at once.
     sections, keys_sound = read_fields(Project, root, "", reader)
     measurements_sha = None
+    runs_node: Node | None = None
     scaling = sections.get("scaling")
     if scaling not in (None, INVALID):
         scaling, runs_node, measurements_sha = _with_file_runs(scaling, root, path, reader,
@@ -63,7 +66,24 @@ def load_project_text(text: str, path: Path, display: str, *, data: bytes | None
     if reader.problems:
         raise InputError(reader.problems)
     raw = data if data is not None else text.encode("utf-8")
-    return LoadedProject(project, path, display, hashlib.sha256(raw).hexdigest(), measurements_sha)
+    return LoadedProject(project, path, display, hashlib.sha256(raw).hexdigest(), measurements_sha,
+                         _as_written(project, root, runs_node))
+
+
+def _as_written(project: Project, root: Node, runs_node: Node | None) -> dict[str, str]:
+    """Each quantity's text as the user wrote it (in the project file or its CSV), by field path."""
+    written = {}
+    for leaf in flatten(project, currency=project.currency):
+        if not leaf.unit or isinstance(leaf.value, tuple):
+            continue
+        if leaf.path.startswith("scaling.runs[") and runs_node is not None:
+            node = locate(runs_node, leaf.path.removeprefix("scaling.runs"))
+        else:
+            node = locate(root, leaf.path)
+        text = scalar_text(node) if isinstance(node, ScalarNode) else None
+        if text is not None:
+            written[leaf.path] = text
+    return written
 
 
 def _declared_currency(root: Node) -> str:

@@ -248,3 +248,28 @@ def test_schema_and_errors_give_each_field_its_own_example() -> None:
     assert memory["bytes_per_parameter"]["examples"] == ["16 B"]
     with pytest.raises(InputError, match='expected time like "8 us", got "8 GB"'):
         make_project("project: {title: T}\nhardware: {network_latency: 8 GB}\n")
+
+
+def test_money_has_one_precision_per_column() -> None:
+    from reportgen.formatting import money
+
+    column = [53.05, 1123.4]  # a cost table whose cheapest point needs cents
+    assert [money(v, "USD", column) for v in column] == ["53.05 USD", "1,123.40 USD"]
+    assert money(1123.4, "USD") == "1,123 USD"  # alone, an amount takes its own precision
+    assert [money(v, "USD", [150.0, 0.0]) for v in (150.0, 0.0)] == ["150 USD", "0 USD"]
+
+
+def test_the_appendix_shows_inputs_as_written(seven_b_html: str) -> None:
+    appendix = _section(seven_b_html, "appendix")
+    assert "hardware.network_latency: 5 us (= 5e-06 s)" in appendix  # whitespace collapsed by the fixture
+    assert "scaling.runs[4].compute: 1745 (= 1745 s)" in appendix  # a bare number in scaling.time_unit
+    assert "baseline.steps[0].time: 26.6 s baseline.steps[0].flops" in appendix  # already SI: not repeated
+
+
+def test_highlighted_rows_are_keyed_in_their_captions(seven_b_html: str) -> None:
+    import re
+
+    for table in re.findall(r"<table[^>]*>.*?</table>", seven_b_html):
+        if 'class="highlight"' in table and "<caption>" in table:
+            caption = table[table.index("<caption>"):table.index("</caption>")]
+            assert "highlight" in caption, caption
