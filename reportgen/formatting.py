@@ -84,8 +84,9 @@ def duration(seconds: Any) -> str:
     if magnitude < 3 * 3600:
         minutes = seconds / 60
         if minutes >= 60:
-            rest = number(minutes % 60, 2)
-            return f"{int(minutes // 60)} h" if rest == "0" else f"{int(minutes // 60)} h {rest} min"
+            hours, rest = int(minutes // 60), minutes % 60
+            shown = f"{rest:.0f}" if rest >= 9.95 else f"{rest:.1f}"  # 1 h 7.1 min, 2 h 0.6 min, 1 h 12 min
+            return f"{hours} h" if shown in ("0", "0.0") else f"{hours} h {shown} min"
         return f"{number(minutes)} min"
     if magnitude < 3 * 86400:
         return f"{number(seconds / 3600)} h"

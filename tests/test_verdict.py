@@ -273,3 +273,22 @@ def test_highlighted_rows_are_keyed_in_their_captions(seven_b_html: str) -> None
         if 'class="highlight"' in table and "<caption>" in table:
             caption = table[table.index("<caption>"):table.index("</caption>")]
             assert "highlight" in caption, caption
+
+
+def test_stacked_bars_list_only_present_categories_and_show_shares_on_wide_ranges() -> None:
+    from reportgen.figures.scaling import breakdown
+
+    wide = analyze(make_project("""
+project: {title: T}
+scaling:
+  time_unit: s
+  runs: [{nodes: 1, compute: 1000, communication: 0, idle: 0}, {nodes: 2, compute: 500, communication: 10, idle: 0},
+         {nodes: 64, compute: 16, communication: 40, idle: 0}]
+""")).scaling
+    job = breakdown(wide)
+    # 1,000 s against 56 s: the short bars are slivers, so the shares are drawn beside; no io and no idle measured
+    assert "as shares of it (right)" in job.frame.caption
+    assert "compute blue" in job.frame.caption and "communication orange" in job.frame.caption
+    assert "idle" not in job.frame.caption and "I/O" not in job.frame.caption
+    svg = job.run()
+    assert "share of wall time" in svg and ">idle<" not in svg and ">I/O<" not in svg

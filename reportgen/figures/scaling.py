@@ -20,9 +20,11 @@ from reportgen.figures.style import (
     PURPLE,
     TIME_UNITS,
     VERMILION,
+    colour_key,
     figure,
     log2_axis,
     node_categories,
+    present_layers,
     stacked_bars,
     to_svg,
     unit_for,
@@ -44,28 +46,55 @@ def reference_note(scaling: ScalingResult) -> str:
             f"(no single-node run): ideal is p / {scaling.reference_nodes}.")
 
 
+ACTIVITIES = ("compute", "io", "communication", "idle")
+ACTIVITY_LABELS = {"compute": "compute", "io": "I/O", "communication": "communication", "idle": "idle"}
+# Beyond this ratio of the longest wall time to the shortest, the short bars are slivers: the shares are drawn too.
+SHARES_PANEL_RATIO = 8.0
+
+
+def _activity_layers(scaling: ScalingResult) -> list[tuple[str, str, list[float]]]:
+    return present_layers([(name, ACTIVITY_LABELS[name], [getattr(r.run, name) or 0.0 for r in scaling.rows])
+                           for name in ACTIVITIES])
+
+
 def breakdown(scaling: ScalingResult) -> FigureJob | None:
     if scaling.form != "breakdown":
         return None
-    frame = FigureFrame("breakdown", "Where the time goes at each measured scale: compute, I/O, communication and "
-                        "idle time at barriers, stacked to the wall time of one run.",
+    layers = _activity_layers(scaling)
+    totals = [r.time_s or 0.0 for r in scaling.rows]
+    shares = min(totals) > 0 and max(totals) / min(totals) > SHARES_PANEL_RATIO
+    panels = " (left) and as shares of it (right), since the longest run is many times the shortest" if shares else ""
+    frame = FigureFrame("breakdown", "Where the time goes at each measured scale, stacked to the wall time of one run"
+                        f"{panels}: {colour_key([(a, label) for a, label, _ in layers])}.",
                         "Stacked bars of time per scale.", height=3.0)
-    return FigureJob(frame, _draw_breakdown, (scaling,))
+    return FigureJob(frame, _draw_breakdown, (scaling, shares))
 
 
-def _draw_breakdown(frame: FigureFrame, scaling: ScalingResult) -> str:
+def _draw_breakdown(frame: FigureFrame, scaling: ScalingResult, shares: bool) -> str:
+    import numpy as np
+
     labels = [f"{r.nodes:,}" for r in scaling.rows]
-    activities = ("compute", "io", "communication", "idle")
-    unit, factor = unit_for([sum(getattr(r.run, name) or 0.0 for name in activities) for r in scaling.rows],
-                            TIME_UNITS)
+    layers = _activity_layers(scaling)
+    totals = np.array([r.time_s or 0.0 for r in scaling.rows])
+    unit, factor = unit_for(list(totals), TIME_UNITS)
     with figure(frame) as fig:
-        ax = fig.subplots()
-        stacked_bars(ax, labels, [(name, name, [(getattr(r.run, name) or 0.0) * factor for r in scaling.rows])
-                                  for name in activities])
+        axes = fig.subplots(1, 2, width_ratios=(3, 2)) if shares else [fig.subplots()]
+        ax = axes[0]
+        stacked_bars(ax, labels, [(name, label, [v * factor for v in values]) for name, label, values in layers])
         node_categories(ax, len(labels))
         ax.set_ylabel(f"wall time per run ({unit})")
         ax.grid(axis="x", visible=False)
-        ax.legend(loc="upper right")
+        if shares:
+            right = axes[1]
+            stacked_bars(right, labels, [(name, label, list(100.0 * np.asarray(values) / totals))
+                                         for name, label, values in layers])
+            node_categories(right, len(labels))
+            right.set_ylabel("share of wall time (%)")
+            right.set_ylim(0, 100)
+            right.grid(axis="x", visible=False)
+            fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=len(layers))
+        else:
+            ax.legend(loc="upper right")
         return to_svg(fig, frame.key)
 
 
@@ -167,10 +196,12 @@ def _draw_speedup(frame: FigureFrame, scaling: ScalingResult) -> str:
 def lost_folds(scaling: ScalingResult) -> FigureJob | None:
     if scaling.form != "breakdown" or len(scaling.rows) < 2:
         return None
+    key = colour_key([("compute", "achieved"), ("serial", "serial fraction"), ("communication", "communication"),
+                      ("idle", "load imbalance")])
     frame = FigureFrame("lost-folds", "Every fold of ideal speedup accounted for: the folds achieved, and the folds "
                         "lost to the serial fraction, communication and load imbalance, shared in proportion to the "
-                        f"time each cause lost.{reference_note(scaling)}", "Stacked bars of achieved and lost folds.",
-                        height=3.0)
+                        f"time each cause lost ({key}; ideal as a black tick).{reference_note(scaling)}",
+                        "Stacked bars of achieved and lost folds.", height=3.0)
     return FigureJob(frame, _draw_lost_folds, (scaling,))
 
 

@@ -287,13 +287,29 @@ def node_categories(ax: Any, count: int) -> None:
         ax.tick_params(axis="x", labelsize=7, labelrotation=45 if count > 16 else 0)
 
 
+COLOUR_NAMES = {BLUE: "blue", SKY: "sky blue", ORANGE: "orange", GREY: "grey", PURPLE: "pink", GREEN: "green",
+                VERMILION: "vermilion"}
+HATCH_NAMES = {"": "", "-": ", hatched —", "/": ", hatched /", "x": ", hatched ×", "\\": ", hatched \\"}
+
+
+def colour_key(layers: list[tuple[str, str]]) -> str:
+    """How a caption names the colours of stacked layers (activity, label): "compute blue, idle grey, hatched ×"."""
+    return "; ".join(f"{label} {COLOUR_NAMES[ACTIVITY[activity][0]]}{HATCH_NAMES[ACTIVITY[activity][1]]}"
+                     for activity, label in layers)
+
+
+def present_layers(layers: list[tuple[str, str, Any]]) -> list[tuple[str, str, Any]]:
+    """The layers with something to draw: a legend lists only the categories present."""
+    return [layer for layer in layers if any(value > 0 for value in layer[2])]
+
+
 def stacked_bars(ax: Any, labels: list[str], layers: list[tuple[str, str, Any]], bottom: Any = None) -> Any:
     """Bars stacked in order, each layer (activity, legend label, values) in its activity's colour and hatch;
-    returns the tops, where a further layer would start."""
+    returns the tops, where a further layer would start. Layers that are zero everywhere are left out."""
     import numpy as np
 
     tops = np.zeros(len(labels)) if bottom is None else np.asarray(bottom, dtype=float).copy()
-    for activity, label, values in layers:
+    for activity, label, values in present_layers(layers):
         color, hatch = ACTIVITY[activity]
         ax.bar(labels, values, bottom=tops, color=color, hatch=hatch, edgecolor=INK, linewidth=0.5, label=label)
         tops = tops + np.asarray(values, dtype=float)
