@@ -292,3 +292,25 @@ scaling:
     assert "idle" not in job.frame.caption and "I/O" not in job.frame.caption
     svg = job.run()
     assert "share of wall time" in svg and ">idle<" not in svg and ">I/O<" not in svg
+
+
+def test_captions_name_the_colours_their_figures_use() -> None:
+    from reportgen.figures import figure_jobs
+    from reportgen.pipeline import analyze_loaded
+
+    loaded = load_project(SEVEN_B)
+    analysis, _ = analyze_loaded(loaded)
+    captions = {job.frame.key: job.frame.caption for job in figure_jobs(analysis, loaded.project)}
+    for key in ("breakdown", "lost-folds", "speedup", "predicted-speedup", "regimes", "energy", "cost-speedup"):
+        assert any(colour in captions[key] for colour in ("blue", "orange", "green", "vermilion")), key
+
+
+def test_a_short_section_follows_the_summary_without_a_forced_page(tmp_path) -> None:
+    from pypdf import PdfReader
+
+    from reportgen.pipeline import BuildOptions, build
+
+    build(SEVEN_B, BuildOptions(out_root=tmp_path, formats=("pdf",)))
+    pages = [page.extract_text() or "" for page in PdfReader(tmp_path / "finetune-7b" / "report.pdf").pages]
+    problem = next(i for i, text in enumerate(pages) if i > 0 and "One fine-tuning pass over" in text)
+    assert "Findings" in pages[problem]  # the summary's end and "Problem and goal" share a page

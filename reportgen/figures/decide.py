@@ -56,8 +56,9 @@ def cost_speedup(cost: CostResult | None) -> FigureJob | None:
         return None
     what = "Cost per unit of work" if cost.per_unit_of_work else "Cost of one run"
     frame = FigureFrame("cost-speedup", f"{what} against speedup at each measured node count, with the "
-                        "cost-optimal and the fastest points. Going from the cheapest to the fastest costs "
-                        f"{cost.cost_ratio:.3g}× the money for {cost.speedup_ratio:.3g}× the speed.",
+                        "cost-optimal (green diamond) and the fastest (vermilion star) points. Going from the "
+                        f"cheapest to the fastest costs {cost.cost_ratio:.3g}× the money for "
+                        f"{cost.speedup_ratio:.3g}× the speed.",
                         "Cost against speedup.", height=3.0)
     return FigureJob(frame, _draw_cost_speedup, (cost,))
 
@@ -97,7 +98,8 @@ def regimes(cost: CostResult | None) -> FigureJob | None:
     if cost is None or len(cost.regimes) < 2:
         return None
     what = "unit of work" if cost.per_unit_of_work else "run"
-    frame = FigureFrame("regimes", f"Cost per {what} in each price regime; each regime's own optimum is drawn large. "
+    frame = FigureFrame("regimes", f"Cost per {what} in each price regime (on-demand blue solid, spot orange dashed, "
+                        "owned green dash-dot); each regime's own optimum is drawn large. "
                         "Spot adds the restart time of expected preemptions (first order); an owned regime below its "
                         "utilization threshold is shown grey.", "Cost against nodes per price regime.", height=2.9)
     return FigureJob(frame, _draw_regimes, (cost,))
@@ -134,8 +136,9 @@ def energy(result: EnergyResult | None) -> FigureJob | None:
         return None
     source = f" Carbon intensity {result.carbon_intensity_g_per_kwh:.4g} g/kWh ({result.carbon_source})." \
         if result.carbon_intensity_g_per_kwh is not None else " No location given: CO2e is not computed."
-    frame = FigureFrame("energy", f"Energy {_energy_unit(result)} at each scale (bars; hatched where measured) and the "
-                        f"CO2e it emits (line).{source}", "Energy bars and CO2 line per scale.", height=2.9)
+    frame = FigureFrame("energy", f"Energy {_energy_unit(result)} at each scale (blue bars; orange and hatched where "
+                        f"measured) and the CO2e it emits (vermilion dashed line).{source}",
+                        "Energy bars and CO2 line per scale.", height=2.9)
     return FigureJob(frame, _draw_energy, (result,))
 
 

@@ -95,8 +95,9 @@ def predicted(prediction: PredictionResult | None, scaling: ScalingResult | None
     measured = scaling is not None and scaling.reference_nodes == 1
     frame = FigureFrame("predicted-speedup", "Predicted speedup S(p) of the ring all-reduce alpha-beta model (left "
                         "axis) and the communication-to-computation ratio R(p) (right axis, log scale), with the "
-                        "optimum p* and the first communication-dominated node count p_dom marked"
-                        + ("; measured speedups overlaid." if measured else "."),
+                        "optimum p* and the first communication-dominated node count p_dom marked (S blue, ideal "
+                        "grey dotted, R orange dashed, p* green dashed, p_dom vermilion dash-dot"
+                        + ("; measured speedups as orange squares)." if measured else ")."),
                         "Speedup and ratio curves against node count.", height=3.2)
     points = tuple((r.nodes, r.speedup) for r in scaling.rows) if scaling is not None and measured else ()
     return FigureJob(frame, _draw_predicted, (_plotted(prediction), points))

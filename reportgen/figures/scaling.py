@@ -146,7 +146,9 @@ def speedup(scaling: ScalingResult) -> FigureJob:
     knee_text = f"The knee (Kneedle in log2 p) is at {scaling.knee_nodes:,} nodes." if scaling.knee_nodes else \
         "No knee in the measured range."
     frame = FigureFrame("speedup", "Measured speedup against ideal with the Amdahl and Universal Scalability Law fits "
-                        f"(left) and parallel efficiency (right). {knee_text}{reference_note(scaling)}",
+                        "(left: measured blue, ideal grey dotted, Amdahl green dashed, USL pink dash-dot, knee a "
+                        "vermilion star) and parallel efficiency (right: orange, E = 0.5 vermilion dashed). "
+                        f"{knee_text}{reference_note(scaling)}",
                         "Speedup and efficiency against node count.", height=3.4)
     return FigureJob(frame, _draw_speedup, (scaling,))
 
