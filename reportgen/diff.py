@@ -181,6 +181,7 @@ def compare_results(old: Json, new: Json) -> tuple[ResultChange, ...]:
 def _decision_changes(old: Json, new: Json) -> list[ResultChange]:
     """Each deployment context's recommendation (matched by name) and the value of its objective."""
     objective = {"cost": ("cost", "money"), "time": ("time_s", "seconds"), "carbon": ("co2_kg", "kg")}
+    shown = {"cost": "cost", "time_s": "time", "co2_kg": "CO2e"}
     before = {d["name"]: d for d in old.get("decisions") or []}
     after = {d["name"]: d for d in new.get("decisions") or []}
     rows = []
@@ -194,7 +195,7 @@ def _decision_changes(old: Json, new: Json) -> list[ResultChange]:
                                      b.get("regime"), None, None, "changed"))
         field, kind = objective.get(b.get("optimize") or a.get("optimize") or "", ("cost", "money"))
         x, y = a.get(field), b.get(field)
-        rows.append(ResultChange(f"decision:{name}:{field}", f"{name}: {field.removesuffix('_s').replace('_', ' ')}",
+        rows.append(ResultChange(f"decision:{name}:{field}", f"{name}: {shown[field]}",
                                  kind, x, y, *_numeric_change(x, y), _verdict(field, "lower", x, y)))
     return rows
 
