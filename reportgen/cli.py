@@ -7,9 +7,13 @@ import contextlib
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reportgen import __version__, interrupts
 from reportgen.errors import ExitCode, InputError, ReportgenError, UsageError
+
+if TYPE_CHECKING:
+    from reportgen import traces
 
 FORMATS = ("html", "pdf", "json")
 DIFF_FORMATS = ("html", "pdf", "json", "md")
@@ -27,6 +31,7 @@ Examples:
   reportgen diff HEAD~1:inputs/example.yaml inputs/example.yaml --exit-code
   reportgen watch inputs/example.yaml
   reportgen measure --project p.yaml --nodes 8 -- ./train.sh
+  reportgen ingest trace traces/ --project p.yaml --gpus-per-node 8 --steps-per-run 1000
   reportgen schema > schema.json
   reportgen init my-project.yaml"""
 
@@ -121,6 +126,27 @@ def _parser() -> argparse.ArgumentParser:
     measure.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND...",
                          help="the command to run, after --")
 
+    ingest = commands.add_parser("ingest", help="read what profilers leave behind into the project's measurements",
+                                 description="Read measurements from the files tools write.")
+    sources = ingest.add_subparsers(dest="source", metavar="SOURCE", required=True)
+    trace = sources.add_parser(
+        "trace", help="PyTorch profiler traces, one per rank: the breakdown run of the job",
+        description="Read PyTorch profiler (Kineto) Chrome traces, one file per rank (.json or .json.gz) or a "
+        "folder of them, and compute each rank's temporal breakdown as Holistic Trace Analysis defines it "
+        "(window, compute, idle, exposed communication, memory-only time, overlap, steps), then split exposed "
+        "communication into transfer and waiting for the slowest rank by matching collectives across ranks. "
+        "Without --project it writes nothing and prints the table (or JSON); with --project it appends the job's "
+        "breakdown run to the project's CSV, with the trace files and their SHA-256 in a comment above it.")
+    trace.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="trace files, or a folder of one job's")
+    trace.add_argument("--format", choices=("table", "json"), default="table", help="what to print (default table)")
+    trace.add_argument("--project", type=Path, metavar="FILE", help="append the run to this project's CSV")
+    trace.add_argument("--nodes", type=int, metavar="N", help="the node count of the job (with --project)")
+    trace.add_argument("--gpus-per-node", type=int, metavar="G",
+                       help="derive the node count from the traces' world size (world size / G)")
+    trace.add_argument("--steps-per-run", type=float, default=1.0, metavar="K",
+                       help="profiler steps in one run of the project (default 1: a run is one step)")
+    trace.add_argument("--replace", action="store_true", help="replace an existing run at the same node count")
+
     init = commands.add_parser("init", help="write a fully commented starter project that passes check",
                                description="Write a commented starter project file. Refuses to overwrite a file.")
     init.add_argument("path", nargs="?", type=Path, default=Path("project.yaml"), metavar="PATH",
@@ -179,6 +205,8 @@ def _run(arguments: argparse.Namespace) -> int:
         return _diff(arguments)
     if arguments.command == "measure":
         return _measure(arguments)
+    if arguments.command == "ingest":
+        return _ingest_trace(arguments)
     if arguments.command == "watch":
         return _watch(arguments)
     raise AssertionError(arguments.command)
@@ -342,6 +370,99 @@ def _measure(arguments: argparse.Namespace) -> int:
         print("energy is CodeCarbon's estimate for this machine's processes (from the CPU's TDP and load where "
               f"it has no power counters){scaled}; the report applies the PUE to it")
     return 0
+
+
+def _ingest_trace(arguments: argparse.Namespace) -> int:
+    import json
+
+    from reportgen import traces
+
+    files, folder = traces.trace_files(arguments.paths)
+    job = traces.combine(traces.reduce_files(files), folder=folder,
+                         shown=str(arguments.paths[0]) if len(arguments.paths) == 1 else "")
+    if arguments.steps_per_run <= 0:
+        raise UsageError(f"--steps-per-run must be more than zero, got {arguments.steps_per_run:g}")
+    nodes = _trace_nodes(arguments, job.world_size)
+    if arguments.format == "json":
+        print(json.dumps(_trace_document(job, arguments.steps_per_run), indent=2))
+    else:
+        _print_trace_table(job, arguments.steps_per_run)
+    if arguments.project is None:
+        return ExitCode.OK
+    from reportgen.measure import Measurement, append_run, check_can_append, csv_of
+    from reportgen.project import load_project
+
+    loaded = load_project(arguments.project, runs_file_may_be_missing=True)
+    csv_path = csv_of(loaded)
+    check_can_append(csv_path, nodes, replace=arguments.replace, split=True)
+    run, k = job.run, arguments.steps_per_run
+    split = {"compute": run.compute_s * k, "communication": run.communication_s * k, "idle": run.idle_s * k,
+             "io": run.io_s * k}
+    wait = "measured across ranks" if run.wait_measured else "unknown (one rank): all exposed communication counted"
+    source = (f"# reportgen ingest trace: {nodes} nodes, {len(job.ranks)} ranks, {run.steps} profiler step(s) per "
+              f"rank scaled to {k:g} per run; wait for the slowest rank {wait}",
+              *(f"# reportgen trace: {name} sha256 {digest}" for name, digest in job.files))
+    measurement = Measurement(nodes, sum(split.values()), None, split, 0,
+                              workers_s=tuple(w * k for w in run.workers_s), source=source)
+    scaling = loaded.project.scaling
+    appended = append_run(csv_path, measurement, time_unit_s=scaling.time_unit if scaling else None,
+                          replace=arguments.replace)
+    cells = ", ".join(f"{name} {value}" for name, value in appended.cells.items() if value and name != "workers")
+    print(f"appended to {csv_path}: {cells}", file=sys.stderr if arguments.format == "json" else sys.stdout)
+    return ExitCode.OK
+
+
+def _trace_nodes(arguments: argparse.Namespace, world: int | None) -> int:
+    """--nodes, or the world size over --gpus-per-node; each checked against the world size."""
+    if arguments.gpus_per_node is not None:
+        if arguments.gpus_per_node < 1 or world is None or world % arguments.gpus_per_node:
+            raise UsageError(f"--gpus-per-node {arguments.gpus_per_node} does not divide the traces' world size "
+                             f"({world if world is not None else 'not recorded'})")
+        derived: int = world // arguments.gpus_per_node
+        if arguments.nodes is not None and arguments.nodes != derived:
+            raise UsageError(f"--nodes {arguments.nodes} disagrees with world size {world} / --gpus-per-node "
+                             f"{arguments.gpus_per_node} = {derived}")
+        return derived
+    if arguments.nodes is None:
+        if arguments.project is not None:
+            raise UsageError("--project needs --nodes N (or --gpus-per-node G to derive it from the world size)")
+        return 0
+    if arguments.nodes < 1 or (world is not None and world % arguments.nodes):
+        raise UsageError(f"--nodes {arguments.nodes} does not divide the traces' world size {world}")
+    return int(arguments.nodes)
+
+
+def _trace_document(job: traces.JobBreakdown, steps_per_run: float) -> dict[str, object]:
+    run = job.run
+    return {
+        "ranks": [{"rank": r.breakdown.rank, "window_us": r.breakdown.window_us, "idle_us": r.breakdown.idle_us,
+                   "compute_us": r.breakdown.compute_us, "non_compute_us": r.breakdown.non_compute_us,
+                   "communication_us": r.breakdown.communication_us, "memory_us": r.breakdown.memory_us,
+                   "overlap_pct": r.breakdown.overlap_pct, "steps": r.breakdown.steps, "wait_us": r.wait_us,
+                   "file": r.breakdown.file, "sha256": r.breakdown.sha256} for r in job.ranks],
+        "run": {"compute_s": run.compute_s * steps_per_run, "communication_s": run.communication_s * steps_per_run,
+                "idle_s": run.idle_s * steps_per_run, "io_s": run.io_s * steps_per_run,
+                "workers_s": [w * steps_per_run for w in run.workers_s], "steps_per_run": steps_per_run,
+                "profiler_steps": run.steps, "wait_measured": run.wait_measured, "world_size": job.world_size},
+    }
+
+
+def _print_trace_table(job: traces.JobBreakdown, steps_per_run: float) -> None:
+    print(f"{'rank':>5} {'window ms':>11} {'compute ms':>11} {'exposed comm ms':>16} {'memory ms':>10} "
+          f"{'idle ms':>10} {'wait ms':>9} {'overlap':>8} {'steps':>6}")
+    for row in job.ranks:
+        b = row.breakdown
+        wait = f"{row.wait_us / 1e3:9.3f}" if row.wait_us is not None else f"{'—':>9}"
+        print(f"{b.rank:>5} {b.window_us / 1e3:11.3f} {b.compute_us / 1e3:11.3f} {b.communication_us / 1e3:16.3f} "
+              f"{b.memory_us / 1e3:10.3f} {b.idle_us / 1e3:10.3f} {wait} {b.overlap_pct:7.2f}% {b.steps:>6}")
+    run, k = job.run, steps_per_run
+    world = f" of a world of {job.world_size}" if job.world_size else ""
+    print(f"run ({len(job.ranks)} rank{'s' if len(job.ranks) != 1 else ''}{world}; per {k:g} step"
+          f"{'s' if k != 1 else ''}): compute {run.compute_s * k:.6g} s, "
+          f"communication {run.communication_s * k:.6g} s, idle {run.idle_s * k:.6g} s, io {run.io_s * k:.6g} s")
+    if not run.wait_measured:
+        print("one rank only: waiting for the slowest rank is unknown, so all exposed communication is counted as "
+              "communication")
 
 
 def _shown(value: object, kind: str, currency: str) -> str:

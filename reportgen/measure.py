@@ -35,6 +35,8 @@ class Measurement:
     energy_kwh: float | None  # None when the tracker failed (CodeCarbon's stop() swallows its errors)
     split_s: dict[str, float]  # what the command reported, in seconds
     exit_status: int
+    workers_s: tuple[float, ...] = ()  # per-worker compute (from profiler traces)
+    source: tuple[str, ...] = ()  # provenance lines of an ingested run (file names and hashes); empty: measured
 
 
 @dataclass(frozen=True)
@@ -176,10 +178,13 @@ def missing_split(csv_path: Path, measurement: Measurement) -> bool:
 
 
 PROVENANCE = "# reportgen measure:"
+COMMENT = "# reportgen "  # every provenance line reportgen writes starts so: replacing a row removes its lines
 
 
 def provenance(measurement: Measurement) -> str:
     """The comment written above a measured row: what was measured, and the assumption behind its energy."""
+    if measurement.source:
+        return "\n".join(measurement.source)
     if measurement.energy_kwh is None:
         return f"{PROVENANCE} {measurement.nodes} nodes; no energy (the tracker failed)"
     if measurement.nodes == 1:
@@ -201,7 +206,11 @@ def append_run(csv_path: Path, measurement: Measurement, *, time_unit_s: float |
                if (column := measurements.header_column(cell)) is not None]
     cells = {name: _cell(name, unit, measurement, time_unit_s) for name, unit in columns}
     rows = set(_rows_at(lines, header_index, measurement.nodes))
-    rows |= {i - 1 for i in rows if i > 0 and lines[i - 1].startswith(PROVENANCE)}  # a replaced row's comment
+    for row_index in list(rows):  # a replaced row's provenance lines go with it
+        above = row_index - 1
+        while above > header_index and lines[above].startswith(COMMENT):
+            rows.add(above)
+            above -= 1
     row = ",".join(cells[name] for name, _ in columns)
     lines = [line for i, line in enumerate(lines) if i not in rows] + [provenance(measurement), row]
     _write_atomically(csv_path, "\n".join(lines) + "\n")
@@ -213,6 +222,8 @@ def _header(measurement: Measurement) -> str:
         columns = ["nodes", "compute [s]", "communication [s]", "idle [s]"]
         if "io" in measurement.split_s:
             columns.append("io [s]")
+        if measurement.workers_s:
+            columns.append("workers [s]")
     else:
         columns = ["nodes", "time [s]"]
     return ",".join([*columns, "energy [kWh]"])
@@ -228,6 +239,9 @@ def _cell(name: str, unit: str | None, measurement: Measurement, time_unit_s: fl
         if unit:
             return _number(joules / units.parse_unit(unit, units.ENERGY))
         return f"{_number(measurement.energy_kwh * measurement.nodes)} kWh"
+    if name == "workers":
+        scale = units.parse_unit(unit, units.TIME) if unit else (time_unit_s or 1.0)
+        return " ".join(_number(seconds / scale) for seconds in measurement.workers_s)
     if name == "time":
         seconds = measurement.wall_s
     elif name in SPLIT_FIELDS:

@@ -16,7 +16,7 @@ from reportgen.errors import InputError, Problem
 from reportgen.source import mapping_node, mark_at, read_text, scalar_node
 
 MAX_CSV_BYTES = 16 << 20
-COLUMNS = ("nodes", "compute", "communication", "idle", "io", "time", "throughput", "energy")
+COLUMNS = ("nodes", "compute", "communication", "idle", "io", "time", "throughput", "energy", "workers")
 _HEADER_RE = re.compile(r"^\s*(?P<name>[A-Za-z_]+)\s*(?:\[(?P<unit>[^\]]*)\])?\s*$")
 
 
@@ -105,6 +105,12 @@ def read_runs(path: Path, display: str) -> tuple[SequenceNode, bytes]:
             if not cell:
                 continue  # an empty cell is an absent value (io, energy)
             mark = mark_at(display, number, column)
+            if name == "workers":  # per-worker compute times, separated by spaces within the cell
+                items: list[Node] = [_typed(f"{v} {unit}" if unit and _is_bare_number(v) else v, mark)
+                                     for v in cell.split()]
+                pairs.append((scalar_node(name, mark), SequenceNode("tag:yaml.org,2002:seq", items,
+                                                                    start_mark=mark, end_mark=mark)))
+                continue
             value = f"{cell} {unit}" if unit and _is_bare_number(cell) else cell
             pairs.append((scalar_node(name, mark), _typed(value, mark)))
         runs.append(mapping_node(pairs, mark_at(display, number, 1)))

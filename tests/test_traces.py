@@ -1,0 +1,181 @@
+"""Profiler traces: HTA's figures on its own public traces, the wait split on generated jobs, bad traces refused."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from reportgen import traces
+from reportgen.cli import main
+from reportgen.errors import InputError
+from reportgen.project import load_project
+from tests.conftest import DATA
+
+SAMPLES = DATA / "traces"  # HTA's test data, MIT licence: see NOTICE.md there
+
+# HTA 0.5.0's temporal breakdown of its sample traces (µs): window, idle, compute, non-compute, overlap %
+HTA = {
+    "nccl-2rank-rank0.json.gz": (0, 2, 435586, 338781, 75169, 21636, 14.31),
+    "sampled-128rank/rank-0.json.gz": (0, 128, 600058, 321378, 106252, 172428, 11.81),
+    "sampled-128rank/rank-1.json.gz": (1, 128, 600674, 328671, 135548, 136455, 20.05),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HTA))
+def test_the_breakdown_reproduces_hta(name: str) -> None:
+    rank, world, window, idle, compute, non_compute, overlap = HTA[name]
+    b = traces.read_rank(SAMPLES / name)
+    assert (b.rank, b.world_size) == (rank, world)
+    for ours, theirs in ((b.window_us, window), (b.idle_us, idle), (b.compute_us, compute),
+                         (b.non_compute_us, non_compute)):
+        assert ours == pytest.approx(theirs, rel=1e-3)
+    assert b.overlap_pct == pytest.approx(overlap, abs=0.01)
+    assert b.window_us == b.idle_us + b.compute_us + b.non_compute_us
+
+
+def test_exposed_communication_and_memory_follow_hta_classes() -> None:
+    # HTA's exclusive classes: communication only 20621 + communication over memory 184 = exposed 20805;
+    # memory only 831; the last of the three profiler steps is left out, so two are complete.
+    b = traces.read_rank(SAMPLES / "nccl-2rank-rank0.json.gz")
+    assert (b.communication_us, b.memory_us, b.steps) == (20805.0, 831.0, 2)
+
+
+# ---------------------------------------------------------------------------------------------- generated jobs
+def job_trace(rank: int, world: int, compute: list[float], *, transfer: float = 100.0, steps: int = 3,
+              offset: float = 0.0, collectives: bool = True) -> dict:
+    """A rank of a synchronous job: per step, a compute kernel, then an all-reduce that ends when the slowest rank
+    has computed and the transfer is done (so this rank's all-reduce lasts its wait plus the transfer)."""
+    events, correlation, period = [], 1, 10_000.0
+    slowest = max(compute)
+    for step in range(steps + 1):  # the last step is left out, as HTA does
+        t = offset + step * period
+        events.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{step}", "ts": t, "dur": period})
+        launches = [("kernel", "volta_sgemm_128x64", t + 10, compute[rank])]
+        if collectives:
+            launches.append(("kernel", "ncclKernel_AllReduce_RING_LL_Sum_float", t + 10 + compute[rank],
+                             slowest - compute[rank] + transfer))
+        for category, name, start, duration in launches:
+            events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": t + 1,
+                           "dur": 2, "args": {"correlation": correlation}})
+            events.append({"ph": "X", "cat": category, "name": name, "ts": start, "dur": duration,
+                           "args": {"stream": 7 if "nccl" not in name else 20, "correlation": correlation}})
+            correlation += 1
+    return {"distributedInfo": {"rank": rank, "world_size": world}, "traceEvents": events}
+
+
+def write_job(folder: Path, compute: list[float], per_rank: dict[int, dict] | None = None) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for rank in range(len(compute)):
+        trace = job_trace(rank, len(compute), compute, **(per_rank or {}).get(rank, {}))
+        with gzip.open(folder / f"rank-{rank}.json.gz", "wt") as stream:
+            json.dump(trace, stream)
+    return folder
+
+
+def test_a_straggler_shows_as_waiting_not_communication(tmp_path: Path) -> None:
+    compute = [1000.0, 1000.0, 1000.0, 1600.0]  # rank 3 computes 600 µs longer each step
+    files, folder = traces.trace_files([write_job(tmp_path / "job", compute)])
+    job = traces.combine(traces.reduce_files(files), folder=folder)
+    # three complete steps: the others wait 600 µs a step for rank 3, the transfer is 100 µs for everyone
+    assert [row.wait_us for row in job.ranks] == [1800.0, 1800.0, 1800.0, 0.0]
+    run = job.run
+    assert run.wait_measured and run.steps == 3
+    assert run.communication_s == pytest.approx(100e-6)  # the transfer, per step
+    assert run.compute_s == pytest.approx(sum(compute) / 4 * 1e-6)
+    assert run.workers_s == pytest.approx(tuple(c * 1e-6 for c in compute))
+    # idle: the gaps of each rank's window plus the mean wait of 450 µs a step
+    idle_per_step = sum(row.breakdown.idle_us for row in job.ranks) / 4 / 3 * 1e-6
+    assert run.idle_s == pytest.approx(idle_per_step + 450e-6)
+
+
+def test_skewed_clocks_change_nothing(tmp_path: Path) -> None:
+    compute = [900.0, 1300.0]
+    plain = traces.combine(traces.reduce_files(traces.trace_files([write_job(tmp_path / "a", compute)])[0]))
+    skewed = traces.combine(traces.reduce_files(traces.trace_files(
+        [write_job(tmp_path / "b", compute, {1: {"offset": 123_456.0}})])[0]))
+    assert [r.wait_us for r in skewed.ranks] == [r.wait_us for r in plain.ranks] == [1200.0, 0.0]
+
+
+def test_a_rank_without_collectives_waits_for_nobody(tmp_path: Path) -> None:
+    compute = [1000.0, 1200.0, 1500.0]
+    folder = write_job(tmp_path / "job", compute, {2: {"collectives": False}})
+    job = traces.combine(traces.reduce_files(traces.trace_files([folder])[0]))
+    # ranks 0 and 1 still match each other: 1,500 − 1,000 + 100 against 1,500 − 1,200 + 100 → 200 µs a step
+    assert [row.wait_us for row in job.ranks] == [600.0, 0.0, 0.0]
+    assert job.ranks[2].breakdown.communication_us == 0.0
+
+
+def test_one_rank_says_its_wait_is_unknown(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ingest", "trace", str(SAMPLES / "nccl-2rank-rank0.json.gz")]) == 0
+    out = capsys.readouterr().out
+    assert "one rank only: waiting for the slowest rank is unknown" in out
+    assert main(["ingest", "trace", str(SAMPLES / "nccl-2rank-rank0.json.gz"), "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    (rank,) = document["ranks"]
+    assert set(rank) >= {"rank", "window_us", "idle_us", "compute_us", "non_compute_us", "communication_us",
+                         "memory_us", "overlap_pct", "steps", "wait_us"}
+    assert rank["wait_us"] is None and document["run"]["wait_measured"] is False
+    # per step: 75,169 µs of compute over 2 steps
+    assert document["run"]["compute_s"] == pytest.approx(75169e-6 / 2)
+
+
+def test_the_job_run_lands_in_the_csv_with_its_provenance(tmp_path: Path) -> None:
+    project = tmp_path / "p.yaml"
+    project.write_text("project: {title: T}\nscaling: {file: runs.csv}\n")
+    folder = write_job(tmp_path / "job", [1000.0, 1600.0])
+    assert main(["ingest", "trace", str(folder), "--project", str(project), "--gpus-per-node", "1",
+                 "--steps-per-run", "1000"]) == 0
+    lines = (tmp_path / "runs.csv").read_text().splitlines()
+    assert lines[0] == "nodes,compute [s],communication [s],idle [s],io [s],workers [s],energy [kWh]"
+    assert lines[1].startswith("# reportgen ingest trace: 2 nodes, 2 ranks, 3 profiler step(s)")
+    assert lines[2].startswith("# reportgen trace: rank-0.json.gz sha256 ")
+    run = load_project(project).project.scaling.runs[0]
+    assert run.nodes == 2 and run.workers == pytest.approx((1.0, 1.6))  # 1,000 steps of 1,000 and 1,600 µs
+    assert run.communication == pytest.approx(0.1)  # 100 µs of transfer a step
+    # a second ingest at 2 nodes is refused, then replaces the row and its provenance
+    assert main(["ingest", "trace", str(folder), "--project", str(project), "--nodes", "2"]) == 2
+    assert main(["ingest", "trace", str(folder), "--project", str(project), "--nodes", "2", "--replace"]) == 0
+    text = (tmp_path / "runs.csv").read_text()
+    assert text.count("# reportgen ingest trace") == 1 and text.count("\n2,") == 1
+
+
+# ------------------------------------------------------------------------------------------------ bad traces
+def refused(paths: list[Path], *args: str) -> str:
+    with pytest.raises(InputError) as caught:
+        files, folder = traces.trace_files(paths)
+        traces.combine(traces.reduce_files(files, processes=1), folder=folder)
+    return str(caught.value)
+
+
+def test_bad_traces_are_located_errors(tmp_path: Path) -> None:
+    (tmp_path / "not.json").write_text('{"traceEvents": [1, 2,')
+    assert "not.json:1:" in refused([tmp_path / "not.json"]) and "not JSON" in refused([tmp_path / "not.json"])
+    whole = (SAMPLES / "sampled-128rank" / "rank-0.json.gz").read_bytes()
+    (tmp_path / "cut.json.gz").write_bytes(whole[: len(whole) // 2])
+    assert "truncated or corrupt gzip" in refused([tmp_path / "cut.json.gz"])
+    cpu = job_trace(0, 1, [1000.0])
+    cpu["traceEvents"] = [e for e in cpu["traceEvents"] if e["cat"] != "kernel"]
+    (tmp_path / "cpu.json").write_text(json.dumps(cpu))
+    assert "CPU-only profile" in refused([tmp_path / "cpu.json"])
+    (tmp_path / "one-step.json").write_text(json.dumps(job_trace(0, 1, [1000.0], steps=0)))
+    assert "1 profiler step(s)" in refused([tmp_path / "one-step.json"])
+
+
+def test_ranks_must_fit_together(tmp_path: Path) -> None:
+    write_job(tmp_path / "a", [1000.0, 1100.0])
+    twice = refused([tmp_path / "a" / "rank-0.json.gz", tmp_path / "a" / "rank-0.json.gz"])
+    assert "rank 0 again" in twice
+    (tmp_path / "a" / "rank-1.json.gz").unlink()
+    assert "ranks missing from the folder of a world of 2: 1" in refused([tmp_path / "a"])
+    write_job(tmp_path / "b", [1000.0, 1100.0, 1200.0])
+    assert "world size 3" in refused([tmp_path / "a" / "rank-0.json.gz", tmp_path / "b" / "rank-1.json.gz"])
+
+
+def test_node_counts_must_divide_the_world(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = write_job(tmp_path / "job", [1000.0, 1100.0, 1200.0])
+    assert main(["ingest", "trace", str(folder), "--nodes", "2"]) == 2
+    assert "does not divide the traces' world size 3" in capsys.readouterr().err
+    assert main(["ingest", "trace", str(folder), "--gpus-per-node", "2"]) == 2
