@@ -151,8 +151,12 @@ def refused(paths: list[Path], *args: str) -> str:
 
 
 def test_bad_traces_are_located_errors(tmp_path: Path) -> None:
-    (tmp_path / "not.json").write_text('{"traceEvents": [1, 2,')
-    assert "not.json:1:" in refused([tmp_path / "not.json"]) and "not JSON" in refused([tmp_path / "not.json"])
+    (tmp_path / "not.json").write_text('{"traceEvents": [{"ph": "X", "ts": 1},\n  oops]}')
+    message = refused([tmp_path / "not.json"])
+    assert "not.json:2:3: error: not JSON" in message  # located where the text stops being JSON
+    (tmp_path / "odd.json").write_text('{"traceEvents": [1, 2]}')
+    assert "not a profiler trace" in refused([tmp_path / "odd.json"]) and "$.traceEvents[0]" in refused(
+        [tmp_path / "odd.json"])
     whole = (SAMPLES / "sampled-128rank" / "rank-0.json.gz").read_bytes()
     (tmp_path / "cut.json.gz").write_bytes(whole[: len(whole) // 2])
     assert "truncated or corrupt gzip" in refused([tmp_path / "cut.json.gz"])
