@@ -32,6 +32,7 @@ Examples:
   reportgen watch inputs/example.yaml
   reportgen measure --project p.yaml --nodes 8 -- ./train.sh
   reportgen ingest trace traces/ --project p.yaml --gpus-per-node 8 --steps-per-run 1000
+  reportgen ingest nccl-tests all_reduce.txt --nodes 2 --project p.yaml
   reportgen schema > schema.json
   reportgen init my-project.yaml"""
 
@@ -147,6 +148,17 @@ def _parser() -> argparse.ArgumentParser:
                        help="profiler steps in one run of the project (default 1: a run is one step)")
     trace.add_argument("--replace", action="store_true", help="replace an existing run at the same node count")
 
+    nccl = sources.add_parser(
+        "nccl-tests", help="nccl-tests output (all_reduce_perf …): measured collectives with message sizes",
+        description="Read the table nccl-tests prints (size, count, type, …, out-of-place time, algbw, busbw, "
+        "#wrong, …) into prediction.collectives entries with message bytes, from which α and the link bandwidth "
+        "are fitted. Without --project it prints the entries to paste into the project file; with --project it "
+        "appends them to the CSV named by prediction.collectives_file. A row with #wrong other than 0 is refused.")
+    nccl.add_argument("file", type=Path, metavar="FILE", help="the saved output of an nccl-tests *_perf run")
+    nccl.add_argument("--nodes", type=int, required=True, metavar="P", help="the node count the test ran on")
+    nccl.add_argument("--project", type=Path, metavar="FILE", help="append to this project's collectives CSV")
+    nccl.add_argument("--replace", action="store_true", help="replace the collectives recorded at this node count")
+
     init = commands.add_parser("init", help="write a fully commented starter project that passes check",
                                description="Write a commented starter project file. Refuses to overwrite a file.")
     init.add_argument("path", nargs="?", type=Path, default=Path("project.yaml"), metavar="PATH",
@@ -206,7 +218,7 @@ def _run(arguments: argparse.Namespace) -> int:
     if arguments.command == "measure":
         return _measure(arguments)
     if arguments.command == "ingest":
-        return _ingest_trace(arguments)
+        return _ingest_trace(arguments) if arguments.source == "trace" else _ingest_nccl_tests(arguments)
     if arguments.command == "watch":
         return _watch(arguments)
     raise AssertionError(arguments.command)
@@ -339,7 +351,7 @@ def _measure(arguments: argparse.Namespace) -> int:
                          "-- ./train.sh")
     if arguments.nodes < 1:
         raise UsageError(f"--nodes must be a positive whole number, got {arguments.nodes}")
-    loaded = load_project(arguments.project, runs_file_may_be_missing=True)
+    loaded = load_project(arguments.project, csv_files_may_be_missing=True)
     csv_path = csv_of(loaded)
     check_can_append(csv_path, arguments.nodes, replace=arguments.replace, split=arguments.split)
     place = tracker_place(loaded)
@@ -392,7 +404,7 @@ def _ingest_trace(arguments: argparse.Namespace) -> int:
     from reportgen.measure import Measurement, append_run, check_can_append, csv_of
     from reportgen.project import load_project
 
-    loaded = load_project(arguments.project, runs_file_may_be_missing=True)
+    loaded = load_project(arguments.project, csv_files_may_be_missing=True)
     csv_path = csv_of(loaded)
     check_can_append(csv_path, nodes, replace=arguments.replace, split=True)
     run, k = job.run, arguments.steps_per_run
@@ -409,6 +421,30 @@ def _ingest_trace(arguments: argparse.Namespace) -> int:
                           replace=arguments.replace)
     cells = ", ".join(f"{name} {value}" for name, value in appended.cells.items() if value and name != "workers")
     print(f"appended to {csv_path}: {cells}", file=sys.stderr if arguments.format == "json" else sys.stdout)
+    return ExitCode.OK
+
+
+def _ingest_nccl_tests(arguments: argparse.Namespace) -> int:
+    from reportgen import measurements, nccltests
+
+    if arguments.nodes < 2:
+        raise UsageError(f"--nodes must be 2 or more: a collective on one node crosses no network, got "
+                         f"{arguments.nodes}")
+    table = nccltests.read_nccl_tests(arguments.file)
+    if arguments.project is None:
+        print(f"# {table.operation} on {arguments.nodes} nodes ({table.file}); under prediction.collectives:")
+        print(nccltests.yaml_entries(table, arguments.nodes))
+        return ExitCode.OK
+    from reportgen.project import load_project
+
+    loaded = load_project(arguments.project, csv_files_may_be_missing=True)
+    prediction = loaded.project.prediction
+    if prediction is None or prediction.collectives_file is None:
+        raise UsageError(f"{loaded.display}: ingest appends to the CSV named by prediction.collectives_file; add "
+                         "`collectives_file: collectives.csv` under prediction")
+    csv_path = measurements.resolve(loaded.path, prediction.collectives_file)
+    rows = nccltests.append_collectives(csv_path, table, arguments.nodes, replace=arguments.replace)
+    print(f"appended {rows} collectives at {arguments.nodes} nodes to {csv_path}")
     return ExitCode.OK
 
 

@@ -120,7 +120,7 @@ def _read_split(path: Path) -> dict[str, float]:
     return split
 
 
-def _lines(csv_path: Path) -> tuple[list[str], int | None]:
+def csv_lines(csv_path: Path) -> tuple[list[str], int | None]:
     """The CSV's lines and the index of its header line (None for a new or empty file)."""
     text = read_text(csv_path, csv_path.name, limit=measurements.MAX_CSV_BYTES)[0] if csv_path.exists() else ""
     lines = text.splitlines()
@@ -128,7 +128,7 @@ def _lines(csv_path: Path) -> tuple[list[str], int | None]:
     return lines, header
 
 
-def _rows_at(lines: list[str], header: int | None, nodes: int) -> list[int]:
+def rows_at(lines: list[str], header: int | None, nodes: int) -> list[int]:
     if header is None:
         return []
     return [i for i, line in enumerate(lines) if i > header and measurements.is_data_line(line)
@@ -138,12 +138,23 @@ def _rows_at(lines: list[str], header: int | None, nodes: int) -> list[int]:
 def csv_form(csv_path: Path) -> str | None:
     """The run form the CSV records: "breakdown" (a compute column), "total" (time), or None while it has no
     header (the first run decides)."""
-    lines, header = _lines(csv_path)
+    lines, header = csv_lines(csv_path)
     if header is None:
         return None
     columns = {column[0] for cell, _ in measurements.split_cells(lines[header])
                if (column := measurements.header_column(cell)) is not None}
     return "breakdown" if "compute" in columns else "total" if "time" in columns else "throughput"
+
+
+def without_rows(lines: list[str], header: int, nodes: int) -> list[str]:
+    """The CSV's lines less the rows at a node count and the provenance comments reportgen wrote above them."""
+    rows = set(rows_at(lines, header, nodes))
+    for row_index in list(rows):
+        above = row_index - 1
+        while above > header and lines[above].startswith(COMMENT):
+            rows.add(above)
+            above -= 1
+    return [line for i, line in enumerate(lines) if i not in rows]
 
 
 def check_can_append(csv_path: Path, nodes: int, *, replace: bool, split: bool | None = None) -> str | None:
@@ -153,8 +164,8 @@ def check_can_append(csv_path: Path, nodes: int, *, replace: bool, split: bool |
     `split` is whether the command writes its split (--split / --no-split); None leaves it to the command.
     Returns the CSV's form.
     """
-    lines, header = _lines(csv_path)
-    rows = _rows_at(lines, header, nodes)
+    lines, header = csv_lines(csv_path)
+    rows = rows_at(lines, header, nodes)
     if rows and not replace:
         raise UsageError(f"{csv_path.name} already has a run at {nodes} nodes (line {rows[0] + 1}); "
                          "use --replace to replace it")
@@ -198,22 +209,16 @@ def append_run(csv_path: Path, measurement: Measurement, *, time_unit_s: float |
     above it, atomically. CodeCarbon measures this machine only: a run at N nodes records N times its energy."""
     check_can_append(csv_path, measurement.nodes, replace=replace,
                      split={"compute", "communication", "idle"} <= measurement.split_s.keys())
-    lines, header_index = _lines(csv_path)
+    lines, header_index = csv_lines(csv_path)
     if header_index is None:
         lines.append(_header(measurement))
         header_index = len(lines) - 1
     columns = [column for cell, _ in measurements.split_cells(lines[header_index])
                if (column := measurements.header_column(cell)) is not None]
     cells = {name: _cell(name, unit, measurement, time_unit_s) for name, unit in columns}
-    rows = set(_rows_at(lines, header_index, measurement.nodes))
-    for row_index in list(rows):  # a replaced row's provenance lines go with it
-        above = row_index - 1
-        while above > header_index and lines[above].startswith(COMMENT):
-            rows.add(above)
-            above -= 1
     row = ",".join(cells[name] for name, _ in columns)
-    lines = [line for i, line in enumerate(lines) if i not in rows] + [provenance(measurement), row]
-    _write_atomically(csv_path, "\n".join(lines) + "\n")
+    lines = [*without_rows(lines, header_index, measurement.nodes), provenance(measurement), row]
+    write_atomically(csv_path, "\n".join(lines) + "\n")
     return Appended(csv_path, cells)
 
 
@@ -264,7 +269,7 @@ def _number(value: float) -> str:
     return f"{value:.6g}"
 
 
-def _write_atomically(path: Path, text: str) -> None:
+def write_atomically(path: Path, text: str) -> None:
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:

@@ -71,8 +71,11 @@ def header_column(cell: str) -> tuple[str, str | None] | None:
     return match["name"], (match["unit"] or "").strip() or None
 
 
-def read_runs(path: Path, display: str) -> tuple[SequenceNode, bytes]:
-    """The runs of a CSV as a sequence of mapping nodes, and the file's bytes (for provenance)."""
+COLLECTIVE_COLUMNS = ("nodes", "bytes", "time")
+
+
+def read_runs(path: Path, display: str, columns_known: tuple[str, ...] = COLUMNS) -> tuple[SequenceNode, bytes]:
+    """The rows of a CSV (measured runs, or collectives) as a sequence of mapping nodes, and the file's bytes."""
     text, data = read_text(path, display, limit=MAX_CSV_BYTES)
     problems: list[Problem] = []
     lines = [(number, line) for number, line in enumerate(text.splitlines(), start=1) if is_data_line(line)]
@@ -82,9 +85,9 @@ def read_runs(path: Path, display: str) -> tuple[SequenceNode, bytes]:
     columns: list[tuple[str, str | None]] = []
     for cell, column in split_cells(header_line):
         read = header_column(cell)
-        if read is None or read[0] not in COLUMNS:
+        if read is None or read[0] not in columns_known:
             problems.append(Problem(display, header_number, column, "",
-                                    f"unknown column \"{cell}\"; columns are {', '.join(COLUMNS)}, "
+                                    f"unknown column \"{cell}\"; columns are {', '.join(columns_known)}, "
                                     "with an optional unit as in `compute [s]`"))
             columns.append(("", None))
             continue

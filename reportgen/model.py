@@ -278,6 +278,8 @@ class Collective:
 
     nodes: int = field(Count("Node count"), required=True)
     time: float = field(Quantity(u.TIME, "Measured time of one all-reduce", example="55 ms"), required=True)
+    bytes: float | None = field(Quantity(u.DATA, "Message size (nccl-tests' size column): fits the link bandwidth",
+                                         example="256 MiB"))
 
 
 @dataclass(frozen=True)
@@ -293,14 +295,28 @@ class Prediction:
                                                  example="2.6 GB"))
     max_nodes: int = field(Count("Largest node count considered", "4096"), 4096)
     collectives: tuple[Collective, ...] = field(Items(Section(Collective), "Measured all-reduce times"), ())
+    collectives_file: str | None = field(Text("CSV of measured collectives beside the project file (nodes, bytes, "
+                                              "time); `reportgen ingest nccl-tests` appends to it"))
+    fit_min_bytes: float | None = field(Quantity(u.DATA, "Smallest message the size-aware fit uses (default: the "
+                                                 "measured size nearest message_bytes, and larger ones)",
+                                                 example="256 MiB"))
     use_fit: bool = field(Flag("Predict with the α and β fitted from `collectives`"), False)
 
     def check(self) -> Checks:
         yield from _at_most_one(self, "beta", "message_bytes")
+        sized = {c.bytes is not None for c in self.collectives}
+        if len(sized) > 1:
+            yield "collectives", "give every collective its message bytes, or none"
+        if sized == {True} and self.message_bytes is None:
+            yield "message_bytes", ("collectives with message bytes fit a link bandwidth: give message_bytes, the "
+                                    "bytes all-reduced per step, so that β = message_bytes / bandwidth")
         if self.max_nodes > 10**7:
             yield "max_nodes", "must be at most 10000000"
-        if self.use_fit and len({c.nodes for c in self.collectives if c.nodes > 1}) < 2:
-            yield "use_fit", "needs measured collectives at two or more distinct node counts above 1"
+        points = {(c.nodes, c.bytes) for c in self.collectives if c.nodes > 1}
+        if self.use_fit and (len({c.nodes for c in self.collectives if c.nodes > 1}) < 2 if sized != {True}
+                             else len(points) < 2):
+            yield "use_fit", ("needs measured collectives at two or more distinct node counts above 1 (or, with "
+                              "message bytes, two or more sizes)")
 
 
 # ---------------------------------------------------------------------------------------------------------- scaling

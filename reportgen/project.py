@@ -5,13 +5,14 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from reportgen import carbon, measurements, units
 from reportgen.errors import InputError
 from reportgen.flatten import flatten
-from reportgen.model import Energy, Project, Run, Scaling
+from reportgen.model import Collective, Energy, Prediction, Project, Run, Scaling
 from reportgen.source import compose, read_text
 from reportgen.spec import INVALID, Items, Reader, Section, locate, read_fields, scalar_text
 
@@ -29,19 +30,19 @@ class LoadedProject:
 
 
 def load_project(path: str | Path, *, display: str | None = None,
-                 runs_file_may_be_missing: bool = False) -> LoadedProject:
+                 csv_files_may_be_missing: bool = False) -> LoadedProject:
     """Read and validate a project file; InputError with every located problem otherwise.
 
-    `runs_file_may_be_missing` lets `measure` load a project whose CSV it is about to create.
+    `csv_files_may_be_missing` lets `measure` and `ingest` load a project whose CSV they are about to create.
     """
     path = Path(path)
     shown = display or str(path)
     text, data = read_text(path, shown)
-    return load_project_text(text, path, shown, data=data, runs_file_may_be_missing=runs_file_may_be_missing)
+    return load_project_text(text, path, shown, data=data, csv_files_may_be_missing=csv_files_may_be_missing)
 
 
 def load_project_text(text: str, path: Path, display: str, *, data: bytes | None = None,
-                      runs_file_may_be_missing: bool = False) -> LoadedProject:
+                      csv_files_may_be_missing: bool = False) -> LoadedProject:
     """Validate project text as if it were the file at `path` (CSV paths resolve beside it)."""
     root = compose(text, display)
     reader = Reader(display, currency=_declared_currency(root))
@@ -53,10 +54,14 @@ def load_project_text(text: str, path: Path, display: str, *, data: bytes | None
     scaling = sections.get("scaling")
     if scaling not in (None, INVALID):
         scaling, runs_node, measurements_sha = _with_file_runs(scaling, root, path, reader,
-                                                               missing_ok=runs_file_may_be_missing)
+                                                               missing_ok=csv_files_may_be_missing)
         if scaling is not INVALID:
             _check_runs(scaling, runs_node, root, reader)
         sections["scaling"] = scaling
+    prediction = sections.get("prediction")
+    if prediction not in (None, INVALID) and prediction.collectives_file is not None:
+        sections["prediction"] = _with_file_collectives(prediction, root, path, reader,
+                                                        missing_ok=csv_files_may_be_missing)
     if sections.get("energy") not in (None, INVALID):
         _check_location(sections["energy"], root, reader)
     project = INVALID if INVALID in sections.values() or not keys_sound else Project(**sections)
@@ -123,6 +128,40 @@ def _with_file_runs(scaling: Scaling, root: Node, path: Path, reader: Reader, *,
     if runs is INVALID:
         return failed
     return replace(scaling, runs=runs), runs_node, hashlib.sha256(data).hexdigest()
+
+
+def _with_file_collectives(prediction: Prediction, root: Node, path: Path, reader: Reader, *,
+                           missing_ok: bool = False) -> Any:
+    """The prediction with the collectives of its CSV read in (`reportgen ingest nccl-tests` writes it)."""
+    assert prediction.collectives_file is not None
+    file_node = locate(root, "prediction.collectives_file")
+    if prediction.collectives:
+        reader.error(file_node, "prediction.collectives_file", "give collectives inline or in a file, not both")
+        return INVALID
+    try:
+        csv_path = measurements.resolve(path, prediction.collectives_file)
+    except ValueError as error:
+        reader.error(file_node, "prediction.collectives_file", str(error))
+        return INVALID
+    if not csv_path.is_file():
+        if missing_ok and not csv_path.exists():
+            return prediction
+        reader.error(file_node, "prediction.collectives_file",
+                     f'no such file "{prediction.collectives_file}" beside the project file')
+        return INVALID
+    try:
+        rows, _ = measurements.read_runs(csv_path, str(Path(reader.display).parent / prediction.collectives_file),
+                                         measurements.COLLECTIVE_COLUMNS)
+    except InputError as error:
+        reader.problems.extend(error.problems)
+        return INVALID
+    collectives = Items(Section(Collective), min_items=0).read(rows, "prediction.collectives", reader)
+    if collectives is INVALID:
+        return INVALID
+    merged = replace(prediction, collectives=collectives)
+    for relative, message in merged.check():
+        reader.error(file_node, f"prediction.{relative}", message)
+    return merged
 
 
 def _check_runs(scaling: Scaling, runs_node: Node, root: Node, reader: Reader) -> None:

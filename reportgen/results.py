@@ -101,7 +101,9 @@ def _checklist(c: ChecklistResult | None) -> Json | None:
 
 
 def _fit(f: AlphaBetaFit | None) -> Json | None:
-    return None if f is None else {"alpha_s": f.alpha_s, "beta_s": f.beta_s, "residual_s": f.residual_s}
+    return None if f is None else {"alpha_s": f.alpha_s, "beta_s": f.beta_s, "residual_s": f.residual_s,
+                                   "bandwidth_bytes_per_s": f.bandwidth_bytes_per_s, "min_bytes": f.min_bytes,
+                                   "points": f.points}
 
 
 def _prediction(p: PredictionResult | None) -> Json | None:

@@ -14,6 +14,9 @@ class AlphaBetaFit:
     alpha_s: float
     beta_s: float
     residual_s: float  # root-mean-square residual
+    bandwidth_bytes_per_s: float | None = None  # the link bandwidth B of the size-aware fit (β = message bytes / B)
+    min_bytes: float | None = None  # the smallest message size the size-aware fit used
+    points: int = 0  # measured collectives the fit used
 
 
 @dataclass(frozen=True)
@@ -47,8 +50,47 @@ def fit_alpha_beta(nodes: list[int], times: list[float]) -> AlphaBetaFit | None:
     t = np.array([t for _, t in pairs], dtype=float)
     basis = ring_comm_basis(p)
     (alpha, beta), *_ = np.linalg.lstsq(basis, t, rcond=None)
-    residual = float(np.sqrt(np.mean((basis @ np.array([alpha, beta]) - t) ** 2)))
+    residual = _rms(basis @ np.array([alpha, beta]) - t, t)
     return AlphaBetaFit(float(alpha), float(beta), residual)
+
+
+def _rms(errors: np.ndarray, values: np.ndarray) -> float:
+    """Root-mean-square residual; rounding noise of an exact fit (two points) is reported as exactly 0."""
+    rms = float(np.sqrt(np.mean(errors**2)))
+    return 0.0 if rms <= 1e-9 * float(np.max(np.abs(values))) else rms
+
+
+def fit_alpha_bandwidth(nodes: list[int], sizes: list[float], times: list[float], *, message_bytes: float,
+                        min_bytes: float | None = None) -> AlphaBetaFit | None:
+    """Least squares of t = α(p − 1) + 2(p − 1)/p · n / B over the collectives of at least `min_bytes`.
+
+    The default floor is the measured size nearest the model's message (on a log scale) and every larger one: a
+    straight line fits badly across the protocol changes between small and large messages. With fewer than two
+    distinct points above the floor, the two largest sizes are used. β = message_bytes / B; a negative α or 1/B
+    is returned as it is (the caller reports it).
+    """
+    points = sorted({(p, n): t for p, n, t in zip(nodes, sizes, times, strict=True) if p > 1}.items())
+    if len(points) < 2:
+        return None
+    measured = sorted({n for (_, n), _ in points})
+    floor = min_bytes if min_bytes is not None else min(
+        measured, key=lambda n: (abs(math.log(n / message_bytes)) if n > 0 else math.inf, -n))
+    used = [(p, n, t) for (p, n), t in points if n >= floor]
+    if len({(p, n) for p, n, _ in used}) < 2:
+        largest = sorted(measured)[-2:]
+        used = [(p, n, t) for (p, n), t in points if n in largest]
+        floor = min(largest)
+    if len(used) < 2:
+        return None
+    p = np.array([u[0] for u in used], dtype=float)
+    n = np.array([u[1] for u in used], dtype=float)
+    t = np.array([u[2] for u in used], dtype=float)
+    basis = np.column_stack((p - 1.0, 2.0 * (p - 1.0) / p * n))
+    (alpha, inverse_bandwidth), *_ = np.linalg.lstsq(basis, t, rcond=None)
+    residual = _rms(basis @ np.array([alpha, inverse_bandwidth]) - t, t)
+    bandwidth = 1.0 / inverse_bandwidth if inverse_bandwidth > 0 else math.inf
+    return AlphaBetaFit(float(alpha), float(message_bytes * inverse_bandwidth), residual, float(bandwidth),
+                        float(floor), len(used))
 
 
 def fit_amdahl(q: list[float], speedup: list[float]) -> AmdahlFit | None:

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from reportgen.analysis.common import TIE_TOLERANCE
-from reportgen.analysis.fits import AlphaBetaFit, fit_alpha_beta
-from reportgen.model import Project
+from reportgen.analysis.fits import AlphaBetaFit, fit_alpha_bandwidth, fit_alpha_beta
+from reportgen.model import Prediction, Project
 
 SENSITIVITY_SCALES = (0.1, 1.0, 10.0)
 
@@ -154,7 +154,7 @@ def predict(project: Project) -> PredictionResult | None:
     beta_given = spec.beta
     if beta_given is None and spec.message_bytes is not None and hardware and hardware.network_bandwidth:
         beta_given = spec.message_bytes / hardware.network_bandwidth
-    fit = fit_alpha_beta([c.nodes for c in spec.collectives], [c.time for c in spec.collectives])
+    fit = _fit(spec)
     fit_usable = fit is not None and fit.alpha_s >= 0 and fit.beta_s >= 0
     uses_fit = spec.use_fit and fit_usable
     alpha = fit.alpha_s if uses_fit and fit else alpha_given
@@ -208,6 +208,17 @@ def continuous_optimum(t_comp: float, alpha: float, beta: float) -> float | None
     if t_comp <= 2 * beta:
         return None
     return math.sqrt((t_comp - 2 * beta) / alpha) if alpha > 0 else math.inf
+
+
+def _fit(spec: Prediction) -> AlphaBetaFit | None:
+    """α and β from the measured collectives: size-aware when they carry message bytes (nccl-tests), else over
+    node counts."""
+    collectives = spec.collectives
+    if collectives and all(c.bytes is not None for c in collectives) and spec.message_bytes is not None:
+        return fit_alpha_bandwidth([c.nodes for c in collectives], [c.bytes or 0.0 for c in collectives],
+                                   [c.time for c in collectives], message_bytes=spec.message_bytes,
+                                   min_bytes=spec.fit_min_bytes)
+    return fit_alpha_beta([c.nodes for c in collectives], [c.time for c in collectives])
 
 
 def _sensitivity(t_comp: float, alpha: float, beta: float, grid: Grid) -> tuple[Sensitivity, ...]:

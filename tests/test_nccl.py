@@ -1,0 +1,87 @@
+"""nccl-tests output: its table read, wrong results refused, collectives appended, the size-aware α/B fit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from reportgen.analysis import analyze
+from reportgen.analysis.fits import fit_alpha_bandwidth
+from reportgen.cli import main
+from reportgen.errors import InputError
+from reportgen.nccltests import read_nccl_tests
+from reportgen.project import load_project
+from tests.conftest import DATA, make_project
+
+# all_reduce_perf on 2 hosts × 8 H100, out-of-place times as published (the header of the file says what is derived)
+PUBLISHED = DATA / "nccl" / "all_reduce_perf-2x8-h100.txt"
+SIZES = (8, 1 << 20, 16 << 20, 32 << 20, 256 << 20, 1 << 30, 8 << 30)
+TIMES_US = (135.8, 203.2, 977.6, 1059.9, 2360.9, 6759.0, 47535.0)
+
+
+def test_the_out_of_place_time_of_every_size_is_read() -> None:
+    table = read_nccl_tests(PUBLISHED)
+    assert [(t.bytes, t.time_us) for t in table.timings] == list(zip(SIZES, TIMES_US, strict=True))
+
+
+def test_wrong_results_are_refused_where_they_stand(tmp_path: Path) -> None:
+    lines = PUBLISHED.read_text().splitlines()
+    row = next(i for i, line in enumerate(lines) if line.strip().startswith("268435456"))
+    cells = lines[row].split()
+    cells[8] = "3"  # #wrong of the out-of-place run
+    lines[row] = "  " + "  ".join(cells)
+    (tmp_path / "bad.txt").write_text("\n".join(lines))
+    with pytest.raises(InputError) as caught:
+        read_nccl_tests(tmp_path / "bad.txt")
+    column = lines[row].index("  3  ") + 3
+    assert f"bad.txt:{row + 1}:{column}: error: #wrong = 3" in str(caught.value)
+    (tmp_path / "empty.txt").write_text("# nothing here\n")
+    with pytest.raises(InputError, match="no nccl-tests table"):
+        read_nccl_tests(tmp_path / "empty.txt")
+
+
+def test_the_size_aware_fit_by_hand() -> None:
+    # 14 GB is nearest 8 GiB on a log scale; one size is not a line, so the two largest: 1 GiB and 8 GiB.
+    # p = 2: t = α + n / B, so 1/B = (47,535 − 6,759) µs / (8 GiB − 1 GiB) and α = 6,759 µs − 1 GiB / B
+    fit = fit_alpha_bandwidth([2] * 7, [float(s) for s in SIZES], [t * 1e-6 for t in TIMES_US], message_bytes=14e9)
+    inverse = (47535 - 6759) * 1e-6 / ((8 << 30) - (1 << 30))
+    assert fit.bandwidth_bytes_per_s == pytest.approx(1 / inverse)  # about 184 GB/s
+    assert fit.alpha_s == pytest.approx(6759e-6 - (1 << 30) * inverse)
+    assert fit.beta_s == pytest.approx(14e9 * inverse) and fit.min_bytes == 1 << 30 and fit.residual_s == 0.0
+    # a floor of 32 MiB: least squares over four sizes, as numpy's line fit gives it
+    floor = fit_alpha_bandwidth([2] * 7, [float(s) for s in SIZES], [t * 1e-6 for t in TIMES_US],
+                                message_bytes=14e9, min_bytes=32 << 20)
+    slope, intercept = np.polyfit(np.array(SIZES[3:], dtype=float), np.array(TIMES_US[3:]) * 1e-6, 1)
+    assert floor.points == 4 and floor.alpha_s == pytest.approx(intercept)
+    assert floor.bandwidth_bytes_per_s == pytest.approx(1 / slope) and floor.residual_s > 0
+
+
+def test_collectives_land_in_the_project_and_the_prediction_uses_them(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    project = tmp_path / "p.yaml"
+    project.write_text("project: {title: N}\nhardware: {network_bandwidth: 400 GB/s, network_latency: 5 us}\n"
+                       "prediction: {t_comp: 26.6 s, message_bytes: 14 GB, collectives_file: collectives.csv}\n")
+    assert main(["ingest", "nccl-tests", str(PUBLISHED), "--nodes", "2"]) == 0  # prints, writes nothing
+    assert "- {nodes: 2, bytes: 8589934592 B, time: 47535 us}" in capsys.readouterr().out
+    assert not (tmp_path / "collectives.csv").exists()
+    assert main(["ingest", "nccl-tests", str(PUBLISHED), "--nodes", "2", "--project", str(project)]) == 0
+    lines = (tmp_path / "collectives.csv").read_text().splitlines()
+    assert lines[0] == "nodes,bytes [B],time [us]" and lines[1].startswith("# reportgen ingest nccl-tests: ")
+    assert "sha256" in lines[1] and lines[-1] == "2,8589934592,47535"
+    assert main(["ingest", "nccl-tests", str(PUBLISHED), "--nodes", "2", "--project", str(project)]) == 2
+    assert main(["ingest", "nccl-tests", str(PUBLISHED), "--nodes", "2", "--project", str(project),
+                 "--replace"]) == 0
+    assert (tmp_path / "collectives.csv").read_text().count("# reportgen") == 1
+    prediction = analyze(load_project(project).project).prediction
+    assert prediction.fit.bandwidth_bytes_per_s == pytest.approx(1.843e11, rel=1e-3)
+
+
+def test_sized_collectives_need_a_message_size_and_all_or_none_sized() -> None:
+    with pytest.raises(InputError, match="give message_bytes"):
+        make_project("project: {title: T}\nprediction: {t_comp: 1 s, alpha: 1 us, beta: 1 ms, "
+                     "collectives: [{nodes: 2, bytes: 1 GB, time: 5 ms}, {nodes: 2, bytes: 2 GB, time: 9 ms}]}\n")
+    with pytest.raises(InputError, match="or none"):
+        make_project("project: {title: T}\nprediction: {t_comp: 1 s, message_bytes: 1 GB, "
+                     "collectives: [{nodes: 2, bytes: 1 GB, time: 5 ms}, {nodes: 4, time: 9 ms}]}\n")
