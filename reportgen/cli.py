@@ -33,6 +33,7 @@ Examples:
   reportgen measure --project p.yaml --nodes 8 -- ./train.sh
   reportgen ingest trace traces/ --project p.yaml --gpus-per-node 8 --steps-per-run 1000
   reportgen ingest nccl-tests all_reduce.txt --nodes 2 --project p.yaml
+  reportgen ingest codecarbon emissions.csv --nodes 8 --project p.yaml
   reportgen schema > schema.json
   reportgen init my-project.yaml"""
 
@@ -159,6 +160,19 @@ def _parser() -> argparse.ArgumentParser:
     nccl.add_argument("--project", type=Path, metavar="FILE", help="append to this project's collectives CSV")
     nccl.add_argument("--replace", action="store_true", help="replace the collectives recorded at this node count")
 
+    carbon = sources.add_parser(
+        "codecarbon", help="CodeCarbon's emissions.csv: a run's measured energy",
+        description="Read a tracked run from CodeCarbon's emissions.csv (the last one, or --run-id; rows sharing "
+        "a run_id are summed as the job's machines) and write its energy into the run at --nodes of the CSV named "
+        "by scaling.file, with the file's SHA-256 in a comment. When fewer machines were tracked than the job had "
+        "nodes, the energy is scaled by nodes / machines. The tracked country is checked against "
+        "energy.location.")
+    carbon.add_argument("file", type=Path, metavar="FILE", help="CodeCarbon's emissions.csv")
+    carbon.add_argument("--nodes", type=int, required=True, metavar="N", help="the node count of the run")
+    carbon.add_argument("--project", type=Path, metavar="FILE", help="write the energy into this project's CSV")
+    carbon.add_argument("--run-id", metavar="ID", help="the tracked run to read (default: the file's last)")
+    carbon.add_argument("--replace", action="store_true", help="replace an energy the run already has")
+
     init = commands.add_parser("init", help="write a fully commented starter project that passes check",
                                description="Write a commented starter project file. Refuses to overwrite a file.")
     init.add_argument("path", nargs="?", type=Path, default=Path("project.yaml"), metavar="PATH",
@@ -218,7 +232,8 @@ def _run(arguments: argparse.Namespace) -> int:
     if arguments.command == "measure":
         return _measure(arguments)
     if arguments.command == "ingest":
-        return _ingest_trace(arguments) if arguments.source == "trace" else _ingest_nccl_tests(arguments)
+        ingest = {"trace": _ingest_trace, "nccl-tests": _ingest_nccl_tests, "codecarbon": _ingest_codecarbon}
+        return ingest[arguments.source](arguments)
     if arguments.command == "watch":
         return _watch(arguments)
     raise AssertionError(arguments.command)
@@ -445,6 +460,33 @@ def _ingest_nccl_tests(arguments: argparse.Namespace) -> int:
     csv_path = measurements.resolve(loaded.path, prediction.collectives_file)
     rows = nccltests.append_collectives(csv_path, table, arguments.nodes, replace=arguments.replace)
     print(f"appended {rows} collectives at {arguments.nodes} nodes to {csv_path}")
+    return ExitCode.OK
+
+
+def _ingest_codecarbon(arguments: argparse.Namespace) -> int:
+    from reportgen import emissions
+
+    if arguments.nodes < 1:
+        raise UsageError(f"--nodes must be a positive whole number, got {arguments.nodes}")
+    run = emissions.read_emissions(arguments.file, run_id=arguments.run_id)
+    energy = run.energy_at(arguments.nodes)
+    scaled = f", scaled from {run.rows} tracked machine(s) to {arguments.nodes} nodes" \
+        if arguments.nodes > run.rows else ""
+    print(f"run {run.run_id}: {energy:.6g} kWh at {arguments.nodes} node{'s' if arguments.nodes != 1 else ''}"
+          f"{scaled} ({run.duration_s:.6g} s, tracked in {run.country or 'an unknown country'})")
+    if arguments.project is None:
+        return ExitCode.OK
+    from reportgen.measure import csv_of
+    from reportgen.project import load_project
+
+    loaded = load_project(arguments.project)
+    location = loaded.project.energy.location if loaded.project.energy else None
+    if location and location.country and run.country and location.country != run.country:
+        print(f"note: CodeCarbon tracked the run in {run.country}, but energy.location is {location.country}: the "
+              "energy is recorded; the report's CO2e uses energy.location", file=sys.stderr)
+    csv_path = csv_of(loaded)
+    emissions.attach_energy(csv_path, run, arguments.nodes, replace=arguments.replace)
+    print(f"wrote the energy of the run at {arguments.nodes} nodes in {csv_path}")
     return ExitCode.OK
 
 

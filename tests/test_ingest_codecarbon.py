@@ -1,0 +1,65 @@
+"""CodeCarbon's emissions.csv: a tracked run's energy attached to the project's run at a node count."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from reportgen.cli import main
+from reportgen.emissions import read_emissions
+from reportgen.errors import InputError
+from reportgen.project import load_project
+from tests.conftest import DATA
+
+TRACKED = DATA / "codecarbon" / "emissions.csv"  # two runs written by CodeCarbon 3.3's offline tracker here
+
+
+def rows() -> list[dict[str, str]]:
+    with TRACKED.open() as stream:
+        return list(csv.DictReader(stream))
+
+
+def test_the_last_run_or_the_one_named() -> None:
+    first, last = rows()
+    run = read_emissions(TRACKED)
+    assert (run.run_id, run.rows) == (last["run_id"], 1)
+    assert run.energy_kwh == pytest.approx(float(last["energy_consumed"])) and run.country == "FRA"
+    assert read_emissions(TRACKED, run_id=first["run_id"]).energy_kwh == pytest.approx(float(first["energy_consumed"]))
+    assert run.energy_at(8) == pytest.approx(8 * float(last["energy_consumed"]))  # one machine tracked, 8 nodes
+    with pytest.raises(InputError, match="no run 'nope'"):
+        read_emissions(TRACKED, run_id="nope")
+
+
+def test_rows_of_one_run_are_its_machines(tmp_path: Path) -> None:
+    header, first, _ = TRACKED.read_text().splitlines()
+    (tmp_path / "e.csv").write_text("\n".join([header, first, first]) + "\n")  # two machines of one run
+    run = read_emissions(tmp_path / "e.csv")
+    energy = float(rows()[0]["energy_consumed"])
+    assert run.rows == 2 and run.energy_kwh == pytest.approx(2 * energy)
+    assert run.energy_at(2) == pytest.approx(2 * energy) and run.energy_at(4) == pytest.approx(4 * energy)
+    (tmp_path / "other.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(InputError, match=r"not CodeCarbon's emissions\.csv"):
+        read_emissions(tmp_path / "other.csv")
+
+
+def test_the_energy_lands_in_the_run_with_its_provenance(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    project = tmp_path / "p.yaml"
+    project.write_text("project: {title: T}\nscaling: {file: runs.csv}\n"
+                       "energy: {node_power: 1 kW, location: {country: DEU}}\n")
+    (tmp_path / "runs.csv").write_text("nodes,time [s]\n1,100\n8,20\n")
+    command = ["ingest", "codecarbon", str(TRACKED), "--project", str(project)]
+    assert main([*command, "--nodes", "4"]) == 2  # no run at 4 nodes to attach it to
+    assert main([*command, "--nodes", "8"]) == 0
+    assert "tracked the run in FRA, but energy.location is DEU" in capsys.readouterr().err
+    lines = (tmp_path / "runs.csv").read_text().splitlines()
+    assert lines[0] == "nodes,time [s],energy [kWh]" and lines[1] == "1,100,"
+    assert lines[2].startswith("# reportgen ingest codecarbon: emissions.csv sha256 ")
+    assert "scaled to 8 nodes assuming each draws the same" in lines[2]
+    run = next(r for r in load_project(project).project.scaling.runs if r.nodes == 8)
+    assert run.energy == pytest.approx(8 * float(rows()[1]["energy_consumed"]) * 3.6e6, rel=1e-5)
+    assert main([*command, "--nodes", "8"]) == 2  # an energy is already there
+    assert main([*command, "--nodes", "8", "--replace", "--run-id", rows()[0]["run_id"]]) == 0
+    text = (tmp_path / "runs.csv").read_text()
+    assert text.count("# reportgen ingest codecarbon") == 1 and rows()[0]["run_id"] in text
