@@ -428,7 +428,9 @@ def _ingest_trace(arguments: argparse.Namespace) -> int:
     wait = "measured across ranks" if run.wait_measured else "unknown (one rank): all exposed communication counted"
     source = (f"# reportgen ingest trace: {nodes} nodes, {len(job.ranks)} ranks, {run.steps} profiler step(s) per "
               f"rank scaled to {k:g} per run; wait for the slowest rank {wait}",
-              *(f"# reportgen trace: {name} sha256 {digest}" for name, digest in job.files))
+              *(f"# reportgen trace: {name} sha256 {digest}" for name, digest in job.files),
+              *(f"# reportgen rank {rank}: compute {c * k:.6g} s, communication {m * k:.6g} s, wait {w * k:.6g} s, "
+                f"idle {i * k:.6g} s, io {o * k:.6g} s" for rank, c, m, w, i, o in job.per_rank_s()))
     measurement = Measurement(nodes, sum(split.values()), None, split, 0,
                               workers_s=tuple(w * k for w in run.workers_s), source=source)
     scaling = loaded.project.scaling

@@ -21,6 +21,7 @@ from typing import Any
 
 from reportgen import measurements, units
 from reportgen.errors import UsageError
+from reportgen.model import PROVENANCE
 from reportgen.project import LoadedProject
 from reportgen.source import read_text
 
@@ -188,8 +189,8 @@ def missing_split(csv_path: Path, measurement: Measurement) -> bool:
     return form == "breakdown" and not {"compute", "communication", "idle"} <= measurement.split_s.keys()
 
 
-PROVENANCE = "# reportgen measure:"
-COMMENT = "# reportgen "  # every provenance line reportgen writes starts so: replacing a row removes its lines
+MEASURED = f"{PROVENANCE}measure:"
+COMMENT = PROVENANCE  # every provenance line reportgen writes starts so: replacing a row removes its lines
 
 
 def provenance(measurement: Measurement) -> str:
@@ -197,10 +198,10 @@ def provenance(measurement: Measurement) -> str:
     if measurement.source:
         return "\n".join(measurement.source)
     if measurement.energy_kwh is None:
-        return f"{PROVENANCE} {measurement.nodes} nodes; no energy (the tracker failed)"
+        return f"{MEASURED} {measurement.nodes} nodes; no energy (the tracker failed)"
     if measurement.nodes == 1:
-        return f"{PROVENANCE} 1 node; energy is CodeCarbon's estimate for this machine"
-    return (f"{PROVENANCE} {measurement.nodes} nodes; energy is CodeCarbon's estimate for this machine "
+        return f"{MEASURED} 1 node; energy is CodeCarbon's estimate for this machine"
+    return (f"{MEASURED} {measurement.nodes} nodes; energy is CodeCarbon's estimate for this machine "
             f"({_number(measurement.energy_kwh)} kWh) × {measurement.nodes} nodes, assuming every node draws the same")
 
 

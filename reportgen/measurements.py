@@ -13,6 +13,7 @@ from yaml.error import Mark
 from yaml.nodes import Node, ScalarNode, SequenceNode
 
 from reportgen.errors import InputError, Problem
+from reportgen.model import PROVENANCE, RowSource
 from reportgen.source import mapping_node, mark_at, read_text, scalar_node
 
 MAX_CSV_BYTES = 16 << 20
@@ -72,13 +73,23 @@ def header_column(cell: str) -> tuple[str, str | None] | None:
 
 
 COLLECTIVE_COLUMNS = ("nodes", "bytes", "time")
-
-
-def read_runs(path: Path, display: str, columns_known: tuple[str, ...] = COLUMNS) -> tuple[SequenceNode, bytes]:
-    """The rows of a CSV (measured runs, or collectives) as a sequence of mapping nodes, and the file's bytes."""
+def read_runs(path: Path, display: str,
+              columns_known: tuple[str, ...] = COLUMNS) -> tuple[SequenceNode, bytes, list[RowSource]]:
+    """The rows of a CSV (measured runs, or collectives) as a sequence of mapping nodes, the file's bytes, and
+    each row's provenance (the `# reportgen` comments right above it)."""
     text, data = read_text(path, display, limit=MAX_CSV_BYTES)
     problems: list[Problem] = []
-    lines = [(number, line) for number, line in enumerate(text.splitlines(), start=1) if is_data_line(line)]
+    lines = []
+    sources: list[RowSource] = []
+    pending: list[str] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if is_data_line(line):
+            lines.append((number, line))
+            sources.append(RowSource(tuple(pending)))
+            pending = []
+        elif line.startswith(PROVENANCE):
+            pending.append(line)
+    sources = sources[1:]  # the header's are not a row's
     if not lines:
         raise InputError([Problem(display, 1, 1, "", "the CSV file has no header line")])
     header_number, header_line = lines[0]
@@ -120,7 +131,7 @@ def read_runs(path: Path, display: str, columns_known: tuple[str, ...] = COLUMNS
     if problems:
         raise InputError(problems)
     first = mark_at(display, header_number, 1)
-    return SequenceNode("tag:yaml.org,2002:seq", runs, start_mark=first, end_mark=first), data
+    return SequenceNode("tag:yaml.org,2002:seq", runs, start_mark=first, end_mark=first), data, sources
 
 
 def _is_bare_number(cell: str) -> bool:

@@ -175,7 +175,7 @@ class _Clock:
 
 def analyze_loaded(loaded: LoadedProject) -> tuple[Analysis, dict[str, Any]]:
     """The analyses of a loaded project and its results.json document."""
-    analysis = analyze(loaded.project, intensity=_intensity(loaded))
+    analysis = analyze(loaded.project, intensity=_intensity(loaded), sources=loaded.sources)
     return analysis, results_document(loaded, analysis)
 
 

@@ -12,7 +12,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from reportgen import carbon, measurements, units
 from reportgen.errors import InputError
 from reportgen.flatten import flatten
-from reportgen.model import Collective, Energy, Prediction, Project, Run, Scaling
+from reportgen.model import Collective, Energy, Prediction, Project, RowSource, Run, Scaling
 from reportgen.source import compose, read_text
 from reportgen.spec import INVALID, Items, Reader, Section, locate, read_fields, scalar_text
 
@@ -27,6 +27,7 @@ class LoadedProject:
     input_sha256: str  # of the project file's bytes
     measurements_sha256: str | None  # of the CSV named by scaling.file, when there is one
     written: dict[str, str] = field(default_factory=dict)  # a quantity's field path → its text as the user wrote it
+    sources: dict[int, RowSource] = field(default_factory=dict)  # a CSV run's provenance comments, by node count
 
 
 def load_project(path: str | Path, *, display: str | None = None,
@@ -51,9 +52,10 @@ def load_project_text(text: str, path: Path, display: str, *, data: bytes | None
     sections, keys_sound = read_fields(Project, root, "", reader)
     measurements_sha = None
     runs_node: Node | None = None
+    sources: dict[int, RowSource] = {}
     scaling = sections.get("scaling")
     if scaling not in (None, INVALID):
-        scaling, runs_node, measurements_sha = _with_file_runs(scaling, root, path, reader,
+        scaling, runs_node, measurements_sha, sources = _with_file_runs(scaling, root, path, reader,
                                                                missing_ok=csv_files_may_be_missing)
         if scaling is not INVALID:
             _check_runs(scaling, runs_node, root, reader)
@@ -72,7 +74,7 @@ def load_project_text(text: str, path: Path, display: str, *, data: bytes | None
         raise InputError(reader.problems)
     raw = data if data is not None else text.encode("utf-8")
     return LoadedProject(project, path, display, hashlib.sha256(raw).hexdigest(), measurements_sha,
-                         _as_written(project, root, runs_node))
+                         _as_written(project, root, runs_node), sources)
 
 
 def _as_written(project: Project, root: Node, runs_node: Node | None) -> dict[str, str]:
@@ -98,13 +100,14 @@ def _declared_currency(root: Node) -> str:
 
 
 def _with_file_runs(scaling: Scaling, root: Node, path: Path, reader: Reader, *,
-                    missing_ok: bool = False) -> tuple[Scaling, Node, str | None]:
-    """The scaling section with the CSV's runs read in, the node the runs came from, and the CSV's hash."""
+                    missing_ok: bool = False) -> tuple[Scaling, Node, str | None, dict[int, RowSource]]:
+    """The scaling section with the CSV's runs read in, the node the runs came from, the CSV's hash and each
+    run's provenance comments by node count."""
     inline = locate(root, "scaling.runs")
     if scaling.file is None:
-        return scaling, inline, None
+        return scaling, inline, None, {}
     file_node = locate(root, "scaling.file")
-    failed: tuple[Scaling, Node, None] = (INVALID, file_node, None)
+    failed: tuple[Scaling, Node, None, dict[int, RowSource]] = (INVALID, file_node, None, {})
     if scaling.runs:
         reader.error(file_node, "scaling.file", "give runs inline or in a file, not both")
         return failed
@@ -115,11 +118,12 @@ def _with_file_runs(scaling: Scaling, root: Node, path: Path, reader: Reader, *,
         return failed
     if not csv_path.is_file():
         if missing_ok and not csv_path.exists():
-            return scaling, file_node, None
+            return scaling, file_node, None, {}
         reader.error(file_node, "scaling.file", f'no such file "{scaling.file}" beside the project file')
         return failed
     try:
-        runs_node, data = measurements.read_runs(csv_path, str(Path(reader.display).parent / scaling.file))
+        runs_node, data, sources = measurements.read_runs(csv_path,
+                                                          str(Path(reader.display).parent / scaling.file))
     except InputError as error:
         reader.problems.extend(error.problems)
         return failed
@@ -127,7 +131,8 @@ def _with_file_runs(scaling: Scaling, root: Node, path: Path, reader: Reader, *,
         runs = Items(Section(Run), min_items=0).read(runs_node, "scaling.runs", reader)
     if runs is INVALID:
         return failed
-    return replace(scaling, runs=runs), runs_node, hashlib.sha256(data).hexdigest()
+    by_nodes = {run.nodes: source for run, source in zip(runs, sources, strict=True) if source.lines}
+    return replace(scaling, runs=runs), runs_node, hashlib.sha256(data).hexdigest(), by_nodes
 
 
 def _with_file_collectives(prediction: Prediction, root: Node, path: Path, reader: Reader, *,
@@ -150,7 +155,7 @@ def _with_file_collectives(prediction: Prediction, root: Node, path: Path, reade
                      f'no such file "{prediction.collectives_file}" beside the project file')
         return INVALID
     try:
-        rows, _ = measurements.read_runs(csv_path, str(Path(reader.display).parent / prediction.collectives_file),
+        rows, _, _ = measurements.read_runs(csv_path, str(Path(reader.display).parent / prediction.collectives_file),
                                          measurements.COLLECTIVE_COLUMNS)
     except InputError as error:
         reader.problems.extend(error.problems)

@@ -21,6 +21,7 @@ from reportgen.analysis.energy import EnergyResult
 from reportgen.analysis.fits import AlphaBetaFit
 from reportgen.analysis.goal import GoalCheck, GoalResult
 from reportgen.analysis.prediction import PredictionResult
+from reportgen.analysis.provenance import ProvenanceResult
 from reportgen.analysis.reliability import ReliabilityResult
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.project import LoadedProject
@@ -52,6 +53,7 @@ def results_document(loaded: LoadedProject, analysis: Analysis) -> Json:
         "energy": _energy(analysis.energy),
         "reliability": _reliability(analysis.reliability),
         "goal": _goal(analysis.goal),
+        "provenance": _provenance(analysis.provenance),
         "decisions": _decisions(analysis.decisions),
         "trade_offs": _trade_offs(analysis.decisions),
         "findings": [{"severity": f.severity, "code": f.code, "message": f.message, "path": f.path}
@@ -222,6 +224,17 @@ def _decisions(d: DecisionsResult | None) -> list[Json] | None:
              "cost": x.cost, "co2_kg": x.co2_kg, "within_limits": x.within_limits, "note": x.note,
              "limits": {"max_time_s": x.max_time_s, "max_cost": x.max_cost, "max_co2_kg": x.max_co2_kg,
                         "from_goal": list(x.limits_from_goal)}} for x in d.decisions]
+
+
+def _provenance(p: ProvenanceResult | None) -> Json | None:
+    if p is None:
+        return None
+    return {"rows": [{"nodes": r.nodes, "origin": r.origin, "energy_origin": r.energy_origin,
+                      "details": list(r.details)} for r in p.rows],
+            "ranks_nodes": p.ranks_nodes,
+            "ranks": [{"rank": t.rank, "compute_s": t.compute, "communication_s": t.communication, "wait_s": t.wait,
+                       "idle_s": t.idle, "io_s": t.io} for t in p.ranks],
+            "wait_measured_nodes": sorted(p.wait_measured_at)}
 
 
 def _goal_check(c: GoalCheck) -> Json:

@@ -92,6 +92,16 @@ class JobBreakdown:
     world_size: int | None
     files: tuple[tuple[str, str], ...]  # (file name, SHA-256) of every trace read
 
+    def per_rank_s(self) -> list[tuple[int, float, float, float, float, float]]:
+        """Each rank's (rank, compute, exposed transfer, wait, idle, io) per profiler step, in seconds."""
+        out = []
+        for row in self.ranks:
+            b, scale = row.breakdown, 1e-6 / row.breakdown.steps
+            wait = min(row.wait_us, b.communication_us) if row.wait_us is not None else 0.0
+            out.append((b.rank, b.compute_us * scale, (b.communication_us - wait) * scale, wait * scale,
+                        b.idle_us * scale, b.memory_us * scale))
+        return out
+
 
 # ------------------------------------------------------------------------------------------------------ reading
 def trace_files(paths: Sequence[Path]) -> tuple[list[Path], bool]:

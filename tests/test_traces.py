@@ -183,3 +183,35 @@ def test_node_counts_must_divide_the_world(tmp_path: Path, capsys: pytest.Captur
     assert main(["ingest", "trace", str(folder), "--nodes", "2"]) == 2
     assert "does not divide the traces' world size 3" in capsys.readouterr().err
     assert main(["ingest", "trace", str(folder), "--gpus-per-node", "2"]) == 2
+
+
+def test_the_report_says_where_measurements_came_from_and_shows_each_rank(tmp_path: Path) -> None:
+    from reportgen.pipeline import BuildOptions, build
+
+    project = tmp_path / "p.yaml"
+    project.write_text("project: {title: T}\nscaling: {file: runs.csv}\n")
+    for nodes, compute in ((1, [4000.0]), (4, [1000.0] * 3 + [1600.0]), (8, [500.0] * 7 + [1100.0])):
+        folder = write_job(tmp_path / f"job{nodes}", compute)
+        assert main(["ingest", "trace", str(folder), "--project", str(project), "--gpus-per-node", "1",
+                     "--steps-per-run", "1000"]) == 0
+    build(project, BuildOptions(out_root=tmp_path / "out", formats=("html", "json")))
+    document = json.loads((tmp_path / "out" / "p" / "results.json").read_text())
+    provenance = document["provenance"]
+    assert [r["origin"] for r in provenance["rows"]] == ["profiler traces (1 file)", "profiler traces (4 files)",
+                                                         "profiler traces (8 files)"]
+    assert provenance["ranks_nodes"] == 8 and len(provenance["ranks"]) == 8
+    assert provenance["ranks"][7]["wait_s"] == 0.0 and provenance["ranks"][0]["wait_s"] == pytest.approx(0.6)
+    assert provenance["wait_measured_nodes"] == [4, 8]
+    html = " ".join((tmp_path / "out" / "p" / "report.html").read_text().split())
+    assert 'id="fig-ranks"' in html and "(here rank 7)" in html
+    assert "the wait for the slowest rank was measured from the profiler traces" in html
+    assert "trace: rank-0.json.gz sha256 " in html
+
+
+def test_typed_in_runs_say_so_and_the_wait_is_not_measured() -> None:
+    from reportgen.analysis import analyze
+    from tests.conftest import INPUTS, make_project
+
+    analysis = analyze(make_project((INPUTS / "finetune-7b.yaml").read_text()))
+    assert {r.origin for r in analysis.provenance.rows} == {"typed in"}
+    assert not analysis.provenance.wait_measured(analysis.scaling.knee_cause_at) and not analysis.provenance.ranks

@@ -6,6 +6,7 @@ passes it in, so that everything here stays a pure function of its arguments.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from reportgen.analysis.checklist import ChecklistResult, build_checklist
@@ -17,10 +18,11 @@ from reportgen.analysis.findings import Finding, ordered
 from reportgen.analysis.goal import GoalResult, check_goal
 from reportgen.analysis.lint import lint
 from reportgen.analysis.prediction import PredictionResult, predict
+from reportgen.analysis.provenance import ProvenanceResult, trace_provenance
 from reportgen.analysis.reliability import ReliabilityResult, analyze_reliability, default_scales
 from reportgen.analysis.scaling import ScalingResult, analyze_scaling
 from reportgen.carbon import Intensity
-from reportgen.model import Project
+from reportgen.model import Project, RowSource
 
 
 @dataclass(frozen=True)
@@ -36,10 +38,13 @@ class Analysis:
     reliability: ReliabilityResult | None
     decisions: DecisionsResult | None
     goal: GoalResult | None
+    provenance: ProvenanceResult | None
     findings: tuple[Finding, ...]
 
 
-def analyze(project: Project, *, intensity: Intensity | None = None) -> Analysis:
+def analyze(project: Project, *, intensity: Intensity | None = None,
+            sources: Mapping[int, RowSource] | None = None) -> Analysis:
+    """Every analysis; `sources` are the measured runs' provenance comments (by node count) from their CSV."""
     max_nodes = project.prediction.max_nodes if project.prediction else 4096
     scaling = analyze_scaling(project.scaling, max_nodes=max_nodes)
     single_node = next((r.time_s for r in scaling.rows if r.nodes == 1 and not scaling.per_unit_of_work), None) \
@@ -64,4 +69,4 @@ def analyze(project: Project, *, intensity: Intensity | None = None) -> Analysis
     findings = lint(project, diagnosis=diagnosis, prediction=prediction, scaling=scaling, checklist=checklist,
                     reliability=reliability, goal=goal)
     return Analysis(diagnosis, checklist, prediction, scaling, cost, energy, reliability, decisions, goal,
-                    ordered(findings))
+                    trace_provenance(scaling, sources or {}), ordered(findings))

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from reportgen.analysis.fits import usl_capacity
+from reportgen.analysis.provenance import ProvenanceResult
 from reportgen.analysis.scaling import PopRow, ScalingResult
 from reportgen.figures import FigureFrame, FigureJob, present
 from reportgen.figures.style import (
@@ -29,14 +30,15 @@ from reportgen.figures.style import (
     to_svg,
     unit_for,
 )
-from reportgen.model import Project
+from reportgen.model import Project, RankTimes
 
 
 def jobs(analysis: Any, project: Project) -> list[FigureJob]:
     scaling: ScalingResult | None = analysis.scaling
     if scaling is None:
         return []
-    return present(breakdown(scaling), timeline(scaling), speedup(scaling), lost_folds(scaling), karp_flatt(scaling))
+    return present(breakdown(scaling), timeline(scaling), ranks(analysis.provenance), speedup(scaling),
+                   lost_folds(scaling), karp_flatt(scaling))
 
 
 def reference_note(scaling: ScalingResult) -> str:
@@ -107,6 +109,46 @@ def timeline(scaling: ScalingResult) -> FigureJob | None:
                         f"{pop.load_balance:.3f}, imbalance (max/mean − 1) {pop.imbalance:.1%}.",
                         "Gantt-style bars, one per worker.", height=min(0.9 + 0.16 * len(pop.workers_s), 4.6))
     return FigureJob(frame, _draw_timeline, (pop,))
+
+
+RANK_LAYERS = (("compute", "compute"), ("communication", "exposed communication (transfer)"),
+               ("wait", "waiting for the slowest rank"), ("idle", "idle"))
+
+
+def ranks(provenance: ProvenanceResult | None) -> FigureJob | None:
+    """Per rank of the largest scale read from profiler traces: a straggler is the rank that never waits."""
+    if provenance is None or not provenance.ranks:
+        return None
+    slowest = max(provenance.ranks, key=lambda r: r.compute)
+    frame = FigureFrame("ranks", f"Each rank's run at {provenance.ranks_nodes:,} nodes, from its profiler trace: "
+                        f"{colour_key(list(RANK_LAYERS))}. A straggler computes longest and waits least (here rank "
+                        f"{slowest.rank}); the others' wait is time lost to it, not to the network.",
+                        "Horizontal stacked bars per rank.", height=min(1.1 + 0.16 * len(provenance.ranks), 4.6))
+    return FigureJob(frame, _draw_ranks, (provenance.ranks,))
+
+
+def _draw_ranks(frame: FigureFrame, times: tuple[RankTimes, ...]) -> str:
+    few = len(times) <= MAX_WORKER_LABELS
+    with figure(frame) as fig:
+        ax = fig.subplots()
+        rows = np.arange(len(times))
+        left = np.zeros(len(times))
+        unit, factor = unit_for([t.compute + t.communication + t.wait + t.idle for t in times], TIME_UNITS)
+        for activity, label in RANK_LAYERS:
+            values = np.array([getattr(t, activity) for t in times]) * factor
+            if not values.any():
+                continue
+            color, hatch = ACTIVITY[activity]
+            ax.barh(rows, values, left=left, color=color, hatch=hatch if few else None, label=label,
+                    edgecolor=INK, linewidth=0.4 if few else 0.0, height=0.8 if few else 1.0)
+            left += values
+        labelled = rows[::-(-len(times) // MAX_WORKER_LABELS)]
+        ax.set_yticks(labelled, [f"rank {times[i].rank}" for i in labelled], fontsize=6.5)
+        ax.invert_yaxis()
+        ax.set_xlabel(f"time per run ({unit})")
+        ax.grid(axis="y", visible=False)
+        fig.legend(loc="outside lower center", ncol=2)
+        return to_svg(fig, frame.key)
 
 
 # Beyond this many workers a row is too thin for a label each (6.5 pt text), for outlines or for hatches: every k-th

@@ -29,6 +29,7 @@ ACTIVITY = {
     "communication": (ORANGE, "/"),
     "idle": (GREY, "x"),
     "serial": (PURPLE, "\\"),
+    "wait": (VERMILION, "|"),
 }
 
 _RC: dict[str, Any] = {
@@ -289,7 +290,8 @@ def node_categories(ax: Any, count: int) -> None:
 
 COLOUR_NAMES = {BLUE: "blue", SKY: "sky blue", ORANGE: "orange", GREY: "grey", PURPLE: "pink", GREEN: "green",
                 VERMILION: "vermilion"}
-HATCH_NAMES = {"": "", "-": ", hatched —", "/": ", hatched /", "x": ", hatched ×", "\\": ", hatched \\"}
+HATCH_NAMES = {"": "", "-": ", hatched —", "/": ", hatched /", "x": ", hatched ×", "\\": ", hatched \\",
+               "|": ", hatched |"}
 
 
 def colour_key(layers: list[tuple[str, str]]) -> str:

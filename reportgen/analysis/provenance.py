@@ -1,0 +1,63 @@
+"""Where each measured number came from: typed in, `reportgen measure`, or ingested files (names and hashes), and
+the per-rank split of the largest scale read from profiler traces."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from reportgen.analysis.scaling import ScalingResult
+from reportgen.model import RankTimes, RowSource
+
+
+@dataclass(frozen=True)
+class SourceRow:
+    nodes: int
+    origin: str  # typed in | reportgen measure | profiler traces | …, what the row's numbers came from
+    details: tuple[str, ...]  # the provenance lines: files, hashes, assumptions
+    energy_origin: str | None  # where a measured energy came from, when the run has one
+
+
+@dataclass(frozen=True)
+class ProvenanceResult:
+    rows: tuple[SourceRow, ...]
+    ranks_nodes: int | None  # the largest scale with a per-rank split from traces
+    ranks: tuple[RankTimes, ...]
+    wait_measured_at: frozenset[int]  # scales whose wait for the slowest rank was measured across ranks
+
+    def wait_measured(self, nodes: int | None) -> bool:
+        return nodes is not None and nodes in self.wait_measured_at
+
+
+def trace_provenance(scaling: ScalingResult | None, sources: Mapping[int, RowSource]) -> ProvenanceResult | None:
+    if scaling is None:
+        return None
+    rows = []
+    for row in scaling.rows:
+        source = sources.get(row.nodes)
+        described = source.described if source else ()
+        rows.append(SourceRow(row.nodes, _origin(described), described,
+                              _energy_origin(described) if row.measured_energy_j is not None else None))
+    with_ranks = [(nodes, source.ranks) for nodes, source in sorted(sources.items()) if source.ranks]
+    measured = frozenset(nodes for nodes, source in sources.items()
+                         if any(line.startswith("ingest trace:") and "measured across ranks" in line
+                                for line in source.described))
+    largest = with_ranks[-1] if with_ranks else (None, ())
+    return ProvenanceResult(tuple(rows), largest[0], largest[1], measured)
+
+
+def _origin(described: tuple[str, ...]) -> str:
+    if any(line.startswith("ingest trace:") for line in described):
+        files = sum(1 for line in described if line.startswith("trace:"))
+        return f"profiler traces ({files} file{'s' if files != 1 else ''})"
+    if any(line.startswith("measure:") for line in described):
+        return "reportgen measure"
+    return "typed in"
+
+
+def _energy_origin(described: tuple[str, ...]) -> str:
+    if any(line.startswith("ingest codecarbon:") for line in described):
+        return "CodeCarbon's emissions.csv"
+    if any(line.startswith("measure:") for line in described):
+        return "CodeCarbon during reportgen measure"
+    return "typed in"
