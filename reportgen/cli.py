@@ -7,7 +7,7 @@ import contextlib
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from reportgen import __version__, interrupts
 from reportgen.errors import ExitCode, InputError, ReportgenError, UsageError
@@ -125,6 +125,11 @@ def _parser() -> argparse.ArgumentParser:
     measure.add_argument("--split", action=argparse.BooleanOptionalAction, default=None,
                          help="the command writes its compute / communication / idle split to "
                          "$REPORTGEN_SPLIT_FILE (required for a CSV with a split; refused for a CSV of wall times)")
+    measure.add_argument("--trace-dir", type=Path, metavar="DIR",
+                         help="take the split from the PyTorch profiler traces the command writes in DIR (one per "
+                         "rank), as `ingest trace` reads them")
+    measure.add_argument("--steps-per-run", type=float, default=1.0, metavar="K",
+                         help="with --trace-dir: profiler steps in one run of the project (default 1)")
     measure.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND...",
                          help="the command to run, after --")
 
@@ -368,7 +373,10 @@ def _measure(arguments: argparse.Namespace) -> int:
         raise UsageError(f"--nodes must be a positive whole number, got {arguments.nodes}")
     loaded = load_project(arguments.project, csv_files_may_be_missing=True)
     csv_path = csv_of(loaded)
-    check_can_append(csv_path, arguments.nodes, replace=arguments.replace, split=arguments.split)
+    from_traces = arguments.trace_dir is not None
+    if arguments.steps_per_run <= 0:
+        raise UsageError(f"--steps-per-run must be more than zero, got {arguments.steps_per_run:g}")
+    check_can_append(csv_path, arguments.nodes, replace=arguments.replace, split=arguments.split or from_traces)
     place = tracker_place(loaded)
     nodes = f"{arguments.nodes} node{'' if arguments.nodes == 1 else 's'}"
     print(f"measuring `{shlex.join(command)}` at {nodes} (tracker location: {', '.join(place.values())})",
@@ -379,6 +387,8 @@ def _measure(arguments: argparse.Namespace) -> int:
         print(f"the command exited with status {measurement.exit_status}: nothing appended to {csv_path.name}",
               file=sys.stderr)
         return measurement.exit_status
+    if from_traces:  # the split from the profiler traces the command wrote, each rank's times kept beside it
+        measurement = _with_trace_split(measurement, arguments.trace_dir, arguments.steps_per_run)
     if missing_split(csv_path, measurement) or (arguments.split and not measurement.split_s):
         energy = f"{measurement.energy_kwh:.6g} kWh on this machine" if measurement.energy_kwh is not None \
             else "not measured"
@@ -422,17 +432,10 @@ def _ingest_trace(arguments: argparse.Namespace) -> int:
     loaded = load_project(arguments.project, csv_files_may_be_missing=True)
     csv_path = csv_of(loaded)
     check_can_append(csv_path, nodes, replace=arguments.replace, split=True)
-    run, k = job.run, arguments.steps_per_run
-    split = {"compute": run.compute_s * k, "communication": run.communication_s * k, "idle": run.idle_s * k,
-             "io": run.io_s * k}
-    wait = "measured across ranks" if run.wait_measured else "unknown (one rank): all exposed communication counted"
-    source = (f"# reportgen ingest trace: {nodes} nodes, {len(job.ranks)} ranks, {run.steps} profiler step(s) per "
-              f"rank scaled to {k:g} per run; wait for the slowest rank {wait}",
-              *(f"# reportgen trace: {name} sha256 {digest}" for name, digest in job.files),
-              *(f"# reportgen rank {rank}: compute {c * k:.6g} s, communication {m * k:.6g} s, wait {w * k:.6g} s, "
-                f"idle {i * k:.6g} s, io {o * k:.6g} s" for rank, c, m, w, i, o in job.per_rank_s()))
+    k = arguments.steps_per_run
+    split = job.split_s(k)
     measurement = Measurement(nodes, sum(split.values()), None, split, 0,
-                              workers_s=tuple(w * k for w in run.workers_s), source=source)
+                              workers_s=tuple(w * k for w in job.run.workers_s), source=job.provenance(nodes, k))
     scaling = loaded.project.scaling
     appended = append_run(csv_path, measurement, time_unit_s=scaling.time_unit if scaling else None,
                           replace=arguments.replace)
@@ -543,6 +546,24 @@ def _print_trace_table(job: traces.JobBreakdown, steps_per_run: float) -> None:
     if not run.wait_measured:
         print("one rank only: waiting for the slowest rank is unknown, so all exposed communication is counted as "
               "communication")
+
+
+def _with_trace_split(measurement: Any, trace_dir: Path, steps_per_run: float) -> Any:
+    """The measured run with its split read from the traces in `trace_dir`; the measured time and energy are
+    printed first, so that a folder without usable traces loses nothing."""
+    from dataclasses import replace
+
+    from reportgen import traces
+    from reportgen.measure import provenance
+
+    energy = f"{measurement.energy_kwh:.6g} kWh on this machine" if measurement.energy_kwh is not None else "none"
+    print(f"measured: wall time {measurement.wall_s:.6g} s, energy {energy}; reading the traces in {trace_dir}",
+          file=sys.stderr)
+    files, folder = traces.trace_files([trace_dir])
+    job = traces.combine(traces.reduce_files(files), folder=folder, shown=str(trace_dir))
+    measured = replace(measurement, split_s=job.split_s(steps_per_run))
+    return replace(measured, workers_s=tuple(w * steps_per_run for w in job.run.workers_s),
+                   source=(provenance(measured), *job.provenance(measurement.nodes, steps_per_run)))
 
 
 def _shown(value: object, kind: str, currency: str) -> str:

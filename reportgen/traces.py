@@ -36,6 +36,7 @@ import msgspec
 import numpy as np
 
 from reportgen.errors import InputError, Problem
+from reportgen.model import PROVENANCE
 
 COMMUNICATION = re.compile(r"^nccl.*|^hip|^hccl|.*ncclKernel.*")
 MEMORY = re.compile(r"^(hip)?Memcpy|^(hip)?Memset|^dma")
@@ -91,6 +92,22 @@ class JobBreakdown:
     run: JobRun
     world_size: int | None
     files: tuple[tuple[str, str], ...]  # (file name, SHA-256) of every trace read
+
+    def provenance(self, nodes: int, steps_per_run: float) -> tuple[str, ...]:
+        """The comment lines recorded above the job's run: what was read, the files' hashes, each rank's times."""
+        run, k = self.run, steps_per_run
+        wait = "measured across ranks" if run.wait_measured else "unknown (one rank): all exposed communication counted"
+        return (f"{PROVENANCE}ingest trace: {nodes} nodes, {len(self.ranks)} ranks, {run.steps} profiler step(s) per "
+                f"rank scaled to {k:g} per run; wait for the slowest rank {wait}",
+                *(f"{PROVENANCE}trace: {name} sha256 {digest}" for name, digest in self.files),
+                *(f"{PROVENANCE}rank {rank}: compute {c * k:.6g} s, communication {m * k:.6g} s, wait {w * k:.6g} s, "
+                  f"idle {i * k:.6g} s, io {o * k:.6g} s" for rank, c, m, w, i, o in self.per_rank_s()))
+
+    def split_s(self, steps_per_run: float) -> dict[str, float]:
+        """The run's compute / communication / idle / io, in seconds per run of `steps_per_run` steps."""
+        run, k = self.run, steps_per_run
+        return {"compute": run.compute_s * k, "communication": run.communication_s * k, "idle": run.idle_s * k,
+                "io": run.io_s * k}
 
     def per_rank_s(self) -> list[tuple[int, float, float, float, float, float]]:
         """Each rank's (rank, compute, exposed transfer, wait, idle, io) per profiler step, in seconds."""

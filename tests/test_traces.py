@@ -215,3 +215,29 @@ def test_typed_in_runs_say_so_and_the_wait_is_not_measured() -> None:
     analysis = analyze(make_project((INPUTS / "finetune-7b.yaml").read_text()))
     assert {r.origin for r in analysis.provenance.rows} == {"typed in"}
     assert not analysis.provenance.wait_measured(analysis.scaling.knee_cause_at) and not analysis.provenance.ranks
+
+
+def test_measure_takes_its_split_from_the_traces_the_command_writes(tmp_path: Path) -> None:
+    import sys
+
+    from tests.conftest import ROOT
+
+    project = tmp_path / "p.yaml"
+    project.write_text("project: {title: T}\nscaling: {file: runs.csv}\nenergy: {node_power: 1 kW, "
+                       "location: {country: FRA}}\n")
+    traces_dir = tmp_path / "traces"
+    write = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); from pathlib import Path; "
+             f"from tests.test_traces import write_job; write_job(Path({str(traces_dir)!r}), [1000.0, 1600.0])")
+    assert main(["measure", "--project", str(project), "--nodes", "2", "--trace-dir", str(traces_dir),
+                 "--steps-per-run", "1000", "--", sys.executable, "-c", write]) == 0
+    text = (tmp_path / "runs.csv").read_text()
+    assert "# reportgen measure: 2 nodes; energy is CodeCarbon's estimate" in text
+    assert "# reportgen ingest trace: 2 nodes, 2 ranks" in text and "# reportgen rank 1: compute 1.6 s" in text
+    run = load_project(project).project.scaling.runs[0]
+    assert run.compute == pytest.approx(1.3) and run.communication == pytest.approx(0.1) and run.energy > 0
+    # a folder without traces: the measured time and energy are printed, nothing is appended
+    empty = tmp_path / "none"
+    empty.mkdir()
+    assert main(["measure", "--project", str(project), "--nodes", "4", "--trace-dir", str(empty), "--",
+                 sys.executable, "-c", "pass"]) == 2
+    assert "\n4," not in (tmp_path / "runs.csv").read_text()
