@@ -153,6 +153,9 @@ def _parser() -> argparse.ArgumentParser:
     trace.add_argument("--steps-per-run", type=float, default=1.0, metavar="K",
                        help="profiler steps in one run of the project (default 1: a run is one step)")
     trace.add_argument("--replace", action="store_true", help="replace an existing run at the same node count")
+    trace.add_argument("--scheduler", metavar="ADDRESS",
+                       help="reduce the ranks on a Dask distributed cluster (e.g. tcp://host:8786) whose workers "
+                       "see the same paths; needs the optional extra reportgen[dask]")
 
     nccl = sources.add_parser(
         "nccl-tests", help="nccl-tests output (all_reduce_perf …): measured collectives with message sizes",
@@ -415,7 +418,7 @@ def _ingest_trace(arguments: argparse.Namespace) -> int:
     from reportgen import traces
 
     files, folder = traces.trace_files(arguments.paths)
-    job = traces.combine(traces.reduce_files(files), folder=folder,
+    job = traces.combine(traces.reduce_files(files, scheduler=arguments.scheduler), folder=folder,
                          shown=str(arguments.paths[0]) if len(arguments.paths) == 1 else "")
     if arguments.steps_per_run <= 0:
         raise UsageError(f"--steps-per-run must be more than zero, got {arguments.steps_per_run:g}")

@@ -241,3 +241,16 @@ def test_measure_takes_its_split_from_the_traces_the_command_writes(tmp_path: Pa
     assert main(["measure", "--project", str(project), "--nodes", "4", "--trace-dir", str(empty), "--",
                  sys.executable, "-c", "pass"]) == 2
     assert "\n4," not in (tmp_path / "runs.csv").read_text()
+
+
+def test_ranks_reduce_on_a_dask_cluster(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    distributed = pytest.importorskip("distributed")  # a test extra; optional for users (reportgen[dask])
+    folder = write_job(tmp_path / "job", [1000.0, 1000.0, 1600.0])
+    local = traces.combine(traces.reduce_files(traces.trace_files([folder])[0], processes=1))
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster:
+        files = traces.trace_files([folder])[0]
+        remote = traces.combine(traces.reduce_files(files, scheduler=cluster.scheduler_address))
+        assert main(["ingest", "trace", str(folder), "--scheduler", cluster.scheduler_address]) == 0
+    assert remote == local  # the same ranks, waits and run, whoever reduced them
+    assert "run (3 ranks of a world of 3" in capsys.readouterr().out
