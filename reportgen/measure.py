@@ -21,8 +21,8 @@ from typing import Any
 
 from reportgen import measurements, units
 from reportgen.errors import UsageError
-from reportgen.model import PROVENANCE
 from reportgen.project import LoadedProject
+from reportgen.records import PROVENANCE
 from reportgen.source import read_text
 
 SPLIT_FIELDS = ("compute", "communication", "idle", "io")

@@ -13,7 +13,7 @@ from yaml.error import Mark
 from yaml.nodes import Node, ScalarNode, SequenceNode
 
 from reportgen.errors import InputError, Problem
-from reportgen.model import PROVENANCE, RowSource
+from reportgen.records import PROVENANCE, RowSource
 from reportgen.source import mapping_node, mark_at, read_text, scalar_node
 
 MAX_CSV_BYTES = 16 << 20

@@ -7,7 +7,6 @@ and the documentation all read these. Cross-field rules of one section live in i
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -506,37 +505,3 @@ class Project:
     def currency(self) -> str:
         return self.pricing.currency if self.pricing else "USD"
 
-
-# -------------------------------------------------------------------------------------------------- provenance
-PROVENANCE = "# reportgen "  # comments reportgen writes above a row it recorded: where the row came from
-_RANK_LINE = re.compile(r"^# reportgen rank (\d+): compute (\S+) s, communication (\S+) s, wait (\S+) s, "
-                        r"idle (\S+) s, io (\S+) s$")
-
-
-@dataclass(frozen=True)
-class RankTimes:
-    """One rank's share of an ingested run, in seconds per run."""
-
-    rank: int
-    compute: float
-    communication: float  # exposed transfer
-    wait: float  # waiting for the slowest rank
-    idle: float
-    io: float
-
-
-@dataclass(frozen=True)
-class RowSource:
-    """The provenance comments above one row of a CSV, as reportgen wrote them."""
-
-    lines: tuple[str, ...]
-
-    @property
-    def ranks(self) -> tuple[RankTimes, ...]:
-        found = (_RANK_LINE.match(line) for line in self.lines)
-        return tuple(RankTimes(int(m[1]), *(float(m[i]) for i in range(2, 7))) for m in found if m)
-
-    @property
-    def described(self) -> tuple[str, ...]:
-        """The lines that say where the row came from (not the per-rank detail), without the comment mark."""
-        return tuple(line.removeprefix(PROVENANCE) for line in self.lines if not _RANK_LINE.match(line))

@@ -12,7 +12,8 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from reportgen import carbon, measurements, units
 from reportgen.errors import InputError
 from reportgen.flatten import flatten
-from reportgen.model import Collective, Energy, Prediction, Project, RowSource, Run, Scaling
+from reportgen.model import Collective, Energy, Prediction, Project, Run, Scaling
+from reportgen.records import RowSource
 from reportgen.source import compose, read_text
 from reportgen.spec import INVALID, Items, Reader, Section, locate, read_fields, scalar_text
 

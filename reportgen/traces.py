@@ -36,7 +36,7 @@ import msgspec
 import numpy as np
 
 from reportgen.errors import InputError, Problem, UsageError
-from reportgen.model import PROVENANCE
+from reportgen.records import PROVENANCE
 
 COMMUNICATION = re.compile(r"^nccl.*|^hip|^hccl|.*ncclKernel.*")
 MEMORY = re.compile(r"^(hip)?Memcpy|^(hip)?Memset|^dma")

@@ -22,7 +22,8 @@ from reportgen.analysis.provenance import ProvenanceResult, trace_provenance
 from reportgen.analysis.reliability import ReliabilityResult, analyze_reliability, default_scales
 from reportgen.analysis.scaling import ScalingResult, analyze_scaling
 from reportgen.carbon import Intensity
-from reportgen.model import Project, RowSource
+from reportgen.model import Project
+from reportgen.records import RowSource
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from reportgen.analysis.scaling import ScalingResult
-from reportgen.model import RankTimes, RowSource
+from reportgen.records import RankTimes, RowSource
 
 
 @dataclass(frozen=True)

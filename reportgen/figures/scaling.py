@@ -30,7 +30,8 @@ from reportgen.figures.style import (
     to_svg,
     unit_for,
 )
-from reportgen.model import Project, RankTimes
+from reportgen.model import Project
+from reportgen.records import RankTimes
 
 
 def jobs(analysis: Any, project: Project) -> list[FigureJob]:
