@@ -85,3 +85,14 @@ def test_sized_collectives_need_a_message_size_and_all_or_none_sized() -> None:
     with pytest.raises(InputError, match="or none"):
         make_project("project: {title: T}\nprediction: {t_comp: 1 s, message_bytes: 1 GB, "
                      "collectives: [{nodes: 2, bytes: 1 GB, time: 5 ms}, {nodes: 4, time: 9 ms}]}\n")
+
+
+def test_the_collectives_file_cannot_leave_the_project_folder(tmp_path: Path) -> None:
+    (tmp_path / "outside.csv").write_text("nodes,bytes [B],time [us]\n2,8,100\n")
+    inner = tmp_path / "project"
+    inner.mkdir()
+    (inner / "p.yaml").write_text("project: {title: T}\nprediction: {t_comp: 1 s, message_bytes: 1 GB, "
+                                  "collectives_file: ../outside.csv}\n")
+    with pytest.raises(InputError) as caught:
+        load_project(inner / "p.yaml")
+    assert caught.value.problems[0].path == "prediction.collectives_file"
