@@ -109,18 +109,11 @@ def _with_file_runs(scaling: Scaling, root: Node, path: Path, reader: Reader, *,
         return scaling, inline, None, {}
     file_node = locate(root, "scaling.file")
     failed: tuple[Scaling, Node, None, dict[int, RowSource]] = (INVALID, file_node, None, {})
-    if scaling.runs:
-        reader.error(file_node, "scaling.file", "give runs inline or in a file, not both")
-        return failed
-    try:
-        csv_path = measurements.resolve(path, scaling.file)
-    except ValueError as error:
-        reader.error(file_node, "scaling.file", str(error))
-        return failed
-    if not csv_path.is_file():
-        if missing_ok and not csv_path.exists():
-            return scaling, file_node, None, {}
-        reader.error(file_node, "scaling.file", f'no such file "{scaling.file}" beside the project file')
+    csv_path = _csv_beside(path, scaling.file, "scaling.file", file_node, reader,
+                           inline_too="runs" if scaling.runs else None, missing_ok=missing_ok)
+    if csv_path is None:
+        return scaling, file_node, None, {}
+    if csv_path is INVALID:
         return failed
     try:
         runs_node, data, sources = measurements.read_runs(csv_path,
@@ -136,25 +129,32 @@ def _with_file_runs(scaling: Scaling, root: Node, path: Path, reader: Reader, *,
     return replace(scaling, runs=runs), runs_node, hashlib.sha256(data).hexdigest(), by_nodes
 
 
+def _csv_beside(path: Path, relative: str, field_path: str, node: Node, reader: Reader, *, inline_too: str | None,
+                missing_ok: bool) -> Any:
+    """The CSV a field names beside the project file; None when it may be missing and is; INVALID (reported)
+    when the same rows are also given inline, the path leaves the folder, or the file is not there."""
+    if inline_too:
+        return reader.error(node, field_path, f"give {inline_too} inline or in a file, not both")
+    try:
+        csv_path = measurements.resolve(path, relative)
+    except ValueError as error:
+        return reader.error(node, field_path, str(error))
+    if not csv_path.is_file():
+        if missing_ok and not csv_path.exists():
+            return None
+        return reader.error(node, field_path, f'no such file "{relative}" beside the project file')
+    return csv_path
+
+
 def _with_file_collectives(prediction: Prediction, root: Node, path: Path, reader: Reader, *,
                            missing_ok: bool = False) -> Any:
     """The prediction with the collectives of its CSV read in (`reportgen ingest nccl-tests` writes it)."""
     assert prediction.collectives_file is not None
     file_node = locate(root, "prediction.collectives_file")
-    if prediction.collectives:
-        reader.error(file_node, "prediction.collectives_file", "give collectives inline or in a file, not both")
-        return INVALID
-    try:
-        csv_path = measurements.resolve(path, prediction.collectives_file)
-    except ValueError as error:
-        reader.error(file_node, "prediction.collectives_file", str(error))
-        return INVALID
-    if not csv_path.is_file():
-        if missing_ok and not csv_path.exists():
-            return prediction
-        reader.error(file_node, "prediction.collectives_file",
-                     f'no such file "{prediction.collectives_file}" beside the project file')
-        return INVALID
+    csv_path = _csv_beside(path, prediction.collectives_file, "prediction.collectives_file", file_node, reader,
+                           inline_too="collectives" if prediction.collectives else None, missing_ok=missing_ok)
+    if csv_path is None or csv_path is INVALID:
+        return prediction if csv_path is None else INVALID
     try:
         rows, _, _ = measurements.read_runs(csv_path, str(Path(reader.display).parent / prediction.collectives_file),
                                          measurements.COLLECTIVE_COLUMNS)
