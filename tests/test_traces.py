@@ -254,3 +254,12 @@ def test_ranks_reduce_on_a_dask_cluster(tmp_path: Path, capsys: pytest.CaptureFi
         assert main(["ingest", "trace", str(folder), "--scheduler", cluster.scheduler_address]) == 0
     assert remote == local  # the same ranks, waits and run, whoever reduced them
     assert "run (3 ranks of a world of 3" in capsys.readouterr().out
+
+
+def test_a_project_typed_in_says_so_in_one_sentence(tmp_path: Path) -> None:
+    from reportgen.pipeline import BuildOptions, build
+    from tests.conftest import INPUTS
+
+    build(INPUTS / "finetune-7b.yaml", BuildOptions(out_root=tmp_path, formats=("html",)))
+    html = (tmp_path / "finetune-7b" / "report.html").read_text()
+    assert "Every measured number was typed into the project" in html and "times from</th>" not in html
