@@ -81,7 +81,7 @@ def check_goal(goal: Goal | None, *, plan_nodes: int | None, scaling: ScalingRes
         why = ("the runs are measured per unit of work (add scaling.work_per_run)" if scaling
                else "nothing is measured (add scaling.runs)")
         return GoalResult(goal.text, goal.time_per_run, goal.cost_per_run, plan_nodes, False, (), None, None,
-                          False, runs_per_month, None, f"the goal cannot be checked: {why}")
+                          False, runs_per_month, None, why)
     limits = _Limits(goal, {row.nodes: row.co2_kg for row in energy.rows} if energy else {}, runs_per_month)
     if cost is not None:
         checks = [limits.hold(point.nodes, point.regime, True, point.time_s, point.cost)
