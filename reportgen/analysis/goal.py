@@ -105,8 +105,9 @@ def check_goal(goal: Goal | None, *, plan_nodes: int | None, scaling: ScalingRes
         at_plan = tuple(check for check in checks if check.nodes == plan_nodes)
     verdicts = [check.met for check in at_plan]
     met = None if not at_plan else True if True in verdicts else False if all(v is False for v in verdicts) else None
-    met_at_plan = [c for c in at_plan if c.met and c.cost is not None]
-    best = first_min(met_at_plan, key=lambda c: c.cost or 0.0) if met_at_plan else at_plan[0] if at_plan else None
+    priced_and_met = [c for c in at_plan if c.met and c.cost is not None]
+    best = first_min(priced_and_met, key=lambda c: c.cost or 0.0) if priced_and_met else \
+        at_plan[0] if at_plan else None
     return GoalResult(goal.text, goal.time_per_run, goal.cost_per_run, plan_nodes, plan_measured, at_plan, met,
                       cheapest, all(check.met is False for check in checks), runs_per_month,
                       best.monthly_cost if best else None, note)
