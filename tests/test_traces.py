@@ -43,6 +43,62 @@ def test_exposed_communication_and_memory_follow_hta_classes() -> None:
     assert (b.communication_us, b.memory_us, b.steps) == (20805.0, 831.0, 2)
 
 
+# -------------------------------------------------------------------------------------- reading in blocks
+def test_small_blocks_give_the_same_breakdown(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a 200-byte block cuts almost every event, the nested args and the strings: each cut must be found wrong by
+    # the decoder and moved, never taken, and the result must not depend on where the blocks fall
+    whole = [traces.read_rank(SAMPLES / name) for name in sorted(HTA)]
+    monkeypatch.setattr(traces, "BLOCK_BYTES", 200)
+    assert [traces.read_rank(SAMPLES / name) for name in sorted(HTA)] == whole
+
+
+def test_braces_in_names_and_the_header_after_the_events(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    trace = job_trace(0, 2, [1000.0, 1200.0])
+    for event in trace["traceEvents"]:
+        if event["cat"] == "cuda_runtime":
+            event["name"] = 'cudaLaunchKernel}, {"ph": "X"}]'  # a separator and the array's end, inside a string
+            event["args"]["nested"] = {"deeper": {"x": [1, {"y": 2}]}}
+    events_first = {"traceEvents": trace["traceEvents"], "distributedInfo": trace["distributedInfo"]}
+    (tmp_path / "a.json").write_text(json.dumps(trace, indent=1))
+    (tmp_path / "b.json").write_text(json.dumps(events_first, separators=(",", ":")))
+    expected = traces.read_rank(tmp_path / "a.json")
+    assert (expected.rank, expected.world_size, expected.steps) == (0, 2, 3)
+    for block in (7, 64, 1000):
+        monkeypatch.setattr(traces, "BLOCK_BYTES", block)
+        for name in ("a.json", "b.json"):
+            got = traces.read_rank(tmp_path / name)
+            assert (got.rank, got.world_size, got.compute_us, got.collectives) == (
+                0, 2, expected.compute_us, expected.collectives)
+
+
+def test_the_digest_is_of_the_file_as_stored() -> None:
+    # `sha256sum rank-0.json.gz` must give the digest the provenance records, not that of the decompressed JSON
+    import hashlib
+
+    path = SAMPLES / "sampled-128rank" / "rank-0.json.gz"
+    assert traces.read_rank(path).sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_fault_deep_in_a_file_is_located_as_json_would_locate_it(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = json.dumps(job_trace(0, 1, [1000.0], steps=40), indent=1).splitlines()
+    broken = next(i for i, line in enumerate(lines) if '"dur"' in line and i > len(lines) * 2 // 3)
+    lines[broken] = lines[broken].replace('"dur":', '"dur";')
+    text = "\n".join(lines)
+    (tmp_path / "deep.json").write_text(text)
+    with pytest.raises(json.JSONDecodeError) as reference:
+        json.loads(text)
+    monkeypatch.setattr(traces, "BLOCK_BYTES", 512)
+    message = refused([tmp_path / "deep.json"])
+    assert f"deep.json:{reference.value.lineno}:{reference.value.colno}: error: not JSON" in message
+    (tmp_path / "cut.json").write_text(text[: len(text) // 2].replace('"dur";', '"dur":'))
+    assert "cut.json:" in refused([tmp_path / "cut.json"]) and "not JSON" in refused([tmp_path / "cut.json"])
+    wrong = job_trace(0, 1, [1000.0], steps=40)
+    wrong["traceEvents"][150]["ts"] = "soon"
+    (tmp_path / "typed.json").write_text(json.dumps(wrong))
+    assert "$.traceEvents[150].ts" in refused([tmp_path / "typed.json"])  # counted across blocks
+
+
 # ---------------------------------------------------------------------------------------------- generated jobs
 def job_trace(rank: int, world: int, compute: list[float], *, transfer: float = 100.0, steps: int = 3,
               offset: float = 0.0, collectives: bool = True) -> dict:
