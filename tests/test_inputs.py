@@ -140,3 +140,16 @@ def test_project_is_frozen() -> None:
     project = load_project(INPUTS / "example.yaml").project
     with pytest.raises(AttributeError):
         project.design.nodes = 3  # type: ignore[misc]
+
+
+FLAWED_ON_PURPOSE = {"finetune-r1": ["wrong-axis", "replica-cannot-fit"]}  # the revision that diff corrects
+
+
+@pytest.mark.parametrize("path", sorted(INPUTS.glob("*.yaml")), ids=lambda p: p.stem)
+def test_the_examples_open_without_an_error_finding(path: Path) -> None:
+    # an example is what a new user reads first: its own evidence must not contradict it (the default example once
+    # fitted a negative latency from its collectives)
+    from reportgen.analysis import analyze
+
+    findings = analyze(load_project(path).project).findings
+    assert [f.code for f in findings if f.severity == "error"] == FLAWED_ON_PURPOSE.get(path.stem, [])
