@@ -26,6 +26,11 @@ _QUANTITY_RE = re.compile(rf"^\s*(?P<number>{_NUMBER})\s*(?P<unit>.*?)\s*$")
 _NUMBER_RE = re.compile(rf"^\s*{_NUMBER}\s*$")
 # A unit expression: names, * and /, parentheses, and small integer exponents (at most two digits).
 _UNIT_TOKEN_RE = re.compile(r"\s*(?:(?P<name>[^\W\d]\w*)|(?P<op>\*\*|\^|[*/()])|(?P<exp>-?\d{1,2}))")
+# Spellings seen in papers and dashboards that pint cannot read, with the one that means the same here.
+_SPELLINGS = {"qps": "request/s", "rps": "request/s", "tps": "token/s", "sps": "sample/s", "GBps": "GB/s",
+              "MBps": "MB/s", "TBps": "TB/s", "KB": "kB", "iter": "it", "iters": "it", "CO2eq": "gCO2eq",
+              "kWhr": "kWh"}
+_RECIPROCAL_RE = re.compile(r"^\s*(?:1\s*)?/")  # "1/s" and "/s": a rate written as a reciprocal
 _CURRENCY_CODE_RE = re.compile(r"^[A-Z]{3}$")
 
 
@@ -153,8 +158,9 @@ def _unit_tokens(unit_text: str) -> list[str]:
 
 
 def _unit_expression(unit_text: str, currency: str) -> str:
-    """The unit text as pint should read it, with the project currency written as the currency unit."""
-    tokens = _unit_tokens(unit_text)
+    """The unit text as pint should read it, with the project currency written as the currency unit and a bare
+    reciprocal ("1/s", "/s") read as a count per unit."""
+    tokens = _unit_tokens(_RECIPROCAL_RE.sub("count /", unit_text, count=1))
     return " ".join(CURRENCY_TOKEN if token == currency else token for token in tokens)
 
 
@@ -219,7 +225,10 @@ def _factor(unit_text: str, dimension: Dimension, currency: str) -> tuple[float,
     except pint.UndefinedUnitError as error:
         names = error.unit_names
         name = names if isinstance(names, str) else ", ".join(names)
-        hint = f"; this project's currency is {currency} (pricing.currency)" if is_currency_code(name) else ""
+        if name in _SPELLINGS:
+            hint = f'; did you mean "{_SPELLINGS[name]}"?'
+        else:
+            hint = f"; this project's currency is {currency} (pricing.currency)" if is_currency_code(name) else ""
         return 0.0, f"unknown unit {name}{hint}"
     except (pint.PintError, ValueError, TypeError, SyntaxError, AttributeError, AssertionError,
             tokenize.TokenError):  # pint's expression parser, behind the grammar check above

@@ -28,6 +28,23 @@ from reportgen.units import UnitProblem, parse_quantity
     ("21298 sequences/s", units.RATE, 21298.0),
     ("1.2e8 sequence", units.WORK, 1.2e8),
     ("1.3e10", units.WORK, 1.3e10),  # counts may be bare
+    # the spellings people write: a reciprocal, hertz, bits per second, short names of work
+    ("2000 1/s", units.RATE, 2000.0),
+    ("2000 /s", units.RATE, 2000.0),
+    ("2000/s", units.RATE, 2000.0),
+    ("3 kHz", units.RATE, 3000.0),
+    ("2000 Hz", units.RATE, 2000.0),
+    ("400 Gbps", units.BANDWIDTH, 50e9),
+    ("400 Gb/s", units.BANDWIDTH, 50e9),
+    ("120 req/s", units.RATE, 120.0),
+    ("120 reqs/s", units.RATE, 120.0),
+    ("4.5 it/s", units.RATE, 4.5),
+    ("1e6 it", units.WORK, 1e6),
+    # carbon as papers write it: BLOOM's gCO2eq, Strubell 2019's pounds
+    ("57 gCO2eq/kWh", units.CARBON_INTENSITY, 0.057 / 3.6e6),
+    ("57 gCO2/kWh", units.CARBON_INTENSITY, 0.057 / 3.6e6),
+    ("0.954 lb/kWh", units.CARBON_INTENSITY, 0.954 * 0.45359237 / 3.6e6),
+    ("24.7 tCO2eq", units.MASS, 24_700.0),
 ])
 def test_parses_to_si(text: str, dimension: units.Dimension, si: float) -> None:
     assert parse_quantity(text, dimension) == pytest.approx(si, rel=1e-12)
@@ -44,6 +61,10 @@ def test_parses_to_si(text: str, dimension: units.Dimension, si: float) -> None:
     ("fast", units.TIME, "not a number followed by a unit"),
     ("3 EUR", units.MONEY, "this project's currency is USD"),
     ("1 s" + " " * 100, units.TIME, "a text of"),
+    ("2000 1/s", units.TIME, "(per time)"),  # a reciprocal is a rate, not a time
+    ("2000 qps", units.RATE, 'did you mean "request/s"'),
+    ("5 GBps", units.BANDWIDTH, 'did you mean "GB/s"'),
+    ("3 KB", units.DATA, 'did you mean "kB"'),
 ])
 def test_refuses(text: str, dimension: units.Dimension, message: str) -> None:
     with pytest.raises(UnitProblem, match=message.replace("(", r"\(").replace(")", r"\)").replace("*", r"\*")):
