@@ -1,3 +1,23 @@
-"""reportgen: the evidence behind a distributed-AI system design, turned into a report a reviewer would accept."""
+"""reportgen: the evidence behind a distributed-AI system design, turned into a report a reviewer would accept.
+
+The Python API (`reportgen.load`, `reportgen.analyze`) lives in reportgen.api and is imported on first use, so
+that the command line does not pay for it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+__all__ = ["Results", "__version__", "analyze", "load"]
+
+if TYPE_CHECKING:
+    from reportgen.api import Results, analyze, load
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("load", "analyze", "Results"):
+        from reportgen import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'reportgen' has no attribute {name!r}")

@@ -11,7 +11,8 @@ from pathlib import Path
 from reportgen import __version__, interrupts
 from reportgen.errors import ExitCode, InputError, ReportgenError, UsageError
 
-FORMATS = ("html", "pdf", "json")
+FORMATS = ("html", "pdf", "json", "csv")
+DEFAULT_FORMATS = ("html", "pdf", "json")
 DIFF_FORMATS = ("html", "pdf", "json", "md")
 
 DESCRIPTION = """\
@@ -64,8 +65,9 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("files", nargs="+", metavar="FILE", type=Path, help="project files (YAML)")
     build.add_argument("-o", "--output", type=Path, default=Path("build"), metavar="OUT",
                        help="output folder (default: build)")
-    build.add_argument("--format", type=_formats, default=FORMATS, metavar="LIST",
-                       help="comma-separated formats among html, pdf, json (default: all three)")
+    build.add_argument("--format", type=_formats, default=DEFAULT_FORMATS, metavar="LIST",
+                       help="comma-separated formats among html, pdf, json, csv (default: html,pdf,json); csv "
+                            "writes each table of the report as a CSV file")
     build.add_argument("--paper", choices=("a4", "letter"), default="a4", help="PDF paper size (default: a4)")
     build.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
                        help="build N projects at a time in worker processes (default: 1)")
@@ -80,8 +82,8 @@ def _parser() -> argparse.ArgumentParser:
     watch.add_argument("file", type=Path, metavar="FILE", help="the project file")
     watch.add_argument("-o", "--output", type=Path, default=Path("build"), metavar="OUT",
                        help="output folder (default: build)")
-    watch.add_argument("--format", type=_formats, default=FORMATS, metavar="LIST",
-                       help="comma-separated formats among html, pdf, json (default: all three)")
+    watch.add_argument("--format", type=_formats, default=DEFAULT_FORMATS, metavar="LIST",
+                       help="comma-separated formats among html, pdf, json, csv (default: html,pdf,json)")
     watch.add_argument("--paper", choices=("a4", "letter"), default="a4", help="PDF paper size (default: a4)")
     watch.add_argument("--interval", type=float, default=0.25, metavar="SECONDS",
                        help="how often to look for a save (default: 0.25)")

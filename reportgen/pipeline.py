@@ -73,6 +73,10 @@ class Builder:
         files: dict[str, bytes] = {}
         if "json" in formats:
             files["results.json"] = dumps(document).encode("utf-8")
+        if "csv" in formats:
+            from reportgen.api import csv_files  # pandas: only for a build that asks for CSV
+
+            files.update(csv_files(document))
         report: Report | None = None
         drawn: tuple[str, ...] = ()
         if "html" in formats or "pdf" in formats:

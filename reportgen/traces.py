@@ -420,9 +420,9 @@ def reduce_events(events: Iterable[_Event], *, shown: str) -> tuple[np.ndarray, 
             if ts is not None and event.ph == "X":
                 add_launch_ts(ts)
                 add_launch_correlation(args.correlation)
-        elif isinstance(event.name, str) and event.name.startswith("ProfilerStep#"):
-            if event.ts is not None and event.ph == "X":
-                step_starts.append(event.ts)
+        elif (isinstance(event.name, str) and event.name.startswith("ProfilerStep#") and event.ts is not None
+              and event.ph == "X"):
+            step_starts.append(event.ts)
     if not gpu_ts:
         raise InputError([Problem(shown, 1, 1, "", "no GPU kernels, copies or sets: a CPU-only profile cannot "
                                   "split GPU time")])
@@ -432,13 +432,13 @@ def reduce_events(events: Iterable[_Event], *, shown: str) -> tuple[np.ndarray, 
                                   "active steps ≥ 2)")])
     # HTA's rounding of fractional microseconds: a start up to the next one, an end down to the previous one
     last_step = math.ceil(max(step_starts))
-    ts = np.frombuffer(gpu_ts, dtype=np.float64)
+    starts = np.frombuffer(gpu_ts, dtype=np.float64)
     launches = np.frombuffer(launch_correlation, dtype=np.int64)
     early = launches[np.ceil(np.frombuffer(launch_ts, dtype=np.float64)) < last_step]
     kept = np.isin(np.frombuffer(gpu_correlation, dtype=np.int64), early)  # launched before the last step began
     if not kept.any():
         raise InputError([Problem(shown, 1, 1, "", "no GPU event was launched within a complete profiler step")])
-    return (np.ceil(ts[kept]), np.floor(ts[kept] + np.frombuffer(gpu_dur, dtype=np.float64)[kept]),
+    return (np.ceil(starts[kept]), np.floor(starts[kept] + np.frombuffer(gpu_dur, dtype=np.float64)[kept]),
             np.frombuffer(gpu_kind, dtype=np.int8)[kept], np.frombuffer(gpu_stream, dtype=np.int64)[kept],
             sum(1 for s in step_starts if math.ceil(s) < last_step))
 
