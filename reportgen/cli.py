@@ -94,7 +94,10 @@ def _parser() -> argparse.ArgumentParser:
                                  description="Print the JSON Schema of the project file. Editors that use "
                                  "yaml-language-server pick it up from a `# yaml-language-server: $schema=PATH` "
                                  "line at the top of a project file.")
-    schema.add_argument("-o", "--output", type=Path, metavar="FILE", help="write to FILE instead of standard output")
+    schema.add_argument("-o", "--output", type=Path, metavar="FILE",
+                        help="write to FILE instead of standard output (`-`: standard output)")
+    schema.add_argument("--results", action="store_true",
+                        help="the schema of results.json instead of the project file's")
 
     diff = commands.add_parser("diff", help="compare two revisions of a project: inputs, design, results, findings",
                                description="Compare two project files, each a path or REV:PATH read from git "
@@ -230,7 +233,7 @@ def _run(arguments: argparse.Namespace) -> int:
     if arguments.command == "build":
         return _build(arguments)
     if arguments.command == "schema":
-        return _schema(arguments.output)
+        return _schema(arguments.output, results=arguments.results)
     if arguments.command == "init":
         return _init(arguments.path)
     if arguments.command == "diff":
@@ -419,11 +422,11 @@ def _shown(value: object, kind: str, currency: str) -> str:
     return plain_text(key_value(value, kind, currency))
 
 
-def _schema(output: Path | None) -> ExitCode:
-    from reportgen.schema import schema_text
+def _schema(output: Path | None, *, results: bool) -> ExitCode:
+    from reportgen.schema import results_schema_text, schema_text
 
-    text = schema_text()
-    if output is None:
+    text = results_schema_text() if results else schema_text()
+    if output is None or str(output) == "-":
         sys.stdout.write(text)
     else:
         output.parent.mkdir(parents=True, exist_ok=True)

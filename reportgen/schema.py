@@ -1,4 +1,5 @@
-"""`reportgen schema`: the draft-07 JSON Schema of the project file, derived from the model's field specs."""
+"""`reportgen schema`: the draft-07 JSON Schema of the project file, derived from the model's field specs, and
+(`--results`) that of results.json."""
 
 from __future__ import annotations
 
@@ -22,3 +23,9 @@ def project_schema() -> dict[str, Any]:
 
 def schema_text() -> str:
     return json.dumps(project_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+def results_schema_text() -> str:
+    from reportgen.results_schema import results_schema
+
+    return json.dumps(results_schema(), indent=2, ensure_ascii=False) + "\n"

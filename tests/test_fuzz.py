@@ -12,6 +12,7 @@ import math
 import time
 from typing import Any
 
+import jsonschema
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -22,6 +23,7 @@ from reportgen.errors import InputError
 from reportgen.model import AXES, SLOT_VOCABULARY
 from reportgen.project import load_project_text
 from reportgen.results import dumps, results_document
+from reportgen.results_schema import results_schema
 from tests.conftest import ROOT
 
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow],
@@ -123,6 +125,9 @@ projects = st.fixed_dictionaries(
     })
 
 
+RESULTS_SCHEMA = jsonschema.Draft7Validator(results_schema())
+
+
 def load(text_: str) -> Any:
     return load_project_text(text_, ROOT / "fuzz.yaml", "fuzz.yaml")
 
@@ -157,6 +162,7 @@ def test_valid_projects_build_to_json(document: dict[str, Any]) -> None:
     started = time.perf_counter()
     results = build_json(document)  # a valid project must build: an InputError here is a failure
     assert results["schema_version"] == 1
+    RESULTS_SCHEMA.validate(results)  # every key documented, every type as documented, for any valid project
     assert finite_everywhere(results), "no NaN or infinity may reach results.json as a float"
     assert time.perf_counter() - started < 10
 

@@ -10,7 +10,7 @@ import pytest
 
 from reportgen.pipeline import BuildOptions, build
 from reportgen.results import dumps
-from tests.conftest import INPUTS
+from tests.conftest import DATA, INPUTS
 
 CONTRACT = {
     "": ["schema_version", "project", "diagnosis", "checklist", "prediction", "scaling", "cost", "energy",
@@ -106,3 +106,26 @@ def test_two_builds_are_byte_identical(tmp_path: Path) -> None:
     for out in ("a", "b"):
         build(INPUTS / "example.yaml", BuildOptions(out_root=tmp_path / out, formats=("json",)))
     assert (tmp_path / "a/example/results.json").read_bytes() == (tmp_path / "b/example/results.json").read_bytes()
+
+
+@pytest.mark.parametrize("path", sorted(INPUTS.glob("*.yaml")) + sorted((DATA / "good").glob("*.yaml")),
+                         ids=lambda p: p.stem)
+def test_every_output_follows_the_results_schema(path: Path) -> None:
+    # the schema documents every key (additionalProperties: false), so a key added without a description fails
+    import jsonschema
+
+    from reportgen.pipeline import analyze_loaded
+    from reportgen.project import load_project
+    from reportgen.results_schema import results_schema
+
+    jsonschema.Draft7Validator.check_schema(results_schema())
+    _, document = analyze_loaded(load_project(path))
+    jsonschema.Draft7Validator(results_schema()).validate(json.loads(dumps(document)))
+
+
+def test_schema_results_prints_the_results_schema(capsys: pytest.CaptureFixture[str]) -> None:
+    from reportgen.cli import main
+
+    assert main(["schema", "--results", "-o", "-"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    assert schema["title"] == "reportgen results.json" and "scaling" in schema["properties"]
