@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 
-.PHONY: report test lint bench clean golden bytecode
+.PHONY: report test lint bench clean golden bytecode docs reference
 
 report: $(VENV)/.installed bytecode
 	$(BIN)/reportgen build inputs/example.yaml -o build
@@ -25,6 +25,15 @@ bench: $(VENV)/.installed-test
 # reportgen's modules again (0.05-0.15 s of each cold run). A no-op when the bytecode is current.
 bytecode: | $(VENV)/bin/python
 	$(BIN)/python -m compileall -q reportgen
+
+# The documentation site, offline, into build/site (open build/site/index.html). make test builds it with --strict.
+docs: $(VENV)/.installed-test
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
+
+# The generated pages of docs/reference/ (project file, results.json, command line), after a change to the code
+# they are generated from; the suite fails while they differ.
+reference: $(VENV)/.installed
+	$(BIN)/python -m reportgen.reference docs/reference
 
 golden: $(VENV)/.installed-test
 	REPORTGEN_REGENERATE_GOLDEN=1 $(BIN)/python -m pytest tests/test_golden.py

@@ -338,6 +338,7 @@ def _watch(arguments: argparse.Namespace) -> int:
 
 def _diff(arguments: argparse.Namespace) -> ExitCode:
     from reportgen.compare import DiffOptions, run_diff
+    from reportgen.formatting import counted
 
     outcome = run_diff(arguments.old, arguments.new,
                        DiffOptions(out_root=arguments.output, formats=arguments.format, paper=arguments.paper))
@@ -347,9 +348,10 @@ def _diff(arguments: argparse.Namespace) -> ExitCode:
               "and findings")
     else:
         better = sum(1 for r in result.results if r.verdict == "better")
-        print(f"{len(result.changed_results)} key results changed ({better} better, {len(result.worse)} worse); "
-              f"{len(result.inputs)} inputs and {len(result.slots)} design slots changed; findings "
-              f"+{len(result.appeared)} -{len(result.resolved)}")
+        print(f"{counted(len(result.changed_results), 'key result')} changed ({better} better, "
+              f"{len(result.worse)} worse); {counted(len(result.inputs), 'input')} and "
+              f"{counted(len(result.slots), 'design slot')} changed; findings +{len(result.appeared)} "
+              f"-{len(result.resolved)}")
         for change in result.worse:
             print(f"  worse: {change.label}: {_shown(change.old, change.kind, result.currency)} -> "
                   f"{_shown(change.new, change.kind, result.currency)}")

@@ -50,6 +50,11 @@ def nodes(value: Any) -> str:
     return f"{int(value):,} node{'' if int(value) == 1 else 's'}"
 
 
+def counted(value: Any, singular: str, plural: str = "") -> str:
+    """A count with its noun agreeing: "1 key result", "3 key results" (plural: singular + "s" unless given)."""
+    return f"{int(value):,} {singular if int(value) == 1 else plural or singular + 's'}"
+
+
 def count(value: Any) -> str:
     """A count that may be fractional: 30 rather than 30.0, 2.5 as it is."""
     if value is None:
@@ -178,6 +183,6 @@ def _markup(function: Callable[..., str]) -> Callable[..., Markup]:
 _FORMATTERS: dict[str, Callable[..., str]] = {
     "num": number, "int": integer, "nodes": nodes, "count": count, "pct": percent, "times": times,
     "duration": duration, "size": size, "rate": rate, "money": money, "mass": mass, "energy": energy,
-    "regime": regime, "keyvalue": key_value,
+    "regime": regime, "keyvalue": key_value, "counted": counted,
 }
 FILTERS = {name: _markup(function) for name, function in _FORMATTERS.items()}

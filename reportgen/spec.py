@@ -86,6 +86,14 @@ class Spec:
     def json_schema(self) -> dict[str, Any]:
         raise NotImplementedError
 
+    def kind(self) -> str:
+        """What the value is, for the project-file reference ("time", "one of a, b")."""
+        raise NotImplementedError
+
+    def example_text(self) -> str:
+        """A value as it is written in a project file, for the reference and the starter; "" when none fits."""
+        return ""
+
 
 @dataclass(frozen=True)
 class Text(Spec):
@@ -111,6 +119,12 @@ class Text(Spec):
             schema["enum"] = list(self.choices)
         return schema
 
+    def kind(self) -> str:
+        return f"one of: {', '.join(self.choices)}" if self.choices else "text"
+
+    def example_text(self) -> str:
+        return self.choices[0] if self.choices else ""
+
 
 @dataclass(frozen=True)
 class Names(Spec):
@@ -127,6 +141,9 @@ class Names(Spec):
         return {"description": self.doc,
                 "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
 
+    def kind(self) -> str:
+        return "text, or a list of texts"
+
 
 @dataclass(frozen=True)
 class Choices(Spec):
@@ -142,6 +159,9 @@ class Choices(Spec):
         one = {"type": "string", "examples": list(self.vocabulary)}
         return {"description": self.doc, "anyOf": [one, {"type": "array", "items": one, "minItems": 1}]}
 
+    def kind(self) -> str:
+        return "text, or a list of texts for a hybrid"
+
 
 @dataclass(frozen=True)
 class Flag(Spec):
@@ -154,6 +174,12 @@ class Flag(Spec):
 
     def json_schema(self) -> dict[str, Any]:
         return {"type": "boolean", "description": self.doc}
+
+    def kind(self) -> str:
+        return "true or false"
+
+    def example_text(self) -> str:
+        return "false"
 
 
 def _number(node: Node) -> float | None:
@@ -211,6 +237,14 @@ class Number(Spec):
         if self.maximum is not None:
             schema["maximum"] = self.maximum
         return schema
+
+    def kind(self) -> str:
+        if self.minimum is None and self.maximum is None:
+            return "a whole number" if self.integer else "a number"
+        return self._range()
+
+    def example_text(self) -> str:
+        return self.example
 
 
 def Count(doc: str = "", example: str = "8") -> Number:
@@ -280,6 +314,13 @@ class Quantity(Spec):
             schema.update(text)
         return schema
 
+    def kind(self) -> str:
+        return self.dimension.name + (", zero allowed" if self.allow_zero else "") + (
+            "; a bare number is in scaling.time_unit" if self.bare_in_time_unit else "")
+
+    def example_text(self) -> str:
+        return self.shown_example
+
 
 @dataclass(frozen=True)
 class Unit(Spec):
@@ -302,6 +343,12 @@ class Unit(Spec):
     def json_schema(self) -> dict[str, Any]:
         return {"type": "string", "description": self.doc, "examples": ["s", "min", "h"]}
 
+    def kind(self) -> str:
+        return f"a unit of {self.dimension.name}"
+
+    def example_text(self) -> str:
+        return "s"
+
 
 @dataclass(frozen=True)
 class Items(Spec):
@@ -321,6 +368,9 @@ class Items(Spec):
         return {"type": "array", "description": self.doc, "items": self.item.json_schema(),
                 "minItems": self.min_items}
 
+    def kind(self) -> str:
+        return "a list of mappings" if isinstance(self.item, Section) else f"a list, each {self.item.kind()}"
+
 
 @dataclass(frozen=True)
 class Section(Spec):
@@ -334,6 +384,9 @@ class Section(Spec):
 
     def json_schema(self) -> dict[str, Any]:
         return struct_schema(self.cls, self.doc)
+
+    def kind(self) -> str:
+        return "a mapping"
 
 
 def field(spec: Spec, default: Any = None, *, required: bool = False) -> Any:

@@ -1,0 +1,58 @@
+"""The documentation: generated pages in step with the code, a site that builds strictly, nothing outside the
+repository referred to."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reportgen import reference
+from tests.conftest import ROOT
+
+
+@pytest.mark.parametrize("name", sorted(reference.PAGES))
+def test_generated_pages_match_the_code(name: str) -> None:
+    written = (ROOT / "docs" / "reference" / name).read_text(encoding="utf-8")
+    assert written == reference.PAGES[name](), f"docs/reference/{name} is stale: run `make reference`"
+
+
+def test_the_project_file_reference_lists_every_field() -> None:
+    from reportgen.model import Project
+    from reportgen.spec import spec_fields
+
+    page = reference.project_file_page()
+
+    def walk(cls: type, path: str) -> None:
+        for name, spec, _ in spec_fields(cls):
+            assert f"| `{name}` |" in page.split(f" {path}\n", 1)[-1], f"{path}.{name} is missing"
+            inner, suffix = reference._mapping_of(spec)
+            if inner is not None:
+                walk(inner, f"{path}.{name}{suffix}")
+
+    for name, spec, _ in spec_fields(Project):
+        inner, suffix = reference._mapping_of(spec)
+        assert inner is not None
+        walk(inner, f"{name}{suffix}")
+
+
+def test_the_site_builds_strictly(tmp_path: Path) -> None:
+    # --strict turns every warning into a failure: a broken link, a missing anchor, a page outside the navigation
+    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path)],
+                            cwd=ROOT, capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (tmp_path / "reference" / "project-file.html").is_file()
+
+
+def test_nothing_refers_outside_the_repository() -> None:
+    files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    outside = "../" + "shared"  # spelled apart so that this file does not match itself
+    for name in files:
+        path = ROOT / name
+        if path.suffix in {".gz", ".png", ".pdf", ".svg"} or not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        assert outside not in text, f"{name} refers to {outside}"
