@@ -2,9 +2,9 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-PIP    := $(BIN)/python -m pip install --quiet --disable-pip-version-check
+PIP    := $(BIN)/python -m pip install --quiet --disable-pip-version-check --constraint constraints.txt
 
-.PHONY: report test lint bench clean golden bytecode docs reference
+.PHONY: report test lint bench clean golden bytecode docs reference constraints
 
 report: $(VENV)/.installed bytecode
 	$(BIN)/reportgen build inputs/example.yaml -o build
@@ -35,17 +35,22 @@ docs: $(VENV)/.installed-test
 reference: $(VENV)/.installed
 	$(BIN)/python -m reportgen.reference docs/reference
 
+# Pin what the .venv of `make test` holds now (after a change of dependencies in pyproject.toml).
+constraints: $(VENV)/.installed-test
+	{ sed -n '1,3p' constraints.txt; $(BIN)/python -m pip freeze --exclude-editable | grep -v '^reportgen'; } > constraints.new
+	mv constraints.new constraints.txt
+
 golden: $(VENV)/.installed-test
 	REPORTGEN_REGENERATE_GOLDEN=1 $(BIN)/python -m pytest tests/test_golden.py
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(VENV)/.installed: pyproject.toml | $(VENV)/bin/python
+$(VENV)/.installed: pyproject.toml constraints.txt | $(VENV)/bin/python
 	$(PIP) -e .
 	touch $@
 
-$(VENV)/.installed-test: pyproject.toml | $(VENV)/bin/python
+$(VENV)/.installed-test: pyproject.toml constraints.txt | $(VENV)/bin/python
 	$(PIP) -e '.[test]'
 	touch $@ $(VENV)/.installed
 

@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
+
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>: the signal a process receives when its parent exits
 
 _requested: list[int] = []
 
@@ -59,10 +62,18 @@ def check() -> None:
 
 def exit_with_parent(poll_seconds: float = 0.5) -> None:
     """Called first in a worker process (figure drawing, the PDF renderer, batch builders): exit as soon as the
-    parent is gone, polling its id from a thread so that the worker's own work is never interrupted. Workers keep
-    the deferred handlers they inherit: a Ctrl-C or SIGTERM sent to the whole process group is the parent's to
-    act on at its next stage boundary, after which it shuts its workers down."""
+    parent is gone. Workers keep the deferred handlers they inherit: a Ctrl-C or SIGTERM sent to the whole process
+    group is the parent's to act on at its next stage boundary, after which it shuts its workers down.
+
+    On Linux the kernel kills the worker when its parent exits (PR_SET_PDEATHSIG): no thread, so a worker that
+    forks a helper of its own (the PDF renderer forks its figure painter) forks a single-threaded process, as fork
+    requires (Python 3.12 and later warn about forking a process with threads). Elsewhere a thread polls the parent's
+    id, so that the worker's own work is never interrupted."""
     parent = os.getppid()
+    if _killed_with_parent():
+        if os.getppid() != parent:  # the parent was gone before the kernel was asked
+            os._exit(1)
+        return
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -70,3 +81,16 @@ def exit_with_parent(poll_seconds: float = 0.5) -> None:
         os._exit(1)
 
     threading.Thread(target=watch, name="reportgen-parent-watch", daemon=True).start()
+
+
+def _killed_with_parent() -> bool:
+    """Ask Linux to SIGKILL this process when its parent exits; False where that cannot be asked."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False

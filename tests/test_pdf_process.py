@@ -198,3 +198,59 @@ def test_the_renderers_painter_exits_when_the_renderer_is_killed() -> None:
         assert _gone(painters[0])
     finally:
         renderer.close()
+
+
+def _threads_after_watching(queue: Any) -> None:
+    from reportgen.interrupts import exit_with_parent
+
+    exit_with_parent()
+    import threading
+
+    queue.put(threading.active_count())
+
+
+def _watch_then_sleep() -> None:
+    from reportgen.interrupts import exit_with_parent
+
+    exit_with_parent()
+    time.sleep(60)
+
+
+def _fork_a_sleeper_and_leave(pid_file: str) -> None:
+    import multiprocessing
+
+    sleeper = multiprocessing.get_context("fork").Process(target=_watch_then_sleep)
+    sleeper.start()
+    Path(pid_file).write_text(str(sleeper.pid))
+    os._exit(0)
+
+
+def test_a_worker_forks_without_threads_and_dies_with_its_parent(tmp_path: Path) -> None:
+    # the renderer forks its figure painter: a worker must have no thread by then (fork copies only the calling
+    # thread; Python 3.12+ warns), yet still go when its parent is killed
+    import multiprocessing
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the kernel's parent-death signal is Linux's")
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    worker = context.Process(target=_threads_after_watching, args=(queue,))
+    worker.start()
+    assert queue.get(timeout=10) == 1
+    worker.join()
+    middle = context.Process(target=_fork_a_sleeper_and_leave, args=(str(tmp_path / "pid"),))
+    middle.start()
+    middle.join()
+    pid = int((tmp_path / "pid").read_text())
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+        except FileNotFoundError:
+            return  # gone and reaped
+        if state in ("Z", "X"):
+            return  # killed; waiting for whoever adopted it to reap it
+        time.sleep(0.05)
+    os.kill(pid, 9)
+    raise AssertionError("a worker outlived its parent")
