@@ -31,6 +31,7 @@ class Outcome:
     summary: str  # one line
     details: str = ""  # the located input errors, or a traceback
     seconds: float = 0.0
+    stages: tuple[tuple[str, float], ...] = ()  # seconds by build stage (load, analyze, ...), for -v
 
 
 _WORKER_BUILDER: Builder | None = None
@@ -64,7 +65,7 @@ def _build_one(path: Path, builder: Builder | None = None) -> Outcome:
     drawn = len(result.figures_drawn)
     written = len(result.written)
     return Outcome(path, ExitCode.OK, f"wrote {written} file{'' if written == 1 else 's'} in {seconds:.1f} s "
-                   f"({drawn} figure{'s' if drawn != 1 else ''} drawn)", "", seconds)
+                   f"({drawn} figure{'s' if drawn != 1 else ''} drawn)", "", seconds, tuple(result.seconds.items()))
 
 
 def build_many(paths: list[Path], options: BuildOptions, *, jobs: int,

@@ -8,8 +8,9 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from reportgen import __version__, interrupts
+from reportgen import __version__, console, interrupts
 from reportgen.errors import ExitCode, InputError, ReportgenError, UsageError
+from reportgen.stdio import STDIN, output_name, shown_name, stdin_bytes
 
 FORMATS = ("html", "pdf", "json", "csv")
 DEFAULT_FORMATS = ("html", "pdf", "json")
@@ -57,12 +58,13 @@ def _parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="validate project files; print one ok line per file or every error",
                                 description="Validate project files without building anything.")
-    check.add_argument("files", nargs="+", metavar="FILE", type=Path, help="project files (YAML)")
+    check.add_argument("files", nargs="+", metavar="FILE", type=Path, help="project files (YAML; `-`: standard input)")
 
     build = commands.add_parser("build", help="build the report (HTML, PDF, results.json) of project files",
                                 description="Build OUT/<file stem>/report.html, report.pdf and results.json. "
                                 "A failed build leaves the previous outputs untouched.")
-    build.add_argument("files", nargs="+", metavar="FILE", type=Path, help="project files (YAML)")
+    build.add_argument("files", nargs="+", metavar="FILE", type=Path,
+                       help="project files (YAML; `-`: standard input, built into OUT/stdin)")
     build.add_argument("-o", "--output", type=Path, default=Path("build"), metavar="OUT",
                        help="output folder (default: build)")
     build.add_argument("--format", type=_formats, default=DEFAULT_FORMATS, metavar="LIST",
@@ -185,8 +187,28 @@ def _parser() -> argparse.ArgumentParser:
     init = commands.add_parser("init", help="write a fully commented starter project that passes check",
                                description="Write a commented starter project file. Refuses to overwrite a file.")
     init.add_argument("path", nargs="?", type=Path, default=Path("project.yaml"), metavar="PATH",
-                      help="where to write it (default: project.yaml)")
+                      help="where to write it (default: project.yaml; `-`: standard output)")
+
+    completion = commands.add_parser("completion", help="print a shell completion script (bash, zsh or fish)",
+                                     description="Print a completion script for the shell. Load it with, for "
+                                     "example, `eval \"$(reportgen completion bash)\"` in ~/.bashrc, or write the "
+                                     "fish one to ~/.config/fish/completions/reportgen.fish.")
+    completion.add_argument("shell", choices=("bash", "zsh", "fish"), help="the shell")
+    for command in _all_commands(parser):
+        group = command.add_mutually_exclusive_group()
+        group.add_argument("-q", "--quiet", action="store_true", help="print only errors and the data asked for")
+        group.add_argument("-v", "--verbose", action="store_true", help="also print each build's stage timings")
     return parser
+
+
+def _all_commands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """Every subcommand's parser, nested ones (ingest trace) included."""
+    found = []
+    for action in parser._actions:  # argparse keeps its subcommands here; there is no public accessor
+        if isinstance(action, argparse._SubParsersAction):
+            for command in dict.fromkeys(action.choices.values()):  # aliases map to the same parser
+                found += [command, *_all_commands(command)]
+    return found
 
 
 def run() -> None:
@@ -213,6 +235,7 @@ def run() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     arguments = parser.parse_args(argv)  # exits 2 on a usage error, as argparse does
+    console.configure(quiet=getattr(arguments, "quiet", False), verbose=getattr(arguments, "verbose", False))
     try:
         with interrupts.deferred():  # Ctrl-C and SIGTERM stop a build between stages, never halfway through one
             return int(_run(arguments))
@@ -223,8 +246,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(str(error), file=sys.stderr)
         return int(error.exit_code)
     except KeyboardInterrupt:
-        print("reportgen: interrupted; earlier outputs are untouched", file=sys.stderr)
-        return 130
+        import signal
+
+        received = interrupts.last_signal or signal.SIGINT
+        cause = "stopped by SIGTERM" if received == signal.SIGTERM else "interrupted"
+        print(f"reportgen: {cause}; earlier outputs are untouched", file=sys.stderr)
+        return 128 + int(received)  # the shell's convention: 130 for Ctrl-C, 143 for SIGTERM
 
 
 def _run(arguments: argparse.Namespace) -> int:
@@ -246,6 +273,11 @@ def _run(arguments: argparse.Namespace) -> int:
         return ingest_commands.run(arguments)
     if arguments.command == "watch":
         return _watch(arguments)
+    if arguments.command == "completion":
+        from reportgen.completion import script
+
+        sys.stdout.write(script(arguments.shell, _parser()))
+        return ExitCode.OK
     raise AssertionError(arguments.command)
 
 
@@ -260,19 +292,21 @@ def _check(files: list[Path]) -> ExitCode:
             print(str(error), file=sys.stderr)
             status = ExitCode.INPUT
         else:
-            print(f"{path}: ok")
+            console.say(f"{shown_name(path)}: ok")
     return status
 
 
 def _build(arguments: argparse.Namespace) -> int:
     from reportgen.pdf_process import early_renderer
 
-    stems = [path.stem for path in arguments.files]
+    stems = [output_name(path) for path in arguments.files]
     duplicates = sorted({stem for stem in stems if stems.count(stem) > 1})
     if duplicates:
         raise UsageError(f"two project files share the name {duplicates[0]!r}: their outputs would collide")
     if arguments.jobs < 1:
         raise UsageError(f"-j must be a positive whole number, got {arguments.jobs}")
+    if STDIN in arguments.files:
+        stdin_bytes()  # read now: workers forked later see the same bytes
     # One project with a PDF: its renderer is forked before this process imports the analyses (numpy, pint:
     # 0.25 s), so that WeasyPrint loads on the other core from the start. Batches render in their workers.
     with early_renderer(len(arguments.files) == 1 and "pdf" in arguments.format) as renderer:
@@ -282,7 +316,7 @@ def _build(arguments: argparse.Namespace) -> int:
         options = BuildOptions(out_root=arguments.output, formats=arguments.format, paper=arguments.paper,
                                use_disk_cache=not arguments.no_cache)
         total = len(arguments.files)
-        progress = total > 1 and sys.stderr.isatty()
+        progress = total > 1 and sys.stderr.isatty() and not arguments.quiet
         outcomes = []
         if progress:
             print(f"building {total} projects with {min(arguments.jobs, total)} worker(s)…", end="",
@@ -292,15 +326,19 @@ def _build(arguments: argparse.Namespace) -> int:
             outcomes.append(outcome)
             if progress:
                 print("\r\033[K", end="", file=sys.stderr)
-            stream = sys.stdout if outcome.status == ExitCode.OK else sys.stderr
-            print(f"{outcome.path}: {outcome.summary}", file=stream, flush=True)
+            if outcome.status == ExitCode.OK:
+                console.say(f"{shown_name(outcome.path)}: {outcome.summary}", flush=True)
+            else:
+                print(f"{shown_name(outcome.path)}: {outcome.summary}", file=sys.stderr, flush=True)
+            if outcome.stages:
+                console.detail("  " + ", ".join(f"{stage} {seconds:.2f} s" for stage, seconds in outcome.stages))
             if outcome.details:
                 print(outcome.details.rstrip(), file=sys.stderr)
             if progress and done < total:
                 print(f"[{done}/{total}] built…", end="", file=sys.stderr, flush=True)
     if total > 1:
         failed = sum(1 for o in outcomes if o.status != ExitCode.OK)
-        print(f"{total - failed} of {total} projects built" + (f", {failed} failed" if failed else ""))
+        console.say(f"{total - failed} of {total} projects built" + (f", {failed} failed" if failed else ""))
     return worst(outcomes)
 
 
@@ -355,7 +393,7 @@ def _diff(arguments: argparse.Namespace) -> ExitCode:
         for change in result.worse:
             print(f"  worse: {change.label}: {_shown(change.old, change.kind, result.currency)} -> "
                   f"{_shown(change.new, change.kind, result.currency)}")
-    print(f"wrote {', '.join(str(p) for p in outcome.written)}")
+    console.say(f"wrote {', '.join(str(p) for p in outcome.written)}")
     return ExitCode.FAILURE if arguments.exit_code and result.worse else ExitCode.OK
 
 
@@ -409,7 +447,7 @@ def _measure(arguments: argparse.Namespace) -> int:
     appended = append_run(csv_path, measurement, time_unit_s=scaling.time_unit if scaling else None,
                           replace=arguments.replace)
     cells = ", ".join(f"{name} {value}" for name, value in appended.cells.items() if value)
-    print(f"appended to {csv_path}: {cells}")
+    console.say(f"appended to {csv_path}: {cells}")
     if measurement.energy_kwh is not None:
         scaled = f", multiplied by the {arguments.nodes} nodes (each assumed to draw the same)" \
             if arguments.nodes > 1 else ""
@@ -433,18 +471,21 @@ def _schema(output: Path | None, *, results: bool) -> ExitCode:
     else:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(text, encoding="utf-8")
-        print(f"wrote {output}")
+        console.say(f"wrote {output}")
     return ExitCode.OK
 
 
 def _init(path: Path) -> ExitCode:
     from reportgen.assets import starter_project
 
+    if path == STDIN:
+        sys.stdout.write(starter_project())
+        return ExitCode.OK
     if path.exists():
         raise UsageError(f"{path} exists; choose another path (init never overwrites)")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(starter_project(), encoding="utf-8")
-    print(f"wrote {path}; check it with: reportgen check {path}")
+    console.say(f"wrote {path}; check it with: reportgen check {path}")
     return ExitCode.OK
 
 

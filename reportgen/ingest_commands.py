@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from reportgen import traces
+from reportgen import console, traces
 from reportgen.errors import ExitCode, UsageError
 
 
@@ -49,7 +49,7 @@ def _ingest_trace(arguments: argparse.Namespace) -> int:
     appended = append_run(csv_path, measurement, time_unit_s=scaling.time_unit if scaling else None,
                           replace=arguments.replace)
     cells = ", ".join(f"{name} {value}" for name, value in appended.cells.items() if value and name != "workers")
-    print(f"appended to {csv_path}: {cells}", file=sys.stderr if arguments.format == "json" else sys.stdout)
+    console.say(f"appended to {csv_path}: {cells}", file=sys.stderr if arguments.format == "json" else sys.stdout)
     return ExitCode.OK
 
 
@@ -73,7 +73,7 @@ def _ingest_nccl_tests(arguments: argparse.Namespace) -> int:
                          "`collectives_file: collectives.csv` under prediction")
     csv_path = measurements.resolve(loaded.path, prediction.collectives_file)
     rows = nccltests.append_collectives(csv_path, table, arguments.nodes, replace=arguments.replace)
-    print(f"appended {rows} collectives at {arguments.nodes} nodes to {csv_path}")
+    console.say(f"appended {rows} collectives at {arguments.nodes} nodes to {csv_path}")
     return ExitCode.OK
 
 
@@ -100,7 +100,7 @@ def _ingest_codecarbon(arguments: argparse.Namespace) -> int:
               "energy is recorded; the report's CO2e uses energy.location", file=sys.stderr)
     csv_path = csv_of(loaded)
     emissions.attach_energy(csv_path, run, arguments.nodes, replace=arguments.replace)
-    print(f"wrote the energy of the run at {arguments.nodes} nodes in {csv_path}")
+    console.say(f"wrote the energy of the run at {arguments.nodes} nodes in {csv_path}")
     return ExitCode.OK
 
 

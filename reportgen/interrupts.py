@@ -23,6 +23,7 @@ from types import FrameType
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>: the signal a process receives when its parent exits
 
 _requested: list[int] = []
+last_signal: int | None = None  # the first signal recorded by the last deferred() block: the exit status is 128 + it
 
 
 def _record(signum: int, _frame: FrameType | None) -> None:
@@ -38,8 +39,10 @@ def deferred() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    global last_signal
     previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
     _requested.clear()
+    last_signal = None
     for number in previous:
         signal.signal(number, _record)
     try:
@@ -47,6 +50,7 @@ def deferred() -> Iterator[None]:
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+        last_signal = _requested[0] if _requested else None
         _requested.clear()
 
 

@@ -21,6 +21,7 @@ from reportgen.outputs import output_dir, write_atomically
 from reportgen.project import LoadedProject, load_project
 from reportgen.render import Page, Report, render_page, start_pdf
 from reportgen.results import dumps, results_document
+from reportgen.stdio import output_name
 
 if TYPE_CHECKING:
     from reportgen.figures import FigureJob
@@ -82,7 +83,7 @@ class Builder:
         if "html" in formats or "pdf" in formats:
             report, drawn = self._report(path, loaded, analysis, document, formats, files, clock)
         interrupts.check()  # the last moment to stop: nothing has been written yet
-        written = write_atomically(output_dir(self.options.out_root, path.stem), files)
+        written = write_atomically(output_dir(self.options.out_root, output_name(path)), files)
         clock.lap("write")
         return BuildResult(path, loaded, written, document, drawn, clock.laps, report)
 
@@ -91,7 +92,7 @@ class Builder:
         assert result.report is not None
         pdf = result.report.pdf(self._renderer())
         interrupts.check()
-        return write_atomically(output_dir(self.options.out_root, result.path.stem), {"report.pdf": pdf})[0]
+        return write_atomically(output_dir(self.options.out_root, output_name(result.path)), {"report.pdf": pdf})[0]
 
     def _report(self, path: Path, loaded: LoadedProject, analysis: Analysis, document: dict[str, Any],
                 formats: tuple[str, ...], files: dict[str, bytes], clock: _Clock) -> tuple[Report, tuple[str, ...]]:

@@ -17,6 +17,7 @@ from reportgen.model import Collective, Energy, Prediction, Project, Run, Scalin
 from reportgen.records import RowSource
 from reportgen.source import compose, read_text
 from reportgen.spec import INVALID, Items, Reader, Section, locate, read_fields, scalar_text
+from reportgen.stdio import shown_name
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ def load_project(path: str | Path, *, display: str | None = None,
     `csv_files_may_be_missing` lets `measure` and `ingest` load a project whose CSV they are about to create.
     """
     path = Path(path)
-    shown = display or str(path)
+    shown = display or shown_name(path)
     text, data = read_text(path, shown)
     return load_project_text(text, path, shown, data=data, csv_files_may_be_missing=csv_files_may_be_missing)
 

@@ -14,6 +14,7 @@ from yaml.error import Mark, MarkedYAMLError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from reportgen.errors import InputError, Problem
+from reportgen.stdio import STDIN, stdin_bytes
 
 MAX_FILE_BYTES = 1 << 20  # a hand-written project file is a few kilobytes
 MAX_EXPANDED_NODES = 100_000  # after alias expansion: refuses "billion laughs" documents
@@ -32,10 +33,13 @@ def problem_at(mark: Mark | None, display: str, path: str, message: str) -> Prob
 
 
 def read_text(path: Path, display: str, *, limit: int = MAX_FILE_BYTES) -> tuple[str, bytes]:
-    """The file's text and raw bytes; InputError for a file too large or not UTF-8."""
+    """The file's text and raw bytes ("-": standard input); InputError for a file too large or not UTF-8."""
     try:
-        with path.open("rb") as handle:
-            data = handle.read(limit + 1)
+        if path == STDIN:
+            data = stdin_bytes(limit)
+        else:
+            with path.open("rb") as handle:
+                data = handle.read(limit + 1)
     except IsADirectoryError:
         raise InputError([Problem(display, 1, 1, "", "is a directory, not a file")]) from None
     except OSError as error:
