@@ -16,7 +16,3 @@ def templates_dir() -> Path:
     if checkout.is_dir():
         return checkout
     raise FileNotFoundError("reportgen's templates are missing from this installation")
-
-
-def starter_project() -> str:
-    return (templates_dir() / "starter.yaml").read_text(encoding="utf-8")

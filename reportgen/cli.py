@@ -476,7 +476,7 @@ def _schema(output: Path | None, *, results: bool) -> ExitCode:
 
 
 def _init(path: Path) -> ExitCode:
-    from reportgen.assets import starter_project
+    from reportgen.starter import starter_project
 
     if path == STDIN:
         sys.stdout.write(starter_project())

@@ -60,7 +60,8 @@ def _at_most_one(obj: object, *names: str) -> Checks:
 class Goal:
     """What the team must achieve."""
 
-    text: str | None = field(Text("The goal in one sentence"))
+    text: str | None = field(Text("The goal in one sentence",
+                                   example="One epoch in under 90 minutes for under 200 USD."))
     time_per_run: float | None = field(Quantity(u.TIME, "Deadline for one run (the time wall)", example="90 min"))
     cost_per_run: float | None = field(Quantity(u.MONEY, "Budget for one run", example="200 USD"))
 
@@ -69,12 +70,14 @@ class Goal:
 class ProjectInfo:
     """Title block and problem statement."""
 
-    title: str = field(Text("Report title"), required=True)
-    authors: tuple[str, ...] = field(Names("Author or list of authors"), ())
-    revision: str | None = field(Text("Design revision shown in the running header, e.g. r4"))
-    date: str | None = field(Text("Date of this revision (YYYY-MM-DD); also fixes the PDF's creation date"))
+    title: str = field(Text("Report title", example="My distributed training design"), required=True)
+    authors: tuple[str, ...] = field(Names("Author or list of authors", example="[Your Name]"), ())
+    revision: str | None = field(Text("Design revision shown in the running header, e.g. r4", example="r1"))
+    date: str | None = field(Text("Date of this revision (YYYY-MM-DD); also fixes the PDF's creation date",
+                                   example="2026-01-01"))
     workload: str | None = field(Text("Kind of workload", choices=WORKLOADS))
-    problem: str | None = field(Text("Why one machine is not enough"))
+    problem: str | None = field(Text("Why one machine is not enough",
+                                      example="One epoch takes 9 hours on one node; the team needs it nightly."))
     goal: Goal | None = field(Section(Goal))
 
 
@@ -83,21 +86,23 @@ class ProjectInfo:
 class Hardware:
     """One node of the target cluster."""
 
-    name: str | None = field(Text("Node description"))
-    peak_compute: float | None = field(Quantity(u.COMPUTE_RATE, "π: peak compute of one node"))
+    name: str | None = field(Text("Node description", example="8-GPU node"))
+    peak_compute: float | None = field(Quantity(u.COMPUTE_RATE, "π: peak compute of one node", example="7.9 PFLOP/s"))
     memory_bandwidth: float | None = field(Quantity(u.BANDWIDTH, "β: memory bandwidth of one node",
                                                     example="26.8 TB/s"))
     memory_capacity: float | None = field(Quantity(u.DATA, "Accelerator memory of one node in all", example="640 GB"))
     devices_per_node: int = field(Count("Accelerators per node (each holds its own replica under data "
                                         "parallelism)", "8"), 1)
     device_memory: float | None = field(Quantity(u.DATA, "Memory of one accelerator, the memory wall's capacity "
-                                                 "(default memory_capacity / devices_per_node)"))
+                                                 "(default memory_capacity / devices_per_node)", example="80 GB"),
+                                        starter=False)
     network_bandwidth: float | None = field(Quantity(u.BANDWIDTH, "β_net: network bandwidth per node",
                                                      example="50 GB/s"))
     network_latency: float | None = field(Quantity(u.TIME, "α: network latency per hop", example="8 us"))
     io_bandwidth: float | None = field(Quantity(u.BANDWIDTH, "Storage read bandwidth, for I/O floors",
                                                 example="4 GB/s"))
-    storage: float | None = field(Quantity(u.DATA, "Local storage of one node (the data wall)", example="30 TB"))
+    storage: float | None = field(Quantity(u.DATA, "Local storage of one node (the data wall)", example="30 TB"),
+                                  starter=False)
 
     @property
     def memory_per_device(self) -> float | None:
@@ -118,7 +123,7 @@ class Hardware:
 class Step:
     """One profiled step of the single-machine baseline."""
 
-    name: str = field(Text("Step name"), required=True)
+    name: str = field(Text("Step name", example="forward+backward"), required=True)
     time: float = field(Quantity(u.TIME, "Measured time of the step", example="5.1 s"), required=True)
     flops: float | None = field(Quantity(u.COMPUTE, "W: floating-point work of the step", allow_zero=True,
                                          example="2.4e16 FLOP"))
@@ -126,7 +131,7 @@ class Step:
     io_bytes: float | None = field(Quantity(u.DATA, "Q_io: storage I/O of the step", allow_zero=True,
                                             example="2.0e9 B"))
     net_bytes: float | None = field(Quantity(u.DATA, "Q_net: bytes it would exchange if distributed",
-                                             allow_zero=True))
+                                             allow_zero=True, example="5.2e9 B"))
 
 
 @dataclass(frozen=True)
@@ -138,7 +143,7 @@ class Memory:
         Quantity(u.DATA, "Bytes of state per parameter (16 B for mixed-precision Adam)", example="16 B"), 16.0)
     activations: float | None = field(Quantity(u.DATA, "Activation memory", allow_zero=True, example="18 GB"))
     other: float | None = field(Quantity(u.DATA, "Any other resident memory (buffers, KV cache)", allow_zero=True,
-                                         example="4 GB"))
+                                         example="4 GB"), starter=False)
 
 
 @dataclass(frozen=True)
@@ -183,9 +188,9 @@ class Baseline:
 
     steps: tuple[Step, ...] = field(Items(Section(Step), "Profiled steps"), ())
     memory: Memory | None = field(Section(Memory))
-    training: Training | None = field(Section(Training))
-    dataset: Dataset | None = field(Section(Dataset))
-    serving: Serving | None = field(Section(Serving))
+    training: Training | None = field(Section(Training), starter=False)
+    dataset: Dataset | None = field(Section(Dataset), starter=False)
+    serving: Serving | None = field(Section(Serving), starter=False)
 
     def check(self) -> Checks:
         names = [step.name for step in self.steps]
@@ -223,8 +228,10 @@ class Checklist:
     topology: str | None = field(Text("Topology", choices=TOPOLOGIES))
     mode: str | None = field(Text("Processing mode", choices=MODES))
     metric: str | None = field(Text("Dominant metric", choices=METRICS))
-    pressures: Pressures | None = field(Section(Pressures))
-    tax: Tax | None = field(Section(Tax))
+    pressures: Pressures | None = field(Section(Pressures, examples=(
+        ("data", "0.2"), ("training", "0.9"), ("model", "0.3"), ("inference", "0"), ("coordination", "0.4"),
+        ("intelligence", "0"))), starter=False)
+    tax: Tax | None = field(Section(Tax), starter=False)
 
 
 # ----------------------------------------------------------------------------------------------------------- design
@@ -232,12 +239,27 @@ class Checklist:
 class Rejected:
     """An alternative the team considered and rejected."""
 
-    choice: str = field(Text("The rejected choice"), required=True)
-    why: str | None = field(Text("Why it was rejected"))
+    choice: str = field(Text("The rejected choice", example="another choice"), required=True)
+    why: str | None = field(Text("Why it was rejected", example="Why it would not do here."))
+
+
+# The starter's answer for each slot (a compute-bound training job, data parallel): how, and why.
+_SLOT_EXAMPLES = {
+    "partitioning": ("8 shards by example; the model replicated", "The model fits one device; the ceiling is compute "
+                     "time."),
+    "communication": ("ring all-reduce of bf16 gradients", "Every node holds a full replica, so one symmetric "
+                      "collective suffices."),
+    "consistency": ("every step waits for all gradients", "Results must match the single-node baseline."),
+    "coordination": ("one rank-zero driver", "One driver launches and monitors the workers."),
+    "fault_tolerance": ("a checkpoint every 20 min", "A lost node costs one checkpoint interval."),
+    "load_balancing": ("equal shards", "Examples are of similar length."),
+}
 
 
 def _slot_spec(name: str) -> Section:
-    return Section(Slot, f"Design slot `{name}`; vocabulary: {', '.join(SLOT_VOCABULARY[name])}")
+    detail, why = _SLOT_EXAMPLES[name]
+    return Section(Slot, f"Design slot `{name}`; vocabulary: {', '.join(SLOT_VOCABULARY[name])}",
+                   examples=(("choice", SLOT_VOCABULARY[name][0]), ("detail", detail), ("why", why)))
 
 
 @dataclass(frozen=True)
@@ -245,9 +267,9 @@ class Slot:
     """One design slot: a choice (or several, a hybrid), its justification and rejected alternatives."""
 
     choice: tuple[str, ...] = field(Choices(doc="Choice, or a list of choices for a hybrid"), required=True)
-    detail: str | None = field(Text("How the choice is carried out"))
+    detail: str | None = field(Text("How the choice is carried out"), starter=False)
     why: str | None = field(Text("Justification"))
-    rejected: tuple[Rejected, ...] = field(Items(Section(Rejected), "Alternatives considered"), ())
+    rejected: tuple[Rejected, ...] = field(Items(Section(Rejected), "Alternatives considered"), (), starter=False)
 
 
 @dataclass(frozen=True)
@@ -266,7 +288,8 @@ class Slots:
 class Design:
     """The declared distributed design."""
 
-    axis: str | None = field(Text("Axis of distribution the team declares", choices=AXES))
+    axis: str | None = field(Text("Axis of distribution the team declares", choices=AXES,
+                                   example="distribute training"))
     nodes: int | None = field(Count("Node count the team plans to request"))
     slots: Slots | None = field(Section(Slots))
 
@@ -277,9 +300,9 @@ class Collective:
     """One measured collective time."""
 
     nodes: int = field(Count("Node count"), required=True)
-    time: float = field(Quantity(u.TIME, "Measured time of one all-reduce", example="55 ms"), required=True)
+    time: float = field(Quantity(u.TIME, "Measured time of one all-reduce", example="52 ms"), required=True)
     bytes: float | None = field(Quantity(u.DATA, "Message size (nccl-tests' size column): fits the link bandwidth",
-                                         example="256 MiB"))
+                                         example="256 MiB"), starter=False)
 
 
 @dataclass(frozen=True)
@@ -288,19 +311,21 @@ class Prediction:
 
     t_comp: float | None = field(Quantity(u.TIME, "T_comp: single-machine compute time of one step", example="5.1 s"))
     alpha: float | None = field(Quantity(u.TIME, "α: latency per hop (default: hardware.network_latency)",
-                                         allow_zero=True))
-    beta: float | None = field(Quantity(u.TIME, "β: time to move the model once over one link", allow_zero=True,
-                                        example="52 ms"))
+                                         allow_zero=True, example="8 us"), starter=False)
+    beta: float | None = field(Quantity(u.TIME, "β: time to move the model once over one link (or message_bytes)",
+                                        allow_zero=True, example="52 ms"), starter=False)
     message_bytes: float | None = field(Quantity(u.DATA, "Bytes all-reduced per step (β = bytes / bandwidth)",
                                                  example="2.6 GB"))
-    max_nodes: int = field(Count("Largest node count considered", "4096"), 4096)
-    collectives: tuple[Collective, ...] = field(Items(Section(Collective), "Measured all-reduce times"), ())
+    max_nodes: int = field(Count("Largest node count considered", "4096"), 4096, starter=False)
+    collectives: tuple[Collective, ...] = field(Items(Section(Collective), "Measured all-reduce times"), (),
+                                                starter=False)
     collectives_file: str | None = field(Text("CSV of measured collectives beside the project file (nodes, bytes, "
-                                              "time); `reportgen ingest nccl-tests` appends to it"))
+                                              "time); `reportgen ingest nccl-tests` appends to it",
+                                              example="collectives.csv"), starter=False)
     fit_min_bytes: float | None = field(Quantity(u.DATA, "Smallest message the size-aware fit uses (default: the "
                                                  "measured size nearest message_bytes, and larger ones)",
-                                                 example="256 MiB"))
-    use_fit: bool = field(Flag("Predict with the α and β fitted from `collectives`"), False)
+                                                 example="256 MiB"), starter=False)
+    use_fit: bool = field(Flag("Predict with the α and β fitted from `collectives`"), False, starter=False)
 
     def check(self) -> Checks:
         yield from _at_most_one(self, "beta", "message_bytes")
@@ -320,8 +345,8 @@ class Prediction:
 
 
 # ---------------------------------------------------------------------------------------------------------- scaling
-def _run_time(doc: str, *, zero: bool = True) -> Quantity:
-    return Quantity(u.TIME, doc, allow_zero=zero, bare_in_time_unit=True)
+def _run_time(doc: str, example: str, *, zero: bool = True) -> Quantity:
+    return Quantity(u.TIME, doc, allow_zero=zero, bare_in_time_unit=True, example=example)
 
 
 BREAKDOWN_FIELDS = ("compute", "communication", "idle", "io")
@@ -332,17 +357,17 @@ class Run:
     """One measured run, in one of three forms: breakdown, total or throughput."""
 
     nodes: int = field(Count("Node count"), required=True)
-    compute: float | None = field(_run_time("Compute time (breakdown form)", zero=False))
-    communication: float | None = field(_run_time("Communication time (breakdown form)"))
-    idle: float | None = field(_run_time("Idle time at barriers (breakdown form)"))
-    io: float | None = field(_run_time("I/O time (breakdown form, optional)"))
-    time: float | None = field(_run_time("Wall time (total form)", zero=False))
+    compute: float | None = field(_run_time("Compute time (breakdown form)", "4150", zero=False))
+    communication: float | None = field(_run_time("Communication time (breakdown form)", "1500"))
+    idle: float | None = field(_run_time("Idle time at barriers (breakdown form)", "1300"))
+    io: float | None = field(_run_time("I/O time (breakdown form, optional)", "90"), starter=False)
+    time: float | None = field(_run_time("Wall time (total form)", "7040", zero=False), starter=False)
     throughput: float | None = field(Quantity(u.RATE, "Work per unit time (throughput form)",
-                                              bare_in_time_unit=True))
+                                              bare_in_time_unit=True, example="2000 sequence/s"), starter=False)
     energy: float | None = field(Quantity(u.ENERGY, "Measured energy of the run (replaces the model)",
-                                          example="78 kWh"))
-    workers: tuple[float, ...] = field(Items(_run_time("Compute time of one worker", zero=False),
-                                             "Per-worker compute times"), ())
+                                          example="78 kWh"), starter=False)
+    workers: tuple[float, ...] = field(Items(_run_time("Compute time of one worker", "4100", zero=False),
+                                             "Per-worker compute times"), (), starter=False)
 
     @property
     def form(self) -> str | None:
@@ -367,9 +392,10 @@ class Scaling:
 
     time_unit: float | None = field(Unit(u.TIME, "Unit of bare numbers in the runs, e.g. s"))
     runs: tuple[Run, ...] = field(Items(Section(Run), "One measured run per node count"), ())
-    file: str | None = field(Text("CSV of runs beside the project file; `reportgen measure` appends to it"))
+    file: str | None = field(Text("CSV of runs beside the project file; `reportgen measure` appends to it",
+                                   example="runs.csv"), starter=False)
     work_per_run: float | None = field(Quantity(u.WORK, "Work in one run (throughput form), e.g. 1.2e8 sequence",
-                                                example="1.2e8 sequence"))
+                                                example="1.2e8 sequence"), starter=False)
 
     @property
     def form(self) -> str | None:
@@ -401,16 +427,17 @@ class Local:
 class Regimes:
     """Alternative price regimes."""
 
-    spot: Spot | None = field(Section(Spot))
-    local: Local | None = field(Section(Local))
+    spot: Spot | None = field(Section(Spot, examples=(("price_fraction", "0.43"),)))
+    local: Local | None = field(Section(Local, examples=(("price_fraction", "0.6"), ("utilization", "0.45"),
+                                                         ("min_utilization", "0.5"))))
 
 
 @dataclass(frozen=True)
 class Pricing:
     """Prices, in the project's currency."""
 
-    currency: str = field(Text("Currency code of every money amount (default USD)"), "USD")
-    node_hour: float | None = field(Quantity(u.MONEY, "On-demand price of one node-hour", example="98.32 USD"))
+    currency: str = field(Text("Currency code of every money amount (default USD)", example="USD"), "USD")
+    node_hour: float | None = field(Quantity(u.MONEY, "On-demand price of one node-hour", example="55.04 USD"))
     value_of_time: float | None = field(Quantity(u.MONEY_RATE, "Value of one hour of wall-clock time",
                                                  allow_zero=True, example="50 USD/h"))
     runs_per_month: float | None = field(Number("Runs per month, for monthly totals", minimum=0.0,
@@ -427,11 +454,12 @@ class Pricing:
 class Location:
     """Where the nodes run, for the carbon intensity: a country, a cloud region, or an explicit value."""
 
-    country: str | None = field(Text("ISO 3166 alpha-3 country code, e.g. FRA"))
-    region: str | None = field(Text("Region within the country (USA, CAN: e.g. virginia) or the cloud region"))
-    cloud: str | None = field(Text("Cloud provider (gcp), with region"))
+    country: str | None = field(Text("ISO 3166 alpha-3 country code, e.g. FRA", example="USA"))
+    region: str | None = field(Text("Region within the country (USA, CAN: e.g. virginia) or the cloud region",
+                                    example="virginia"))
+    cloud: str | None = field(Text("Cloud provider (gcp), with region", example="gcp"), starter=False)
     carbon_intensity: float | None = field(Quantity(u.CARBON_INTENSITY, "Explicit carbon intensity",
-                                                    allow_zero=True, example="380 g/kWh"))
+                                                    allow_zero=True, example="380 g/kWh"), starter=False)
 
     def check(self) -> Checks:
         yield from _at_most_one(self, "country", "cloud", "carbon_intensity")
@@ -460,7 +488,7 @@ class Reliability:
     """The failure tax."""
 
     node_mtbf: float = field(Quantity(u.TIME, "Mean time between failures of one node",
-                                      example="2000 h"), required=True)
+                                      example="6300 h"), required=True)
     checkpoint_cost: float = field(Quantity(u.TIME, "δ: time to write one checkpoint", example="45 s"), required=True)
     restart_cost: float = field(Quantity(u.TIME, "R: time to restart after a failure", allow_zero=True,
                                          example="4 min"), 0.0)
@@ -471,11 +499,12 @@ class Reliability:
 class Decision:
     """A deployment context: what it optimizes and its limits."""
 
-    name: str = field(Text("Name of the context"), required=True)
+    name: str = field(Text("Name of the context", example="nightly retrain"), required=True)
     optimize: str = field(Text("Objective", choices=OBJECTIVES), required=True)
     max_time: float | None = field(Quantity(u.TIME, "Longest acceptable run", example="90 min"))
-    max_cost: float | None = field(Quantity(u.MONEY, "Largest acceptable cost per run", example="200 USD"))
-    max_co2: float | None = field(Quantity(u.MASS, "Largest acceptable CO2e per run", example="50 kg"))
+    max_cost: float | None = field(Quantity(u.MONEY, "Largest acceptable cost per run", example="200 USD"),
+                                     starter=False)
+    max_co2: float | None = field(Quantity(u.MASS, "Largest acceptable CO2e per run", example="50 kg"), starter=False)
 
 
 # ---------------------------------------------------------------------------------------------------------- project
@@ -489,11 +518,11 @@ class Project:
     checklist: Checklist | None = field(Section(Checklist))
     design: Design | None = field(Section(Design))
     prediction: Prediction | None = field(Section(Prediction))
-    scaling: Scaling | None = field(Section(Scaling))
-    pricing: Pricing | None = field(Section(Pricing))
-    energy: Energy | None = field(Section(Energy))
-    reliability: Reliability | None = field(Section(Reliability))
-    decisions: tuple[Decision, ...] = field(Items(Section(Decision), "Deployment contexts"), ())
+    scaling: Scaling | None = field(Section(Scaling), starter=False)
+    pricing: Pricing | None = field(Section(Pricing), starter=False)
+    energy: Energy | None = field(Section(Energy), starter=False)
+    reliability: Reliability | None = field(Section(Reliability), starter=False)
+    decisions: tuple[Decision, ...] = field(Items(Section(Decision), "Deployment contexts"), (), starter=False)
 
     def check(self) -> Checks:
         names = [d.name for d in self.decisions]

@@ -100,6 +100,7 @@ class Text(Spec):
     doc: str = ""
     choices: tuple[str, ...] = ()  # when set, the value must be one of them
     max_length: int = 20_000
+    example: str = ""  # for the reference and the starter; the first choice when empty
 
     def read(self, node: Node, path: str, reader: Reader) -> Any:
         text = scalar_text(node)
@@ -123,7 +124,7 @@ class Text(Spec):
         return f"one of: {', '.join(self.choices)}" if self.choices else "text"
 
     def example_text(self) -> str:
-        return self.choices[0] if self.choices else ""
+        return self.example or (self.choices[0] if self.choices else "")
 
 
 @dataclass(frozen=True)
@@ -131,6 +132,7 @@ class Names(Spec):
     """One name or a list of names, always read as a tuple."""
 
     doc: str = ""
+    example: str = ""
 
     def read(self, node: Node, path: str, reader: Reader) -> Any:
         nodes = node.value if isinstance(node, SequenceNode) else [node]
@@ -143,6 +145,9 @@ class Names(Spec):
 
     def kind(self) -> str:
         return "text, or a list of texts"
+
+    def example_text(self) -> str:
+        return self.example
 
 
 @dataclass(frozen=True)
@@ -161,6 +166,9 @@ class Choices(Spec):
 
     def kind(self) -> str:
         return "text, or a list of texts for a hybrid"
+
+    def example_text(self) -> str:
+        return self.vocabulary[0] if self.vocabulary else ""
 
 
 @dataclass(frozen=True)
@@ -371,6 +379,10 @@ class Items(Spec):
     def kind(self) -> str:
         return "a list of mappings" if isinstance(self.item, Section) else f"a list, each {self.item.kind()}"
 
+    def example_text(self) -> str:
+        one = self.item.example_text()
+        return f"[{one}, {one}]" if one else ""
+
 
 @dataclass(frozen=True)
 class Section(Spec):
@@ -378,6 +390,7 @@ class Section(Spec):
 
     cls: type = object
     doc: str = ""
+    examples: tuple[tuple[str, str], ...] = ()  # (field, example) where this use of cls has its own (a slot's choice)
 
     def read(self, node: Node, path: str, reader: Reader) -> Any:
         return read_struct(self.cls, node, path, reader)
@@ -389,9 +402,15 @@ class Section(Spec):
         return "a mapping"
 
 
-def field(spec: Spec, default: Any = None, *, required: bool = False) -> Any:
-    """A dataclass field described by `spec`; optional fields default to None (absent)."""
-    return dataclasses.field(default=default, metadata={"spec": spec, "required": required})
+def field(spec: Spec, default: Any = None, *, required: bool = False, starter: bool = True) -> Any:
+    """A dataclass field described by `spec`; optional fields default to None (absent). `starter`: whether the
+    starter file (`reportgen init`) writes the field live, or commented out for the user to fill in."""
+    return dataclasses.field(default=default, metadata={"spec": spec, "required": required, "starter": starter})
+
+
+def starter_fields(cls: type) -> set[str]:
+    """The fields of `cls` the starter file writes live (the others it writes commented out)."""
+    return {f.name for f in dataclasses.fields(cls) if f.metadata.get("starter", False)}
 
 
 def spec_fields(cls: type) -> list[tuple[str, Spec, bool]]:
