@@ -33,7 +33,7 @@ docs: $(VENV)/.installed-test
 # The generated pages of docs/reference/ (project file, results.json, command line), after a change to the code
 # they are generated from; the suite fails while they differ.
 reference: $(VENV)/.installed
-	$(BIN)/python -m reportgen.reference docs/reference
+	$(BIN)/python -m reportgen.commands.reference docs/reference
 
 # Pin what the .venv of `make test` holds now (after a change of dependencies in pyproject.toml).
 constraints: $(VENV)/.installed-test

@@ -119,8 +119,8 @@ def warm_rebuild(repeats: int, out: Path) -> list[Case]:
 def in_process(repeats: int) -> list[Case]:
     from reportgen.analysis import analyze
     from reportgen.analysis.prediction import predict
-    from reportgen.carbon import intensity_for
-    from reportgen.project import load_project, load_project_text
+    from reportgen.project.carbon import intensity_for
+    from reportgen.project.loader import load_project, load_project_text
 
     project = load_project(EXAMPLE).project
     intensity = intensity_for(project.energy.location if project.energy else None)
@@ -175,7 +175,8 @@ def chromium_reference(repeats: int, out: Path) -> list[Case]:
     html = out / "reference" / "example" / "report.html"
     reportgen("build", str(EXAMPLE), "-o", str(out / "reference"), "--format", "html")()
     weasy = Case("HTML → PDF, WeasyPrint (cold process)", None, timed(lambda: subprocess.run(
-        [sys.executable, "-c", f"from reportgen.pdf import html_to_pdf; html_to_pdf(open({str(html)!r}).read())"],
+        [sys.executable, "-c",
+         f"from reportgen.render.pdf import html_to_pdf; html_to_pdf(open({str(html)!r}).read())"],
         check=True), repeats))
     if browser is None:
         return [weasy, Case("HTML → PDF, headless Chromium (reference)", None, [0.0],

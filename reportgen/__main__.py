@@ -1,3 +1,3 @@
-from reportgen.cli import run
+from reportgen.commands.cli import run
 
 run()

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reportgen import tables
 from reportgen.analysis import Analysis
-from reportgen.model import Project
-from reportgen.project import LoadedProject, load_project
+from reportgen.project.loader import LoadedProject, load_project
+from reportgen.project.model import Project
+from reportgen.render import tables
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -128,16 +128,3 @@ def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     import pandas as pd
 
     return pd.DataFrame.from_records(rows)
-
-
-def csv_files(document: dict[str, Any]) -> dict[str, bytes]:
-    """`build --format csv`: each table of the document as a CSV file (full precision, `inf` for infinity,
-    lists as JSON text)."""
-    import json
-
-    files = {}
-    for name, rows in tables.tables(document).items():
-        frame = _frame([{key: json.dumps(value) if isinstance(value, list) else value for key, value in row.items()}
-                        for row in rows])
-        files[tables.file_name(name)] = frame.to_csv(index=False, lineterminator="\n").encode("utf-8")
-    return files

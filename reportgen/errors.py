@@ -1,6 +1,6 @@
 """The project's own exceptions and the exit codes the command line maps them to.
 
-The library raises these; only `reportgen.cli` turns them into messages and exit statuses, so that a real bug
+The library raises these; only `reportgen.commands.cli` turns them into messages and exit statuses, so that a real bug
 (anything else) keeps its traceback.
 """
 

@@ -13,19 +13,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reportgen import carbon, interrupts
+from reportgen import interrupts
 from reportgen.analysis import Analysis, analyze
-from reportgen.cache import FigureCache
 from reportgen.errors import InputError, Problem
-from reportgen.outputs import output_dir, write_atomically
-from reportgen.project import LoadedProject, load_project
-from reportgen.render import Page, Report, render_page, start_pdf
-from reportgen.results import dumps, results_document
-from reportgen.stdio import output_name
+from reportgen.figures.cache import FigureCache
+from reportgen.project import carbon
+from reportgen.project.loader import LoadedProject, load_project
+from reportgen.project.stdio import output_name
+from reportgen.render.outputs import output_dir, write_atomically
+from reportgen.render.report import Page, Report, render_page, start_pdf
+from reportgen.render.results import dumps, results_document
 
 if TYPE_CHECKING:
-    from reportgen.figures import FigureJob
-    from reportgen.pdf import FigurePainter, PdfRenderer
+    from reportgen.figures.jobs import FigureJob
+    from reportgen.render.pdf import FigurePainter, PdfRenderer
 
 CACHE_FOLDER = ".cache"
 
@@ -75,7 +76,7 @@ class Builder:
         if "json" in formats:
             files["results.json"] = dumps(document).encode("utf-8")
         if "csv" in formats:
-            from reportgen.api import csv_files  # pandas: only for a build that asks for CSV
+            from reportgen.render.tables import csv_files  # pandas: only for a build that asks for CSV
 
             files.update(csv_files(document))
         report: Report | None = None
@@ -120,14 +121,14 @@ class Builder:
         return report, drawn
 
     def _renderer(self) -> PdfRenderer:
-        from reportgen.pdf import RenderHere
+        from reportgen.render.pdf import RenderHere
 
         return self.renderer or RenderHere(self.painter)
 
     def _page(self, path: Path, loaded: LoadedProject, analysis: Analysis, document: dict[str, Any],
               jobs: list[FigureJob]) -> tuple[Page, int]:
-        from reportgen.context import build_context
-        from reportgen.render import template_vars
+        from reportgen.render.context import build_context
+        from reportgen.render.report import template_vars
 
         frames = [job.frame for job in jobs]
         context = build_context(loaded.project, analysis, document, {frame.key: frame for frame in frames},
@@ -146,7 +147,7 @@ class Builder:
 
 
 def _preload_pdf() -> None:
-    from reportgen.pdf import preload  # only for builds with a PDF: an HTML build imports nothing of it
+    from reportgen.render.pdf import preload  # only for builds with a PDF: an HTML build imports nothing of it
 
     preload()
 
@@ -156,7 +157,7 @@ def warm_builder(options: BuildOptions) -> Iterator[Builder]:
     """A Builder for many builds in this process (watch, a batch with -j 1): it keeps two figure workers and,
     when PDFs are wanted, a process that paints the PDF's figures while this one lays the report out."""
     from reportgen.figures import figure_pool
-    from reportgen.pdf_process import figure_painter
+    from reportgen.render.pdf_process import figure_painter
 
     with figure_pool() as pool, figure_painter("pdf" in options.formats) as painter:
         yield Builder(options, pool=pool, painter=painter)

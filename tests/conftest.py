@@ -29,6 +29,6 @@ def write_project(tmp_path: Path):
 
 def make_project(text: str):
     """A Project from YAML text, validated exactly as a file would be."""
-    from reportgen.project import load_project_text
+    from reportgen.project.loader import load_project_text
 
     return load_project_text(text, ROOT / "inline.yaml", "inline.yaml").project

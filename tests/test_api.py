@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import reportgen
-from reportgen.cli import main
+from reportgen.commands.cli import main
 from reportgen.errors import InputError
 from tests.conftest import INPUTS, ROOT
 
@@ -75,7 +75,7 @@ def test_build_writes_each_table_as_csv(tmp_path: Path) -> None:
 
 
 def test_pandas_stays_off_the_paths_that_do_not_ask_for_it() -> None:
-    code = ("import sys, tempfile; from reportgen.cli import main; import reportgen; "
+    code = ("import sys, tempfile; from reportgen.commands.cli import main; import reportgen; "
             "main(['build', 'inputs/example.yaml', '-o', tempfile.mkdtemp(), '--format', 'json']); "
             "print('pandas' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reportgen import carbon
+from reportgen.project import carbon
 
 
 @pytest.mark.parametrize(("location", "grams", "source"), [

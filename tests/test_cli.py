@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from reportgen import __version__
-from reportgen.cli import main
+from reportgen.commands.cli import main
 from tests.conftest import DATA, INPUTS, ROOT
 
 
@@ -57,7 +57,7 @@ def test_usage_error_exits_2() -> None:
 
 
 def test_check_does_not_import_heavy_libraries() -> None:
-    code = ("import sys; from reportgen.cli import main; main(['check', 'inputs/example.yaml']); "
+    code = ("import sys; from reportgen.commands.cli import main; main(['check', 'inputs/example.yaml']); "
             "heavy = [m for m in ('matplotlib', 'weasyprint', 'codecarbon', 'pandas', 'jinja2') if m in sys.modules];"
             "print(heavy)")
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
@@ -65,7 +65,8 @@ def test_check_does_not_import_heavy_libraries() -> None:
 
 
 def test_help_does_not_import_heavy_libraries() -> None:
-    code = ("import sys\nfrom reportgen.cli import main\ntry: main(['build', '--help'])\nexcept SystemExit: pass\n"
+    code = ("import sys\nfrom reportgen.commands.cli import main\ntry: main(['build', '--help'])\n"
+            "except SystemExit: pass\n"
             "print([m for m in ('matplotlib', 'weasyprint', 'pint', 'yaml') if m in sys.modules])")
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert result.stdout.strip().endswith("[]")
@@ -75,7 +76,7 @@ def test_help_does_not_import_heavy_libraries() -> None:
 def test_a_build_that_draws_nothing_does_not_import_matplotlib(tmp_path: Path, formats: str) -> None:
     """JSON alone, or HTML whose figures are all cached: no figure pool, no matplotlib (0.35 s of a cold build)."""
     assert main(["build", str(INPUTS / "example.yaml"), "-o", str(tmp_path), "--format", "html,json"]) == 0
-    code = (f"import sys; from reportgen.cli import main; "
+    code = (f"import sys; from reportgen.commands.cli import main; "
             f"code = main(['build', 'inputs/example.yaml', '-o', {str(tmp_path)!r}, '--format', {formats!r}]); "
             "print(code, 'matplotlib' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
@@ -111,7 +112,7 @@ def test_failed_build_keeps_previous_outputs(tmp_path: Path, write_project) -> N
 
 
 def test_failed_render_keeps_previous_outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from reportgen import pdf
+    from reportgen.render import pdf
 
     assert main(["build", str(INPUTS / "example.yaml"), "-o", str(tmp_path), "--format", "json,html"]) == 0
     before = {p.name: p.read_bytes() for p in (tmp_path / "example").iterdir()}
@@ -159,7 +160,7 @@ def test_schema_is_draft7_and_accepts_every_example(capsys: pytest.CaptureFixtur
     schema = json.loads(capsys.readouterr().out)
     jsonschema.Draft7Validator.check_schema(schema)
     validator = jsonschema.Draft7Validator(schema)
-    from reportgen.starter import starter_project
+    from reportgen.project.starter import starter_project
 
     texts = {path.name: path.read_text() for path in INPUTS.glob("*.yaml")}
     for name, text in {**texts, "the starter": starter_project()}.items():
@@ -170,7 +171,7 @@ def test_schema_is_draft7_and_accepts_every_example(capsys: pytest.CaptureFixtur
 
 
 def test_schema_documents_every_field() -> None:
-    from reportgen.schema import project_schema
+    from reportgen.project.schema import project_schema
 
     def walk(schema: dict, path: str) -> None:
         for name, sub in schema.get("properties", {}).items():
@@ -196,7 +197,7 @@ def test_console_script_and_readme_commands() -> None:
 
 def test_the_console_entry_runs_exit_handlers_and_flushes_its_output() -> None:
     """run() leaves with os._exit to skip the interpreter's teardown: handlers, output and status must survive."""
-    code = ("import atexit, sys\nfrom reportgen import cli\natexit.register(lambda: print('handler ran'))\n"
+    code = ("import atexit, sys\nfrom reportgen.commands import cli\natexit.register(lambda: print('handler ran'))\n"
             "sys.argv = ['reportgen', 'check', 'no-such-project.yaml']\nprint('before', end='')\ncli.run()\n")
     environment = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=environment)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from reportgen.cli import main
+from reportgen.commands.cli import main
 from tests.conftest import INPUTS, ROOT
 
 

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from reportgen.analysis import analyze
 from reportgen.analysis.reliability import daly_interval, failure_tax
-from reportgen.carbon import Intensity
-from reportgen.model import Reliability
+from reportgen.project.carbon import Intensity
+from reportgen.project.model import Reliability
 from tests.conftest import make_project
 
 RUNS = """
@@ -110,7 +110,7 @@ def test_wait_power_defaults_to_active_power_and_monthly_totals() -> None:
 
 def test_explicit_carbon_intensity_is_converted() -> None:
     project = make_project("project: {title: T}\nenergy: {location: {carbon_intensity: 56 g/kWh}}\n")
-    from reportgen.carbon import intensity_for
+    from reportgen.project.carbon import intensity_for
 
     intensity = intensity_for(project.energy.location)
     assert intensity.g_per_kwh == pytest.approx(56) and intensity.source == "given"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from reportgen.cli import main
-from reportgen.diff import _verdict
+from reportgen.analysis.changes import _verdict
+from reportgen.commands.cli import main
 from tests.conftest import INPUTS
 
 
@@ -146,7 +146,7 @@ def test_the_diff_puts_changed_results_first_and_money_in_its_currency(added_run
 
 
 def test_a_changed_run_is_matched_by_its_node_count(tmp_path: Path) -> None:
-    from reportgen.diff import compare_inputs
+    from reportgen.analysis.changes import compare_inputs
     from tests.conftest import make_project
 
     text = (INPUTS / "finetune-7b.yaml").read_text(encoding="utf-8")
@@ -157,7 +157,7 @@ def test_a_changed_run_is_matched_by_its_node_count(tmp_path: Path) -> None:
 
 
 def test_a_slot_change_names_the_field_that_changed() -> None:
-    from reportgen.diff import compare_slots
+    from reportgen.analysis.changes import compare_slots
     from tests.conftest import make_project
 
     text = (INPUTS / "finetune-7b.yaml").read_text(encoding="utf-8")
@@ -175,7 +175,7 @@ def test_identical_overlays_are_left_out() -> None:
 
 
 def test_watch_and_diff_print_money_with_its_currency() -> None:
-    from reportgen.cli import _shown
+    from reportgen.commands.cli import _shown
 
     assert _shown(1123.4, "money", "EUR") == "1,123 EUR"
     assert _shown("spot", "regime", "EUR") == "spot"

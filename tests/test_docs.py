@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from reportgen import reference
+from reportgen.commands import reference
 from tests.conftest import ROOT
 
 
@@ -21,8 +21,8 @@ def test_generated_pages_match_the_code(name: str) -> None:
 
 
 def test_the_project_file_reference_lists_every_field() -> None:
-    from reportgen.model import Project
-    from reportgen.spec import spec_fields
+    from reportgen.project.model import Project
+    from reportgen.project.spec import spec_fields
 
     page = reference.project_file_page()
 

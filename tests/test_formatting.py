@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from reportgen import formatting as f
+from reportgen.render import formatting as f
 
 
 @pytest.mark.parametrize(("function", "value", "text"), [

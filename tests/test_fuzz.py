@@ -18,12 +18,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reportgen.analysis import analyze
-from reportgen.carbon import intensity_for
 from reportgen.errors import InputError
-from reportgen.model import AXES, SLOT_VOCABULARY
-from reportgen.project import load_project_text
-from reportgen.results import dumps, results_document
-from reportgen.results_schema import results_schema
+from reportgen.project.carbon import intensity_for
+from reportgen.project.loader import load_project_text
+from reportgen.project.model import AXES, SLOT_VOCABULARY
+from reportgen.render.results import dumps, results_document
+from reportgen.render.results_schema import results_schema
 from tests.conftest import ROOT
 
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow],

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from reportgen.cli import main
-from reportgen.emissions import read_emissions
+from reportgen.commands.cli import main
 from reportgen.errors import InputError
-from reportgen.project import load_project
+from reportgen.ingest.emissions import read_emissions
+from reportgen.project.loader import load_project
 from tests.conftest import DATA
 
 TRACKED = DATA / "codecarbon" / "emissions.csv"  # two runs written by CodeCarbon 3.3's offline tracker here

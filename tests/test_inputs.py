@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from reportgen.errors import InputError
-from reportgen.project import load_project
+from reportgen.project.loader import load_project
 from tests.conftest import DATA, INPUTS
 
 BAD = sorted((DATA / "bad").glob("*.yaml"))

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from reportgen.cli import main
-from reportgen.project import load_project
+from reportgen.commands.cli import main
+from reportgen.project.loader import load_project
 
 SPLIT = ("import json, os; json.dump({'compute': 0.8, 'communication': 0.1, 'idle': 0.05}, "
          "open(os.environ['REPORTGEN_SPLIT_FILE'], 'w'))")

@@ -9,10 +9,10 @@ import pytest
 
 from reportgen.analysis import analyze
 from reportgen.analysis.fits import fit_alpha_bandwidth
-from reportgen.cli import main
+from reportgen.commands.cli import main
 from reportgen.errors import InputError
-from reportgen.nccltests import read_nccl_tests
-from reportgen.project import load_project
+from reportgen.ingest.nccltests import read_nccl_tests
+from reportgen.project.loader import load_project
 from tests.conftest import DATA, make_project
 
 # all_reduce_perf on 2 hosts × 8 H100, out-of-place times as published (the header of the file says what is derived)

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from reportgen import pipeline
-from reportgen.outputs import TEMP_PREFIX
 from reportgen.pipeline import Builder, BuildOptions
+from reportgen.render.outputs import TEMP_PREFIX
 from tests.conftest import INPUTS, ROOT
 
 EXAMPLE = (INPUTS / "example.yaml").read_text()
@@ -59,9 +59,9 @@ def test_an_interrupt_at_any_stage_keeps_the_previous_outputs(built: tuple[Path,
                 raise KeyboardInterrupt
             real_replace(source, target)  # type: ignore[arg-type]
 
-        monkeypatch.setattr("reportgen.outputs.os.replace", replace_then_die)
+        monkeypatch.setattr("reportgen.render.outputs.os.replace", replace_then_die)
     elif stage == "layout_to_pdf":
-        monkeypatch.setattr("reportgen.pdf.layout_to_pdf", interrupted)
+        monkeypatch.setattr("reportgen.render.pdf.layout_to_pdf", interrupted)
     else:
         monkeypatch.setattr(pipeline, stage, interrupted)
     with pytest.raises(KeyboardInterrupt):
@@ -82,7 +82,7 @@ def test_a_failing_pdf_renderer_keeps_everything(built: tuple[Path, Path, dict[s
     def broken(*_: object, **__: object) -> bytes:
         raise RuntimeError("renderer crashed")
 
-    monkeypatch.setattr("reportgen.pdf.layout_to_pdf", broken)
+    monkeypatch.setattr("reportgen.render.pdf.layout_to_pdf", broken)
     with pytest.raises(RuntimeError):
         Builder(BuildOptions(out_root=out)).build(project)
     assert snapshot(out / "example") == before and no_temporaries(out)
@@ -93,7 +93,7 @@ def test_a_build_interrupted_while_its_pdf_is_laid_out_elsewhere_keeps_everythin
     """The renderer process lays the PDF out while the figures are drawn; an interrupt then tells its painter
     the drawings will not come, and the renderer serves the next build as if nothing happened."""
     from reportgen.figures import draw_figures
-    from reportgen.pdf_process import RendererProcess
+    from reportgen.render.pdf_process import RendererProcess
 
     project, out, before = built
     renderer = RendererProcess()

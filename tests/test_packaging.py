@@ -21,7 +21,7 @@ def test_the_wheel_and_sdist_carry_the_licence_and_the_sdist_what_make_needs(tmp
     with tarfile.open(sdist) as archive:
         names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
     needed = {"LICENSE", "README.md", "Makefile", "pyproject.toml", "mkdocs.yml", ".ci/run", "inputs/example.yaml",
-              "templates/report.html", "docs/index.md", "tests/conftest.py", "reportgen/cli.py"}
+              "templates/report.html", "docs/index.md", "tests/conftest.py", "reportgen/commands/cli.py"}
     assert needed <= names, f"the sdist lacks {sorted(needed - names)}"
 
 

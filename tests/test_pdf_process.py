@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from pypdf import PdfReader
 
-from reportgen.pdf import PaintHere, PdfRenderer, html_to_pdf
-from reportgen.pdf_forms import figures_as_placeholders
-from reportgen.pdf_process import PainterProcess, RendererProcess, early_renderer, figure_painter
+from reportgen.render.pdf import PaintHere, PdfRenderer, html_to_pdf
+from reportgen.render.pdf_forms import figures_as_placeholders
+from reportgen.render.pdf_process import PainterProcess, RendererProcess, early_renderer, figure_painter
 
 HTML = "<h1>Title</h1><p>Some text to lay out.</p>"
 
@@ -129,7 +129,7 @@ def test_a_failure_in_the_process_is_raised_with_its_traceback() -> None:
 
 
 def test_close_stops_a_render_nobody_will_read(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from reportgen import pdf
+    from reportgen.render import pdf
 
     started = tmp_path / "started"
     real = pdf.render_layout

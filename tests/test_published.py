@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from reportgen.analysis import analyze
-from reportgen.carbon import intensity_for
 from reportgen.pipeline import BuildOptions, build
+from reportgen.project.carbon import intensity_for
 from tests.conftest import INPUTS, make_project
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from reportgen.cli import _parser
+from reportgen.commands.cli import _parser
 from tests.conftest import ROOT
 
 
@@ -29,3 +29,63 @@ def test_every_command_is_on_the_commands_page() -> None:
     commands = _parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
     for name in commands:
         assert f"reportgen {name}" in page, f"docs/commands.md lacks `reportgen {name}`"
+
+
+# The layers of docs/architecture.md, lowest first: a module imports only from its own layer or those below.
+LAYERS = [("reportgen.errors", "reportgen.interrupts"), ("reportgen.project",),
+          ("reportgen.analysis", "reportgen.ingest"), ("reportgen.figures", "reportgen.render"),
+          ("reportgen.pipeline", "reportgen.api"), ("reportgen.commands",)]
+
+
+def _imports() -> dict[str, set[str]]:
+    """Each module's imports of reportgen modules at run time (not those under TYPE_CHECKING, nor the root's
+    __version__)."""
+    import ast
+
+    package = ROOT / "reportgen"
+    found: dict[str, set[str]] = {}
+    for path in package.rglob("*.py"):
+        name = ("reportgen." + ".".join(path.relative_to(package).with_suffix("").parts)).removesuffix(".__init__")
+        tree = ast.parse(path.read_text())
+        hidden = {id(sub) for node in ast.walk(tree) if isinstance(node, ast.If) and "TYPE_CHECKING" in
+                  ast.unparse(node.test) for sub in ast.walk(node)}
+        deps = set()
+        for node in ast.walk(tree):
+            if id(node) in hidden or not isinstance(node, ast.ImportFrom) or not node.module:
+                continue
+            if node.module.startswith("reportgen.") or node.module == "reportgen":
+                for alias in node.names:
+                    full = f"{node.module}.{alias.name}"
+                    module_file = package / (full.removeprefix("reportgen.").replace(".", "/") + ".py")
+                    deps.add(full if module_file.exists() else node.module)
+        if name not in ("reportgen", "reportgen.__main__"):  # the root only names the API; __main__ runs the CLI
+            found[name] = deps - {name, "reportgen"}
+    return found
+
+
+def _layer(module: str) -> int:
+    for index, prefixes in enumerate(LAYERS):
+        if any(module == p or module.startswith(p + ".") for p in prefixes):
+            return index
+    raise AssertionError(f"{module} is in no layer of docs/architecture.md")
+
+
+def test_imports_go_down_the_layers_and_never_in_a_circle() -> None:
+    graph = _imports()
+    upward = [f"{m} imports {d}" for m, deps in graph.items() for d in deps if _layer(d) > _layer(m)]
+    assert not upward, upward
+
+    def circle_from(start: str) -> list[str] | None:
+        stack, seen = [(start, [start])], set()
+        while stack:
+            node, path = stack.pop()
+            for dep in graph.get(node, ()):
+                if dep == start:
+                    return [*path, dep]
+                if dep not in seen:
+                    seen.add(dep)
+                    stack.append((dep, [*path, dep]))
+        return None
+
+    circles = [c for m in graph if (c := circle_from(m))]
+    assert not circles, circles[0]

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from pypdf import PdfReader
 
-from reportgen import formatting
 from reportgen.pipeline import BuildOptions, build
+from reportgen.render import formatting
 from tests.conftest import INPUTS, ROOT
 
 SECTION_TITLES = ["Summary", "Problem and goal", "Diagnosis: which ceiling binds", "Design",
@@ -89,7 +89,7 @@ def test_figures_reach_the_pdf_renderer_as_placeholders() -> None:
     from PIL import Image
 
     from reportgen.figures import FIGURE_SCHEME
-    from reportgen.pdf_forms import figures_as_placeholders
+    from reportgen.render.pdf_forms import figures_as_placeholders
 
     figure = '<svg role="img" aria-labelledby="a-caption" class="figure-svg" viewBox="0 0 460.8 237.6"><g/></svg>'
     other = '<svg xmlns="http://www.w3.org/2000/svg"><image href="file:///etc/passwd"/></svg>'
@@ -109,7 +109,7 @@ def test_each_figure_is_drawn_at_the_size_its_frame_promised(name: str) -> None:
     squeezed into the room left for it."""
     from reportgen.figures import figure_jobs
     from reportgen.pipeline import analyze_loaded
-    from reportgen.project import load_project
+    from reportgen.project.loader import load_project
 
     loaded = load_project(INPUTS / name)
     analysis, _ = analyze_loaded(loaded)
@@ -127,7 +127,7 @@ def test_project_text_in_a_figure_is_drawn_as_written_and_kept_inside_it(tmp_pat
 
     from reportgen.figures import figure_jobs
     from reportgen.pipeline import analyze_loaded
-    from reportgen.project import load_project
+    from reportgen.project.loader import load_project
 
     name = "forward and backward pass of the encoder stack, $5 per hour and $6 per hour with checkpointing"
     project = tmp_path / "named.yaml"
@@ -149,7 +149,7 @@ def test_a_timeline_of_many_workers_stays_legible(tmp_path: Path, count: int) ->
     """128 workers in 4.6 inches: a label each overlapped into a smear, and outlines and hatches drowned the bars."""
     from reportgen.figures import figure_jobs
     from reportgen.pipeline import analyze_loaded
-    from reportgen.project import load_project
+    from reportgen.project.loader import load_project
 
     workers = ", ".join(str(2000 + (index * 37) % 500) for index in range(count))
     project = tmp_path / "workers.yaml"
@@ -179,7 +179,7 @@ def test_figures_of_wide_ranges_stay_legible(tmp_path: Path) -> None:
     numbers with thousands separators (never a "1e6" in the corner), and no crowded point labels."""
     from reportgen.figures import figure_jobs
     from reportgen.pipeline import analyze_loaded
-    from reportgen.project import load_project
+    from reportgen.project.loader import load_project
 
     loaded = load_project(thirteen_scales(tmp_path))
     analysis, _ = analyze_loaded(loaded)
@@ -203,7 +203,7 @@ def test_tiny_energies_and_costs_are_drawn_in_a_unit_that_reads() -> None:
     from reportgen.figures import figure_jobs
     from reportgen.figures.style import ENERGY_UNITS, MASS_UNITS, TIME_UNITS, readable, unit_for
     from reportgen.pipeline import analyze_loaded
-    from reportgen.project import load_project
+    from reportgen.project.loader import load_project
 
     assert readable([59.0, 126.0], ENERGY_UNITS) == ([59.0, 126.0], "kWh")
     assert readable([0.25, 0.5], ENERGY_UNITS) == ([250.0, 500.0], "Wh")
@@ -232,8 +232,8 @@ def test_point_labels_are_thinned_where_points_crowd() -> None:
 
 
 def test_the_page_holds_a_slot_per_figure_and_the_html_a_drawing_in_each(monkeypatch: pytest.MonkeyPatch) -> None:
-    from reportgen import render
     from reportgen.figures import FigureFrame
+    from reportgen.render import report as render
 
     a, b, unused = (FigureFrame(key, f"Caption {key}", f"alt {key}") for key in ("a", "b", "unused"))
     monkeypatch.setattr(render, "render_html", lambda *_: f"<p>{b.slot}</p><p>text</p><p>{a.slot}</p>")
@@ -246,7 +246,7 @@ def test_the_page_holds_a_slot_per_figure_and_the_html_a_drawing_in_each(monkeyp
 
 
 def test_a_figure_the_renderer_cannot_draw_fails_the_build() -> None:
-    from reportgen.pdf import html_to_pdf
+    from reportgen.render.pdf import html_to_pdf
 
     broken = '<svg role="img" aria-labelledby="a" class="figure-svg" viewBox="0 0 9 9">&undefined;</svg>'
     with pytest.raises(RuntimeError, match="could not draw a figure"):
@@ -323,7 +323,7 @@ def test_free_text_is_escaped(tmp_path: Path) -> None:
 
 
 def test_pdf_renderer_fetches_nothing() -> None:
-    from reportgen.pdf import html_to_pdf
+    from reportgen.render.pdf import html_to_pdf
 
     html = ('<link rel="attachment" href="file:///etc/passwd"><img src="file:///etc/hostname">'
             '<img src="http://127.0.0.1:9/x.png"><link rel="stylesheet" href="file:///etc/passwd">'
@@ -339,9 +339,9 @@ def test_templates_use_only_the_documented_context() -> None:
 
     from jinja2 import meta
 
-    from reportgen.compare import DiffContext
-    from reportgen.context import ReportContext
-    from reportgen.render import environment, markdown_environment
+    from reportgen.commands.diff_command import DiffContext
+    from reportgen.render.context import ReportContext
+    from reportgen.render.report import environment, markdown_environment
 
     env = environment()
     report = {f.name for f in dataclasses.fields(ReportContext)} | set(env.globals)
@@ -382,7 +382,8 @@ def test_installed_wheel_finds_its_templates(tmp_path: Path) -> None:
     [wheel] = (tmp_path / "dist").glob("reportgen-*.whl")
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target",
                     str(tmp_path / "site"), str(wheel)], check=True, capture_output=True)
-    code = ("import reportgen.assets as a, sys; print(a.templates_dir()); from reportgen.cli import main; "
+    code = ("import reportgen.render.assets as a, sys; print(a.templates_dir()); "
+            "from reportgen.commands.cli import main; "
             f"sys.exit(main(['build', {str(INPUTS / 'bert-dgx-a100.yaml')!r}, '-o', {str(tmp_path / 'out')!r}, "
             "'--format', 'html']))")
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
@@ -409,7 +410,7 @@ def test_every_hatch_shows_against_its_fill(name: str) -> None:
     fanout figure's "budget exhausted" area had an invisible hatch, so it did not read in greyscale)."""
     from reportgen.figures import figure_jobs
     from reportgen.pipeline import analyze_loaded
-    from reportgen.project import load_project
+    from reportgen.project.loader import load_project
 
     loaded = load_project(INPUTS / name)
     analysis, _ = analyze_loaded(loaded)

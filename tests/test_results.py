@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from reportgen.pipeline import BuildOptions, build
-from reportgen.results import dumps
+from reportgen.render.results import dumps
 from tests.conftest import DATA, INPUTS
 
 CONTRACT = {
@@ -115,8 +115,8 @@ def test_every_output_follows_the_results_schema(path: Path) -> None:
     import jsonschema
 
     from reportgen.pipeline import analyze_loaded
-    from reportgen.project import load_project
-    from reportgen.results_schema import results_schema
+    from reportgen.project.loader import load_project
+    from reportgen.render.results_schema import results_schema
 
     jsonschema.Draft7Validator.check_schema(results_schema())
     _, document = analyze_loaded(load_project(path))
@@ -124,7 +124,7 @@ def test_every_output_follows_the_results_schema(path: Path) -> None:
 
 
 def test_schema_results_prints_the_results_schema(capsys: pytest.CaptureFixture[str]) -> None:
-    from reportgen.cli import main
+    from reportgen.commands.cli import main
 
     assert main(["schema", "--results", "-o", "-"]) == 0
     schema = json.loads(capsys.readouterr().out)

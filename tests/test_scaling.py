@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from reportgen.analysis.fits import fit_amdahl, fit_usl
 from reportgen.analysis.scaling import analyze_scaling, kneedle
-from reportgen.model import Run, Scaling
+from reportgen.project.model import Run, Scaling
 from tests.conftest import make_project
 
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from reportgen.cli import main
+from reportgen.commands.cli import main
 from reportgen.errors import InputError
-from reportgen.model import Project
 from reportgen.pipeline import BuildOptions, build
-from reportgen.project import load_project
-from reportgen.spec import Items, Section, Text, spec_fields
+from reportgen.project.loader import load_project
+from reportgen.project.model import Project
+from reportgen.project.spec import Items, Section, Text, spec_fields
 
 PAYLOAD = ('<script>alert("xss")</script><img src="file:///etc/passwd" onerror="alert(1)">'
            '<link rel="attachment" href="file:///etc/passwd"><a href="http://127.0.0.1:9/">x</a>'
@@ -101,7 +101,7 @@ def test_results_json_keeps_text_as_data(hostile: Path) -> None:
 
 def test_a_crafted_template_context_cannot_fetch(tmp_path: Path) -> None:
     """Even SVG that references local files and the network, handed to the renderer, fetches nothing."""
-    from reportgen.pdf import html_to_pdf
+    from reportgen.render.pdf import html_to_pdf
 
     secret = tmp_path / "secret.txt"
     secret.write_text("TOP-SECRET-CONTENT")

@@ -8,10 +8,10 @@ from typing import Any
 
 import yaml
 
-from reportgen.model import Hardware, Project
-from reportgen.project import load_project_text
-from reportgen.spec import Items, Section, spec_fields, starter_fields
-from reportgen.starter import starter_project
+from reportgen.project.loader import load_project_text
+from reportgen.project.model import Hardware, Project
+from reportgen.project.spec import Items, Section, spec_fields, starter_fields
+from reportgen.project.starter import starter_project
 from tests.conftest import ROOT
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from reportgen import traces
-from reportgen.cli import main
+from reportgen.commands.cli import main
 from reportgen.errors import InputError
-from reportgen.project import load_project
+from reportgen.ingest import traces
+from reportgen.project.loader import load_project
 from tests.conftest import DATA
 
 SAMPLES = DATA / "traces"  # HTA's test data, MIT licence: see NOTICE.md there

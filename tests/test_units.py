@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reportgen import units
-from reportgen.units import UnitProblem, parse_quantity
+from reportgen.project import units
+from reportgen.project.units import UnitProblem, parse_quantity
 
 
 @pytest.mark.parametrize(("text", "dimension", "si"), [

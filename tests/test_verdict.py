@@ -7,7 +7,7 @@ import pytest
 
 from reportgen.analysis import analyze
 from reportgen.analysis.decisions import trade_offs
-from reportgen.project import load_project
+from reportgen.project.loader import load_project
 from tests.conftest import INPUTS, make_project
 
 SEVEN_B = INPUTS / "finetune-7b.yaml"
@@ -239,7 +239,7 @@ def test_sortable_tables_sort_by_value_not_by_text(seven_b_html: str) -> None:
 # ---------------------------------------------------------------------------------------- help that finds the meaning
 def test_schema_and_errors_give_each_field_its_own_example() -> None:
     from reportgen.errors import InputError
-    from reportgen.schema import project_schema
+    from reportgen.project.schema import project_schema
 
     document = project_schema()
     hardware = document["properties"]["hardware"]["properties"]
@@ -251,7 +251,7 @@ def test_schema_and_errors_give_each_field_its_own_example() -> None:
 
 
 def test_money_has_one_precision_per_column() -> None:
-    from reportgen.formatting import money
+    from reportgen.render.formatting import money
 
     column = [53.05, 1123.4]  # a cost table whose cheapest point needs cents
     assert [money(v, "USD", column) for v in column] == ["53.05 USD", "1,123.40 USD"]

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from reportgen.cli import main
+from reportgen.commands.cli import main
+from reportgen.commands.watch import WatchEvent, first_pass, watch
 from reportgen.pipeline import Builder, BuildOptions
-from reportgen.watch import WatchEvent, first_pass, watch
 from tests.conftest import INPUTS
 
 EXAMPLE = (INPUTS / "example.yaml").read_text()

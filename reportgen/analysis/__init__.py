@@ -1,6 +1,6 @@
 """The pure analysis core: Project → Analysis. No I/O, no plotting, no templates.
 
-The carbon intensity is the one outside fact an analysis needs; the pipeline looks it up (reportgen.carbon) and
+The carbon intensity is the one outside fact an analysis needs; the pipeline looks it up (reportgen.project.carbon) and
 passes it in, so that everything here stays a pure function of its arguments.
 """
 
@@ -21,9 +21,9 @@ from reportgen.analysis.prediction import PredictionResult, predict
 from reportgen.analysis.provenance import ProvenanceResult, trace_provenance
 from reportgen.analysis.reliability import ReliabilityResult, analyze_reliability, default_scales
 from reportgen.analysis.scaling import ScalingResult, analyze_scaling
-from reportgen.carbon import Intensity
-from reportgen.model import Project
-from reportgen.records import RowSource
+from reportgen.project.carbon import Intensity
+from reportgen.project.model import Project
+from reportgen.project.records import RowSource
 
 
 @dataclass(frozen=True)

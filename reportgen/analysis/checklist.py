@@ -8,7 +8,7 @@ from reportgen.analysis.common import ceil_ratio
 from reportgen.analysis.diagnosis import DiagnosisResult
 from reportgen.analysis.prediction import PredictionResult
 from reportgen.analysis.reliability import ReliabilityResult
-from reportgen.model import PRESSURE_AXES, Project
+from reportgen.project.model import PRESSURE_AXES, Project
 
 FANOUT_RANGE = range(1, 81)
 

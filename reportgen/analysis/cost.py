@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from reportgen.analysis.common import first_max, first_min
 from reportgen.analysis.scaling import ScalingResult
-from reportgen.model import Pricing
+from reportgen.project.model import Pricing
 
 
 @dataclass(frozen=True)

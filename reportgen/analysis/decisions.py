@@ -8,7 +8,7 @@ from reportgen.analysis.common import first_min
 from reportgen.analysis.cost import CostResult, priced_points
 from reportgen.analysis.energy import EnergyResult
 from reportgen.analysis.scaling import ScalingResult
-from reportgen.model import Decision, Goal
+from reportgen.project.model import Decision, Goal
 
 
 @dataclass(frozen=True)

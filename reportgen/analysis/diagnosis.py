@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reportgen.analysis.common import at_least, ceil_ratio
-from reportgen.model import Hardware, Project, Serving, Step
+from reportgen.project.model import Hardware, Project, Serving, Step
 
 BOUND_ORDER = ("compute", "memory-bandwidth", "io", "communication")  # the tie order of §1.1
 WALL_ORDER = ("memory", "data", "serving", "time")  # capacity walls come first (§1.3)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from reportgen.analysis.common import first_min
 from reportgen.analysis.scaling import ScalingResult
-from reportgen.model import Energy
+from reportgen.project.model import Energy
 
 JOULES_PER_KWH = 3.6e6
 

@@ -12,7 +12,7 @@ from reportgen.analysis.common import first_min
 from reportgen.analysis.cost import CostResult, priced_points
 from reportgen.analysis.energy import EnergyResult
 from reportgen.analysis.scaling import ScalingResult
-from reportgen.model import Goal
+from reportgen.project.model import Goal
 
 
 @dataclass(frozen=True)

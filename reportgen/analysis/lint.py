@@ -12,7 +12,7 @@ from reportgen.analysis.goal import GoalResult
 from reportgen.analysis.prediction import PredictionResult
 from reportgen.analysis.reliability import ReliabilityResult
 from reportgen.analysis.scaling import ScalingResult
-from reportgen.model import SLOT_VOCABULARY, Project, Slot
+from reportgen.project.model import SLOT_VOCABULARY, Project, Slot
 
 IDLE_SHARE_LIMIT = 0.20
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from reportgen.analysis.common import TIE_TOLERANCE
 from reportgen.analysis.fits import AlphaBetaFit, fit_alpha_bandwidth, fit_alpha_beta
-from reportgen.model import Prediction, Project
+from reportgen.project.model import Prediction, Project
 
 SENSITIVITY_SCALES = (0.1, 1.0, 10.0)
 

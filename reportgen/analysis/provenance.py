@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from reportgen.analysis.scaling import ScalingResult
-from reportgen.records import RankTimes, RowSource
+from reportgen.project.records import RankTimes, RowSource
 
 
 @dataclass(frozen=True)

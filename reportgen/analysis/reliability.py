@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from reportgen.model import Reliability
+from reportgen.project.model import Reliability
 
 
 @dataclass(frozen=True)

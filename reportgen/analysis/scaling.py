@@ -9,7 +9,7 @@ import numpy as np
 from reportgen.analysis.common import first_max
 from reportgen.analysis.fits import AlphaBetaFit, AmdahlFit, USLFit, fit_alpha_beta, fit_amdahl, fit_usl, slope
 from reportgen.analysis.prediction import model_curve, optimum
-from reportgen.model import Run, Scaling
+from reportgen.project.model import Run, Scaling
 
 KNEE_THRESHOLD = 0.05
 CAUSES = ("communication", "load-imbalance", "serial-fraction")  # tie order for the knee cause

@@ -14,63 +14,14 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from reportgen.figures.jobs import FIGURE_SCHEME, HEIGHT, WIDTH, FigureFrame, FigureJob, present, slot
+
 if TYPE_CHECKING:
-    from reportgen.cache import FigureCache
+    from reportgen.figures.cache import FigureCache
 
-# Where each drawing goes in a rendered page: an image of this URL scheme, replaced by the inline SVG in the HTML
-# and by the painted figure in the PDF. Project text is escaped, so it cannot forge one.
-FIGURE_SCHEME = "reportgen-figure:"
-WIDTH = 6.4  # inches: the text width of an A4 page with 2 cm margins is about 6.7 in
-HEIGHT = 3.3
-
-
-def slot(url: str) -> str:
-    """A figure's place in a rendered page, until its drawing is put there."""
-    return f'<img class="figure-svg" alt="" src="{url}">'
-
-
-@dataclass(frozen=True)
-class FigureFrame:
-    """A figure as the page needs it, before it is drawn."""
-
-    key: str  # the anchor, unique in a report
-    caption: str
-    alt: str
-    width: float = WIDTH  # inches
-    height: float = HEIGHT
-
-    @property
-    def url(self) -> str:
-        return f"{FIGURE_SCHEME}{self.key}"
-
-    @property
-    def slot(self) -> str:
-        return slot(self.url)
-
-    @property
-    def points(self) -> tuple[Fraction, Fraction]:
-        """Width and height in points, as the SVG's viewBox gives them (matplotlib writes them with "%f")."""
-        return Fraction(f"{self.width * 72:f}"), Fraction(f"{self.height * 72:f}")
-
-
-@dataclass(frozen=True)
-class FigureJob:
-    """One figure to draw: `draw(frame, *args)` returns its SVG."""
-
-    frame: FigureFrame
-    draw: Callable[..., str]
-    args: tuple[Any, ...]
-
-    def run(self) -> str:
-        return self.draw(self.frame, *self.args)
-
-
-def present(*jobs: FigureJob | None) -> list[FigureJob]:
-    """The jobs of the figures whose inputs are present (a figure's describing function returns None otherwise)."""
-    return [job for job in jobs if job is not None]
+__all__ = ["FIGURE_SCHEME", "HEIGHT", "WIDTH", "FigureFrame", "FigureJob", "figure_jobs", "present", "slot"]
 
 
 def figure_jobs(analysis: Any, project: Any) -> list[FigureJob]:
@@ -152,7 +103,7 @@ def draw_figures(jobs: Sequence[FigureJob], *, pool: FigurePool | None = None, c
                  while_waiting: Callable[[], object] | None = None) -> Drawn:
     """The drawing of every job. Cached figures are reused; without a pool, a temporary one is used when enough
     figures must be drawn for two processes to pay."""
-    from reportgen.cache import job_key
+    from reportgen.figures.cache import job_key
 
     keys = [job_key(job) for job in jobs] if cache is not None else [""] * len(jobs)
     found: dict[int, str] = {}

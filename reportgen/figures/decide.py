@@ -6,7 +6,7 @@ from typing import Any
 
 from reportgen.analysis.cost import CostResult
 from reportgen.analysis.energy import EnergyResult
-from reportgen.figures import FigureFrame, FigureJob, present
+from reportgen.figures.jobs import FigureFrame, FigureJob, present
 from reportgen.figures.style import (
     BLUE,
     ENERGY_UNITS,
@@ -28,7 +28,7 @@ from reportgen.figures.style import (
     unit_for,
     wide,
 )
-from reportgen.model import REGIME_NAMES, Project
+from reportgen.project.model import REGIME_NAMES, Project
 
 REGIME_STYLE = {"on_demand": (BLUE, "o", "-"), "spot": (ORANGE, "s", "--"), "local": (GREEN, "^", "-.")}
 

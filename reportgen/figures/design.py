@@ -10,9 +10,9 @@ import numpy as np
 from reportgen.analysis.checklist import ChecklistResult, TaxResult
 from reportgen.analysis.prediction import Curve, PredictionResult, Sensitivity
 from reportgen.analysis.scaling import ScalingResult
-from reportgen.figures import FigureFrame, FigureJob, present
+from reportgen.figures.jobs import FigureFrame, FigureJob, present
 from reportgen.figures.style import BLUE, GREEN, GREY, INK, ORANGE, VERMILION, figure, log_axes, to_svg
-from reportgen.model import Project
+from reportgen.project.model import Project
 
 
 def jobs(analysis: Any, project: Project) -> list[FigureJob]:

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from reportgen.analysis.diagnosis import ADAM_STACK, DiagnosisResult, StepResult, Wall
-from reportgen.figures import FigureFrame, FigureJob, present
+from reportgen.figures.jobs import FigureFrame, FigureJob, present
 from reportgen.figures.style import (
     BLUE,
     GREEN,
@@ -23,7 +23,7 @@ from reportgen.figures.style import (
     log_axes,
     to_svg,
 )
-from reportgen.model import Hardware, Project
+from reportgen.project.model import Hardware, Project
 
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reportgen.figures import FigureFrame, FigureJob, present
+from reportgen.figures.jobs import FigureFrame, FigureJob, present
 from reportgen.figures.style import BLUE, GREY, INK, figure, literal, log2_axis, to_svg
 
 Json = dict[str, Any]

@@ -10,7 +10,7 @@ import numpy as np
 from reportgen.analysis.fits import usl_capacity
 from reportgen.analysis.provenance import ProvenanceResult
 from reportgen.analysis.scaling import PopRow, ScalingResult
-from reportgen.figures import FigureFrame, FigureJob, present
+from reportgen.figures.jobs import FigureFrame, FigureJob, present
 from reportgen.figures.style import (
     ACTIVITY,
     BLUE,
@@ -30,8 +30,8 @@ from reportgen.figures.style import (
     to_svg,
     unit_for,
 )
-from reportgen.model import Project
-from reportgen.records import RankTimes
+from reportgen.project.model import Project
+from reportgen.project.records import RankTimes
 
 
 def jobs(analysis: Any, project: Project) -> list[FigureJob]:

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
-from reportgen.figures import FigureFrame
+from reportgen.figures.jobs import FigureFrame
 
 INK = "#222222"
 GRID = "#d9d9d9"

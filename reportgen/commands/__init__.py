@@ -1,0 +1,1 @@
+"""The commands: argument parsing, printing and exit codes, and what each command orchestrates."""

@@ -1,0 +1,495 @@
+"""The command line: the only module that parses arguments, prints to the terminal or exits."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from reportgen import __version__, interrupts
+from reportgen.commands import console
+from reportgen.errors import ExitCode, InputError, ReportgenError, UsageError
+from reportgen.project.stdio import STDIN, output_name, shown_name, stdin_bytes
+
+FORMATS = ("html", "pdf", "json", "csv")
+DEFAULT_FORMATS = ("html", "pdf", "json")
+DIFF_FORMATS = ("html", "pdf", "json", "md")
+
+DESCRIPTION = """\
+Turn the evidence behind a distributed-AI system design (a YAML project file) into a report: diagnosis,
+predicted speedup, measured scaling and knee attribution, marginal cost, energy and carbon."""
+
+EPILOG = """\
+exit status: 0 success, 1 failure (not the input's fault), 2 input or usage error.
+Examples:
+  reportgen check inputs/example.yaml
+  reportgen build inputs/example.yaml -o build --format html,json
+  reportgen build inputs/*.yaml -j 2
+  reportgen diff HEAD~1:inputs/example.yaml inputs/example.yaml --exit-code
+  reportgen watch inputs/example.yaml
+  reportgen measure --project p.yaml --nodes 8 -- ./train.sh
+  reportgen ingest trace traces/ --project p.yaml --gpus-per-node 8 --steps-per-run 1000
+  reportgen ingest nccl-tests all_reduce.txt --nodes 2 --project p.yaml
+  reportgen ingest codecarbon emissions.csv --nodes 8 --project p.yaml
+  reportgen schema > schema.json
+  reportgen init my-project.yaml"""
+
+
+def _format_list(allowed: tuple[str, ...]) -> Callable[[str], tuple[str, ...]]:
+    def parse(text: str) -> tuple[str, ...]:
+        chosen = tuple(part.strip() for part in text.split(",") if part.strip())
+        unknown = [part for part in chosen if part not in allowed]
+        if unknown or not chosen:
+            raise argparse.ArgumentTypeError(f"formats are {', '.join(allowed)} (comma-separated), got {text!r}")
+        return chosen
+    return parse
+
+
+_formats = _format_list(FORMATS)
+_diff_formats = _format_list(DIFF_FORMATS)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="reportgen", description=DESCRIPTION, epilog=EPILOG,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"reportgen {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    check = commands.add_parser("check", help="validate project files; print one ok line per file or every error",
+                                description="Validate project files without building anything.")
+    check.add_argument("files", nargs="+", metavar="FILE", type=Path, help="project files (YAML; `-`: standard input)")
+
+    build = commands.add_parser("build", help="build the report (HTML, PDF, results.json) of project files",
+                                description="Build OUT/<file stem>/report.html, report.pdf and results.json. "
+                                "A failed build leaves the previous outputs untouched.")
+    build.add_argument("files", nargs="+", metavar="FILE", type=Path,
+                       help="project files (YAML; `-`: standard input, built into OUT/stdin)")
+    build.add_argument("-o", "--output", type=Path, default=Path("build"), metavar="OUT",
+                       help="output folder (default: build)")
+    build.add_argument("--format", type=_formats, default=DEFAULT_FORMATS, metavar="LIST",
+                       help="comma-separated formats among html, pdf, json, csv (default: html,pdf,json); csv "
+                            "writes each table of the report as a CSV file")
+    build.add_argument("--paper", choices=("a4", "letter"), default="a4", help="PDF paper size (default: a4)")
+    build.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
+                       help="build N projects at a time in worker processes (default: 1)")
+    build.add_argument("--no-cache", action="store_true",
+                       help="draw every figure anew instead of reusing OUT/.cache (the cache is keyed by a hash of "
+                       "exactly what each figure is drawn from)")
+
+    watch = commands.add_parser("watch", help="rebuild a project on every save and print what changed",
+                                description="Build FILE, then rebuild it whenever it (or the CSV it names) is "
+                                "saved, in a warm process that redraws only the figures whose inputs changed. "
+                                "HTML and JSON are written first, then the PDF. Stop with Ctrl-C.")
+    watch.add_argument("file", type=Path, metavar="FILE", help="the project file")
+    watch.add_argument("-o", "--output", type=Path, default=Path("build"), metavar="OUT",
+                       help="output folder (default: build)")
+    watch.add_argument("--format", type=_formats, default=DEFAULT_FORMATS, metavar="LIST",
+                       help="comma-separated formats among html, pdf, json, csv (default: html,pdf,json)")
+    watch.add_argument("--paper", choices=("a4", "letter"), default="a4", help="PDF paper size (default: a4)")
+    watch.add_argument("--interval", type=float, default=0.25, metavar="SECONDS",
+                       help="how often to look for a save (default: 0.25)")
+    watch.add_argument("--max-builds", type=int, default=None, metavar="N",
+                       help="stop after N builds (for scripts and tests; default: until Ctrl-C)")
+
+    schema = commands.add_parser("schema", help="print the JSON Schema (draft-07) of the project file",
+                                 description="Print the JSON Schema of the project file. Editors that use "
+                                 "yaml-language-server pick it up from a `# yaml-language-server: $schema=PATH` "
+                                 "line at the top of a project file.")
+    schema.add_argument("-o", "--output", type=Path, metavar="FILE",
+                        help="write to FILE instead of standard output (`-`: standard output)")
+    schema.add_argument("--results", action="store_true",
+                        help="the schema of results.json instead of the project file's")
+
+    diff = commands.add_parser("diff", help="compare two revisions of a project: inputs, design, results, findings",
+                               description="Compare two project files, each a path or REV:PATH read from git "
+                               "(reportgen diff HEAD~1:inputs/example.yaml inputs/example.yaml). Writes "
+                               "OUT/diff-<old>-vs-<new>/diff.html, diff.pdf, diff.json and diff.md.")
+    diff.add_argument("old", metavar="OLD", help="the old revision: a project file or REV:PATH")
+    diff.add_argument("new", metavar="NEW", help="the new revision: a project file or REV:PATH")
+    diff.add_argument("-o", "--output", type=Path, default=Path("build"), metavar="OUT",
+                      help="output folder (default: build)")
+    diff.add_argument("--format", type=_diff_formats, default=DIFF_FORMATS, metavar="LIST",
+                      help="comma-separated formats among html, pdf, json, md (default: all four)")
+    diff.add_argument("--paper", choices=("a4", "letter"), default="a4", help="PDF paper size (default: a4)")
+    diff.add_argument("--exit-code", action="store_true",
+                      help="exit 1 when a key result got worse, 0 otherwise (as git diff --exit-code)")
+
+    measure = commands.add_parser(
+        "measure", help="run a command under CodeCarbon's offline tracker and append its run to the project's CSV",
+        description="Run COMMAND, measuring its wall time and energy (CodeCarbon's offline tracker in the "
+        "project's country), then append a row to the CSV named by scaling.file (created if absent). The "
+        "command's exit status is passed through; a failed run appends nothing. To record the compute / "
+        "communication / idle split, the command writes JSON such as {\"compute\": 812.0, \"communication\": "
+        "95.5, \"idle\": 40.1} (seconds) to the file named by $REPORTGEN_SPLIT_FILE.")
+    measure.add_argument("--project", type=Path, required=True, metavar="FILE", help="the project file")
+    measure.add_argument("--nodes", type=int, required=True, metavar="N", help="the node count of this run")
+    measure.add_argument("--replace", action="store_true", help="replace an existing run at the same node count")
+    measure.add_argument("--split", action=argparse.BooleanOptionalAction, default=None,
+                         help="the command writes its compute / communication / idle split to "
+                         "$REPORTGEN_SPLIT_FILE (required for a CSV with a split; refused for a CSV of wall times)")
+    measure.add_argument("--trace-dir", type=Path, metavar="DIR",
+                         help="take the split from the PyTorch profiler traces the command writes in DIR (one per "
+                         "rank), as `ingest trace` reads them")
+    measure.add_argument("--steps-per-run", type=float, default=1.0, metavar="K",
+                         help="with --trace-dir: profiler steps in one run of the project (default 1)")
+    measure.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND...",
+                         help="the command to run, after --")
+
+    ingest = commands.add_parser("ingest", help="read what profilers leave behind into the project's measurements",
+                                 description="Read measurements from the files tools write.")
+    sources = ingest.add_subparsers(dest="source", metavar="SOURCE", required=True)
+    trace = sources.add_parser(
+        "trace", help="PyTorch profiler traces, one per rank: the breakdown run of the job",
+        description="Read PyTorch profiler (Kineto) Chrome traces, one file per rank (.json or .json.gz) or a "
+        "folder of them, and compute each rank's temporal breakdown as Holistic Trace Analysis defines it "
+        "(window, compute, idle, exposed communication, memory-only time, overlap, steps), then split exposed "
+        "communication into transfer and waiting for the slowest rank by matching collectives across ranks. "
+        "Without --project it writes nothing and prints the table (or JSON); with --project it appends the job's "
+        "breakdown run to the project's CSV, with the trace files and their SHA-256 in a comment above it.")
+    trace.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="trace files, or a folder of one job's")
+    trace.add_argument("--format", choices=("table", "json"), default="table", help="what to print (default table)")
+    trace.add_argument("--project", type=Path, metavar="FILE", help="append the run to this project's CSV")
+    trace.add_argument("--nodes", type=int, metavar="N", help="the node count of the job (with --project)")
+    trace.add_argument("--gpus-per-node", type=int, metavar="G",
+                       help="derive the node count from the traces' world size (world size / G)")
+    trace.add_argument("--steps-per-run", type=float, default=1.0, metavar="K",
+                       help="profiler steps in one run of the project (default 1: a run is one step)")
+    trace.add_argument("--replace", action="store_true", help="replace an existing run at the same node count")
+    trace.add_argument("--scheduler", metavar="ADDRESS",
+                       help="reduce the ranks on a Dask distributed cluster (e.g. tcp://host:8786) whose workers "
+                       "see the same paths; needs the optional extra reportgen[dask]")
+
+    nccl = sources.add_parser(
+        "nccl-tests", help="nccl-tests output (all_reduce_perf …): measured collectives with message sizes",
+        description="Read the table nccl-tests prints (size, count, type, …, out-of-place time, algbw, busbw, "
+        "#wrong, …) into prediction.collectives entries with message bytes, from which α and the link bandwidth "
+        "are fitted. Without --project it prints the entries to paste into the project file; with --project it "
+        "appends them to the CSV named by prediction.collectives_file. A row with #wrong other than 0 is refused.")
+    nccl.add_argument("file", type=Path, metavar="FILE", help="the saved output of an nccl-tests *_perf run")
+    nccl.add_argument("--nodes", type=int, required=True, metavar="P", help="the node count the test ran on")
+    nccl.add_argument("--project", type=Path, metavar="FILE", help="append to this project's collectives CSV")
+    nccl.add_argument("--replace", action="store_true", help="replace the collectives recorded at this node count")
+
+    carbon = sources.add_parser(
+        "codecarbon", help="CodeCarbon's emissions.csv: a run's measured energy",
+        description="Read a tracked run from CodeCarbon's emissions.csv (the last one, or --run-id; rows sharing "
+        "a run_id are summed as the job's machines) and write its energy into the run at --nodes of the CSV named "
+        "by scaling.file, with the file's SHA-256 in a comment. When fewer machines were tracked than the job had "
+        "nodes, the energy is scaled by nodes / machines. The tracked country is checked against "
+        "energy.location.")
+    carbon.add_argument("file", type=Path, metavar="FILE", help="CodeCarbon's emissions.csv")
+    carbon.add_argument("--nodes", type=int, required=True, metavar="N", help="the node count of the run")
+    carbon.add_argument("--project", type=Path, metavar="FILE", help="write the energy into this project's CSV")
+    carbon.add_argument("--run-id", metavar="ID", help="the tracked run to read (default: the file's last)")
+    carbon.add_argument("--replace", action="store_true", help="replace an energy the run already has")
+
+    init = commands.add_parser("init", help="write a fully commented starter project that passes check",
+                               description="Write a commented starter project file. Refuses to overwrite a file.")
+    init.add_argument("path", nargs="?", type=Path, default=Path("project.yaml"), metavar="PATH",
+                      help="where to write it (default: project.yaml; `-`: standard output)")
+
+    completion = commands.add_parser("completion", help="print a shell completion script (bash, zsh or fish)",
+                                     description="Print a completion script for the shell. Load it with, for "
+                                     "example, `eval \"$(reportgen completion bash)\"` in ~/.bashrc, or write the "
+                                     "fish one to ~/.config/fish/completions/reportgen.fish.")
+    completion.add_argument("shell", choices=("bash", "zsh", "fish"), help="the shell")
+    for command in _all_commands(parser):
+        group = command.add_mutually_exclusive_group()
+        group.add_argument("-q", "--quiet", action="store_true", help="print only errors and the data asked for")
+        group.add_argument("-v", "--verbose", action="store_true", help="also print each build's stage timings")
+    return parser
+
+
+def _all_commands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """Every subcommand's parser, nested ones (ingest trace) included."""
+    found = []
+    for action in parser._actions:  # argparse keeps its subcommands here; there is no public accessor
+        if isinstance(action, argparse._SubParsersAction):
+            for command in dict.fromkeys(action.choices.values()):  # aliases map to the same parser
+                found += [command, *_all_commands(command)]
+    return found
+
+
+def run() -> None:
+    """The command's entry point (console script and `python -m reportgen`): main(), then exit with its status.
+
+    Interpreter shutdown would then walk every object the libraries leave behind (matplotlib, pint, numpy,
+    WeasyPrint) with the cyclic garbage collector and free them one by one: measured 0.25 s of a 1.4 s HTML build
+    for the collector, and 0.15 s more of a PDF build for the freeing, memory the operating system takes back at
+    once anyway. Everything is written and closed by the time main() returns, so this runs the exit handlers
+    (worker shutdown, logging, temporary folders), flushes the standard streams and leaves without the teardown.
+    (Not in main(), which tests call in process.)
+    """
+    import atexit
+    import os
+
+    code = main()
+    atexit._run_exitfuncs()  # what sys.exit would run first; unchanged since Python 2
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe or stream: nothing left to say
+            stream.flush()
+    os._exit(code)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    arguments = parser.parse_args(argv)  # exits 2 on a usage error, as argparse does
+    console.configure(quiet=getattr(arguments, "quiet", False), verbose=getattr(arguments, "verbose", False))
+    try:
+        with interrupts.deferred():  # Ctrl-C and SIGTERM stop a build between stages, never halfway through one
+            return int(_run(arguments))
+    except UsageError as error:
+        print(f"reportgen: error: {error}", file=sys.stderr)
+        return int(error.exit_code)
+    except ReportgenError as error:
+        print(str(error), file=sys.stderr)
+        return int(error.exit_code)
+    except KeyboardInterrupt:
+        import signal
+
+        received = interrupts.last_signal or signal.SIGINT
+        cause = "stopped by SIGTERM" if received == signal.SIGTERM else "interrupted"
+        print(f"reportgen: {cause}; earlier outputs are untouched", file=sys.stderr)
+        return 128 + int(received)  # the shell's convention: 130 for Ctrl-C, 143 for SIGTERM
+
+
+def _run(arguments: argparse.Namespace) -> int:
+    if arguments.command == "check":
+        return _check(arguments.files)
+    if arguments.command == "build":
+        return _build(arguments)
+    if arguments.command == "schema":
+        return _schema(arguments.output, results=arguments.results)
+    if arguments.command == "init":
+        return _init(arguments.path)
+    if arguments.command == "diff":
+        return _diff(arguments)
+    if arguments.command == "measure":
+        return _measure(arguments)
+    if arguments.command == "ingest":
+        from reportgen.commands import ingest_command as ingest_commands
+
+        return ingest_commands.run(arguments)
+    if arguments.command == "watch":
+        return _watch(arguments)
+    if arguments.command == "completion":
+        from reportgen.commands.completion import script
+
+        sys.stdout.write(script(arguments.shell, _parser()))
+        return ExitCode.OK
+    raise AssertionError(arguments.command)
+
+
+def _check(files: list[Path]) -> ExitCode:
+    from reportgen.project.loader import load_project
+
+    status = ExitCode.OK
+    for path in files:
+        try:
+            load_project(path)
+        except InputError as error:
+            print(str(error), file=sys.stderr)
+            status = ExitCode.INPUT
+        else:
+            console.say(f"{shown_name(path)}: ok")
+    return status
+
+
+def _build(arguments: argparse.Namespace) -> int:
+    from reportgen.render.pdf_process import early_renderer
+
+    stems = [output_name(path) for path in arguments.files]
+    duplicates = sorted({stem for stem in stems if stems.count(stem) > 1})
+    if duplicates:
+        raise UsageError(f"two project files share the name {duplicates[0]!r}: their outputs would collide")
+    if arguments.jobs < 1:
+        raise UsageError(f"-j must be a positive whole number, got {arguments.jobs}")
+    if STDIN in arguments.files:
+        stdin_bytes()  # read now: workers forked later see the same bytes
+    # One project with a PDF: its renderer is forked before this process imports the analyses (numpy, pint:
+    # 0.25 s), so that WeasyPrint loads on the other core from the start. Batches render in their workers.
+    with early_renderer(len(arguments.files) == 1 and "pdf" in arguments.format) as renderer:
+        from reportgen.commands.batch import build_many, worst
+        from reportgen.pipeline import BuildOptions
+
+        options = BuildOptions(out_root=arguments.output, formats=arguments.format, paper=arguments.paper,
+                               use_disk_cache=not arguments.no_cache)
+        total = len(arguments.files)
+        progress = total > 1 and sys.stderr.isatty() and not arguments.quiet
+        outcomes = []
+        if progress:
+            print(f"building {total} projects with {min(arguments.jobs, total)} worker(s)…", end="",
+                  file=sys.stderr, flush=True)
+        builds = build_many(arguments.files, options, jobs=arguments.jobs, renderer=renderer)
+        for done, outcome in enumerate(builds, start=1):
+            outcomes.append(outcome)
+            if progress:
+                print("\r\033[K", end="", file=sys.stderr)
+            if outcome.status == ExitCode.OK:
+                console.say(f"{shown_name(outcome.path)}: {outcome.summary}", flush=True)
+            else:
+                print(f"{shown_name(outcome.path)}: {outcome.summary}", file=sys.stderr, flush=True)
+            if outcome.stages:
+                console.detail("  " + ", ".join(f"{stage} {seconds:.2f} s" for stage, seconds in outcome.stages))
+            if outcome.details:
+                print(outcome.details.rstrip(), file=sys.stderr)
+            if progress and done < total:
+                print(f"[{done}/{total}] built…", end="", file=sys.stderr, flush=True)
+    if total > 1:
+        failed = sum(1 for o in outcomes if o.status != ExitCode.OK)
+        console.say(f"{total - failed} of {total} projects built" + (f", {failed} failed" if failed else ""))
+    return worst(outcomes)
+
+
+def _watch(arguments: argparse.Namespace) -> int:
+    from reportgen.commands.watch import WatchEvent, watch
+    from reportgen.pipeline import BuildOptions
+
+    def show(event: WatchEvent) -> None:
+        if not event.ok:
+            print(event.errors, file=sys.stderr)
+            print("(the last good outputs are kept; waiting for the next save)", file=sys.stderr, flush=True)
+            return
+        timing = f"HTML and JSON in {event.html_seconds:.2f} s"
+        if event.pdf_seconds is not None:
+            timing += f", PDF in {event.pdf_seconds:.2f} s"
+        drawn = ", ".join(event.figures_drawn) or "none"
+        print(f"{'built' if event.first else 'rebuilt'} {arguments.file}: {timing}; figures drawn: {drawn}")
+        if not event.first:
+            for change in event.changes:
+                print(f"  {change.label}: {_shown(change.old, change.kind, event.currency)} -> "
+                      f"{_shown(change.new, change.kind, event.currency)} ({change.verdict})")
+            if not event.changes:
+                print("  no key result changed")
+        if event.first:
+            print("watching for saves (Ctrl-C to stop)")
+        sys.stdout.flush()
+
+    options = BuildOptions(out_root=arguments.output, formats=arguments.format, paper=arguments.paper)
+    with contextlib.suppress(KeyboardInterrupt):  # a second Ctrl-C stops at once
+        watch(arguments.file, options, on_event=show, interval=arguments.interval, max_builds=arguments.max_builds)
+    if interrupts.requested():
+        print("stopped watching; the last outputs are complete")
+    return ExitCode.OK
+
+
+def _diff(arguments: argparse.Namespace) -> ExitCode:
+    from reportgen.commands.diff_command import DiffOptions, run_diff
+    from reportgen.render.formatting import counted
+
+    outcome = run_diff(arguments.old, arguments.new,
+                       DiffOptions(out_root=arguments.output, formats=arguments.format, paper=arguments.paper))
+    result = outcome.result
+    if result.identical:
+        print(f"no difference: {result.old_label} and {result.new_label} give the same inputs, design, results "
+              "and findings")
+    else:
+        better = sum(1 for r in result.results if r.verdict == "better")
+        print(f"{counted(len(result.changed_results), 'key result')} changed ({better} better, "
+              f"{len(result.worse)} worse); {counted(len(result.inputs), 'input')} and "
+              f"{counted(len(result.slots), 'design slot')} changed; findings +{len(result.appeared)} "
+              f"-{len(result.resolved)}")
+        for change in result.worse:
+            print(f"  worse: {change.label}: {_shown(change.old, change.kind, result.currency)} -> "
+                  f"{_shown(change.new, change.kind, result.currency)}")
+    console.say(f"wrote {', '.join(str(p) for p in outcome.written)}")
+    return ExitCode.FAILURE if arguments.exit_code and result.worse else ExitCode.OK
+
+
+def _measure(arguments: argparse.Namespace) -> int:
+    import shlex
+
+    from reportgen.ingest.measure import (
+        append_run,
+        check_can_append,
+        csv_of,
+        missing_split,
+        run_measured,
+        tracker_place,
+    )
+    from reportgen.project.loader import load_project
+
+    command = arguments.argv[1:] if arguments.argv[:1] == ["--"] else arguments.argv
+    if not command:
+        raise UsageError("measure needs a command after --, e.g. reportgen measure --project p.yaml --nodes 4 "
+                         "-- ./train.sh")
+    if arguments.nodes < 1:
+        raise UsageError(f"--nodes must be a positive whole number, got {arguments.nodes}")
+    loaded = load_project(arguments.project, csv_files_may_be_missing=True)
+    csv_path = csv_of(loaded)
+    from_traces = arguments.trace_dir is not None
+    if arguments.steps_per_run <= 0:
+        raise UsageError(f"--steps-per-run must be more than zero, got {arguments.steps_per_run:g}")
+    check_can_append(csv_path, arguments.nodes, replace=arguments.replace, split=arguments.split or from_traces)
+    place = tracker_place(loaded)
+    nodes = f"{arguments.nodes} node{'' if arguments.nodes == 1 else 's'}"
+    print(f"measuring `{shlex.join(command)}` at {nodes} (tracker location: {', '.join(place.values())})",
+          file=sys.stderr)
+    measurement = run_measured(command, arguments.nodes, place)
+    interrupts.check()  # an interrupted run appends nothing, whatever the command's status
+    if measurement.exit_status != 0:
+        print(f"the command exited with status {measurement.exit_status}: nothing appended to {csv_path.name}",
+              file=sys.stderr)
+        return measurement.exit_status
+    if from_traces:  # the split from the profiler traces the command wrote, each rank's times kept beside it
+        from reportgen.commands.ingest_command import with_trace_split
+
+        measurement = with_trace_split(measurement, arguments.trace_dir, arguments.steps_per_run)
+    if missing_split(csv_path, measurement) or (arguments.split and not measurement.split_s):
+        energy = f"{measurement.energy_kwh:.6g} kWh on this machine" if measurement.energy_kwh is not None \
+            else "not measured"
+        print(f"the command wrote no compute / communication / idle split to $REPORTGEN_SPLIT_FILE: nothing "
+              f"appended to {csv_path.name}. Measured: wall time {measurement.wall_s:.6g} s, energy {energy}",
+              file=sys.stderr)
+        return ExitCode.FAILURE
+    scaling = loaded.project.scaling
+    appended = append_run(csv_path, measurement, time_unit_s=scaling.time_unit if scaling else None,
+                          replace=arguments.replace)
+    cells = ", ".join(f"{name} {value}" for name, value in appended.cells.items() if value)
+    console.say(f"appended to {csv_path}: {cells}")
+    if measurement.energy_kwh is not None:
+        scaled = f", multiplied by the {arguments.nodes} nodes (each assumed to draw the same)" \
+            if arguments.nodes > 1 else ""
+        print("energy is CodeCarbon's estimate for this machine's processes (from the CPU's TDP and load where "
+              f"it has no power counters){scaled}; the report applies the PUE to it")
+    return 0
+
+
+def _shown(value: object, kind: str, currency: str) -> str:
+    from reportgen.render.formatting import key_value, plain_text
+
+    return plain_text(key_value(value, kind, currency))
+
+
+def _schema(output: Path | None, *, results: bool) -> ExitCode:
+    from reportgen.project.schema import schema_text
+    from reportgen.render.results_schema import results_schema_text
+
+    text = results_schema_text() if results else schema_text()
+    if output is None or str(output) == "-":
+        sys.stdout.write(text)
+    else:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text, encoding="utf-8")
+        console.say(f"wrote {output}")
+    return ExitCode.OK
+
+
+def _init(path: Path) -> ExitCode:
+    from reportgen.project.starter import starter_project
+
+    if path == STDIN:
+        sys.stdout.write(starter_project())
+        return ExitCode.OK
+    if path.exists():
+        raise UsageError(f"{path} exists; choose another path (init never overwrites)")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(starter_project(), encoding="utf-8")
+    console.say(f"wrote {path}; check it with: reportgen check {path}")
+    return ExitCode.OK
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,177 @@
+"""The `ingest` commands of the command line (and `measure --trace-dir`): files tools wrote → measurements.
+
+Part of the command line: it prints and raises the project's own errors, which `reportgen.commands.cli` turns into exit
+statuses; the reading itself is in reportgen.ingest.traces, reportgen.ingest.nccltests and reportgen.ingest.emissions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from reportgen.commands import console
+from reportgen.errors import ExitCode, UsageError
+from reportgen.ingest import traces
+
+
+def run(arguments: argparse.Namespace) -> int:
+    commands = {"trace": _ingest_trace, "nccl-tests": _ingest_nccl_tests, "codecarbon": _ingest_codecarbon}
+    return commands[arguments.source](arguments)
+
+
+def _ingest_trace(arguments: argparse.Namespace) -> int:
+    import json
+
+    files, folder = traces.trace_files(arguments.paths)
+    job = traces.combine(traces.reduce_files(files, scheduler=arguments.scheduler), folder=folder,
+                         shown=str(arguments.paths[0]) if len(arguments.paths) == 1 else "")
+    if arguments.steps_per_run <= 0:
+        raise UsageError(f"--steps-per-run must be more than zero, got {arguments.steps_per_run:g}")
+    nodes = _trace_nodes(arguments, job.world_size)
+    if arguments.format == "json":
+        print(json.dumps(_trace_document(job, arguments.steps_per_run), indent=2))
+    else:
+        _print_trace_table(job, arguments.steps_per_run)
+    if arguments.project is None:
+        return ExitCode.OK
+    from reportgen.ingest.measure import Measurement, append_run, check_can_append, csv_of
+    from reportgen.project.loader import load_project
+
+    loaded = load_project(arguments.project, csv_files_may_be_missing=True)
+    csv_path = csv_of(loaded)
+    check_can_append(csv_path, nodes, replace=arguments.replace, split=True)
+    k = arguments.steps_per_run
+    split = job.split_s(k)
+    measurement = Measurement(nodes, sum(split.values()), None, split, 0,
+                              workers_s=tuple(w * k for w in job.run.workers_s), source=job.provenance(nodes, k))
+    scaling = loaded.project.scaling
+    appended = append_run(csv_path, measurement, time_unit_s=scaling.time_unit if scaling else None,
+                          replace=arguments.replace)
+    cells = ", ".join(f"{name} {value}" for name, value in appended.cells.items() if value and name != "workers")
+    console.say(f"appended to {csv_path}: {cells}", file=sys.stderr if arguments.format == "json" else sys.stdout)
+    return ExitCode.OK
+
+
+def _ingest_nccl_tests(arguments: argparse.Namespace) -> int:
+    from reportgen.ingest import nccltests
+    from reportgen.project import measurements
+
+    if arguments.nodes < 2:
+        raise UsageError(f"--nodes must be 2 or more: a collective on one node crosses no network, got "
+                         f"{arguments.nodes}")
+    table = nccltests.read_nccl_tests(arguments.file)
+    if arguments.project is None:
+        print(f"# {table.operation} on {arguments.nodes} nodes ({table.file}); under prediction.collectives:")
+        print(nccltests.yaml_entries(table, arguments.nodes))
+        return ExitCode.OK
+    from reportgen.project.loader import load_project
+
+    loaded = load_project(arguments.project, csv_files_may_be_missing=True)
+    prediction = loaded.project.prediction
+    if prediction is None or prediction.collectives_file is None:
+        raise UsageError(f"{loaded.display}: ingest appends to the CSV named by prediction.collectives_file; add "
+                         "`collectives_file: collectives.csv` under prediction")
+    csv_path = measurements.resolve(loaded.path, prediction.collectives_file)
+    rows = nccltests.append_collectives(csv_path, table, arguments.nodes, replace=arguments.replace)
+    console.say(f"appended {rows} collectives at {arguments.nodes} nodes to {csv_path}")
+    return ExitCode.OK
+
+
+def _ingest_codecarbon(arguments: argparse.Namespace) -> int:
+    from reportgen.ingest import emissions
+
+    if arguments.nodes < 1:
+        raise UsageError(f"--nodes must be a positive whole number, got {arguments.nodes}")
+    run = emissions.read_emissions(arguments.file, run_id=arguments.run_id)
+    energy = run.energy_at(arguments.nodes)
+    scaled = f", scaled from {run.rows} tracked machine(s) to {arguments.nodes} nodes" \
+        if arguments.nodes > run.rows else ""
+    print(f"run {run.run_id}: {energy:.6g} kWh at {arguments.nodes} node{'s' if arguments.nodes != 1 else ''}"
+          f"{scaled} ({run.duration_s:.6g} s, tracked in {run.country or 'an unknown country'})")
+    if arguments.project is None:
+        return ExitCode.OK
+    from reportgen.ingest.measure import csv_of
+    from reportgen.project.loader import load_project
+
+    loaded = load_project(arguments.project)
+    location = loaded.project.energy.location if loaded.project.energy else None
+    if location and location.country and run.country and location.country != run.country:
+        print(f"note: CodeCarbon tracked the run in {run.country}, but energy.location is {location.country}: the "
+              "energy is recorded; the report's CO2e uses energy.location", file=sys.stderr)
+    csv_path = csv_of(loaded)
+    emissions.attach_energy(csv_path, run, arguments.nodes, replace=arguments.replace)
+    console.say(f"wrote the energy of the run at {arguments.nodes} nodes in {csv_path}")
+    return ExitCode.OK
+
+
+def _trace_nodes(arguments: argparse.Namespace, world: int | None) -> int:
+    """--nodes, or the world size over --gpus-per-node; each checked against the world size."""
+    if arguments.gpus_per_node is not None:
+        if arguments.gpus_per_node < 1 or world is None or world % arguments.gpus_per_node:
+            raise UsageError(f"--gpus-per-node {arguments.gpus_per_node} does not divide the traces' world size "
+                             f"({world if world is not None else 'not recorded'})")
+        derived: int = world // arguments.gpus_per_node
+        if arguments.nodes is not None and arguments.nodes != derived:
+            raise UsageError(f"--nodes {arguments.nodes} disagrees with world size {world} / --gpus-per-node "
+                             f"{arguments.gpus_per_node} = {derived}")
+        return derived
+    if arguments.nodes is None:
+        if arguments.project is not None:
+            raise UsageError("--project needs --nodes N (or --gpus-per-node G to derive it from the world size)")
+        return 0
+    if arguments.nodes < 1 or (world is not None and world % arguments.nodes):
+        raise UsageError(f"--nodes {arguments.nodes} does not divide the traces' world size {world}")
+    return int(arguments.nodes)
+
+
+def _trace_document(job: traces.JobBreakdown, steps_per_run: float) -> dict[str, object]:
+    run = job.run
+    return {
+        "ranks": [{"rank": r.breakdown.rank, "window_us": r.breakdown.window_us, "idle_us": r.breakdown.idle_us,
+                   "compute_us": r.breakdown.compute_us, "non_compute_us": r.breakdown.non_compute_us,
+                   "communication_us": r.breakdown.communication_us, "memory_us": r.breakdown.memory_us,
+                   "overlap_pct": r.breakdown.overlap_pct, "steps": r.breakdown.steps, "wait_us": r.wait_us,
+                   "file": r.breakdown.file, "sha256": r.breakdown.sha256} for r in job.ranks],
+        "run": {"compute_s": run.compute_s * steps_per_run, "communication_s": run.communication_s * steps_per_run,
+                "idle_s": run.idle_s * steps_per_run, "io_s": run.io_s * steps_per_run,
+                "workers_s": [w * steps_per_run for w in run.workers_s], "steps_per_run": steps_per_run,
+                "profiler_steps": run.steps, "wait_measured": run.wait_measured, "world_size": job.world_size},
+    }
+
+
+def _print_trace_table(job: traces.JobBreakdown, steps_per_run: float) -> None:
+    print(f"{'rank':>5} {'window ms':>11} {'compute ms':>11} {'exposed comm ms':>16} {'memory ms':>10} "
+          f"{'idle ms':>10} {'wait ms':>9} {'overlap':>8} {'steps':>6}")
+    for row in job.ranks:
+        b = row.breakdown
+        wait = f"{row.wait_us / 1e3:9.3f}" if row.wait_us is not None else f"{'—':>9}"
+        print(f"{b.rank:>5} {b.window_us / 1e3:11.3f} {b.compute_us / 1e3:11.3f} {b.communication_us / 1e3:16.3f} "
+              f"{b.memory_us / 1e3:10.3f} {b.idle_us / 1e3:10.3f} {wait} {b.overlap_pct:7.2f}% {b.steps:>6}")
+    run, k = job.run, steps_per_run
+    world = f" of a world of {job.world_size}" if job.world_size else ""
+    print(f"run ({len(job.ranks)} rank{'s' if len(job.ranks) != 1 else ''}{world}; per {k:g} step"
+          f"{'s' if k != 1 else ''}): compute {run.compute_s * k:.6g} s, "
+          f"communication {run.communication_s * k:.6g} s, idle {run.idle_s * k:.6g} s, io {run.io_s * k:.6g} s")
+    if not run.wait_measured:
+        print("one rank only: waiting for the slowest rank is unknown, so all exposed communication is counted as "
+              "communication")
+
+
+def with_trace_split(measurement: Any, trace_dir: Path, steps_per_run: float) -> Any:
+    """The measured run with its split read from the traces in `trace_dir`; the measured time and energy are
+    printed first, so that a folder without usable traces loses nothing."""
+    from dataclasses import replace
+
+    from reportgen.ingest import traces
+    from reportgen.ingest.measure import provenance
+
+    energy = f"{measurement.energy_kwh:.6g} kWh on this machine" if measurement.energy_kwh is not None else "none"
+    print(f"measured: wall time {measurement.wall_s:.6g} s, energy {energy}; reading the traces in {trace_dir}",
+          file=sys.stderr)
+    files, folder = traces.trace_files([trace_dir])
+    job = traces.combine(traces.reduce_files(files), folder=folder, shown=str(trace_dir))
+    measured = replace(measurement, split_s=job.split_s(steps_per_run))
+    return replace(measured, workers_s=tuple(w * steps_per_run for w in job.run.workers_s),
+                   source=(provenance(measured), *job.provenance(measurement.nodes, steps_per_run)))

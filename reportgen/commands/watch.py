@@ -1,0 +1,107 @@
+"""`reportgen watch`: rebuild on every save in a warm process and tell what changed in the key results.
+
+The process keeps its imports, its figure cache and two figure workers, so a rebuild redraws only the figures whose
+inputs changed, and a figure painter that draws the PDF's figures while the report is laid out. Fresh HTML and
+JSON are written first; the PDF follows. A save with an input error leaves the last good outputs in place and
+waits for the next save.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reportgen import interrupts
+from reportgen.analysis.changes import ResultChange, compare_results
+from reportgen.errors import InputError
+from reportgen.pipeline import Builder, BuildOptions, warm_builder
+from reportgen.project import measurements
+
+
+@dataclass(frozen=True)
+class WatchEvent:
+    ok: bool
+    html_seconds: float | None = None  # from the save seen to fresh HTML and JSON
+    pdf_seconds: float | None = None  # from the save seen to a fresh PDF
+    written: tuple[Path, ...] = ()
+    figures_drawn: tuple[str, ...] = ()
+    changes: tuple[ResultChange, ...] = ()  # key results that changed since the last good build
+    first: bool = False
+    errors: str = ""
+    currency: str = "USD"  # of the money among the changes
+
+
+@dataclass
+class _State:
+    stamp: tuple[tuple[str, int, int], ...] = ()
+    document: dict[str, Any] | None = None
+    watched: tuple[Path, ...] = field(default_factory=tuple)
+
+
+def _stamp(paths: tuple[Path, ...]) -> tuple[tuple[str, int, int], ...]:
+    stamps = []
+    for path in paths:
+        try:
+            status = path.stat()
+        except OSError:
+            stamps.append((str(path), -1, -1))
+        else:
+            stamps.append((str(path), status.st_mtime_ns, status.st_size))
+    return tuple(stamps)
+
+
+def _watched(project: Path, document_path: Path | None) -> tuple[Path, ...]:
+    """The project file and the CSV it names (read again after each build: scaling.file may change)."""
+    paths = [project]
+    if document_path is not None:
+        paths.append(document_path)
+    return tuple(paths)
+
+
+def watch(path: Path, options: BuildOptions, *, on_event: Callable[[WatchEvent], None], interval: float = 0.25,
+          max_builds: int | None = None, should_stop: Callable[[], bool] = lambda: False) -> None:
+    with warm_builder(options) as builder:
+        state = _State(watched=(path,))
+        builds = 0
+        while not should_stop() and not interrupts.requested() and (max_builds is None or builds < max_builds):
+            stamp = _stamp(state.watched)
+            if stamp == state.stamp:
+                time.sleep(interval)
+                continue
+            time.sleep(0.05)  # editors save in steps: let the file settle, then read it once
+            state.stamp = _stamp(state.watched)
+            on_event(_rebuild(builder, path, options, state))
+            builds += 1
+
+
+def first_pass(formats: tuple[str, ...]) -> tuple[str, ...]:
+    """What is written at once: everything but the PDF, and the HTML the PDF is made from when one is asked for."""
+    early = tuple(f for f in formats if f != "pdf")
+    return (*early, "html") if "pdf" in formats and "html" not in early else early
+
+
+def _rebuild(builder: Builder, path: Path, options: BuildOptions, state: _State) -> WatchEvent:
+    started = time.perf_counter()
+    try:
+        result = builder.build(path, formats=first_pass(options.formats))
+    except InputError as error:
+        return WatchEvent(ok=False, errors=str(error))
+    html_seconds = time.perf_counter() - started
+    written = list(result.written)
+    pdf_seconds = None
+    if "pdf" in options.formats:
+        written.append(builder.write_pdf(result))
+        pdf_seconds = time.perf_counter() - started
+    changes = () if state.document is None else tuple(
+        change for change in compare_results(state.document, result.document) if change.verdict != "same")
+    first = state.document is None
+    state.document = result.document
+    scaling = result.loaded.project.scaling
+    state.watched = _watched(path, measurements.resolve(path, scaling.file) if scaling and scaling.file else None)
+    state.stamp = _stamp(state.watched)
+    return WatchEvent(True, html_seconds, pdf_seconds, tuple(written), result.figures_drawn, changes, first,
+                      currency=result.loaded.project.currency)
+

@@ -1,0 +1,291 @@
+"""`reportgen measure`: run a command under CodeCarbon's offline tracker and append its run to the project's CSV.
+
+The command's exit status passes through; a failed or interrupted run appends nothing; the CSV is replaced
+atomically (written beside, then renamed), so it is either as it was or has exactly one more row. A command
+reports its compute / communication / idle [/ io] split, in seconds, by writing JSON such as
+{"compute": 812.0, "communication": 95.5, "idle": 40.1} to the file named by $REPORTGEN_SPLIT_FILE.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reportgen.errors import UsageError
+from reportgen.project import measurements, units
+from reportgen.project.loader import LoadedProject
+from reportgen.project.records import PROVENANCE
+from reportgen.project.yaml_source import read_text
+
+SPLIT_FIELDS = ("compute", "communication", "idle", "io")
+SPLIT_ENV = "REPORTGEN_SPLIT_FILE"
+
+
+@dataclass(frozen=True)
+class Measurement:
+    nodes: int
+    wall_s: float
+    energy_kwh: float | None  # None when the tracker failed (CodeCarbon's stop() swallows its errors)
+    split_s: dict[str, float]  # what the command reported, in seconds
+    exit_status: int
+    workers_s: tuple[float, ...] = ()  # per-worker compute (from profiler traces)
+    source: tuple[str, ...] = ()  # provenance lines of an ingested run (file names and hashes); empty: measured
+
+
+@dataclass(frozen=True)
+class Appended:
+    csv: Path
+    cells: dict[str, str]  # column → the text written
+
+
+def csv_of(loaded: LoadedProject) -> Path:
+    scaling = loaded.project.scaling
+    if scaling is None or scaling.file is None:
+        raise UsageError(f"{loaded.display}: measure appends to the CSV named by scaling.file; add "
+                         "`scaling: {file: runs.csv}` to the project file")
+    try:
+        return measurements.resolve(loaded.path, scaling.file)
+    except ValueError as error:
+        raise UsageError(f"{loaded.display}: scaling.file {error}") from None
+
+
+def tracker_place(loaded: LoadedProject) -> dict[str, str]:
+    """The tracker's location: the project's country or cloud region (energy does not depend on it)."""
+    location = loaded.project.energy.location if loaded.project.energy else None
+    if location and location.country:
+        return {"country_iso_code": location.country}
+    if location and location.cloud and location.region:
+        return {"cloud_provider": location.cloud, "cloud_region": location.region, "country_iso_code": "USA"}
+    return {"country_iso_code": "USA"}
+
+
+@contextmanager
+def _tracked(place: dict[str, str]) -> Iterator[list[float | None]]:
+    """CodeCarbon's offline tracker around a block; yields a one-element list that receives the energy in kWh."""
+    os.environ["CODECARBON_LOG_LEVEL"] = "error"
+    from codecarbon import OfflineEmissionsTracker
+
+    tracker = OfflineEmissionsTracker(**place, output_methods=[], log_level="error", tracking_mode="process",
+                                      allow_multiple_runs=True, measure_power_secs=1)
+    energy: list[float | None] = [None]
+    tracker.start()
+    try:
+        yield energy
+    finally:
+        tracker.stop()
+        data = getattr(tracker, "final_emissions_data", None)
+        value = getattr(data, "energy_consumed", None)
+        energy[0] = float(value) if isinstance(value, int | float) and value > 0 else None
+
+
+def run_measured(command: Sequence[str], nodes: int, place: dict[str, str]) -> Measurement:
+    """Run the command (its output goes straight to the terminal) and measure wall time and energy."""
+    with tempfile.TemporaryDirectory(prefix="reportgen-measure-") as folder:
+        split_file = Path(folder) / "split.json"
+        environment = {**os.environ, SPLIT_ENV: str(split_file)}
+        with _tracked(place) as energy:
+            started = time.perf_counter()
+            try:
+                status = subprocess.run(list(command), env=environment, check=False).returncode
+            except FileNotFoundError:
+                raise UsageError(f"no such command: {command[0]}") from None
+            wall = time.perf_counter() - started
+        return Measurement(nodes, wall, energy[0], _read_split(split_file), status)
+
+
+def _read_split(path: Path) -> dict[str, float]:
+    if not path.exists():
+        return {}
+    try:
+        data: Any = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise UsageError(f"${SPLIT_ENV}: not JSON ({error})") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"${SPLIT_ENV}: expected an object like {{\"compute\": 812.0, \"communication\": 95.5, "
+                         "\"idle\": 40.1}")
+    split = {}
+    for name in SPLIT_FIELDS:
+        value = data.get(name)
+        if value is not None:
+            if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
+                raise UsageError(f"${SPLIT_ENV}: {name} must be a number of seconds, got {value!r}")
+            split[name] = float(value)
+    return split
+
+
+def csv_lines(csv_path: Path) -> tuple[list[str], int | None]:
+    """The CSV's lines and the index of its header line (None for a new or empty file)."""
+    text = read_text(csv_path, csv_path.name, limit=measurements.MAX_CSV_BYTES)[0] if csv_path.exists() else ""
+    lines = text.splitlines()
+    header = next((i for i, line in enumerate(lines) if measurements.is_data_line(line)), None)
+    return lines, header
+
+
+def rows_at(lines: list[str], header: int | None, nodes: int) -> list[int]:
+    if header is None:
+        return []
+    return [i for i, line in enumerate(lines) if i > header and measurements.is_data_line(line)
+            and measurements.split_cells(line)[0][0] == str(nodes)]
+
+
+def csv_form(csv_path: Path) -> str | None:
+    """The run form the CSV records: "breakdown" (a compute column), "total" (time), or None while it has no
+    header (the first run decides)."""
+    lines, header = csv_lines(csv_path)
+    if header is None:
+        return None
+    columns = {column[0] for cell, _ in measurements.split_cells(lines[header])
+               if (column := measurements.header_column(cell)) is not None}
+    return "breakdown" if "compute" in columns else "total" if "time" in columns else "throughput"
+
+
+def without_rows(lines: list[str], header: int, nodes: int) -> list[str]:
+    """The CSV's lines less the rows at a node count and the provenance comments reportgen wrote above them."""
+    rows = set(rows_at(lines, header, nodes))
+    for row_index in list(rows):
+        above = row_index - 1
+        while above > header and lines[above].startswith(COMMENT):
+            rows.add(above)
+            above -= 1
+    return [line for i, line in enumerate(lines) if i not in rows]
+
+
+def check_can_append(csv_path: Path, nodes: int, *, replace: bool, split: bool | None = None) -> str | None:
+    """Refuse, before anything runs, what could not be recorded: a node count the CSV already has (unless it is to
+    be replaced), a split the CSV has no columns for, a split-form CSV whose command is not said to write one.
+
+    `split` is whether the command writes its split (--split / --no-split); None leaves it to the command.
+    Returns the CSV's form.
+    """
+    lines, header = csv_lines(csv_path)
+    rows = rows_at(lines, header, nodes)
+    if rows and not replace:
+        raise UsageError(f"{csv_path.name} already has a run at {nodes} nodes (line {rows[0] + 1}); "
+                         "use --replace to replace it")
+    form = csv_form(csv_path)
+    if form == "throughput":
+        raise UsageError(f"{csv_path.name} records throughput; measure records wall time or a compute / "
+                         "communication / idle split")
+    if form == "total" and split:
+        raise UsageError(f"{csv_path.name} records wall time only (a `time` column): the split the command writes "
+                         "could not be recorded; start a CSV with compute, communication and idle columns")
+    if form == "breakdown" and not split:
+        raise UsageError(f"{csv_path.name} records a compute / communication / idle split: pass --split and have "
+                         f"the command write it to ${SPLIT_ENV}, so that a run is never measured for nothing")
+    return form
+
+
+def missing_split(csv_path: Path, measurement: Measurement) -> bool:
+    """The CSV (or the run it is about to start with) needs a split the command did not write."""
+    form = csv_form(csv_path)
+    return form == "breakdown" and not {"compute", "communication", "idle"} <= measurement.split_s.keys()
+
+
+MEASURED = f"{PROVENANCE}measure:"
+COMMENT = PROVENANCE  # every provenance line reportgen writes starts so: replacing a row removes its lines
+
+
+def provenance(measurement: Measurement) -> str:
+    """The comment written above a measured row: what was measured, and the assumption behind its energy."""
+    if measurement.source:
+        return "\n".join(measurement.source)
+    if measurement.energy_kwh is None:
+        return f"{MEASURED} {measurement.nodes} nodes; no energy (the tracker failed)"
+    if measurement.nodes == 1:
+        return f"{MEASURED} 1 node; energy is CodeCarbon's estimate for this machine"
+    return (f"{MEASURED} {measurement.nodes} nodes; energy is CodeCarbon's estimate for this machine "
+            f"({_number(measurement.energy_kwh)} kWh) × {measurement.nodes} nodes, assuming every node draws the same")
+
+
+def append_run(csv_path: Path, measurement: Measurement, *, time_unit_s: float | None, replace: bool) -> Appended:
+    """Add the measurement as a row of the CSV (created with a header when absent), with a provenance comment
+    above it, atomically. CodeCarbon measures this machine only: a run at N nodes records N times its energy."""
+    check_can_append(csv_path, measurement.nodes, replace=replace,
+                     split={"compute", "communication", "idle"} <= measurement.split_s.keys())
+    lines, header_index = csv_lines(csv_path)
+    if header_index is None:
+        lines.append(_header(measurement))
+        header_index = len(lines) - 1
+    columns = [column for cell, _ in measurements.split_cells(lines[header_index])
+               if (column := measurements.header_column(cell)) is not None]
+    cells = {name: _cell(name, unit, measurement, time_unit_s) for name, unit in columns}
+    row = ",".join(cells[name] for name, _ in columns)
+    lines = [*without_rows(lines, header_index, measurement.nodes), provenance(measurement), row]
+    write_atomically(csv_path, "\n".join(lines) + "\n")
+    return Appended(csv_path, cells)
+
+
+def _header(measurement: Measurement) -> str:
+    if {"compute", "communication", "idle"} <= measurement.split_s.keys():
+        columns = ["nodes", "compute [s]", "communication [s]", "idle [s]"]
+        if "io" in measurement.split_s:
+            columns.append("io [s]")
+        if measurement.workers_s:
+            columns.append("workers [s]")
+    else:
+        columns = ["nodes", "time [s]"]
+    return ",".join([*columns, "energy [kWh]"])
+
+
+def _cell(name: str, unit: str | None, measurement: Measurement, time_unit_s: float | None) -> str:
+    if name == "nodes":
+        return str(measurement.nodes)
+    if name == "energy":
+        if measurement.energy_kwh is None:
+            return ""
+        joules = measurement.energy_kwh * measurement.nodes * 3.6e6
+        if unit:
+            return _number(joules / units.parse_unit(unit, units.ENERGY))
+        return f"{_number(measurement.energy_kwh * measurement.nodes)} kWh"
+    if name == "workers":
+        scale = units.parse_unit(unit, units.TIME) if unit else (time_unit_s or 1.0)
+        return " ".join(_number(seconds / scale) for seconds in measurement.workers_s)
+    if name == "time":
+        seconds = measurement.wall_s
+    elif name in SPLIT_FIELDS:
+        if name not in measurement.split_s:
+            if name == "io":
+                return ""
+            raise UsageError(f"the CSV records {name} time per run, but the command reported no split: write "
+                             f'{{"compute": …, "communication": …, "idle": …}} in seconds to ${SPLIT_ENV}')
+        seconds = measurement.split_s[name]
+    else:
+        raise UsageError(f"measure cannot fill the CSV column {name!r}")
+    if unit:
+        return _number(seconds / units.parse_unit(unit, units.TIME))
+    if time_unit_s:
+        return _number(seconds / time_unit_s)
+    return f"{_number(seconds)} s"
+
+
+def _number(value: float) -> str:
+    return f"{value:.6g}"
+
+
+def write_atomically(path: Path, text: str) -> None:
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        # mkstemp creates 0600; keep the file's mode, or give a new file what open() would (0666 less the umask)
+        os.chmod(temporary, path.stat().st_mode & 0o777 if path.exists() else 0o666 & ~_umask())
+        os.replace(temporary, path)
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+
+
+def _umask() -> int:
+    mask = os.umask(0)  # the only way to read it is to set it: put it back at once
+    os.umask(mask)
+    return mask

@@ -1,0 +1,593 @@
+"""PyTorch profiler (Kineto) traces → each rank's temporal breakdown, and the job's breakdown run.
+
+The per-rank definitions are Holistic Trace Analysis's (HTA 0.5.0, Meta's trace analyser), so that a user can check
+one tool against the other; the public sample traces reproduce its figures exactly:
+- GPU activity is the complete events (`ph: X`) of category kernel, gpu_memcpy or gpu_memset;
+- timestamps are rounded as HTA rounds them: a start up to the next microsecond, an end down to the previous one;
+- the last profiler step is left out: a GPU event counts when the runtime call that launched it (matched by its
+  `correlation` id) started before the last `ProfilerStep#N` began; the window runs from the first kept event's
+  start to the last one's end;
+- kernels are communication (`^nccl.*|^hip|^hccl|.*ncclKernel.*`), memory (`^(hip)?Memcpy|^(hip)?Memset|^dma`) or
+  compute (every other); compute = the union of compute intervals; idle = window − the union of all;
+  non-compute = window − compute − idle, of which the communication not under compute is exposed communication
+  and the rest memory-only time; overlap = the share of communication time that runs under compute.
+
+Across ranks (what HTA does not do): the k-th collective of each communication stream is matched across ranks; the
+fastest rank's duration is the transfer and every other rank's excess is waiting for the slowest, which needs no
+clock alignment between nodes. A rank's wait is capped at its exposed communication (a wait hidden under compute
+costs no time).
+
+A file is decoded a few megabytes at a time and each block's events are reduced to interval arrays before the
+next is read, so memory is bounded by a rank's GPU intervals, not by its events or its file; ranks are reduced in
+parallel processes.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import math
+import re
+import zlib
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from itertools import chain
+from pathlib import Path
+from typing import BinaryIO, NoReturn, Protocol
+
+import msgspec
+import numpy as np
+
+from reportgen.errors import InputError, Problem, UsageError
+from reportgen.project.records import PROVENANCE
+
+COMMUNICATION = re.compile(r"^nccl.*|^hip|^hccl|.*ncclKernel.*")
+MEMORY = re.compile(r"^(hip)?Memcpy|^(hip)?Memset|^dma")
+GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
+COMPUTE, MEMORY_KIND, COMMUNICATION_KIND = 0, 1, 2
+TRACE_SUFFIXES = (".json", ".json.gz")
+
+
+@dataclass(frozen=True)
+class RankBreakdown:
+    """One rank's temporal breakdown over its window, in microseconds (HTA's definitions)."""
+
+    rank: int
+    world_size: int | None
+    file: str
+    sha256: str
+    window_us: float
+    idle_us: float
+    compute_us: float
+    non_compute_us: float
+    communication_us: float  # exposed: communication not under compute
+    memory_us: float  # memory-only: the rest of non-compute
+    overlap_pct: float  # share of communication time under compute
+    steps: int  # complete profiler steps in the window
+    collectives: tuple[tuple[float, ...], ...]  # per communication stream (by stream id), durations in order
+
+
+@dataclass(frozen=True)
+class RankRow:
+    """A rank's breakdown with its wait for the slowest rank (None with one rank: unknown)."""
+
+    breakdown: RankBreakdown
+    wait_us: float | None
+
+
+@dataclass(frozen=True)
+class JobRun:
+    """The job's breakdown run, per step, in seconds."""
+
+    compute_s: float  # mean per-rank compute
+    communication_s: float  # mean exposed transfer (exposed communication less the wait)
+    idle_s: float  # mean idle plus mean wait for the slowest rank
+    io_s: float  # mean memory-only time
+    workers_s: tuple[float, ...]  # per-rank compute, in rank order
+    steps: int  # profiler steps the means are taken over (the fewest of any rank)
+    wait_measured: bool  # False with one rank: all exposed communication counted as communication
+
+
+@dataclass(frozen=True)
+class JobBreakdown:
+    ranks: tuple[RankRow, ...]
+    run: JobRun
+    world_size: int | None
+    files: tuple[tuple[str, str], ...]  # (file name, SHA-256) of every trace read
+
+    def provenance(self, nodes: int, steps_per_run: float) -> tuple[str, ...]:
+        """The comment lines recorded above the job's run: what was read, the files' hashes, each rank's times."""
+        run, k = self.run, steps_per_run
+        wait = "measured across ranks" if run.wait_measured else "unknown (one rank): all exposed communication counted"
+        return (f"{PROVENANCE}ingest trace: {nodes} nodes, {len(self.ranks)} ranks, {run.steps} profiler step(s) per "
+                f"rank scaled to {k:g} per run; wait for the slowest rank {wait}",
+                *(f"{PROVENANCE}trace: {name} sha256 {digest}" for name, digest in self.files),
+                *(f"{PROVENANCE}rank {rank}: compute {c * k:.6g} s, communication {m * k:.6g} s, wait {w * k:.6g} s, "
+                  f"idle {i * k:.6g} s, io {o * k:.6g} s" for rank, c, m, w, i, o in self.per_rank_s()))
+
+    def split_s(self, steps_per_run: float) -> dict[str, float]:
+        """The run's compute / communication / idle / io, in seconds per run of `steps_per_run` steps."""
+        run, k = self.run, steps_per_run
+        return {"compute": run.compute_s * k, "communication": run.communication_s * k, "idle": run.idle_s * k,
+                "io": run.io_s * k}
+
+    def per_rank_s(self) -> list[tuple[int, float, float, float, float, float]]:
+        """Each rank's (rank, compute, exposed transfer, wait, idle, io) per profiler step, in seconds."""
+        out = []
+        for row in self.ranks:
+            b, scale = row.breakdown, 1e-6 / row.breakdown.steps
+            wait = min(row.wait_us, b.communication_us) if row.wait_us is not None else 0.0
+            out.append((b.rank, b.compute_us * scale, (b.communication_us - wait) * scale, wait * scale,
+                        b.idle_us * scale, b.memory_us * scale))
+        return out
+
+
+# ------------------------------------------------------------------------------------------------------ reading
+def trace_files(paths: Sequence[Path]) -> tuple[list[Path], bool]:
+    """The trace files named, a folder standing for the traces inside it; True when a folder was given (then
+    every rank of the world must be there)."""
+    files: list[Path] = []
+    folder = False
+    for path in paths:
+        if path.is_dir():
+            folder = True
+            found = sorted(p for p in path.iterdir() if p.name.endswith(TRACE_SUFFIXES) and p.is_file())
+            if not found:
+                raise InputError([Problem(str(path), 1, 1, "", "the folder holds no .json or .json.gz trace")])
+            files += found
+        elif path.is_file():
+            files.append(path)
+        elif path.exists():
+            raise InputError([Problem(str(path), 1, 1, "", "not a regular file or folder")])
+        else:
+            raise InputError([Problem(str(path), 1, 1, "", "no such file or folder")])
+    return files, folder
+
+
+class _Args(msgspec.Struct, gc=False):
+    stream: int | None = None
+    correlation: int | None = None
+
+
+class _Event(msgspec.Struct, gc=False):
+    """The fields of a trace event the breakdown reads; msgspec skips every other field without building it.
+
+    Untracked by the cyclic garbage collector (gc=False: they hold no references back), which otherwise walked the
+    hundreds of thousands of events again and again while they were created: half the decoding time."""
+
+    ph: str = ""
+    cat: str | None = None
+    name: str | int | float | None = None
+    ts: float | None = None
+    dur: float | None = None
+    args: _Args | None = None
+
+
+class _Distributed(msgspec.Struct, gc=False):
+    rank: int = 0
+    world_size: int | None = None
+
+
+class _Trace(msgspec.Struct):
+    traceEvents: list[_Event]
+    distributedInfo: _Distributed | None = None
+
+
+_EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
+_AFTER_EVENT = re.compile(rb"\s*[,\]]")  # what follows an event of the array: the next one, or the array's end
+_ARRAY_END = re.compile(rb"\s*\]")
+_BYTE = re.compile(r"byte (\d+)")
+_INDEX = re.compile(r"\$\[(\d+)\]")
+BLOCK_BYTES = 4 << 20  # events are decoded a block at a time: memory is a block's events, not the file's
+
+
+class _TraceFile:
+    """One trace file read a block at a time, so that memory holds a few megabytes of decoded events and the
+    rank's interval arrays, never the whole file's events (a 50 MB trace holds about 300,000 of them).
+
+    The `traceEvents` array is cut at a closing brace that the next event or the array's end follows, and the cut
+    is proved by decoding: a run of the array's events that decodes ends between two events, so a brace inside a
+    string or a nested object cannot pass for one. Each run is decoded in place: the separator before it becomes
+    `[` and the one after it `]` for the decoder, and are put back (copying every block twice more cost a fifth of
+    the ingest). The rest of the document (`distributedInfo` and the like, before or after the events) is decoded
+    at the end with the array left empty. The SHA-256 is of the bytes as stored, so that `sha256sum` on the file
+    gives the same digest."""
+
+    def __init__(self, path: Path, shown: str) -> None:
+        self.path, self.shown = path, shown
+        self.sha256 = ""
+        self.header = _Trace([])
+        self._buffer = bytearray()
+        self._start = 0  # buffer index of the separator ('[' or ',') before the next event, or of the array's ']'
+        self._offset = 0  # position in the (decompressed) document of the buffer's first byte
+        self._lines = 0  # newlines before the buffer
+        self._line_start = 0  # document position where the buffer's first line starts
+        self._events = 0  # events decoded so far
+
+    def event_batches(self) -> Iterator[list[_Event]]:
+        digest = hashlib.sha256()
+        try:
+            with self.path.open("rb") as stored:
+                hashed = _Hashing(stored, digest)
+                gz = self.path.name.endswith(".gz") or stored.read(2) == b"\x1f\x8b"
+                stored.seek(0)
+                source: _Readable = gzip.GzipFile(fileobj=hashed, mode="rb") if gz else hashed  # type: ignore[call-overload]
+                yield from self._batches(source)
+                while hashed.read(BLOCK_BYTES):  # past a gzip member's end: the digest covers every stored byte
+                    pass
+        except (EOFError, gzip.BadGzipFile, zlib.error) as error:
+            raise self._error(1, 1, f"truncated or corrupt gzip ({error})") from None
+        except OSError as error:
+            raise self._error(1, 1, f"cannot read the file ({error.strerror or error})") from None
+        self.sha256 = digest.hexdigest()
+
+    def _batches(self, source: _Readable) -> Iterator[list[_Event]]:
+        found = None
+        while found is None:
+            more = self._read(source)
+            found = _EVENTS_KEY.search(self._buffer)
+            if found is None and not more:
+                self._decode_header(bytes(self._buffer), len(self._buffer))  # raises when it is not JSON
+                raise self._error(1, 1, "not a profiler trace: no traceEvents array")
+        prefix = bytes(self._buffer[:found.end() - 1])
+        self._start = found.end() - 1
+        at_end = False
+        while self._buffer[self._start] != ord("]"):
+            empty = _ARRAY_END.match(self._buffer, self._start + 1) if self._buffer[self._start] == ord("[") else None
+            if empty is not None:
+                self._start = empty.end() - 1
+                break
+            cut = self._cut()
+            batch = None if cut is None else self._decode_events(cut)
+            if batch is not None:
+                yield batch
+                following = _AFTER_EVENT.match(self._buffer, cut)  # type: ignore[arg-type]  # cut is set
+                assert following is not None  # _cut only returns braces the pattern follows
+                self._start = following.end() - 1
+            elif at_end:
+                self._fail()
+            else:
+                at_end = not self._read(source)
+        while self._read(source):  # what follows the array: small
+            pass
+        self.header = self._decode_header(prefix + b"[]" + self._buffer[self._start + 1:], len(prefix))
+
+    def _read(self, source: _Readable) -> bool:
+        """A block more in the buffer, after forgetting what has been decoded; False at the file's end."""
+        if self._start:
+            newlines = self._buffer.count(b"\n", 0, self._start)
+            if newlines:
+                self._lines += newlines
+                self._line_start = self._offset + self._buffer.rfind(b"\n", 0, self._start) + 1
+            del self._buffer[:self._start]
+            self._offset += self._start
+            self._start = 0
+        more = source.read(BLOCK_BYTES)
+        self._buffer += more
+        return bool(more)
+
+    def _cut(self) -> int | None:
+        """Just past the last closing brace in the buffer that an event separator or the array's end follows."""
+        end = len(self._buffer)
+        for _ in range(64):
+            brace = self._buffer.rfind(b"}", self._start, end)
+            if brace < 0:
+                return None
+            if _AFTER_EVENT.match(self._buffer, brace + 1) is not None:
+                return brace + 1
+            end = brace
+        return None
+
+    def _decode_events(self, cut: int) -> list[_Event] | None:
+        """The events between the separator at `_start` and the byte at `cut`, decoded in place; None when the cut
+        fell inside an event (the decoder stopped at the bracket put at the cut), a located InputError for a fault
+        before it."""
+        buffer, start = self._buffer, self._start
+        before, after = buffer[start], buffer[cut]
+        buffer[start], buffer[cut] = ord("["), ord("]")
+        try:
+            with memoryview(buffer) as view, view[start:cut + 1] as run:
+                batch = _EVENTS.decode(run)
+        except msgspec.ValidationError as error:
+            raise self._invalid(error) from None
+        except msgspec.DecodeError as error:
+            byte = _BYTE.search(str(error))
+            if byte is None or start + int(byte.group(1)) >= cut:
+                return None
+            raise self._error(*self._position(start + int(byte.group(1))), f"not JSON: {error}") from None
+        finally:
+            buffer[start], buffer[cut] = before, after
+        self._events += len(batch)
+        return batch
+
+    def _fail(self) -> NoReturn:
+        """At the file's end with events that never decode: the decoder's own error, where the JSON breaks off."""
+        try:
+            _EVENTS.decode(b"[" + self._buffer[self._start + 1:])
+        except msgspec.ValidationError as error:
+            raise self._invalid(error) from None
+        except msgspec.DecodeError as error:
+            byte = _BYTE.search(str(error))
+            at = self._start + int(byte.group(1)) if byte else len(self._buffer)
+            raise self._error(*self._position(at), f"not JSON: {error}") from None
+        raise self._error(*self._position(len(self._buffer)), "not JSON: the traceEvents array never closes")
+
+    def _decode_header(self, document: bytes, prefix: int) -> _Trace:
+        """The document around the events: the file's first `prefix` bytes, an empty array, and what follows the
+        array (from the buffer's `_start`)."""
+        try:
+            return _HEADER.decode(document)
+        except msgspec.ValidationError as error:
+            raise self._error(1, 1, f"not a profiler trace: {error}") from None
+        except msgspec.DecodeError as error:
+            byte = _BYTE.search(str(error))
+            at = int(byte.group(1)) if byte else len(document)
+            line, column = (_line_column(document, at) if at < prefix else
+                            self._position(self._start + max(0, at - prefix - 1)))
+            raise self._error(line, column, f"not JSON: {error}") from None
+
+    def _position(self, index: int) -> tuple[int, int]:
+        """Line and column in the file of the buffer's byte `index`."""
+        index = min(index, len(self._buffer))
+        newlines = self._buffer.count(b"\n", 0, index)
+        start = self._offset + self._buffer.rfind(b"\n", 0, index) + 1 if newlines else self._line_start
+        return self._lines + newlines + 1, self._offset + index - start + 1
+
+    def _invalid(self, error: msgspec.ValidationError) -> InputError:
+        """A field of the wrong type, at its index in the whole array (the decoder counts within a run)."""
+        where = _INDEX.sub(lambda m: f"$.traceEvents[{int(m.group(1)) + self._events}]", str(error))
+        return self._error(1, 1, f"not a profiler trace: {where}")
+
+    def _error(self, line: int, column: int, message: str) -> InputError:
+        return InputError([Problem(self.shown, line, column, "", message)])
+
+
+def _line_column(data: bytes, at: int) -> tuple[int, int]:
+    """Line and column of byte `at` of `data`, which starts a file."""
+    return data.count(b"\n", 0, at) + 1, at - (data.rfind(b"\n", 0, at) + 1) + 1
+
+
+class _Readable(Protocol):
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
+class _Hashing:
+    """A binary file whose reads feed a digest: the stored bytes are hashed as they are read, once."""
+
+    def __init__(self, file: BinaryIO, digest: hashlib._Hash) -> None:
+        self._file, self._digest = file, digest
+
+    def read(self, size: int = -1, /) -> bytes:
+        data = self._file.read(size)
+        self._digest.update(data)
+        return data
+
+
+_EVENTS = msgspec.json.Decoder(list[_Event])
+_HEADER = msgspec.json.Decoder(_Trace)
+
+
+def read_rank(path: Path) -> RankBreakdown:
+    """Parse one rank's trace file and reduce it; InputError located at the file for anything that is not one."""
+    shown = str(path)
+    trace = _TraceFile(path, shown)
+    intervals = reduce_events(chain.from_iterable(trace.event_batches()), shown=shown)
+    info = trace.header.distributedInfo or _Distributed()
+    return _breakdown(*intervals, rank=info.rank, world_size=info.world_size, file=path.name, sha256=trace.sha256)
+
+
+# ----------------------------------------------------------------------------------------------------- reducing
+def reduce_events(events: Iterable[_Event], *, shown: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                                                     int]:
+    """A rank's events → the start, end, kind and stream of each GPU event kept, and the complete steps.
+
+    The loop only appends raw fields to typed arrays (8 bytes an entry, where a list holds a 32-byte object); the
+    rounding and the matching of kernels to their launches run on whole arrays in numpy afterwards, a third of the
+    loop's time when it did them event by event."""
+    gpu_ts, gpu_dur, launch_ts = array("d"), array("d"), array("d")
+    gpu_stream, gpu_correlation, launch_correlation = array("q"), array("q"), array("q")
+    gpu_kind = array("b")
+    step_starts: list[float] = []
+    kinds: dict[str, int] = {}  # kernel name → class: a job launches a few hundred distinct kernels, many times
+    add_ts, add_dur, add_kind = gpu_ts.append, gpu_dur.append, gpu_kind.append
+    add_stream, add_correlation = gpu_stream.append, gpu_correlation.append
+    add_launch_ts, add_launch_correlation = launch_ts.append, launch_correlation.append
+    for event in events:  # the one loop over every event: kept lean (locals, the common cases tested first)
+        if event.cat in GPU_CATEGORIES:
+            ts = event.ts
+            if ts is None or event.ph != "X":
+                continue
+            name = event.name if isinstance(event.name, str) else str(event.name or "")
+            kind = kinds.get(name)
+            if kind is None:
+                kind = kinds[name] = (COMMUNICATION_KIND if COMMUNICATION.match(name) else
+                                      MEMORY_KIND if MEMORY.match(name) else COMPUTE)
+            add_ts(ts)
+            add_dur(event.dur or 0.0)
+            add_kind(kind)
+            args = event.args
+            if args is None:
+                add_stream(-1)
+                add_correlation(-1)
+            else:
+                add_stream(-1 if args.stream is None else args.stream)
+                add_correlation(-1 if args.correlation is None else args.correlation)
+            continue
+        args = event.args
+        if args is not None and args.correlation is not None:  # a runtime call that launched GPU work
+            ts = event.ts
+            if ts is not None and event.ph == "X":
+                add_launch_ts(ts)
+                add_launch_correlation(args.correlation)
+        elif (isinstance(event.name, str) and event.name.startswith("ProfilerStep#") and event.ts is not None
+              and event.ph == "X"):
+            step_starts.append(event.ts)
+    if not gpu_ts:
+        raise InputError([Problem(shown, 1, 1, "", "no GPU kernels, copies or sets: a CPU-only profile cannot "
+                                  "split GPU time")])
+    if len(step_starts) < 2:
+        raise InputError([Problem(shown, 1, 1, "", f"{len(step_starts)} profiler step(s): the last step is left "
+                                  "out as HTA does, so a trace needs two or more (profile with a schedule of "
+                                  "active steps ≥ 2)")])
+    # HTA's rounding of fractional microseconds: a start up to the next one, an end down to the previous one
+    last_step = math.ceil(max(step_starts))
+    starts = np.frombuffer(gpu_ts, dtype=np.float64)
+    launches = np.frombuffer(launch_correlation, dtype=np.int64)
+    early = launches[np.ceil(np.frombuffer(launch_ts, dtype=np.float64)) < last_step]
+    kept = np.isin(np.frombuffer(gpu_correlation, dtype=np.int64), early)  # launched before the last step began
+    if not kept.any():
+        raise InputError([Problem(shown, 1, 1, "", "no GPU event was launched within a complete profiler step")])
+    return (np.ceil(starts[kept]), np.floor(starts[kept] + np.frombuffer(gpu_dur, dtype=np.float64)[kept]),
+            np.frombuffer(gpu_kind, dtype=np.int8)[kept], np.frombuffer(gpu_stream, dtype=np.int64)[kept],
+            sum(1 for s in step_starts if math.ceil(s) < last_step))
+
+
+def _breakdown(start: np.ndarray, end: np.ndarray, kind: np.ndarray, stream: np.ndarray, steps: int, *, rank: int,
+               world_size: int | None, file: str, sha256: str) -> RankBreakdown:
+    window = float(end.max() - start.min())
+    everything = union(start, end)
+    compute = union(start[kind == COMPUTE], end[kind == COMPUTE])
+    communication = union(start[kind == COMMUNICATION_KIND], end[kind == COMMUNICATION_KIND])
+    compute_us = covered(compute)
+    idle_us = window - covered(everything)
+    non_compute_us = window - compute_us - idle_us
+    with_compute = union(np.concatenate((compute[0], communication[0])), np.concatenate((compute[1], communication[1])))
+    exposed_us = covered(with_compute) - compute_us
+    communication_total = covered(communication)
+    under_compute = compute_us + communication_total - covered(with_compute)
+    comm = kind == COMMUNICATION_KIND
+    collectives = tuple(tuple(float(d) for d in (end[comm & (stream == s)] - start[comm & (stream == s)])[
+        np.argsort(start[comm & (stream == s)], kind="stable")]) for s in sorted(set(stream[comm].tolist())))
+    return RankBreakdown(rank, world_size, file, sha256, window, idle_us, compute_us, non_compute_us, exposed_us,
+                         non_compute_us - exposed_us,
+                         100.0 * under_compute / communication_total if communication_total > 0 else 0.0,
+                         steps, collectives)
+
+
+def union(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Merge intervals as HTA does: sorted by start, a new interval begins past the furthest end so far."""
+    if len(start) == 0:
+        return np.empty(0), np.empty(0)
+    order = np.argsort(start, kind="stable")
+    starts, ends = start[order], end[order]
+    reach = np.maximum.accumulate(ends)
+    begins = np.empty(len(starts), dtype=bool)
+    begins[0] = True
+    begins[1:] = starts[1:] > reach[:-1]
+    index = np.flatnonzero(begins)
+    return starts[index], np.maximum.reduceat(ends, index)
+
+
+def covered(intervals: tuple[np.ndarray, np.ndarray]) -> float:
+    return float((intervals[1] - intervals[0]).sum())
+
+
+# ------------------------------------------------------------------------------------------------ the whole job
+def combine(breakdowns: Sequence[RankBreakdown], *, folder: bool = False, shown: str = "") -> JobBreakdown:
+    """Check the ranks against each other, split exposed communication into transfer and wait, build the run."""
+    _check_ranks(breakdowns, folder=folder, shown=shown)
+    ranks = sorted(breakdowns, key=lambda b: b.rank)
+    waits = _waits(ranks) if len(ranks) > 1 else [None] * len(ranks)
+    steps = min(b.steps for b in ranks)
+    per_step = [1e-6 / b.steps for b in ranks]  # µs over the window → s per step
+    n = len(ranks)
+    wait_s = [min(w, b.communication_us) * k if w is not None else 0.0 for b, w, k in zip(ranks, waits, per_step,
+                                                                                        strict=True)]
+    run = JobRun(
+        compute_s=sum(b.compute_us * k for b, k in zip(ranks, per_step, strict=True)) / n,
+        communication_s=sum(b.communication_us * k - w for b, k, w in zip(ranks, per_step, wait_s, strict=True)) / n,
+        idle_s=sum(b.idle_us * k + w for b, k, w in zip(ranks, per_step, wait_s, strict=True)) / n,
+        io_s=sum(b.memory_us * k for b, k in zip(ranks, per_step, strict=True)) / n,
+        workers_s=tuple(b.compute_us * k for b, k in zip(ranks, per_step, strict=True)),
+        steps=steps,
+        wait_measured=n > 1,
+    )
+    world = next((b.world_size for b in ranks if b.world_size is not None), None)
+    return JobBreakdown(tuple(RankRow(b, w) for b, w in zip(ranks, waits, strict=True)), run, world,
+                        tuple((b.file, b.sha256) for b in ranks))
+
+
+def _waits(ranks: Sequence[RankBreakdown]) -> list[float | None]:
+    """Each rank's summed excess over the fastest rank, collective by collective (k-th of the j-th stream)."""
+    waits = [0.0] * len(ranks)
+    streams = max(len(b.collectives) for b in ranks)
+    for j in range(streams):
+        lanes = [b.collectives[j] if j < len(b.collectives) else () for b in ranks]
+        for k in range(max(len(lane) for lane in lanes)):
+            present = [(i, lane[k]) for i, lane in enumerate(lanes) if k < len(lane)]
+            if len(present) < 2:
+                continue  # a collective only one rank ran has nobody to wait for
+            fastest = min(duration for _, duration in present)
+            for i, duration in present:
+                waits[i] += duration - fastest
+    return list(waits)
+
+
+def _check_ranks(breakdowns: Sequence[RankBreakdown], *, folder: bool, shown: str) -> None:
+    problems = []
+    seen: dict[int, str] = {}
+    for b in breakdowns:
+        if b.rank in seen:
+            problems.append(Problem(b.file, 1, 1, "", f"rank {b.rank} again: {seen[b.rank]} is rank {b.rank} too"))
+        seen.setdefault(b.rank, b.file)
+    worlds = {b.world_size for b in breakdowns if b.world_size is not None}
+    if len(worlds) > 1:
+        first = breakdowns[0]
+        for b in breakdowns:
+            if b.world_size != first.world_size:
+                problems.append(Problem(b.file, 1, 1, "", f"world size {b.world_size}, but {first.file} says "
+                                        f"{first.world_size}: traces of different jobs"))
+    elif folder and worlds:
+        (world,) = worlds
+        missing = sorted(set(range(world)) - set(seen))
+        if missing:
+            listed = ", ".join(str(r) for r in missing[:8]) + (" …" if len(missing) > 8 else "")
+            problems.append(Problem(shown or breakdowns[0].file, 1, 1, "",
+                                    f"ranks missing from the folder of a world of {world}: {listed}"))
+    if problems:
+        raise InputError(problems)
+
+
+def reduce_files(files: Sequence[Path], *, processes: int | None = None,
+                 scheduler: str | None = None) -> list[RankBreakdown]:
+    """Every file reduced, in parallel processes when there are several files and cores, or on a Dask cluster
+    when `scheduler` names one (its workers must see the same paths); all errors reported together."""
+    import os
+
+    workers = min(len(files), processes or os.cpu_count() or 1)
+    if scheduler is not None:
+        outcomes = _on_dask(files, scheduler)
+    elif workers <= 1:
+        outcomes = [_reduce_or_problems(path) for path in files]
+    else:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            outcomes = list(pool.map(_reduce_or_problems, files, chunksize=max(1, len(files) // (4 * workers))))
+    problems = [p for outcome in outcomes if isinstance(outcome, list) for p in outcome]
+    if problems:
+        raise InputError(problems)
+    return [outcome for outcome in outcomes if isinstance(outcome, RankBreakdown)]
+
+
+def _on_dask(files: Sequence[Path], scheduler: str) -> list[RankBreakdown | list[Problem]]:
+    """The per-file reduction on a Dask distributed cluster: past one machine, a 1,024-rank job's traces are
+    hundreds of GB, and each reduction returns a few numbers. An optional extra: `pip install 'reportgen[dask]'`."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise UsageError("--scheduler needs Dask distributed: pip install 'reportgen[dask]'") from None
+    try:
+        with Client(scheduler, timeout=30) as client:  # type: ignore[no-untyped-call]
+            futures = client.map(_reduce_or_problems, [str(path) for path in files], pure=False)
+            return list(client.gather(futures))
+    except OSError as error:
+        raise UsageError(f"cannot reach the Dask scheduler at {scheduler}: {error}") from None
+
+
+def _reduce_or_problems(path: Path | str) -> RankBreakdown | list[Problem]:
+    try:
+        return read_rank(Path(path))
+    except InputError as error:
+        return error.problems

@@ -1,0 +1,49 @@
+"""A project as flat (field path, value, unit) leaves: the appendix's normalized inputs and the diff of inputs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from reportgen.project.spec import Items, Quantity, Section, spec_fields
+
+
+@dataclass(frozen=True)
+class Leaf:
+    path: str  # e.g. "scaling.runs[3].compute"
+    value: Any  # float (SI), int, bool, str, or a tuple of them
+    unit: str  # the SI unit of a quantity, "" otherwise
+
+    @property
+    def shown(self) -> str:
+        if isinstance(self.value, tuple):
+            return ", ".join(_show(v) for v in self.value)
+        return _show(self.value)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def flatten(obj: Any, *, currency: str = "USD", path: str = "") -> list[Leaf]:
+    """Every given leaf of a project (or a section of one), in field order."""
+    leaves: list[Leaf] = []
+    for name, spec, _ in spec_fields(type(obj)):
+        value = getattr(obj, name)
+        where = f"{path}.{name}" if path else name
+        if value is None or value == ():
+            continue
+        if isinstance(spec, Section):
+            leaves += flatten(value, currency=currency, path=where)
+        elif isinstance(spec, Items) and isinstance(spec.item, Section):
+            for index, item in enumerate(value):
+                leaves += flatten(item, currency=currency, path=f"{where}[{index}]")
+        elif isinstance(quantity := getattr(spec, "item", spec), Quantity):
+            leaves.append(Leaf(where, value, quantity.dimension.si_unit.replace("currency_unit", currency)))
+        else:
+            leaves.append(Leaf(where, value, ""))
+    return leaves

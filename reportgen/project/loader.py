@@ -1,0 +1,215 @@
+"""load_project(path) → LoadedProject: the project file read, every rule checked, every problem located."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from reportgen.errors import InputError
+from reportgen.project import carbon, measurements, units
+from reportgen.project.flatten import flatten
+from reportgen.project.model import Collective, Energy, Prediction, Project, Run, Scaling
+from reportgen.project.records import RowSource
+from reportgen.project.spec import INVALID, Items, Reader, Section, locate, read_fields, scalar_text
+from reportgen.project.stdio import shown_name
+from reportgen.project.yaml_source import compose, read_text
+
+
+@dataclass(frozen=True)
+class LoadedProject:
+    """A valid project and where it came from."""
+
+    project: Project
+    path: Path
+    display: str  # the path as the user named it, for messages
+    input_sha256: str  # of the project file's bytes
+    measurements_sha256: str | None  # of the CSV named by scaling.file, when there is one
+    sources: dict[int, RowSource] = field(default_factory=dict)  # a CSV run's provenance comments, by node count
+    nodes: tuple[Node, Node | None] | None = field(default=None, repr=False, compare=False)  # the composed file
+    # and the runs' node (the CSV's when the runs come from one): where `written` finds the texts
+
+    @cached_property
+    def written(self) -> dict[str, str]:
+        """Each quantity's text as the user wrote it, by field path: for the report's appendix only, so it is
+        looked up when first asked for (on a 10,000-run CSV it was a quarter of every load, `check` included)."""
+        if self.nodes is None:
+            return {}
+        root, runs_node = self.nodes
+        return _as_written(self.project, root, runs_node)
+
+
+def load_project(path: str | Path, *, display: str | None = None,
+                 csv_files_may_be_missing: bool = False) -> LoadedProject:
+    """Read and validate a project file; InputError with every located problem otherwise.
+
+    `csv_files_may_be_missing` lets `measure` and `ingest` load a project whose CSV they are about to create.
+    """
+    path = Path(path)
+    shown = display or shown_name(path)
+    text, data = read_text(path, shown)
+    return load_project_text(text, path, shown, data=data, csv_files_may_be_missing=csv_files_may_be_missing)
+
+
+def load_project_text(text: str, path: Path, display: str, *, data: bytes | None = None,
+                      csv_files_may_be_missing: bool = False) -> LoadedProject:
+    """Validate project text as if it were the file at `path` (CSV paths resolve beside it)."""
+    root = compose(text, display)
+    reader = Reader(display, currency=_declared_currency(root))
+    # Sections are read one by one so that the cross-section checks below run on every valid section even when
+    # another section failed: all of a file's problems are reported at once.
+    sections, keys_sound = read_fields(Project, root, "", reader)
+    measurements_sha = None
+    runs_node: Node | None = None
+    sources: dict[int, RowSource] = {}
+    scaling = sections.get("scaling")
+    if scaling not in (None, INVALID):
+        scaling, runs_node, measurements_sha, sources = _with_file_runs(scaling, root, path, reader,
+                                                               missing_ok=csv_files_may_be_missing)
+        if scaling is not INVALID:
+            _check_runs(scaling, runs_node, root, reader)
+        sections["scaling"] = scaling
+    prediction = sections.get("prediction")
+    if prediction not in (None, INVALID) and prediction.collectives_file is not None:
+        sections["prediction"] = _with_file_collectives(prediction, root, path, reader,
+                                                        missing_ok=csv_files_may_be_missing)
+    if sections.get("energy") not in (None, INVALID):
+        _check_location(sections["energy"], root, reader)
+    project = INVALID if INVALID in sections.values() or not keys_sound else Project(**sections)
+    if project is not INVALID:
+        for relative, message in project.check():
+            reader.error(locate(root, relative), relative, message)
+    if reader.problems:
+        raise InputError(reader.problems)
+    raw = data if data is not None else text.encode("utf-8")
+    return LoadedProject(project, path, display, hashlib.sha256(raw).hexdigest(), measurements_sha,
+                         sources, (root, runs_node))
+
+
+def _as_written(project: Project, root: Node, runs_node: Node | None) -> dict[str, str]:
+    """Each quantity's text as the user wrote it (in the project file or its CSV), by field path."""
+    written = {}
+    for leaf in flatten(project, currency=project.currency):
+        if not leaf.unit or isinstance(leaf.value, tuple):
+            continue
+        if leaf.path.startswith("scaling.runs[") and runs_node is not None:
+            node = locate(runs_node, leaf.path.removeprefix("scaling.runs"))
+        else:
+            node = locate(root, leaf.path)
+        text = scalar_text(node) if isinstance(node, ScalarNode) else None
+        if text is not None:
+            written[leaf.path] = text
+    return written
+
+
+def _declared_currency(root: Node) -> str:
+    """pricing.currency, read first because every money field elsewhere is parsed in it."""
+    code = scalar_text(locate(root, "pricing.currency"))
+    return code if code is not None and units.is_currency_code(code) else "USD"
+
+
+def _with_file_runs(scaling: Scaling, root: Node, path: Path, reader: Reader, *,
+                    missing_ok: bool = False) -> tuple[Scaling, Node, str | None, dict[int, RowSource]]:
+    """The scaling section with the CSV's runs read in, the node the runs came from, the CSV's hash and each
+    run's provenance comments by node count."""
+    inline = locate(root, "scaling.runs")
+    if scaling.file is None:
+        return scaling, inline, None, {}
+    file_node = locate(root, "scaling.file")
+    failed: tuple[Scaling, Node, None, dict[int, RowSource]] = (INVALID, file_node, None, {})
+    csv_path = _csv_beside(path, scaling.file, "scaling.file", file_node, reader,
+                           inline_too="runs" if scaling.runs else None, missing_ok=missing_ok)
+    if csv_path is None:
+        return scaling, file_node, None, {}
+    if csv_path is INVALID:
+        return failed
+    try:
+        runs_node, data, sources = measurements.read_runs(csv_path,
+                                                          str(Path(reader.display).parent / scaling.file))
+    except InputError as error:
+        reader.problems.extend(error.problems)
+        return failed
+    with reader.time_unit(scaling.time_unit):
+        runs = Items(Section(Run), min_items=0).read(runs_node, "scaling.runs", reader)
+    if runs is INVALID:
+        return failed
+    by_nodes = {run.nodes: source for run, source in zip(runs, sources, strict=True) if source.lines}
+    return replace(scaling, runs=runs), runs_node, hashlib.sha256(data).hexdigest(), by_nodes
+
+
+def _csv_beside(path: Path, relative: str, field_path: str, node: Node, reader: Reader, *, inline_too: str | None,
+                missing_ok: bool) -> Any:
+    """The CSV a field names beside the project file; None when it may be missing and is; INVALID (reported)
+    when the same rows are also given inline, the path leaves the folder, or the file is not there."""
+    if inline_too:
+        return reader.error(node, field_path, f"give {inline_too} inline or in a file, not both")
+    try:
+        csv_path = measurements.resolve(path, relative)
+    except ValueError as error:
+        return reader.error(node, field_path, str(error))
+    if not csv_path.is_file():
+        if missing_ok and not csv_path.exists():
+            return None
+        return reader.error(node, field_path, f'no such file "{relative}" beside the project file')
+    return csv_path
+
+
+def _with_file_collectives(prediction: Prediction, root: Node, path: Path, reader: Reader, *,
+                           missing_ok: bool = False) -> Any:
+    """The prediction with the collectives of its CSV read in (`reportgen ingest nccl-tests` writes it)."""
+    assert prediction.collectives_file is not None
+    file_node = locate(root, "prediction.collectives_file")
+    csv_path = _csv_beside(path, prediction.collectives_file, "prediction.collectives_file", file_node, reader,
+                           inline_too="collectives" if prediction.collectives else None, missing_ok=missing_ok)
+    if csv_path is None or csv_path is INVALID:
+        return prediction if csv_path is None else INVALID
+    try:
+        rows, _, _ = measurements.read_runs(csv_path, str(Path(reader.display).parent / prediction.collectives_file),
+                                         measurements.COLLECTIVE_COLUMNS)
+    except InputError as error:
+        reader.problems.extend(error.problems)
+        return INVALID
+    collectives = Items(Section(Collective), min_items=0).read(rows, "prediction.collectives", reader)
+    if collectives is INVALID:
+        return INVALID
+    merged = replace(prediction, collectives=collectives)
+    for relative, message in merged.check():
+        reader.error(file_node, f"prediction.{relative}", message)
+    return merged
+
+
+def _check_runs(scaling: Scaling, runs_node: Node, root: Node, reader: Reader) -> None:
+    """One form for every run, unique node counts, and work_per_run only where it means something."""
+    def at(index: int, field: str = "") -> Node:
+        node = runs_node.value[index] if isinstance(runs_node, SequenceNode) else runs_node
+        return locate(node, field) if isinstance(node, MappingNode) else node
+
+    seen: dict[int, int] = {}
+    first_form = scaling.runs[0].form if scaling.runs else None
+    for index, run in enumerate(scaling.runs):
+        if run.form != first_form:
+            reader.error(at(index), f"scaling.runs[{index}]",
+                         f"every run must be in one form: the first is {first_form}, this one is {run.form}")
+        if run.nodes in seen:
+            reader.error(at(index, "nodes"), f"scaling.runs[{index}].nodes",
+                         f"node count {run.nodes} is measured twice (first in run {seen[run.nodes]})")
+        seen.setdefault(run.nodes, index)
+    if scaling.work_per_run is not None and first_form not in (None, "throughput"):
+        reader.error(locate(root, "scaling.work_per_run"), "scaling.work_per_run",
+                     "applies to runs in throughput form only")
+
+
+def _check_location(energy: Energy, root: Node, reader: Reader) -> None:
+    location = energy.location
+    if location is None or location.carbon_intensity is not None:
+        return
+    try:
+        carbon.validate(country=location.country, region=location.region, cloud=location.cloud)
+    except carbon.UnknownLocation as error:
+        path = f"energy.location.{error.field}"
+        reader.error(locate(root, path), path, str(error))
+

@@ -1,0 +1,151 @@
+"""Measured runs kept in a CSV file beside the project file (`scaling: {file: runs.csv}`).
+
+Each cell becomes a YAML-like node carrying its CSV position, so the runs go through exactly the validation of
+runs written inline, and errors point at `runs.csv:LINE:COL`. A header may carry units: `compute [s]`.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from yaml.error import Mark
+from yaml.nodes import Node, ScalarNode, SequenceNode
+
+from reportgen.errors import InputError, Problem
+from reportgen.project.records import PROVENANCE, RowSource
+from reportgen.project.yaml_source import mapping_node, mark_at, read_text, scalar_node
+
+MAX_CSV_BYTES = 16 << 20
+COLUMNS = ("nodes", "compute", "communication", "idle", "io", "time", "throughput", "energy", "workers")
+_HEADER_RE = re.compile(r"^\s*(?P<name>[A-Za-z_]+)\s*(?:\[(?P<unit>[^\]]*)\])?\s*$")
+
+
+def resolve(project_path: Path, relative: str) -> Path:
+    """The CSV's path; refuses anything outside the project file's folder (reading only what the user named)."""
+    candidate = Path(relative)
+    if candidate.is_absolute():
+        raise ValueError("must be a path relative to the project file, not an absolute path")
+    base = project_path.parent.resolve()
+    resolved = (base / candidate).resolve()
+    if not resolved.is_relative_to(base):
+        raise ValueError("must name a file inside the project file's folder")
+    return resolved
+
+
+def split_cells(line: str) -> list[tuple[str, int]]:
+    """Cells of one CSV line with their 1-based start columns; double quotes may enclose commas."""
+    cells: list[tuple[str, int]] = []
+    text, start, quoted, index = [], 1, False, 0
+    while index < len(line):
+        char = line[index]
+        if quoted:
+            if char == '"' and line[index + 1: index + 2] == '"':
+                text.append('"')
+                index += 1
+            elif char == '"':
+                quoted = False
+            else:
+                text.append(char)
+        elif char == '"':
+            quoted = True
+        elif char == ",":
+            cells.append(("".join(text).strip(), start))
+            text, start = [], index + 2
+        else:
+            text.append(char)
+        index += 1
+    cells.append(("".join(text).strip(), start))
+    return cells
+
+
+def is_data_line(line: str) -> bool:
+    """A line that carries the header or a run: not blank, not a `#` comment."""
+    return bool(line.strip()) and not line.lstrip().startswith("#")
+
+
+def header_column(cell: str) -> tuple[str, str | None] | None:
+    """A header cell read as (column name, unit or None): `compute [s]` → ("compute", "s")."""
+    match = _HEADER_RE.match(cell)
+    if not match:
+        return None
+    return match["name"], (match["unit"] or "").strip() or None
+
+
+COLLECTIVE_COLUMNS = ("nodes", "bytes", "time")
+def read_runs(path: Path, display: str,
+              columns_known: tuple[str, ...] = COLUMNS) -> tuple[SequenceNode, bytes, list[RowSource]]:
+    """The rows of a CSV (measured runs, or collectives) as a sequence of mapping nodes, the file's bytes, and
+    each row's provenance (the `# reportgen` comments right above it)."""
+    text, data = read_text(path, display, limit=MAX_CSV_BYTES)
+    problems: list[Problem] = []
+    lines = []
+    sources: list[RowSource] = []
+    pending: list[str] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if is_data_line(line):
+            lines.append((number, line))
+            sources.append(RowSource(tuple(pending)))
+            pending = []
+        elif line.startswith(PROVENANCE):
+            pending.append(line)
+    sources = sources[1:]  # the header's are not a row's
+    if not lines:
+        raise InputError([Problem(display, 1, 1, "", "the CSV file has no header line")])
+    header_number, header_line = lines[0]
+    columns: list[tuple[str, str | None]] = []
+    for cell, column in split_cells(header_line):
+        read = header_column(cell)
+        if read is None or read[0] not in columns_known:
+            problems.append(Problem(display, header_number, column, "",
+                                    f"unknown column \"{cell}\"; columns are {', '.join(columns_known)}, "
+                                    "with an optional unit as in `compute [s]`"))
+            columns.append(("", None))
+            continue
+        if read[0] in [name for name, _ in columns]:
+            problems.append(Problem(display, header_number, column, "", f"column \"{read[0]}\" appears twice"))
+        columns.append(read)
+    if problems:
+        raise InputError(problems)
+    runs: list[Node] = []
+    for number, line in lines[1:]:
+        cells = split_cells(line)
+        if len(cells) != len(columns):
+            problems.append(Problem(display, number, 1, "",
+                                    f"expected {len(columns)} cells as in the header, got {len(cells)}"))
+            continue
+        pairs: list[tuple[ScalarNode, Node]] = []
+        for (name, unit), (cell, column) in zip(columns, cells, strict=True):
+            if not cell:
+                continue  # an empty cell is an absent value (io, energy)
+            mark = mark_at(display, number, column)
+            if name == "workers":  # per-worker compute times, separated by spaces within the cell
+                items: list[Node] = [_typed(f"{v} {unit}" if unit and _is_bare_number(v) else v, mark)
+                                     for v in cell.split()]
+                pairs.append((scalar_node(name, mark), SequenceNode("tag:yaml.org,2002:seq", items,
+                                                                    start_mark=mark, end_mark=mark)))
+                continue
+            value = f"{cell} {unit}" if unit and _is_bare_number(cell) else cell
+            pairs.append((scalar_node(name, mark), _typed(value, mark)))
+        runs.append(mapping_node(pairs, mark_at(display, number, 1)))
+    if problems:
+        raise InputError(problems)
+    first = mark_at(display, header_number, 1)
+    return SequenceNode("tag:yaml.org,2002:seq", runs, start_mark=first, end_mark=first), data, sources
+
+
+def _is_bare_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def _typed(value: str, mark: Mark) -> ScalarNode:
+    node = scalar_node(value, mark)
+    if re.fullmatch(r"[-+]?\d+", value):
+        node.tag = "tag:yaml.org,2002:int"  # node counts are whole numbers, as YAML would read them
+    return node
+
+

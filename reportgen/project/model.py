@@ -1,0 +1,536 @@
+"""A project, as frozen dataclasses of SI floats (s, B, FLOP, W, J, kg, the project's currency).
+
+Each field's spec (reportgen.project.spec) says how it is written in the project file; the loader, `reportgen schema`
+and the documentation all read these. Cross-field rules of one section live in its `check` method, which yields
+(field name, message) pairs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from reportgen.project import units as u
+from reportgen.project.spec import (
+    Choices,
+    Count,
+    Flag,
+    Fraction,
+    Items,
+    Names,
+    Number,
+    Positive,
+    Quantity,
+    Section,
+    Text,
+    Unit,
+    field,
+)
+
+WORKLOADS = ("training", "inference", "data-processing")
+TOPOLOGIES = ("centralized", "decentralized", "hybrid")
+MODES = ("batch", "streaming", "online", "interactive")
+METRICS = ("throughput", "latency", "cost", "reliability")
+AXES = ("distribute data", "distribute training", "distribute the model", "distribute inference",
+        "coordinate the cluster", "distribute intelligence", "single machine")
+PRESSURE_AXES = ("data", "training", "model", "inference", "coordination", "intelligence")
+OBJECTIVES = ("cost", "time", "carbon")
+SLOT_VOCABULARY = {
+    "partitioning": ("split data", "shard model", "split work"),
+    "communication": ("all-reduce", "parameter server", "gossip", "scatter-gather"),
+    "consistency": ("synchronous", "asynchronous", "bounded staleness"),
+    "coordination": ("central coordinator", "decentralized"),
+    "fault_tolerance": ("checkpoint/restart", "elastic", "replicate/re-execute"),
+    "load_balancing": ("even sharding", "straggler mitigation"),
+}
+RUN_FORMS = ("breakdown", "total", "throughput")
+REGIME_NAMES = {"on_demand": "on-demand", "spot": "spot", "local": "owned"}  # price regimes as the report names them
+
+Checks = Iterator[tuple[str, str]]
+
+
+def _at_most_one(obj: object, *names: str) -> Checks:
+    given = [n for n in names if getattr(obj, n) is not None]
+    for name in given[1:]:
+        yield name, f"give only one of {', '.join(names)} (`{given[0]}` is already given)"
+
+
+# ---------------------------------------------------------------------------------------------------------- project
+@dataclass(frozen=True)
+class Goal:
+    """What the team must achieve."""
+
+    text: str | None = field(Text("The goal in one sentence",
+                                   example="One epoch in under 90 minutes for under 200 USD."))
+    time_per_run: float | None = field(Quantity(u.TIME, "Deadline for one run (the time wall)", example="90 min"))
+    cost_per_run: float | None = field(Quantity(u.MONEY, "Budget for one run", example="200 USD"))
+
+
+@dataclass(frozen=True)
+class ProjectInfo:
+    """Title block and problem statement."""
+
+    title: str = field(Text("Report title", example="My distributed training design"), required=True)
+    authors: tuple[str, ...] = field(Names("Author or list of authors", example="[Your Name]"), ())
+    revision: str | None = field(Text("Design revision shown in the running header, e.g. r4", example="r1"))
+    date: str | None = field(Text("Date of this revision (YYYY-MM-DD); also fixes the PDF's creation date",
+                                   example="2026-01-01"))
+    workload: str | None = field(Text("Kind of workload", choices=WORKLOADS))
+    problem: str | None = field(Text("Why one machine is not enough",
+                                      example="One epoch takes 9 hours on one node; the team needs it nightly."))
+    goal: Goal | None = field(Section(Goal))
+
+
+# --------------------------------------------------------------------------------------------------------- hardware
+@dataclass(frozen=True)
+class Hardware:
+    """One node of the target cluster."""
+
+    name: str | None = field(Text("Node description", example="8-GPU node"))
+    peak_compute: float | None = field(Quantity(u.COMPUTE_RATE, "π: peak compute of one node", example="7.9 PFLOP/s"))
+    memory_bandwidth: float | None = field(Quantity(u.BANDWIDTH, "β: memory bandwidth of one node",
+                                                    example="26.8 TB/s"))
+    memory_capacity: float | None = field(Quantity(u.DATA, "Accelerator memory of one node in all", example="640 GB"))
+    devices_per_node: int = field(Count("Accelerators per node (each holds its own replica under data "
+                                        "parallelism)", "8"), 1)
+    device_memory: float | None = field(Quantity(u.DATA, "Memory of one accelerator, the memory wall's capacity "
+                                                 "(default memory_capacity / devices_per_node)", example="80 GB"),
+                                        starter=False)
+    network_bandwidth: float | None = field(Quantity(u.BANDWIDTH, "β_net: network bandwidth per node",
+                                                     example="50 GB/s"))
+    network_latency: float | None = field(Quantity(u.TIME, "α: network latency per hop", example="8 us"))
+    io_bandwidth: float | None = field(Quantity(u.BANDWIDTH, "Storage read bandwidth, for I/O floors",
+                                                example="4 GB/s"))
+    storage: float | None = field(Quantity(u.DATA, "Local storage of one node (the data wall)", example="30 TB"),
+                                  starter=False)
+
+    @property
+    def memory_per_device(self) -> float | None:
+        """What one accelerator holds: device_memory, else the node's memory shared among its devices."""
+        if self.device_memory is not None:
+            return self.device_memory
+        return self.memory_capacity / self.devices_per_node if self.memory_capacity is not None else None
+
+    def check(self) -> Checks:
+        if (self.device_memory is not None and self.memory_capacity is not None
+                and self.device_memory * self.devices_per_node > self.memory_capacity * (1 + 1e-9)):
+            yield "device_memory", (f"{self.devices_per_node} devices of this memory hold more than "
+                                    "memory_capacity, the node's memory in all")
+
+
+# --------------------------------------------------------------------------------------------------------- baseline
+@dataclass(frozen=True)
+class Step:
+    """One profiled step of the single-machine baseline."""
+
+    name: str = field(Text("Step name", example="forward+backward"), required=True)
+    time: float = field(Quantity(u.TIME, "Measured time of the step", example="5.1 s"), required=True)
+    flops: float | None = field(Quantity(u.COMPUTE, "W: floating-point work of the step", allow_zero=True,
+                                         example="2.4e16 FLOP"))
+    bytes: float | None = field(Quantity(u.DATA, "Q: memory traffic of the step", allow_zero=True, example="3.1e13 B"))
+    io_bytes: float | None = field(Quantity(u.DATA, "Q_io: storage I/O of the step", allow_zero=True,
+                                            example="2.0e9 B"))
+    net_bytes: float | None = field(Quantity(u.DATA, "Q_net: bytes it would exchange if distributed",
+                                             allow_zero=True, example="5.2e9 B"))
+
+
+@dataclass(frozen=True)
+class Memory:
+    """What one replica must hold (the memory wall)."""
+
+    parameters: float = field(Positive("Number of model parameters"), required=True)
+    bytes_per_parameter: float = field(
+        Quantity(u.DATA, "Bytes of state per parameter (16 B for mixed-precision Adam)", example="16 B"), 16.0)
+    activations: float | None = field(Quantity(u.DATA, "Activation memory", allow_zero=True, example="18 GB"))
+    other: float | None = field(Quantity(u.DATA, "Any other resident memory (buffers, KV cache)", allow_zero=True,
+                                         example="4 GB"), starter=False)
+
+
+@dataclass(frozen=True)
+class Training:
+    """Training volume and deadline (the time wall)."""
+
+    parameters: float = field(Positive("Number of model parameters"), required=True)
+    tokens: float = field(Quantity(u.WORK, "Training tokens", example="1.3e10 token"), required=True)
+    mfu: float = field(Number("Model FLOP utilisation, in (0, 1]", minimum=0.0, maximum=1.0,
+                              exclusive_minimum=True, example="0.4"), required=True)
+    deadline: float | None = field(Quantity(u.TIME, "Time allowed for the training run", example="90 min"))
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """The data set (the data wall, with hardware.storage)."""
+
+    size: float = field(Quantity(u.DATA, "Size of the data set", example="120 GB"), required=True)
+
+
+@dataclass(frozen=True)
+class Serving:
+    """Inference load (the serving wall)."""
+
+    requests_per_second: float | None = field(Quantity(u.RATE, "Offered load", example="50000 request/s"))
+    capacity_per_replica: float | None = field(Quantity(u.RATE, "Load one replica sustains", example="2000 request/s"))
+    p99_latency: float | None = field(Quantity(u.TIME, "Measured 99th-percentile latency", example="35 ms"))
+    latency_slo: float | None = field(Quantity(u.TIME, "Latency objective", example="20 ms"))
+
+    def check(self) -> Checks:
+        if (self.requests_per_second is None) != (self.capacity_per_replica is None):
+            name = "capacity_per_replica" if self.capacity_per_replica is None else "requests_per_second"
+            yield name, "requests_per_second and capacity_per_replica go together"
+        if (self.p99_latency is None) != (self.latency_slo is None):
+            name = "latency_slo" if self.latency_slo is None else "p99_latency"
+            yield name, "p99_latency and latency_slo go together"
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """Single-machine evidence."""
+
+    steps: tuple[Step, ...] = field(Items(Section(Step), "Profiled steps"), ())
+    memory: Memory | None = field(Section(Memory))
+    training: Training | None = field(Section(Training), starter=False)
+    dataset: Dataset | None = field(Section(Dataset), starter=False)
+    serving: Serving | None = field(Section(Serving), starter=False)
+
+    def check(self) -> Checks:
+        names = [step.name for step in self.steps]
+        for index, name in enumerate(names):
+            if name in names[:index]:
+                yield "steps", f"step names must be unique: `{name}` appears twice"
+
+
+# -------------------------------------------------------------------------------------------------------- checklist
+@dataclass(frozen=True)
+class Pressures:
+    """How hard each axis is pushed, each in [0, 1] (drawn as a radar)."""
+
+    data: float | None = field(Fraction("Pressure to distribute data"))
+    training: float | None = field(Fraction("Pressure to distribute training"))
+    model: float | None = field(Fraction("Pressure to distribute the model"))
+    inference: float | None = field(Fraction("Pressure to distribute inference"))
+    coordination: float | None = field(Fraction("Pressure to coordinate the cluster"))
+    intelligence: float | None = field(Fraction("Pressure to distribute intelligence"))
+
+
+@dataclass(frozen=True)
+class Tax:
+    """The interactive communication tax: fanout × hop latency against the latency objective."""
+
+    fanout: int = field(Count("Services or shards one request touches", "6"), required=True)
+    hop_latency: float = field(Quantity(u.TIME, "Latency of one hop", example="0.4 ms"), required=True)
+    latency_slo: float = field(Quantity(u.TIME, "Latency objective of a request", example="20 ms"), required=True)
+
+
+@dataclass(frozen=True)
+class Checklist:
+    """Stages 3 to 6 of the design checklist."""
+
+    topology: str | None = field(Text("Topology", choices=TOPOLOGIES))
+    mode: str | None = field(Text("Processing mode", choices=MODES))
+    metric: str | None = field(Text("Dominant metric", choices=METRICS))
+    pressures: Pressures | None = field(Section(Pressures, examples=(
+        ("data", "0.2"), ("training", "0.9"), ("model", "0.3"), ("inference", "0"), ("coordination", "0.4"),
+        ("intelligence", "0"))), starter=False)
+    tax: Tax | None = field(Section(Tax), starter=False)
+
+
+# ----------------------------------------------------------------------------------------------------------- design
+@dataclass(frozen=True)
+class Rejected:
+    """An alternative the team considered and rejected."""
+
+    choice: str = field(Text("The rejected choice", example="another choice"), required=True)
+    why: str | None = field(Text("Why it was rejected", example="Why it would not do here."))
+
+
+# The starter's answer for each slot (a compute-bound training job, data parallel): how, and why.
+_SLOT_EXAMPLES = {
+    "partitioning": ("8 shards by example; the model replicated", "The model fits one device; the ceiling is compute "
+                     "time."),
+    "communication": ("ring all-reduce of bf16 gradients", "Every node holds a full replica, so one symmetric "
+                      "collective suffices."),
+    "consistency": ("every step waits for all gradients", "Results must match the single-node baseline."),
+    "coordination": ("one rank-zero driver", "One driver launches and monitors the workers."),
+    "fault_tolerance": ("a checkpoint every 20 min", "A lost node costs one checkpoint interval."),
+    "load_balancing": ("equal shards", "Examples are of similar length."),
+}
+
+
+def _slot_spec(name: str) -> Section:
+    detail, why = _SLOT_EXAMPLES[name]
+    return Section(Slot, f"Design slot `{name}`; vocabulary: {', '.join(SLOT_VOCABULARY[name])}",
+                   examples=(("choice", SLOT_VOCABULARY[name][0]), ("detail", detail), ("why", why)))
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One design slot: a choice (or several, a hybrid), its justification and rejected alternatives."""
+
+    choice: tuple[str, ...] = field(Choices(doc="Choice, or a list of choices for a hybrid"), required=True)
+    detail: str | None = field(Text("How the choice is carried out"), starter=False)
+    why: str | None = field(Text("Justification"))
+    rejected: tuple[Rejected, ...] = field(Items(Section(Rejected), "Alternatives considered"), (), starter=False)
+
+
+@dataclass(frozen=True)
+class Slots:
+    """The six slots of the distributed design."""
+
+    partitioning: Slot | None = field(_slot_spec("partitioning"))
+    communication: Slot | None = field(_slot_spec("communication"))
+    consistency: Slot | None = field(_slot_spec("consistency"))
+    coordination: Slot | None = field(_slot_spec("coordination"))
+    fault_tolerance: Slot | None = field(_slot_spec("fault_tolerance"))
+    load_balancing: Slot | None = field(_slot_spec("load_balancing"))
+
+
+@dataclass(frozen=True)
+class Design:
+    """The declared distributed design."""
+
+    axis: str | None = field(Text("Axis of distribution the team declares", choices=AXES,
+                                   example="distribute training"))
+    nodes: int | None = field(Count("Node count the team plans to request"))
+    slots: Slots | None = field(Section(Slots))
+
+
+# ------------------------------------------------------------------------------------------------------- prediction
+@dataclass(frozen=True)
+class Collective:
+    """One measured collective time."""
+
+    nodes: int = field(Count("Node count"), required=True)
+    time: float = field(Quantity(u.TIME, "Measured time of one all-reduce", example="52 ms"), required=True)
+    bytes: float | None = field(Quantity(u.DATA, "Message size (nccl-tests' size column): fits the link bandwidth",
+                                         example="256 MiB"), starter=False)
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """Inputs of the alpha-beta ring all-reduce model."""
+
+    t_comp: float | None = field(Quantity(u.TIME, "T_comp: single-machine compute time of one step", example="5.1 s"))
+    alpha: float | None = field(Quantity(u.TIME, "α: latency per hop (default: hardware.network_latency)",
+                                         allow_zero=True, example="8 us"), starter=False)
+    beta: float | None = field(Quantity(u.TIME, "β: time to move the model once over one link (or message_bytes)",
+                                        allow_zero=True, example="52 ms"), starter=False)
+    message_bytes: float | None = field(Quantity(u.DATA, "Bytes all-reduced per step (β = bytes / bandwidth)",
+                                                 example="2.6 GB"))
+    max_nodes: int = field(Count("Largest node count considered", "4096"), 4096, starter=False)
+    collectives: tuple[Collective, ...] = field(Items(Section(Collective), "Measured all-reduce times"), (),
+                                                starter=False)
+    collectives_file: str | None = field(Text("CSV of measured collectives beside the project file (nodes, bytes, "
+                                              "time); `reportgen ingest nccl-tests` appends to it",
+                                              example="collectives.csv"), starter=False)
+    fit_min_bytes: float | None = field(Quantity(u.DATA, "Smallest message the size-aware fit uses (default: the "
+                                                 "measured size nearest message_bytes, and larger ones)",
+                                                 example="256 MiB"), starter=False)
+    use_fit: bool = field(Flag("Predict with the α and β fitted from `collectives`"), False, starter=False)
+
+    def check(self) -> Checks:
+        yield from _at_most_one(self, "beta", "message_bytes")
+        sized = {c.bytes is not None for c in self.collectives}
+        if len(sized) > 1:
+            yield "collectives", "give every collective its message bytes, or none"
+        if sized == {True} and self.message_bytes is None:
+            yield "message_bytes", ("collectives with message bytes fit a link bandwidth: give message_bytes, the "
+                                    "bytes all-reduced per step, so that β = message_bytes / bandwidth")
+        if self.max_nodes > 10**7:
+            yield "max_nodes", "must be at most 10000000"
+        points = {(c.nodes, c.bytes) for c in self.collectives if c.nodes > 1}
+        if self.use_fit and (len({c.nodes for c in self.collectives if c.nodes > 1}) < 2 if sized != {True}
+                             else len(points) < 2):
+            yield "use_fit", ("needs measured collectives at two or more distinct node counts above 1 (or, with "
+                              "message bytes, two or more sizes)")
+
+
+# ---------------------------------------------------------------------------------------------------------- scaling
+def _run_time(doc: str, example: str, *, zero: bool = True) -> Quantity:
+    return Quantity(u.TIME, doc, allow_zero=zero, bare_in_time_unit=True, example=example)
+
+
+BREAKDOWN_FIELDS = ("compute", "communication", "idle", "io")
+
+
+@dataclass(frozen=True)
+class Run:
+    """One measured run, in one of three forms: breakdown, total or throughput."""
+
+    nodes: int = field(Count("Node count"), required=True)
+    compute: float | None = field(_run_time("Compute time (breakdown form)", "4150 s", zero=False))
+    communication: float | None = field(_run_time("Communication time (breakdown form)", "1500 s"))
+    idle: float | None = field(_run_time("Idle time at barriers (breakdown form)", "1300 s"))
+    io: float | None = field(_run_time("I/O time (breakdown form, optional)", "90 s"), starter=False)
+    time: float | None = field(_run_time("Wall time (total form)", "7040 s", zero=False), starter=False)
+    throughput: float | None = field(Quantity(u.RATE, "Work per unit time (throughput form)",
+                                              bare_in_time_unit=True, example="2000 sequence/s"), starter=False)
+    energy: float | None = field(Quantity(u.ENERGY, "Measured energy of the run (replaces the model)",
+                                          example="78 kWh"), starter=False)
+    workers: tuple[float, ...] = field(Items(_run_time("Compute time of one worker", "4100 s", zero=False),
+                                             "Per-worker compute times"), (), starter=False)
+
+    @property
+    def form(self) -> str | None:
+        """The run's form, or None when its fields mix forms or miss one."""
+        breakdown = any(getattr(self, name) is not None for name in BREAKDOWN_FIELDS)
+        given = [breakdown, self.time is not None, self.throughput is not None]
+        if sum(given) != 1:
+            return None
+        if breakdown and None in (self.compute, self.communication, self.idle):
+            return None
+        return RUN_FORMS[given.index(True)]
+
+    def check(self) -> Checks:
+        if self.form is None:
+            yield "", ("a run is written in one form: {nodes, compute, communication, idle[, io]}, "
+                            "{nodes, time} or {nodes, throughput}")
+
+
+@dataclass(frozen=True)
+class Scaling:
+    """Measured runs at several node counts, inline or from a CSV file beside the project file."""
+
+    time_unit: float | None = field(Unit(u.TIME, "Unit of bare numbers in the runs, e.g. s"))
+    runs: tuple[Run, ...] = field(Items(Section(Run), "One measured run per node count"), ())
+    file: str | None = field(Text("CSV of runs beside the project file; `reportgen measure` appends to it",
+                                   example="runs.csv"), starter=False)
+    work_per_run: float | None = field(Quantity(u.WORK, "Work in one run (throughput form), e.g. 1.2e8 sequence",
+                                                example="1.2e8 sequence"), starter=False)
+
+    @property
+    def form(self) -> str | None:
+        return self.runs[0].form if self.runs else None
+
+
+# ---------------------------------------------------------------------------------------------------------- pricing
+@dataclass(frozen=True)
+class Spot:
+    """Spot capacity: a discount, with preemptions."""
+
+    price_fraction: float = field(Fraction("Spot price as a fraction of on-demand"), required=True)
+    preemptions_per_node_hour: float = field(Number("λ: preemptions per node-hour", minimum=0.0, example="0.02"),
+                                             0.0)
+    restart_overhead: float = field(Quantity(u.TIME, "Wall time lost per preemption", allow_zero=True,
+                                             example="6 min"), 0.0)
+
+
+@dataclass(frozen=True)
+class Local:
+    """Owned hardware: a price fraction, viable only above a utilization."""
+
+    price_fraction: float = field(Fraction("Owned cost per node-hour as a fraction of on-demand"), required=True)
+    utilization: float | None = field(Fraction("Expected utilization of the owned nodes"))
+    min_utilization: float | None = field(Fraction("Utilization below which owning does not pay"))
+
+
+@dataclass(frozen=True)
+class Regimes:
+    """Alternative price regimes."""
+
+    spot: Spot | None = field(Section(Spot, examples=(("price_fraction", "0.43"),)))
+    local: Local | None = field(Section(Local, examples=(("price_fraction", "0.6"), ("utilization", "0.45"),
+                                                         ("min_utilization", "0.5"))))
+
+
+@dataclass(frozen=True)
+class Pricing:
+    """Prices, in the project's currency."""
+
+    currency: str = field(Text("Currency code of every money amount (default USD)", example="USD"), "USD")
+    node_hour: float | None = field(Quantity(u.MONEY, "On-demand price of one node-hour", example="55.04 USD"))
+    value_of_time: float | None = field(Quantity(u.MONEY_RATE, "Value of one hour of wall-clock time",
+                                                 allow_zero=True, example="50 USD/h"))
+    runs_per_month: float | None = field(Number("Runs per month, for monthly totals", minimum=0.0,
+                                                exclusive_minimum=True, example="30"))
+    regimes: Regimes | None = field(Section(Regimes))
+
+    def check(self) -> Checks:
+        if not (len(self.currency) == 3 and self.currency.isalpha() and self.currency.isupper()):
+            yield "currency", f'expected a three-letter currency code like "USD", got "{self.currency}"'
+
+
+# ----------------------------------------------------------------------------------------------------------- energy
+@dataclass(frozen=True)
+class Location:
+    """Where the nodes run, for the carbon intensity: a country, a cloud region, or an explicit value."""
+
+    country: str | None = field(Text("ISO 3166 alpha-3 country code, e.g. FRA", example="USA"))
+    region: str | None = field(Text("Region within the country (USA, CAN: e.g. virginia) or the cloud region",
+                                    example="virginia"))
+    cloud: str | None = field(Text("Cloud provider (gcp), with region", example="gcp"), starter=False)
+    carbon_intensity: float | None = field(Quantity(u.CARBON_INTENSITY, "Explicit carbon intensity",
+                                                    allow_zero=True, example="380 g/kWh"), starter=False)
+
+    def check(self) -> Checks:
+        yield from _at_most_one(self, "country", "cloud", "carbon_intensity")
+        if self.country is None and self.cloud is None and self.carbon_intensity is None:
+            yield "country", "give a country, a cloud with a region, or a carbon_intensity"
+        if self.cloud is not None and self.region is None:
+            yield "region", "a cloud location needs a region, e.g. europe-west9"
+        if self.region is not None and self.carbon_intensity is not None:
+            yield "region", "a region goes with a country or a cloud, not with an explicit carbon_intensity"
+
+
+@dataclass(frozen=True)
+class Energy:
+    """Power draw and location of the nodes."""
+
+    node_power: float | None = field(Quantity(u.POWER, "Average draw of one node while computing", example="5.6 kW"))
+    wait_power: float | None = field(Quantity(u.POWER, "Draw while communicating or idle (default node_power)",
+                                              example="2.8 kW"))
+    pue: float = field(Number("Power usage effectiveness, at least 1", minimum=1.0, example="1.15"), 1.0)
+    location: Location | None = field(Section(Location))
+
+
+# ------------------------------------------------------------------------------------------------------ reliability
+@dataclass(frozen=True)
+class Reliability:
+    """The failure tax."""
+
+    node_mtbf: float = field(Quantity(u.TIME, "Mean time between failures of one node",
+                                      example="6300 h"), required=True)
+    checkpoint_cost: float = field(Quantity(u.TIME, "δ: time to write one checkpoint", example="45 s"), required=True)
+    restart_cost: float = field(Quantity(u.TIME, "R: time to restart after a failure", allow_zero=True,
+                                         example="4 min"), 0.0)
+
+
+# -------------------------------------------------------------------------------------------------------- decisions
+@dataclass(frozen=True)
+class Decision:
+    """A deployment context: what it optimizes and its limits."""
+
+    name: str = field(Text("Name of the context", example="nightly retrain"), required=True)
+    optimize: str = field(Text("Objective", choices=OBJECTIVES), required=True)
+    max_time: float | None = field(Quantity(u.TIME, "Longest acceptable run", example="90 min"))
+    max_cost: float | None = field(Quantity(u.MONEY, "Largest acceptable cost per run", example="200 USD"),
+                                     starter=False)
+    max_co2: float | None = field(Quantity(u.MASS, "Largest acceptable CO2e per run", example="50 kg"), starter=False)
+
+
+# ---------------------------------------------------------------------------------------------------------- project
+@dataclass(frozen=True)
+class Project:
+    """A reportgen project file: one revision of one design."""
+
+    project: ProjectInfo = field(Section(ProjectInfo), required=True)
+    hardware: Hardware | None = field(Section(Hardware))
+    baseline: Baseline | None = field(Section(Baseline))
+    checklist: Checklist | None = field(Section(Checklist))
+    design: Design | None = field(Section(Design))
+    prediction: Prediction | None = field(Section(Prediction))
+    scaling: Scaling | None = field(Section(Scaling), starter=False)
+    pricing: Pricing | None = field(Section(Pricing), starter=False)
+    energy: Energy | None = field(Section(Energy), starter=False)
+    reliability: Reliability | None = field(Section(Reliability), starter=False)
+    decisions: tuple[Decision, ...] = field(Items(Section(Decision), "Deployment contexts"), (), starter=False)
+
+    def check(self) -> Checks:
+        names = [d.name for d in self.decisions]
+        for index, name in enumerate(names):
+            if name in names[:index]:
+                yield "decisions", f"decision names must be unique: `{name}` appears twice"
+
+    @property
+    def currency(self) -> str:
+        return self.pricing.currency if self.pricing else "USD"
+

@@ -1,0 +1,530 @@
+"""Declarative field specifications: each kind reads a YAML node into a value and describes itself in JSON Schema.
+
+The model's dataclasses carry one of these per field (`dataclasses.field(metadata=...)`), so the loader, the JSON
+Schema and the starter project are all derived from one description of the project file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import math
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from reportgen.errors import Problem
+from reportgen.project import units
+from reportgen.project.yaml_source import problem_at
+
+_YAML = "tag:yaml.org,2002:"
+MAX_PROBLEMS = 200
+
+
+class _Invalid:
+    """Marks a value that failed to read; its problem is already recorded."""
+
+    def __repr__(self) -> str:
+        return "INVALID"
+
+
+INVALID: Any = _Invalid()
+
+
+class Reader:
+    """Collects every problem of one input while the specs read it."""
+
+    def __init__(self, display: str, *, currency: str = "USD") -> None:
+        self.display = display
+        self.currency = currency
+        self.problems: list[Problem] = []
+        self.bare_time_unit: float | None = None  # seconds per bare number, inside `scaling` with time_unit set
+
+    def error(self, node: Node | None, path: str, message: str) -> Any:
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(problem_at(node.start_mark if node else None, self.display, path, message))
+        return INVALID
+
+    @contextmanager
+    def time_unit(self, seconds: float | None) -> Iterator[None]:
+        previous, self.bare_time_unit = self.bare_time_unit, seconds
+        try:
+            yield
+        finally:
+            self.bare_time_unit = previous
+
+
+def describe_node(node: Node) -> str:
+    if isinstance(node, MappingNode):
+        return "a mapping"
+    if isinstance(node, SequenceNode):
+        return "a list"
+    if node.tag == _YAML + "null":
+        return "nothing"
+    text = str(node.value)
+    return f'"{text[:60]}…"' if len(text) > 60 else f'"{text}"'
+
+
+def scalar_text(node: Node) -> str | None:
+    return str(node.value) if isinstance(node, ScalarNode) and node.tag != _YAML + "null" else None
+
+
+def is_null(node: Node) -> bool:
+    return isinstance(node, ScalarNode) and node.tag == _YAML + "null"
+
+
+class Spec:
+    doc: str = ""
+
+    def read(self, node: Node, path: str, reader: Reader) -> Any:
+        raise NotImplementedError
+
+    def json_schema(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def kind(self) -> str:
+        """What the value is, for the project-file reference ("time", "one of a, b")."""
+        raise NotImplementedError
+
+    def example_text(self) -> str:
+        """A value as it is written in a project file, for the reference and the starter; "" when none fits."""
+        return ""
+
+
+@dataclass(frozen=True)
+class Text(Spec):
+    doc: str = ""
+    choices: tuple[str, ...] = ()  # when set, the value must be one of them
+    max_length: int = 20_000
+    example: str = ""  # for the reference and the starter; the first choice when empty
+
+    def read(self, node: Node, path: str, reader: Reader) -> Any:
+        text = scalar_text(node)
+        if text is None or node.tag in (_YAML + "bool",):
+            return reader.error(node, path, f"expected text, got {describe_node(node)}")
+        text = text.strip()
+        if len(text) > self.max_length:
+            return reader.error(node, path, f"text longer than {self.max_length} characters")
+        if self.choices and text not in self.choices:
+            return reader.error(node, path, f"expected one of {_or_list(self.choices)}, got \"{text}\""
+                                + _did_you_mean(text, self.choices))
+        return text
+
+    def json_schema(self) -> dict[str, Any]:
+        schema: dict[str, Any] = {"type": "string", "description": self.doc}
+        if self.choices:
+            schema["enum"] = list(self.choices)
+        return schema
+
+    def kind(self) -> str:
+        return f"one of: {', '.join(self.choices)}" if self.choices else "text"
+
+    def example_text(self) -> str:
+        return self.example or (self.choices[0] if self.choices else "")
+
+
+@dataclass(frozen=True)
+class Names(Spec):
+    """One name or a list of names, always read as a tuple."""
+
+    doc: str = ""
+    example: str = ""
+
+    def read(self, node: Node, path: str, reader: Reader) -> Any:
+        nodes = node.value if isinstance(node, SequenceNode) else [node]
+        values = [Text().read(item, path, reader) for item in nodes]
+        return INVALID if INVALID in values else tuple(values)
+
+    def json_schema(self) -> dict[str, Any]:
+        return {"description": self.doc,
+                "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
+
+    def kind(self) -> str:
+        return "text, or a list of texts"
+
+    def example_text(self) -> str:
+        return self.example
+
+
+@dataclass(frozen=True)
+class Choices(Spec):
+    """A slot choice: one or several entries, from a known vocabulary or free text (kept, and shown as such)."""
+
+    vocabulary: tuple[str, ...] = ()
+    doc: str = ""
+
+    def read(self, node: Node, path: str, reader: Reader) -> Any:
+        return Names().read(node, path, reader)
+
+    def json_schema(self) -> dict[str, Any]:
+        one = {"type": "string", "examples": list(self.vocabulary)}
+        return {"description": self.doc, "anyOf": [one, {"type": "array", "items": one, "minItems": 1}]}
+
+    def kind(self) -> str:
+        return "text, or a list of texts for a hybrid"
+
+    def example_text(self) -> str:
+        return self.vocabulary[0] if self.vocabulary else ""
+
+
+@dataclass(frozen=True)
+class Flag(Spec):
+    doc: str = ""
+
+    def read(self, node: Node, path: str, reader: Reader) -> Any:
+        if isinstance(node, ScalarNode) and node.tag == _YAML + "bool":
+            return node.value.lower() in ("true", "yes", "on", "y")
+        return reader.error(node, path, f"expected true or false, got {describe_node(node)}")
+
+    def json_schema(self) -> dict[str, Any]:
+        return {"type": "boolean", "description": self.doc}
+
+    def kind(self) -> str:
+        return "true or false"
+
+    def example_text(self) -> str:
+        return "false"
+
+
+def _number(node: Node) -> float | None:
+    """A YAML number, or a string that is one (PyYAML reads 1.3e9 as a string: YAML 1.1 wants 1.3e+9)."""
+    if not isinstance(node, ScalarNode) or node.tag == _YAML + "bool":
+        return None
+    text = str(node.value).replace("_", "")
+    if node.tag == _YAML + "float" and text.lower().lstrip("+-") in (".inf", ".nan"):
+        return float(text.lower().replace(".", ""))  # YAML's .inf and .nan: read, then refused as not finite
+    if node.tag in (_YAML + "int", _YAML + "float") or (node.tag == _YAML + "str" and units.is_number_text(text)):
+        try:
+            return float(text)
+        except ValueError:
+            return None
+    return None
+
+
+@dataclass(frozen=True)
+class Number(Spec):
+    doc: str = ""
+    minimum: float | None = None
+    maximum: float | None = None
+    exclusive_minimum: bool = False
+    integer: bool = False
+    example: str = "1"
+
+    def read(self, node: Node, path: str, reader: Reader) -> Any:
+        value = _number(node)
+        kind = "a whole number" if self.integer else "a number"
+        if value is None:
+            return reader.error(node, path, f"expected {kind} like {self.example}, got {describe_node(node)}")
+        if not math.isfinite(value):
+            return reader.error(node, path, f"expected a finite number, got {describe_node(node)}")
+        if self.integer and value != int(value):
+            return reader.error(node, path, f"expected a whole number, got {describe_node(node)}")
+        if self.minimum is not None and (value < self.minimum or (self.exclusive_minimum and value == self.minimum)):
+            return reader.error(node, path, f"must be {self._range()}, got {describe_node(node)}")
+        if self.maximum is not None and value > self.maximum:
+            return reader.error(node, path, f"must be {self._range()}, got {describe_node(node)}")
+        return int(value) if self.integer else value
+
+    def _range(self) -> str:
+        if self.integer and self.minimum == 1:
+            return "a positive whole number"
+        if self.minimum is not None and self.maximum is not None:
+            return f"between {self.minimum:g} and {self.maximum:g}"
+        if self.minimum is not None:
+            return f"{'greater than' if self.exclusive_minimum else 'at least'} {self.minimum:g}"
+        return f"at most {self.maximum:g}"
+
+    def json_schema(self) -> dict[str, Any]:
+        schema: dict[str, Any] = {"type": "integer" if self.integer else "number", "description": self.doc}
+        if self.minimum is not None:
+            schema["exclusiveMinimum" if self.exclusive_minimum else "minimum"] = self.minimum
+        if self.maximum is not None:
+            schema["maximum"] = self.maximum
+        return schema
+
+    def kind(self) -> str:
+        if self.minimum is None and self.maximum is None:
+            return "a whole number" if self.integer else "a number"
+        return self._range()
+
+    def example_text(self) -> str:
+        return self.example
+
+
+def Count(doc: str = "", example: str = "8") -> Number:
+    return Number(doc=doc, minimum=1, integer=True, example=example)
+
+
+def Fraction(doc: str = "") -> Number:
+    return Number(doc=doc, minimum=0.0, maximum=1.0, example="0.4")
+
+
+def Positive(doc: str = "", example: str = "1.3e9") -> Number:
+    return Number(doc=doc, minimum=0.0, exclusive_minimum=True, example=example)
+
+
+QUANTITY_PATTERN = r"^\s*[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*\S.*$"
+
+
+@dataclass(frozen=True)
+class Quantity(Spec):
+    """A number with a unit of the given dimension, stored in that dimension's SI unit."""
+
+    dimension: units.Dimension = units.TIME
+    doc: str = ""
+    allow_zero: bool = False  # times and sizes are positive unless a zero means something (no communication)
+    bare_in_time_unit: bool = False  # inside scaling: a bare number is in scaling.time_unit
+    example: str | None = None  # the field's own example ("8 us" for a latency); else the dimension's
+
+    @property
+    def shown_example(self) -> str:
+        return self.example or self.dimension.example
+
+    def read(self, node: Node, path: str, reader: Reader) -> Any:
+        text = scalar_text(node)
+        if text is None or node.tag == _YAML + "bool":
+            return reader.error(node, path, f'expected {self.dimension.name} like '
+                                f'"{self.shown_example.replace("USD", reader.currency)}", got {describe_node(node)}')
+        try:
+            if _number(node) is not None and self.bare_in_time_unit and reader.bare_time_unit is not None:
+                value = self._from_bare(float(text), reader.bare_time_unit)
+            else:
+                value = units.parse_quantity(text, self.dimension, currency=reader.currency, example=self.example)
+        except units.UnitProblem as problem:
+            message = str(problem)
+            if self.bare_in_time_unit and "without a unit" in message:
+                message += "; or set scaling.time_unit to write bare numbers"
+            return reader.error(node, path, message)
+        if value < 0 or (value == 0 and not self.allow_zero):
+            return reader.error(node, path, f"must be {'zero or more' if self.allow_zero else 'more than zero'}, "
+                                f"got {describe_node(node)}")
+        return value
+
+    def _from_bare(self, number: float, seconds_per_unit: float) -> float:
+        if self.dimension == units.TIME:
+            return number * seconds_per_unit
+        if self.dimension == units.RATE:
+            return number / seconds_per_unit
+        raise units.UnitProblem(f'expected {self.dimension.name} like "{self.dimension.example}": '
+                                "scaling.time_unit applies to times and rates only")
+
+    def json_schema(self) -> dict[str, Any]:
+        text = {"type": "string", "pattern": QUANTITY_PATTERN}
+        schema: dict[str, Any] = {"description": f"{self.doc} ({self.dimension.name}, e.g. "
+                                  f'"{self.shown_example}")', "examples": [self.shown_example]}
+        if self.bare_in_time_unit or self.dimension == units.WORK:
+            schema["anyOf"] = [text, {"type": "number"}]
+        else:
+            schema.update(text)
+        return schema
+
+    def kind(self) -> str:
+        return self.dimension.name + (", zero allowed" if self.allow_zero else "") + (
+            "; a bare number is in scaling.time_unit" if self.bare_in_time_unit else "")
+
+    def example_text(self) -> str:
+        return self.shown_example
+
+
+@dataclass(frozen=True)
+class Unit(Spec):
+    """A unit on its own (scaling.time_unit: s), stored as the size of one unit in SI."""
+
+    dimension: units.Dimension = units.TIME
+    doc: str = ""
+
+    def read(self, node: Node, path: str, reader: Reader) -> Any:
+        text = scalar_text(node)
+        if text is None:
+            return reader.error(node, path, f"expected a unit of {self.dimension.name} like \"s\", "
+                                f"got {describe_node(node)}")
+        try:
+            return units.parse_unit(text, self.dimension, currency=reader.currency)
+        except units.UnitProblem:
+            return reader.error(node, path, f'expected a unit of {self.dimension.name} like "s" or "min", '
+                                f'got "{text}"')
+
+    def json_schema(self) -> dict[str, Any]:
+        return {"type": "string", "description": self.doc, "examples": ["s", "min", "h"]}
+
+    def kind(self) -> str:
+        return f"a unit of {self.dimension.name}"
+
+    def example_text(self) -> str:
+        return "s"
+
+
+@dataclass(frozen=True)
+class Items(Spec):
+    item: Spec = dataclasses.field(default_factory=Text)
+    doc: str = ""
+    min_items: int = 1
+
+    def read(self, node: Node, path: str, reader: Reader) -> Any:
+        if not isinstance(node, SequenceNode):
+            return reader.error(node, path, f"expected a list, got {describe_node(node)}")
+        if len(node.value) < self.min_items:
+            return reader.error(node, path, f"expected at least {self.min_items} entries, got {len(node.value)}")
+        values = [self.item.read(child, f"{path}[{index}]", reader) for index, child in enumerate(node.value)]
+        return INVALID if any(v is INVALID for v in values) else tuple(values)
+
+    def json_schema(self) -> dict[str, Any]:
+        return {"type": "array", "description": self.doc, "items": self.item.json_schema(),
+                "minItems": self.min_items}
+
+    def kind(self) -> str:
+        return "a list of mappings" if isinstance(self.item, Section) else f"a list, each {self.item.kind()}"
+
+    def example_text(self) -> str:
+        one = self.item.example_text()
+        return f"[{one}, {one}]" if one else ""
+
+
+@dataclass(frozen=True)
+class Section(Spec):
+    """A mapping read into a dataclass whose fields carry their own specs."""
+
+    cls: type = object
+    doc: str = ""
+    examples: tuple[tuple[str, str], ...] = ()  # (field, example) where this use of cls has its own (a slot's choice)
+
+    def read(self, node: Node, path: str, reader: Reader) -> Any:
+        return read_struct(self.cls, node, path, reader)
+
+    def json_schema(self) -> dict[str, Any]:
+        return struct_schema(self.cls, self.doc)
+
+    def kind(self) -> str:
+        return "a mapping"
+
+
+def field(spec: Spec, default: Any = None, *, required: bool = False, starter: bool = True) -> Any:
+    """A dataclass field described by `spec`; optional fields default to None (absent). `starter`: whether the
+    starter file (`reportgen init`) writes the field live, or commented out for the user to fill in."""
+    return dataclasses.field(default=default, metadata={"spec": spec, "required": required, "starter": starter})
+
+
+def starter_fields(cls: type) -> set[str]:
+    """The fields of `cls` the starter file writes live (the others it writes commented out)."""
+    return {f.name for f in dataclasses.fields(cls) if f.metadata.get("starter", False)}
+
+
+def spec_fields(cls: type) -> list[tuple[str, Spec, bool]]:
+    return [(f.name, f.metadata["spec"], f.metadata["required"])
+            for f in dataclasses.fields(cls) if "spec" in f.metadata]
+
+
+def read_struct(cls: type, node: Node, path: str, reader: Reader) -> Any:
+    """Read a mapping into `cls`: unknown keys get a suggestion, every field is read even after a failure."""
+    values, complete = read_fields(cls, node, path, reader)
+    if not complete or INVALID in values.values():
+        return INVALID
+    instance = cls(**values)
+    check = getattr(instance, "check", None)
+    failed = False
+    if check is not None:  # cross-field rules of one section, each reported at the value it names
+        for relative, message in check():
+            reader.error(locate(node, relative), join_path(path, relative), message)
+            failed = True
+    return INVALID if failed else instance
+
+
+def read_fields(cls: type, node: Node, path: str, reader: Reader) -> tuple[dict[str, Any], bool]:
+    """The given fields of a mapping, each read (INVALID where it failed), and whether the keys were all sound."""
+    where = path or "the document"
+    if not isinstance(node, MappingNode):
+        reader.error(node, path, f"expected a mapping of fields, got {describe_node(node)}")
+        return {}, False
+    fields = spec_fields(cls)
+    names = [name for name, _, _ in fields]
+    given: dict[str, tuple[Node, Node]] = {}
+    values: dict[str, Any] = {}
+    keys_sound = True
+    for key_node, value_node in node.value:
+        key = scalar_text(key_node)
+        key_path = f"{path}.{key}" if path else str(key)
+        if key is None or not isinstance(key_node, ScalarNode):
+            keys_sound = reader.error(key_node, path, "keys must be plain names") is not INVALID
+        elif key in given:
+            first = given[key][0].start_mark.line + 1
+            keys_sound = reader.error(key_node, key_path, f"duplicate key (first given on line {first})") is not INVALID
+        elif key not in names:
+            keys_sound = reader.error(key_node, key_path, f"unknown field{_did_you_mean(key, names)}") is not INVALID
+        else:
+            given[key] = (key_node, value_node)
+    with reader.time_unit(reader.bare_time_unit):
+        for name, spec, required in fields:
+            field_path = f"{path}.{name}" if path else name
+            if name not in given or is_null(given[name][1]):
+                if required:
+                    values[name] = reader.error(node, field_path, f"missing required field `{name}` in {where}")
+                continue
+            values[name] = spec.read(given[name][1], field_path, reader)
+            if isinstance(spec, Unit) and values[name] is not INVALID and spec.dimension == units.TIME:
+                reader.bare_time_unit = values[name]  # lets the following sibling fields use bare numbers
+    return values, keys_sound
+
+
+def join_path(path: str, relative: str) -> str:
+    if not relative:
+        return path
+    return f"{path}{relative}" if relative.startswith("[") or not path else f"{path}.{relative}"
+
+
+def locate(node: Node, relative: str) -> Node:
+    """The node at a relative field path ("runs[2].nodes"), or the deepest one that exists on the way."""
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", relative):
+        if part.startswith("[") and isinstance(node, SequenceNode):
+            index = int(part[1:-1])
+            if index >= len(node.value):
+                break
+            node = node.value[index]
+        elif isinstance(node, MappingNode):
+            matches = [value for key, value in node.value if scalar_text(key) == part]
+            if not matches:
+                break
+            node = matches[0]
+        else:
+            break
+    return node
+
+
+def struct_schema(cls: type, doc: str = "") -> dict[str, Any]:
+    properties = {name: spec.json_schema() for name, spec, _ in spec_fields(cls)}
+    schema: dict[str, Any] = {"type": "object", "additionalProperties": False, "properties": properties}
+    description = doc or (cls.__doc__ or "").strip()
+    if description:
+        schema["description"] = description
+    required = [name for name, _, is_required in spec_fields(cls) if is_required]
+    if required:
+        schema["required"] = required
+    return schema
+
+
+# Names people write for a field that is spelled otherwise here: a suggestion by meaning, where spelling is no help.
+SAME_MEANING = {
+    "idle_power": "wait_power", "waiting_power": "wait_power", "communication_power": "wait_power",
+    "power": "node_power", "active_power": "node_power", "tdp": "node_power",
+    "gpus_per_node": "devices_per_node", "accelerators_per_node": "devices_per_node", "gpus": "devices_per_node",
+    "gpu_memory": "device_memory", "hbm": "device_memory", "vram": "device_memory",
+    "latency": "network_latency", "bandwidth": "network_bandwidth", "flops": "peak_compute",
+    "price": "node_hour", "price_per_hour": "node_hour", "hourly_price": "node_hour", "cost_per_hour": "node_hour",
+    "budget": "cost_per_run", "deadline": "time_per_run", "mtbf": "node_mtbf", "nodes_count": "nodes",
+    "preemption_rate": "preemptions_per_node_hour", "carbon": "carbon_intensity", "intensity": "carbon_intensity",
+}
+
+
+def _did_you_mean(text: str, options: tuple[str, ...] | list[str]) -> str:
+    meant = SAME_MEANING.get(text.lower().replace("-", "_"))
+    if meant in options:
+        return f"; did you mean `{meant}`?"
+    close = difflib.get_close_matches(text, list(options), n=1, cutoff=0.6)
+    return f"; did you mean `{close[0]}`?" if close else ""
+
+
+def _or_list(options: tuple[str, ...]) -> str:
+    return ", ".join(options[:-1]) + f" or {options[-1]}" if len(options) > 1 else options[0]

@@ -1,0 +1,109 @@
+"""The report's template context: everything a template may use, documented in one dataclass.
+
+Templates format; they never compute. Numbers come from the analyses (the same objects results.json is written
+from); this module only gathers them with the figures, the provenance and the normalized inputs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from reportgen import __version__
+from reportgen.analysis import Analysis
+from reportgen.analysis.diagnosis import CEILING_AXIS, TYPICAL_TOOLS
+from reportgen.figures.jobs import FigureFrame
+from reportgen.project.flatten import flatten
+from reportgen.project.model import SLOT_VOCABULARY, Project
+
+SECTIONS = (
+    ("summary", "Summary"),
+    ("problem", "Problem and goal"),
+    ("diagnosis", "Diagnosis: which ceiling binds"),
+    ("design", "Design"),
+    ("measure", "Measure, attribute, decide"),
+    ("appendix", "Appendix: methodology and inputs"),
+)
+
+
+@dataclass(frozen=True)
+class InputRow:
+    """One leaf of the normalized project file: its path, its value in SI units, and what the user wrote."""
+
+    path: str
+    value: str
+    unit: str
+    written: str | None  # the quantity's text in the project file or CSV; None for defaults and plain values
+
+    @property
+    def written_in_si(self) -> bool:
+        """The text as written already says the SI value ("26.6 s", "8.4e16 FLOP"): no need to repeat it."""
+        if self.written is None:
+            return False
+        number, _, unit = self.written.strip().partition(" ")
+        try:
+            return unit.strip() == self.unit and float(number) == float(self.value)
+        except ValueError:
+            return False
+
+
+@dataclass(frozen=True)
+class ReportContext:
+    """What report.html renders. A test checks that the templates use nothing else."""
+
+    project: Project  # the loaded project (SI floats)
+    analysis: Analysis  # every analysis result
+    results: dict[str, Any]  # the results.json document (provenance, and the numbers scripts see)
+    figures: dict[str, FigureFrame]  # by key; absent when its inputs are absent (drawn into their slots later)
+    sections: tuple[tuple[str, str], ...]  # (anchor, title) in reading order, for the navigation and contents
+    inputs: tuple[InputRow, ...]  # the normalized inputs of the appendix
+    currency: str
+    paper: str  # "a4" or "letter"
+    date: str  # the report's date: the project's date, else SOURCE_DATE_EPOCH, else undated
+    created: str | None  # ISO 8601 creation time for the PDF metadata (reproducible: never "now")
+    epoch: int  # the same moment in seconds since 1970 (0 when undated), for the PDF writer
+    version: str  # reportgen's version
+    input_name: str  # the project file's name
+    vocabulary: dict[str, tuple[str, ...]]  # known choices per design slot (others are shown as free text)
+    ceiling_axes: tuple[tuple[str, str, str], ...]  # (ceiling, axis that cures it, typical tools)
+
+
+def epoch_of(created: str | None) -> int:
+    if created is None:
+        return 0
+    return int(dt.datetime.strptime(created, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC).timestamp())
+
+
+def report_date(project: Project) -> tuple[str, str | None]:
+    """The shown date and the PDF creation time: SOURCE_DATE_EPOCH when set, else the project's date."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch and epoch.strip().isdigit():
+        moment = dt.datetime.fromtimestamp(int(epoch), tz=dt.UTC)
+        return project.project.date or moment.date().isoformat(), moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    date = project.project.date
+    if date:
+        try:
+            return date, dt.date.fromisoformat(date).strftime("%Y-%m-%dT00:00:00Z")
+        except ValueError:
+            return date, None
+    return "undated", None
+
+
+def normalized_inputs(project: Project, written: dict[str, str]) -> tuple[InputRow, ...]:
+    return tuple(InputRow(leaf.path, leaf.shown, leaf.unit, written.get(leaf.path))
+                 for leaf in flatten(project, currency=project.currency))
+
+
+def build_context(project: Project, analysis: Analysis, results: dict[str, Any], figures: dict[str, FigureFrame],
+                  *, paper: str, input_name: str, written: dict[str, str] | None = None) -> ReportContext:
+    date, created = report_date(project)
+    return ReportContext(project=project, analysis=analysis, results=results, figures=figures, sections=SECTIONS,
+                         inputs=normalized_inputs(project, written or {}), currency=project.currency, paper=paper,
+                         date=date,
+                         created=created, epoch=epoch_of(created), version=__version__, input_name=input_name,
+                         vocabulary=SLOT_VOCABULARY,
+                         ceiling_axes=tuple((c, a if c != "compute" else f"{a} (inference: distribute inference)",
+                                             TYPICAL_TOOLS[c]) for c, a in CEILING_AXIS.items()))
+

@@ -1,0 +1,291 @@
+"""Analysis → the results.json document (its keys are a contract: added to, never renamed).
+
+Raw floats in SI base units (seconds, bytes, FLOP, watts; kWh for energy, kg for CO2, the project's currency for
+money), unrounded; infinity as the string "inf"; null where a value does not apply; per-scale rows sorted by nodes.
+Keys beyond the contract are additions, never renames.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from reportgen import __version__
+from reportgen.analysis import Analysis
+from reportgen.analysis.checklist import ChecklistResult
+from reportgen.analysis.cost import CostResult, Regime
+from reportgen.analysis.decisions import DecisionsResult
+from reportgen.analysis.diagnosis import DiagnosisResult
+from reportgen.analysis.energy import EnergyResult
+from reportgen.analysis.fits import AlphaBetaFit
+from reportgen.analysis.goal import GoalCheck, GoalResult
+from reportgen.analysis.prediction import PredictionResult
+from reportgen.analysis.provenance import ProvenanceResult
+from reportgen.analysis.reliability import ReliabilityResult
+from reportgen.analysis.scaling import ScalingResult
+from reportgen.project.loader import LoadedProject
+
+SCHEMA_VERSION = 1
+Json = dict[str, Any]
+
+
+def results_document(loaded: LoadedProject, analysis: Analysis) -> Json:
+    info = loaded.project.project
+    prediction = _prediction(analysis.prediction)
+    if prediction is not None:
+        assert analysis.prediction is not None
+        prediction["usl_equivalent"] = {"sigma": analysis.prediction.usl_sigma, "kappa": analysis.prediction.usl_kappa}
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "project": {
+            "title": info.title,
+            "revision": info.revision,
+            "input_sha256": loaded.input_sha256,
+            "measurements_sha256": loaded.measurements_sha256,
+            "generator_version": __version__,
+        },
+        "diagnosis": _diagnosis(analysis.diagnosis),
+        "checklist": _checklist(analysis.checklist),
+        "prediction": prediction,
+        "scaling": _scaling(analysis.scaling),
+        "cost": _cost(analysis.cost),
+        "energy": _energy(analysis.energy),
+        "reliability": _reliability(analysis.reliability),
+        "goal": _goal(analysis.goal),
+        "provenance": _provenance(analysis.provenance),
+        "decisions": _decisions(analysis.decisions),
+        "trade_offs": _trade_offs(analysis.decisions),
+        "findings": [{"severity": f.severity, "code": f.code, "message": f.message, "path": f.path}
+                     for f in analysis.findings],
+    }
+
+
+def _diagnosis(d: DiagnosisResult | None) -> Json | None:
+    if d is None:
+        return None
+    return {
+        "ridge_intensity": d.ridge_intensity,
+        "steps": [{"name": s.name, "time_s": s.time_s, "intensity": s.intensity, "bound": s.bound,
+                   "floors_s": s.floors_s, "dominant": s.dominant, "attained_flops_per_s": s.attained_flops_per_s,
+                   "attained_bytes_per_s": s.attained_bytes_per_s, "roof_efficiency": s.roof_efficiency}
+                  for s in d.steps],
+        "walls": [{"wall": w.wall, "fill": w.fill, "binds": w.binds, "demand": w.demand, "capacity": w.capacity}
+                  for w in d.walls],
+        "min_devices": d.min_devices,
+        "min_nodes": d.min_nodes,
+        "devices_per_node": d.devices_per_node,
+        "device_memory_bytes": d.device_memory,
+        "shard_within_node": d.shard_within_node,
+        "binding_ceiling": d.binding_ceiling,
+        "axis": d.axis,
+        "declared_axis": d.declared_axis,
+        "axis_matches": d.axis_matches,
+        "secondary_ceilings": [{"ceiling": c.ceiling, "axis": c.axis} for c in d.secondary_ceilings],
+        "workers_for_deadline": d.workers_for_deadline,
+        "replicas_needed": d.replicas_needed,
+        "training_time_s": d.training_time_s,
+        "memory_demand_bytes": sum(size for _, size in d.memory_stack) if d.memory_stack else None,
+    }
+
+
+def _checklist(c: ChecklistResult | None) -> Json | None:
+    if c is None:
+        return None
+    t = c.tax
+    return {
+        "tax": {"kind": t.kind, "tax_s": t.tax_s, "budget_left_s": t.budget_left_s,
+                "exhausting_fanout": t.exhausting_fanout, "ratio": t.ratio, "binds": t.binds},
+        "stages": [{"stage": r.stage, "name": r.name, "answer": r.answer, "source": r.source} for r in c.rows],
+        "pressures": dict(c.pressures),
+        "top_pressures": list(c.top_pressures),
+    }
+
+
+def _fit(f: AlphaBetaFit | None) -> Json | None:
+    return None if f is None else {"alpha_s": f.alpha_s, "beta_s": f.beta_s, "residual_s": f.residual_s,
+                                   "bandwidth_bytes_per_s": f.bandwidth_bytes_per_s, "min_bytes": f.min_bytes,
+                                   "points": f.points}
+
+
+def _prediction(p: PredictionResult | None) -> Json | None:
+    if p is None:
+        return None
+    return {
+        "t_comp_s": p.t_comp_s,
+        "alpha_s": p.alpha_s,
+        "beta_s": p.beta_s,
+        "uses_fit": p.uses_fit,
+        "max_nodes": p.max_nodes,
+        "p_star": p.p_star,
+        "speedup_at_p_star": p.speedup_at_p_star,
+        "efficiency_at_p_star": p.efficiency_at_p_star,
+        "comm_ratio_at_p_star": p.comm_ratio_at_p_star,
+        "p_comm_dominated": p.p_comm_dominated,
+        "speedup_at_p_comm_dominated": p.speedup_at_p_comm_dominated,
+        "rule_of_thumb_nodes": p.rule_of_thumb_nodes,
+        "continuous_optimum_nodes": p.continuous_optimum_nodes,
+        "rows": [{"nodes": r.nodes, "t_comp_s": r.t_comp_s, "t_comm_s": r.t_comm_s, "t_step_s": r.t_step_s,
+                  "speedup": r.speedup, "comm_ratio": r.comm_ratio} for r in p.rows],
+        "sensitivity": [{"alpha_scale": s.alpha_scale, "beta_scale": s.beta_scale, "p_star": s.p_star,
+                         "speedup": s.speedup} for s in p.sensitivity],
+        "fit": _fit(p.fit),
+        "capped": p.capped,
+        "fit_p_star": p.fit_p_star,
+        "fit_continuous_optimum_nodes": p.fit_continuous_optimum_nodes,
+    }
+
+
+def _scaling(s: ScalingResult | None) -> Json | None:
+    if s is None:
+        return None
+    return {
+        "form": s.form,
+        "reference_nodes": s.reference_nodes,
+        "per_unit_of_work": s.per_unit_of_work,
+        "rows": [{"nodes": r.nodes, "time_s": r.time_s, "speedup": r.speedup, "efficiency": r.efficiency,
+                  "comm_share": r.comm_share, "idle_share": r.idle_share, "karp_flatt": r.karp_flatt,
+                  "lost_folds": r.lost_folds, "lost_serial": r.lost_serial,
+                  "lost_communication": r.lost_communication, "lost_imbalance": r.lost_imbalance,
+                  "imbalance": r.imbalance} for r in s.rows],
+        "pop": [{"nodes": p.nodes, "load_balance": p.load_balance, "comm_efficiency": p.comm_efficiency,
+                 "parallel_efficiency": p.parallel_efficiency, "imbalance": p.imbalance} for p in s.pop],
+        "comm_fit": None if s.comm_fit is None else {"a_s": s.comm_fit.alpha_s, "b_s": s.comm_fit.beta_s,
+                                                      "residual_s": s.comm_fit.residual_s,
+                                                      "implied_p_star": s.comm_fit_implied_p_star},
+        "knee_nodes": s.knee_nodes,
+        "knee_cause": s.knee_cause,
+        "knee_cause_inferred": s.knee_cause_inferred,
+        "peak_nodes": s.peak_nodes,
+        "first_below_half_efficiency_nodes": s.first_below_half_efficiency,
+        "amdahl": None if s.amdahl is None else {"serial_fraction": s.amdahl.serial_fraction,
+                                                  "max_speedup": s.amdahl.max_speedup},
+        "usl": None if s.usl is None else {"sigma": s.usl.sigma, "kappa": s.usl.kappa, "gamma": s.usl.gamma,
+                                            "peak_nodes": s.usl.peak_nodes},
+        "karp_flatt_slope": s.karp_flatt_slope,
+    }
+
+
+def _regime(r: Regime) -> Json:
+    return {"viable": r.viable, "reason": r.reason, "price_per_node_hour": r.price_per_node_hour,
+            "rows": [{"nodes": x.nodes, "time_s": x.time_s, "cost": x.cost, "expected_preemptions": x.preemptions}
+                     for x in r.rows],
+            "cost_optimal_nodes": r.cost_optimal_nodes, "time_value_optimal_nodes": r.time_value_optimal_nodes}
+
+
+def _cost(c: CostResult | None) -> Json | None:
+    if c is None:
+        return None
+    return {
+        "currency": c.currency,
+        "per_unit_of_work": c.per_unit_of_work,
+        "rows": [{"nodes": r.nodes, "cost": r.cost, "total_with_time_value": r.total_with_time_value}
+                 for r in c.rows],
+        "marginal": [{"from_nodes": m.from_nodes, "to_nodes": m.to_nodes, "d_speedup": m.d_speedup,
+                      "d_cost": m.d_cost, "speedup_per_cost": m.speedup_per_cost} for m in c.marginal],
+        "cost_optimal_nodes": c.cost_optimal_nodes,
+        "fastest_nodes": c.fastest_nodes,
+        "cost_ratio": c.cost_ratio,
+        "speedup_ratio": c.speedup_ratio,
+        "time_value_optimal_nodes": c.time_value_optimal_nodes,
+        "regimes": {name: _regime(regime) for name, regime in c.regimes.items()},
+    }
+
+
+def _energy(e: EnergyResult | None) -> Json | None:
+    if e is None:
+        return None
+    return {
+        "carbon_intensity_g_per_kwh": e.carbon_intensity_g_per_kwh,
+        "carbon_source": e.carbon_source,
+        "per_unit_of_work": e.per_unit_of_work,
+        "rows": [{"nodes": r.nodes, "energy_kwh": r.energy_kwh, "co2_kg": r.co2_kg, "measured": r.measured,
+                  "monthly_energy_kwh": r.monthly_energy_kwh, "monthly_co2_kg": r.monthly_co2_kg} for r in e.rows],
+        "carbon_optimal_nodes": e.carbon_optimal_nodes,
+    }
+
+
+def _reliability(r: ReliabilityResult | None) -> Json | None:
+    if r is None:
+        return None
+    return {
+        "rows": [{"nodes": x.nodes, "system_mtbf_s": x.system_mtbf_s, "interval_s": x.interval_s,
+                  "overhead_fraction": x.overhead_fraction} for x in r.rows],
+        "planned_nodes": r.planned_nodes,
+        "planned_overhead_fraction": r.planned_overhead_fraction,
+        "planned_time_s": r.planned_time_s,
+    }
+
+
+def _decisions(d: DecisionsResult | None) -> list[Json] | None:
+    if d is None:
+        return None
+    return [{"name": x.name, "optimize": x.optimize, "nodes": x.nodes, "regime": x.regime, "time_s": x.time_s,
+             "cost": x.cost, "co2_kg": x.co2_kg, "within_limits": x.within_limits, "note": x.note,
+             "limits": {"max_time_s": x.max_time_s, "max_cost": x.max_cost, "max_co2_kg": x.max_co2_kg,
+                        "from_goal": list(x.limits_from_goal)}} for x in d.decisions]
+
+
+def _provenance(p: ProvenanceResult | None) -> Json | None:
+    if p is None:
+        return None
+    return {"rows": [{"nodes": r.nodes, "origin": r.origin, "energy_origin": r.energy_origin,
+                      "details": list(r.details)} for r in p.rows],
+            "ranks_nodes": p.ranks_nodes,
+            "ranks": [{"rank": t.rank, "compute_s": t.compute, "communication_s": t.communication, "wait_s": t.wait,
+                       "idle_s": t.idle, "io_s": t.io} for t in p.ranks],
+            "wait_measured_nodes": sorted(p.wait_measured_at)}
+
+
+def _goal_check(c: GoalCheck) -> Json:
+    return {"nodes": c.nodes, "regime": c.regime, "viable": c.viable, "time_s": c.time_s, "cost": c.cost,
+            "co2_kg": c.co2_kg, "meets_time": c.meets_time, "meets_cost": c.meets_cost, "met": c.met,
+            "time_ratio": c.time_ratio, "cost_ratio": c.cost_ratio, "monthly_cost": c.monthly_cost}
+
+
+def _goal(g: GoalResult | None) -> Json | None:
+    if g is None:
+        return None
+    best = g.cheapest_meeting
+    return {
+        "text": g.text,
+        "time_per_run_s": g.time_limit_s,
+        "cost_per_run": g.cost_limit,
+        "plan_nodes": g.plan_nodes,
+        "plan_measured": g.plan_measured,
+        "met_at_plan": g.met_at_plan,
+        "at_plan": [_goal_check(c) for c in g.at_plan],
+        "cheapest_meeting": None if best is None else {"nodes": best.nodes, "regime": best.regime,
+                                                       "cost": best.cost, "time_s": best.time_s},
+        "none_meets": g.none_meets,
+        "runs_per_month": g.runs_per_month,
+        "monthly_cost": g.monthly_cost,
+        "note": g.note or None,
+    }
+
+
+def _trade_offs(d: DecisionsResult | None) -> list[Json] | None:
+    if d is None:
+        return None
+    return [{"context": t.context, "instead_of": t.instead_of, "time_ratio": t.time_ratio,
+             "cost_ratio": t.cost_ratio, "co2_ratio": t.co2_ratio} for t in d.trade_offs]
+
+
+def _jsonable(value: Any) -> Any:
+    """Infinity as the string "inf" (JSON has no infinity); NaN must never leave the analyses."""
+    if isinstance(value, float):
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        if math.isnan(value):
+            raise ValueError("NaN in results")
+        return value
+    if isinstance(value, dict):
+        return {key: _jsonable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(item) for item in value]
+    return value
+
+
+def dumps(document: Json) -> str:
+    """Stable text: sorted keys, so two builds of one input are byte-identical."""
+    return json.dumps(_jsonable(document), indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"

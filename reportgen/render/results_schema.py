@@ -1,0 +1,323 @@
+"""The JSON Schema of results.json (`reportgen schema --results`): every key, its type and what it means.
+
+One source for the schema and for the results reference in docs/ (generated from it), and tested against every
+example's output, so that a key added to results.py without a description here fails the suite. Units follow the
+document's rule: seconds, bytes, FLOP, watts; kWh for energy, kg for CO2, the project's currency for money; infinity
+is the string "inf". Every object lists all its keys (`required`) and no others (`additionalProperties: false`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from reportgen import __version__
+
+Schema = dict[str, Any]
+
+_NUMBER: Schema = {"anyOf": [{"type": "number"}, {"enum": ["inf", "-inf"]}]}  # JSON has no infinity
+
+
+def _of(kind: str, doc: str, *, null: bool = False) -> Schema:
+    base: Schema = dict(_NUMBER) if kind == "number" else {"type": kind}
+    if null:
+        base = {"anyOf": [*base["anyOf"], {"type": "null"}]} if "anyOf" in base else {"type": [kind, "null"]}
+    return {**base, "description": doc}
+
+
+def num(doc: str, *, null: bool = False) -> Schema:
+    return _of("number", doc, null=null)
+
+
+def int_(doc: str, *, null: bool = False) -> Schema:
+    return _of("integer", doc, null=null)
+
+
+def str_(doc: str, *, null: bool = False) -> Schema:
+    return _of("string", doc, null=null)
+
+
+def bool_(doc: str, *, null: bool = False) -> Schema:
+    return _of("boolean", doc, null=null)
+
+
+def obj(doc: str, properties: dict[str, Schema], *, null: bool = False) -> Schema:
+    schema: Schema = {"type": ["object", "null"] if null else "object", "description": doc,
+                      "properties": properties, "required": list(properties), "additionalProperties": False}
+    return schema
+
+
+def rows(doc: str, properties: dict[str, Schema], *, null: bool = False) -> Schema:
+    item = obj("one row", properties)
+    return {"type": ["array", "null"] if null else "array", "description": doc, "items": item}
+
+
+def items(doc: str, item: Schema) -> Schema:
+    return {"type": "array", "description": doc, "items": item}
+
+
+NODES = int_("node count")
+TIME = num("seconds per run (per unit of work when the section says per_unit_of_work)")
+
+
+def _regime() -> Schema:
+    return obj("one price regime", {
+        "viable": bool_("whether the regime can be used at all (owned nodes below their minimum utilisation cannot)"),
+        "reason": str_("why the regime is or is not viable, in words"),
+        "price_per_node_hour": num("the node-hour price in this regime"),
+        "rows": rows("cost per measured scale in this regime", {
+            "nodes": NODES,
+            "time_s": num("seconds per run, with the expected preemption restarts added (spot)"),
+            "cost": num("money per run"),
+            "expected_preemptions": num("expected preemptions per run (spot only)", null=True),
+        }),
+        "cost_optimal_nodes": int_("the cheapest measured scale in this regime (ties: fewer nodes)", null=True),
+        "time_value_optimal_nodes": int_("the scale with the lowest cost plus value of time", null=True),
+    })
+
+
+SECTIONS: dict[str, Schema] = {
+    "schema_version": int_("the version of this document's layout: keys are added, never renamed"),
+    "project": obj("the project the results are of", {
+        "title": str_("project.title"),
+        "revision": str_("project.revision", null=True),
+        "input_sha256": str_("SHA-256 of the project file's bytes"),
+        "measurements_sha256": str_("SHA-256 of the CSV named by scaling.file, when there is one", null=True),
+        "generator_version": str_("the reportgen version that wrote the document"),
+    }),
+    "diagnosis": obj("§1: which resource runs out first, and the axis of distribution that cures it", {
+        "ridge_intensity": num("peak compute / memory bandwidth (FLOP per byte): the roofline's ridge", null=True),
+        "steps": rows("the roofline of each profiled baseline step", {
+            "name": str_("the step's name"),
+            "time_s": num("the measured time of the step"),
+            "intensity": num("arithmetic intensity W/Q (FLOP per byte); inf when Q = 0 < W", null=True),
+            "bound": str_("the largest floor: compute, memory, io or network", null=True),
+            "floors_s": obj("each resource's lower bound on the step's time", {
+                name: num(f"the {name} floor in seconds", null=True)
+                for name in ("compute", "memory", "io", "network")}),
+            "dominant": bool_("the longest step, whose floors decide the bound"),
+            "attained_flops_per_s": num("W / measured time", null=True),
+            "attained_bytes_per_s": num("Q / measured time", null=True),
+            "roof_efficiency": num("the attained rate over the roofline's rate at this intensity", null=True),
+        }),
+        "walls": rows("each wall: what is demanded of one node against what it has", {
+            "wall": str_("memory, data, serving or time"),
+            "fill": num("demand / capacity; above 1 the wall binds", null=True),
+            "binds": bool_("whether the wall binds"),
+            "demand": num("what the workload needs (bytes, requests per second or seconds)", null=True),
+            "capacity": num("what one device or node offers, in the same unit", null=True),
+        }),
+        "min_devices": int_("the fewest devices that hold one shard of the memory demand", null=True),
+        "min_nodes": int_("min_devices over devices_per_node, rounded up", null=True),
+        "devices_per_node": int_("hardware.devices_per_node (1 when not given)"),
+        "device_memory_bytes": num("the memory of one device: the memory wall's capacity", null=True),
+        "shard_within_node": bool_("the shard fits within one node, so the model is split across its devices"),
+        "binding_ceiling": str_("the ceiling that runs out first: compute, memory, data, serving or time"),
+        "axis": str_("the axis of distribution that cures the binding ceiling"),
+        "declared_axis": str_("design.axis as written", null=True),
+        "axis_matches": bool_("whether the declared axis is the one the diagnosis names", null=True),
+        "secondary_ceilings": rows("ceilings that also bind, with the axis each needs", {
+            "ceiling": str_("the ceiling"), "axis": str_("the axis that cures it")}),
+        "workers_for_deadline": int_("workers needed to meet the training deadline at the stated MFU", null=True),
+        "replicas_needed": int_("serving replicas needed for the request rate", null=True),
+        "training_time_s": num("single-machine training time from baseline.training", null=True),
+        "memory_demand_bytes": num("the memory stack's total: parameters × bytes each, activations, other",
+                                   null=True),
+    }, null=True),
+    "checklist": obj("the six-stage design checklist and the communication tax", {
+        "tax": obj("the communication tax against its budget", {
+            "kind": str_("interactive (fan-out against a latency SLO) or training (R(p) at the plan)", null=True),
+            "tax_s": num("the tax in seconds", null=True),
+            "budget_left_s": num("what the budget leaves after the tax", null=True),
+            "exhausting_fanout": int_("the fan-out at which the tax uses up the budget", null=True),
+            "ratio": num("tax / SLO (interactive) or R(p) at the plan (training)", null=True),
+            "binds": bool_("whether the tax exhausts the budget"),
+        }),
+        "stages": rows("the checklist's answers", {
+            "stage": int_("1 to 6"), "name": str_("the stage"), "answer": str_("the answer"),
+            "source": str_("where the answer came from")}),
+        "pressures": {"type": "object", "description": "checklist.pressures as given (0 to 1 each)",
+                      "additionalProperties": num("a pressure")},
+        "top_pressures": items("the pressures ranked highest", str_("a pressure")),
+    }, null=True),
+    "prediction": obj("§2: predicted speedup from the alpha-beta communication model", {
+        "t_comp_s": num("single-node compute time per step, T_comp"),
+        "alpha_s": num("α, the latency term per node, as used"),
+        "beta_s": num("β, the bandwidth term (message bytes / bandwidth), as used"),
+        "uses_fit": bool_("whether α and β are the fit to the measured collectives"),
+        "max_nodes": int_("the largest node count evaluated"),
+        "p_star": int_("the whole node count of the highest predicted speedup (ties: fewer nodes)"),
+        "speedup_at_p_star": num("the predicted speedup there"),
+        "efficiency_at_p_star": num("speedup / p* there"),
+        "comm_ratio_at_p_star": num("R(p*) = T_comm / T_comp there"),
+        "p_comm_dominated": int_("the first node count where communication exceeds computation", null=True),
+        "speedup_at_p_comm_dominated": num("the predicted speedup there", null=True),
+        "rule_of_thumb_nodes": num("√(T_comp / α): the textbook estimate of the optimum"),
+        "continuous_optimum_nodes": num("√((T_comp − 2β)/α), when T_comp > 2β", null=True),
+        "rows": rows("the predicted curve at the report's node counts", {
+            "nodes": NODES, "t_comp_s": num("T_comp / p"), "t_comm_s": num("T_comm(p)"),
+            "t_step_s": num("the predicted step time"), "speedup": num("T_comp / t_step"),
+            "comm_ratio": num("T_comm / (T_comp / p)")}),
+        "sensitivity": rows("p* and its speedup with α and β scaled", {
+            "alpha_scale": num("factor applied to α"), "beta_scale": num("factor applied to β"),
+            "p_star": int_("the optimum under the scaled model"), "speedup": num("the speedup there")}),
+        "fit": obj("α and β fitted to the measured collectives", {
+            "alpha_s": num("fitted α"), "beta_s": num("fitted β"),
+            "residual_s": num("root-mean-square residual of the fit"),
+            "bandwidth_bytes_per_s": num("link bandwidth of the size-aware fit", null=True),
+            "min_bytes": num("the smallest message size the size-aware fit used", null=True),
+            "points": int_("measurements the fit used (0: the two-point exact solution)")}, null=True),
+        "capped": bool_("p* is max_nodes: the optimum lies beyond the range evaluated"),
+        "fit_p_star": int_("the p* the fitted α and β imply", null=True),
+        "fit_continuous_optimum_nodes": num("the continuous optimum of the fitted model", null=True),
+        "usl_equivalent": obj("the USL coefficients the alpha-beta model corresponds to", {
+            "sigma": num("σ, contention"), "kappa": num("κ, coherency")}),
+    }, null=True),
+    "scaling": obj("§3: measured scaling and where every lost fold of speedup went", {
+        "form": str_("how the runs were written: breakdown, total or throughput"),
+        "reference_nodes": int_("the smallest measured scale, the reference of speedup"),
+        "per_unit_of_work": bool_("times are per unit of work (throughput form without scaling.work_per_run)"),
+        "rows": rows("one row per measured node count", {
+            "nodes": NODES, "time_s": num("T_p: the measured time per run", null=True),
+            "speedup": num("S_p = T_ref · ref / T_p"), "efficiency": num("E_p = S_p / p"),
+            "comm_share": num("communication / T_p (breakdown form)", null=True),
+            "idle_share": num("idle / T_p (breakdown form)", null=True),
+            "karp_flatt": num("the experimentally determined serial fraction e_p", null=True),
+            "lost_folds": num("p − S_p: folds of speedup lost"),
+            "lost_serial": num("the folds lost to the serial fraction", null=True),
+            "lost_communication": num("the folds lost to communication", null=True),
+            "lost_imbalance": num("the folds lost to load imbalance", null=True),
+            "imbalance": num("max / mean − 1 of the per-worker compute times", null=True)}),
+        "pop": rows("POP efficiency metrics per scale (breakdown form)", {
+            "nodes": NODES, "load_balance": num("mean / max worker compute"),
+            "comm_efficiency": num("max compute / runtime", null=True),
+            "parallel_efficiency": num("load balance × communication efficiency", null=True),
+            "imbalance": num("max / mean − 1")}),
+        "comm_fit": obj("a + b·p fitted to the measured communication times", {
+            "a_s": num("intercept"), "b_s": num("slope per node"), "residual_s": num("RMS residual"),
+            "implied_p_star": int_("the optimum it implies", null=True)}, null=True),
+        "knee_nodes": int_("the knee: the first scale whose efficiency falls below the threshold", null=True),
+        "knee_cause": str_("the cause with the most lost time there: communication, imbalance or serial",
+                           null=True),
+        "knee_cause_inferred": bool_("the cause was inferred (no breakdown), not measured"),
+        "peak_nodes": int_("the measured scale of the largest speedup"),
+        "first_below_half_efficiency_nodes": int_("the first scale with efficiency below 0.5", null=True),
+        "amdahl": obj("Amdahl's law fitted to the speedups", {
+            "serial_fraction": num("s"), "max_speedup": num("1 / s")}, null=True),
+        "usl": obj("the Universal Scalability Law fitted to the speedups", {
+            "sigma": num("σ, contention"), "kappa": num("κ, coherency"), "gamma": num("γ, single-node scale"),
+            "peak_nodes": num("√((1 − σ)/κ), the continuous peak", null=True)}, null=True),
+        "karp_flatt_slope": num("the Karp-Flatt serial fraction's slope per node", null=True),
+    }, null=True),
+    "cost": obj("§4: cost per run and the marginal speedup money buys", {
+        "currency": str_("pricing.currency"),
+        "per_unit_of_work": bool_("costs are per unit of work"),
+        "rows": rows("on-demand cost per measured scale", {
+            "nodes": NODES, "cost": num("money per run"),
+            "total_with_time_value": num("cost plus the value of the run's time", null=True)}),
+        "marginal": rows("what each step up in scale buys", {
+            "from_nodes": NODES, "to_nodes": NODES, "d_speedup": num("speedup gained"),
+            "d_cost": num("money added per run"), "speedup_per_cost": num("d_speedup / d_cost")}),
+        "cost_optimal_nodes": int_("the cheapest measured scale on demand (ties: fewer nodes)"),
+        "fastest_nodes": int_("the fastest measured scale"),
+        "cost_ratio": num("cost at the fastest / cost at the cheapest"),
+        "speedup_ratio": num("speedup at the fastest / speedup at the cheapest"),
+        "time_value_optimal_nodes": int_("the lowest cost plus value of time", null=True),
+        "regimes": {"type": "object", "description": "each price regime the project states, by name "
+                    "(on_demand, spot, local)", "additionalProperties": _regime()},
+    }, null=True),
+    "energy": obj("§5: energy and carbon per run", {
+        "carbon_intensity_g_per_kwh": num("grid carbon intensity used", null=True),
+        "carbon_source": str_("where the intensity came from", null=True),
+        "per_unit_of_work": bool_("energy and CO2 are per unit of work"),
+        "rows": rows("energy and CO2e per measured scale", {
+            "nodes": NODES, "energy_kwh": num("kWh per run, PUE included"),
+            "co2_kg": num("kg CO2e per run"), "measured": bool_("the energy was measured, not modelled"),
+            "monthly_energy_kwh": num("kWh per month at pricing.runs_per_month", null=True),
+            "monthly_co2_kg": num("kg CO2e per month", null=True)}),
+        "carbon_optimal_nodes": int_("the scale with the least CO2e per run", null=True),
+    }, null=True),
+    "reliability": obj("failures at scale: checkpoint interval and its overhead", {
+        "rows": rows("per scale", {
+            "nodes": NODES, "system_mtbf_s": num("node MTBF / nodes"),
+            "interval_s": num("Young-Daly checkpoint interval"),
+            "overhead_fraction": num("time lost to checkpoints and restarts, as a share")}),
+        "planned_nodes": int_("design.nodes", null=True),
+        "planned_overhead_fraction": num("the overhead at the plan", null=True),
+        "planned_time_s": num("the measured time at the plan with the overhead folded in", null=True),
+    }, null=True),
+    "goal": obj("the goal checked at the plan, in each price regime", {
+        "text": str_("project.goal.text", null=True),
+        "time_per_run_s": num("the goal's time limit", null=True),
+        "cost_per_run": num("the goal's cost limit", null=True),
+        "plan_nodes": int_("design.nodes", null=True),
+        "plan_measured": bool_("whether the plan's node count was measured"),
+        "met_at_plan": bool_("a viable regime meets the goal at the plan; null when it cannot be judged",
+                             null=True),
+        "at_plan": rows("the plan in each price regime", {
+            "nodes": NODES, "regime": str_("on_demand, spot or local", null=True),
+            "viable": bool_("the regime is viable"), "time_s": num("seconds per run", null=True),
+            "cost": num("money per run", null=True), "co2_kg": num("kg CO2e per run", null=True),
+            "meets_time": bool_("within the time limit; null without one", null=True),
+            "meets_cost": bool_("within the cost limit; null without one", null=True),
+            "met": bool_("every stated limit met", null=True),
+            "time_ratio": num("time / the limit", null=True), "cost_ratio": num("cost / the limit", null=True),
+            "monthly_cost": num("cost × runs per month", null=True)}),
+        "cheapest_meeting": obj("the cheapest measured point that meets the goal", {
+            "nodes": NODES, "regime": str_("its price regime", null=True),
+            "cost": num("money per run", null=True), "time_s": num("seconds per run", null=True)}, null=True),
+        "none_meets": bool_("no measured point meets the goal"),
+        "runs_per_month": num("pricing.runs_per_month", null=True),
+        "monthly_cost": num("the plan's monthly spend in its cheapest regime that meets the goal", null=True),
+        "note": str_("what could not be checked, in words", null=True),
+    }, null=True),
+    "provenance": obj("where each measured number came from", {
+        "rows": rows("per measured scale", {
+            "nodes": NODES, "origin": str_("typed in, measured, or ingested (and from what)"),
+            "energy_origin": str_("where a measured energy came from", null=True),
+            "details": items("the provenance comments of the row", str_("a comment"))}),
+        "ranks_nodes": int_("the largest scale with a per-rank split from traces", null=True),
+        "ranks": rows("each rank's split at that scale, seconds per run", {
+            "rank": int_("the rank"), "compute_s": num("compute"), "communication_s": num("exposed transfer"),
+            "wait_s": num("waiting for the slowest rank"), "idle_s": num("idle"), "io_s": num("memory-only time")}),
+        "wait_measured_nodes": items("scales whose wait for the slowest rank was measured", NODES),
+    }, null=True),
+    "decisions": rows("one recommendation per deployment context", {
+        "name": str_("the context's name"), "optimize": str_("time, cost or carbon"),
+        "nodes": int_("the recommended scale", null=True),
+        "regime": str_("the price regime it is priced in", null=True),
+        "time_s": num("seconds per run", null=True), "cost": num("money per run", null=True),
+        "co2_kg": num("kg CO2e per run", null=True),
+        "within_limits": bool_("the recommendation meets the context's limits"),
+        "note": str_("why, in words"),
+        "limits": obj("the limits applied", {
+            "max_time_s": num("time limit", null=True), "max_cost": num("cost limit", null=True),
+            "max_co2_kg": num("carbon limit", null=True),
+            "from_goal": items("limits taken from the project's goal", str_("time or cost"))}),
+    }, null=True),
+    "trade_offs": rows("what each context gives up against another's choice", {
+        "context": str_("the context"), "instead_of": str_("the other context"),
+        "time_ratio": num("× slower", null=True), "cost_ratio": num("× more money", null=True),
+        "co2_ratio": num("× more CO2e", null=True)}, null=True),
+    "findings": rows("every warning and error the analyses raise, most severe first", {
+        "severity": {"enum": ["error", "warning", "info"], "description": "how serious"},
+        "code": str_("a stable identifier, for example wrong-axis"), "message": str_("the finding, with its numbers"),
+        "path": str_("the project-file field it is about")}),
+}
+
+
+def results_schema() -> Schema:
+    return {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "$id": f"https://reportgen.invalid/schema/results-{__version__}.json",
+        "title": "reportgen results.json",
+        "type": "object",
+        "properties": SECTIONS,
+        "required": list(SECTIONS),
+        "additionalProperties": False,
+    }
+
+
+def results_schema_text() -> str:
+    """`reportgen schema --results`."""
+    return json.dumps(results_schema(), indent=2, ensure_ascii=False) + "\n"
