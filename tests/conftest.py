@@ -32,3 +32,15 @@ def make_project(text: str):
     from reportgen.project.loader import load_project_text
 
     return load_project_text(text, ROOT / "inline.yaml", "inline.yaml").project
+
+
+def loaded_after(arguments: list[str], modules: tuple[str, ...]) -> list[str]:
+    """Which of `modules` a fresh process has imported after running `reportgen ARGUMENTS` in process."""
+    import ast
+    import subprocess
+    import sys
+
+    code = (f"import sys; from reportgen.commands.cli import main; main({arguments!r}); "
+            f"print([m for m in {modules!r} if m in sys.modules])")
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    return list(ast.literal_eval(result.stdout.strip().splitlines()[-1]))

@@ -15,7 +15,7 @@ import yaml
 
 from reportgen import __version__
 from reportgen.commands.cli import main
-from tests.conftest import DATA, INPUTS, ROOT
+from tests.conftest import DATA, INPUTS, ROOT, loaded_after
 
 
 def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
@@ -57,11 +57,8 @@ def test_usage_error_exits_2() -> None:
 
 
 def test_check_does_not_import_heavy_libraries() -> None:
-    code = ("import sys; from reportgen.commands.cli import main; main(['check', 'inputs/example.yaml']); "
-            "heavy = [m for m in ('matplotlib', 'weasyprint', 'codecarbon', 'pandas', 'jinja2') if m in sys.modules];"
-            "print(heavy)")
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
-    assert result.stdout.strip().endswith("[]"), result.stdout
+    assert loaded_after(["check", "inputs/example.yaml"],
+                        ("matplotlib", "weasyprint", "codecarbon", "pandas", "jinja2")) == []
 
 
 def test_help_does_not_import_heavy_libraries() -> None:
