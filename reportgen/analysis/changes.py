@@ -44,7 +44,7 @@ class ResultChange:
     new: Any
     delta: float | None  # new − old, for numbers
     relative: float | None  # delta / |old|
-    verdict: str  # better | worse | changed | same
+    verdict: str  # better | worse | within noise | changed | same
 
 
 @dataclass(frozen=True)
@@ -141,6 +141,38 @@ POINTS: dict[str, Callable[[Json], Any]] = {"fastest_nodes": lambda d: _get(d, "
                                             "recommended_nodes": lambda d: _recommended_nodes(d)}
 
 
+def _scale_interval(document: Json, nodes: Any, value: Any) -> tuple[float, float] | None:
+    """A value that scales with a measured scale's time (its time itself, a cost, an energy), bounded by that
+    time's interval over the repeats; None when the scale was measured once."""
+    rows = _get(document, "scaling", "rows") or []
+    row = next((r for r in rows if r.get("nodes") == nodes), None)
+    if row is None or not row.get("time_s_ci") or not isinstance(value, int | float) or not row.get("time_s"):
+        return None
+    low, high = row["time_s_ci"]
+    return value * low / row["time_s"], value * high / row["time_s"]
+
+
+def _peak_speedup_interval(document: Json, _value: Any) -> tuple[float, float] | None:
+    interval = _row_value(document, "scaling", _get(document, "scaling", "peak_nodes"), "speedup_ci")
+    return (interval[0], interval[1]) if interval else None
+
+
+# Key results measured over repeats: the interval of each (§4.x), so that a change inside the noise is called so.
+INTERVALS: dict[str, Callable[[Json, Any], tuple[float, float] | None]] = {
+    "peak_speedup": _peak_speedup_interval,
+    "cost_at_cost_optimal": lambda d, v: _scale_interval(d, _get(d, "cost", "cost_optimal_nodes"), v),
+    "cost_at_fastest": lambda d, v: _scale_interval(d, _get(d, "cost", "fastest_nodes"), v),
+    "co2_at_recommended": lambda d, v: _scale_interval(d, _recommended_nodes(d), v),
+}
+
+
+def _within_noise(old_interval: tuple[float, float] | None, new_interval: tuple[float, float] | None) -> bool:
+    """Both values have intervals and they overlap: the change may be noise."""
+    if old_interval is None or new_interval is None:
+        return False
+    return old_interval[0] <= new_interval[1] and new_interval[0] <= old_interval[1]
+
+
 def _verdict(name: str, better: str | None, old: Any, new: Any) -> str:
     if old == new:
         return "same"
@@ -172,8 +204,11 @@ def compare_results(old: Json, new: Json) -> tuple[ResultChange, ...]:
         delta, relative = _numeric_change(a, b)
         point = POINTS[SAME_POINT[name]] if name in SAME_POINT else None
         moved = point is not None and point(old) != point(new)
-        rows.append(ResultChange(name, label, kind, a, b, delta, relative,
-                                 _verdict(name, None if moved else better, a, b)))
+        verdict = _verdict(name, None if moved else better, a, b)
+        if verdict in ("better", "worse") and name in INTERVALS and _within_noise(INTERVALS[name](old, a),
+                                                                                   INTERVALS[name](new, b)):
+            verdict = "within noise"
+        rows.append(ResultChange(name, label, kind, a, b, delta, relative, verdict))
     rows += _decision_changes(old, new)
     return tuple(rows)
 
@@ -195,8 +230,12 @@ def _decision_changes(old: Json, new: Json) -> list[ResultChange]:
                                      b.get("regime"), None, None, "changed"))
         field, kind = objective.get(b.get("optimize") or a.get("optimize") or "", ("cost", "money"))
         x, y = a.get(field), b.get(field)
+        verdict = _verdict(field, "lower", x, y)
+        if verdict in ("better", "worse") and _within_noise(_scale_interval(old, a.get("nodes"), x),
+                                                            _scale_interval(new, b.get("nodes"), y)):
+            verdict = "within noise"
         rows.append(ResultChange(f"decision:{name}:{field}", f"{name}: {shown[field]}",
-                                 kind, x, y, *_numeric_change(x, y), _verdict(field, "lower", x, y)))
+                                 kind, x, y, *_numeric_change(x, y), verdict))
     return rows
 
 
@@ -212,7 +251,11 @@ def _keyed_leaves(project: Project) -> dict[str, Leaf]:
     for prefix in BY_NODES:
         section, field = prefix.split(".")
         items = getattr(getattr(project, section), field, ()) if getattr(project, section) else ()
-        names.update({f"{prefix}[{index}]": f"{prefix}[nodes={item.nodes}]" for index, item in enumerate(items)})
+        seen: dict[int, int] = {}
+        for index, item in enumerate(items):  # the k-th repeat at a node count is its own measurement
+            seen[item.nodes] = seen.get(item.nodes, 0) + 1
+            repeat = f" #{seen[item.nodes]}" if seen[item.nodes] > 1 else ""
+            names[f"{prefix}[{index}]"] = f"{prefix}[nodes={item.nodes}{repeat}]"
     keyed = {}
     for leaf in flatten(project, currency=project.currency):
         head, bracket, rest = leaf.path.partition("]")

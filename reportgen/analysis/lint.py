@@ -168,6 +168,15 @@ def _measurements(project: Project, scaling: ScalingResult | None, goal: GoalRes
     if scaling.reference_nodes != 1:
         out.append(info("relative-reference", f"no single-node run: speedups are relative to {scaling.reference_nodes} "
                         f"nodes and ideal is p / {scaling.reference_nodes}", "scaling.runs", "measure"))
+    noisy = [r for r in scaling.rows if r.noisy]
+    if noisy:
+        spread = "; ".join(f"{r.nodes} nodes ±{(r.time_ci[1] - r.time_ci[0]) / 2 / r.time_s:.0%} over {r.repeats} "
+                           "runs" for r in noisy if r.time_ci and r.time_s)
+        out.append(warning("noisy", f"the measured time's 95 % interval is wider than ±10 % of its median at {spread}: "
+                           "measure these scales again before trusting a change there", "scaling.runs", "measure"))
+    if scaling.knee_uncertain:
+        out.append(info("uncertain-knee", f"the knee at {scaling.knee_nodes} nodes is uncertain: its speedup "
+                        "interval overlaps a neighbouring scale's", "scaling.runs", "measure"))
     planned = project.design.nodes if project.design else None
     if planned and planned not in {r.nodes for r in scaling.rows}:
         out.append(info("plan-not-measured", f"the planned {planned} nodes were not measured; its time and cost are "

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from statistics import median
 
 import numpy as np
 
@@ -12,6 +13,12 @@ from reportgen.analysis.prediction import model_curve, optimum
 from reportgen.project.model import Run, Scaling
 
 KNEE_THRESHOLD = 0.05
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_SEED = 20261123  # fixed: two builds of one input give the same intervals, byte for byte
+CONFIDENCE = 0.95
+NOISY_HALF_WIDTH = 0.10  # an interval half-width above this share of the median makes a scale `noisy`
+COMPONENTS = ("compute", "communication", "idle", "io", "time", "throughput", "energy")
+Interval = tuple[float, float]
 CAUSES = ("communication", "load-imbalance", "serial-fraction")  # tie order for the knee cause
 REMEDIES = {
     "communication": "a better collective schedule, overlap of communication with compute, or gradient compression",
@@ -37,7 +44,18 @@ class ScaleRow:
     imbalance: float | None  # max/mean − 1 of worker compute
     superlinear_compute: bool
     measured_energy_j: float | None
-    run: Run
+    run: Run  # the median run of the scale's repeats (each component's median)
+    repeats: int = 1
+    time_ci: Interval | None = None  # 95 % percentile-bootstrap intervals; None with one run
+    speedup_ci: Interval | None = None
+    efficiency_ci: Interval | None = None
+
+    @property
+    def noisy(self) -> bool:
+        """The time interval's half-width exceeds 10 % of the median time."""
+        if self.time_ci is None or not self.time_s:
+            return False
+        return (self.time_ci[1] - self.time_ci[0]) / 2 > NOISY_HALF_WIDTH * self.time_s
 
 
 @dataclass(frozen=True)
@@ -71,6 +89,11 @@ class ScalingResult:
     karp_flatt_slope: float | None  # per node; rising: overhead grows with p
     comm_fit: AlphaBetaFit | None
     comm_fit_implied_p_star: int | None
+    knee_uncertain: bool = False  # the knee scale's speedup interval overlaps a neighbour's
+
+    @property
+    def repeated(self) -> bool:
+        return any(row.repeats > 1 for row in self.rows)
 
 
 def run_time(run: Run, work_per_run: float | None) -> float | None:
@@ -85,7 +108,8 @@ def run_time(run: Run, work_per_run: float | None) -> float | None:
 def analyze_scaling(scaling: Scaling | None, *, max_nodes: int = 4096) -> ScalingResult | None:
     if scaling is None or not scaling.runs:
         return None
-    runs = sorted(scaling.runs, key=lambda r: r.nodes)
+    groups = repeats_by_nodes(scaling.runs)
+    runs = [median_run(group) for group in groups]  # every analysis runs on the medians of the repeats
     form = runs[0].form
     assert form is not None
     reference = runs[0]  # p = 1 when measured, else the smallest p (speedups relative to it)
@@ -93,12 +117,14 @@ def analyze_scaling(scaling: Scaling | None, *, max_nodes: int = 4096) -> Scalin
     times = [run_time(run, scaling.work_per_run) for run in runs]
     t_ref = times[0]
     assert t_ref is not None
+    intervals = bootstrap_intervals(groups, form, scaling.work_per_run)
     rows = []
-    for run, t_p in zip(runs, times, strict=True):
+    for run, t_p, group, ci in zip(runs, times, groups, intervals, strict=True):
         assert t_p is not None
         q = run.nodes / p_ref
         speedup = run.throughput / reference.throughput if form == "throughput" else t_ref / t_p  # type: ignore[operator]
-        rows.append(_row(run, reference, t_p, t_ref, q, speedup, form))
+        row = _row(run, reference, t_p, t_ref, q, speedup, form)
+        rows.append(replace(row, repeats=len(group), time_ci=ci[0], speedup_ci=ci[1], efficiency_ci=ci[2]))
     speedups = [row.speedup for row in rows]
     qs = [row.nodes / p_ref for row in rows]
     knee, score = kneedle([row.nodes for row in rows], speedups)
@@ -130,7 +156,92 @@ def analyze_scaling(scaling: Scaling | None, *, max_nodes: int = 4096) -> Scalin
         karp_flatt_slope=kf_slope,
         comm_fit=comm_fit,
         comm_fit_implied_p_star=implied,
+        knee_uncertain=knee_uncertain(rows, knee),
     )
+
+
+# ------------------------------------------------------------------------------------------------------ repeats
+def repeats_by_nodes(runs: tuple[Run, ...] | list[Run]) -> list[list[Run]]:
+    """The runs grouped by node count (rows with the same `nodes` are repeats), in node order."""
+    groups: dict[int, list[Run]] = {}
+    for run in runs:
+        groups.setdefault(run.nodes, []).append(run)
+    return [groups[nodes] for nodes in sorted(groups)]
+
+
+def median_run(group: list[Run]) -> Run:
+    """One run whose every component is the median over the repeats (a component some repeats lack: over those
+    that give it); per-worker times worker by worker when every repeat lists the same number of workers."""
+    if len(group) == 1:
+        return group[0]
+    values: dict[str, float | None] = {}
+    for name in COMPONENTS:
+        given = [getattr(run, name) for run in group if getattr(run, name) is not None]
+        values[name] = median(given) if given else None
+    counts = {len(run.workers) for run in group}
+    workers = tuple(median(times) for times in zip(*(run.workers for run in group), strict=True)) \
+        if len(counts) == 1 else group[0].workers
+    return replace(group[0], workers=workers, **values)  # type: ignore[arg-type]  # COMPONENTS are float fields
+
+
+def bootstrap_intervals(groups: list[list[Run]], form: str,
+                        work_per_run: float | None) -> list[tuple[Interval | None, Interval | None, Interval | None]]:
+    """95 % percentile-bootstrap intervals of T_p, S_p and E_p per scale (None for a scale with one run).
+
+    Each resample draws the scale's repeats with replacement and takes the medians, as the analysis does; the
+    reference's repeats are resampled too (and for the reference itself the same draw is used on both sides, so
+    its speedup stays 1). Seeded, so two builds of one input agree."""
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    draws = [_resampled_times(group, form, work_per_run, rng) for group in groups]
+    t_ref = draws[0]
+    p_ref = groups[0][0].nodes
+    tail = (1 - CONFIDENCE) / 2 * 100
+    out: list[tuple[Interval | None, Interval | None, Interval | None]] = []
+    for index, (group, times) in enumerate(zip(groups, draws, strict=True)):
+        if len(group) < 2:
+            out.append((None, None, None))
+            continue
+        speedups = t_ref / times if index else np.ones_like(times)
+        q = group[0].nodes / p_ref
+        out.append((_percentiles(times, tail), _percentiles(speedups, tail), _percentiles(speedups / q, tail)))
+    return out
+
+
+def _resampled_times(group: list[Run], form: str, work_per_run: float | None,
+                     rng: np.random.Generator) -> np.ndarray:
+    """T_p of BOOTSTRAP_RESAMPLES resamples of the group's repeats (all equal to the one run when it is alone)."""
+    if form == "breakdown":
+        table = np.array([[run.compute or 0.0, run.communication or 0.0, run.idle or 0.0, run.io or 0.0]
+                          for run in group])
+    elif form == "total":
+        table = np.array([[run.time] for run in group], dtype=float)
+    else:
+        table = np.array([[run.throughput] for run in group], dtype=float)
+    if len(group) == 1:
+        medians = np.repeat(table, BOOTSTRAP_RESAMPLES, axis=0)
+    else:
+        picks = rng.integers(0, len(group), size=(BOOTSTRAP_RESAMPLES, len(group)))
+        medians = np.median(table[picks], axis=1)  # (resamples, components)
+    totals: np.ndarray = ((work_per_run if work_per_run is not None else 1.0) / medians[:, 0] if form == "throughput"
+                          else medians.sum(axis=1))
+    return totals
+
+
+def _percentiles(values: np.ndarray, tail: float) -> tuple[float, float]:
+    low, high = np.percentile(values, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def knee_uncertain(rows: list[ScaleRow], knee: int | None) -> bool:
+    """The knee's speedup interval overlaps a neighbouring scale's: another run could move the knee."""
+    index = next((i for i, row in enumerate(rows) if row.nodes == knee), None)
+    if index is None or rows[index].speedup_ci is None:
+        return False
+    low, high = rows[index].speedup_ci  # type: ignore[misc]
+    for neighbour in (rows[i] for i in (index - 1, index + 1) if 0 <= i < len(rows)):
+        if neighbour.speedup_ci is not None and neighbour.speedup_ci[0] <= high and low <= neighbour.speedup_ci[1]:
+            return True
+    return False
 
 
 def _row(run: Run, reference: Run, t_p: float, t_ref: float, q: float, speedup: float, form: str) -> ScaleRow:

@@ -125,7 +125,10 @@ def _parser() -> argparse.ArgumentParser:
         "95.5, \"idle\": 40.1} (seconds) to the file named by $REPORTGEN_SPLIT_FILE.")
     measure.add_argument("--project", type=Path, required=True, metavar="FILE", help="the project file")
     measure.add_argument("--nodes", type=int, required=True, metavar="N", help="the node count of this run")
-    measure.add_argument("--replace", action="store_true", help="replace an existing run at the same node count")
+    again = measure.add_mutually_exclusive_group()
+    again.add_argument("--replace", action="store_true", help="replace the runs already at this node count")
+    again.add_argument("--repeat", action="store_true",
+                       help="add one more run at a node count already measured (the report takes the median)")
     measure.add_argument("--split", action=argparse.BooleanOptionalAction, default=None,
                          help="the command writes its compute / communication / idle split to "
                          "$REPORTGEN_SPLIT_FILE (required for a CSV with a split; refused for a CSV of wall times)")
@@ -156,7 +159,10 @@ def _parser() -> argparse.ArgumentParser:
                        help="derive the node count from the traces' world size (world size / G)")
     trace.add_argument("--steps-per-run", type=float, default=1.0, metavar="K",
                        help="profiler steps in one run of the project (default 1: a run is one step)")
-    trace.add_argument("--replace", action="store_true", help="replace an existing run at the same node count")
+    trace_again = trace.add_mutually_exclusive_group()
+    trace_again.add_argument("--replace", action="store_true", help="replace the runs already at this node count")
+    trace_again.add_argument("--repeat", action="store_true",
+                             help="add one more run at a node count already measured (the report takes the median)")
     trace.add_argument("--scheduler", metavar="ADDRESS",
                        help="reduce the ranks on a Dask distributed cluster (e.g. tcp://host:8786) whose workers "
                        "see the same paths; needs the optional extra reportgen[dask]")
@@ -422,7 +428,8 @@ def _measure(arguments: argparse.Namespace) -> int:
     from_traces = arguments.trace_dir is not None
     if arguments.steps_per_run <= 0:
         raise UsageError(f"--steps-per-run must be more than zero, got {arguments.steps_per_run:g}")
-    check_can_append(csv_path, arguments.nodes, replace=arguments.replace, split=arguments.split or from_traces)
+    check_can_append(csv_path, arguments.nodes, replace=arguments.replace, split=arguments.split or from_traces,
+                     repeat=arguments.repeat)
     place = tracker_place(loaded)
     nodes = f"{arguments.nodes} node{'' if arguments.nodes == 1 else 's'}"
     print(f"measuring `{shlex.join(command)}` at {nodes} (tracker location: {', '.join(place.values())})",
@@ -446,7 +453,7 @@ def _measure(arguments: argparse.Namespace) -> int:
         return ExitCode.FAILURE
     scaling = loaded.project.scaling
     appended = append_run(csv_path, measurement, time_unit_s=scaling.time_unit if scaling else None,
-                          replace=arguments.replace)
+                          replace=arguments.replace, repeat=arguments.repeat)
     cells = ", ".join(f"{name} {value}" for name, value in appended.cells.items() if value)
     console.say(f"appended to {csv_path}: {cells}")
     if measurement.energy_kwh is not None:

@@ -41,14 +41,14 @@ def _ingest_trace(arguments: argparse.Namespace) -> int:
 
     loaded = load_project(arguments.project, csv_files_may_be_missing=True)
     csv_path = csv_of(loaded)
-    check_can_append(csv_path, nodes, replace=arguments.replace, split=True)
+    check_can_append(csv_path, nodes, replace=arguments.replace, split=True, repeat=arguments.repeat)
     k = arguments.steps_per_run
     split = job.split_s(k)
     measurement = Measurement(nodes, sum(split.values()), None, split, 0,
                               workers_s=tuple(w * k for w in job.run.workers_s), source=job.provenance(nodes, k))
     scaling = loaded.project.scaling
     appended = append_run(csv_path, measurement, time_unit_s=scaling.time_unit if scaling else None,
-                          replace=arguments.replace)
+                          replace=arguments.replace, repeat=arguments.repeat)
     cells = ", ".join(f"{name} {value}" for name, value in appended.cells.items() if value and name != "workers")
     console.say(f"appended to {csv_path}: {cells}", file=sys.stderr if arguments.format == "json" else sys.stdout)
     return ExitCode.OK

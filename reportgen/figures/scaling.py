@@ -191,9 +191,20 @@ def speedup(scaling: ScalingResult) -> FigureJob:
     frame = FigureFrame("speedup", "Measured speedup against ideal with the Amdahl and Universal Scalability Law fits "
                         "(left: measured blue, ideal grey dotted, Amdahl green dashed, USL pink dash-dot, knee a "
                         "vermilion star) and parallel efficiency (right: orange, E = 0.5 vermilion dashed). "
-                        f"{knee_text}{reference_note(scaling)}",
+                        f"{knee_text}{reference_note(scaling)}"
+                        + (" Black bars: the 95 % bootstrap interval over each scale's repeated runs."
+                           if scaling.repeated else ""),
                         "Speedup and efficiency against node count.", height=3.4)
     return FigureJob(frame, _draw_speedup, (scaling,))
+
+
+def _interval_bars(ax: Any, p: np.ndarray, values: list[float], intervals: list[tuple[float, float] | None]) -> None:
+    """One error-bar artist for every scale with repeats (a scale with one run gets none)."""
+    if not any(intervals):
+        return
+    below = [v - ci[0] if ci else 0.0 for v, ci in zip(values, intervals, strict=True)]
+    above = [ci[1] - v if ci else 0.0 for v, ci in zip(values, intervals, strict=True)]
+    ax.errorbar(p, values, yerr=[below, above], fmt="none", ecolor=INK, elinewidth=0.9, capsize=3, zorder=4)
 
 
 def _draw_speedup(frame: FigureFrame, scaling: ScalingResult) -> str:
@@ -206,6 +217,7 @@ def _draw_speedup(frame: FigureFrame, scaling: ScalingResult) -> str:
         ax, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [3, 2]})
         ax.plot(p, q, color=GREY, linestyle=":", label="ideal")
         ax.plot(p, s, "o-", color=BLUE, markeredgecolor=INK, label="measured")
+        _interval_bars(ax, p, list(s), [r.speedup_ci for r in rows])
         if scaling.amdahl is not None and scaling.amdahl.serial_fraction > 0:
             f = scaling.amdahl.serial_fraction
             dq = dense / scaling.reference_nodes
@@ -223,11 +235,13 @@ def _draw_speedup(frame: FigureFrame, scaling: ScalingResult) -> str:
             ax.plot([knee.nodes], [knee.speedup], "*", color=VERMILION, markersize=13, markeredgecolor=INK,
                     label=f"knee at {knee.nodes:,} nodes")
         log2_axis(ax, [r.nodes for r in rows])
-        ax.set_ylim(0, max(float(s.max()), 1.0) * 1.35)
+        top = max([float(s.max()), 1.0] + [r.speedup_ci[1] for r in rows if r.speedup_ci])
+        ax.set_ylim(0, top * 1.35)
         ax.set_xlabel("nodes (log scale)")
         ax.set_ylabel(f"speedup over {scaling.reference_nodes:,} node{'s' if scaling.reference_nodes > 1 else ''}")
         ax.legend(loc="upper left")
         right.plot(p, [r.efficiency for r in rows], "s-", color=ORANGE, markeredgecolor=INK, label="efficiency")
+        _interval_bars(right, p, [r.efficiency for r in rows], [r.efficiency_ci for r in rows])
         right.axhline(1.0, color=GREY, linestyle=":")
         right.axhline(0.5, color=VERMILION, linestyle="--", linewidth=1, label="E = 0.5")
         log2_axis(right, [r.nodes for r in rows])

@@ -72,8 +72,9 @@ def read_emissions(path: Path, *, run_id: str | None = None) -> TrackedRun:
 
 
 def attach_energy(csv_path: Path, run: TrackedRun, nodes: int, *, replace: bool) -> float:
-    """Write the run's energy (kWh) into the CSV's row at `nodes`, with a provenance comment above it, atomically.
-    The row must exist; an energy already there is kept unless replaced. Returns the energy written."""
+    """Write the run's energy (kWh) into the CSV's row at `nodes` (the last one, when the scale has repeats: the run
+    just recorded), with a provenance comment above it, atomically. The row must exist; an energy already there is
+    kept unless replaced. Returns the energy written."""
     lines, header = measure.csv_lines(csv_path)
     rows = measure.rows_at(lines, header, nodes) if header is not None else []
     if header is None or not rows:
@@ -90,7 +91,7 @@ def attach_energy(csv_path: Path, run: TrackedRun, nodes: int, *, replace: bool)
     else:
         read = measurements.header_column(cells[names.index("energy")])
         unit = (read[1] if read else None) or "kWh"
-    row_index = rows[0]
+    row_index = rows[-1]
     row_cells = [cell for cell, _ in measurements.split_cells(lines[row_index])]
     position = names.index("energy")
     if row_cells[position] and not replace:

@@ -158,18 +158,20 @@ def without_rows(lines: list[str], header: int, nodes: int) -> list[str]:
     return [line for i, line in enumerate(lines) if i not in rows]
 
 
-def check_can_append(csv_path: Path, nodes: int, *, replace: bool, split: bool | None = None) -> str | None:
+def check_can_append(csv_path: Path, nodes: int, *, replace: bool, split: bool | None = None,
+                     repeat: bool = False) -> str | None:
     """Refuse, before anything runs, what could not be recorded: a node count the CSV already has (unless it is to
-    be replaced), a split the CSV has no columns for, a split-form CSV whose command is not said to write one.
+    be replaced, or the run is a repeat of that scale), a split the CSV has no columns for, a split-form CSV whose
+    command is not said to write one.
 
     `split` is whether the command writes its split (--split / --no-split); None leaves it to the command.
     Returns the CSV's form.
     """
     lines, header = csv_lines(csv_path)
     rows = rows_at(lines, header, nodes)
-    if rows and not replace:
-        raise UsageError(f"{csv_path.name} already has a run at {nodes} nodes (line {rows[0] + 1}); "
-                         "use --replace to replace it")
+    if rows and not (replace or repeat):
+        raise UsageError(f"{csv_path.name} already has a run at {nodes} nodes (line {rows[0] + 1}); use --repeat "
+                         "to add another run of that scale (the report takes the median), or --replace to replace it")
     form = csv_form(csv_path)
     if form == "throughput":
         raise UsageError(f"{csv_path.name} records throughput; measure records wall time or a compute / "
@@ -205,10 +207,12 @@ def provenance(measurement: Measurement) -> str:
             f"({_number(measurement.energy_kwh)} kWh) × {measurement.nodes} nodes, assuming every node draws the same")
 
 
-def append_run(csv_path: Path, measurement: Measurement, *, time_unit_s: float | None, replace: bool) -> Appended:
+def append_run(csv_path: Path, measurement: Measurement, *, time_unit_s: float | None, replace: bool,
+               repeat: bool = False) -> Appended:
     """Add the measurement as a row of the CSV (created with a header when absent), with a provenance comment
-    above it, atomically. CodeCarbon measures this machine only: a run at N nodes records N times its energy."""
-    check_can_append(csv_path, measurement.nodes, replace=replace,
+    above it, atomically: replacing the runs at its node count, or beside them as one more repeat. CodeCarbon
+    measures this machine only: a run at N nodes records N times its energy."""
+    check_can_append(csv_path, measurement.nodes, replace=replace, repeat=repeat,
                      split={"compute", "communication", "idle"} <= measurement.split_s.keys())
     lines, header_index = csv_lines(csv_path)
     if header_index is None:
@@ -218,7 +222,8 @@ def append_run(csv_path: Path, measurement: Measurement, *, time_unit_s: float |
                if (column := measurements.header_column(cell)) is not None]
     cells = {name: _cell(name, unit, measurement, time_unit_s) for name, unit in columns}
     row = ",".join(cells[name] for name, _ in columns)
-    lines = [*without_rows(lines, header_index, measurement.nodes), provenance(measurement), row]
+    kept = lines if repeat else without_rows(lines, header_index, measurement.nodes)
+    lines = [*kept, provenance(measurement), row]
     write_atomically(csv_path, "\n".join(lines) + "\n")
     return Appended(csv_path, cells)
 

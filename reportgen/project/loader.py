@@ -137,7 +137,10 @@ def _with_file_runs(scaling: Scaling, root: Node, path: Path, reader: Reader, *,
         runs = Items(Section(Run), min_items=0).read(runs_node, "scaling.runs", reader)
     if runs is INVALID:
         return failed
-    by_nodes = {run.nodes: source for run, source in zip(runs, sources, strict=True) if source.lines}
+    by_nodes: dict[int, RowSource] = {}
+    for run, source in zip(runs, sources, strict=True):
+        if source.lines:  # a scale's provenance: its first repeat's that has any
+            by_nodes.setdefault(run.nodes, source)
     return replace(scaling, runs=runs), runs_node, hashlib.sha256(data).hexdigest(), by_nodes
 
 
@@ -183,21 +186,17 @@ def _with_file_collectives(prediction: Prediction, root: Node, path: Path, reade
 
 
 def _check_runs(scaling: Scaling, runs_node: Node, root: Node, reader: Reader) -> None:
-    """One form for every run, unique node counts, and work_per_run only where it means something."""
+    """One form for every run, and work_per_run only where it means something. Rows with the same node count are
+    repeats of one scale (the analyses take their medians)."""
     def at(index: int, field: str = "") -> Node:
         node = runs_node.value[index] if isinstance(runs_node, SequenceNode) else runs_node
         return locate(node, field) if isinstance(node, MappingNode) else node
 
-    seen: dict[int, int] = {}
     first_form = scaling.runs[0].form if scaling.runs else None
     for index, run in enumerate(scaling.runs):
         if run.form != first_form:
             reader.error(at(index), f"scaling.runs[{index}]",
                          f"every run must be in one form: the first is {first_form}, this one is {run.form}")
-        if run.nodes in seen:
-            reader.error(at(index, "nodes"), f"scaling.runs[{index}].nodes",
-                         f"node count {run.nodes} is measured twice (first in run {seen[run.nodes]})")
-        seen.setdefault(run.nodes, index)
     if scaling.work_per_run is not None and first_form not in (None, "throughput"):
         reader.error(locate(root, "scaling.work_per_run"), "scaling.work_per_run",
                      "applies to runs in throughput form only")

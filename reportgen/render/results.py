@@ -147,7 +147,8 @@ def _scaling(s: ScalingResult | None) -> Json | None:
                   "comm_share": r.comm_share, "idle_share": r.idle_share, "karp_flatt": r.karp_flatt,
                   "lost_folds": r.lost_folds, "lost_serial": r.lost_serial,
                   "lost_communication": r.lost_communication, "lost_imbalance": r.lost_imbalance,
-                  "imbalance": r.imbalance} for r in s.rows],
+                  "imbalance": r.imbalance, "repeats": r.repeats, "time_s_ci": _pair(r.time_ci),
+                  "speedup_ci": _pair(r.speedup_ci), "efficiency_ci": _pair(r.efficiency_ci)} for r in s.rows],
         "pop": [{"nodes": p.nodes, "load_balance": p.load_balance, "comm_efficiency": p.comm_efficiency,
                  "parallel_efficiency": p.parallel_efficiency, "imbalance": p.imbalance} for p in s.pop],
         "comm_fit": None if s.comm_fit is None else {"a_s": s.comm_fit.alpha_s, "b_s": s.comm_fit.beta_s,
@@ -163,7 +164,13 @@ def _scaling(s: ScalingResult | None) -> Json | None:
         "usl": None if s.usl is None else {"sigma": s.usl.sigma, "kappa": s.usl.kappa, "gamma": s.usl.gamma,
                                             "peak_nodes": s.usl.peak_nodes},
         "karp_flatt_slope": s.karp_flatt_slope,
+        "knee_uncertain": s.knee_uncertain,
+        "noisy_nodes": [r.nodes for r in s.rows if r.noisy],
     }
+
+
+def _pair(interval: tuple[float, float] | None) -> list[float] | None:
+    return None if interval is None else [interval[0], interval[1]]
 
 
 def _regime(r: Regime) -> Json:

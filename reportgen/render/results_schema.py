@@ -57,6 +57,12 @@ def items(doc: str, item: Schema) -> Schema:
 
 
 NODES = int_("node count")
+
+
+def interval(of: str) -> Schema:
+    return {"type": ["array", "null"], "items": num("a bound"), "minItems": 2, "maxItems": 2,
+            "description": f"95 % percentile-bootstrap interval [low, high] of {of} over the repeats (2,000 seeded "
+                           "resamples); null with one run"}
 TIME = num("seconds per run (per unit of work when the section says per_unit_of_work)")
 
 
@@ -187,7 +193,10 @@ SECTIONS: dict[str, Schema] = {
             "lost_serial": num("the folds lost to the serial fraction", null=True),
             "lost_communication": num("the folds lost to communication", null=True),
             "lost_imbalance": num("the folds lost to load imbalance", null=True),
-            "imbalance": num("max / mean − 1 of the per-worker compute times", null=True)}),
+            "imbalance": num("max / mean − 1 of the per-worker compute times", null=True),
+            "repeats": int_("runs measured at this node count; the row holds their medians"),
+            "time_s_ci": interval("time_s"), "speedup_ci": interval("speedup"),
+            "efficiency_ci": interval("efficiency")}),
         "pop": rows("POP efficiency metrics per scale (breakdown form)", {
             "nodes": NODES, "load_balance": num("mean / max worker compute"),
             "comm_efficiency": num("max compute / runtime", null=True),
@@ -208,6 +217,8 @@ SECTIONS: dict[str, Schema] = {
             "sigma": num("σ, contention"), "kappa": num("κ, coherency"), "gamma": num("γ, single-node scale"),
             "peak_nodes": num("√((1 − σ)/κ), the continuous peak", null=True)}, null=True),
         "karp_flatt_slope": num("the Karp-Flatt serial fraction's slope per node", null=True),
+        "knee_uncertain": bool_("the knee scale's speedup interval overlaps a neighbouring scale's"),
+        "noisy_nodes": items("scales whose time interval's half-width exceeds 10 % of the median", NODES),
     }, null=True),
     "cost": obj("§4: cost per run and the marginal speedup money buys", {
         "currency": str_("pricing.currency"),
