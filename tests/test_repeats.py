@@ -143,3 +143,40 @@ def test_ingest_trace_adds_a_repeat(tmp_path: Path) -> None:
     assert text.count("\n2,") == 2 and text.count("# reportgen ingest trace") == 2  # each with its provenance
     scaling = load_project(project).project.scaling
     assert scaling is not None and len(scaling.runs) == 2
+
+
+def test_many_scales_show_a_readable_selection_and_results_keep_every_row(tmp_path: Path) -> None:
+    # 300 distinct node counts: tables show the selection, findings stay one sentence, results.json holds all
+    from reportgen.analysis import analyze
+    from reportgen.analysis.selection import MAX_SHOWN, for_tables, shown_nodes
+    from reportgen.render.context import normalized_inputs
+
+    runs = "".join(f"    - {{nodes: {p}, compute: {3000 / p:.3f}, communication: {p ** 0.5:.3f}, idle: 0.5}}\n"
+                   for p in range(1, 301))
+    text = (f"project: {{title: T}}\ndesign: {{nodes: 100}}\nprediction: {{t_comp: 3000 s, alpha: 1 s, beta: 1 s}}\n"
+            f"scaling:\n  time_unit: s\n  runs:\n{runs}")
+    project = load_project_text(text, ROOT / "p.yaml", "p.yaml").project
+    analysis = analyze(project)
+    shown = shown_nodes(analysis, 100)
+    assert shown is not None and MAX_SHOWN < 300
+    assert {1, 2, 4, 8, 16, 32, 64, 128, 256, 300, 100} <= shown  # powers of two, the ends, the plan
+    assert analysis.scaling is not None and analysis.scaling.peak_nodes in shown
+    assert len(shown) < 40
+    cut = for_tables(analysis, shown)
+    assert cut.scaling is not None and {r.nodes for r in cut.scaling.rows} == set(shown)
+    inputs = normalized_inputs(project, {}, shown)
+    listed = {row.path.partition("]")[0] for row in inputs if row.path.startswith("scaling.runs[")}
+    assert len(listed) == len(shown) and inputs[-1].value.startswith(f"… and {300 - len(shown):,} more runs")
+    assert all(len(f.message) < 1000 for f in analysis.findings)  # "and 291 more (results.json)"
+    assert any("more (results.json)" in f.message for f in analysis.findings)
+    assert main(["build", str(_write(tmp_path, text)), "-o", str(tmp_path), "--format", "json,html"]) == 0
+    document = json.loads((tmp_path / "p" / "results.json").read_text())
+    assert len(document["scaling"]["rows"]) == 300
+    html = (tmp_path / "p" / "report.html").read_text()
+    assert f"the tables show {len(shown)} of them" in html
+
+
+def _write(folder: Path, text: str) -> Path:
+    path = folder / "p.yaml"
+    path.write_text(text)
+    return path

@@ -162,7 +162,8 @@ def _measurements(project: Project, scaling: ScalingResult | None, goal: GoalRes
         return out
     superlinear = [r.nodes for r in scaling.rows if r.superlinear_compute]
     if superlinear:
-        out.append(info("superlinear-compute", f"compute shrank faster than 1/p at {superlinear} nodes (caches, "
+        out.append(info("superlinear-compute", f"compute shrank faster than 1/p at {_listed(superlinear, ', ')} "
+                        "nodes (caches, "
                         "smaller per-node working sets); the serial fraction there is clamped to 0",
                         "scaling.runs", "measure"))
     if scaling.reference_nodes != 1:
@@ -170,8 +171,8 @@ def _measurements(project: Project, scaling: ScalingResult | None, goal: GoalRes
                         f"nodes and ideal is p / {scaling.reference_nodes}", "scaling.runs", "measure"))
     noisy = [r for r in scaling.rows if r.noisy]
     if noisy:
-        spread = "; ".join(f"{r.nodes} nodes ±{(r.time_ci[1] - r.time_ci[0]) / 2 / r.time_s:.0%} over {r.repeats} "
-                           "runs" for r in noisy if r.time_ci and r.time_s)
+        spread = _listed([f"{r.nodes} nodes ±{(r.time_ci[1] - r.time_ci[0]) / 2 / r.time_s:.0%} over {r.repeats} "
+                          "runs" for r in noisy if r.time_ci and r.time_s])
         out.append(warning("noisy", f"the measured time's 95 % interval is wider than ±10 % of its median at {spread}: "
                            "measure these scales again before trusting a change there", "scaling.runs", "measure"))
     if scaling.knee_uncertain:
@@ -232,7 +233,7 @@ def _model_against_measurements(prediction: PredictionResult | None,
         if departures:
             out.append(warning("comm-share-departs", "the measured communication-to-computation ratio "
                                "(communication / compute) departs from the predicted R(p) by more than 2× at "
-                               f"{'; '.join(departures)}: the communication model does not describe this system",
+                               f"{_listed(departures)}: the communication model does not describe this system",
                                "prediction", "measure"))
     reference = prediction.at(scaling.reference_nodes).speedup
     shortfalls = []
@@ -244,9 +245,18 @@ def _model_against_measurements(prediction: PredictionResult | None,
             shortfalls.append(f"{row.nodes} nodes: {row.speedup:.3g} against {predicted:.3g}")
     if shortfalls:
         out.append(warning("below-prediction", "measured speedups fall more than 25 % below the predicted curve at "
-                           f"{'; '.join(shortfalls)}: the prediction is optimistic for this system",
+                           f"{_listed(shortfalls)}: the prediction is optimistic for this system",
                            "scaling.runs", "measure"))
     return out
+
+
+LISTED = 8  # items a finding names before it counts the rest
+
+
+def _listed(items: list[str] | list[int], separator: str = "; ") -> str:
+    """The first LISTED items, then how many more: a finding is one sentence even over 10,000 scales."""
+    shown = separator.join(str(item) for item in items[:LISTED])
+    return shown if len(items) <= LISTED else f"{shown}{separator}and {len(items) - LISTED:,} more (results.json)"
 
 
 def _seconds(value: float) -> str:

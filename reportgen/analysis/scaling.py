@@ -192,15 +192,15 @@ def bootstrap_intervals(groups: list[list[Run]], form: str,
     reference's repeats are resampled too (and for the reference itself the same draw is used on both sides, so
     its speedup stays 1). Seeded, so two builds of one input agree."""
     rng = np.random.default_rng(BOOTSTRAP_SEED)
-    draws = [_resampled_times(group, form, work_per_run, rng) for group in groups]
-    t_ref = draws[0]
+    t_ref = _resampled_times(groups[0], form, work_per_run, rng)
     p_ref = groups[0][0].nodes
     tail = (1 - CONFIDENCE) / 2 * 100
     out: list[tuple[Interval | None, Interval | None, Interval | None]] = []
-    for index, (group, times) in enumerate(zip(groups, draws, strict=True)):
-        if len(group) < 2:
+    for index, group in enumerate(groups):
+        if len(group) < 2:  # no interval, and no draws: a project of 10,000 single runs allocates none
             out.append((None, None, None))
             continue
+        times = t_ref if index == 0 else _resampled_times(group, form, work_per_run, rng)
         speedups = t_ref / times if index else np.ones_like(times)
         q = group[0].nodes / p_ref
         out.append((_percentiles(times, tail), _percentiles(speedups, tail), _percentiles(speedups / q, tail)))

@@ -25,10 +25,15 @@ __all__ = ["FIGURE_SCHEME", "HEIGHT", "WIDTH", "FigureFrame", "FigureJob", "figu
 
 
 def figure_jobs(analysis: Any, project: Any) -> list[FigureJob]:
-    """Every figure of a report whose inputs are present, in reading order."""
+    """Every figure of a report whose inputs are present, in reading order. Past a few dozen measured scales, bar
+    charts and labelled points show the tables' selection of node counts (reportgen.analysis.selection); line
+    plots keep every point, drawn as one artist."""
+    from reportgen.analysis.selection import for_tables, shown_nodes
     from reportgen.figures import decide, design, diagnosis, scaling
 
-    return [job for module in (diagnosis, design, scaling, decide) for job in module.jobs(analysis, project)]
+    planned = project.design.nodes if project.design else None
+    cut = for_tables(analysis, shown_nodes(analysis, planned))
+    return [job for module in (diagnosis, design, scaling, decide) for job in module.jobs(cut, project, analysis)]
 
 
 def _import_drawing() -> None:

@@ -33,7 +33,7 @@ from reportgen.project.model import REGIME_NAMES, Project
 REGIME_STYLE = {"on_demand": (BLUE, "o", "-"), "spot": (ORANGE, "s", "--"), "local": (GREEN, "^", "-.")}
 
 
-def jobs(analysis: Any, project: Project) -> list[FigureJob]:
+def jobs(analysis: Any, project: Project, full: Any = None) -> list[FigureJob]:
     return present(cost_speedup(analysis.cost), regimes(analysis.cost), energy(analysis.energy))
 
 

@@ -15,7 +15,7 @@ from reportgen.figures.style import BLUE, GREEN, GREY, INK, ORANGE, VERMILION, f
 from reportgen.project.model import Project
 
 
-def jobs(analysis: Any, project: Project) -> list[FigureJob]:
+def jobs(analysis: Any, project: Project, full: Any = None) -> list[FigureJob]:
     return present(radar(analysis.checklist), fanout_budget(analysis.checklist),
                    predicted(analysis.prediction, analysis.scaling), sensitivity(analysis.prediction))
 

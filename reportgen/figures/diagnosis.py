@@ -28,7 +28,7 @@ from reportgen.project.model import Hardware, Project
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 
 
-def jobs(analysis: Any, project: Project) -> list[FigureJob]:
+def jobs(analysis: Any, project: Project, full: Any = None) -> list[FigureJob]:
     diagnosis: DiagnosisResult | None = analysis.diagnosis
     if diagnosis is None:
         return []

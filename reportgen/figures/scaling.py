@@ -33,13 +33,17 @@ from reportgen.figures.style import (
 from reportgen.project.model import Project
 from reportgen.project.records import RankTimes
 
+MAX_MARKERS = 200  # points of a curve drawn with a marker each
 
-def jobs(analysis: Any, project: Project) -> list[FigureJob]:
+
+def jobs(analysis: Any, project: Project, full: Any = None) -> list[FigureJob]:
+    """`analysis` has the tables' selection of scales (for bars), `full` every scale (for the curves)."""
     scaling: ScalingResult | None = analysis.scaling
-    if scaling is None:
+    every: ScalingResult | None = (full or analysis).scaling
+    if scaling is None or every is None:
         return []
-    return present(breakdown(scaling), timeline(scaling), ranks(analysis.provenance), speedup(scaling),
-                   lost_folds(scaling), karp_flatt(scaling))
+    return present(breakdown(scaling), timeline(scaling), ranks(analysis.provenance), speedup(every),
+                   lost_folds(scaling), karp_flatt(every))
 
 
 def reference_note(scaling: ScalingResult) -> str:
@@ -216,7 +220,8 @@ def _draw_speedup(frame: FigureFrame, scaling: ScalingResult) -> str:
     with figure(frame) as fig:
         ax, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [3, 2]})
         ax.plot(p, q, color=GREY, linestyle=":", label="ideal")
-        ax.plot(p, s, "o-", color=BLUE, markeredgecolor=INK, label="measured")
+        dots = len(rows) <= MAX_MARKERS  # past that a line reads better, and each marker is a path in the SVG
+        ax.plot(p, s, "o-" if dots else "-", color=BLUE, markeredgecolor=INK, label="measured")
         _interval_bars(ax, p, list(s), [r.speedup_ci for r in rows])
         if scaling.amdahl is not None and scaling.amdahl.serial_fraction > 0:
             f = scaling.amdahl.serial_fraction
@@ -240,7 +245,8 @@ def _draw_speedup(frame: FigureFrame, scaling: ScalingResult) -> str:
         ax.set_xlabel("nodes (log scale)")
         ax.set_ylabel(f"speedup over {scaling.reference_nodes:,} node{'s' if scaling.reference_nodes > 1 else ''}")
         ax.legend(loc="upper left")
-        right.plot(p, [r.efficiency for r in rows], "s-", color=ORANGE, markeredgecolor=INK, label="efficiency")
+        right.plot(p, [r.efficiency for r in rows], "s-" if dots else "-", color=ORANGE, markeredgecolor=INK,
+                   label="efficiency")
         _interval_bars(right, p, [r.efficiency for r in rows], [r.efficiency_ci for r in rows])
         right.axhline(1.0, color=GREY, linestyle=":")
         right.axhline(0.5, color=VERMILION, linestyle="--", linewidth=1, label="E = 0.5")
@@ -297,7 +303,8 @@ def karp_flatt(scaling: ScalingResult) -> FigureJob | None:
 def _draw_karp_flatt(frame: FigureFrame, points: tuple[tuple[int, float], ...], scaling: ScalingResult) -> str:
     with figure(frame) as fig:
         ax = fig.subplots()
-        ax.plot([p for p, _ in points], [e for _, e in points], "o-", color=BLUE, markeredgecolor=INK,
+        ax.plot([p for p, _ in points], [e for _, e in points], "o-" if len(points) <= MAX_MARKERS else "-",
+                color=BLUE, markeredgecolor=INK,
                 label="Karp–Flatt e(p), measured")
         if scaling.usl is not None and scaling.reference_nodes == 1:
             dense = np.geomspace(points[0][0], points[-1][0], 60)

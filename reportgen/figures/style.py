@@ -253,9 +253,13 @@ def log_axes(ax: Any, *, x: bool = False, y: bool = False, base: int = 10) -> No
         axis.set_minor_formatter(NullFormatter())
 
 
+MAX_MINOR_TICKS = 64
+
+
 def log2_axis(ax: Any, values: list[int] | tuple[int, ...]) -> None:
     """A log2 node axis labelled with the node counts themselves, as many as fit side by side; the others keep an
-    unlabelled tick."""
+    unlabelled tick (past MAX_MINOR_TICKS values, only the unlabelled powers of two do: matplotlib lays out every
+    tick, and 10,000 of them took a minute)."""
     from matplotlib.ticker import FixedLocator, NullFormatter
 
     ax.set_xscale("log", base=2)
@@ -270,7 +274,9 @@ def log2_axis(ax: Any, values: list[int] | tuple[int, ...]) -> None:
     ticks = [ticks[round(index * (len(ticks) - 1) / (fitting - 1))] for index in range(fitting)]  # both ends kept
     ax.xaxis.set_major_locator(FixedLocator(ticks))
     ax.xaxis.set_major_formatter(_plain_formatter())
-    ax.xaxis.set_minor_locator(FixedLocator([value for value in every if value not in ticks]))
+    labelled = set(ticks)
+    minor = every if len(every) <= MAX_MINOR_TICKS else [value for value in every if value & (value - 1) == 0]
+    ax.xaxis.set_minor_locator(FixedLocator([value for value in minor if value not in labelled]))
     ax.xaxis.set_minor_formatter(NullFormatter())
 
 

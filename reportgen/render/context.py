@@ -14,6 +14,7 @@ from typing import Any
 from reportgen import __version__
 from reportgen.analysis import Analysis
 from reportgen.analysis.diagnosis import CEILING_AXIS, TYPICAL_TOOLS
+from reportgen.analysis.selection import for_tables, shown_nodes
 from reportgen.figures.jobs import FigureFrame
 from reportgen.project.flatten import flatten
 from reportgen.project.model import SLOT_VOCABULARY, Project
@@ -54,7 +55,7 @@ class ReportContext:
     """What report.html renders. A test checks that the templates use nothing else."""
 
     project: Project  # the loaded project (SI floats)
-    analysis: Analysis  # every analysis result
+    analysis: Analysis  # every analysis result; per-scale rows cut to `table_nodes` when there are many
     results: dict[str, Any]  # the results.json document (provenance, and the numbers scripts see)
     figures: dict[str, FigureFrame]  # by key; absent when its inputs are absent (drawn into their slots later)
     sections: tuple[tuple[str, str], ...]  # (anchor, title) in reading order, for the navigation and contents
@@ -68,6 +69,8 @@ class ReportContext:
     input_name: str  # the project file's name
     vocabulary: dict[str, tuple[str, ...]]  # known choices per design slot (others are shown as free text)
     ceiling_axes: tuple[tuple[str, str, str], ...]  # (ceiling, axis that cures it, typical tools)
+    measured_scales: int = 0  # node counts measured
+    table_nodes: tuple[int, ...] | None = None  # the node counts tables show, when not all (analysis.selection)
 
 
 def epoch_of(created: str | None) -> int:
@@ -91,19 +94,43 @@ def report_date(project: Project) -> tuple[str, str | None]:
     return "undated", None
 
 
-def normalized_inputs(project: Project, written: dict[str, str]) -> tuple[InputRow, ...]:
-    return tuple(InputRow(leaf.path, leaf.shown, leaf.unit, written.get(leaf.path))
-                 for leaf in flatten(project, currency=project.currency))
+MAX_LISTED_RUNS = 200  # runs the appendix lists one field per line; past it, one run per shown scale
+
+
+def normalized_inputs(project: Project, written: dict[str, str],
+                      shown: frozenset[int] | None = None) -> tuple[InputRow, ...]:
+    """Every input as read. Past MAX_LISTED_RUNS runs (thousands of repeats, or of scales), the appendix lists the
+    first run of each scale the tables show and counts the others (the CSV and its SHA-256 in the title block
+    identify them): 10,000 runs made a thousand-page appendix."""
+    left_out = set()
+    runs = project.scaling.runs if project.scaling is not None else ()
+    if len(runs) > MAX_LISTED_RUNS:
+        listed: set[int] = set()
+        for index, run in enumerate(runs):
+            if run.nodes in listed or (shown is not None and run.nodes not in shown):
+                left_out.add(f"scaling.runs[{index}]")
+            else:
+                listed.add(run.nodes)
+    rows = [InputRow(leaf.path, leaf.shown, leaf.unit, written.get(leaf.path))
+            for leaf in flatten(project, currency=project.currency)
+            if not left_out or leaf.path.partition("]")[0] + "]" not in left_out]
+    if left_out:
+        rows.append(InputRow("scaling.runs", f"… and {len(left_out):,} more runs (repeats, and the node counts the "
+                             "tables leave out)", "", None))
+    return tuple(rows)
 
 
 def build_context(project: Project, analysis: Analysis, results: dict[str, Any], figures: dict[str, FigureFrame],
                   *, paper: str, input_name: str, written: dict[str, str] | None = None) -> ReportContext:
     date, created = report_date(project)
-    return ReportContext(project=project, analysis=analysis, results=results, figures=figures, sections=SECTIONS,
-                         inputs=normalized_inputs(project, written or {}), currency=project.currency, paper=paper,
-                         date=date,
-                         created=created, epoch=epoch_of(created), version=__version__, input_name=input_name,
+    shown = shown_nodes(analysis, project.design.nodes if project.design else None)
+    measured = len(analysis.scaling.rows) if analysis.scaling else 0
+    return ReportContext(project=project, analysis=for_tables(analysis, shown), results=results, figures=figures,
+                         sections=SECTIONS, inputs=normalized_inputs(project, written or {}, shown),
+                         currency=project.currency, paper=paper, date=date, created=created,
+                         epoch=epoch_of(created), version=__version__, input_name=input_name,
                          vocabulary=SLOT_VOCABULARY,
                          ceiling_axes=tuple((c, a if c != "compute" else f"{a} (inference: distribute inference)",
-                                             TYPICAL_TOOLS[c]) for c, a in CEILING_AXIS.items()))
+                                             TYPICAL_TOOLS[c]) for c, a in CEILING_AXIS.items()),
+                         measured_scales=measured, table_nodes=tuple(sorted(shown)) if shown else None)
 

@@ -1,0 +1,64 @@
+"""Which measured node counts a report's tables and bar charts show when there are too many to read.
+
+Past a few dozen node counts a table stops being read and a bar chart stops being drawn in any useful time: a
+project of 10,000 measured scales made a 200 s, 1 GB HTML build. The report then shows a selection that keeps
+every point a reader looks for (every power of two, the reference and the largest scale, the knee, the peak, the
+cost-, time- and carbon-optimal points, the plan, each deployment context's choice, the noisy scales); results.json
+and `build --format csv` keep every row. Line plots draw all points, as one artist each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from reportgen.analysis import Analysis
+
+MAX_SHOWN = 40  # node counts a table lists in full; past it, the selection
+
+
+def shown_nodes(analysis: Analysis, planned: int | None) -> frozenset[int] | None:
+    """The node counts to show, or None when every measured one fits."""
+    scaling = analysis.scaling
+    if scaling is None or len(scaling.rows) <= MAX_SHOWN:
+        return None
+    measured = [row.nodes for row in scaling.rows]
+    keep = {nodes for nodes in measured if nodes & (nodes - 1) == 0}  # powers of two
+    keep |= {measured[0], measured[-1], scaling.peak_nodes}
+    keep |= {row.nodes for row in scaling.rows if row.noisy}
+    marked = [scaling.knee_nodes, scaling.first_below_half_efficiency, planned]
+    cost = analysis.cost
+    if cost is not None:
+        marked += [cost.cost_optimal_nodes, cost.fastest_nodes, cost.time_value_optimal_nodes]
+        marked += [regime.cost_optimal_nodes for regime in cost.regimes.values()]
+    if analysis.energy is not None:
+        marked.append(analysis.energy.carbon_optimal_nodes)
+    if analysis.decisions is not None:
+        marked += [decision.nodes for decision in analysis.decisions.decisions]
+    if analysis.goal is not None and analysis.goal.cheapest_meeting is not None:
+        marked.append(analysis.goal.cheapest_meeting.nodes)
+    keep |= {nodes for nodes in marked if nodes is not None}
+    return frozenset(keep & set(measured))
+
+
+def for_tables(analysis: Analysis, shown: frozenset[int] | None) -> Analysis:
+    """The analysis with every per-scale table cut to the shown node counts (the same object when all are shown)."""
+    if shown is None:
+        return analysis
+    scaling, cost, energy = analysis.scaling, analysis.cost, analysis.energy
+    reliability, provenance = analysis.reliability, analysis.provenance
+    return replace(
+        analysis,
+        scaling=replace(scaling, rows=tuple(r for r in scaling.rows if r.nodes in shown),
+                        pop=tuple(p for p in scaling.pop if p.nodes in shown)) if scaling else None,
+        cost=replace(cost, rows=tuple(r for r in cost.rows if r.nodes in shown),
+                     marginal=tuple(m for m in cost.marginal if m.to_nodes in shown),
+                     regimes={name: replace(regime, rows=tuple(r for r in regime.rows if r.nodes in shown))
+                              for name, regime in cost.regimes.items()}) if cost else None,
+        energy=replace(energy, rows=tuple(r for r in energy.rows if r.nodes in shown)) if energy else None,
+        reliability=replace(reliability, rows=tuple(r for r in reliability.rows if r.nodes in shown))
+        if reliability else None,
+        provenance=replace(provenance, rows=tuple(r for r in provenance.rows if r.nodes in shown))
+        if provenance else None,
+    )
