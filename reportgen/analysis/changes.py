@@ -166,11 +166,13 @@ INTERVALS: dict[str, Callable[[Json, Any], tuple[float, float] | None]] = {
 }
 
 
-def _within_noise(old_interval: tuple[float, float] | None, new_interval: tuple[float, float] | None) -> bool:
-    """Both values have intervals and they overlap: the change may be noise."""
-    if old_interval is None or new_interval is None:
-        return False
-    return old_interval[0] <= new_interval[1] and new_interval[0] <= old_interval[1]
+def _unless_noise(verdict: str, old_interval: tuple[float, float] | None,
+                  new_interval: tuple[float, float] | None) -> str:
+    """A better or worse verdict becomes "within noise" when both values have intervals and they overlap."""
+    if verdict not in ("better", "worse") or old_interval is None or new_interval is None:
+        return verdict
+    overlap = old_interval[0] <= new_interval[1] and new_interval[0] <= old_interval[1]
+    return "within noise" if overlap else verdict
 
 
 def _verdict(name: str, better: str | None, old: Any, new: Any) -> str:
@@ -205,9 +207,8 @@ def compare_results(old: Json, new: Json) -> tuple[ResultChange, ...]:
         point = POINTS[SAME_POINT[name]] if name in SAME_POINT else None
         moved = point is not None and point(old) != point(new)
         verdict = _verdict(name, None if moved else better, a, b)
-        if verdict in ("better", "worse") and name in INTERVALS and _within_noise(INTERVALS[name](old, a),
-                                                                                   INTERVALS[name](new, b)):
-            verdict = "within noise"
+        if name in INTERVALS:
+            verdict = _unless_noise(verdict, INTERVALS[name](old, a), INTERVALS[name](new, b))
         rows.append(ResultChange(name, label, kind, a, b, delta, relative, verdict))
     rows += _decision_changes(old, new)
     return tuple(rows)
@@ -230,10 +231,8 @@ def _decision_changes(old: Json, new: Json) -> list[ResultChange]:
                                      b.get("regime"), None, None, "changed"))
         field, kind = objective.get(b.get("optimize") or a.get("optimize") or "", ("cost", "money"))
         x, y = a.get(field), b.get(field)
-        verdict = _verdict(field, "lower", x, y)
-        if verdict in ("better", "worse") and _within_noise(_scale_interval(old, a.get("nodes"), x),
-                                                            _scale_interval(new, b.get("nodes"), y)):
-            verdict = "within noise"
+        verdict = _unless_noise(_verdict(field, "lower", x, y), _scale_interval(old, a.get("nodes"), x),
+                                _scale_interval(new, b.get("nodes"), y))
         rows.append(ResultChange(f"decision:{name}:{field}", f"{name}: {shown[field]}",
                                  kind, x, y, *_numeric_change(x, y), verdict))
     return rows

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from reportgen import __version__, interrupts
 from reportgen.commands import console
+from reportgen.commands.argtree import subcommands
 from reportgen.errors import ExitCode, InputError, ReportgenError, UsageError
 from reportgen.project.stdio import STDIN, output_name, shown_name, stdin_bytes
 
@@ -125,10 +126,7 @@ def _parser() -> argparse.ArgumentParser:
         "95.5, \"idle\": 40.1} (seconds) to the file named by $REPORTGEN_SPLIT_FILE.")
     measure.add_argument("--project", type=Path, required=True, metavar="FILE", help="the project file")
     measure.add_argument("--nodes", type=int, required=True, metavar="N", help="the node count of this run")
-    again = measure.add_mutually_exclusive_group()
-    again.add_argument("--replace", action="store_true", help="replace the runs already at this node count")
-    again.add_argument("--repeat", action="store_true",
-                       help="add one more run at a node count already measured (the report takes the median)")
+    _replace_or_repeat(measure)
     measure.add_argument("--split", action=argparse.BooleanOptionalAction, default=None,
                          help="the command writes its compute / communication / idle split to "
                          "$REPORTGEN_SPLIT_FILE (required for a CSV with a split; refused for a CSV of wall times)")
@@ -159,10 +157,7 @@ def _parser() -> argparse.ArgumentParser:
                        help="derive the node count from the traces' world size (world size / G)")
     trace.add_argument("--steps-per-run", type=float, default=1.0, metavar="K",
                        help="profiler steps in one run of the project (default 1: a run is one step)")
-    trace_again = trace.add_mutually_exclusive_group()
-    trace_again.add_argument("--replace", action="store_true", help="replace the runs already at this node count")
-    trace_again.add_argument("--repeat", action="store_true",
-                             help="add one more run at a node count already measured (the report takes the median)")
+    _replace_or_repeat(trace)
     trace.add_argument("--scheduler", metavar="ADDRESS",
                        help="reduce the ranks on a Dask distributed cluster (e.g. tcp://host:8786) whose workers "
                        "see the same paths; needs the optional extra reportgen[dask]")
@@ -201,21 +196,19 @@ def _parser() -> argparse.ArgumentParser:
                                      "example, `eval \"$(reportgen completion bash)\"` in ~/.bashrc, or write the "
                                      "fish one to ~/.config/fish/completions/reportgen.fish.")
     completion.add_argument("shell", choices=("bash", "zsh", "fish"), help="the shell")
-    for command in _all_commands(parser):
+    for _, command in subcommands(parser):
         group = command.add_mutually_exclusive_group()
         group.add_argument("-q", "--quiet", action="store_true", help="print only errors and the data asked for")
         group.add_argument("-v", "--verbose", action="store_true", help="also print each build's stage timings")
     return parser
 
 
-def _all_commands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
-    """Every subcommand's parser, nested ones (ingest trace) included."""
-    found = []
-    for action in parser._actions:  # argparse keeps its subcommands here; there is no public accessor
-        if isinstance(action, argparse._SubParsersAction):
-            for command in dict.fromkeys(action.choices.values()):  # aliases map to the same parser
-                found += [command, *_all_commands(command)]
-    return found
+def _replace_or_repeat(command: argparse.ArgumentParser) -> None:
+    """What a command that records a run does at a node count already measured: replace, or add a repeat."""
+    group = command.add_mutually_exclusive_group()
+    group.add_argument("--replace", action="store_true", help="replace the runs already at this node count")
+    group.add_argument("--repeat", action="store_true",
+                       help="add one more run at a node count already measured (the report takes the median)")
 
 
 def run() -> None:

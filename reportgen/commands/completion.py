@@ -8,27 +8,19 @@ from __future__ import annotations
 import argparse
 import shlex
 
+from reportgen.commands.argtree import children, subcommands
+
 
 def script(shell: str, parser: argparse.ArgumentParser) -> str:
-    commands = _commands(parser, ())
+    commands = _commands(parser)
     return {"bash": _bash, "zsh": _zsh, "fish": _fish}[shell](commands)
 
 
 Command = tuple[tuple[str, ...], argparse.ArgumentParser]  # the words that name it, and its parser
 
 
-def _commands(parser: argparse.ArgumentParser, prefix: tuple[str, ...]) -> list[Command]:
-    found: list[Command] = [(prefix, parser)]
-    for name, child in _children(parser).items():
-        found += _commands(child, (*prefix, name))
-    return found
-
-
-def _children(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
-    for action in parser._actions:  # argparse keeps its subcommands here; there is no public accessor
-        if isinstance(action, argparse._SubParsersAction):
-            return dict(action.choices)
-    return {}
+def _commands(parser: argparse.ArgumentParser) -> list[Command]:
+    return [((), parser), *subcommands(parser)]
 
 
 def _options(parser: argparse.ArgumentParser) -> list[argparse.Action]:
@@ -48,7 +40,7 @@ def _help(parser: argparse.ArgumentParser, name: str) -> str:
 def _bash(commands: list[Command]) -> str:
     cases = []
     for words, parser in commands:
-        children = " ".join(_children(parser))
+        names = " ".join(children(parser))
         options = " ".join(o for a in _options(parser) for o in a.option_strings)
         choices = "".join(f"        {shlex.quote(o)}) COMPREPLY=($(compgen -W {shlex.quote(' '.join(a.choices))} "
                           '-- "$cur")); return;;\n'
@@ -56,11 +48,11 @@ def _bash(commands: list[Command]) -> str:
         values = " ".join(v for a in parser._actions if not a.option_strings and a.choices
                           and not isinstance(a, argparse._SubParsersAction) for v in a.choices)
         cases.append(f"    {_label(words)})\n"
-                     f"      children={shlex.quote(children)}; options={shlex.quote(options)}; "
+                     f"      children={shlex.quote(names)}; options={shlex.quote(options)}; "
                      f"values={shlex.quote(values)}\n"
                      f'      case "$prev" in\n{choices}      esac;;\n')
-    named = "".join(f"    {_label(w)}) echo {shlex.quote(' '.join(_children(p)))};;\n"
-                    for w, p in commands if _children(p))
+    named = "".join(f"    {_label(w)}) echo {shlex.quote(' '.join(children(p)))};;\n"
+                    for w, p in commands if children(p))
     return f'''# reportgen completion for bash: eval "$(reportgen completion bash)"
 _reportgen() {{
   local cur="${{COMP_WORDS[COMP_CWORD]}}" prev="${{COMP_WORDS[COMP_CWORD-1]}}"
@@ -106,7 +98,7 @@ def _fish(commands: list[Command]) -> str:
              "complete -c reportgen -f"]
     for words, parser in commands:
         condition = _fish_condition(words, [w for w, _ in commands])
-        for name, child in _children(parser).items():
+        for name, child in children(parser).items():
             lines.append(f"complete -c reportgen -n {shlex.quote(condition)} -a {shlex.quote(name)} "
                          f"-d {shlex.quote(_help(parser, name) or child.description or '')}")
         for action in _options(parser):
@@ -119,7 +111,7 @@ def _fish(commands: list[Command]) -> str:
             if not action.option_strings and action.choices and not isinstance(action, argparse._SubParsersAction):
                 lines.append(f"complete -c reportgen -n {shlex.quote(condition)} -a "
                              f"{shlex.quote(' '.join(action.choices))}")
-        if words and not _children(parser):
+        if words and not children(parser):
             lines.append(f"complete -c reportgen -n {shlex.quote(condition)} -F")
     return "\n".join(lines) + "\n"
 

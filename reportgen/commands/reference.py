@@ -8,13 +8,13 @@ there differ from what this module generates.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from reportgen.commands.argtree import subcommands
 from reportgen.project.model import Project
 from reportgen.project.spec import Items, Quantity, Section, Spec, spec_fields
 
@@ -149,7 +149,8 @@ def cli_page() -> str:
                  "Every command's `--help`, as the argument parser prints it. Exit status: 0 success, 1 a failure "
                  "that is not the input's fault, 2 an input or usage error, 130 interrupted (Ctrl-C), 143 stopped "
                  "by SIGTERM.", "", "## reportgen", "", "```text", parser.format_help().rstrip(), "```", ""]
-        for name, command in _commands(parser):
+        for words, command in subcommands(parser):
+            name = " ".join(("reportgen", *words))
             lines += [f"## {name}", "", "```text", command.format_help().rstrip(), "```", ""]
     finally:
         if previous is None:
@@ -157,16 +158,6 @@ def cli_page() -> str:
         else:
             os.environ["COLUMNS"] = previous
     return "\n".join(lines).rstrip() + "\n"
-
-
-def _commands(parser: argparse.ArgumentParser, prefix: str = "reportgen") -> list[tuple[str, Any]]:
-    found = []
-    for action in parser._actions:  # argparse keeps its subcommands here; there is no public accessor
-        if isinstance(action, argparse._SubParsersAction):
-            for name, command in action.choices.items():
-                found.append((f"{prefix} {name}", command))
-                found += _commands(command, f"{prefix} {name}")
-    return found
 
 
 PAGES = {"project-file.md": project_file_page, "results.md": results_page, "cli.md": cli_page}

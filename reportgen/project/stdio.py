@@ -10,11 +10,11 @@ import sys
 from pathlib import Path
 
 STDIN = Path("-")  # a project file named "-" is read from standard input
-MAX_STDIN_BYTES = 1 << 20  # as a project file's limit (reportgen.project.yaml_source.MAX_FILE_BYTES)
+MAX_FILE_BYTES = 1 << 20  # a project file's size limit, read from a path or from here (a hand-written one is a few kB)
 _stdin: bytes | None = None
 
 
-def stdin_bytes(limit: int = MAX_STDIN_BYTES) -> bytes:
+def stdin_bytes(limit: int = MAX_FILE_BYTES) -> bytes:
     """Standard input, read once (at most limit + 1 bytes, so that a larger input is seen to be too large)."""
     global _stdin
     if _stdin is None:

@@ -14,9 +14,8 @@ from yaml.error import Mark, MarkedYAMLError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from reportgen.errors import InputError, Problem
-from reportgen.project.stdio import STDIN, stdin_bytes
+from reportgen.project.stdio import MAX_FILE_BYTES, STDIN, stdin_bytes
 
-MAX_FILE_BYTES = 1 << 20  # a hand-written project file is a few kilobytes
 MAX_EXPANDED_NODES = 100_000  # after alias expansion: refuses "billion laughs" documents
 MAX_DEPTH = 64
 PRESCAN_DEPTH = 4 * MAX_DEPTH
