@@ -1,12 +1,19 @@
-"""Ctrl-C and SIGTERM, acted on between stages, never in the middle of one.
+"""Ctrl-C and SIGTERM: stop at once, except in the middle of a write, which is finished first.
 
-Python raises KeyboardInterrupt wherever the main thread happens to be. Inside a C callback (WeasyPrint's Pango and
-fontconfig calls go through cffi) such an exception is printed and swallowed, and the renderer carries on with part
-of its work skipped: a complete-looking but wrong PDF that would then be written. So the handlers only record the
-request; builds check it at each stage boundary and before writing anything. A second signal stops at once.
+Supervisors (`timeout`, systemd, Kubernetes, CI runners) send one SIGTERM and, a few seconds later, SIGKILL; a
+terminal sends SIGINT. Either must stop any command promptly, wherever it is: reading a pipe that never ends,
+waiting for a renderer that hangs, running a command under `measure`. So a signal raises KeyboardInterrupt where
+the main thread is, as Python's own Ctrl-C does, and every stage cleans up on the way out (its `finally` blocks,
+the pools' shutdown). The exception is a write: `held()` marks one (a few milliseconds of moving finished files
+into place) and a signal that arrives inside is acted on when it ends, so that no output is ever half-written.
 
-Worker processes (figure drawing, the PDF renderer, batch builders) also stop when their parent is gone: killed
-with SIGKILL, say, it cannot tell them, and they would otherwise wait forever for work that never comes.
+Everything that must be right is also checked, not assumed: a signal is recorded before it is raised, and builds
+call `check()` before writing, so that an interrupt swallowed somewhere (an exception raised inside a finaliser is
+printed and dropped by Python) still stops the build before it writes.
+
+Worker processes (figure drawing, the PDF renderer, batch builders) call `as_worker()` first: they exit at once on a
+signal (after a write under way) and when their parent is gone: killed with SIGKILL, say, it cannot tell them, and
+they would otherwise wait forever for work that never comes.
 """
 
 from __future__ import annotations
@@ -21,30 +28,45 @@ from contextlib import contextmanager
 from types import FrameType
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>: the signal a process receives when its parent exits
+STOPPING = (signal.SIGINT, signal.SIGTERM)
+WORKER_GRACE_SECONDS = 1.0  # how long a stopping command waits for its workers to finish a write before SIGKILL
 
 _requested: list[int] = []
-last_signal: int | None = None  # the first signal recorded by the last deferred() block: the exit status is 128 + it
+_held = 0  # depth of held() blocks: writes under way
+_in_worker = False
+_owner = os.getpid()  # the process that installed the handlers: a process forked from it is a worker from birth
+last_signal: int | None = None  # the first signal recorded by the last stoppable() block: the exit status is 128 + it
 
 
-def _record(signum: int, _frame: FrameType | None) -> None:
+def _on_signal(signum: int, _frame: FrameType | None) -> None:
     _requested.append(signum)
-    if len(_requested) > 1:  # asked twice: the user wants out now
-        raise KeyboardInterrupt
+    if not _held:
+        _stop()
+
+
+def _stop() -> None:
+    # A worker has nothing to clean up that its parent does not: the pools and the renderer see the process gone.
+    # One forked a moment ago, before it could call as_worker(), is a worker too: it must not print a traceback.
+    if _in_worker or os.getpid() != _owner:
+        os._exit(128 + _requested[0])
+    raise KeyboardInterrupt
 
 
 @contextmanager
-def deferred() -> Iterator[None]:
-    """Within the block, SIGINT and SIGTERM are recorded instead of raised at once; the previous handlers come
-    back afterwards. Only the main thread can set handlers: elsewhere this does nothing."""
+def stoppable() -> Iterator[None]:
+    """Within the block, SIGINT and SIGTERM are recorded and raise KeyboardInterrupt (after a write under way);
+    the previous handlers come back afterwards. Only the main thread can set handlers: elsewhere this does
+    nothing."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    global last_signal
-    previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    global last_signal, _owner
+    _owner = os.getpid()
+    previous = {number: signal.getsignal(number) for number in STOPPING}
     _requested.clear()
     last_signal = None
     for number in previous:
-        signal.signal(number, _record)
+        signal.signal(number, _on_signal)
     try:
         yield
     finally:
@@ -54,25 +76,65 @@ def deferred() -> Iterator[None]:
         _requested.clear()
 
 
+@contextmanager
+def held() -> Iterator[None]:
+    """A write under way: a signal that arrives inside the block is acted on when it ends. Keep such blocks to
+    the writing itself (milliseconds): everything that can be prepared first is."""
+    global _held
+    _held += 1
+    try:
+        yield
+    finally:
+        _held -= 1
+    if _requested and not _held:
+        _stop()
+
+
 def requested() -> bool:
     return bool(_requested)
 
 
 def check() -> None:
-    """Raise KeyboardInterrupt if an interrupt was asked for: called where stopping loses nothing."""
+    """Raise KeyboardInterrupt if an interrupt was asked for: called before writing anything."""
     if _requested:
         raise KeyboardInterrupt
 
 
-def exit_with_parent(poll_seconds: float = 0.5) -> None:
-    """Called first in a worker process (figure drawing, the PDF renderer, batch builders): exit as soon as the
-    parent is gone. Workers keep the deferred handlers they inherit: a Ctrl-C or SIGTERM sent to the whole process
-    group is the parent's to act on at its next stage boundary, after which it shuts its workers down.
+def exit_status() -> int:
+    """The shell's convention for a command stopped by a signal: 128 + its number (130 Ctrl-C, 143 SIGTERM)."""
+    return 128 + int(_requested[0] if _requested else last_signal or signal.SIGINT)
+
+
+def stop_children(grace: float = WORKER_GRACE_SECONDS) -> None:
+    """Stop this process's worker processes: SIGTERM (each exits at once, or after the write it is in), then
+    SIGKILL for any still there after `grace` seconds (a renderer hung inside a C library). The pools would
+    otherwise wait for work under way to finish."""
+    import multiprocessing
+
+    children = multiprocessing.active_children()
+    for child in children:
+        child.terminate()
+    deadline = time.monotonic() + grace
+    for child in children:
+        child.join(max(0.0, deadline - time.monotonic()))
+        if child.is_alive():
+            child.kill()
+            child.join()
+
+
+def as_worker(poll_seconds: float = 0.5) -> None:
+    """Called first in a worker process: exit on SIGINT or SIGTERM (once a write under way is finished), and as
+    soon as the parent is gone.
 
     On Linux the kernel kills the worker when its parent exits (PR_SET_PDEATHSIG): no thread, so a worker that
     forks a helper of its own (the PDF renderer forks its figure painter) forks a single-threaded process, as fork
     requires (Python 3.12 and later warn about forking a process with threads). Elsewhere a thread polls the parent's
     id, so that the worker's own work is never interrupted."""
+    global _in_worker
+    _in_worker = True
+    _requested.clear()  # a signal the parent had recorded before forking is the parent's
+    for number in STOPPING:
+        signal.signal(number, _on_signal)
     parent = os.getppid()
     if _killed_with_parent():
         if os.getppid() != parent:  # the parent was gone before the kernel was asked

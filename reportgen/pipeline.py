@@ -17,10 +17,10 @@ from reportgen import interrupts
 from reportgen.analysis import Analysis, analyze
 from reportgen.errors import InputError, Problem
 from reportgen.figures.cache import FigureCache
+from reportgen.files import output_dir, write_files
 from reportgen.project import carbon
 from reportgen.project.loader import LoadedProject, load_project
 from reportgen.project.stdio import output_name
-from reportgen.render.outputs import output_dir, write_atomically
 from reportgen.render.report import Page, Report, render_page, start_pdf
 from reportgen.render.results import dumps, results_document
 
@@ -84,7 +84,7 @@ class Builder:
         if "html" in formats or "pdf" in formats:
             report, drawn = self._report(path, loaded, analysis, document, formats, files, clock)
         interrupts.check()  # the last moment to stop: nothing has been written yet
-        written = write_atomically(output_dir(self.options.out_root, output_name(path)), files)
+        written = write_files(output_dir(self.options.out_root, output_name(path)), files)
         clock.lap("write")
         return BuildResult(path, loaded, written, document, drawn, clock.laps, report)
 
@@ -93,7 +93,7 @@ class Builder:
         assert result.report is not None
         pdf = result.report.pdf(self._renderer())
         interrupts.check()
-        return write_atomically(output_dir(self.options.out_root, output_name(result.path)), {"report.pdf": pdf})[0]
+        return write_files(output_dir(self.options.out_root, output_name(result.path)), {"report.pdf": pdf})[0]
 
     def _report(self, path: Path, loaded: LoadedProject, analysis: Analysis, document: dict[str, Any],
                 formats: tuple[str, ...], files: dict[str, bytes], clock: _Clock) -> tuple[Report, tuple[str, ...]]:

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from reportgen import pipeline
+from reportgen.files import TEMP_PREFIX
 from reportgen.pipeline import Builder, BuildOptions
-from reportgen.render.outputs import TEMP_PREFIX
 from tests.conftest import INPUTS, ROOT
 
 EXAMPLE = (INPUTS / "example.yaml").read_text()
@@ -39,7 +39,7 @@ def built(tmp_path: Path) -> tuple[Path, Path, dict[str, bytes]]:
     return project, out, snapshot(out / "example")
 
 
-@pytest.mark.parametrize("stage", ["draw_figures", "render_page", "layout_to_pdf", "write_atomically"])
+@pytest.mark.parametrize("stage", ["draw_figures", "render_page", "layout_to_pdf", "write_files"])
 def test_an_interrupt_at_any_stage_keeps_the_previous_outputs(built: tuple[Path, Path, dict[str, bytes]],
                                                               monkeypatch: pytest.MonkeyPatch, stage: str) -> None:
     project, out, before = built
@@ -49,7 +49,7 @@ def test_an_interrupt_at_any_stage_keeps_the_previous_outputs(built: tuple[Path,
 
     if stage == "draw_figures":
         monkeypatch.setattr("reportgen.figures.draw_figures", interrupted)
-    elif stage == "write_atomically":
+    elif stage == "write_files":
         real_replace = os.replace
         calls = []
 
@@ -59,7 +59,7 @@ def test_an_interrupt_at_any_stage_keeps_the_previous_outputs(built: tuple[Path,
                 raise KeyboardInterrupt
             real_replace(source, target)  # type: ignore[arg-type]
 
-        monkeypatch.setattr("reportgen.render.outputs.os.replace", replace_then_die)
+        monkeypatch.setattr("reportgen.files.os.replace", replace_then_die)
     elif stage == "layout_to_pdf":
         monkeypatch.setattr("reportgen.render.pdf.layout_to_pdf", interrupted)
     else:
@@ -68,7 +68,7 @@ def test_an_interrupt_at_any_stage_keeps_the_previous_outputs(built: tuple[Path,
         Builder(BuildOptions(out_root=out, use_disk_cache=False)).build(project)
     after = snapshot(out / "example")
     assert no_temporaries(out)
-    if stage == "write_atomically":
+    if stage == "write_files":
         assert sum(after[name] != before[name] for name in FILES) <= 1  # at most the one already replaced
         assert after["report.pdf"] == before["report.pdf"]
     else:

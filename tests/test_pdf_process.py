@@ -201,18 +201,18 @@ def test_the_renderers_painter_exits_when_the_renderer_is_killed() -> None:
 
 
 def _threads_after_watching(queue: Any) -> None:
-    from reportgen.interrupts import exit_with_parent
+    from reportgen.interrupts import as_worker
 
-    exit_with_parent()
+    as_worker()
     import threading
 
     queue.put(threading.active_count())
 
 
 def _watch_then_sleep() -> None:
-    from reportgen.interrupts import exit_with_parent
+    from reportgen.interrupts import as_worker
 
-    exit_with_parent()
+    as_worker()
     time.sleep(60)
 
 

@@ -41,7 +41,7 @@ def _start_worker(options: BuildOptions) -> None:
     global _WORKER_BUILDER
     from reportgen.figures import FigurePool
 
-    interrupts.exit_with_parent()
+    interrupts.as_worker()
 
     _WORKER_BUILDER = Builder(options, pool=FigurePool(None))
 
@@ -82,17 +82,19 @@ def build_many(paths: list[Path], options: BuildOptions, *, jobs: int,
                 yield _build_one(path, builder)
         return
     context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
-    with ProcessPoolExecutor(max_workers=min(jobs, len(paths)), mp_context=context, initializer=_start_worker,
-                             initargs=(options,)) as pool:
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(paths)), mp_context=context, initializer=_start_worker,
+                               initargs=(options,))
+    stopping = False
+    try:
         futures = [pool.submit(_build_one, path) for path in paths]
-        try:
-            for future in as_completed(futures):
-                interrupts.check()
-                yield future.result()
-        except KeyboardInterrupt:
-            for future in futures:
-                future.cancel()  # projects not started yet; those under way finish or stop at a stage boundary
-            raise
+        for future in as_completed(futures):
+            interrupts.check()
+            yield future.result()
+    except KeyboardInterrupt:  # projects not started are cancelled; the command stops the workers as it exits
+        stopping = True
+        raise
+    finally:
+        pool.shutdown(wait=not stopping, cancel_futures=True)
 
 
 def worst(outcomes: list[Outcome]) -> int:

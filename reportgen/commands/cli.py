@@ -11,7 +11,7 @@ from pathlib import Path
 from reportgen import __version__, interrupts
 from reportgen.commands import console
 from reportgen.commands.argtree import subcommands
-from reportgen.errors import ExitCode, InputError, ReportgenError, UsageError
+from reportgen.errors import ExitCode, InputError, OutputError, ReportgenError, UsageError
 from reportgen.project.stdio import STDIN, output_name, shown_name, stdin_bytes
 
 FORMATS = ("html", "pdf", "json", "csv")
@@ -237,24 +237,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = parser.parse_args(argv)  # exits 2 on a usage error, as argparse does
     console.configure(quiet=getattr(arguments, "quiet", False), verbose=getattr(arguments, "verbose", False))
     try:
-        with interrupts.deferred():  # Ctrl-C and SIGTERM stop a build between stages, never halfway through one
-            return int(_run(arguments))
-    except UsageError as error:
+        with interrupts.stoppable():  # Ctrl-C and SIGTERM stop any command at once, a write once it is finished
+            try:
+                return int(_run(arguments))
+            except KeyboardInterrupt:
+                interrupts.stop_children()  # figure workers, renderer: stopped now, not waited for
+                raise
+    except (UsageError, OutputError) as error:  # one line, not located in a file
         print(f"reportgen: error: {error}", file=sys.stderr)
         return int(error.exit_code)
     except ReportgenError as error:
         print(str(error), file=sys.stderr)
         return int(error.exit_code)
     except KeyboardInterrupt:
-        import signal
-
-        received = interrupts.last_signal or signal.SIGINT
-        cause = "stopped by SIGTERM" if received == signal.SIGTERM else "interrupted"
-        print(f"reportgen: {cause}; earlier outputs are untouched", file=sys.stderr)
-        return 128 + int(received)  # the shell's convention: 130 for Ctrl-C, 143 for SIGTERM
+        status = interrupts.exit_status()  # the shell's convention: 130 for Ctrl-C, 143 for SIGTERM
+        cause = "stopped by SIGTERM" if status == 143 else "interrupted"
+        print(f"reportgen: {cause}; no output is half-written", file=sys.stderr)
+        return status
 
 
 def _run(arguments: argparse.Namespace) -> int:
+    if arguments.command in ("build", "diff", "watch"):
+        from reportgen.files import check_output_folder
+
+        check_output_folder(arguments.output)  # before any work: a build should not fail only at its last step
     if arguments.command == "check":
         return _check(arguments.files)
     if arguments.command == "build":
@@ -367,10 +373,12 @@ def _watch(arguments: argparse.Namespace) -> int:
         sys.stdout.flush()
 
     options = BuildOptions(out_root=arguments.output, formats=arguments.format, paper=arguments.paper)
-    with contextlib.suppress(KeyboardInterrupt):  # a second Ctrl-C stops at once
+    try:
         watch(arguments.file, options, on_event=show, interval=arguments.interval, max_builds=arguments.max_builds)
-    if interrupts.requested():
+    except KeyboardInterrupt:  # how watching ends: Ctrl-C, or SIGTERM from a supervisor
+        interrupts.stop_children()
         print("stopped watching; the last outputs are complete")
+        return interrupts.exit_status()
     return ExitCode.OK
 
 
@@ -471,8 +479,7 @@ def _schema(output: Path | None, *, results: bool) -> ExitCode:
     if output is None or str(output) == "-":
         sys.stdout.write(text)
     else:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text, encoding="utf-8")
+        _write_new(output, text, option="-o", overwrite=True)
         console.say(f"wrote {output}")
     return ExitCode.OK
 
@@ -483,12 +490,23 @@ def _init(path: Path) -> ExitCode:
     if path == STDIN:
         sys.stdout.write(starter_project())
         return ExitCode.OK
-    if path.exists():
-        raise UsageError(f"{path} exists; choose another path (init never overwrites)")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(starter_project(), encoding="utf-8")
+    _write_new(path, starter_project(), option="init", overwrite=False)
     console.say(f"wrote {path}; check it with: reportgen check {path}")
     return ExitCode.OK
+
+
+def _write_new(path: Path, text: str, *, option: str, overwrite: bool) -> None:
+    """Write one file a command makes (schema -o, init) atomically, creating its folder."""
+    from reportgen.files import check_output_file, create_file, make_folder, replace_file
+
+    check_output_file(path, option)
+    if not overwrite and path.exists():
+        raise UsageError(f"{path} exists; choose another path (init never overwrites)")
+    make_folder(path.parent)
+    try:
+        (replace_file if overwrite else create_file)(path, text.encode("utf-8"))
+    except FileExistsError:
+        raise UsageError(f"{path} exists; choose another path (init never overwrites)") from None
 
 
 if __name__ == "__main__":

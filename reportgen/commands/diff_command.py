@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 from reportgen import interrupts
 from reportgen.analysis.changes import DiffResult, compare
+from reportgen.files import output_dir, write_files
 from reportgen.pipeline import analyze_loaded
 from reportgen.project.loader import LoadedProject, load_project
 from reportgen.project.revisions import open_source
-from reportgen.render.outputs import output_dir, write_atomically
 from reportgen.render.results import dumps
 
 if TYPE_CHECKING:
@@ -76,7 +76,7 @@ def run_diff(old_spec: str, new_spec: str, options: DiffOptions) -> DiffOutcome:
             files["diff.pdf"] = report.pdf()
     folder = output_dir(options.out_root, f"diff-{old_stem}-vs-{new_stem}")
     interrupts.check()
-    return DiffOutcome(result, write_atomically(folder, files))
+    return DiffOutcome(result, write_files(folder, files))
 
 
 def diff_document(result: DiffResult) -> dict[str, Any]:

@@ -88,14 +88,18 @@ def figure_pool(*, workers: int | None = None) -> Iterator[FigurePool]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    from reportgen.interrupts import exit_with_parent
+    from reportgen.interrupts import as_worker
 
     executor = ProcessPoolExecutor(max_workers=count, mp_context=multiprocessing.get_context("fork"),
-                                   initializer=exit_with_parent)
+                                   initializer=as_worker)
+    stopping = False
     try:
         yield FigurePool(executor)
+    except KeyboardInterrupt:  # the figures under way are not wanted: the command stops its workers as it exits
+        stopping = True
+        raise
     finally:
-        executor.shutdown(wait=True, cancel_futures=True)
+        executor.shutdown(wait=not stopping, cancel_futures=True)
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 import pickle
-import tempfile
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from reportgen.errors import OutputError
+from reportgen.files import TEMP_PREFIX, open_regular, replace_file
 
 if TYPE_CHECKING:
     from reportgen.figures.jobs import FigureJob
@@ -53,7 +54,8 @@ class FigureCache:
         if self.folder is None:
             return None
         try:
-            svg = (self.folder / f"{key}.svg").read_text(encoding="utf-8")
+            with open_regular(self.folder / f"{key}.svg") as stream:
+                svg = stream.read().decode("utf-8")
         except (OSError, UnicodeDecodeError):
             return None
         self._memory[key] = svg
@@ -63,17 +65,15 @@ class FigureCache:
         self._memory[key] = svg
         if self.folder is None:
             return
-        with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
+        with contextlib.suppress(OSError, OutputError):  # a cache that cannot be written only costs time
             self.folder.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=self.folder, prefix=".tmp-")
-            with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                stream.write(svg)
-            os.replace(temporary, self.folder / f"{key}.svg")
+            replace_file(self.folder / f"{key}.svg", svg.encode("utf-8"), sync=False)
             self._prune()
 
     def _prune(self) -> None:
         assert self.folder is not None
-        entries = sorted(self.folder.glob("*.svg"), key=lambda p: p.stat().st_mtime)
+        entries = sorted((p for p in self.folder.glob("*.svg") if not p.name.startswith(TEMP_PREFIX)),
+                         key=lambda p: p.stat().st_mtime)
         for stale in [*entries[:-MAX_DISK_ENTRIES], *self.folder.glob("*.pickle")]:  # .pickle: older reportgens
             with contextlib.suppress(OSError):
                 stale.unlink()

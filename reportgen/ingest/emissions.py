@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reportgen.errors import InputError, Problem
+from reportgen.files import replace_file
 from reportgen.ingest import measure
 from reportgen.project import measurements, units
 from reportgen.project.yaml_source import read_text
@@ -109,5 +110,5 @@ def attach_energy(csv_path: Path, run: TrackedRun, nodes: int, *, replace: bool)
         lines[above] = comment  # the replaced energy's provenance goes with it
     else:
         lines.insert(row_index, comment)
-    measure.write_atomically(csv_path, "\n".join(lines) + "\n")
+    replace_file(csv_path, ("\n".join(lines) + "\n").encode("utf-8"))
     return energy_kwh

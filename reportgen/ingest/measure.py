@@ -8,6 +8,7 @@ reports its compute / communication / idle [/ io] split, in seconds, by writing 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -19,7 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reportgen import interrupts
 from reportgen.errors import UsageError
+from reportgen.files import open_regular, replace_file, why_unreadable
 from reportgen.project import measurements, units
 from reportgen.project.loader import LoadedProject
 from reportgen.project.records import PROVENANCE
@@ -27,6 +30,7 @@ from reportgen.project.yaml_source import read_text
 
 SPLIT_FIELDS = ("compute", "communication", "idle", "io")
 SPLIT_ENV = "REPORTGEN_SPLIT_FILE"
+COMMAND_GRACE_SECONDS = 1.0  # a stopped measure waits this long for its command to exit on the signal, then kills it
 
 
 @dataclass(frozen=True)
@@ -69,7 +73,9 @@ def tracker_place(loaded: LoadedProject) -> dict[str, str]:
 
 @contextmanager
 def _tracked(place: dict[str, str]) -> Iterator[list[float | None]]:
-    """CodeCarbon's offline tracker around a block; yields a one-element list that receives the energy in kWh."""
+    """CodeCarbon's offline tracker around a block; yields a one-element list that receives the energy in kWh.
+    An interrupted block gets no energy: the tracker is not stopped (its last reading can take a second), the
+    process is leaving and the run is not recorded."""
     os.environ["CODECARBON_LOG_LEVEL"] = "error"
     from codecarbon import OfflineEmissionsTracker
 
@@ -77,13 +83,11 @@ def _tracked(place: dict[str, str]) -> Iterator[list[float | None]]:
                                       allow_multiple_runs=True, measure_power_secs=1)
     energy: list[float | None] = [None]
     tracker.start()
-    try:
-        yield energy
-    finally:
-        tracker.stop()
-        data = getattr(tracker, "final_emissions_data", None)
-        value = getattr(data, "energy_consumed", None)
-        energy[0] = float(value) if isinstance(value, int | float) and value > 0 else None
+    yield energy
+    tracker.stop()
+    data = getattr(tracker, "final_emissions_data", None)
+    value = getattr(data, "energy_consumed", None)
+    energy[0] = float(value) if isinstance(value, int | float) and value > 0 else None
 
 
 def run_measured(command: Sequence[str], nodes: int, place: dict[str, str]) -> Measurement:
@@ -93,20 +97,43 @@ def run_measured(command: Sequence[str], nodes: int, place: dict[str, str]) -> M
         environment = {**os.environ, SPLIT_ENV: str(split_file)}
         with _tracked(place) as energy:
             started = time.perf_counter()
-            try:
-                status = subprocess.run(list(command), env=environment, check=False).returncode
-            except FileNotFoundError:
-                raise UsageError(f"no such command: {command[0]}") from None
+            status = _run_to_the_end(command, environment)
             wall = time.perf_counter() - started
         return Measurement(nodes, wall, energy[0], _read_split(split_file), status)
+
+
+def _run_to_the_end(command: Sequence[str], environment: dict[str, str]) -> int:
+    """The command's exit status. Stopped (Ctrl-C, SIGTERM), this passes the signal on to the command, gives it
+    COMMAND_GRACE_SECONDS to exit and then kills it: a supervisor's SIGTERM reaches the command even when sent to
+    this process alone, and a command that ignores it never holds this one up."""
+    try:
+        process = subprocess.Popen(list(command), env=environment)
+    except FileNotFoundError:
+        raise UsageError(f"no such command: {command[0]}") from None
+    except PermissionError:
+        raise UsageError(f"cannot run {command[0]}: permission denied") from None
+    try:
+        return process.wait()
+    except KeyboardInterrupt:
+        with contextlib.suppress(ProcessLookupError):
+            process.send_signal(interrupts.exit_status() - 128)
+        try:
+            process.wait(timeout=COMMAND_GRACE_SECONDS)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        raise
 
 
 def _read_split(path: Path) -> dict[str, float]:
     if not path.exists():
         return {}
     try:
-        data: Any = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
+        with open_regular(path) as stream:  # the command may have made it a pipe: never wait on one
+            data: Any = json.loads(stream.read(1 << 20))
+    except OSError as error:
+        raise UsageError(f"${SPLIT_ENV}: {why_unreadable(error)}") from None
+    except ValueError as error:
         raise UsageError(f"${SPLIT_ENV}: not JSON ({error})") from None
     if not isinstance(data, dict):
         raise UsageError(f"${SPLIT_ENV}: expected an object like {{\"compute\": 812.0, \"communication\": 95.5, "
@@ -224,7 +251,7 @@ def append_run(csv_path: Path, measurement: Measurement, *, time_unit_s: float |
     row = ",".join(cells[name] for name, _ in columns)
     kept = lines if repeat else without_rows(lines, header_index, measurement.nodes)
     lines = [*kept, provenance(measurement), row]
-    write_atomically(csv_path, "\n".join(lines) + "\n")
+    replace_file(csv_path, ("\n".join(lines) + "\n").encode("utf-8"))
     return Appended(csv_path, cells)
 
 
@@ -273,24 +300,3 @@ def _cell(name: str, unit: str | None, measurement: Measurement, time_unit_s: fl
 
 def _number(value: float) -> str:
     return f"{value:.6g}"
-
-
-def write_atomically(path: Path, text: str) -> None:
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        # mkstemp creates 0600; keep the file's mode, or give a new file what open() would (0666 less the umask)
-        os.chmod(temporary, path.stat().st_mode & 0o777 if path.exists() else 0o666 & ~_umask())
-        os.replace(temporary, path)
-    finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-
-
-def _umask() -> int:
-    mask = os.umask(0)  # the only way to read it is to set it: put it back at once
-    os.umask(mask)
-    return mask

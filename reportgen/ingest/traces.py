@@ -40,6 +40,7 @@ import msgspec
 import numpy as np
 
 from reportgen.errors import InputError, Problem, UsageError
+from reportgen.files import open_regular, why_unreadable
 from reportgen.project.records import PROVENANCE
 
 COMMUNICATION = re.compile(r"^nccl.*|^hip|^hccl|.*ncclKernel.*")
@@ -132,14 +133,12 @@ def trace_files(paths: Sequence[Path]) -> tuple[list[Path], bool]:
     for path in paths:
         if path.is_dir():
             folder = True
-            found = sorted(p for p in path.iterdir() if p.name.endswith(TRACE_SUFFIXES) and p.is_file())
+            found = sorted(p for p in path.iterdir() if p.name.endswith(TRACE_SUFFIXES))
             if not found:
                 raise InputError([Problem(str(path), 1, 1, "", "the folder holds no .json or .json.gz trace")])
-            files += found
-        elif path.is_file():
-            files.append(path)
+            files += found  # each is refused when read if it is not a regular file: a rank left out would pass
         elif path.exists():
-            raise InputError([Problem(str(path), 1, 1, "", "not a regular file or folder")])
+            files.append(path)
         else:
             raise InputError([Problem(str(path), 1, 1, "", "no such file or folder")])
     return files, folder
@@ -208,7 +207,7 @@ class _TraceFile:
     def event_batches(self) -> Iterator[list[_Event]]:
         digest = hashlib.sha256()
         try:
-            with self.path.open("rb") as stored:
+            with open_regular(self.path) as stored:
                 hashed = _Hashing(stored, digest)
                 gz = self.path.name.endswith(".gz") or stored.read(2) == b"\x1f\x8b"
                 stored.seek(0)
@@ -219,7 +218,7 @@ class _TraceFile:
         except (EOFError, gzip.BadGzipFile, zlib.error) as error:
             raise self._error(1, 1, f"truncated or corrupt gzip ({error})") from None
         except OSError as error:
-            raise self._error(1, 1, f"cannot read the file ({error.strerror or error})") from None
+            raise self._error(1, 1, why_unreadable(error)) from None
         self.sha256 = digest.hexdigest()
 
     def _batches(self, source: _Readable) -> Iterator[list[_Event]]:

@@ -154,8 +154,8 @@ def _csv_beside(path: Path, relative: str, field_path: str, node: Node, reader: 
         csv_path = measurements.resolve(path, relative)
     except ValueError as error:
         return reader.error(node, field_path, str(error))
-    if not csv_path.is_file():
-        if missing_ok and not csv_path.exists():
+    if not csv_path.exists():  # anything else that is not a regular file is refused when read, saying what it is
+        if missing_ok:
             return None
         return reader.error(node, field_path, f'no such file "{relative}" beside the project file')
     return csv_path

@@ -14,6 +14,7 @@ from yaml.error import Mark, MarkedYAMLError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from reportgen.errors import InputError, Problem
+from reportgen.files import open_regular, why_unreadable
 from reportgen.project.stdio import MAX_FILE_BYTES, STDIN, stdin_bytes
 
 MAX_EXPANDED_NODES = 100_000  # after alias expansion: refuses "billion laughs" documents
@@ -37,12 +38,10 @@ def read_text(path: Path, display: str, *, limit: int = MAX_FILE_BYTES) -> tuple
         if path == STDIN:
             data = stdin_bytes(limit)
         else:
-            with path.open("rb") as handle:
+            with open_regular(path) as handle:
                 data = handle.read(limit + 1)
-    except IsADirectoryError:
-        raise InputError([Problem(display, 1, 1, "", "is a directory, not a file")]) from None
     except OSError as error:
-        raise InputError([Problem(display, 1, 1, "", f"cannot read: {error.strerror}")]) from None
+        raise InputError([Problem(display, 1, 1, "", why_unreadable(error))]) from None
     if len(data) > limit:
         raise InputError([Problem(display, 1, 1, "", f"the file is larger than {limit // 1024} KiB")])
     try:

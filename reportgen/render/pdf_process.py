@@ -23,7 +23,7 @@ from contextlib import AbstractContextManager, contextmanager
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from reportgen.interrupts import exit_with_parent
+from reportgen.interrupts import as_worker
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -66,7 +66,7 @@ class _WeasyPrintProcess:
     def _next_answer(self) -> tuple[bool, Any]:
         try:
             answer: tuple[bool, Any] = self._connection.recv()
-        except EOFError:
+        except (EOFError, ConnectionResetError):  # it died (a crash, or killed by a signal to it alone)
             raise RuntimeError(f"the {self._process.name} process stopped unexpectedly") from None
         finally:
             self._unread -= 1
@@ -76,13 +76,13 @@ class _WeasyPrintProcess:
         self._connection.close()  # an idle process sees end-of-file and exits
         self._process.join(timeout=0.1)
         if self._process.is_alive():  # still importing, or working for nobody (a failed or interrupted build):
-            self._process.kill()  # it writes nothing, and it defers SIGTERM as the build does
+            self._process.kill()  # it writes nothing: no need to wait for it
             self._process.join()
 
 
 def _serve(connection: Any, parent_end: Any, serve: Callable[[], Callable[[Any], Any]]) -> None:
     parent_end.close()  # else this process's own copy would keep the pipe open after the parent closes it
-    exit_with_parent()  # the pipe alone would not tell of a killed parent: figure workers hold its far end too
+    as_worker()  # the pipe alone would not tell of a killed parent: figure workers hold its far end too
     from reportgen.render.pdf import preload
 
     preload()
@@ -90,14 +90,16 @@ def _serve(connection: Any, parent_end: Any, serve: Callable[[], Callable[[Any],
     while True:
         try:
             request = connection.recv()
-        except (EOFError, KeyboardInterrupt):  # the parent closed the pipe, or a second Ctrl-C: it is stopping
+        except (EOFError, OSError):  # the parent closed the pipe, or was killed (a signal ends this one: as_worker)
             return
         try:
-            connection.send((True, answer(request)))
-        except KeyboardInterrupt:
-            return
+            reply = (True, answer(request))
         except Exception:  # a bug or a figure WeasyPrint cannot draw: the parent raises it with this traceback
-            connection.send((False, traceback.format_exc()))
+            reply = (False, traceback.format_exc())
+        try:
+            connection.send(reply)
+        except OSError:  # the parent is gone (stopped, or it gave up on this answer and closed the pipe)
+            return
 
 
 class PainterProcess(_WeasyPrintProcess):
@@ -153,7 +155,7 @@ class RendererProcess(_WeasyPrintProcess):
 
         arrivals, self._drawings = multiprocessing.get_context("fork").Pipe(duplex=False)
         # not a daemon: multiprocessing forbids a daemon children, and this one has a painter. Its owner closes it
-        # (early_renderer), and it exits on its own when that owner dies (exit_with_parent).
+        # (early_renderer), and it exits on its own when that owner dies (as_worker).
         super().__init__("reportgen-pdf", partial(_rendering, arrivals, self._drawings), daemon=False)
         arrivals.close()
         self._requests = 0

@@ -1,0 +1,205 @@
+"""Files in and out. Only regular files are read; every write is atomic and finished even when a signal comes.
+
+Reading: a named pipe without a writer blocks `open` forever, a device never ends and a socket cannot be opened at
+all, so a path is looked at before it is opened (stat), opened without blocking, and looked at again through the
+open descriptor (it may have been replaced in between). Anything but a regular file is refused.
+
+Writing: everything is rendered in memory first; each file is then written to a temporary name beside its target and
+moved over it with os.replace, which is atomic on POSIX, inside `interrupts.held()` so that a signal waits for the
+moves (milliseconds). A failure at any point removes the temporaries and leaves the previous files as they were;
+the error names the file and the reason in one line (OutputError).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import BinaryIO
+
+from reportgen import interrupts
+from reportgen.errors import OutputError, UsageError
+
+TEMP_PREFIX = ".reportgen-"
+
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+class NotRegularFile(OSError):
+    """A path that names something other than a regular file (a folder, pipe, socket or device)."""
+
+    def __init__(self, kind: str, path: Path) -> None:
+        super().__init__(f"{kind}, not a regular file")
+        self.kind, self.path = kind, path
+
+
+def kind_of(mode: int) -> str | None:
+    """What a file mode names, or None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    return next((kind for test, kind in _KINDS if test(mode)), "not a regular file")
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """The file opened for reading in binary; NotRegularFile, never a wait, for anything but a regular file."""
+    kind = kind_of(os.stat(path).st_mode)
+    if kind is not None:
+        raise NotRegularFile(kind, path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    descriptor = os.open(path, flags)
+    try:
+        kind = kind_of(os.fstat(descriptor).st_mode)  # what was opened, if the path changed since the stat
+        if kind is not None:
+            raise NotRegularFile(kind, path)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(descriptor, True)
+        return os.fdopen(descriptor, "rb")
+    except BaseException:
+        os.close(descriptor)
+        raise
+
+
+def why_unreadable(error: OSError) -> str:
+    """One line on why a file could not be read, for a located error."""
+    if isinstance(error, NotRegularFile):
+        return f"is {error.kind}, not a regular file: reportgen reads only regular files"
+    if isinstance(error, IsADirectoryError):
+        return "is a folder, not a file"
+    if isinstance(error, FileNotFoundError):
+        return "no such file"
+    return f"cannot read: {error.strerror or error}"
+
+
+# ---------------------------------------------------------------------------------------------------- writing
+def _umask() -> int:
+    current = os.umask(0)  # the only way to read it is to set it: put it back at once
+    os.umask(current)
+    return current
+
+
+NEW_FILE_MODE = 0o666 & ~_umask()  # what open() gives a new file; mkstemp's 0600 would hide a report from others
+
+
+def output_dir(out_root: Path, stem: str) -> Path:
+    """OUT/<stem>, refusing any name that would land elsewhere (a file named "..yaml" has the stem ".")."""
+    folder = (out_root / stem).resolve()
+    if not stem or stem.startswith(".") or folder.parent != out_root.resolve():
+        raise UsageError(f"refusing to write outside {out_root}/: a project file named {stem!r}.yaml has no "
+                         "usable output name; rename it")
+    return folder
+
+
+def check_output_folder(folder: Path, option: str = "-o") -> None:
+    """Refuse, before any work, an output folder that cannot be one or cannot be written: a file or a path through
+    a file (UsageError, exit 2), a folder without write permission (OutputError, exit 1). Nothing is created: a
+    build that then fails on its input leaves no empty folder behind."""
+    if folder.is_file():
+        raise UsageError(f"{option} {folder}: is a file, not a folder; name a folder for the outputs")
+    _check_writable(folder, f"{option} {folder}")
+
+
+def check_output_file(path: Path, option: str) -> None:
+    """The same for an output file (`schema -o`, `init`): a folder there is refused, as is a path through a
+    file or a folder without write permission."""
+    if path.is_dir():
+        raise UsageError(f"{option} {path}: is a folder; name the file to write")
+    _check_writable(path.parent, f"{option} {path}")
+
+
+def _check_writable(folder: Path, shown: str) -> None:
+    existing = folder
+    while not existing.is_dir():  # the nearest folder that exists: outputs are created in it
+        if existing.exists():
+            raise UsageError(f"{shown}: goes through {existing}, which is a file, not a folder")
+        existing = existing.parent
+    if not os.access(existing, os.W_OK | os.X_OK):
+        where = "" if existing == folder else f" (it would be created in {existing})"
+        raise OutputError(f"{shown}: no permission to write there{where}; choose another folder")
+
+
+def make_folder(folder: Path) -> None:
+    """The folder and its parents, created where missing (OutputError when that cannot be done)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise OutputError(f"cannot create {folder}: {error.strerror or error}") from None
+
+
+def write_files(folder: Path, files: dict[str, bytes]) -> list[Path]:
+    """Write every file of `files` (name → bytes) into `folder`, all or none (each file old or new, never
+    partial); the temporaries are gone afterwards."""
+    make_folder(folder)
+    remove_stale_temporaries(folder)
+    with _staged(folder, files) as staged, interrupts.held():
+        for temporary, target in staged:
+            _move(temporary, target)
+    return [target for _, target in staged]
+
+
+def replace_file(path: Path, data: bytes, *, sync: bool = True) -> None:
+    """Replace (or create) one file atomically, keeping an existing file's permissions. `sync` False skips
+    waiting for the disk, for a file whose loss in a power cut costs nothing (a cache entry)."""
+    mode = path.stat().st_mode & 0o777 if path.exists() else NEW_FILE_MODE
+    with _staged(path.parent, {path.name: data}, mode=mode, sync=sync) as staged, interrupts.held():
+        _move(*staged[0])
+
+
+def create_file(path: Path, data: bytes) -> None:
+    """Create a file that must not exist yet (FileExistsError if it does, even if it appeared a moment ago)."""
+    with _staged(path.parent, {path.name: data}) as staged, interrupts.held():
+        try:
+            os.link(staged[0][0], path)  # unlike a rename, a link never replaces what is there
+        except FileExistsError:
+            raise
+        except OSError:  # a file system without hard links: a rename, once more sure that nothing is there
+            if path.exists():
+                raise FileExistsError(path) from None
+            _move(staged[0][0], path)
+
+
+def _move(temporary: Path, target: Path) -> None:
+    try:
+        os.replace(temporary, target)
+    except OSError as error:  # the target is a folder, say, or permissions changed meanwhile
+        raise OutputError(f"cannot write {target}: {error.strerror or error}") from None
+
+
+@contextmanager
+def _staged(folder: Path, files: dict[str, bytes], *, mode: int = NEW_FILE_MODE,
+            sync: bool = True) -> Iterator[list[tuple[Path, Path]]]:
+    """Each file written (and synced to disk, unless told otherwise) to a temporary name in `folder`, as
+    (temporary, target) pairs; whatever is left of the temporaries is removed afterwards."""
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for name, data in files.items():
+            try:
+                with interrupts.held():  # never a temporary that is not listed for removal
+                    handle, temporary = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=f".{name}", dir=folder)
+                    staged.append((Path(temporary), folder / name))
+                with os.fdopen(handle, "wb") as stream:
+                    os.fchmod(handle, mode)
+                    stream.write(data)
+                    stream.flush()
+                    if sync:
+                        os.fsync(handle)
+            except OSError as error:  # a full disk, a read-only or vanished folder
+                raise OutputError(f"cannot write {folder / name}: {error.strerror or error}; "
+                                  "the files there are as they were") from None
+        yield staged
+    finally:
+        with interrupts.held():
+            for leftover, _ in staged:
+                with contextlib.suppress(FileNotFoundError):
+                    leftover.unlink()
+
+
+def remove_stale_temporaries(folder: Path) -> None:
+    """Temporaries left by a process killed (SIGKILL) between staging and moving."""
+    for stale in folder.glob(f"{TEMP_PREFIX}*"):
+        with contextlib.suppress(OSError):
+            stale.unlink()
