@@ -13,7 +13,7 @@ each one this checks:
 - no process of the build left, in its process group;
 - how long the command took to exit after the signal (the target: within a second).
 
-Prints one line per build and a summary; exits 1 if any check failed. `tests/test_signals.py` runs a few of these.
+Prints one line per build and a summary; exits 1 if any check failed. `tests/test_hostile.py` runs a few of these.
 """
 
 from __future__ import annotations

@@ -76,13 +76,17 @@ def why_unreadable(error: OSError) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------- writing
-def _umask() -> int:
-    current = os.umask(0)  # the only way to read it is to set it: put it back at once
-    os.umask(current)
-    return current
-
-
-NEW_FILE_MODE = 0o666 & ~_umask()  # what open() gives a new file; mkstemp's 0600 would hide a report from others
+def new_file_mode() -> int:
+    """What open() gives a new file under the current umask (mkstemp's 0600 would hide a report from others).
+    Read when a file is written, since a caller may change the umask: from /proc on Linux, else by setting it and
+    putting it back at once (the only portable way to read it)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            umask = next(int(line.split()[1], 8) for line in status if line.startswith("Umask:"))
+    except (OSError, StopIteration, ValueError, IndexError):
+        umask = os.umask(0)
+        os.umask(umask)
+    return 0o666 & ~umask
 
 
 def output_dir(out_root: Path, stem: str) -> Path:
@@ -144,7 +148,7 @@ def write_files(folder: Path, files: dict[str, bytes]) -> list[Path]:
 def replace_file(path: Path, data: bytes, *, sync: bool = True) -> None:
     """Replace (or create) one file atomically, keeping an existing file's permissions. `sync` False skips
     waiting for the disk, for a file whose loss in a power cut costs nothing (a cache entry)."""
-    mode = path.stat().st_mode & 0o777 if path.exists() else NEW_FILE_MODE
+    mode = path.stat().st_mode & 0o777 if path.exists() else new_file_mode()
     with _staged(path.parent, {path.name: data}, mode=mode, sync=sync) as staged, interrupts.held():
         _move(*staged[0])
 
@@ -170,11 +174,12 @@ def _move(temporary: Path, target: Path) -> None:
 
 
 @contextmanager
-def _staged(folder: Path, files: dict[str, bytes], *, mode: int = NEW_FILE_MODE,
+def _staged(folder: Path, files: dict[str, bytes], *, mode: int | None = None,
             sync: bool = True) -> Iterator[list[tuple[Path, Path]]]:
     """Each file written (and synced to disk, unless told otherwise) to a temporary name in `folder`, as
     (temporary, target) pairs; whatever is left of the temporaries is removed afterwards."""
     staged: list[tuple[Path, Path]] = []
+    mode = new_file_mode() if mode is None else mode
     try:
         for name, data in files.items():
             try:

@@ -48,7 +48,7 @@ def test_check_ok_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_missing_file_is_an_input_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "no/such/file.yaml"]) == 2
-    assert "no/such/file.yaml:1:1: error: cannot read" in capsys.readouterr().err
+    assert "no/such/file.yaml:1:1: error: no such file\n" in capsys.readouterr().err
 
 
 def test_usage_error_exits_2() -> None:

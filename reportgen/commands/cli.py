@@ -23,7 +23,8 @@ Turn the evidence behind a distributed-AI system design (a YAML project file) in
 predicted speedup, measured scaling and knee attribution, marginal cost, energy and carbon."""
 
 EPILOG = """\
-exit status: 0 success, 1 failure (not the input's fault), 2 input or usage error.
+exit status: 0 success, 1 failure (not the input's fault), 2 input or usage error,
+130 interrupted (Ctrl-C), 143 stopped by SIGTERM.
 Examples:
   reportgen check inputs/example.yaml
   reportgen build inputs/example.yaml -o build --format html,json
