@@ -82,3 +82,77 @@ scaling:
     pop = analyze(project).scaling.pop[0]
     mean = (36.12 * 342 + 50.80) / 343
     assert pop.imbalance == pytest.approx(50.80 / mean - 1)
+
+
+# Quinn, Parallel Programming in C with MPI and OpenMP (2004), §7.5: two benchmarks on 1–8 processors, read with the
+# Karp–Flatt metric. Example 1's e stays at 0.099–0.100 ("limited opportunity for parallelism", a serial
+# fraction); Example 2's rises from 0.070 to 0.100 ("parallel overhead" that grows with p).
+QUINN = {
+    "example-1": ((1.82, 2.50, 3.08, 3.57, 4.00, 4.38, 4.71), "flat", "serial-fraction"),
+    "example-2": ((1.87, 2.61, 3.23, 3.73, 4.14, 4.46, 4.71), "rising", "communication"),
+}
+
+
+def quinn_project(speedups: tuple[float, ...]) -> str:
+    runs = ", ".join(f"{{nodes: {p}, time: {100 / s!r} s}}" for p, s in zip(range(1, 9), (1.0, *speedups),
+                                                                           strict=True))
+    return f"project: {{title: Quinn}}\nscaling: {{runs: [{runs}]}}\n"
+
+
+@pytest.mark.parametrize("name", QUINN)
+def test_quinn_karp_flatt_trend_names_the_cause_the_book_does(name: str) -> None:
+    from reportgen.analysis.scaling import REMEDIES, analyze_scaling
+    from reportgen.figures.scaling import karp_flatt
+
+    speedups, trend, cause = QUINN[name]
+    result = analyze_scaling(make_project(quinn_project(speedups)).scaling)
+    e = [row.karp_flatt for row in result.rows[1:]]
+    if name == "example-1":
+        assert min(e) == pytest.approx(0.0989, abs=1e-4) and max(e) == pytest.approx(0.1001, abs=1e-4)
+    else:
+        assert e[0] == pytest.approx(0.070, abs=1e-3) and e[-1] == pytest.approx(0.100, abs=1e-3)
+    assert result.karp_flatt_trend == trend
+    assert (result.knee_cause, result.knee_cause_inferred) == (cause, True)
+    assert result.remedy == REMEDIES[cause]
+    job = karp_flatt(result)
+    assert job is not None
+    caption = job.frame.caption
+    assert f"its trend is {trend}" in caption and f"names the likely cause, {cause}" in caption
+    other = {"flat": "rising", "rising": "flat"}[trend]
+    assert f"trend is {other}" not in caption
+
+
+@pytest.mark.parametrize("name", QUINN)
+def test_quinn_report_says_one_thing(name: str, tmp_path: Path) -> None:
+    import html
+    import re
+
+    from reportgen.analysis.scaling import REMEDIES, TREND_READING
+
+    speedups, trend, cause = QUINN[name]
+    project = tmp_path / f"quinn-{name}.yaml"
+    project.write_text(quinn_project(speedups))
+    build(project, BuildOptions(out_root=tmp_path, formats=("html",)))
+    markup = (tmp_path / project.stem / "report.html").read_text()
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", "", markup)).split())
+    assert (f"The cause is likely {cause}, inferred from the Karp–Flatt trend, which is {trend}, "
+            f"{TREND_READING[trend]}; a compute") in text
+    assert f"The remedy: {REMEDIES[cause]}." in text
+    assert f"its trend is {trend}, {TREND_READING[trend]}" in text
+    for other in {"flat", "rising", "falling"} - {trend}:
+        assert f"its trend is {other}" not in text and f"which is {other}," not in text
+
+
+def test_megatron_weak_scaling_in_flops() -> None:
+    # Shoeybi et al. 2019 (Megatron-LM): 39 TFLOP/s on one V100, 15.1 PFLOP/s on 512 GPUs, "76 % scaling
+    # efficiency". Weak-scaling papers publish FLOP/s: it is read as the throughput, and work per run in FLOP.
+    from reportgen.analysis.scaling import analyze_scaling
+
+    scaling = make_project("project: {title: Megatron}\nscaling:\n  work_per_run: 1.0e21 FLOP\n"
+                           "  runs: [{nodes: 1, throughput: 39 TFLOP/s}, {nodes: 512, throughput: 15.1 PFLOP/s}]\n"
+                           ).scaling
+    assert [run.throughput for run in scaling.runs] == [39e12, 15.1e15]
+    assert scaling.work_per_run == 1.0e21
+    result = analyze_scaling(scaling)
+    assert result.rows[1].efficiency == pytest.approx(0.756, abs=1e-3)
+    assert result.rows[0].time_s == pytest.approx(1.0e21 / 39e12)  # seconds per run: work / throughput

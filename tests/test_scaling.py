@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from reportgen.analysis.fits import fit_amdahl, fit_usl
+from reportgen.analysis.fits import fit_amdahl, fit_usl, usl_capacity, usl_fit_with_peak
 from reportgen.analysis.scaling import analyze_scaling, kneedle
 from reportgen.project.model import Run, Scaling
 from tests.conftest import make_project
@@ -119,6 +120,22 @@ def test_usl_on_gunthers_spec_sdm91_data() -> None:
     assert fit.kappa == pytest.approx(1.04e-4, rel=0.02)
     assert fit.gamma == pytest.approx(90, rel=0.01)
     assert fit.peak_nodes == pytest.approx(96.5, abs=0.5)
+    # As the USL literature reports a peak: the best whole concurrency, and the throughput predicted there
+    # (Gunther: about 1,884 scripts per hour at 96 users).
+    assert fit.peak_capacity == pytest.approx(1884, rel=5e-3)
+    whole = usl_capacity(np.array([96.0, 97.0]), fit.gamma, fit.sigma, fit.kappa)
+    assert fit.peak_whole_nodes == (96 if whole[0] >= whole[1] else 97)
+
+
+@pytest.mark.parametrize(("sigma", "kappa", "whole"),
+                         [(0.0, 1 / 12, 3), (0.0, 1 / 13, 4), (0.0, 1 / 11, 3), (0.5, 2.0, 1)])
+def test_usl_best_whole_concurrency_is_the_better_neighbour(sigma: float, kappa: float, whole: int) -> None:
+    # With σ = 0, X(p) = p / (1 + κp(p − 1)): κ = 1/12 gives X(3) = X(4) = 2 exactly (a tie: the smaller), 1/13
+    # favours 4 (2.08 > 2.05), 1/11 favours 3 (1.94 > 1.91); a peak below one node is one node.
+    fit = usl_fit_with_peak(sigma, kappa, 1.0)
+    assert fit.peak_whole_nodes == whole
+    assert fit.peak_capacity == pytest.approx(float(usl_capacity(np.array([fit.peak_nodes]), 1.0, sigma, kappa)[0]))
+    assert usl_fit_with_peak(0.1, 0.0, 1.0).peak_whole_nodes is None
 
 
 def test_usl_recovers_synthetic_parameters() -> None:
@@ -166,3 +183,21 @@ def test_scaling_all_times_changes_no_node_count(values: list[tuple[float, float
     b = analyze_scaling(breakdown(*[(p, c * factor, m * factor, d * factor, o * factor) for p, c, m, d, o in rows]))
     assert (a.knee_nodes, a.peak_nodes, a.first_below_half_efficiency, a.knee_cause) == \
         (b.knee_nodes, b.peak_nodes, b.first_below_half_efficiency, b.knee_cause)
+
+
+def test_a_load_axis_takes_fractional_levels_into_the_fits() -> None:
+    # Load is not always a node count (R usl's oracledb: average active sessions): on a load axis the levels may be
+    # fractional, the USL fit uses them as they are, and the report shows them uncut.
+    from reportgen.render.formatting import integer, nodes
+
+    levels = [1, 1.53, 2.4, 3.9, 5.2, 7.7, 10.5, 14.2]
+    runs = ", ".join(f"{{nodes: {n}, throughput: {420 * n / (1 + 0.06 * (n - 1) + 0.004 * n * (n - 1))!r} request/s}}"
+                     for n in levels)
+    scaling = make_project(f"project: {{title: T}}\nscaling: {{axis: load, runs: [{runs}]}}\n").scaling
+    assert [run.nodes for run in scaling.runs] == levels and isinstance(scaling.runs[0].nodes, int)
+    result = analyze_scaling(scaling)
+    assert result.axis == "load"
+    assert (result.usl.sigma, result.usl.kappa) == (pytest.approx(0.06, rel=1e-6), pytest.approx(0.004, rel=1e-6))
+    assert result.usl.peak_nodes == pytest.approx((0.94 / 0.004) ** 0.5)
+    assert result.rows[1].karp_flatt is not None
+    assert (integer(1.53), nodes(1.53), integer(8), nodes(8)) == ("1.53", "load 1.53", "8", "8 nodes")

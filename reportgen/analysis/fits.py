@@ -30,7 +30,9 @@ class USLFit:
     sigma: float
     kappa: float
     gamma: float
-    peak_nodes: float | None  # √((1 − σ)/κ) when κ > 0 and σ < 1
+    peak_nodes: float | None  # √((1 − σ)/κ) when κ > 0 and σ < 1: the continuous peak
+    peak_whole_nodes: int | None = None  # the whole concurrency next to it with the larger X (ties: the smaller)
+    peak_capacity: float | None = None  # X at the continuous peak: the predicted peak throughput (or speedup)
 
 
 def ring_comm_basis(nodes: np.ndarray) -> np.ndarray:
@@ -139,8 +141,19 @@ def fit_usl(nodes: list[float], capacity: list[float]) -> USLFit | None:
     tied = [v for v, cost in fits if cost <= least * (1 + 1e-9) + 1e-24]
     best = max(tied, key=lambda v: int(v[1] == 0.0) + int(v[2] == 0.0))
     gamma, sigma, kappa = (float(value) for value in best)
-    peak = math.sqrt((1.0 - sigma) / kappa) if kappa > 0 and sigma < 1 else None
-    return USLFit(sigma, kappa, gamma * scale, peak)
+    return usl_fit_with_peak(sigma, kappa, gamma * scale)
+
+
+def usl_fit_with_peak(sigma: float, kappa: float, gamma: float) -> USLFit:
+    """The fit with its peak as the USL literature reports it (R's `usl`: peak.scalability): the continuous
+    concurrency √((1 − σ)/κ), the best whole concurrency beside it, and the capacity X predicted there."""
+    if not (kappa > 0 and sigma < 1):
+        return USLFit(sigma, kappa, gamma, None)
+    peak = math.sqrt((1.0 - sigma) / kappa)
+    below, above = max(1, math.floor(peak)), max(1, math.ceil(peak))
+    capacity = usl_capacity(np.array([peak, below, above], dtype=float), gamma, sigma, kappa)
+    whole = below if capacity[1] >= capacity[2] else above
+    return USLFit(sigma, kappa, gamma, peak, whole, float(capacity[0]))
 
 
 def _usl_grid_start(p: np.ndarray, y: np.ndarray) -> np.ndarray:

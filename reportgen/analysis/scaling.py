@@ -20,6 +20,17 @@ NOISY_HALF_WIDTH = 0.10  # an interval half-width above this share of the median
 COMPONENTS = ("compute", "communication", "idle", "io", "time", "throughput", "energy")
 Interval = tuple[float, float]
 CAUSES = ("communication", "load-imbalance", "serial-fraction")  # tie order for the knee cause
+TREND_TOLERANCE = 0.10  # ANALYSES §4: a trend must move e by more than 10 % of its mean over the measured range
+# Without a breakdown the Karp–Flatt trend names the likely cause: an e that rises with p is an overhead that grows
+# with the node count (communication or coordination); a flat one is a fixed serial fraction, as in Amdahl; a
+# falling one is a loss that does not grow with p either (the serial part is amortised, or the caches help).
+LIKELY_CAUSE = {"rising": "communication", "flat": "serial-fraction", "falling": "serial-fraction"}
+TREND_READING = {
+    "rising": "an overhead that grows with the node count (communication or coordination)",
+    "flat": "a fixed serial fraction, as in Amdahl's law",
+    "falling": "a loss that does not grow with the node count (a serial part amortised, or caches that help)",
+}
+# What the knee cause calls for (ANALYSES §4), one sentence each.
 REMEDIES = {
     "communication": "a better collective schedule, overlap of communication with compute, or gradient compression",
     "load-imbalance": "rebalancing the shards or speculative backup tasks for stragglers",
@@ -87,9 +98,11 @@ class ScalingResult:
     amdahl: AmdahlFit | None
     usl: USLFit | None
     karp_flatt_slope: float | None  # per node; rising: overhead grows with p
+    karp_flatt_trend: str | None  # rising | flat | falling (karp_flatt_trend); None below two scales beyond p_ref
     comm_fit: AlphaBetaFit | None
     comm_fit_implied_p_star: int | None
     knee_uncertain: bool = False  # the knee scale's speedup interval overlaps a neighbour's
+    axis: str = "nodes"  # what `nodes` counts: whole nodes, or a load level (possibly fractional) for the fits
 
     @property
     def repeated(self) -> bool:
@@ -134,8 +147,9 @@ def analyze_scaling(scaling: Scaling | None, *, max_nodes: int = 4096) -> Scalin
                   [r.run.throughput for r in rows] if form == "throughput" else speedups) if fits_ok else None  # type: ignore[misc]
     kf = [(r.nodes, r.karp_flatt) for r in rows if r.karp_flatt is not None]
     kf_slope = slope([float(p) for p, _ in kf], [e for _, e in kf]) if len(kf) >= 2 else None
-    if form != "breakdown" and usl is not None:
-        cause, inferred = _likely_cause(usl, rows[-1].nodes), True
+    trend = karp_flatt_trend(kf, kf_slope)
+    if form != "breakdown" and trend is not None:
+        cause, inferred = LIKELY_CAUSE[trend], True
     comm_fit, implied = _comm_fit(runs, form, t_ref, p_ref, max_nodes)
     return ScalingResult(
         form=form,
@@ -154,9 +168,11 @@ def analyze_scaling(scaling: Scaling | None, *, max_nodes: int = 4096) -> Scalin
         amdahl=fit_amdahl(qs, speedups) if fits_ok else None,
         usl=usl,
         karp_flatt_slope=kf_slope,
+        karp_flatt_trend=trend,
         comm_fit=comm_fit,
         comm_fit_implied_p_star=implied,
         knee_uncertain=knee_uncertain(rows, knee),
+        axis=scaling.axis,
     )
 
 
@@ -316,11 +332,21 @@ def _knee_cause(rows: list[ScaleRow], knee: int | None, form: str) -> tuple[str 
     return next(c for c in CAUSES if seconds[c] == largest), False, beyond.nodes
 
 
-def _likely_cause(usl: USLFit, largest_nodes: int) -> str:
-    """Without a breakdown, from the USL fit: Karp–Flatt under USL is e(p) = σ + κp, so at the largest measured
-    scale compare the part that grows with p (κp: coherency, i.e. communication) with the flat part (σ: a serial
-    fraction, as in Amdahl)."""
-    return "communication" if usl.kappa * largest_nodes > usl.sigma else "serial-fraction"
+def karp_flatt_trend(points: list[tuple[int, float]], per_node: float | None) -> str | None:
+    """rising, falling or flat: rising (falling) only when the least-squares slope changes e over the measured range
+    by more than TREND_TOLERANCE of its mean magnitude; None without two points. Quinn's Example 1 (e between 0.0989
+    and 0.1001) is flat, his Example 2 (e from 0.07 to 0.10) rising. The magnitude of the mean, because a superlinear
+    series has a negative mean e, against which any rise at all would count."""
+    if per_node is None or len(points) < 2:
+        return None
+    nodes = [p for p, _ in points]
+    change = per_node * (max(nodes) - min(nodes))
+    threshold = TREND_TOLERANCE * abs(sum(e for _, e in points) / len(points))
+    if change > threshold:
+        return "rising"
+    if change < -threshold:
+        return "falling"
+    return "flat"
 
 
 def _pop(row: ScaleRow) -> PopRow:

@@ -9,7 +9,7 @@ import numpy as np
 
 from reportgen.analysis.fits import usl_capacity
 from reportgen.analysis.provenance import ProvenanceResult
-from reportgen.analysis.scaling import PopRow, ScalingResult
+from reportgen.analysis.scaling import TREND_READING, PopRow, ScalingResult
 from reportgen.figures.jobs import FigureFrame, FigureJob, present
 from reportgen.figures.style import (
     ACTIVITY,
@@ -293,11 +293,29 @@ def karp_flatt(scaling: ScalingResult) -> FigureJob | None:
     points = tuple((r.nodes, r.karp_flatt) for r in scaling.rows if r.karp_flatt is not None)
     if len(points) < 2:
         return None
-    trend = "rising" if (scaling.karp_flatt_slope or 0) > 0 else "flat or falling"
-    frame = FigureFrame("karp-flatt", f"Experimentally determined serial fraction (Karp–Flatt). Its trend is {trend}: "
-                        "a flat e(p) is a fixed serial fraction, a rising one an overhead that grows with the node "
-                        f"count.{reference_note(scaling)}", "Karp-Flatt fraction against node count.", height=2.7)
+    frame = FigureFrame("karp-flatt", "Experimentally determined serial fraction (Karp–Flatt). "
+                        f"{karp_flatt_reading(scaling)}{reference_note(scaling)}",
+                        "Karp-Flatt fraction against node count.", height=2.7)
     return FigureJob(frame, _draw_karp_flatt, (points, scaling))
+
+
+def karp_flatt_reading(scaling: ScalingResult) -> str:
+    """The caption's reading of e(p): its trend, what that trend means, and how it relates to the named cause, so
+    that the caption and the cause never disagree."""
+    trend = scaling.karp_flatt_trend
+    if trend is None:
+        return ""
+    nodes = [r.nodes for r in scaling.rows if r.karp_flatt is not None]
+    change = abs(scaling.karp_flatt_slope or 0.0) * (max(nodes) - min(nodes))
+    how = ("changes by less than 10 % of its mean over the measured range" if trend == "flat"
+           else f"{'rises' if trend == 'rising' else 'falls'} by {change:.2g} over the measured range, more than "
+           "10 % of its mean")
+    reading = f"e(p) {how}: its trend is {trend}, {TREND_READING[trend]}."
+    if scaling.knee_cause_inferred:
+        return f"{reading} This names the likely cause, {scaling.knee_cause}."
+    if scaling.knee_cause is not None:
+        return f"{reading} The measured breakdown, not this trend, names the cause: {scaling.knee_cause}."
+    return reading
 
 
 def _draw_karp_flatt(frame: FigureFrame, points: tuple[tuple[int, float], ...], scaling: ScalingResult) -> str:

@@ -192,6 +192,12 @@ def _check_runs(scaling: Scaling, runs_node: Node, root: Node, reader: Reader) -
         node = runs_node.value[index] if isinstance(runs_node, SequenceNode) else runs_node
         return locate(node, field) if isinstance(node, MappingNode) else node
 
+    if scaling.axis == "nodes":
+        for index, run in enumerate(scaling.runs):
+            if not isinstance(run.nodes, int):
+                reader.error(at(index, "nodes"), f"scaling.runs[{index}].nodes",
+                             f"expected a whole number of nodes, got {run.nodes:g}; a load level (concurrency, "
+                             "active sessions) may be fractional with scaling.axis: load")
     first_form = scaling.runs[0].form if scaling.runs else None
     for index, run in enumerate(scaling.runs):
         if run.form != first_form:
@@ -200,6 +206,37 @@ def _check_runs(scaling: Scaling, runs_node: Node, root: Node, reader: Reader) -
     if scaling.work_per_run is not None and first_form not in (None, "throughput"):
         reader.error(locate(root, "scaling.work_per_run"), "scaling.work_per_run",
                      "applies to runs in throughput form only")
+    if first_form == "throughput":
+        _check_work_units(scaling, [at(index, "throughput") for index in range(len(scaling.runs))], root, reader)
+
+
+_RATE_NAMES = {"1/s": "items per second", "FLOP/s": "FLOP/s"}
+
+
+def _check_work_units(scaling: Scaling, throughput_nodes: list[Node], root: Node, reader: Reader) -> None:
+    """Throughput is work per second or FLOP per second (as weak-scaling papers publish it), the same for every run,
+    and work_per_run counts the same work: speedups and costs per unit of work would otherwise mix the two."""
+    def kind(node: Node, dimensions: tuple[units.Dimension, ...]) -> units.Dimension | None:
+        text = scalar_text(node)
+        return None if text is None else units.dimension_of(text, dimensions, currency=reader.currency)
+
+    rates = (units.RATE, units.COMPUTE_RATE)
+    kinds = [kind(node, rates) for node in throughput_nodes]
+    first = kinds[0]
+    for index, (node, this) in enumerate(zip(throughput_nodes, kinds, strict=True)):
+        if this is not None and first is not None and this != first:
+            reader.error(node, f"scaling.runs[{index}].throughput",
+                         f"is in {_RATE_NAMES[this.si_unit]} while the first run's is in "
+                         f"{_RATE_NAMES[first.si_unit]}: write every run's throughput in one kind of unit")
+    if scaling.work_per_run is None or first is None:
+        return
+    work_node = locate(root, "scaling.work_per_run")
+    matching = units.COMPUTE if first == units.COMPUTE_RATE else units.WORK
+    if kind(work_node, (units.WORK, units.COMPUTE)) not in (None, matching):
+        flop = matching == units.COMPUTE
+        reader.error(work_node, "scaling.work_per_run",
+                     f"the runs' throughput is in {'FLOP/s' if flop else 'items per second'}: give the work of one "
+                     f'run {"in FLOP" if flop else "as a count"} too, like "{matching.example}"')
 
 
 def _check_location(energy: Energy, root: Node, reader: Reader) -> None:

@@ -44,6 +44,7 @@ SLOT_VOCABULARY = {
     "load_balancing": ("even sharding", "straggler mitigation"),
 }
 RUN_FORMS = ("breakdown", "total", "throughput")
+SCALING_AXES = ("nodes", "load")  # what a run's `nodes` counts
 REGIME_NAMES = {"on_demand": "on-demand", "spot": "spot", "local": "owned"}  # price regimes as the report names them
 
 Checks = Iterator[tuple[str, str]]
@@ -356,14 +357,17 @@ BREAKDOWN_FIELDS = ("compute", "communication", "idle", "io")
 class Run:
     """One measured run, in one of three forms: breakdown, total or throughput."""
 
-    nodes: int = field(Count("Node count"), required=True)
+    # A whole node count; with scaling.axis: load, a load level (concurrency, active sessions) that may be fractional.
+    nodes: int = field(Number("Node count; a load level, possibly fractional, with scaling.axis: load", minimum=0.0,
+                              exclusive_minimum=True, whole_as_int=True, example="8"), required=True)
     compute: float | None = field(_run_time("Compute time (breakdown form)", "4150 s", zero=False))
     communication: float | None = field(_run_time("Communication time (breakdown form)", "1500 s"))
     idle: float | None = field(_run_time("Idle time at barriers (breakdown form)", "1300 s"))
     io: float | None = field(_run_time("I/O time (breakdown form, optional)", "90 s"), starter=False)
     time: float | None = field(_run_time("Wall time (total form)", "7040 s", zero=False), starter=False)
-    throughput: float | None = field(Quantity(u.RATE, "Work per unit time (throughput form)",
-                                              bare_in_time_unit=True, example="2000 sequence/s"), starter=False)
+    throughput: float | None = field(Quantity(u.RATE, "Work per unit time (throughput form): items per second, or "
+                                              "FLOP/s as weak-scaling papers publish it", bare_in_time_unit=True,
+                                              example="2000 sequence/s", also=(u.COMPUTE_RATE,)), starter=False)
     energy: float | None = field(Quantity(u.ENERGY, "Measured energy of the run (replaces the model)",
                                           example="78 kWh"), starter=False)
     workers: tuple[float, ...] = field(Items(_run_time("Compute time of one worker", "4100 s", zero=False),
@@ -394,8 +398,12 @@ class Scaling:
     runs: tuple[Run, ...] = field(Items(Section(Run), "One measured run per node count"), ())
     file: str | None = field(Text("CSV of runs beside the project file; `reportgen measure` appends to it",
                                    example="runs.csv"), starter=False)
-    work_per_run: float | None = field(Quantity(u.WORK, "Work in one run (throughput form), e.g. 1.2e8 sequence",
-                                                example="1.2e8 sequence"), starter=False)
+    axis: str = field(Text("What the runs' `nodes` count: whole nodes, or a load level (concurrency, "
+                                "active sessions) that may be fractional, for the scaling fits alone: pricing, "
+                                "energy and decisions need whole nodes", choices=SCALING_AXES), "nodes", starter=False)
+    work_per_run: float | None = field(Quantity(u.WORK, "Work in one run (throughput form), e.g. 1.2e8 sequence; "
+                                                "in FLOP when the throughput is in FLOP/s",
+                                                example="1.2e8 sequence", also=(u.COMPUTE,)), starter=False)
 
     @property
     def form(self) -> str | None:
@@ -525,6 +533,11 @@ class Project:
     decisions: tuple[Decision, ...] = field(Items(Section(Decision), "Deployment contexts"), (), starter=False)
 
     def check(self) -> Checks:
+        if self.scaling is not None and self.scaling.axis == "load":
+            for name in ("pricing", "energy", "decisions"):
+                if getattr(self, name):
+                    yield "scaling.axis", (f"a load axis counts no nodes, and {name} needs whole numbers of nodes: "
+                                           f"leave {name} out, or measure at node counts (axis: nodes)")
         names = [d.name for d in self.decisions]
         for index, name in enumerate(names):
             if name in names[:index]:

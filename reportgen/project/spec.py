@@ -213,6 +213,7 @@ class Number(Spec):
     exclusive_minimum: bool = False
     integer: bool = False
     example: str = "1"
+    whole_as_int: bool = False  # a whole value is returned as an int (a load level that is often a node count)
 
     def read(self, node: Node, path: str, reader: Reader) -> Any:
         value = _number(node)
@@ -227,7 +228,7 @@ class Number(Spec):
             return reader.error(node, path, f"must be {self._range()}, got {describe_node(node)}")
         if self.maximum is not None and value > self.maximum:
             return reader.error(node, path, f"must be {self._range()}, got {describe_node(node)}")
-        return int(value) if self.integer else value
+        return int(value) if self.integer or (self.whole_as_int and value == int(value)) else value
 
     def _range(self) -> str:
         if self.integer and self.minimum == 1:
@@ -279,6 +280,7 @@ class Quantity(Spec):
     allow_zero: bool = False  # times and sizes are positive unless a zero means something (no communication)
     bare_in_time_unit: bool = False  # inside scaling: a bare number is in scaling.time_unit
     example: str | None = None  # the field's own example ("8 us" for a latency); else the dimension's
+    also: tuple[units.Dimension, ...] = ()  # other dimensions accepted, each stored in its own SI unit
 
     @property
     def shown_example(self) -> str:
@@ -293,7 +295,8 @@ class Quantity(Spec):
             if _number(node) is not None and self.bare_in_time_unit and reader.bare_time_unit is not None:
                 value = self._from_bare(float(text), reader.bare_time_unit)
             else:
-                value = units.parse_quantity(text, self.dimension, currency=reader.currency, example=self.example)
+                value = units.parse_quantity(text, self.dimension, currency=reader.currency, example=self.example,
+                                             also=self.also)
         except units.UnitProblem as problem:
             message = str(problem)
             if self.bare_in_time_unit and "without a unit" in message:
@@ -314,8 +317,9 @@ class Quantity(Spec):
 
     def json_schema(self) -> dict[str, Any]:
         text = {"type": "string", "pattern": QUANTITY_PATTERN}
+        examples = [self.shown_example, *(other.example for other in self.also)]
         schema: dict[str, Any] = {"description": f"{self.doc} ({self.dimension.name}, e.g. "
-                                  f'"{self.shown_example}")', "examples": [self.shown_example]}
+                                  + " or ".join(f'"{e}"' for e in examples) + ")", "examples": examples}
         if self.bare_in_time_unit or self.dimension == units.WORK:
             schema["anyOf"] = [text, {"type": "number"}]
         else:
@@ -323,7 +327,8 @@ class Quantity(Spec):
         return schema
 
     def kind(self) -> str:
-        return self.dimension.name + (", zero allowed" if self.allow_zero else "") + (
+        return self.dimension.name + "".join(f" or {other.name}" for other in self.also) + (
+            ", zero allowed" if self.allow_zero else "") + (
             "; a bare number is in scaling.time_unit" if self.bare_in_time_unit else "")
 
     def example_text(self) -> str:

@@ -176,13 +176,17 @@ def parse_unit(text: str, dimension: Dimension, *, currency: str = "USD") -> flo
     return parse_quantity(f"1 {text}", dimension, currency=currency)
 
 
-def parse_quantity(text: str, dimension: Dimension, *, currency: str = "USD", example: str | None = None) -> float:
+def parse_quantity(text: str, dimension: Dimension, *, currency: str = "USD", example: str | None = None,
+                   also: tuple[Dimension, ...] = ()) -> float:
     """The quantity's value in the dimension's SI unit; UnitProblem with a user message otherwise.
 
-    `example` is the field's own example ("8 us" for a latency), shown instead of the dimension's.
+    `example` is the field's own example ("8 us" for a latency), shown instead of the dimension's. `also` names
+    other dimensions the field accepts (a throughput in FLOP/s as well as in sequence/s): a value of one of them
+    is returned in that dimension's SI unit, and `dimension_of` tells which it was.
     """
     shown = text if len(text) <= MAX_QUANTITY_LENGTH else text[:MAX_QUANTITY_LENGTH] + "…"
-    expected = f'expected {dimension.name} like "{(example or dimension.example).replace("USD", currency)}"'
+    examples = [(example or dimension.example)] + [other.example for other in also]
+    expected = f'expected {dimension.name} like ' + " or ".join(f'"{e.replace("USD", currency)}"' for e in examples)
     if len(text) > MAX_QUANTITY_LENGTH:
         raise UnitProblem(f"{expected}, got a text of {len(text)} characters")
     match = _QUANTITY_RE.match(text)
@@ -194,12 +198,28 @@ def parse_quantity(text: str, dimension: Dimension, *, currency: str = "USD", ex
     if not math.isfinite(number):
         raise UnitProblem(f'{expected}, got "{shown}" (not a finite number)')
     factor, problem = _factor(match["unit"], dimension, currency)
+    for other in also:
+        if not problem:
+            break
+        other_factor, other_problem = _factor(match["unit"], other, currency)
+        if not other_problem:
+            factor, problem = other_factor, ""
     if problem:
         raise UnitProblem(f'{expected}, got "{shown}" ({problem})')
     value = number * factor
     if not math.isfinite(value):
         raise UnitProblem(f'{expected}, got "{shown}" (too large)')
     return value
+
+
+def dimension_of(text: str, dimensions: tuple[Dimension, ...], *, currency: str = "USD") -> Dimension | None:
+    """Which of the dimensions a quantity's text is in (a bare number counts as the first), or None."""
+    match = _QUANTITY_RE.match(text)
+    if not match:
+        return None
+    if not match["unit"]:
+        return dimensions[0]
+    return next((d for d in dimensions if not _factor(match["unit"], d, currency)[1]), None)
 
 
 def _rate_hint(unit_text: str, unit: Any, target: Any) -> str:

@@ -40,13 +40,18 @@ def number(value: Any, digits: int = 3) -> str:
 
 
 def integer(value: Any) -> str:
-    return DASH if value is None else f"{int(value):,}"
+    """A whole number; a fractional one (a load level on a load axis, 1.53) as the number it is, never cut."""
+    if value is None:
+        return DASH
+    return f"{int(value):,}" if float(value).is_integer() else number(value)
 
 
 def nodes(value: Any) -> str:
-    """A node count with its noun: "1 node", "16 nodes"."""
+    """A node count with its noun: "1 node", "16 nodes" (a fractional load level: "load 1.53")."""
     if value is None:
         return DASH
+    if not float(value).is_integer():
+        return f"load {number(value)}"
     return f"{int(value):,} node{'' if int(value) == 1 else 's'}"
 
 

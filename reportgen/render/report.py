@@ -42,6 +42,7 @@ def _bytecode_cache() -> jinja2.BytecodeCache | None:
 def _environment(*, autoescape: bool) -> jinja2.Environment:
     import jinja2
 
+    from reportgen.analysis.scaling import TREND_READING
     from reportgen.render.formatting import FILTERS
 
     env = jinja2.Environment(
@@ -55,6 +56,7 @@ def _environment(*, autoescape: bool) -> jinja2.Environment:
     )
     env.filters.update(FILTERS)
     env.globals["inf"] = math.inf
+    env.globals["trend_reading"] = TREND_READING
     return env
 
 

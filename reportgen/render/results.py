@@ -162,8 +162,12 @@ def _scaling(s: ScalingResult | None) -> Json | None:
         "amdahl": None if s.amdahl is None else {"serial_fraction": s.amdahl.serial_fraction,
                                                   "max_speedup": s.amdahl.max_speedup},
         "usl": None if s.usl is None else {"sigma": s.usl.sigma, "kappa": s.usl.kappa, "gamma": s.usl.gamma,
-                                            "peak_nodes": s.usl.peak_nodes},
+                                            "peak_nodes": s.usl.peak_nodes,
+                                            "peak_whole_nodes": s.usl.peak_whole_nodes,
+                                            "peak_capacity": s.usl.peak_capacity},
         "karp_flatt_slope": s.karp_flatt_slope,
+        "karp_flatt_trend": s.karp_flatt_trend,
+        "axis": s.axis,
         "knee_uncertain": s.knee_uncertain,
         "noisy_nodes": [r.nodes for r in s.rows if r.noisy],
     }

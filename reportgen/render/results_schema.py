@@ -57,6 +57,8 @@ def items(doc: str, item: Schema) -> Schema:
 
 
 NODES = int_("node count")
+# A measured scale: a node count, or a load level that may be fractional on a load axis (scaling.axis: load).
+SCALE = num("node count, or load level with scaling.axis: load")
 
 
 def interval(of: str) -> Schema:
@@ -181,10 +183,10 @@ SECTIONS: dict[str, Schema] = {
     }, null=True),
     "scaling": obj("§3: measured scaling and where every lost fold of speedup went", {
         "form": str_("how the runs were written: breakdown, total or throughput"),
-        "reference_nodes": int_("the smallest measured scale, the reference of speedup"),
+        "reference_nodes": num("the smallest measured scale, the reference of speedup"),
         "per_unit_of_work": bool_("times are per unit of work (throughput form without scaling.work_per_run)"),
         "rows": rows("one row per measured node count", {
-            "nodes": NODES, "time_s": num("T_p: the measured time per run", null=True),
+            "nodes": SCALE, "time_s": num("T_p: the measured time per run", null=True),
             "speedup": num("S_p = T_ref · ref / T_p"), "efficiency": num("E_p = S_p / p"),
             "comm_share": num("communication / T_p (breakdown form)", null=True),
             "idle_share": num("idle / T_p (breakdown form)", null=True),
@@ -198,27 +200,36 @@ SECTIONS: dict[str, Schema] = {
             "time_s_ci": interval("time_s"), "speedup_ci": interval("speedup"),
             "efficiency_ci": interval("efficiency")}),
         "pop": rows("POP efficiency metrics per scale (breakdown form)", {
-            "nodes": NODES, "load_balance": num("mean / max worker compute"),
+            "nodes": SCALE, "load_balance": num("mean / max worker compute"),
             "comm_efficiency": num("max compute / runtime", null=True),
             "parallel_efficiency": num("load balance × communication efficiency", null=True),
             "imbalance": num("max / mean − 1")}),
         "comm_fit": obj("a + b·p fitted to the measured communication times", {
             "a_s": num("intercept"), "b_s": num("slope per node"), "residual_s": num("RMS residual"),
             "implied_p_star": int_("the optimum it implies", null=True)}, null=True),
-        "knee_nodes": int_("the knee: the first scale whose efficiency falls below the threshold", null=True),
+        "knee_nodes": num("the knee: the first scale whose efficiency falls below the threshold", null=True),
         "knee_cause": str_("the cause with the most lost time there: communication, imbalance or serial",
                            null=True),
         "knee_cause_inferred": bool_("the cause was inferred (no breakdown), not measured"),
-        "peak_nodes": int_("the measured scale of the largest speedup"),
-        "first_below_half_efficiency_nodes": int_("the first scale with efficiency below 0.5", null=True),
+        "peak_nodes": num("the measured scale of the largest speedup"),
+        "first_below_half_efficiency_nodes": num("the first scale with efficiency below 0.5", null=True),
         "amdahl": obj("Amdahl's law fitted to the speedups", {
             "serial_fraction": num("s"), "max_speedup": num("1 / s")}, null=True),
         "usl": obj("the Universal Scalability Law fitted to the speedups", {
             "sigma": num("σ, contention"), "kappa": num("κ, coherency"), "gamma": num("γ, single-node scale"),
-            "peak_nodes": num("√((1 − σ)/κ), the continuous peak", null=True)}, null=True),
+            "peak_nodes": num("√((1 − σ)/κ), the continuous peak", null=True),
+            "peak_whole_nodes": int_("the whole concurrency beside the peak with the larger predicted capacity "
+                                     "(ties: the smaller)", null=True),
+            "peak_capacity": num("X at the continuous peak: the predicted peak throughput (throughput form, in its "
+                                 "work per second) or speedup", null=True)}, null=True),
         "karp_flatt_slope": num("the Karp-Flatt serial fraction's slope per node", null=True),
+        "axis": {"enum": ["nodes", "load"], "description": "scaling.axis: what a scale counts, whole nodes or a "
+                                                           "load level (concurrency) that may be fractional"},
+        "karp_flatt_trend": {"enum": ["rising", "flat", "falling", None],
+                             "description": "rising (falling) when the slope moves e by more than 10 % of its mean "
+                                            "over the measured range, else flat; drives the inferred knee cause"},
         "knee_uncertain": bool_("the knee scale's speedup interval overlaps a neighbouring scale's"),
-        "noisy_nodes": items("scales whose time interval's half-width exceeds 10 % of the median", NODES),
+        "noisy_nodes": items("scales whose time interval's half-width exceeds 10 % of the median", SCALE),
     }, null=True),
     "cost": obj("§4: cost per run and the marginal speedup money buys", {
         "currency": str_("pricing.currency"),
@@ -284,14 +295,14 @@ SECTIONS: dict[str, Schema] = {
     }, null=True),
     "provenance": obj("where each measured number came from", {
         "rows": rows("per measured scale", {
-            "nodes": NODES, "origin": str_("typed in, measured, or ingested (and from what)"),
+            "nodes": SCALE, "origin": str_("typed in, measured, or ingested (and from what)"),
             "energy_origin": str_("where a measured energy came from", null=True),
             "details": items("the provenance comments of the row", str_("a comment"))}),
         "ranks_nodes": int_("the largest scale with a per-rank split from traces", null=True),
         "ranks": rows("each rank's split at that scale, seconds per run", {
             "rank": int_("the rank"), "compute_s": num("compute"), "communication_s": num("exposed transfer"),
             "wait_s": num("waiting for the slowest rank"), "idle_s": num("idle"), "io_s": num("memory-only time")}),
-        "wait_measured_nodes": items("scales whose wait for the slowest rank was measured", NODES),
+        "wait_measured_nodes": items("scales whose wait for the slowest rank was measured", SCALE),
     }, null=True),
     "decisions": rows("one recommendation per deployment context", {
         "name": str_("the context's name"), "optimize": str_("time, cost or carbon"),
