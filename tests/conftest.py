@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -44,3 +48,27 @@ def loaded_after(arguments: list[str], modules: tuple[str, ...]) -> list[str]:
             f"print([m for m in {modules!r} if m in sys.modules])")
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     return list(ast.literal_eval(result.stdout.strip().splitlines()[-1]))
+
+
+def group_members(group: int) -> set[int]:
+    """Live processes of a process group, read from /proc (field 5 of /proc/PID/stat; zombies left out)."""
+    members = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                if int(fields[2]) == group and fields[0] != "Z":
+                    members.add(int(entry.name))
+    return members
+
+
+def outliving(group: int, wait: float) -> set[int]:
+    """The processes of a group still there after `wait` seconds, killed so that they do not outlive the test."""
+    deadline = time.monotonic() + wait
+    while group_members(group) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = group_members(group)
+    for pid in left:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    return left

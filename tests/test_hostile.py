@@ -7,7 +7,6 @@ instead of hanging the suite.
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import os
 import shutil
@@ -23,7 +22,7 @@ import pytest
 
 from reportgen.commands.cli import main
 from reportgen.files import TEMP_PREFIX
-from tests.conftest import DATA, INPUTS, ROOT
+from tests.conftest import DATA, INPUTS, ROOT, outliving
 
 REPORTGEN = [sys.executable, "-m", "reportgen"]
 EXAMPLE = INPUTS / "example.yaml"
@@ -114,17 +113,6 @@ def test_every_reading_command_refuses_a_named_pipe_at_once(command: str, tmp_pa
 
 
 # --------------------------------------------------------------------------------------------- one SIGTERM
-def _group_members(group: int) -> set[int]:
-    members = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError, IndexError, ValueError):
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                if int(fields[2]) == group and fields[0] != "Z":
-                    members.add(int(entry.name))
-    return members
-
-
 def _terminate(process: subprocess.Popen[bytes], *, group: bool = False, timeout: float = 15) -> str:
     """Send one SIGTERM; the process must then exit (within `timeout`: it would hang forever if it were held
     hostage) with 143, leave no process of its group behind and print no traceback. Its stderr."""
@@ -140,13 +128,7 @@ def _terminate(process: subprocess.Popen[bytes], *, group: bool = False, timeout
     said = errors.decode()
     assert process.returncode == 143, said
     assert "Traceback" not in said, said
-    deadline = time.monotonic() + 5
-    while _group_members(process.pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    left = _group_members(process.pid)
-    for pid in left:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+    left = outliving(process.pid, wait=5)
     assert not left, f"processes left behind: {left}"
     return said
 

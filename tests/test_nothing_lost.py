@@ -15,7 +15,7 @@ import pytest
 from reportgen import pipeline
 from reportgen.files import TEMP_PREFIX
 from reportgen.pipeline import Builder, BuildOptions
-from tests.conftest import INPUTS, ROOT
+from tests.conftest import INPUTS, ROOT, group_members, outliving
 
 EXAMPLE = (INPUTS / "example.yaml").read_text()
 FILES = ("report.html", "report.pdf", "results.json")
@@ -144,17 +144,6 @@ def test_a_killed_build_process_never_leaves_a_partial_report(built: tuple[Path,
     assert snapshot(out / "example") == after_build and no_temporaries(out / "example")
 
 
-def group_members(group: int) -> set[int]:
-    """Processes of a process group, read from /proc (field 5 of /proc/PID/stat is the group id)."""
-    members = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError, IndexError, ValueError):
-                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[2]) == group:
-                    members.add(int(entry.name))
-    return members
-
-
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
 @pytest.mark.parametrize("workers", [3, 1])  # figure workers and PDF renderer; the PDF renderer alone
 def test_workers_do_not_outlive_a_killed_build(built: tuple[Path, Path, dict[str, bytes]], workers: int) -> None:
@@ -178,11 +167,5 @@ def test_workers_do_not_outlive_a_killed_build(built: tuple[Path, Path, dict[str
     time.sleep(0.3)  # into their work: workers killed while still starting up happen to exit anyway
     process.kill()
     process.wait(timeout=60)
-    deadline = time.monotonic() + 10
-    while group_members(process.pid) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    left = group_members(process.pid)
-    for pid in left:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+    left = outliving(process.pid, wait=10)
     assert not left, "worker processes outlived their build"

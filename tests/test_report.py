@@ -422,3 +422,21 @@ def test_every_hatch_shows_against_its_fill(name: str) -> None:
             assert background and strokes and background.group(1) not in strokes, (job.key, pattern[:300])
             patterns += 1
     assert patterns >= 3
+
+
+def test_a_load_axis_labels_fractional_levels_uncut() -> None:
+    # Levels of a load axis (scaling.axis: load) are fractional: labelled as they are, never rounded onto a
+    # neighbour's label, and more than 12 of them (where only powers of two are labelled) do not fail.
+    from matplotlib.figure import Figure
+
+    from reportgen.figures.style import log2_axis
+
+    for levels in ([1, 1.53, 2.4, 3.9, 5.2], [1 + 0.7 * i for i in range(16)]):
+        ax = Figure(figsize=(6, 3)).subplots()
+        ax.plot(levels, levels)
+        log2_axis(ax, levels)
+        formatter = ax.xaxis.get_major_formatter()
+        labels = [formatter(tick, 0) for tick in ax.xaxis.get_major_locator()()]
+        assert len(labels) == len(set(labels)), labels
+        if len(levels) <= 12:
+            assert "1.53" in labels, labels

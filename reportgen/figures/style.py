@@ -256,6 +256,11 @@ def log_axes(ax: Any, *, x: bool = False, y: bool = False, base: int = 10) -> No
 MAX_MINOR_TICKS = 64
 
 
+def _power_of_two(value: float) -> bool:
+    """A whole power of two (a load level on a load axis may be fractional: never one)."""
+    return float(value).is_integer() and int(value) > 0 and int(value) & (int(value) - 1) == 0
+
+
 def log2_axis(ax: Any, values: list[int] | tuple[int, ...]) -> None:
     """A log2 node axis labelled with the node counts themselves, as many as fit side by side; the others keep an
     unlabelled tick (past MAX_MINOR_TICKS values, only the unlabelled powers of two do: matplotlib lays out every
@@ -266,7 +271,7 @@ def log2_axis(ax: Any, values: list[int] | tuple[int, ...]) -> None:
     every = sorted(set(values))
     ticks = every
     if len(ticks) > 12:
-        ticks = [t for t in ticks if t & (t - 1) == 0] or ticks[:: max(1, len(ticks) // 10)]
+        ticks = [t for t in ticks if _power_of_two(t)] or ticks[:: max(1, len(ticks) // 10)]
     # room from the axes' share of the figure (before the layout moves it a little), a label per ~5.4 pt digit
     room = ax.get_position().width * ax.figure.get_figwidth() * 72
     widest = max(len(f"{tick:,}") for tick in ticks) * 5.4 + 8
@@ -275,7 +280,7 @@ def log2_axis(ax: Any, values: list[int] | tuple[int, ...]) -> None:
     ax.xaxis.set_major_locator(FixedLocator(ticks))
     ax.xaxis.set_major_formatter(_plain_formatter())
     labelled = set(ticks)
-    minor = every if len(every) <= MAX_MINOR_TICKS else [value for value in every if value & (value - 1) == 0]
+    minor = every if len(every) <= MAX_MINOR_TICKS else [value for value in every if _power_of_two(value)]
     ax.xaxis.set_minor_locator(FixedLocator([value for value in minor if value not in labelled]))
     ax.xaxis.set_minor_formatter(NullFormatter())
 
@@ -283,7 +288,8 @@ def log2_axis(ax: Any, values: list[int] | tuple[int, ...]) -> None:
 def _plain_formatter() -> Any:
     from matplotlib.ticker import FuncFormatter
 
-    return FuncFormatter(lambda value, _: f"{value:,.0f}" if value >= 1 else f"{value:g}")
+    # Whole values with thousands separators; a fractional load level (1.53) as it is, never rounded to a neighbour's.
+    return FuncFormatter(lambda value, _: f"{value:,.0f}" if float(value).is_integer() else f"{value:.3g}")
 
 
 def node_categories(ax: Any, count: int) -> None:
