@@ -53,7 +53,6 @@ class UsageError(ReportgenError):
     exit_code = ExitCode.INPUT
 
 
-
 class OutputError(ReportgenError):
     """An output that cannot be written: a folder without permission, a full disk. The environment's fault, not
     the input's (exit 1); the previous outputs are as they were."""

@@ -26,6 +26,10 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>: the signal a process receives when its parent exits
 STOPPING = (signal.SIGINT, signal.SIGTERM)
@@ -88,6 +92,21 @@ def held() -> Iterator[None]:
         _held -= 1
     if _requested and not _held:
         _stop()
+
+
+@contextmanager
+def shut_down_after(pool: Executor) -> Iterator[None]:
+    """Shut a worker pool down when the block ends: after the work under way, or at once when the block is
+    stopped (Ctrl-C, SIGTERM), cancelling what has not started; the command then stops the workers themselves
+    (stop_children) rather than wait for work nobody wants."""
+    stopping = False
+    try:
+        yield
+    except KeyboardInterrupt:
+        stopping = True
+        raise
+    finally:
+        pool.shutdown(wait=not stopping, cancel_futures=True)
 
 
 def requested() -> bool:

@@ -84,17 +84,11 @@ def build_many(paths: list[Path], options: BuildOptions, *, jobs: int,
     context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(paths)), mp_context=context, initializer=_start_worker,
                                initargs=(options,))
-    stopping = False
-    try:
+    with interrupts.shut_down_after(pool):  # stopped: projects not started are cancelled
         futures = [pool.submit(_build_one, path) for path in paths]
         for future in as_completed(futures):
             interrupts.check()
             yield future.result()
-    except KeyboardInterrupt:  # projects not started are cancelled; the command stops the workers as it exits
-        stopping = True
-        raise
-    finally:
-        pool.shutdown(wait=not stopping, cancel_futures=True)
 
 
 def worst(outcomes: list[Outcome]) -> int:

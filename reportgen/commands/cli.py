@@ -501,8 +501,6 @@ def _write_new(path: Path, text: str, *, option: str, overwrite: bool) -> None:
     from reportgen.files import check_output_file, create_file, make_folder, replace_file
 
     check_output_file(path, option)
-    if not overwrite and path.exists():
-        raise UsageError(f"{path} exists; choose another path (init never overwrites)")
     make_folder(path.parent)
     try:
         (replace_file if overwrite else create_file)(path, text.encode("utf-8"))

@@ -88,18 +88,12 @@ def figure_pool(*, workers: int | None = None) -> Iterator[FigurePool]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    from reportgen.interrupts import as_worker
+    from reportgen.interrupts import as_worker, shut_down_after
 
     executor = ProcessPoolExecutor(max_workers=count, mp_context=multiprocessing.get_context("fork"),
                                    initializer=as_worker)
-    stopping = False
-    try:
+    with shut_down_after(executor):
         yield FigurePool(executor)
-    except KeyboardInterrupt:  # the figures under way are not wanted: the command stops its workers as it exits
-        stopping = True
-        raise
-    finally:
-        executor.shutdown(wait=not stopping, cancel_futures=True)
 
 
 @dataclass(frozen=True)

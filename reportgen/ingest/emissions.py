@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reportgen.errors import InputError, Problem
-from reportgen.files import replace_file
 from reportgen.ingest import measure
 from reportgen.project import measurements, units
 from reportgen.project.yaml_source import read_text
@@ -110,5 +109,5 @@ def attach_energy(csv_path: Path, run: TrackedRun, nodes: int, *, replace: bool)
         lines[above] = comment  # the replaced energy's provenance goes with it
     else:
         lines.insert(row_index, comment)
-    replace_file(csv_path, ("\n".join(lines) + "\n").encode("utf-8"))
+    measure.write_lines(csv_path, lines)
     return energy_kwh

@@ -251,7 +251,7 @@ def append_run(csv_path: Path, measurement: Measurement, *, time_unit_s: float |
     row = ",".join(cells[name] for name, _ in columns)
     kept = lines if repeat else without_rows(lines, header_index, measurement.nodes)
     lines = [*kept, provenance(measurement), row]
-    replace_file(csv_path, ("\n".join(lines) + "\n").encode("utf-8"))
+    write_lines(csv_path, lines)
     return Appended(csv_path, cells)
 
 
@@ -296,6 +296,11 @@ def _cell(name: str, unit: str | None, measurement: Measurement, time_unit_s: fl
     if time_unit_s:
         return _number(seconds / time_unit_s)
     return f"{_number(seconds)} s"
+
+
+def write_lines(csv_path: Path, lines: list[str]) -> None:
+    """Replace the CSV with these lines, atomically (a stopped or failed write leaves it as it was)."""
+    replace_file(csv_path, ("\n".join(lines) + "\n").encode("utf-8"))
 
 
 def _number(value: float) -> str:

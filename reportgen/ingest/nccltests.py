@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reportgen.errors import InputError, Problem
-from reportgen.files import replace_file
 from reportgen.ingest import measure
 from reportgen.project import measurements
 from reportgen.project.yaml_source import read_text
@@ -112,5 +111,5 @@ def append_collectives(csv_path: Path, table: NcclTable, nodes: int, *, replace:
     kept = measure.without_rows(lines, header, nodes)
     provenance = f"{measure.COMMENT}ingest nccl-tests: {table.operation}, {table.file} sha256 {table.sha256}"
     rows = [f"{nodes},{t.bytes},{t.time_us:g}" for t in table.timings]
-    replace_file(csv_path, ("\n".join([*kept, provenance, *rows]) + "\n").encode("utf-8"))
+    measure.write_lines(csv_path, [*kept, provenance, *rows])
     return len(rows)

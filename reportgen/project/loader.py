@@ -233,10 +233,9 @@ def _check_work_units(scaling: Scaling, throughput_nodes: list[Node], root: Node
     work_node = locate(root, "scaling.work_per_run")
     matching = units.COMPUTE if first == units.COMPUTE_RATE else units.WORK
     if kind(work_node, (units.WORK, units.COMPUTE)) not in (None, matching):
-        flop = matching == units.COMPUTE
         reader.error(work_node, "scaling.work_per_run",
-                     f"the runs' throughput is in {'FLOP/s' if flop else 'items per second'}: give the work of one "
-                     f'run {"in FLOP" if flop else "as a count"} too, like "{matching.example}"')
+                     f"the runs' throughput is in {_RATE_NAMES[first.si_unit]}: give the work of one run "
+                     f'{"in FLOP" if matching == units.COMPUTE else "as a count"} too, like "{matching.example}"')
 
 
 def _check_location(energy: Energy, root: Node, reader: Reader) -> None:

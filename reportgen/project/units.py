@@ -197,13 +197,7 @@ def parse_quantity(text: str, dimension: Dimension, *, currency: str = "USD", ex
     number = float(match["number"])
     if not math.isfinite(number):
         raise UnitProblem(f'{expected}, got "{shown}" (not a finite number)')
-    factor, problem = _factor(match["unit"], dimension, currency)
-    for other in also:
-        if not problem:
-            break
-        other_factor, other_problem = _factor(match["unit"], other, currency)
-        if not other_problem:
-            factor, problem = other_factor, ""
+    factor, _, problem = _first_factor(match["unit"], (dimension, *also), currency)
     if problem:
         raise UnitProblem(f'{expected}, got "{shown}" ({problem})')
     value = number * factor
@@ -219,7 +213,20 @@ def dimension_of(text: str, dimensions: tuple[Dimension, ...], *, currency: str 
         return None
     if not match["unit"]:
         return dimensions[0]
-    return next((d for d in dimensions if not _factor(match["unit"], d, currency)[1]), None)
+    return _first_factor(match["unit"], dimensions, currency)[1]
+
+
+def _first_factor(unit_text: str, dimensions: tuple[Dimension, ...],
+                  currency: str) -> tuple[float, Dimension | None, str]:
+    """The unit's size in the first of the dimensions it is in, and that dimension; else the problem with the first
+    (the one a message names)."""
+    first_problem = ""
+    for dimension in dimensions:
+        factor, problem = _factor(unit_text, dimension, currency)
+        if not problem:
+            return factor, dimension, ""
+        first_problem = first_problem or problem
+    return 0.0, None, first_problem
 
 
 def _rate_hint(unit_text: str, unit: Any, target: Any) -> str:
