@@ -179,4 +179,4 @@ def test_watch_and_diff_print_money_with_its_currency() -> None:
 
     assert _shown(1123.4, "money", "EUR") == "1,123 EUR"
     assert _shown("spot", "regime", "EUR") == "spot"
-    assert _shown(2.5e8, "number", "EUR") == "2.50 × 10^8"
+    assert _shown(2.5e8, "number", "EUR") == "2.50 × 10⁸"

@@ -11,7 +11,7 @@ from reportgen.render import formatting as f
 
 @pytest.mark.parametrize(("function", "value", "text"), [
     (f.number, 43.72576, "43.7"), (f.number, 1234567.8, "1,234,568"), (f.number, 0.0204, "0.0204"),
-    (f.number, 2.5e16, "2.50 × 10<sup>16</sup>"), (f.number, math.inf, "∞"), (f.number, None, "—"),
+    (f.number, 2.5e16, "2.50 × 10¹⁶"), (f.number, math.inf, "∞"), (f.number, None, "—"),
     (f.duration, 6660, "1 h 51 min"), (f.duration, 32088, "8.91 h"), (f.duration, 5e-6, "5.00 µs"),
     (f.duration, 0.0523, "52.3 ms"), (f.duration, 86400 * 30, "30.0 days"),
     (f.size, 2.6e9, "2.60 GB"), (f.size, 512, "512 B"), (lambda v: f.rate(v, "FLOP/s"), 7.9e15, "7.90 PFLOP/s"),
@@ -27,6 +27,6 @@ def test_formats(function, value, text) -> None:  # type: ignore[no-untyped-def]
 
 def test_money_and_filters_escape_text() -> None:
     assert f.money(1629.18, "USD") == "1,629 USD"
-    assert f.money(0.0000018, "USD") == "1.800 × 10<sup>-6</sup> USD"
+    assert f.money(0.0000018, "USD") == "1.800 × 10⁻⁶ USD"
     assert str(f.FILTERS["num"]("<script>")) == "&lt;script&gt;"
     assert str(f.FILTERS["num"](-0.5)) == "−0.500"  # a true minus sign

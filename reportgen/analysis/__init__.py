@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from reportgen.analysis.actions import Evidence
 from reportgen.analysis.checklist import ChecklistResult, build_checklist
 from reportgen.analysis.cost import CostResult, analyze_cost
 from reportgen.analysis.decisions import DecisionsResult, decide
@@ -21,6 +22,8 @@ from reportgen.analysis.prediction import PredictionResult, predict
 from reportgen.analysis.provenance import ProvenanceResult, trace_provenance
 from reportgen.analysis.reliability import ReliabilityResult, analyze_reliability, default_scales
 from reportgen.analysis.scaling import ScalingResult, analyze_scaling
+from reportgen.analysis.serving import ServingResult, analyze_serving
+from reportgen.analysis.summary import SummaryResult, summarize
 from reportgen.project.carbon import Intensity
 from reportgen.project.model import Project
 from reportgen.project.records import RowSource
@@ -41,13 +44,15 @@ class Analysis:
     goal: GoalResult | None
     provenance: ProvenanceResult | None
     findings: tuple[Finding, ...]
+    serving: ServingResult | None = None  # a serving project's load, latency and hourly cost (§5.x)
+    summary: SummaryResult | None = None  # page 1 (§7.1)
 
 
 def analyze(project: Project, *, intensity: Intensity | None = None,
             sources: Mapping[int, RowSource] | None = None) -> Analysis:
     """Every analysis; `sources` are the measured runs' provenance comments (by node count) from their CSV."""
     max_nodes = project.prediction.max_nodes if project.prediction else 4096
-    scaling = analyze_scaling(project.scaling, max_nodes=max_nodes)
+    scaling = analyze_scaling(project.scaling, max_nodes=max_nodes, serving=project.serving)
     single_node = next((r.time_s for r in scaling.rows if r.nodes == 1 and not scaling.per_unit_of_work), None) \
         if scaling else None
     diagnosis = diagnose(project, reference_time_s=single_node)
@@ -64,10 +69,16 @@ def analyze(project: Project, *, intensity: Intensity | None = None,
                             source=intensity.source if intensity else None,
                             runs_per_month=project.pricing.runs_per_month if project.pricing else None)
     goal_spec = project.project.goal
-    decisions = decide(project.decisions, scaling, cost, energy, goal=goal_spec)
-    goal = check_goal(goal_spec, plan_nodes=planned, scaling=scaling, cost=cost, energy=energy,
-                      runs_per_month=project.pricing.runs_per_month if project.pricing else None)
-    findings = lint(project, diagnosis=diagnosis, prediction=prediction, scaling=scaling, checklist=checklist,
-                    reliability=reliability, goal=goal)
+    serving = analyze_serving(project, scaling, intensity_g_per_kwh=intensity.g_per_kwh if intensity else None,
+                              max_nodes=max_nodes)
+    decisions = decide(project.decisions, scaling, cost, energy, goal=goal_spec, serving=serving)
+    goal = None if project.serving else check_goal(
+        goal_spec, plan_nodes=planned, scaling=scaling, cost=cost, energy=energy,
+        runs_per_month=project.pricing.runs_per_month if project.pricing else None, max_nodes=max_nodes)
+    findings = ordered(lint(project, diagnosis=diagnosis, prediction=prediction, scaling=scaling,
+                            checklist=checklist, reliability=reliability, goal=goal, serving=serving))
+    summary = summarize(project, scaling=scaling, cost=cost, prediction=prediction, goal=goal, serving=serving,
+                        findings=findings, evidence=Evidence(diagnosis, prediction, scaling, goal, serving,
+                                                             reliability, planned))
     return Analysis(diagnosis, checklist, prediction, scaling, cost, energy, reliability, decisions, goal,
-                    trace_provenance(scaling, sources or {}), ordered(findings))
+                    trace_provenance(scaling, sources or {}), findings, serving, summary)

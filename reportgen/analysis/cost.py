@@ -46,6 +46,17 @@ class Regime:
     rows: tuple[RegimeRow, ...]
     cost_optimal_nodes: int | None
     time_value_optimal_nodes: int | None
+    preemptions: tuple[float, float] | None = None  # spot: (λ per node-hour, restart overhead in s)
+
+    def at(self, nodes: int, time_s: float) -> RegimeRow:
+        """A run of `time_s` on `nodes` in this regime: spot adds the restart time of the expected preemptions,
+        n = λ · p · T_p / 3600, each costing the restart overhead (first order: on the undisturbed time)."""
+        expected = None
+        if self.preemptions is not None:
+            rate, restart = self.preemptions
+            expected = rate * nodes * time_s / 3600.0
+            time_s += expected * restart
+        return RegimeRow(nodes, time_s, run_cost(self.price_per_node_hour, nodes, time_s), expected)
 
 
 @dataclass(frozen=True)
@@ -114,7 +125,7 @@ def analyze_cost(scaling: ScalingResult | None, pricing: Pricing | None) -> Cost
                                                                spot.restart_overhead))
     if regime_spec and regime_spec.local:
         local = regime_spec.local
-        viable, reason = _local_viability(local.utilization, local.min_utilization)
+        viable, reason = local_viability(local.utilization, local.min_utilization)
         regimes["local"] = _regime("local", price * local.price_fraction, viable, reason, scaling, value)
     return CostResult(
         currency=pricing.currency,
@@ -137,7 +148,7 @@ def _marginal(a: CostRow, b: CostRow) -> Marginal:
     return Marginal(a.nodes, b.nodes, d_speedup, d_cost, d_speedup / d_cost if d_cost > 0 else math.inf)
 
 
-def _local_viability(utilization: float | None, minimum: float | None) -> tuple[bool, str]:
+def local_viability(utilization: float | None, minimum: float | None) -> tuple[bool, str]:
     if utilization is None or minimum is None:
         return True, "viable: no utilization threshold given"
     if utilization >= minimum:
@@ -147,16 +158,9 @@ def _local_viability(utilization: float | None, minimum: float | None) -> tuple[
 
 def _regime(name: str, price: float, viable: bool, reason: str, scaling: ScalingResult, value: float | None,
             preemptions: tuple[float, float] | None = None) -> Regime:
-    rows = []
-    for scale in scaling.rows:
-        assert scale.time_s is not None
-        time_s, expected = scale.time_s, None
-        if preemptions is not None:
-            rate, restart = preemptions
-            expected = rate * scale.nodes * scale.time_s / 3600.0  # first order: on the undisturbed time
-            time_s = scale.time_s + expected * restart
-        rows.append(RegimeRow(scale.nodes, time_s, run_cost(price, scale.nodes, time_s), expected))
+    priced = Regime(name, price, viable, reason, (), None, None, preemptions)
+    rows = [priced.at(scale.nodes, scale.time_s) for scale in scaling.rows if scale.time_s is not None]
     cheapest = first_min(rows, key=lambda r: r.cost).nodes if viable else None
     with_time = (first_min(rows, key=lambda r: r.cost + value * r.time_s).nodes
                  if viable and value is not None else None)
-    return Regime(name, price, viable, reason, tuple(rows), cheapest, with_time)
+    return Regime(name, price, viable, reason, tuple(rows), cheapest, with_time, preemptions)

@@ -1,4 +1,8 @@
-"""§5 Decisions: per deployment context, the measured p that best serves its objective within its limits."""
+"""§5 Decisions: per deployment context, the measured p that best serves its objective within its limits.
+
+A serving project's contexts choose among the scales that serve (§5.x): "time" is then the p99 latency, and money
+and CO2e are per hour of service.
+"""
 
 from __future__ import annotations
 
@@ -8,16 +12,18 @@ from reportgen.analysis.common import first_min
 from reportgen.analysis.cost import CostResult, priced_points
 from reportgen.analysis.energy import EnergyResult
 from reportgen.analysis.scaling import ScalingResult
-from reportgen.project.model import Decision, Goal
+from reportgen.analysis.serving import ServingResult
+from reportgen.project.model import REGIME_PHRASES, Decision, Goal
+from reportgen.wording import nodes
 
 
 @dataclass(frozen=True)
 class Candidate:
     nodes: int
     regime: str | None  # the price regime (on_demand | spot | local); None without pricing
-    time_s: float
-    cost: float | None
-    co2_kg: float | None
+    time_s: float | None  # per run; a serving project's p99 latency
+    cost: float | None  # per run; per hour of service
+    co2_kg: float | None  # per run; per hour of service
     energy_kwh: float | None
 
 
@@ -32,10 +38,11 @@ class DecisionResult:
     co2_kg: float | None
     within_limits: bool
     note: str  # why no point is within limits, or what stood in for a missing measure
-    max_time_s: float | None  # the limits applied: the context's own, else the goal's
+    max_time_s: float | None  # the limits applied: the context's own, else the goal's (serving: p99, per hour)
     max_cost: float | None
     max_co2_kg: float | None
     limits_from_goal: tuple[str, ...]  # which limits came from project.goal ("time", "cost")
+    nearest: Candidate | None = None  # no point within limits: the one whose largest excess over a limit is least
 
 
 @dataclass(frozen=True)
@@ -51,6 +58,7 @@ class TradeOff:
 class DecisionsResult:
     decisions: tuple[DecisionResult, ...]
     trade_offs: tuple[TradeOff, ...]
+    serving: bool = False  # chosen among the scales that serve: time is the p99, money and CO2e per hour
 
 
 def candidates(scaling: ScalingResult, cost: CostResult | None, energy: EnergyResult | None) -> list[Candidate]:
@@ -86,10 +94,35 @@ def limits_of(context: Decision, goal: Goal | None) -> Limits:
     return Limits(max_time, max_cost, context.max_co2, tuple(from_goal))
 
 
+def serving_candidates(serving: ServingResult) -> list[Candidate]:
+    """Every measured scale in every viable regime that serves the load within the latency objective."""
+    hourly = {row.nodes: row for row in serving.rows}
+    return [Candidate(p.nodes, p.regime, p.p99_s, p.cost_per_hour, hourly[p.nodes].co2_kg_per_hour,
+                      hourly[p.nodes].energy_kwh_per_hour) for p in serving.points if p.serves]
+
+
+def serving_limits(context: Decision, serving: ServingResult) -> Limits:
+    """A serving context's limits: its own p99 and hourly budget, else the goal's budget per hour (the goal's load
+    and p99 objective already decide which scales serve)."""
+    max_cost, from_goal = context.max_cost_per_hour, ()
+    if max_cost is not None:
+        max_cost *= 3600.0  # given per second (SI), compared per hour
+    elif serving.cost_limit_per_hour is not None:
+        max_cost, from_goal = serving.cost_limit_per_hour, ("cost",)
+    return Limits(context.max_p99_latency, max_cost, None, from_goal)
+
+
 def decide(contexts: tuple[Decision, ...], scaling: ScalingResult | None, cost: CostResult | None,
-           energy: EnergyResult | None, *, goal: Goal | None = None) -> DecisionsResult | None:
-    if not contexts or scaling is None:
+           energy: EnergyResult | None, *, goal: Goal | None = None,
+           serving: ServingResult | None = None) -> DecisionsResult | None:
+    if not contexts or (scaling is None and serving is None):
         return None
+    if serving is not None:
+        points = serving_candidates(serving)
+        results = tuple(_decide(context, serving_limits(context, serving), points, serving=True)
+                        for context in contexts)
+        return DecisionsResult(results, trade_offs(results), serving=True)
+    assert scaling is not None
     points = candidates(scaling, cost, energy)
     # A goal per run means nothing against times per unit of work: its limits apply to whole runs only.
     applied_goal = None if scaling.per_unit_of_work else goal
@@ -126,24 +159,41 @@ def _excess(limits: Limits, point: Candidate) -> float:
     return max(ratios)
 
 
-def _decide(context: Decision, limits: Limits, points: list[Candidate]) -> DecisionResult:
+def _decide(context: Decision, limits: Limits, points: list[Candidate], *, serving: bool = False) -> DecisionResult:
+    """The point that best serves the objective within the limits. When none is within them, the objective's best
+    point all the same (a context that optimizes time gets the fastest), said to be outside the limits, and the
+    nearest point named: the one whose largest excess over a limit is the smallest."""
     shown = (limits.max_time_s, limits.max_cost, limits.max_co2_kg, limits.from_goal)
     scored = [p for p in points if _objective(context, p) is not None]
     if not scored:
-        missing = {"cost": "pricing.node_hour", "carbon": "energy.node_power"}.get(context.optimize, "scaling")
-        return DecisionResult(context.name, context.optimize, None, None, None, None, None, False,
-                              f"nothing to optimize: add {missing}", *shown)
+        if serving:
+            why = "no measured scale serves the load within the latency objective" if not points else \
+                f"nothing to optimize: add {_MISSING_SERVING[context.optimize]}"
+        else:
+            why = f"nothing to optimize: add {_MISSING[context.optimize]}"
+        return DecisionResult(context.name, context.optimize, None, None, None, None, None, False, why, *shown)
     within = [p for p in scored if _excess(limits, p) <= 1.0]
-    note = ""
-    if within:
-        chosen = first_min(within, key=lambda p: _objective(context, p) or 0.0)
-    else:
-        chosen = first_min(scored, key=lambda p: _excess(limits, p))
-        note = f"no measured scale meets the limits; the nearest is {chosen.nodes} nodes"
+    note, nearest = "", None
+    chosen = first_min(within or scored, key=lambda p: _objective(context, p) or 0.0)
+    if not within:
+        nearest = first_min(scored, key=lambda p: _excess(limits, p))
+        note = "no measured scale meets the limits" + ("" if nearest == chosen else
+                                                       f"; the nearest to them is {_point(nearest)}")
     if context.optimize == "carbon" and chosen.co2_kg is None:
         note = (note + "; " if note else "") + "ranked by energy: no carbon intensity is known"
     return DecisionResult(context.name, context.optimize, chosen.nodes, chosen.regime, chosen.time_s, chosen.cost,
-                          chosen.co2_kg, bool(within), note, *shown)
+                          chosen.co2_kg, bool(within), note, *shown, nearest=nearest)
+
+
+_MISSING = {"cost": "pricing.node_hour", "carbon": "energy.node_power or measured energy", "time": "scaling"}
+_MISSING_SERVING = {"cost": "pricing.node_hour", "carbon": "energy.node_power or measured energy",
+                    "time": "p99_latency to the runs"}
+
+
+def _point(candidate: Candidate) -> str:
+    """A candidate as a note names it: "8 nodes on spot"."""
+    regime = f" {REGIME_PHRASES[candidate.regime]}" if candidate.regime else ""
+    return f"{nodes(candidate.nodes)}{regime}"
 
 
 def _ratio(a: float | None, b: float | None) -> float | None:

@@ -30,34 +30,43 @@ class EnergyResult:
     rows: tuple[EnergyRow, ...]
     carbon_optimal_nodes: int  # argmin CO2e; with no intensity, argmin energy (the same ranking)
     runs_per_month: float | None
+    modelled: bool = True  # energy.node_power is given: scales without a measured energy are modelled
+    unknown_nodes: tuple[int, ...] = ()  # scales with no energy (no measurement and no node_power to model it)
 
 
 def analyze_energy(scaling: ScalingResult | None, energy: Energy | None, *,
                    intensity_g_per_kwh: float | None, source: str | None,
                    runs_per_month: float | None) -> EnergyResult | None:
-    if scaling is None or energy is None or energy.node_power is None:
+    """Energy and CO2e per run at each scale whose energy is known: measured, or modelled from energy.node_power.
+    Without node_power the measured runs alone have rows (§7.2: every number whose inputs are present)."""
+    if scaling is None:
         return None
-    active = energy.node_power
-    waiting = energy.wait_power if energy.wait_power is not None else active
+    active = energy.node_power if energy else None
+    waiting = energy.wait_power if energy and energy.wait_power is not None else active
+    pue = energy.pue if energy else 1.0
     rows = []
     for scale in scaling.rows:
         run = scale.run
         if scale.measured_energy_j is not None:
             # What meters and CodeCarbon measure is the IT equipment's energy: the facility's overhead (PUE)
             # applies to it as to the modelled energy.
-            joules, measured = energy.pue * scale.measured_energy_j, True
+            joules, measured = pue * scale.measured_energy_j, True
+        elif active is None or waiting is None:
+            continue
         elif run.form == "breakdown":
             busy = (run.compute or 0.0) + (run.io or 0.0)
             waits = (run.communication or 0.0) + (run.idle or 0.0)
-            joules, measured = energy.pue * scale.nodes * (active * busy + waiting * waits), False
+            joules, measured = pue * scale.nodes * (active * busy + waiting * waits), False
         else:
             assert scale.time_s is not None
-            joules, measured = energy.pue * scale.nodes * active * scale.time_s, False
+            joules, measured = pue * scale.nodes * active * scale.time_s, False
         kwh = joules / JOULES_PER_KWH
         co2 = kwh * intensity_g_per_kwh / 1000.0 if intensity_g_per_kwh is not None else None
         rows.append(EnergyRow(scale.nodes, kwh, co2, measured,
                               kwh * runs_per_month if runs_per_month else None,
                               co2 * runs_per_month if runs_per_month and co2 is not None else None))
+    if not rows:
+        return None
     return EnergyResult(
         carbon_intensity_g_per_kwh=intensity_g_per_kwh,
         carbon_source=source,
@@ -66,4 +75,6 @@ def analyze_energy(scaling: ScalingResult | None, energy: Energy | None, *,
         rows=tuple(rows),
         carbon_optimal_nodes=first_min(rows, key=lambda r: r.energy_kwh).nodes,
         runs_per_month=runs_per_month,
+        modelled=active is not None,
+        unknown_nodes=tuple(r.nodes for r in scaling.rows if r.nodes not in {row.nodes for row in rows}),
     )

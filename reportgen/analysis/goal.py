@@ -1,12 +1,16 @@
 """The team's question: is the goal met at the planned node count, in which price regime, and at what cheapest scale.
 
-The plan is judged on its measured run (a prediction is not evidence), in every price regime the project states;
-the cheapest measured (scale, regime) that meets the goal is the alternative the summary offers.
+The plan is judged on its measured run in every price regime the project states; the cheapest measured (scale,
+regime) that meets the goal is the alternative the summary offers. An unmeasured plan is not judged, but the value
+the USL fit gives there is shown, labelled fitted; when no measured scale meets the goal, the smallest scale the fit
+says would meet it is the one to measure next.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import numpy as np
 
 from reportgen.analysis.common import first_min
 from reportgen.analysis.cost import CostResult, priced_points
@@ -31,6 +35,8 @@ class GoalCheck:
     cost_ratio: float | None  # cost / the goal's cost
     monthly_cost: float | None
     met: bool | None  # every stated limit met in a viable regime; None when a stated limit cannot be checked
+    source: str = "measured"  # measured | fitted (the USL fit at a scale nobody measured)
+    time_ci: tuple[float, float] | None = None  # the measured time's 95 % interval, with repeats
 
 
 @dataclass(frozen=True)
@@ -48,6 +54,17 @@ class GoalResult:
     monthly_cost: float | None  # runs_per_month × the plan's cost in its cheapest regime that meets the goal,
     # else in the first regime stated (on-demand)
     note: str  # why the goal cannot be judged, when it cannot
+    fitted_at_plan: tuple[GoalCheck, ...] = ()  # an unmeasured plan as the USL fit has it, per regime
+    fitted_meeting: GoalCheck | None = None  # no measured point meets: the smallest unmeasured scale the fit says does
+    cost_unknown: bool = False  # a cost limit is stated but the project gives no prices
+    nearest: GoalCheck | None = None  # no measured point meets: the one whose largest excess over a limit is least
+    # A budget without prices cannot be judged: the measured scale meeting the time limit with the fewest node-hours
+    # (the price-free measure of cost) is what the summary offers then.
+    time_met_fewest_node_hours: GoalCheck | None = None
+
+    @property
+    def priced(self) -> bool:
+        return any(check.cost is not None for check in self.at_plan)
 
 
 @dataclass(frozen=True)
@@ -56,7 +73,8 @@ class _Limits:
     co2: dict[int, float | None]
     runs_per_month: float | None
 
-    def hold(self, nodes: int, regime: str | None, viable: bool, time_s: float, cost: float | None) -> GoalCheck:
+    def hold(self, nodes: int, regime: str | None, viable: bool, time_s: float, cost: float | None, *,
+             source: str = "measured", time_ci: tuple[float, float] | None = None) -> GoalCheck:
         time_limit, cost_limit = self.goal.time_per_run, self.goal.cost_per_run
         time_ratio = time_s / time_limit if time_limit else None
         cost_ratio = cost / cost_limit if cost_limit and cost is not None else None
@@ -69,20 +87,23 @@ class _Limits:
             met = None  # a cost limit without prices cannot be checked
         return GoalCheck(nodes, regime, viable, time_s, cost, self.co2.get(nodes), meets_time, meets_cost,
                          time_ratio, cost_ratio,
-                         cost * self.runs_per_month if self.runs_per_month and cost is not None else None, met)
+                         cost * self.runs_per_month if self.runs_per_month and cost is not None else None, met,
+                         source, time_ci)
 
 
 def check_goal(goal: Goal | None, *, plan_nodes: int | None, scaling: ScalingResult | None,
                cost: CostResult | None, energy: EnergyResult | None,
-               runs_per_month: float | None) -> GoalResult | None:
+               runs_per_month: float | None, max_nodes: int = 4096) -> GoalResult | None:
     if goal is None or (goal.time_per_run is None and goal.cost_per_run is None):
         return None
+    cost_unknown = goal.cost_per_run is not None and cost is None
     if scaling is None or scaling.per_unit_of_work:
         why = ("the runs are measured per unit of work (add scaling.work_per_run)" if scaling
                else "nothing is measured (add scaling.runs)")
         return GoalResult(goal.text, goal.time_per_run, goal.cost_per_run, plan_nodes, False, (), None, None,
-                          False, runs_per_month, None, why)
+                          False, runs_per_month, None, why, cost_unknown=cost_unknown)
     limits = _Limits(goal, {row.nodes: row.co2_kg for row in energy.rows} if energy else {}, runs_per_month)
+    intervals = {row.nodes: row.time_ci for row in scaling.rows}
     if cost is not None:
         checks = [limits.hold(point.nodes, point.regime, True, point.time_s, point.cost)
                   for point in priced_points(cost)]
@@ -96,18 +117,72 @@ def check_goal(goal: Goal | None, *, plan_nodes: int | None, scaling: ScalingRes
     if plan_nodes is None:
         note = "the project plans no node count (add design.nodes)"
     elif not plan_measured:
-        note = f"the planned {plan_nodes} nodes were not measured: the goal cannot be judged there"
+        note = f"the planned {plan_nodes} nodes were not measured"
     elif cost is not None:  # every regime the project states, a non-viable one marked so
-        at_plan = tuple(limits.hold(plan_nodes, name, regime.viable, row.time_s, row.cost)
+        at_plan = tuple(limits.hold(plan_nodes, name, regime.viable, row.time_s, row.cost,
+                                    time_ci=intervals.get(plan_nodes) if name == "on_demand" else None)
                         for name, regime in cost.regimes.items()
                         for row in regime.rows if row.nodes == plan_nodes)
     else:
-        at_plan = tuple(check for check in checks if check.nodes == plan_nodes)
+        at_plan = tuple(limits.hold(check.nodes, None, True, check.time_s, None, time_ci=intervals.get(check.nodes))
+                        for check in checks if check.nodes == plan_nodes)
     verdicts = [check.met for check in at_plan]
     met = None if not at_plan else True if True in verdicts else False if all(v is False for v in verdicts) else None
     priced_and_met = [c for c in at_plan if c.met and c.cost is not None]
     best = first_min(priced_and_met, key=lambda c: c.cost or 0.0) if priced_and_met else \
         at_plan[0] if at_plan else None
+    fitted_plan = _fitted(limits, scaling, cost, [plan_nodes]) if plan_nodes and not plan_measured else []
+    measured_nodes = {row.nodes for row in scaling.rows}
     return GoalResult(goal.text, goal.time_per_run, goal.cost_per_run, plan_nodes, plan_measured, at_plan, met,
                       cheapest, all(check.met is False for check in checks), runs_per_month,
-                      best.monthly_cost if best else None, note)
+                      best.monthly_cost if best else None, note, tuple(fitted_plan),
+                      None if meeting else _fitted_meeting(limits, scaling, cost, measured_nodes, max_nodes),
+                      cost_unknown, None if meeting else nearest(checks),
+                      _fewest_node_hours([c for c in checks if c.meets_time]) if cost_unknown else None)
+
+
+def _fewest_node_hours(checks: list[GoalCheck]) -> GoalCheck | None:
+    return first_min(checks, key=lambda c: c.nodes * c.time_s) if checks else None
+
+
+def excess(check: GoalCheck) -> float:
+    """The largest ratio of a value to its limit: below 1 the point is within every limit."""
+    return max(check.time_ratio or 0.0, check.cost_ratio or 0.0)
+
+
+def nearest(checks: list[GoalCheck]) -> GoalCheck | None:
+    """The point whose largest excess over a limit is the smallest (ties: the smaller scale, then the cheaper)."""
+    return first_min(checks, key=excess) if checks else None
+
+
+def _fitted(limits: _Limits, scaling: ScalingResult, cost: CostResult | None, nodes: list[int]) -> list[GoalCheck]:
+    """Unmeasured scales as the USL fit has them, in every regime the project states."""
+    times = scaling.fitted_times(np.asarray(nodes, dtype=float))
+    if times is None:
+        return []
+    out = []
+    for p, time_s in zip(nodes, times, strict=True):
+        if cost is None:
+            out.append(limits.hold(p, None, True, float(time_s), None, source="fitted"))
+            continue
+        for name, regime in cost.regimes.items():
+            row = regime.at(p, float(time_s))
+            out.append(limits.hold(p, name, regime.viable, row.time_s, row.cost, source="fitted"))
+    return out
+
+
+def _fitted_meeting(limits: _Limits, scaling: ScalingResult, cost: CostResult | None, measured: set[int],
+                    max_nodes: int) -> GoalCheck | None:
+    """The smallest unmeasured scale in 1…max_nodes at which the USL fit meets the goal (its cheapest regime)."""
+    nodes = np.arange(1, max_nodes + 1, dtype=float)
+    times = scaling.fitted_times(nodes)
+    if times is None:
+        return None
+    candidates = ~np.isin(nodes, list(measured))
+    if limits.goal.time_per_run is not None:
+        candidates &= times <= limits.goal.time_per_run
+    for p in nodes[candidates][:64].astype(int):  # the cost test per regime on the few smallest candidates
+        meeting = [check for check in _fitted(limits, scaling, cost, [int(p)]) if check.met]
+        if meeting:
+            return first_min(meeting, key=lambda c: c.cost if c.cost is not None else c.time_s)
+    return None

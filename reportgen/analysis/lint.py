@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 
 from reportgen.analysis.checklist import ChecklistResult
 from reportgen.analysis.diagnosis import DiagnosisResult
@@ -12,7 +13,9 @@ from reportgen.analysis.goal import GoalResult
 from reportgen.analysis.prediction import PredictionResult
 from reportgen.analysis.reliability import ReliabilityResult
 from reportgen.analysis.scaling import ScalingResult
-from reportgen.project.model import SLOT_VOCABULARY, Project, Slot
+from reportgen.analysis.serving import ServingResult
+from reportgen.project.model import REGIME_PHRASES, SLOT_VOCABULARY, Project, Slot
+from reportgen.wording import duration, money, nodes, number, percent, requests, times
 
 IDLE_SHARE_LIMIT = 0.20
 
@@ -31,19 +34,112 @@ AXIS_FAILURE = {
 
 def lint(project: Project, *, diagnosis: DiagnosisResult | None, prediction: PredictionResult | None,
          scaling: ScalingResult | None, checklist: ChecklistResult | None, reliability: ReliabilityResult | None,
-         goal: GoalResult | None) -> list[Finding]:
+         goal: GoalResult | None, serving: ServingResult | None = None) -> list[Finding]:
     findings: list[Finding] = []
+    findings += _hardware(project)
     findings += _diagnosis(diagnosis, project.design.nodes if project.design else None)
     findings += _slots(project, diagnosis, scaling)
     findings += _prediction(project, prediction)
     findings += _tax(checklist, prediction)
+    findings += plausibility(scaling)
     findings += _measurements(project, scaling, goal)
+    findings += _serving(serving, project.currency)
     findings += _model_against_measurements(prediction, scaling)
-    if reliability and reliability.first_storm_nodes is not None:
-        findings.append(warning("checkpoint-storm", f"at {reliability.first_storm_nodes} nodes writing a "
-                                "checkpoint takes at least twice the system MTBF: the system would spend its "
-                                "life checkpointing", "reliability.checkpoint_cost", "reliability"))
+    findings += _reliability(reliability)
     return findings
+
+
+_DEVICES_IN_NAME = re.compile(r"(?<![\d.])(\d+)\s*(?:x|×|-?\s*GPUs?\b|-?\s*accelerators?\b)", re.IGNORECASE)
+
+
+def _hardware(project: Project) -> list[Finding]:
+    """A node described as several accelerators whose devices_per_node is not set: the memory wall would hold one
+    replica against the node's whole memory, as if it were one device."""
+    hardware = project.hardware
+    if hardware is None or hardware.name is None or hardware.devices_per_node != 1 or hardware.device_memory:
+        return []
+    match = _DEVICES_IN_NAME.search(hardware.name)
+    if match is None or int(match.group(1)) < 2:
+        return []
+    return [info("devices-per-node-unset", f"the node is described as “{hardware.name}” but devices_per_node is not "
+                 "set: the memory wall holds one replica against the node's whole memory as if it were one device; "
+                 f"set hardware.devices_per_node: {match.group(1)}", "hardware.devices_per_node", "diagnosis")]
+
+
+def _reliability(reliability: ReliabilityResult | None) -> list[Finding]:
+    out: list[Finding] = []
+    if reliability and reliability.first_storm_nodes is not None:
+        out.append(warning("checkpoint-storm", f"at {reliability.first_storm_nodes} nodes writing a "
+                           "checkpoint takes at least twice the system MTBF: the system would spend its "
+                           "life checkpointing", "reliability.checkpoint_cost", "reliability"))
+    declared = reliability.declared if reliability else None
+    if declared is not None:
+        how = (f"the declared checkpoint interval of {duration(declared.interval_s)} costs "
+               f"{percent(declared.overhead_fraction)} of the run at {nodes(declared.nodes)}, against "
+               f"{percent(declared.optimal_overhead_fraction)} at Daly's optimum of "
+               f"{duration(declared.optimal_interval_s)}")
+        if declared.excess > DECLARED_INTERVAL_TOLERANCE:
+            out.append(warning("checkpoint-interval", f"{how}: set it near Daly's interval",
+                               "reliability.checkpoint_interval", "reliability"))
+        else:
+            out.append(info("checkpoint-interval", f"{how}: close to the optimum",
+                            "reliability.checkpoint_interval", "reliability"))
+    return out
+
+
+DECLARED_INTERVAL_TOLERANCE = 0.10  # a declared interval whose overhead exceeds Daly's by more than this is flagged
+
+
+def plausibility(scaling: ScalingResult | None) -> list[Finding]:
+    """§4.y: one measured scale, speedups far above ideal, and scales far from the fit to the others."""
+    out: list[Finding] = []
+    if scaling is None:
+        return out
+    if scaling.single_scale:
+        only = scaling.rows[0].nodes
+        out.append(info("single-scale", f"only {nodes(only)} {'was' if only == 1 else 'were'} measured: speedup, "
+                        "Karp–Flatt, the knee and the fits need a run at another node count (ideally 1 node)",
+                        "scaling.runs", "measure"))
+    for row in scaling.implausible:
+        what = (f"the run at {nodes(row.nodes)} reaches {percent(row.efficiency)} of ideal (speedup "
+                f"{number(row.speedup)} over {nodes(scaling.reference_nodes)})")
+        if scaling.superlinear_reason:
+            out.append(info("superlinear", f"{what}, accepted as superlinear: “{scaling.superlinear_reason}” "
+                            "(scaling.superlinear)", "scaling.superlinear", "measure"))
+        else:
+            out.append(warning("implausible-speedup", f"{what}: above 125 % of ideal a run is far more often a unit "
+                               "slip or a run of a smaller problem than real superlinear scaling; check it, or state "
+                               "the reason in scaling.superlinear", "scaling.runs", "measure"))
+    for outlier in scaling.outliers:
+        faster = outlier.factor > 1
+        factor = outlier.factor if faster else 1 / outlier.factor
+        out.append(warning("outlier", f"the run at {nodes(outlier.nodes)} is {times(factor)} "
+                           f"{'faster' if faster else 'slower'} than the USL fitted to the other scales predicts: "
+                           "re-measure it before trusting the fits", "scaling.runs", "measure"))
+    return out
+
+
+def _serving(serving: ServingResult | None, currency: str) -> list[Finding]:
+    """The serving goal (§5.x): a plan that misses it while another scale meets it; no scale that meets it."""
+    if serving is None or not serving.points:
+        return []
+    need = f"{requests(serving.capacity_needed_rps)}" + (f" within a p99 of {duration(serving.p99_objective_s)}"
+                                                          if serving.p99_objective_s is not None else "")
+    budget = f" for at most {money(serving.cost_limit_per_hour, currency)} an hour" \
+        if serving.cost_limit_per_hour is not None else ""
+    if all(point.met is False for point in serving.points):
+        limit = {"capacity": "capacity", "latency": "p99 latency"}.get(serving.limited_by or "", "")
+        why = f" ({limit} limits every scale)" if limit else ""
+        return [warning("goal-unmet", f"no measured scale serves {need}{budget} in any viable price regime{why}",
+                        "project.goal", "serving")]
+    best = serving.cheapest_meeting
+    if serving.met_at_plan is False and best is not None:
+        regime = f" {REGIME_PHRASES[best.regime]}" if best.regime else ""
+        return [warning("plan-misses-goal", f"the planned {nodes(serving.plan_nodes)} miss the goal ({need}{budget}) "
+                        f"in every price regime, while {nodes(best.nodes)}{regime} meet it", "design.nodes",
+                        "serving")]
+    return []
+
 
 
 def _diagnosis(diagnosis: DiagnosisResult | None, planned: int | None) -> list[Finding]:

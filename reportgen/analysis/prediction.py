@@ -71,6 +71,7 @@ class PredictionResult:
     fit_p_star: int | None  # the p* the fitted α and β imply (same T_comp and range), when the fit is usable
     fit_speedup_at_p_star: float | None
     fit_continuous_optimum_nodes: float | None
+    fit_stands_in: bool = False  # α or β was not given: the prediction uses the fitted values instead
 
     @property
     def sensitivity_uniform(self) -> bool:
@@ -156,7 +157,10 @@ def predict(project: Project) -> PredictionResult | None:
         beta_given = spec.message_bytes / hardware.network_bandwidth
     fit = _fit(spec)
     fit_usable = fit is not None and fit.alpha_s >= 0 and fit.beta_s >= 0
-    uses_fit = spec.use_fit and fit_usable
+    # Without a given α or β the measured collectives are the only evidence of the network: the fit predicts
+    # (§7.2), and the report says so.
+    fit_stands_in = fit_usable and (alpha_given is None or beta_given is None)
+    uses_fit = (spec.use_fit or fit_stands_in) and fit_usable
     alpha = fit.alpha_s if uses_fit and fit else alpha_given
     beta = fit.beta_s if uses_fit and fit else beta_given
     if alpha is None or beta is None:
@@ -200,6 +204,7 @@ def predict(project: Project) -> PredictionResult | None:
         fit_speedup_at_p_star=fit_best.speedup if fit_best else None,
         fit_continuous_optimum_nodes=continuous_optimum(t_comp, fit.alpha_s, fit.beta_s) if fit and fit_usable
         else None,
+        fit_stands_in=fit_stands_in,
     )
 
 

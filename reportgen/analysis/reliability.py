@@ -18,12 +18,30 @@ class ReliabilityRow:
 
 
 @dataclass(frozen=True)
+class DeclaredInterval:
+    """The checkpoint interval the design declares, held against Daly's at one scale."""
+
+    nodes: int
+    interval_s: float
+    overhead_fraction: float  # δ/τ + (τ/2 + R)/M_p at the declared τ
+    optimal_interval_s: float  # Daly's τ there
+    optimal_overhead_fraction: float
+
+    @property
+    def excess(self) -> float:
+        """How much more the declared interval costs than Daly's, relatively (0: as good)."""
+        return self.overhead_fraction / self.optimal_overhead_fraction - 1.0 if self.optimal_overhead_fraction \
+            else 0.0
+
+
+@dataclass(frozen=True)
 class ReliabilityResult:
     rows: tuple[ReliabilityRow, ...]
     planned_nodes: int | None
     planned_overhead_fraction: float | None
     planned_time_s: float | None  # the measured time at the planned nodes with the tax folded in
     first_storm_nodes: int | None
+    declared: DeclaredInterval | None = None  # reliability.checkpoint_interval against Daly's, at the plan
 
 
 def daly_interval(checkpoint_s: float, system_mtbf_s: float) -> float:
@@ -34,11 +52,24 @@ def daly_interval(checkpoint_s: float, system_mtbf_s: float) -> float:
     return math.sqrt(2.0 * checkpoint_s * system_mtbf_s) * (1.0 + math.sqrt(ratio) / 3.0 + ratio / 9.0) - checkpoint_s
 
 
+def overhead_fraction(reliability: Reliability, interval_s: float, system_mtbf_s: float) -> float:
+    """δ/τ + (τ/2 + R)/M_p: checkpoint writes, plus half an interval of lost work and a restart per failure."""
+    return reliability.checkpoint_cost / interval_s + (interval_s / 2.0 + reliability.restart_cost) / system_mtbf_s
+
+
 def failure_tax(reliability: Reliability, nodes: int) -> ReliabilityRow:
     mtbf = reliability.node_mtbf / nodes
     interval = daly_interval(reliability.checkpoint_cost, mtbf)
-    overhead = reliability.checkpoint_cost / interval + (interval / 2.0 + reliability.restart_cost) / mtbf
-    return ReliabilityRow(nodes, mtbf, interval, overhead, reliability.checkpoint_cost >= 2.0 * mtbf)
+    return ReliabilityRow(nodes, mtbf, interval, overhead_fraction(reliability, interval, mtbf),
+                          reliability.checkpoint_cost >= 2.0 * mtbf)
+
+
+def declared_interval(reliability: Reliability, row: ReliabilityRow) -> DeclaredInterval | None:
+    if reliability.checkpoint_interval is None:
+        return None
+    declared = reliability.checkpoint_interval
+    return DeclaredInterval(row.nodes, declared, overhead_fraction(reliability, declared, row.system_mtbf_s),
+                            row.interval_s, row.overhead_fraction)
 
 
 def analyze_reliability(reliability: Reliability | None, nodes: list[int], *, planned_nodes: int | None,
@@ -56,6 +87,7 @@ def analyze_reliability(reliability: Reliability | None, nodes: list[int], *, pl
         planned_overhead_fraction=planned.overhead_fraction if planned else None,
         planned_time_s=planned_time * (1.0 + planned.overhead_fraction) if planned and planned_time else None,
         first_storm_nodes=next((r.nodes for r in rows if r.storm), None),
+        declared=declared_interval(reliability, planned or rows[-1]) if rows else None,
     )
 
 

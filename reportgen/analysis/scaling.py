@@ -8,7 +8,16 @@ from statistics import median
 import numpy as np
 
 from reportgen.analysis.common import first_max
-from reportgen.analysis.fits import AlphaBetaFit, AmdahlFit, USLFit, fit_alpha_beta, fit_amdahl, fit_usl, slope
+from reportgen.analysis.fits import (
+    AlphaBetaFit,
+    AmdahlFit,
+    USLFit,
+    fit_alpha_beta,
+    fit_amdahl,
+    fit_usl,
+    slope,
+    usl_capacity,
+)
 from reportgen.analysis.prediction import model_curve, optimum
 from reportgen.project.model import Run, Scaling
 
@@ -17,7 +26,7 @@ BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 20261123  # fixed: two builds of one input give the same intervals, byte for byte
 CONFIDENCE = 0.95
 NOISY_HALF_WIDTH = 0.10  # an interval half-width above this share of the median makes a scale `noisy`
-COMPONENTS = ("compute", "communication", "idle", "io", "time", "throughput", "energy")
+COMPONENTS = ("compute", "communication", "idle", "io", "time", "throughput", "energy", "p99_latency")
 Interval = tuple[float, float]
 CAUSES = ("communication", "load-imbalance", "serial-fraction")  # tie order for the knee cause
 TREND_TOLERANCE = 0.10  # ANALYSES §4: a trend must move e by more than 10 % of its mean over the measured range
@@ -36,6 +45,16 @@ REMEDIES = {
     "load-imbalance": "rebalancing the shards or speculative backup tasks for stragglers",
     "serial-fraction": "shrinking the serial stage (data loading, start-up, the optimizer step on one rank)",
 }
+# A service's remedies speak of requests, never of gradients or checkpoints (ANALYSES §5.x).
+SERVING_REMEDIES = {
+    "communication": "fewer fan-out hops per request, hedged requests against slow shards, or caching repeated work",
+    "load-imbalance": "least-loaded routing across the replicas and hedged requests against stragglers",
+    "serial-fraction": "batching requests, a smaller or quantized model, or caching what every request recomputes",
+}
+IMPLAUSIBLE_EFFICIENCY = 1.25  # ANALYSES §4.y: above this share of ideal, a run is more likely a slip than real
+OUTLIER_FACTOR = 2.0  # a scale more than this factor from the USL fitted to the other scales is an outlier
+OUTLIER_MIN_SCALES = 4
+OUTLIER_LEAVE_ONE_OUT = 40  # up to this many scales each is held against a fit to the others; beyond, against all
 
 
 @dataclass(frozen=True)
@@ -103,10 +122,47 @@ class ScalingResult:
     comm_fit_implied_p_star: int | None
     knee_uncertain: bool = False  # the knee scale's speedup interval overlaps a neighbour's
     axis: str = "nodes"  # what `nodes` counts: whole nodes, or a load level (possibly fractional) for the fits
+    outliers: tuple[Outlier, ...] = ()  # scales far from the USL fitted to the others (§4.y)
+    superlinear_reason: str | None = None  # scaling.superlinear: the team's reason that a superlinear run is real
 
     @property
     def repeated(self) -> bool:
         return any(row.repeats > 1 for row in self.rows)
+
+    @property
+    def single_scale(self) -> bool:
+        """One node count measured: speedup, Karp–Flatt, knee and fits need another (ideally p = 1)."""
+        return len(self.rows) < 2
+
+    def fitted_times(self, nodes: np.ndarray) -> np.ndarray | None:
+        """T_p the USL fit predicts at each node count (None without a fit): T_ref × X_ref / X(p), the fit being of
+        the speedups (X_ref = 1) or, in throughput form, of the throughputs."""
+        reference = self.rows[0]
+        if self.usl is None or reference.time_s is None:
+            return None
+        capacity = usl_capacity(np.asarray(nodes, dtype=float), self.usl.gamma, self.usl.sigma, self.usl.kappa)
+        scale = float(reference.run.throughput or 0.0) if self.form == "throughput" else 1.0
+        with np.errstate(divide="ignore"):
+            return np.where(capacity > 0, reference.time_s * scale / np.maximum(capacity, 1e-300), np.inf)
+
+    @property
+    def implausible(self) -> tuple[ScaleRow, ...]:
+        """Scales whose efficiency exceeds 1.25 (§4.y): far more often a unit slip or a smaller problem than real."""
+        return tuple(row for row in self.rows if row.efficiency > IMPLAUSIBLE_EFFICIENCY)
+
+
+@dataclass(frozen=True)
+class Outlier:
+    """A scale whose capacity departs by more than a factor 2 from the USL fitted to the other scales."""
+
+    nodes: int
+    measured: float  # its capacity: X_p in throughput form, else 1 / T_p (runs per second)
+    expected: float  # the fit's capacity there
+
+    @property
+    def factor(self) -> float:
+        """How many times faster (above 1) or slower (below 1) than the fit the scale measured."""
+        return self.measured / self.expected if self.expected > 0 else float("inf")
 
 
 def run_time(run: Run, work_per_run: float | None) -> float | None:
@@ -118,7 +174,7 @@ def run_time(run: Run, work_per_run: float | None) -> float | None:
     return (work_per_run if work_per_run is not None else 1.0) / run.throughput
 
 
-def analyze_scaling(scaling: Scaling | None, *, max_nodes: int = 4096) -> ScalingResult | None:
+def analyze_scaling(scaling: Scaling | None, *, max_nodes: int = 4096, serving: bool = False) -> ScalingResult | None:
     if scaling is None or not scaling.runs:
         return None
     groups = repeats_by_nodes(scaling.runs)
@@ -162,7 +218,7 @@ def analyze_scaling(scaling: Scaling | None, *, max_nodes: int = 4096) -> Scalin
         knee_cause=cause,
         knee_cause_inferred=inferred,
         knee_cause_at=cause_at,
-        remedy=REMEDIES[cause] if cause else None,
+        remedy=(SERVING_REMEDIES if serving else REMEDIES)[cause] if cause else None,
         peak_nodes=first_max(rows, key=lambda r: r.speedup).nodes,
         first_below_half_efficiency=next((r.nodes for r in rows if r.efficiency < 0.5), None),
         amdahl=fit_amdahl(qs, speedups) if fits_ok else None,
@@ -173,7 +229,55 @@ def analyze_scaling(scaling: Scaling | None, *, max_nodes: int = 4096) -> Scalin
         comm_fit_implied_p_star=implied,
         knee_uncertain=knee_uncertain(rows, knee),
         axis=scaling.axis,
+        outliers=find_outliers(rows, form),
+        superlinear_reason=scaling.superlinear,
     )
+
+
+def _capacity(row: ScaleRow, form: str) -> float:
+    """What a scale delivers per second: X_p in throughput form, else runs per second (1 / T_p)."""
+    if form == "throughput":
+        return float(row.run.throughput or 0.0)
+    return 1.0 / row.time_s if row.time_s else 0.0
+
+
+def find_outliers(rows: list[ScaleRow], form: str) -> tuple[Outlier, ...]:
+    """Scales departing by more than OUTLIER_FACTOR from the USL fitted to the other scales (§4.y).
+
+    One bad run bends every fit that includes it, so that the good scales would seem to depart too: the scale that
+    departs most is flagged and set aside, and the others are held again against fits without it, while at least
+    OUTLIER_MIN_SCALES remain. With many scales one point barely moves a fit: past OUTLIER_LEAVE_ONE_OUT scales each
+    is held against one fit to all (one fit instead of thousands)."""
+    points = [(r.nodes, float(r.nodes), _capacity(r, form)) for r in rows]
+    if len(points) > OUTLIER_LEAVE_ONE_OUT:
+        fit = fit_usl([x for _, x, _ in points], [c for _, _, c in points])
+        departures = [_departure(node, x, c, fit) for node, x, c in points] if fit else []
+        return tuple(d for d in departures if d is not None)
+    found: list[Outlier] = []
+    while len(points) >= OUTLIER_MIN_SCALES:
+        worst: tuple[float, int, Outlier] | None = None
+        for index, (node, x, c) in enumerate(points):
+            others = points[:index] + points[index + 1:]
+            departure = _departure(node, x, c, fit_usl([o[1] for o in others], [o[2] for o in others]))
+            if departure is not None:
+                size = max(departure.factor, 1 / departure.factor)
+                if worst is None or size > worst[0]:
+                    worst = (size, index, departure)
+        if worst is None:
+            break
+        found.append(worst[2])
+        del points[worst[1]]
+    return tuple(sorted(found, key=lambda o: o.nodes))
+
+
+def _departure(nodes: int, x: float, capacity: float, fit: USLFit | None) -> Outlier | None:
+    """The scale as an outlier of `fit`, or None when it lies within OUTLIER_FACTOR of it."""
+    if fit is None:
+        return None
+    expected = float(usl_capacity(np.array([x]), fit.gamma, fit.sigma, fit.kappa)[0])
+    if expected <= 0 or 1 / OUTLIER_FACTOR <= capacity / expected <= OUTLIER_FACTOR:
+        return None
+    return Outlier(nodes, capacity, expected)
 
 
 # ------------------------------------------------------------------------------------------------------ repeats

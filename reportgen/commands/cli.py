@@ -385,7 +385,7 @@ def _watch(arguments: argparse.Namespace) -> int:
 
 def _diff(arguments: argparse.Namespace) -> ExitCode:
     from reportgen.commands.diff_command import DiffOptions, run_diff
-    from reportgen.render.formatting import counted
+    from reportgen.wording import counted
 
     outcome = run_diff(arguments.old, arguments.new,
                        DiffOptions(out_root=arguments.output, formats=arguments.format, paper=arguments.paper))
@@ -467,9 +467,9 @@ def _measure(arguments: argparse.Namespace) -> int:
 
 
 def _shown(value: object, kind: str, currency: str) -> str:
-    from reportgen.render.formatting import key_value, plain_text
+    from reportgen.render.formatting import key_value
 
-    return plain_text(key_value(value, kind, currency))
+    return key_value(value, kind, currency)
 
 
 def _schema(output: Path | None, *, results: bool) -> ExitCode:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -59,7 +60,8 @@ def load_project_text(text: str, path: Path, display: str, *, data: bytes | None
                       csv_files_may_be_missing: bool = False) -> LoadedProject:
     """Validate project text as if it were the file at `path` (CSV paths resolve beside it)."""
     root = compose(text, display)
-    reader = Reader(display, currency=_declared_currency(root))
+    currency, currency_stated = _declared_currency(root)
+    reader = Reader(display, currency=currency)
     # Sections are read one by one so that the cross-section checks below run on every valid section even when
     # another section failed: all of a file's problems are reported at once.
     sections, keys_sound = read_fields(Project, root, "", reader)
@@ -79,7 +81,12 @@ def load_project_text(text: str, path: Path, display: str, *, data: bytes | None
                                                         missing_ok=csv_files_may_be_missing)
     if sections.get("energy") not in (None, INVALID):
         _check_location(sections["energy"], root, reader)
-    project = INVALID if INVALID in sections.values() or not keys_sound else Project(**sections)
+    if sections.get("pricing") not in (None, INVALID) and not currency_stated:
+        sections["pricing"] = replace(sections["pricing"], currency=currency)
+    if sections.get("project") not in (None, INVALID) and scaling not in (None, INVALID):
+        _check_serving_runs(sections["project"].workload == "inference", scaling, runs_node, reader)
+    project = INVALID if INVALID in sections.values() or not keys_sound \
+        else Project(**sections, money_currency=currency)
     if project is not INVALID:
         for relative, message in project.check():
             reader.error(locate(root, relative), relative, message)
@@ -106,10 +113,30 @@ def _as_written(project: Project, root: Node, runs_node: Node | None) -> dict[st
     return written
 
 
-def _declared_currency(root: Node) -> str:
-    """pricing.currency, read first because every money field elsewhere is parsed in it."""
+# The amounts whose currency code sets the project's currency when pricing.currency is absent, in this order.
+_AMOUNTS = ("pricing.node_hour", "pricing.value_of_time", "project.goal.cost_per_run", "project.goal.cost_per_hour")
+_DECISION_AMOUNTS = ("max_cost", "max_cost_per_hour")
+
+
+def _declared_currency(root: Node) -> tuple[str, bool]:
+    """The project's currency, read first because every money field is parsed in it, and whether pricing.currency
+    states it: pricing.currency, else the code of the first amount written (a team without prices yet states its
+    budget in its own currency: "50 EUR" must not be refused for want of a pricing section), else USD."""
     code = scalar_text(locate(root, "pricing.currency"))
-    return code if code is not None and units.is_currency_code(code) else "USD"
+    if code is not None:
+        return (code if units.is_currency_code(code) else "USD"), True
+    decisions = locate(root, "decisions")
+    paths = [*_AMOUNTS, *(f"decisions[{index}].{name}" for index in range(len(decisions.value))
+                          for name in _DECISION_AMOUNTS)] if isinstance(decisions, SequenceNode) else list(_AMOUNTS)
+    for path in paths:
+        parent, _, name = path.rpartition(".")
+        owner = locate(root, parent)  # the amount's own mapping (or, when that is missing, one with no such key)
+        node = next((value for key, value in owner.value if scalar_text(key) == name), None) \
+            if isinstance(owner, MappingNode) else None
+        for token in re.split(r"[\s*/()^]+", (scalar_text(node) if node is not None else None) or ""):
+            if units.is_currency_code(token):
+                return token, False
+    return "USD", False
 
 
 def _with_file_runs(scaling: Scaling, root: Node, path: Path, reader: Reader, *,
@@ -182,6 +209,9 @@ def _with_file_collectives(prediction: Prediction, root: Node, path: Path, reade
     merged = replace(prediction, collectives=collectives)
     for relative, message in merged.check():
         reader.error(file_node, f"prediction.{relative}", message)
+    if merged.use_fit and not collectives:
+        reader.error(file_node, "prediction.use_fit", f"needs measured collectives, and {prediction.collectives_file} "
+                     "holds none yet (`reportgen ingest nccl-tests` appends them)")
     return merged
 
 
@@ -208,6 +238,19 @@ def _check_runs(scaling: Scaling, runs_node: Node, root: Node, reader: Reader) -
                      "applies to runs in throughput form only")
     if first_form == "throughput":
         _check_work_units(scaling, [at(index, "throughput") for index in range(len(scaling.runs))], root, reader)
+
+
+def _check_serving_runs(serving: bool, scaling: Scaling, runs_node: Node, reader: Reader) -> None:
+    """A run's p99 latency is a serving measurement: refused, where it is written, in a project that serves nothing
+    (it would be silently ignored there)."""
+    if serving:
+        return
+    for index, run in enumerate(scaling.runs):
+        if run.p99_latency is not None:
+            node = runs_node.value[index] if isinstance(runs_node, SequenceNode) else runs_node
+            reader.error(locate(node, "p99_latency") if isinstance(node, MappingNode) else node,
+                         f"scaling.runs[{index}].p99_latency",
+                         "applies to serving projects only: set project.workload: inference")
 
 
 _RATE_NAMES = {"1/s": "items per second", "FLOP/s": "FLOP/s"}

@@ -17,7 +17,7 @@ from reportgen.project.records import PROVENANCE, RowSource
 from reportgen.project.yaml_source import mapping_node, mark_at, read_text, scalar_node
 
 MAX_CSV_BYTES = 16 << 20
-COLUMNS = ("nodes", "compute", "communication", "idle", "io", "time", "throughput", "energy", "workers")
+COLUMNS = ("nodes", "compute", "communication", "idle", "io", "time", "throughput", "energy", "p99_latency", "workers")
 _HEADER_RE = re.compile(r"^\s*(?P<name>[A-Za-z_]+)\s*(?:\[(?P<unit>[^\]]*)\])?\s*$")
 
 

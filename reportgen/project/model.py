@@ -35,6 +35,7 @@ AXES = ("distribute data", "distribute training", "distribute the model", "distr
         "coordinate the cluster", "distribute intelligence", "single machine")
 PRESSURE_AXES = ("data", "training", "model", "inference", "coordination", "intelligence")
 OBJECTIVES = ("cost", "time", "carbon")
+SERVING_GOAL_FIELDS = ("load", "p99_latency", "headroom", "cost_per_hour")
 SLOT_VOCABULARY = {
     "partitioning": ("split data", "shard model", "split work"),
     "communication": ("all-reduce", "parameter server", "gossip", "scatter-gather"),
@@ -46,6 +47,7 @@ SLOT_VOCABULARY = {
 RUN_FORMS = ("breakdown", "total", "throughput")
 SCALING_AXES = ("nodes", "load")  # what a run's `nodes` counts
 REGIME_NAMES = {"on_demand": "on-demand", "spot": "spot", "local": "owned"}  # price regimes as the report names them
+REGIME_PHRASES = {"on_demand": "on demand", "spot": "on spot", "local": "on owned nodes"}  # "8 nodes on spot"
 
 Checks = Iterator[tuple[str, str]]
 
@@ -65,6 +67,26 @@ class Goal:
                                    example="One epoch in under 90 minutes for under 200 USD."))
     time_per_run: float | None = field(Quantity(u.TIME, "Deadline for one run (the time wall)", example="90 min"))
     cost_per_run: float | None = field(Quantity(u.MONEY, "Budget for one run", example="200 USD"))
+    # A serving project (project.workload: inference) is judged on the load it serves within its latency objective
+    # and on its cost per hour, not per run (ANALYSES §5.x).
+    load: float | None = field(Quantity(u.RATE, "Serving: peak request rate to serve (default "
+                                        "baseline.serving.requests_per_second)", example="40000 request/s"),
+                               starter=False)
+    p99_latency: float | None = field(Quantity(u.TIME, "Serving: 99th-percentile latency objective (default "
+                                               "baseline.serving.latency_slo)", example="25 ms"), starter=False)
+    headroom: float | None = field(Fraction("Serving: spare capacity wanted at the peak, as a fraction of the load "
+                                            "(default 0)"), starter=False)
+    cost_per_hour: float | None = field(Quantity(u.MONEY_RATE, "Serving: budget per hour of service",
+                                                 example="400 USD/h"), starter=False)
+
+    @property
+    def serving_fields(self) -> tuple[str, ...]:
+        """The serving goal's fields that are given."""
+        return tuple(name for name in SERVING_GOAL_FIELDS if getattr(self, name) is not None)
+
+    @property
+    def per_run_fields(self) -> tuple[str, ...]:
+        return tuple(name for name in ("time_per_run", "cost_per_run") if getattr(self, name) is not None)
 
 
 @dataclass(frozen=True)
@@ -339,7 +361,8 @@ class Prediction:
         if self.max_nodes > 10**7:
             yield "max_nodes", "must be at most 10000000"
         points = {(c.nodes, c.bytes) for c in self.collectives if c.nodes > 1}
-        if self.use_fit and (len({c.nodes for c in self.collectives if c.nodes > 1}) < 2 if sized != {True}
+        # With collectives_file the collectives are read after this section: checked again once they are in.
+        if self.use_fit and (self.collectives or self.collectives_file is None) and (len({c.nodes for c in self.collectives if c.nodes > 1}) < 2 if sized != {True}
                              else len(points) < 2):
             yield "use_fit", ("needs measured collectives at two or more distinct node counts above 1 (or, with "
                               "message bytes, two or more sizes)")
@@ -370,6 +393,8 @@ class Run:
                                               example="2000 sequence/s", also=(u.COMPUTE_RATE,)), starter=False)
     energy: float | None = field(Quantity(u.ENERGY, "Measured energy of the run (replaces the model)",
                                           example="78 kWh"), starter=False)
+    p99_latency: float | None = field(_run_time("Serving: 99th-percentile latency measured at this scale's "
+                                                "throughput (a load test)", "18 ms", zero=False), starter=False)
     workers: tuple[float, ...] = field(Items(_run_time("Compute time of one worker", "4100 s", zero=False),
                                              "Per-worker compute times"), (), starter=False)
 
@@ -404,6 +429,9 @@ class Scaling:
     work_per_run: float | None = field(Quantity(u.WORK, "Work in one run (throughput form), e.g. 1.2e8 sequence; "
                                                 "in FLOP when the throughput is in FLOP/s",
                                                 example="1.2e8 sequence", also=(u.COMPUTE,)), starter=False)
+    superlinear: str | None = field(Text("Why a speedup above 1.25× ideal is real (the shard starts to fit a cache or "
+                                         "the device memory): turns the implausible-speedup warning into a note",
+                                         example="the 4-node shard fits in HBM"), starter=False)
 
     @property
     def form(self) -> str | None:
@@ -500,6 +528,9 @@ class Reliability:
     checkpoint_cost: float = field(Quantity(u.TIME, "δ: time to write one checkpoint", example="45 s"), required=True)
     restart_cost: float = field(Quantity(u.TIME, "R: time to restart after a failure", allow_zero=True,
                                          example="4 min"), 0.0)
+    checkpoint_interval: float | None = field(Quantity(u.TIME, "The checkpoint interval the design declares: "
+                                                       "compared with Daly's optimum", example="20 min"),
+                                              starter=False)
 
 
 # -------------------------------------------------------------------------------------------------------- decisions
@@ -513,6 +544,18 @@ class Decision:
     max_cost: float | None = field(Quantity(u.MONEY, "Largest acceptable cost per run", example="200 USD"),
                                      starter=False)
     max_co2: float | None = field(Quantity(u.MASS, "Largest acceptable CO2e per run", example="50 kg"), starter=False)
+    max_p99_latency: float | None = field(Quantity(u.TIME, "Serving: largest acceptable p99 latency",
+                                                   example="15 ms"), starter=False)
+    max_cost_per_hour: float | None = field(Quantity(u.MONEY_RATE, "Serving: largest acceptable cost per hour",
+                                                     example="3000 USD/h"), starter=False)
+
+    @property
+    def per_run_limits(self) -> tuple[str, ...]:
+        return tuple(name for name in ("max_time", "max_cost", "max_co2") if getattr(self, name) is not None)
+
+    @property
+    def serving_limits(self) -> tuple[str, ...]:
+        return tuple(name for name in ("max_p99_latency", "max_cost_per_hour") if getattr(self, name) is not None)
 
 
 # ---------------------------------------------------------------------------------------------------------- project
@@ -531,6 +574,8 @@ class Project:
     energy: Energy | None = field(Section(Energy), starter=False)
     reliability: Reliability | None = field(Section(Reliability), starter=False)
     decisions: tuple[Decision, ...] = field(Items(Section(Decision), "Deployment contexts"), (), starter=False)
+    # Not a field of the file: the currency of every amount, pricing.currency or else the first amount's code.
+    money_currency: str = "USD"
 
     def check(self) -> Checks:
         if self.scaling is not None and self.scaling.axis == "load":
@@ -542,8 +587,33 @@ class Project:
         for index, name in enumerate(names):
             if name in names[:index]:
                 yield "decisions", f"decision names must be unique: `{name}` appears twice"
+        yield from self._serving_terms()
+
+    def _serving_terms(self) -> Checks:
+        """A serving project is judged per hour on load, latency and cost; a run-based project per run: a limit of
+        the other kind would be silently ignored, so it is refused where it is written."""
+        goal = self.project.goal
+        if self.serving:
+            wrong = [f"project.goal.{name}" for name in (goal.per_run_fields if goal else ())]
+            wrong += [f"decisions[{index}].{name}" for index, decision in enumerate(self.decisions)
+                      for name in decision.per_run_limits]
+            for path in wrong:
+                yield path, ("a serving project (project.workload: inference) is judged per hour, not per run: give "
+                             "the goal's load, p99_latency and cost_per_hour, and a decision's max_p99_latency and "
+                             "max_cost_per_hour")
+        else:
+            wrong = [f"project.goal.{name}" for name in (goal.serving_fields if goal else ())]
+            wrong += [f"decisions[{index}].{name}" for index, decision in enumerate(self.decisions)
+                      for name in decision.serving_limits]
+            for path in wrong:
+                yield path, "applies to serving projects only: set project.workload: inference"
 
     @property
     def currency(self) -> str:
-        return self.pricing.currency if self.pricing else "USD"
+        return self.pricing.currency if self.pricing else self.money_currency
+
+    @property
+    def serving(self) -> bool:
+        """A serving project: judged on the load it serves within its latency objective, per hour (§5.x)."""
+        return self.project.workload == "inference"
 

@@ -24,6 +24,8 @@ from reportgen.analysis.prediction import PredictionResult
 from reportgen.analysis.provenance import ProvenanceResult
 from reportgen.analysis.reliability import ReliabilityResult
 from reportgen.analysis.scaling import ScalingResult
+from reportgen.analysis.serving import ServingCheck, ServingResult
+from reportgen.analysis.summary import SummaryResult
 from reportgen.project.loader import LoadedProject
 
 SCHEMA_VERSION = 1
@@ -52,7 +54,9 @@ def results_document(loaded: LoadedProject, analysis: Analysis) -> Json:
         "cost": _cost(analysis.cost),
         "energy": _energy(analysis.energy),
         "reliability": _reliability(analysis.reliability),
-        "goal": _goal(analysis.goal),
+        "goal": _goal(analysis.goal) if analysis.serving is None else _serving_goal(analysis.serving),
+        "serving": _serving(analysis.serving),
+        "summary": _summary(analysis.summary),
         "provenance": _provenance(analysis.provenance),
         "decisions": _decisions(analysis.decisions),
         "trade_offs": _trade_offs(analysis.decisions),
@@ -213,6 +217,8 @@ def _energy(e: EnergyResult | None) -> Json | None:
         "rows": [{"nodes": r.nodes, "energy_kwh": r.energy_kwh, "co2_kg": r.co2_kg, "measured": r.measured,
                   "monthly_energy_kwh": r.monthly_energy_kwh, "monthly_co2_kg": r.monthly_co2_kg} for r in e.rows],
         "carbon_optimal_nodes": e.carbon_optimal_nodes,
+        "modelled": e.modelled,
+        "unknown_nodes": list(e.unknown_nodes),
     }
 
 
@@ -225,15 +231,29 @@ def _reliability(r: ReliabilityResult | None) -> Json | None:
         "planned_nodes": r.planned_nodes,
         "planned_overhead_fraction": r.planned_overhead_fraction,
         "planned_time_s": r.planned_time_s,
+        "declared_interval": None if r.declared is None else {
+            "nodes": r.declared.nodes, "interval_s": r.declared.interval_s,
+            "overhead_fraction": r.declared.overhead_fraction, "optimal_interval_s": r.declared.optimal_interval_s,
+            "optimal_overhead_fraction": r.declared.optimal_overhead_fraction},
     }
 
 
 def _decisions(d: DecisionsResult | None) -> list[Json] | None:
+    """One row per context; a serving project's rows carry p99_s, cost_per_hour and co2_kg_per_hour instead of the
+    per-run time_s, cost and co2_kg (null), as its goal's rows do."""
     if d is None:
         return None
-    return [{"name": x.name, "optimize": x.optimize, "nodes": x.nodes, "regime": x.regime, "time_s": x.time_s,
-             "cost": x.cost, "co2_kg": x.co2_kg, "within_limits": x.within_limits, "note": x.note,
-             "limits": {"max_time_s": x.max_time_s, "max_cost": x.max_cost, "max_co2_kg": x.max_co2_kg,
+    per_run, per_hour = (not d.serving), d.serving
+    return [{"name": x.name, "optimize": x.optimize, "nodes": x.nodes, "regime": x.regime,
+             "time_s": x.time_s if per_run else None, "cost": x.cost if per_run else None,
+             "co2_kg": x.co2_kg if per_run else None,
+             "p99_s": x.time_s if per_hour else None, "cost_per_hour": x.cost if per_hour else None,
+             "co2_kg_per_hour": x.co2_kg if per_hour else None,
+             "within_limits": x.within_limits, "note": x.note,
+             "nearest": None if x.nearest is None else {"nodes": x.nearest.nodes, "regime": x.nearest.regime},
+             "limits": {"max_time_s": x.max_time_s if per_run else None, "max_cost": x.max_cost if per_run else None,
+                        "max_co2_kg": x.max_co2_kg, "max_p99_s": x.max_time_s if per_hour else None,
+                        "max_cost_per_hour": x.max_cost if per_hour else None,
                         "from_goal": list(x.limits_from_goal)}} for x in d.decisions]
 
 
@@ -248,16 +268,88 @@ def _provenance(p: ProvenanceResult | None) -> Json | None:
             "wait_measured_nodes": sorted(p.wait_measured_at)}
 
 
+_SERVING_CHECK_KEYS = {"cost_per_hour": None, "capacity_rps": None, "p99_s": None, "meets_load": None,
+                       "meets_latency": None, "load_ratio": None, "latency_ratio": None}
+
+
 def _goal_check(c: GoalCheck) -> Json:
     return {"nodes": c.nodes, "regime": c.regime, "viable": c.viable, "time_s": c.time_s, "cost": c.cost,
             "co2_kg": c.co2_kg, "meets_time": c.meets_time, "meets_cost": c.meets_cost, "met": c.met,
-            "time_ratio": c.time_ratio, "cost_ratio": c.cost_ratio, "monthly_cost": c.monthly_cost}
+            "time_ratio": c.time_ratio, "cost_ratio": c.cost_ratio, "monthly_cost": c.monthly_cost,
+            "source": c.source, "time_s_ci": _pair(c.time_ci), **_SERVING_CHECK_KEYS}
+
+
+def _serving_check(c: ServingCheck) -> Json:
+    """A serving point in the goal's row shape: its hourly keys filled, the per-run ones null."""
+    return {"nodes": c.nodes, "regime": c.regime, "viable": c.viable, "time_s": None, "cost": None, "co2_kg": None,
+            "meets_time": None, "meets_cost": c.meets_cost, "met": c.met, "time_ratio": None,
+            "cost_ratio": c.cost_ratio, "monthly_cost": c.monthly_cost, "source": c.source, "time_s_ci": None,
+            "cost_per_hour": c.cost_per_hour, "capacity_rps": c.capacity_rps, "p99_s": c.p99_s,
+            "meets_load": c.meets_load, "meets_latency": c.meets_latency, "load_ratio": c.load_ratio,
+            "latency_ratio": c.latency_ratio}
+
+
+def _cheapest(check: GoalCheck | ServingCheck | None) -> Json | None:
+    if check is None:
+        return None
+    if isinstance(check, ServingCheck):
+        return {"nodes": check.nodes, "regime": check.regime, "cost": None, "time_s": None,
+                "cost_per_hour": check.cost_per_hour, "source": check.source}
+    return {"nodes": check.nodes, "regime": check.regime, "cost": check.cost, "time_s": check.time_s,
+            "cost_per_hour": None, "source": check.source}
+
+
+def _serving_goal(s: ServingResult) -> Json:
+    """The goal of a serving project, in the goal section's shape (§5.x, RESULTS `goal`)."""
+    return {
+        "text": s.goal_text, "time_per_run_s": None, "cost_per_run": None, "plan_nodes": s.plan_nodes,
+        "plan_measured": s.plan_measured, "met_at_plan": s.met_at_plan if s.plan_measured else None,
+        "at_plan": [_serving_check(c) for c in s.at_plan],
+        "cheapest_meeting": _cheapest(s.cheapest_meeting), "fitted_meeting": None, "none_meets":
+        bool(s.points) and all(p.met is False for p in s.points), "runs_per_month": None,
+        "monthly_cost": _plan_monthly(s), "note": s.note or None,
+    }
+
+
+def _plan_monthly(s: ServingResult) -> float | None:
+    meeting = [c for c in s.at_plan if c.met and c.monthly_cost is not None]
+    chosen = min(meeting, key=lambda c: c.monthly_cost or 0.0) if meeting else (s.at_plan[0] if s.at_plan else None)
+    return chosen.monthly_cost if chosen else None
+
+
+def _serving(s: ServingResult | None) -> Json | None:
+    if s is None:
+        return None
+    return {
+        "load_rps": s.load_rps, "p99_objective_s": s.p99_objective_s, "headroom": s.headroom,
+        "capacity_needed_rps": s.capacity_needed_rps, "cost_per_hour_limit": s.cost_limit_per_hour,
+        "nodes_to_serve": s.nodes_to_serve, "nodes_to_serve_source": s.nodes_to_serve_source,
+        "limited_by": s.limited_by, "nodes_lower_bound": s.nodes_lower_bound,
+        "latency_model": s.latency_model, "hours_per_month": s.runs_per_month_hours,
+        "rows": [{"nodes": r.nodes, "capacity_rps": r.capacity_rps, "capacity_source": r.capacity_source,
+                  "p99_s": r.p99_s, "p99_source": r.p99_source, "meets_load": r.meets_load,
+                  "meets_latency": r.meets_latency, "serves": r.serves, "cost_per_hour": r.cost_per_hour,
+                  "cost_per_million_requests": r.cost_per_million_requests,
+                  "energy_kwh_per_hour": r.energy_kwh_per_hour, "energy_measured": r.energy_measured,
+                  "co2_kg_per_hour": r.co2_kg_per_hour} for r in s.rows],
+        "regimes": [{"name": r.name, "price_per_node_hour": r.price_per_node_hour, "viable": r.viable,
+                     "reason": r.reason, "down_fraction": r.down_fraction} for r in s.regimes],
+        "points": [_serving_check(c) for c in s.points],
+    }
+
+
+def _summary(s: SummaryResult | None) -> Json | None:
+    if s is None:
+        return None
+    return {"verdict": s.verdict, "state": s.state, "gap": s.gap,
+            "optimum": {"nodes": s.optimum.nodes, "source": s.optimum.source, "text": s.optimum.text},
+            "model": s.model, "evidence": s.evidence,
+            "next_action": {"code": s.next_action.code, "text": s.next_action.text}}
 
 
 def _goal(g: GoalResult | None) -> Json | None:
     if g is None:
         return None
-    best = g.cheapest_meeting
     return {
         "text": g.text,
         "time_per_run_s": g.time_limit_s,
@@ -265,9 +357,9 @@ def _goal(g: GoalResult | None) -> Json | None:
         "plan_nodes": g.plan_nodes,
         "plan_measured": g.plan_measured,
         "met_at_plan": g.met_at_plan,
-        "at_plan": [_goal_check(c) for c in g.at_plan],
-        "cheapest_meeting": None if best is None else {"nodes": best.nodes, "regime": best.regime,
-                                                       "cost": best.cost, "time_s": best.time_s},
+        "at_plan": [_goal_check(c) for c in g.at_plan or g.fitted_at_plan],
+        "cheapest_meeting": _cheapest(g.cheapest_meeting),
+        "fitted_meeting": _cheapest(g.fitted_meeting),
         "none_meets": g.none_meets,
         "runs_per_month": g.runs_per_month,
         "monthly_cost": g.monthly_cost,

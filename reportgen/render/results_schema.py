@@ -84,6 +84,32 @@ def _regime() -> Schema:
     })
 
 
+_GOAL_ROW: dict[str, Schema] = {
+    "nodes": NODES, "regime": str_("on_demand, spot or local", null=True),
+    "viable": bool_("the regime is viable"), "time_s": num("seconds per run", null=True),
+    "cost": num("money per run", null=True), "co2_kg": num("kg CO2e per run", null=True),
+    "meets_time": bool_("within the time limit; null without one", null=True),
+    "meets_cost": bool_("within the cost limit (per run, or per hour when serving); null without one",
+                        null=True),
+    "met": bool_("every stated limit met", null=True),
+    "time_ratio": num("time / the limit", null=True), "cost_ratio": num("cost / the limit", null=True),
+    "monthly_cost": num("cost × runs per month (serving: × 730 hours)", null=True),
+    "source": {"enum": ["measured", "fitted"], "description": "where the values come from"},
+    "time_s_ci": interval("time_s"),
+    "cost_per_hour": num("serving: money per hour in this regime", null=True),
+    "capacity_rps": num("serving: requests per second served (spot: less the nodes down)", null=True),
+    "p99_s": num("serving: the p99 latency there", null=True),
+    "meets_load": bool_("serving: capacity reaches the load with its headroom", null=True),
+    "meets_latency": bool_("serving: the p99 is within the objective; null when unknown", null=True),
+    "load_ratio": num("serving: capacity / capacity needed", null=True),
+    "latency_ratio": num("serving: p99 / the objective", null=True)}
+
+_POINT: dict[str, Schema] = {
+    "nodes": NODES, "regime": str_("its price regime", null=True),
+    "cost": num("money per run", null=True), "time_s": num("seconds per run", null=True),
+    "cost_per_hour": num("serving: money per hour", null=True),
+    "source": {"enum": ["measured", "fitted"], "description": "measured, or from the USL fit"}}
+
 SECTIONS: dict[str, Schema] = {
     "schema_version": int_("the version of this document's layout: keys are added, never renamed"),
     "project": obj("the project the results are of", {
@@ -258,6 +284,9 @@ SECTIONS: dict[str, Schema] = {
             "monthly_energy_kwh": num("kWh per month at pricing.runs_per_month", null=True),
             "monthly_co2_kg": num("kg CO2e per month", null=True)}),
         "carbon_optimal_nodes": int_("the scale with the least CO2e per run", null=True),
+        "modelled": bool_("energy.node_power is given, so scales without a measured energy are modelled"),
+        "unknown_nodes": items("measured scales with no energy: neither measured nor modelled (no "
+                               "energy.node_power)", NODES),
     }, null=True),
     "reliability": obj("failures at scale: checkpoint interval and its overhead", {
         "rows": rows("per scale", {
@@ -267,6 +296,11 @@ SECTIONS: dict[str, Schema] = {
         "planned_nodes": int_("design.nodes", null=True),
         "planned_overhead_fraction": num("the overhead at the plan", null=True),
         "planned_time_s": num("the measured time at the plan with the overhead folded in", null=True),
+        "declared_interval": obj("reliability.checkpoint_interval held against Daly's interval", {
+            "nodes": NODES, "interval_s": num("the declared interval"),
+            "overhead_fraction": num("the overhead at the declared interval"),
+            "optimal_interval_s": num("Daly's interval there"),
+            "optimal_overhead_fraction": num("the overhead at Daly's interval")}, null=True),
     }, null=True),
     "goal": obj("the goal checked at the plan, in each price regime", {
         "text": str_("project.goal.text", null=True),
@@ -276,18 +310,11 @@ SECTIONS: dict[str, Schema] = {
         "plan_measured": bool_("whether the plan's node count was measured"),
         "met_at_plan": bool_("a viable regime meets the goal at the plan; null when it cannot be judged",
                              null=True),
-        "at_plan": rows("the plan in each price regime", {
-            "nodes": NODES, "regime": str_("on_demand, spot or local", null=True),
-            "viable": bool_("the regime is viable"), "time_s": num("seconds per run", null=True),
-            "cost": num("money per run", null=True), "co2_kg": num("kg CO2e per run", null=True),
-            "meets_time": bool_("within the time limit; null without one", null=True),
-            "meets_cost": bool_("within the cost limit; null without one", null=True),
-            "met": bool_("every stated limit met", null=True),
-            "time_ratio": num("time / the limit", null=True), "cost_ratio": num("cost / the limit", null=True),
-            "monthly_cost": num("cost × runs per month", null=True)}),
-        "cheapest_meeting": obj("the cheapest measured point that meets the goal", {
-            "nodes": NODES, "regime": str_("its price regime", null=True),
-            "cost": num("money per run", null=True), "time_s": num("seconds per run", null=True)}, null=True),
+        "at_plan": rows("the plan in each price regime (an unmeasured plan: as the USL fit has it, source "
+                        "fitted); a serving project's rows carry the hourly keys, with the per-run ones null", _GOAL_ROW),
+        "cheapest_meeting": obj("the cheapest measured point that meets the goal", _POINT, null=True),
+        "fitted_meeting": obj("no measured point meets the goal: the smallest unmeasured scale the USL fit says "
+                              "would (training)", _POINT, null=True),
         "none_meets": bool_("no measured point meets the goal"),
         "runs_per_month": num("pricing.runs_per_month", null=True),
         "monthly_cost": num("the plan's monthly spend in its cheapest regime that meets the goal", null=True),
@@ -304,17 +331,75 @@ SECTIONS: dict[str, Schema] = {
             "wait_s": num("waiting for the slowest rank"), "idle_s": num("idle"), "io_s": num("memory-only time")}),
         "wait_measured_nodes": items("scales whose wait for the slowest rank was measured", SCALE),
     }, null=True),
-    "decisions": rows("one recommendation per deployment context", {
+    "serving": obj("§5.x: a serving project's load served within its p99 objective, and its hourly cost", {
+        "load_rps": num("the peak request rate to serve"),
+        "p99_objective_s": num("the p99 latency objective", null=True),
+        "headroom": num("spare capacity wanted at the peak, as a fraction of the load"),
+        "capacity_needed_rps": num("load × (1 + headroom)"),
+        "cost_per_hour_limit": num("the goal's budget per hour", null=True),
+        "nodes_to_serve": int_("the smallest measured scale that serves, else the smallest the USL fit says does",
+                               null=True),
+        "nodes_to_serve_source": {"enum": ["measured", "fitted", None], "description": "where nodes_to_serve "
+                                  "comes from"},
+        "limited_by": {"enum": ["capacity", "latency", None], "description": "what keeps every scale from serving"},
+        "nodes_lower_bound": int_("no fewer nodes can serve at the best capacity per node measured", null=True),
+        "latency_model": str_("how the p99 is known: measured, interpolated, or modelled"),
+        "hours_per_month": num("the hours a month counts (730)"),
+        "rows": rows("each measured scale, plus the plan and the fitted scale to serve when unmeasured", {
+            "nodes": NODES, "capacity_rps": num("requests per second sustained", null=True),
+            "capacity_source": {"enum": ["measured", "fitted"], "description": "measured, or from the USL fit"},
+            "p99_s": num("p99 latency there", null=True),
+            "p99_source": {"enum": ["measured", "interpolated", "modelled", None],
+                           "description": "how the p99 is known (null: unknown there)"},
+            "meets_load": bool_("capacity ≥ capacity needed", null=True),
+            "meets_latency": bool_("p99 ≤ the objective; null when unknown", null=True),
+            "serves": bool_("meets the load and, where a p99 is known, the objective"),
+            "cost_per_hour": num("nodes × the on-demand price", null=True),
+            "cost_per_million_requests": num("cost per hour / (load × 3600) × 10⁶", null=True),
+            "energy_kwh_per_hour": num("kWh per hour of service, PUE included", null=True),
+            "energy_measured": bool_("from the run's measured energy"),
+            "co2_kg_per_hour": num("kg CO2e per hour", null=True)}),
+        "regimes": rows("each price regime as a service sees it", {
+            "name": str_("on_demand, spot or local"), "price_per_node_hour": num("the price in this regime"),
+            "viable": bool_("whether the regime can be used"), "reason": str_("why, in words"),
+            "down_fraction": num("spot: expected share of nodes down after preemptions")}),
+        "points": rows("every measured scale in every regime, against the goal (the decisions choose among those "
+                       "that serve)", dict(_GOAL_ROW)),
+    }, null=True),
+    "summary": obj("§7.1: page 1, as a reviewer writes it", {
+        "verdict": str_("the goal's verdict at the plan, in the project's dominant metric"),
+        "state": {"enum": ["met", "missed", "partly", "unjudged", "no-goal"],
+                  "description": "how the verdict reads"},
+        "gap": str_("when the goal is missed: the gap in its own terms and the cheapest way to meet it", null=True),
+        "optimum": obj("the operating point the evidence supports", {
+            "nodes": int_("the node count", null=True),
+            "source": {"enum": ["measured", "usl", "model", None], "description": "where it comes from"},
+            "text": str_("the sentence")}),
+        "model": str_("the α–β model's optimum as the model's, or why it does not describe the system", null=True),
+        "evidence": str_("how strong the measurements are: single runs, intervals, flagged runs", null=True),
+        "next_action": obj("the one next action, from the most severe finding", {
+            "code": str_("the finding code it comes from; none when no finding calls for one"),
+            "text": str_("the action")}),
+    }),
+    "decisions": rows("one recommendation per deployment context (a serving project: among the scales that serve, "
+                      "with the hourly keys filled and the per-run ones null)", {
         "name": str_("the context's name"), "optimize": str_("time, cost or carbon"),
         "nodes": int_("the recommended scale", null=True),
         "regime": str_("the price regime it is priced in", null=True),
         "time_s": num("seconds per run", null=True), "cost": num("money per run", null=True),
         "co2_kg": num("kg CO2e per run", null=True),
+        "p99_s": num("serving: the p99 there", null=True),
+        "cost_per_hour": num("serving: money per hour", null=True),
+        "co2_kg_per_hour": num("serving: kg CO2e per hour", null=True),
         "within_limits": bool_("the recommendation meets the context's limits"),
         "note": str_("why, in words"),
+        "nearest": obj("no point is within the limits: the one whose largest excess over a limit is the smallest", {
+            "nodes": NODES, "regime": str_("its price regime", null=True)}, null=True),
         "limits": obj("the limits applied", {
             "max_time_s": num("time limit", null=True), "max_cost": num("cost limit", null=True),
             "max_co2_kg": num("carbon limit", null=True),
+            "max_p99_s": num("serving: p99 limit", null=True),
+            "max_cost_per_hour": num("serving: hourly cost limit", null=True),
             "from_goal": items("limits taken from the project's goal", str_("time or cost"))}),
     }, null=True),
     "trade_offs": rows("what each context gives up against another's choice", {

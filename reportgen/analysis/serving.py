@@ -1,0 +1,369 @@
+"""§5.x Serving projects: the load served within the latency objective, and what an hour of it costs.
+
+An interactive service optimizes tail latency and treats cost as the constraint (seed 003): it is judged on the
+capacity each scale sustains, the p99 latency measured there, and the money, energy and CO2e of an hour of service,
+never on the time of a run. Everything here is a pure function of the project and the measured scaling.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from reportgen.analysis.common import at_least, ceil_ratio, first_min
+from reportgen.analysis.cost import local_viability
+from reportgen.analysis.energy import JOULES_PER_KWH
+from reportgen.analysis.fits import USLFit, usl_capacity
+from reportgen.analysis.scaling import ScalingResult
+from reportgen.project.model import Project
+
+HOURS_PER_MONTH = 730.0  # 8,760 hours a year / 12
+MILLION = 1e6
+
+
+@dataclass(frozen=True)
+class ServingRow:
+    """One scale: what it serves, how fast, and what an hour of it costs and emits (on-demand prices)."""
+
+    nodes: int
+    capacity_rps: float | None
+    capacity_source: str  # measured | fitted
+    p99_s: float | None
+    p99_source: str | None  # measured | interpolated | modelled | None (unknown there)
+    meets_load: bool | None
+    meets_latency: bool | None  # None: no p99 known at this scale, or no objective
+    serves: bool  # capacity reaches the need and, where a p99 is known, it is within the objective
+    cost_per_hour: float | None
+    cost_per_million_requests: float | None
+    energy_kwh_per_hour: float | None
+    energy_measured: bool
+    co2_kg_per_hour: float | None
+
+
+@dataclass(frozen=True)
+class ServingRegime:
+    """A price regime as a service sees it: spot loses the capacity of the nodes down after preemptions."""
+
+    name: str  # on_demand | spot | local
+    price_per_node_hour: float
+    viable: bool
+    reason: str
+    down_fraction: float  # expected share of nodes down at any moment (spot), 0 otherwise
+
+
+@dataclass(frozen=True)
+class ServingCheck:
+    """One scale in one price regime held against the serving goal."""
+
+    nodes: int
+    regime: str | None  # None without pricing
+    viable: bool
+    capacity_rps: float | None  # in this regime: spot's capacity is reduced by the nodes down
+    p99_s: float | None
+    cost_per_hour: float | None
+    meets_load: bool | None
+    meets_latency: bool | None
+    meets_cost: bool | None
+    load_ratio: float | None  # capacity / capacity needed (≥ 1: met, by that margin)
+    latency_ratio: float | None  # p99 / objective (≤ 1: met)
+    cost_ratio: float | None  # cost per hour / the goal's budget per hour
+    monthly_cost: float | None  # 730 hours of it
+    met: bool | None  # every stated limit met in a viable regime; None when a stated limit cannot be checked
+    source: str  # measured | fitted: where the capacity comes from
+
+    @property
+    def serves(self) -> bool:
+        return self.viable and bool(self.meets_load) and self.meets_latency is not False
+
+
+@dataclass(frozen=True)
+class ServingResult:
+    goal_text: str | None
+    load_rps: float
+    p99_objective_s: float | None
+    headroom: float
+    capacity_needed_rps: float
+    cost_limit_per_hour: float | None
+    rows: tuple[ServingRow, ...]  # measured scales, plus the plan and the fitted scale to serve when unmeasured
+    nodes_to_serve: int | None
+    nodes_to_serve_source: str | None  # measured | fitted
+    limited_by: str | None  # capacity | latency: what keeps every scale from serving
+    nodes_lower_bound: int | None  # no fewer nodes can serve at the best capacity per node measured
+    best_per_node_rps: float | None
+    best_per_node_at: int | None
+    plan_nodes: int | None
+    plan_row: ServingRow | None
+    at_plan: tuple[ServingCheck, ...]  # one per price regime the project states
+    met_at_plan: bool | None
+    cheapest_meeting: ServingCheck | None  # cheapest measured (scale, regime) meeting every limit
+    cheapest_serving: ServingCheck | None  # cheapest measured (scale, regime) serving load and latency
+    regimes: tuple[ServingRegime, ...]
+    points: tuple[ServingCheck, ...]  # every measured scale in every regime (the decisions choose among them)
+    latency_model: str  # how the p99 is known: measured at each scale, or modelled
+    usl: USLFit | None
+    runs_per_month_hours: float  # hours a month counts
+    note: str  # what the analysis lacks, when it lacks something
+
+    @property
+    def plan_measured(self) -> bool:
+        return self.plan_row is not None and self.plan_row.capacity_source == "measured"
+
+
+def analyze_serving(project: Project, scaling: ScalingResult | None, *, intensity_g_per_kwh: float | None,
+                    max_nodes: int = 4096) -> ServingResult | None:
+    """The serving analysis of an inference project whose load is known; None otherwise."""
+    if not project.serving:
+        return None
+    goal = project.project.goal
+    serving = project.baseline.serving if project.baseline else None
+    load = goal.load if goal and goal.load is not None else (serving.requests_per_second if serving else None)
+    if load is None:
+        return None
+    objective = goal.p99_latency if goal and goal.p99_latency is not None else (serving.latency_slo if serving
+                                                                                    else None)
+    headroom = goal.headroom if goal and goal.headroom is not None else 0.0
+    need = load * (1.0 + headroom)
+    cost_limit = goal.cost_per_hour * 3600.0 if goal and goal.cost_per_hour is not None else None
+    measured = _measured(scaling)
+    latency = _LatencyModel.of(project, measured)
+    plan = project.design.nodes if project.design else None
+    usl = scaling.usl if scaling is not None and measured else None
+    money = _Money.of(project, intensity_g_per_kwh, load)
+
+    def row(nodes: int, capacity: float | None, source: str, energy_j_per_s: float | None = None) -> ServingRow:
+        p99, p99_source = latency.at(nodes)
+        meets_load = None if capacity is None else at_least(capacity, need)
+        meets_latency = None if p99 is None or objective is None else p99 <= objective * (1 + 1e-12)
+        serves = bool(meets_load) and meets_latency is not False
+        return ServingRow(nodes, capacity, source, p99, p99_source, meets_load, meets_latency, serves,
+                          *money.hourly(nodes, energy_j_per_s))
+
+    rows = {nodes: row(nodes, capacity, "measured", energy) for nodes, (capacity, energy) in measured.items()}
+    fitted = _fitted_to_serve(usl, need, objective, latency, set(rows), max_nodes)
+    to_serve = next((r for r in sorted(rows.values(), key=lambda r: r.nodes) if r.serves), None)
+    source = "measured" if to_serve else ("fitted" if fitted.nodes is not None else None)
+    nodes_to_serve = to_serve.nodes if to_serve else fitted.nodes
+    for extra in (plan, nodes_to_serve):
+        if extra is not None and extra not in rows and usl is not None:
+            rows[extra] = row(extra, float(usl_capacity(np.array([float(extra)]), usl.gamma, usl.sigma, usl.kappa)[0]),
+                              "fitted")
+    ordered = tuple(rows[nodes] for nodes in sorted(rows))
+    regimes = _regimes(project)
+    priced: tuple[ServingRegime | None, ...] = regimes or (None,)  # without prices: one unpriced check per scale
+    points = tuple(_check(r, regime, need, objective, cost_limit) for r in ordered if r.capacity_source == "measured"
+                   for regime in priced)
+    plan_row = rows.get(plan) if plan is not None else None
+    at_plan = tuple(_check(plan_row, regime, need, objective, cost_limit) for regime in priced) if plan_row else ()
+    verdicts = [check.met for check in at_plan]
+    met = None if not at_plan else True if True in verdicts else False if all(v is False for v in verdicts) else None
+    meeting = [p for p in points if p.met]
+    serving_points = [p for p in points if p.serves]
+    best = max(((c / p, p) for p, (c, _) in measured.items() if c), default=None)
+    return ServingResult(
+        goal_text=goal.text if goal else None,
+        load_rps=load,
+        p99_objective_s=objective,
+        headroom=headroom,
+        capacity_needed_rps=need,
+        cost_limit_per_hour=cost_limit,
+        rows=ordered,
+        nodes_to_serve=nodes_to_serve,
+        nodes_to_serve_source=source,
+        limited_by=None if nodes_to_serve is not None else _limit(ordered, fitted),
+        nodes_lower_bound=ceil_ratio(need, best[0]) if best else None,
+        best_per_node_rps=best[0] if best else None,
+        best_per_node_at=best[1] if best else None,
+        plan_nodes=plan,
+        plan_row=plan_row,
+        at_plan=at_plan,
+        met_at_plan=met,
+        cheapest_meeting=_cheapest(meeting),
+        cheapest_serving=_cheapest(serving_points),
+        regimes=regimes,
+        points=points,
+        latency_model=latency.description,
+        usl=usl,
+        runs_per_month_hours=HOURS_PER_MONTH,
+        note=_note(scaling, measured, plan, plan_row),
+    )
+
+
+def _measured(scaling: ScalingResult | None) -> dict[int, tuple[float | None, float | None]]:
+    """Each measured scale's capacity (requests/s) and, where measured, its energy per second of service."""
+    if scaling is None or scaling.form != "throughput":
+        return {}
+    out: dict[int, tuple[float | None, float | None]] = {}
+    for r in scaling.rows:
+        # A measured energy is of one run; its length is known only when the runs state their work.
+        per_second = r.measured_energy_j / r.time_s if r.measured_energy_j is not None and r.time_s \
+            and not scaling.per_unit_of_work else None
+        out[r.nodes] = (r.run.throughput, per_second)
+    return out
+
+
+@dataclass(frozen=True)
+class _LatencyModel:
+    """The p99 at any scale: measured, interpolated between measured neighbours (never beyond them), or modelled as
+    the baseline's p99 plus the interactive communication tax when no run measured one."""
+
+    measured: dict[int, float]
+    modelled_s: float | None
+    description: str
+
+    @classmethod
+    def of(cls, project: Project, measured: dict[int, tuple[float | None, float | None]]) -> _LatencyModel:
+        runs = {r.nodes: r.p99_latency for r in (project.scaling.runs if project.scaling else ())}
+        p99 = {nodes: value for nodes, value in sorted(runs.items()) if value is not None and nodes in measured}
+        if p99:
+            return cls(p99, None, "measured at each load test; interpolated between measured scales")
+        serving = project.baseline.serving if project.baseline else None
+        tax = project.checklist.tax if project.checklist else None
+        if serving is None or serving.p99_latency is None:
+            return cls({}, None, "unknown: no run measured a p99 and the baseline states none")
+        added = tax.fanout * tax.hop_latency if tax else 0.0
+        how = "the baseline's p99" + (" plus the communication tax (fan-out × hop latency)" if tax else "")
+        return cls({}, serving.p99_latency + added, f"modelled: {how}, the same at every scale")
+
+    def at(self, nodes: int) -> tuple[float | None, str | None]:
+        if self.modelled_s is not None:
+            return self.modelled_s, "modelled"
+        if nodes in self.measured:
+            return self.measured[nodes], "measured"
+        known = sorted(self.measured)
+        if len(known) < 2 or not known[0] < nodes < known[-1]:
+            return None, None
+        return float(np.interp(nodes, known, [self.measured[p] for p in known])), "interpolated"
+
+    def array(self, nodes: np.ndarray) -> np.ndarray:
+        """The p99 over many scales at once; NaN where it is unknown."""
+        if self.modelled_s is not None:
+            return np.full(nodes.shape, self.modelled_s)
+        known = sorted(self.measured)
+        if len(known) < 2:  # nothing to interpolate between (a measured scale is never searched)
+            return np.full(nodes.shape, np.nan)
+        values = np.interp(nodes, known, [self.measured[p] for p in known])
+        return np.where((nodes >= known[0]) & (nodes <= known[-1]), values, np.nan)
+
+
+@dataclass(frozen=True)
+class _Fitted:
+    nodes: int | None  # the smallest unmeasured scale the USL fit says serves
+    capacity_reached: bool  # some scale in the range reaches the capacity needed, whatever its latency
+
+
+def _fitted_to_serve(usl: USLFit | None, need: float, objective: float | None, latency: _LatencyModel,
+                     measured: set[int], max_nodes: int) -> _Fitted:
+    """The smallest unmeasured scale in 1…max_nodes the USL fit says serves: its capacity reaches the need and,
+    where a p99 is known (measured neighbours on both sides, or the model), it is within the objective."""
+    if usl is None:
+        return _Fitted(None, False)
+    nodes = np.arange(1, max_nodes + 1, dtype=float)
+    enough = usl_capacity(nodes, usl.gamma, usl.sigma, usl.kappa) >= need * (1 - 1e-12)
+    ok = enough & ~np.isin(nodes, list(measured))
+    if objective is not None:
+        p99 = latency.array(nodes)
+        ok &= np.isnan(p99) | (p99 <= objective * (1 + 1e-12))
+    return _Fitted(int(nodes[np.argmax(ok)]) if ok.any() else None, bool(enough.any()))
+
+
+def _limit(rows: tuple[ServingRow, ...], fitted: _Fitted) -> str | None:
+    """What keeps every scale from serving: capacity when none reaches the need (measured, nor fitted in the
+    range), else latency."""
+    if not rows:
+        return None
+    return "latency" if fitted.capacity_reached or any(r.meets_load for r in rows) else "capacity"
+
+
+@dataclass(frozen=True)
+class _Money:
+    price: float | None  # on-demand per node-hour
+    node_power_w: float | None
+    pue: float
+    intensity_g_per_kwh: float | None
+    load: float
+
+    @classmethod
+    def of(cls, project: Project, intensity: float | None, load: float) -> _Money:
+        pricing, energy = project.pricing, project.energy
+        return cls(pricing.node_hour if pricing else None, energy.node_power if energy else None,
+                   energy.pue if energy else 1.0, intensity, load)
+
+    def hourly(self, nodes: int, measured_j_per_s: float | None) -> tuple[float | None, float | None,
+                                                                        float | None, bool, float | None]:
+        """Cost per hour, cost per million requests at the goal's load, energy and CO2e per hour."""
+        cost = nodes * self.price if self.price is not None else None
+        per_million = cost / (self.load * 3600.0) * MILLION if cost is not None else None
+        if measured_j_per_s is not None:
+            kwh, measured = self.pue * measured_j_per_s * 3600.0 / JOULES_PER_KWH, True
+        elif self.node_power_w is not None:
+            kwh, measured = self.pue * nodes * self.node_power_w * 3600.0 / JOULES_PER_KWH, False
+        else:
+            kwh, measured = None, False
+        co2 = kwh * self.intensity_g_per_kwh / 1000.0 if kwh is not None and self.intensity_g_per_kwh is not None \
+            else None
+        return cost, per_million, kwh, measured, co2
+
+
+def _regimes(project: Project) -> tuple[ServingRegime, ...]:
+    """On-demand and every regime the project states; none without prices."""
+    pricing = project.pricing
+    if pricing is None or pricing.node_hour is None:
+        return ()
+    price = pricing.node_hour
+    out: list[ServingRegime] = [ServingRegime("on_demand", price, True, "list price", 0.0)]
+    spec = pricing.regimes
+    if spec and spec.spot:
+        spot = spec.spot
+        down = spot.preemptions_per_node_hour * spot.restart_overhead / 3600.0  # λ × restart (h), per node
+        out.append(ServingRegime("spot", price * spot.price_fraction, True,
+                                 f"{spot.price_fraction:.0%} of on-demand; preemptions keep {down:.2%} of the nodes "
+                                 "down at any moment", min(down, 1.0)))
+    if spec and spec.local:
+        viable, reason = local_viability(spec.local.utilization, spec.local.min_utilization)
+        out.append(ServingRegime("local", price * spec.local.price_fraction, viable, reason, 0.0))
+    return tuple(out)
+
+
+def _check(row: ServingRow, regime: ServingRegime | None, need: float, objective: float | None,
+           cost_limit: float | None) -> ServingCheck:
+    capacity = row.capacity_rps * (1.0 - regime.down_fraction) if row.capacity_rps is not None and regime \
+        else row.capacity_rps
+    cost = row.nodes * regime.price_per_node_hour if regime else None
+    viable = regime.viable if regime else True
+    load_ratio = capacity / need if capacity is not None else None
+    latency_ratio = row.p99_s / objective if row.p99_s is not None and objective else None
+    cost_ratio = cost / cost_limit if cost is not None and cost_limit else None
+    meets_load = None if capacity is None else at_least(capacity, need)
+    meets_latency = None if latency_ratio is None else latency_ratio <= 1 + 1e-12
+    meets_cost = None if cost_ratio is None else cost_ratio <= 1 + 1e-12
+    met: bool | None = True
+    if not viable or meets_load is False or meets_latency is False or meets_cost is False:
+        met = False
+    elif meets_load is None or (objective is not None and meets_latency is None) or \
+            (cost_limit is not None and meets_cost is None):
+        met = None
+    return ServingCheck(row.nodes, regime.name if regime else None, viable, capacity, row.p99_s, cost, meets_load,
+                        meets_latency, meets_cost, load_ratio, latency_ratio, cost_ratio,
+                        cost * HOURS_PER_MONTH if cost is not None else None, met, row.capacity_source)
+
+
+def _cheapest(points: list[ServingCheck]) -> ServingCheck | None:
+    """The cheapest point (ties: the smaller scale, points come by scale); by scale alone without prices."""
+    if not points:
+        return None
+    return first_min(points, key=lambda p: p.cost_per_hour if p.cost_per_hour is not None else float(p.nodes))
+
+
+def _note(scaling: ScalingResult | None, measured: dict[int, tuple[float | None, float | None]], plan: int | None,
+          plan_row: ServingRow | None) -> str:
+    if scaling is None:
+        return "no load test is measured: add scaling.runs in throughput form (requests/s at each node count)"
+    if scaling.form != "throughput":
+        return (f"the runs are in {scaling.form} form: a service's capacity is measured as throughput "
+                "(requests/s at each node count, with its p99_latency)")
+    if plan is not None and plan_row is None:
+        return (f"the planned {plan} nodes were not measured and {len(measured)} measured "
+                f"{'scale does' if len(measured) == 1 else 'scales do'} not support a fit (three are needed)")
+    return ""
+

@@ -1,0 +1,511 @@
+"""Page 1 as a senior reviewer writes it (ANALYSES §7.1), led by the evidence.
+
+1. the goal's verdict at the plan, in the project's dominant metric (time and cost per run for a training job; load
+   served within the p99 objective and cost per hour for a service), with margins and intervals;
+2. when missed, the gap in the goal's own terms and the cheapest measured way that meets it;
+3. the operating point the evidence supports (measured, else the USL fit; the α–β model's p* only as the model's,
+   and never when a model-against-measurement warning says the model does not describe the system);
+4. one next action (reportgen.analysis.actions), and how strong the evidence is (single runs, intervals).
+
+Sentences are written here, once, so that the report and results.json say the same thing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from reportgen.analysis.actions import Evidence, NextAction, next_action
+from reportgen.analysis.common import first_min
+from reportgen.analysis.cost import CostResult
+from reportgen.analysis.findings import Finding
+from reportgen.analysis.goal import GoalCheck, GoalResult
+from reportgen.analysis.prediction import PredictionResult
+from reportgen.analysis.scaling import ScalingResult
+from reportgen.analysis.serving import ServingCheck, ServingResult, ServingRow
+from reportgen.project.model import REGIME_NAMES, REGIME_PHRASES, Project
+from reportgen.wording import duration, listed, margin, money, nodes, number, percent, requests, sentence, times
+
+# Findings that say the α–β model does not describe the measured system: page 1 then does not headline its p*.
+MODEL_REFUTED = ("fit-disagrees", "comm-share-departs", "below-prediction", "bad-fit")
+
+
+@dataclass(frozen=True)
+class Optimum:
+    nodes: int | None
+    source: str | None  # measured | usl | model
+    text: str
+
+
+@dataclass(frozen=True)
+class SummaryResult:
+    verdict: str  # item 1: the goal at the plan
+    state: str  # met | missed | partly | unjudged | no-goal: how the verdict box reads
+    gap: str | None  # item 2, when the goal is missed
+    optimum: Optimum  # item 3
+    model: str | None  # the α–β model's optimum as the model's, or why it does not describe the system
+    evidence: str | None  # how strong the measurements are
+    next_action: NextAction  # item 4
+
+
+@dataclass(frozen=True)
+class _Words:
+    currency: str
+
+    def money(self, amount: float | None) -> str:
+        return money(amount, self.currency)
+
+    def hourly(self, amount: float | None) -> str:
+        return f"{money(amount, self.currency)} an hour"
+
+
+def summarize(project: Project, *, scaling: ScalingResult | None, cost: CostResult | None,
+              prediction: PredictionResult | None, goal: GoalResult | None, serving: ServingResult | None,
+              findings: tuple[Finding, ...], evidence: Evidence) -> SummaryResult:
+    words = _Words(project.currency)
+    plan = project.design.nodes if project.design else None
+    if project.serving:
+        verdict, state, gap = _serving_verdict(serving, plan, words)
+        optimum = _serving_optimum(serving, words)
+    else:
+        verdict, state, gap = _training_verdict(goal, plan, scaling, cost, words)
+        optimum = _training_optimum(project, goal, scaling, cost, prediction, words)
+    codes = {f.code for f in findings}
+    return SummaryResult(verdict, state, gap, optimum, _model(prediction, scaling, codes),
+                         _evidence(scaling, findings, plan, optimum.nodes), next_action(findings, evidence))
+
+
+# ------------------------------------------------------------------------------------------------------- training
+def _training_verdict(goal: GoalResult | None, plan: int | None, scaling: ScalingResult | None,
+                      cost: CostResult | None, words: _Words) -> tuple[str, str, str | None]:
+    if goal is None:
+        at = _plan_values(plan, scaling, cost, words)
+        return sentence("No goal is stated (add project.goal with time_per_run or cost_per_run)" +
+                        (f"; {at}" if at else "")), "no-goal", None
+    if not goal.at_plan:
+        gap = _training_gap(goal, scaling, cost, words) if goal.none_meets else None
+        if goal.plan_nodes is None and scaling is not None and not scaling.per_unit_of_work:
+            return _measured_scales(goal, words), "missed" if goal.none_meets else "unjudged", gap
+        return _unjudged_plan(goal, words), "unjudged", gap
+    time_part = _time_clause(goal)
+    cost_part = _cost_clause(goal, words)
+    values = " and ".join(part for part in (time_part, cost_part) if part)
+    where = f"at the planned {nodes(goal.plan_nodes)}"
+    flagged = _flagged(scaling, goal.plan_nodes)
+    if flagged and goal.met_at_plan is not False:
+        return sentence(f"The goal would be met {where}, but the run there is {flagged} (see the findings): "
+                        f"{values}"), "unjudged", None
+    if goal.met_at_plan:
+        regimes = [c.regime for c in goal.at_plan if c.met]
+        priced = f" in {listed([REGIME_NAMES[r] for r in regimes if r])} pricing" \
+            if goal.priced and len(regimes) < len(goal.at_plan) else ""
+        return sentence(f"The goal is met {where}{priced}: {values}"), "met", None
+    if goal.met_at_plan is False:
+        return sentence(f"The goal is not met {where}: {values}"), "missed", _training_gap(goal, scaling, cost, words)
+    # a stated limit cannot be checked: the cost without prices
+    check = goal.at_plan[0]
+    if goal.cost_unknown:
+        why = (f"the {words.money(goal.cost_limit)} budget is not judged: the project gives no prices (add "
+               "pricing.node_hour)")
+        if check.meets_time is False:
+            return sentence(f"The goal is not met {where}: {values}; {why}"), "missed", \
+                _training_gap(goal, scaling, cost, words)
+        if check.meets_time:
+            return sentence(f"The time goal is met {where}: {values}; {why}"), "partly", None
+        return sentence(f"The goal is not judged {where}: {why}"), "unjudged", None
+    return sentence(f"The goal cannot be judged {where}: {values}"), "unjudged", None
+
+
+def _flagged(scaling: ScalingResult | None, plan: int | None) -> str:
+    """What a finding says of the plan's run, when one flags it: implausible, or an outlier."""
+    if scaling is None or plan is None:
+        return ""
+    if any(r.nodes == plan for r in scaling.implausible) and not scaling.superlinear_reason:
+        return "implausibly fast"
+    if any(o.nodes == plan for o in scaling.outliers):
+        return "an outlier"
+    return ""
+
+
+def _measured_scales(goal: GoalResult, words: _Words) -> str:
+    """No node count is planned: the goal held against the measured scales."""
+    text = "The project plans no node count (add design.nodes), so the goal is held against the measured scales: "
+    if goal.cheapest_meeting is not None:
+        best = goal.cheapest_meeting
+        cost = f" for {words.money(best.cost)}" if best.cost is not None else ""
+        return sentence(f"{text}{nodes(best.nodes)}{_on(best.regime)} meet it most cheaply, in "
+                        f"{duration(best.time_s)}{cost} per run")
+    if goal.time_met_fewest_node_hours is not None:
+        best = goal.time_met_fewest_node_hours
+        return sentence(f"{text}{nodes(best.nodes)} meet the {duration(goal.time_limit_s)} limit with the fewest "
+                        f"node-hours ({duration(best.time_s)} per run); the {words.money(goal.cost_limit)} budget is "
+                        "not judged: the project gives no prices (add pricing.node_hour)")
+    if goal.none_meets:
+        return sentence(f"{text}none meets it")
+    return sentence(f"{text}none can be judged whole")
+
+
+def _unjudged_plan(goal: GoalResult, words: _Words) -> str:
+    text = f"The goal is not judged at the plan: {goal.note}"
+    fitted = _cheapest_check(list(goal.fitted_at_plan))
+    if fitted is not None:
+        verdict = "meet" if fitted.met else "miss" if fitted.met is False else "be judged against"
+        cost = f" and {words.money(fitted.cost)}{_on(fitted.regime)}" if fitted.cost is not None else ""
+        text += (f"; the USL fit puts a run there at {duration(fitted.time_s)}{cost}, which would {verdict} the "
+                 "goal (fitted, not measured)")
+    return sentence(text)
+
+
+def _time_clause(goal: GoalResult) -> str:
+    if goal.time_limit_s is None:
+        return ""
+    check = first_min(list(goal.at_plan), key=lambda c: c.time_s)
+    interval = f" (95 % interval {duration(check.time_ci[0])} to {duration(check.time_ci[1])})" \
+        if check.time_ci else ""
+    straddles = " (the interval straddles the limit: more runs would settle it)" if check.time_ci and \
+        check.time_ci[0] <= goal.time_limit_s <= check.time_ci[1] else ""
+    return (f"a run takes {duration(check.time_s)}{interval} ({margin(check.time_ratio)} the "
+            f"{duration(goal.time_limit_s)} limit{straddles})")
+
+
+def _cost_clause(goal: GoalResult, words: _Words) -> str:
+    priced = [c for c in goal.at_plan if c.cost is not None and c.viable]
+    if not priced:
+        return ""
+    cheapest = first_min(priced, key=lambda c: c.cost or 0.0)
+    on_demand = next((c for c in priced if c.regime == "on_demand"), None)
+    notes = [f"{margin(cheapest.cost_ratio)} the {words.money(goal.cost_limit)} budget"] \
+        if goal.cost_limit is not None else []
+    if on_demand and on_demand is not cheapest:
+        notes.append(f"{words.money(on_demand.cost)} on demand")
+    return f"costs {words.money(cheapest.cost)}{_on(cheapest.regime)}" + (f" ({'; '.join(notes)})" if notes else "")
+
+
+def _on(regime: str | None) -> str:
+    return f" {REGIME_PHRASES[regime]}" if regime else ""
+
+
+def _plan_values(plan: int | None, scaling: ScalingResult | None, cost: CostResult | None, words: _Words) -> str:
+    row = next((r for r in scaling.rows if r.nodes == plan), None) if scaling and plan else None
+    if row is None or row.time_s is None or scaling is None or scaling.per_unit_of_work:
+        return ""
+    priced = next((r for r in cost.rows if r.nodes == plan), None) if cost else None
+    money_part = f" and costs {words.money(priced.cost)} on demand" if priced else ""
+    return f"at the planned {nodes(plan)} a run takes {duration(row.time_s)}{money_part}"
+
+
+def _training_gap(goal: GoalResult, scaling: ScalingResult | None, cost: CostResult | None,
+                  words: _Words) -> str | None:
+    """The goal in its own terms: the speedup the deadline needs against the best measured (and the fit's peak),
+    the budget against the cheapest run, then the cheapest way to meet it, measured or fitted."""
+    parts = []
+    if goal.time_limit_s is not None and scaling is not None and not scaling.per_unit_of_work and \
+            any(c.meets_time is False for c in goal.at_plan or goal.fitted_at_plan):
+        parts.append(_speedup_gap(goal.time_limit_s, scaling))
+    cheapest_run = _cheapest_run(cost)
+    if goal.cost_limit is not None and cheapest_run is not None and cheapest_run[2] > goal.cost_limit:
+        nodes_, regime, amount = cheapest_run
+        parts.append(f"no measured run fits the {words.money(goal.cost_limit)} budget: the cheapest, "
+                     f"{nodes(nodes_)}{_on(regime)}, costs {words.money(amount)}")
+    best = goal.cheapest_meeting
+    if best is not None:
+        cost = f" for {words.money(best.cost)}" if best.cost is not None else ""
+        parts.append(f"the cheapest measured way to meet it is {nodes(best.nodes)}{_on(best.regime)}: "
+                     f"{duration(best.time_s)}{cost} per run")
+    elif goal.fitted_meeting is not None:
+        fit = goal.fitted_meeting
+        cost = f" for {words.money(fit.cost)}" if fit.cost is not None else ""
+        parts.append(f"no measured scale meets it; the USL fit says {nodes(fit.nodes)}{_on(fit.regime)} would: "
+                     f"{duration(fit.time_s)}{cost} per run (fitted, not measured)")
+    elif goal.nearest is not None and not parts:
+        near = goal.nearest
+        values = [f"takes {duration(near.time_s)}" + (f" ({margin(near.time_ratio)} the "
+                                                      f"{duration(goal.time_limit_s)} limit)" if near.time_ratio
+                                                      else "")]
+        if near.cost is not None:
+            values.append(f"costs {words.money(near.cost)}" + (f" ({margin(near.cost_ratio)} the budget)"
+                                                              if near.cost_ratio else ""))
+        parts.append(f"the measured point nearest the goal, {nodes(near.nodes)}{_on(near.regime)}, "
+                     f"{' and '.join(values)}")
+    return _sentences(parts)
+
+
+def _sentences(parts: list[str]) -> str | None:
+    """Clauses as sentences of their own, each capitalised and ended."""
+    kept = [part for part in parts if part]
+    return " ".join(sentence(part[:1].upper() + part[1:]) for part in kept) if kept else None
+
+
+def _cheapest_run(cost: CostResult | None) -> tuple[int, str, float] | None:
+    """The cheapest measured run in any viable regime: (nodes, regime, cost)."""
+    if cost is None or cost.per_unit_of_work:
+        return None
+    runs = [(row.nodes, name, row.cost) for name, regime in cost.regimes.items() if regime.viable
+            for row in regime.rows]
+    return first_min(runs, key=lambda run: run[2]) if runs else None
+
+
+def _speedup_gap(limit_s: float, scaling: ScalingResult) -> str:
+    """The time goal as a speedup: what it needs over the reference, the best measured, and what the fit allows."""
+    reference = scaling.rows[0]
+    if reference.time_s is None or scaling.single_scale:
+        return ""
+    needed = reference.time_s / limit_s
+    if needed <= 1:
+        return ""
+    best = max(scaling.rows, key=lambda r: r.speedup)
+    text = (f"finishing in {duration(limit_s)} needs a speedup of {number(needed)} over "
+            f"{nodes(scaling.reference_nodes)}; the best measured is {number(best.speedup)} ({nodes(best.nodes)})")
+    peak = _usl_peak_speedup(scaling)
+    if peak is not None and scaling.usl and scaling.usl.peak_nodes and peak < needed:
+        text += (f" and the USL fit peaks at {number(peak)} near {number(scaling.usl.peak_nodes)} nodes: no "
+                 "scale of this design meets the deadline")
+    return text
+
+
+def _usl_peak_speedup(scaling: ScalingResult) -> float | None:
+    usl = scaling.usl
+    if usl is None or usl.peak_capacity is None:
+        return None
+    if scaling.form == "throughput":
+        reference = scaling.rows[0].run.throughput
+        return usl.peak_capacity / reference if reference else None
+    return usl.peak_capacity
+
+
+def _cheapest_check(checks: list[GoalCheck]) -> GoalCheck | None:
+    viable = [c for c in checks if c.viable]
+    if not viable:
+        return None
+    return first_min(viable, key=lambda c: c.cost if c.cost is not None else c.time_s)
+
+
+def _training_optimum(project: Project, goal: GoalResult | None, scaling: ScalingResult | None,
+                      cost: CostResult | None, prediction: PredictionResult | None, words: _Words) -> Optimum:
+    if scaling is None or scaling.single_scale:
+        if prediction is not None and scaling is None:
+            return Optimum(prediction.p_star, "model", f"Nothing is measured yet: the design's model puts the "
+                           f"optimum at p* = {prediction.p_star:,} (the model's, not evidence).")
+        if scaling is not None:
+            only = scaling.rows[0].nodes
+            return Optimum(only, "measured", f"Only {nodes(only)} {'was' if only == 1 else 'were'} measured: no "
+                           "optimum can be told from one scale.")
+        return Optimum(None, None, "Nothing is measured yet: add scaling.runs to find the operating point.")
+    facts = _measured_facts(scaling, cost, words)
+    if goal is not None and goal.cheapest_meeting is not None:
+        best = goal.cheapest_meeting
+        return Optimum(best.nodes, "measured", f"The evidence supports {nodes(best.nodes)}{_on(best.regime)}, the "
+                       f"cheapest measured point that meets the goal. {facts}")
+    if goal is not None and goal.fitted_meeting is not None:
+        fit = goal.fitted_meeting
+        return Optimum(fit.nodes, "usl", f"The evidence points to {nodes(fit.nodes)}, the smallest scale the USL "
+                       f"fit says meets the goal (fitted, not measured). {facts}")
+    if goal is not None and goal.time_met_fewest_node_hours is not None:
+        best = goal.time_met_fewest_node_hours
+        return Optimum(best.nodes, "measured", f"The evidence supports {nodes(best.nodes)}, the measured scale that "
+                       "meets the time limit with the fewest node-hours (the budget cannot be judged without "
+                       f"prices). {facts}")
+    if goal is not None and goal.nearest is not None:
+        near = goal.nearest
+        return Optimum(near.nodes, "measured", f"No measured point meets the goal; the nearest is "
+                       f"{nodes(near.nodes)}{_on(near.regime)} (the point whose largest excess over a limit is the "
+                       f"smallest). {facts}")
+    by_cost = project.checklist is not None and project.checklist.metric == "cost" and cost is not None
+    if by_cost and cost is not None:
+        return Optimum(cost.cost_optimal_nodes, "measured", f"The evidence supports {nodes(cost.cost_optimal_nodes)}"
+                       f", the cost-optimal measured scale (the dominant metric is cost). {facts}")
+    fastest = first_min(list(scaling.rows), key=lambda r: -r.speedup)
+    return Optimum(fastest.nodes, "measured", f"The evidence supports {nodes(fastest.nodes)}, the fastest measured "
+                   f"scale. {facts}")
+
+
+def _measured_facts(scaling: ScalingResult, cost: CostResult | None, words: _Words) -> str:
+    fastest = first_min(list(scaling.rows), key=lambda r: -r.speedup)
+    parts = []
+    if cost is not None and not cost.per_unit_of_work:
+        cheap = next(r for r in cost.rows if r.nodes == cost.cost_optimal_nodes)
+        parts.append(f"cost-optimal {nodes(cheap.nodes)} ({words.money(cheap.cost)} per run on demand)")
+    parts.append(f"fastest {nodes(fastest.nodes)} (speedup {number(fastest.speedup)}"
+                 f"{', ' + duration(fastest.time_s) if fastest.time_s and not scaling.per_unit_of_work else ''})")
+    text = f"Measured: {listed(parts)}"
+    usl = scaling.usl
+    if usl is not None and usl.peak_nodes is not None:
+        text += f"; the USL fit peaks at {number(usl.peak_nodes)} nodes"
+        if usl.peak_nodes < fastest.nodes:
+            text += ", below the fastest measured scale"
+    elif usl is not None:
+        text += "; the USL fit has no peak (κ = 0)"
+    return sentence(text)
+
+
+# -------------------------------------------------------------------------------------------------------- serving
+def _serving_verdict(serving: ServingResult | None, plan: int | None,
+                     words: _Words) -> tuple[str, str, str | None]:
+    if serving is None:
+        return ("The serving goal is not judged: no load is stated (add project.goal.load, or "
+                "baseline.serving.requests_per_second)."), "unjudged", None
+    need = _need(serving)
+    if not serving.at_plan or serving.plan_row is None:
+        why = serving.note or ("the project plans no node count (add design.nodes)" if plan is None else
+                               f"the planned {nodes(plan)} were not measured")
+        return sentence(f"The goal ({need}) is not judged at the plan: {why}"), "unjudged", \
+            _serving_gap(serving, words) if serving.points else None
+    fitted = " by the USL fit (fitted, not measured)" if serving.plan_row.capacity_source == "fitted" else ""
+    check = _plan_check(serving)
+    values = _serving_values(check, serving, words)
+    where = f"at the planned {nodes(serving.plan_nodes)}{fitted}"
+    if serving.met_at_plan and not fitted:
+        return sentence(f"The goal is met {where}: {values}"), "met", None
+    if serving.met_at_plan and fitted:
+        return sentence(f"The goal would be met {where}: {values}"), "unjudged", None
+    if serving.met_at_plan is False:
+        return sentence(f"The goal is not met {where}: {values}"), "missed", _serving_gap(serving, words)
+    return sentence(f"The goal cannot be fully judged {where}: {values}"), "unjudged", None
+
+
+def _need(serving: ServingResult) -> str:
+    headroom = f" ({number(serving.load_rps)} at the peak plus {percent(serving.headroom)} headroom)" \
+        if serving.headroom else ""
+    latency = f" within a p99 of {duration(serving.p99_objective_s)}" if serving.p99_objective_s is not None else ""
+    return f"{requests(serving.capacity_needed_rps)}{headroom}{latency}"
+
+
+def _plan_check(serving: ServingResult) -> ServingCheck:
+    """The plan's check in its best regime: the cheapest that meets the goal, else the first stated (on-demand)."""
+    meeting = [c for c in serving.at_plan if c.met]
+    return first_min(meeting, key=lambda c: c.cost_per_hour or 0.0) if meeting else serving.at_plan[0]
+
+
+def _serving_values(check: ServingCheck, serving: ServingResult, words: _Words) -> str:
+    """What the plan serves, how fast and at what cost, each with its margin against the goal."""
+    parts = []
+    need = number(serving.capacity_needed_rps)
+    if check.capacity_rps is None:
+        parts.append("their capacity is not known")
+    elif check.meets_load is False:
+        parts.append(f"they serve {number(check.capacity_rps)} of the {need} requests/s needed "
+                     f"({percent(1 - (check.load_ratio or 0.0), 2)} short)")
+    else:
+        parts.append(f"they serve {number(check.capacity_rps)} requests/s against the {need} needed "
+                     f"({percent((check.load_ratio or 1.0) - 1, 2)} to spare)")
+    if serving.p99_objective_s is not None:
+        if check.p99_s is None:
+            parts.append(f"no p99 is known there (the objective is {duration(serving.p99_objective_s)})")
+        else:
+            row = _row(serving, check.nodes)
+            how = f" {row.p99_source}" if row and row.p99_source not in (None, "measured") else ""
+            parts.append(f"at a{how} p99 of {duration(check.p99_s)} ({margin(check.latency_ratio)} the "
+                         f"{duration(serving.p99_objective_s)} objective)")
+    if check.cost_per_hour is not None:
+        budget = f" ({margin(check.cost_ratio)} the {words.money(serving.cost_limit_per_hour)} budget)" \
+            if serving.cost_limit_per_hour is not None else ""
+        parts.append(f"for {words.hourly(check.cost_per_hour)}{_on(check.regime)}{budget}")
+    elif serving.cost_limit_per_hour is not None:
+        parts.append(f"the {words.hourly(serving.cost_limit_per_hour)} budget is not judged: the project gives no "
+                     "prices (add pricing.node_hour)")
+    return ", ".join(parts)
+
+
+def _row(serving: ServingResult, nodes_: int) -> ServingRow | None:
+    return next((r for r in serving.rows if r.nodes == nodes_), None)
+
+
+def _serving_gap(serving: ServingResult, words: _Words) -> str | None:
+    parts = []
+    best = serving.cheapest_meeting
+    if best is not None:
+        p99 = f" at a p99 of {duration(best.p99_s)}" if best.p99_s is not None else ""
+        cost = f" for {words.hourly(best.cost_per_hour)}" if best.cost_per_hour is not None else ""
+        parts.append(f"the cheapest measured way to meet it is {nodes(best.nodes)}{_on(best.regime)}: "
+                     f"{requests(best.capacity_rps)}{p99}{cost}")
+    elif serving.nodes_to_serve is not None and serving.nodes_to_serve_source == "fitted":
+        row = _row(serving, serving.nodes_to_serve)
+        capacity = f" ({requests(row.capacity_rps)}, fitted)" if row and row.capacity_rps else ""
+        parts.append(f"no measured scale serves it; the USL fit puts the capacity needed at "
+                     f"{nodes(serving.nodes_to_serve)}{capacity}")
+    elif serving.cheapest_serving is not None:
+        serve = serving.cheapest_serving
+        parts.append(f"{nodes(serve.nodes)}{_on(serve.regime)} serve the load within the latency objective but cost "
+                     f"{words.hourly(serve.cost_per_hour)}, {margin(serve.cost_ratio)} the budget")
+    elif serving.limited_by == "latency":
+        worst = [r for r in serving.rows if r.meets_latency is False]
+        if worst:
+            fastest = min(worst, key=lambda r: r.p99_s or 0.0)
+            parts.append(f"no measured scale serves within the p99 objective: the lowest p99 measured is "
+                         f"{duration(fastest.p99_s)} at {nodes(fastest.nodes)}")
+    elif serving.limited_by == "capacity":
+        largest = max((r for r in serving.rows if r.capacity_rps), key=lambda r: r.capacity_rps or 0.0,
+                      default=None)
+        if largest is not None:
+            parts.append(f"no scale serves the load: the most measured is {requests(largest.capacity_rps)} at "
+                         f"{nodes(largest.nodes)}")
+        if serving.nodes_lower_bound:
+            parts.append(f"even at the best capacity per node measured ({number(serving.best_per_node_rps)} "
+                         f"requests/s per node at {nodes(serving.best_per_node_at)}) it needs at least "
+                         f"{nodes(serving.nodes_lower_bound)}")
+    return _sentences(parts)
+
+
+def _serving_optimum(serving: ServingResult | None, words: _Words) -> Optimum:
+    if serving is None or not serving.rows:
+        return Optimum(None, None, "No load test is measured: add runs in throughput form (requests/s at each node "
+                       "count, with p99_latency).")
+    if serving.cheapest_meeting is not None:
+        best = serving.cheapest_meeting
+        return Optimum(best.nodes, "measured", f"The evidence supports {nodes(best.nodes)}{_on(best.regime)}, the "
+                       f"cheapest measured scale that meets the goal ({words.hourly(best.cost_per_hour)})."
+                       if best.cost_per_hour is not None else
+                       f"The evidence supports {nodes(best.nodes)}, the smallest measured scale that meets the goal.")
+    if serving.nodes_to_serve is not None:
+        source = "measured" if serving.nodes_to_serve_source == "measured" else "usl"
+        what = "the smallest measured scale that serves the load" if source == "measured" else \
+            "the smallest scale the USL fit says serves the load (fitted, not measured)"
+        return Optimum(serving.nodes_to_serve, source, f"The evidence supports {nodes(serving.nodes_to_serve)}, "
+                       f"{what}.")
+    limit = {"capacity": "no scale reaches the capacity needed", "latency": "no scale meets the p99 objective"}
+    return Optimum(None, None, sentence(f"No scale the evidence covers serves the goal: "
+                                        f"{limit.get(serving.limited_by or '', 'nothing serves it')}"))
+
+
+# ---------------------------------------------------------------------------------------------- model, evidence
+def _model(prediction: PredictionResult | None, scaling: ScalingResult | None, codes: set[str]) -> str | None:
+    if prediction is None:
+        return None
+    refuted = [code for code in MODEL_REFUTED if code in codes]
+    if refuted:
+        why = []
+        if scaling is not None and scaling.usl is not None and prediction.usl_kappa > 0:
+            why.append(f"the measured κ is {times(scaling.usl.kappa / prediction.usl_kappa)} the predicted")
+        if scaling is not None and scaling.comm_fit_implied_p_star is not None:
+            why.append(f"the ring model fitted to the measured communication implies p* = "
+                       f"{scaling.comm_fit_implied_p_star:,}")
+        reason = f" ({'; '.join(why)})" if why else f" (see {listed(refuted)})"
+        return sentence(f"The design's α–β model does not describe this system{reason}: its optimum p* = "
+                        f"{prediction.p_star:,} is not a guide")
+    tail = "" if scaling is not None else "; nothing is measured to check it against"
+    capped = " or more (the range's end)" if prediction.capped else ""
+    return sentence(f"The design's α–β model puts the optimum at p* = {prediction.p_star:,}{capped} (speedup "
+                    f"{number(prediction.speedup_at_p_star)}): the model's, not a measurement{tail}")
+
+
+def _evidence(scaling: ScalingResult | None, findings: tuple[Finding, ...], plan: int | None,
+              optimum: int | None) -> str | None:
+    if scaling is None:
+        return None
+    parts = []
+    if scaling.single_scale:
+        parts.append(f"only {nodes(scaling.rows[0].nodes)} {'was' if scaling.rows[0].nodes == 1 else 'were'} "
+                     "measured: speedup, the knee and the fits need a run at another node count (ideally 1 node)")
+    if scaling.repeated:
+        repeated = sum(1 for r in scaling.rows if r.repeats > 1)
+        parts.append(f"{repeated} of {len(scaling.rows)} scales were measured more than once; their numbers are "
+                     "medians with 95 % bootstrap intervals")
+    else:
+        parts.append("each scale was measured once, so no number carries an interval (repeat runs with "
+                     "`reportgen measure --repeat` to get them)")
+    flagged = {r.nodes for r in scaling.implausible} | {o.nodes for o in scaling.outliers}
+    if {plan, optimum} & flagged:
+        leaning = listed([nodes(n) for n in sorted({plan, optimum} & flagged) if n is not None])
+        parts.append(f"the verdict rests on the run at {leaning}, which a finding below flags")
+    if any(f.code == "noisy" for f in findings):
+        parts.append("some scales are noisy (see the findings)")
+    return _sentences(parts)

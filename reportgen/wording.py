@@ -1,0 +1,196 @@
+"""How numbers read, in plain text: significant digits, units chosen for the reader, infinity as words.
+
+One place for the report's tables (through the template filters of reportgen.render.formatting), the sentences the
+analyses write (findings, the page-1 summary, which results.json carries too) and the terminal. Plain text only:
+an exponent is written with superscript digits ("2.50 × 10¹⁶"), so a sentence reads the same in HTML, PDF, JSON
+and a terminal.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+DASH = "—"
+_SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
+def number(value: Any, digits: int = 3) -> str:
+    """A number to `digits` significant digits, with thousands separators and no scientific notation below 1e7."""
+    if value is None:
+        return DASH
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if math.isinf(value):
+        return "∞" if value > 0 else "−∞"
+    if value == 0:
+        return "0"
+    magnitude = abs(value)
+    if magnitude >= 1e7 or magnitude < 1e-4:
+        mantissa, exponent = f"{value:.{digits - 1}e}".split("e")
+        return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
+    decimals = max(digits - 1 - math.floor(math.log10(magnitude)), 0)
+    return f"{value:,.{decimals}f}"
+
+
+def integer(value: Any) -> str:
+    """A whole number; a fractional one (a load level on a load axis, 1.53) as the number it is, never cut."""
+    if value is None:
+        return DASH
+    return f"{int(value):,}" if float(value).is_integer() else number(value)
+
+
+def nodes(value: Any) -> str:
+    """A node count with its noun: "1 node", "16 nodes" (a fractional load level: "load 1.53")."""
+    if value is None:
+        return DASH
+    if not float(value).is_integer():
+        return f"load {number(value)}"
+    return f"{int(value):,} node{'' if int(value) == 1 else 's'}"
+
+
+def counted(value: Any, singular: str, plural: str = "") -> str:
+    """A count with its noun agreeing: "1 key result", "3 key results" (plural: singular + "s" unless given)."""
+    return f"{int(value):,} {singular if int(value) == 1 else plural or singular + 's'}"
+
+
+def count(value: Any) -> str:
+    """A count that may be fractional: 30 rather than 30.0, 2.5 as it is."""
+    if value is None:
+        return DASH
+    return f"{int(value):,}" if float(value).is_integer() else number(value)
+
+
+def percent(value: Any, digits: int = 3) -> str:
+    return DASH if value is None else f"{number(value * 100, digits)} %"
+
+
+def times(value: Any, digits: int = 3) -> str:
+    """A ratio as "2.5×"."""
+    return DASH if value is None else f"{number(value, digits)}×"
+
+
+def margin(ratio: float | None) -> str:
+    """A value held against its limit, as the share it is under or over: "12.5 % under", "30.0 % over"."""
+    if ratio is None:
+        return DASH
+    return f"{percent(1 - ratio, 2)} under" if ratio <= 1 else f"{percent(ratio - 1, 2)} over"
+
+
+# The units a column of durations is written in, chosen by its largest value: (below this many seconds, unit, scale)
+_COLUMN_UNITS = ((1e-3, "µs", 1e-6), (1.0, "ms", 1e-3), (120.0, "s", 1.0), (2 * 3600.0, "min", 60.0),
+                 (3 * 86400.0, "h", 3600.0), (math.inf, "days", 86400.0))
+
+
+def duration(seconds: Any, column: Iterable[Any] | None = None) -> str:
+    """Seconds in the unit a reader would use: 90 µs, 12.5 ms, 42 s, 1 h 51 min, 3.2 days.
+
+    `column` is every value of the table column the duration stands in: all of them are then written in the one
+    unit the column's largest value needs ("1.95 h" beside "9.17 h", never "1 h 57 min" beside "9.17 h")."""
+    if seconds is None:
+        return DASH
+    if isinstance(seconds, str) or math.isinf(seconds):
+        return number(seconds)
+    finite = [abs(v) for v in (column or ()) if isinstance(v, int | float) and math.isfinite(v)]
+    if finite:
+        largest = max(finite)
+        _, unit, scale = next(entry for entry in _COLUMN_UNITS if largest < entry[0])
+        return "0 s" if seconds == 0 else f"{number(seconds / scale)} {unit}"
+    return _duration(seconds)
+
+
+def _duration(seconds: float) -> str:
+    magnitude = abs(seconds)
+    if magnitude == 0:
+        return "0 s"
+    if magnitude < 1e-3:
+        return f"{number(seconds * 1e6)} µs"
+    if magnitude < 1:
+        return f"{number(seconds * 1e3)} ms"
+    if magnitude < 120:
+        return f"{number(seconds)} s"
+    if magnitude < 3 * 3600:
+        minutes = seconds / 60
+        if minutes >= 60:
+            hours, rest = int(minutes // 60), minutes % 60
+            shown = f"{rest:.0f}" if rest >= 9.95 else f"{rest:.1f}"  # 1 h 7.1 min, 2 h 0.6 min, 1 h 12 min
+            return f"{hours} h" if shown in ("0", "0.0") else f"{hours} h {shown} min"
+        return f"{number(minutes)} min"
+    if magnitude < 3 * 86400:
+        return f"{number(seconds / 3600)} h"
+    return f"{number(seconds / 86400)} days"
+
+
+def _in_units(value: Any, ladder: tuple[tuple[float, str], ...]) -> str:
+    """The value in the largest unit of the ladder (scale, name; largest first) it reaches, else the smallest."""
+    if value is None:
+        return DASH
+    for scale, unit in ladder:
+        if abs(value) >= scale:
+            return f"{number(value / scale)} {unit}"
+    scale, unit = ladder[-1]
+    return f"{number(value / scale)} {unit}"
+
+
+_PREFIXES = ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
+
+
+def size(value: Any) -> str:
+    """Bytes in decimal units, as the project file writes them (GB = 10^9 B)."""
+    return _in_units(value, tuple((scale, f"{prefix}B") for scale, prefix in _PREFIXES[1:]))
+
+
+def rate(value: Any, unit: str) -> str:
+    """FLOP/s or B/s with SI prefixes."""
+    return _in_units(value, tuple((scale, f"{prefix}{unit}") for scale, prefix in _PREFIXES))
+
+
+def requests(value: Any) -> str:
+    """A request rate as a serving team writes it: "50,000 requests/s"."""
+    return DASH if value is None else f"{number(value)} requests/s"
+
+
+def money(value: Any, currency: str, column: Any = None, digits: int = 4) -> str:
+    """Money: whole units from 100 up, cents from 0.01, significant digits below.
+
+    `column` is every value of the table column the amount stands in: one precision serves them all (the one the
+    smallest amount needs), so that 53.05 USD and 1,123.00 USD line up instead of 53.05 and 1,123.
+    """
+    if value is None:
+        return DASH
+    if isinstance(value, str) or math.isinf(value):
+        return number(value)
+    amounts = [abs(v) for v in (column or ()) if isinstance(v, int | float) and math.isfinite(v) and v != 0]
+    smallest = min(amounts, default=abs(value))
+    if smallest >= 100 or (column is None and 1 <= abs(value) and float(value).is_integer()):  # "50 EUR" in prose
+        return f"{value:,.0f} {currency}"
+    if smallest >= 0.01:
+        return f"{value:,.2f} {currency}"
+    return f"{number(value, digits)} {currency}"
+
+
+def mass(kg: Any) -> str:
+    return _in_units(kg, ((1000.0, "t"), (1.0, "kg"), (1e-3, "g")))
+
+
+def energy(kwh: Any) -> str:
+    return _in_units(kwh, ((1000.0, "MWh"), (1.0, "kWh"), (1e-3, "Wh")))
+
+
+def listed(items: Iterable[str], conjunction: str = "and") -> str:
+    """Items joined as a sentence writes them: "a", "a and b", "a, b and c"."""
+    words = list(items)
+    if len(words) <= 1:
+        return "".join(words)
+    return f"{', '.join(words[:-1])} {conjunction} {words[-1]}"
+
+
+def sentence(text: str) -> str:
+    """Text ending in exactly one full stop (a clause built from parts never ends in ".." or in nothing)."""
+    text = text.strip()
+    return text if text.endswith((".", "!", "?")) else f"{text}."
