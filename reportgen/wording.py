@@ -96,12 +96,26 @@ def duration(seconds: Any, column: Iterable[Any] | None = None) -> str:
         return DASH
     if isinstance(seconds, str) or math.isinf(seconds):
         return number(seconds)
-    finite = [abs(v) for v in (column or ()) if isinstance(v, int | float) and math.isfinite(v)]
-    if finite:
-        largest = max(finite)
-        _, unit, scale = next(entry for entry in _COLUMN_UNITS if largest < entry[0])
+    finite = [abs(v) for v in (column or ()) if isinstance(v, int | float) and math.isfinite(v) and v != 0]
+    if finite and len({_bucket(v) for v in finite}) > 1:  # one unit for the column: the one its largest needs
+        _, unit, scale = next(entry for entry in _COLUMN_UNITS if max(finite) < entry[0])
         return "0 s" if seconds == 0 else f"{number(seconds / scale)} {unit}"
-    return _duration(seconds)
+    return _duration(seconds) if column is not None else _trimmed(_duration(seconds))
+
+
+_BUCKETS = (1e-3, 1.0, 120.0, 3600.0, 3 * 3600.0, 3 * 86400.0)  # where the single-value format changes its unit
+
+
+def _bucket(seconds: float) -> int:
+    return sum(1 for edge in _BUCKETS if seconds >= edge)
+
+
+def _trimmed(text: str) -> str:
+    """A duration in a sentence without trailing zeros: "20 ms", "1.5 h" (a table keeps them to align)."""
+    number_part, _, unit = text.rpartition(" ")
+    if "." in number_part and " " not in number_part:
+        number_part = number_part.rstrip("0").rstrip(".")
+    return f"{number_part} {unit}"
 
 
 def _duration(seconds: float) -> str:
@@ -167,7 +181,7 @@ def money(value: Any, currency: str, column: Any = None, digits: int = 4) -> str
         return number(value)
     amounts = [abs(v) for v in (column or ()) if isinstance(v, int | float) and math.isfinite(v) and v != 0]
     smallest = min(amounts, default=abs(value))
-    if smallest >= 100 or (column is None and 1 <= abs(value) and float(value).is_integer()):  # "50 EUR" in prose
+    if smallest >= 100 or (column is None and abs(value) >= 1 and float(value).is_integer()):  # "50 EUR" in prose
         return f"{value:,.0f} {currency}"
     if smallest >= 0.01:
         return f"{value:,.2f} {currency}"

@@ -158,8 +158,9 @@ def test_decisions_within_limits_and_nearest() -> None:
     assert by_name["deadline"].nodes == 4 and by_name["deadline"].within_limits  # 2.4 h ≤ 3 h, cost 96 < 128
     impossible = by_name["impossible"]
     assert not impossible.within_limits and "nearest" in impossible.note
-    # excess: p=8: max(1.6/1, 128/50) = 2.56; p=4: max(2.4, 1.92) = 2.4; p=2: max(4.2, 1.68) = 4.2 → 4
-    assert impossible.nodes == 4
+    # No point is within the limits: the objective's best (the cheapest, 1 node at 80) is still the choice, and the
+    # nearest is named. Excess: p=8: max(1.6/1, 128/50) = 2.56; p=4: max(2.4, 1.92) = 2.4; p=2: max(4.2, 1.68) → 4
+    assert impossible.nodes == 1 and impossible.nearest is not None and impossible.nearest.nodes == 4
     # energy p·T·1 kW: 8, 8.4, 9.6, 12.8 kWh; p = 1 takes 8 h > 5 h, so the least within limits is p = 2
     assert by_name["green"].nodes == 2
     trade = next(t for t in result.trade_offs if t.context == "cheap" and t.instead_of == "fast")

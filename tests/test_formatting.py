@@ -12,8 +12,8 @@ from reportgen.render import formatting as f
 @pytest.mark.parametrize(("function", "value", "text"), [
     (f.number, 43.72576, "43.7"), (f.number, 1234567.8, "1,234,568"), (f.number, 0.0204, "0.0204"),
     (f.number, 2.5e16, "2.50 × 10¹⁶"), (f.number, math.inf, "∞"), (f.number, None, "—"),
-    (f.duration, 6660, "1 h 51 min"), (f.duration, 32088, "8.91 h"), (f.duration, 5e-6, "5.00 µs"),
-    (f.duration, 0.0523, "52.3 ms"), (f.duration, 86400 * 30, "30.0 days"),
+    (f.duration, 6660, "1 h 51 min"), (f.duration, 32088, "8.91 h"), (f.duration, 5e-6, "5 µs"),
+    (f.duration, 0.0523, "52.3 ms"), (f.duration, 86400 * 30, "30 days"),
     (f.size, 2.6e9, "2.60 GB"), (f.size, 512, "512 B"), (lambda v: f.rate(v, "FLOP/s"), 7.9e15, "7.90 PFLOP/s"),
     (lambda v: f.rate(v, "B/s"), 12, "12.0 B/s"),
     (f.mass, 30.9, "30.9 kg"), (f.mass, 46_700, "46.7 t"), (f.mass, 0.00016, "0.160 g"),

@@ -91,7 +91,7 @@ def test_results_and_report_carry_the_intervals(tmp_path: Path) -> None:
     assert [r["repeats"] for r in rows] == [5] * 6
     assert all(len(r["time_s_ci"]) == 2 and r["time_s_ci"][0] <= r["time_s"] <= r["time_s_ci"][1] for r in rows)
     assert document["scaling"]["noisy_nodes"] == [32]
-    html = (tmp_path / "nightly-repeats" / "report.html").read_text()
+    html = " ".join((tmp_path / "nightly-repeats" / "report.html").read_text().split())
     assert "95 % bootstrap interval in brackets" in html and 'class="ci"' in html
     assert "Black bars: the 95 % bootstrap interval" in html  # the speedup figure's error bars
 

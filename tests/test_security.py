@@ -47,7 +47,7 @@ baseline: {{steps: [{{name: {p}, time: 1 s, flops: 1e14 FLOP, bytes: 1e11 B}}]}}
 design:
   slots:
     partitioning: {{choice: {p}, detail: {p}, why: {p}, rejected: [{{choice: {p}, why: {p}}}]}}
-scaling: {{runs: [{{nodes: 1, time: 100 s}}, {{nodes: 2, time: 60 s}}, {{nodes: 4, time: 40 s}}]}}
+scaling: {{runs: [{{nodes: 1, time: 100 s}}, {{nodes: 2, time: 60 s}}, {{nodes: 4, time: 40 s}}], superlinear: {p}}}
 pricing: {{node_hour: 10 USD}}
 decisions: [{{name: {p}, optimize: cost}}]
 """
@@ -58,7 +58,7 @@ def test_the_hostile_project_covers_every_free_text_field() -> None:
                "project.goal.text", "hardware.name", "baseline.steps[0].name", "design.slots.partitioning.choice",
                "design.slots.partitioning.detail", "design.slots.partitioning.why",
                "design.slots.partitioning.rejected[0].choice", "design.slots.partitioning.rejected[0].why",
-               "decisions[0].name", "scaling.file", "prediction.collectives_file", "pricing.currency",
+               "decisions[0].name", "scaling.file", "scaling.superlinear", "prediction.collectives_file", "pricing.currency",
                "energy.location.country",
                "energy.location.region", "energy.location.cloud"}
     slots = {"communication", "consistency", "coordination", "fault_tolerance", "load_balancing"}

@@ -64,8 +64,8 @@ def _wrong_axis(e: Evidence) -> str:
 
 def _plan_misses(e: Evidence) -> str:
     if e.serving is not None and e.serving.cheapest_meeting is not None:
-        best = e.serving.cheapest_meeting
-        return (f"Plan {nodes(best.nodes)}{_regime(best.regime)} instead of {nodes(e.plan)}: the cheapest measured "
+        point = e.serving.cheapest_meeting
+        return (f"Plan {nodes(point.nodes)}{_regime(point.regime)} instead of {nodes(e.plan)}: the cheapest measured "
                 "point that meets the goal.")
     best = e.goal.cheapest_meeting if e.goal else None
     if best is None:

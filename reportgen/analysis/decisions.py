@@ -60,6 +60,12 @@ class DecisionsResult:
     trade_offs: tuple[TradeOff, ...]
     serving: bool = False  # chosen among the scales that serve: time is the p99, money and CO2e per hour
 
+    @property
+    def unanimous(self) -> bool:
+        """Every context chose one and the same point: there is no trade-off between them."""
+        points = {(d.nodes, d.regime) for d in self.decisions}
+        return len(self.decisions) > 1 and len(points) == 1 and (None, None) not in points
+
 
 def candidates(scaling: ScalingResult, cost: CostResult | None, energy: EnergyResult | None) -> list[Candidate]:
     """Every measured scale in every viable price regime (one point per scale without pricing), by node count
@@ -97,14 +103,17 @@ def limits_of(context: Decision, goal: Goal | None) -> Limits:
 def serving_candidates(serving: ServingResult) -> list[Candidate]:
     """Every measured scale in every viable regime that serves the load within the latency objective."""
     hourly = {row.nodes: row for row in serving.rows}
+    points = sorted((p for p in serving.points if p.serves),  # ties: fewer nodes, then the cheaper regime
+                    key=lambda p: (p.nodes, p.cost_per_hour if p.cost_per_hour is not None else 0.0))
     return [Candidate(p.nodes, p.regime, p.p99_s, p.cost_per_hour, hourly[p.nodes].co2_kg_per_hour,
-                      hourly[p.nodes].energy_kwh_per_hour) for p in serving.points if p.serves]
+                      hourly[p.nodes].energy_kwh_per_hour) for p in points]
 
 
 def serving_limits(context: Decision, serving: ServingResult) -> Limits:
     """A serving context's limits: its own p99 and hourly budget, else the goal's budget per hour (the goal's load
     and p99 objective already decide which scales serve)."""
-    max_cost, from_goal = context.max_cost_per_hour, ()
+    max_cost = context.max_cost_per_hour
+    from_goal: tuple[str, ...] = ()
     if max_cost is not None:
         max_cost *= 3600.0  # given per second (SI), compared per hour
     elif serving.cost_limit_per_hour is not None:

@@ -101,7 +101,8 @@ def diagnose(project: Project, *, reference_time_s: float | None = None) -> Diag
     walls, details = _walls(project, hardware, reference_time_s)
     if not walls and not steps:
         return None
-    if not any(w.wall == "time" for w in walls) and steps:
+    # A service never finishes: where the serving wall speaks for it, no deadline is assumed beside it.
+    if not any(w.wall in ("time", "serving") for w in walls) and steps:
         walls.append(Wall("time", None, True, None, None, "s", "assumed to bind: the project states no deadline; "
                           "the team distributes because one machine is too slow"))
     walls.sort(key=lambda w: WALL_ORDER.index(w.wall))

@@ -17,6 +17,18 @@ class SourceRow:
     details: tuple[str, ...]  # the provenance lines: files, hashes, assumptions
     energy_origin: str | None  # where a measured energy came from, when the run has one
 
+    @property
+    def shown_details(self) -> tuple[str, ...]:
+        """The lines a table shows (the CSV keeps them all)."""
+        return self.details[:SHOWN_DETAILS]
+
+    @property
+    def more_details(self) -> int:
+        return max(len(self.details) - SHOWN_DETAILS, 0)
+
+
+SHOWN_DETAILS = 3
+
 
 @dataclass(frozen=True)
 class ProvenanceResult:
@@ -27,6 +39,11 @@ class ProvenanceResult:
 
     def wait_measured(self, nodes: int | None) -> bool:
         return nodes is not None and nodes in self.wait_measured_at
+
+    @property
+    def all_typed(self) -> bool:
+        """Every measured number was typed into the project: no tool recorded any."""
+        return all(row.origin == "typed in" for row in self.rows)
 
 
 def trace_provenance(scaling: ScalingResult | None, sources: Mapping[int, RowSource]) -> ProvenanceResult | None:

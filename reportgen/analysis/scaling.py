@@ -76,6 +76,7 @@ class ScaleRow:
     measured_energy_j: float | None
     run: Run  # the median run of the scale's repeats (each component's median)
     repeats: int = 1
+    ideal: float = 1.0  # p / p_ref: the speedup of perfect scaling
     time_ci: Interval | None = None  # 95 % percentile-bootstrap intervals; None with one run
     speedup_ci: Interval | None = None
     efficiency_ci: Interval | None = None
@@ -193,7 +194,7 @@ def analyze_scaling(scaling: Scaling | None, *, max_nodes: int = 4096, serving: 
         q = run.nodes / p_ref
         speedup = run.throughput / reference.throughput if form == "throughput" else t_ref / t_p  # type: ignore[operator]
         row = _row(run, reference, t_p, t_ref, q, speedup, form)
-        rows.append(replace(row, repeats=len(group), time_ci=ci[0], speedup_ci=ci[1], efficiency_ci=ci[2]))
+        rows.append(replace(row, repeats=len(group), ideal=q, time_ci=ci[0], speedup_ci=ci[1], efficiency_ci=ci[2]))
     speedups = [row.speedup for row in rows]
     qs = [row.nodes / p_ref for row in rows]
     knee, score = kneedle([row.nodes for row in rows], speedups)

@@ -45,6 +45,8 @@ class SummaryResult:
     model: str | None  # the α–β model's optimum as the model's, or why it does not describe the system
     evidence: str | None  # how strong the measurements are
     next_action: NextAction  # item 4
+    knee: str | None = None  # the measured curve's knee and its cause (no cause named without a knee)
+    kappa_ratio: float | None = None  # the measured USL κ over the model's α/T_comp: the model held to account
 
 
 @dataclass(frozen=True)
@@ -70,8 +72,17 @@ def summarize(project: Project, *, scaling: ScalingResult | None, cost: CostResu
         verdict, state, gap = _training_verdict(goal, plan, scaling, cost, words)
         optimum = _training_optimum(project, goal, scaling, cost, prediction, words)
     codes = {f.code for f in findings}
-    return SummaryResult(verdict, state, gap, optimum, _model(prediction, scaling, codes),
-                         _evidence(scaling, findings, plan, optimum.nodes), next_action(findings, evidence))
+    ratio = kappa_ratio(prediction, scaling)
+    return SummaryResult(verdict, state, gap, optimum, _model(prediction, scaling, codes, ratio),
+                         _evidence(scaling, findings, plan, optimum.nodes), next_action(findings, evidence),
+                         _knee(scaling), ratio)
+
+
+def kappa_ratio(prediction: PredictionResult | None, scaling: ScalingResult | None) -> float | None:
+    """κ measured / κ predicted (α / T_comp): how far the coherency cost the design assumed is from the measured."""
+    if prediction is None or scaling is None or scaling.usl is None or prediction.usl_kappa <= 0:
+        return None
+    return scaling.usl.kappa / prediction.usl_kappa
 
 
 # ------------------------------------------------------------------------------------------------------- training
@@ -208,14 +219,14 @@ def _training_gap(goal: GoalResult, scaling: ScalingResult | None, cost: CostRes
                      f"{nodes(nodes_)}{_on(regime)}, costs {words.money(amount)}")
     best = goal.cheapest_meeting
     if best is not None:
-        cost = f" for {words.money(best.cost)}" if best.cost is not None else ""
+        price = f" for {words.money(best.cost)}" if best.cost is not None else ""
         parts.append(f"the cheapest measured way to meet it is {nodes(best.nodes)}{_on(best.regime)}: "
-                     f"{duration(best.time_s)}{cost} per run")
+                     f"{duration(best.time_s)}{price} per run")
     elif goal.fitted_meeting is not None:
         fit = goal.fitted_meeting
-        cost = f" for {words.money(fit.cost)}" if fit.cost is not None else ""
+        price = f" for {words.money(fit.cost)}" if fit.cost is not None else ""
         parts.append(f"no measured scale meets it; the USL fit says {nodes(fit.nodes)}{_on(fit.regime)} would: "
-                     f"{duration(fit.time_s)}{cost} per run (fitted, not measured)")
+                     f"{duration(fit.time_s)}{price} per run (fitted, not measured)")
     elif goal.nearest is not None and not parts:
         near = goal.nearest
         values = [f"takes {duration(near.time_s)}" + (f" ({margin(near.time_ratio)} the "
@@ -467,14 +478,33 @@ def _serving_optimum(serving: ServingResult | None, words: _Words) -> Optimum:
 
 
 # ---------------------------------------------------------------------------------------------- model, evidence
-def _model(prediction: PredictionResult | None, scaling: ScalingResult | None, codes: set[str]) -> str | None:
+def _knee(scaling: ScalingResult | None) -> str | None:
+    """Where the measured curve bends and what lost the most beyond it; without a knee, no cause is named."""
+    if scaling is None or scaling.single_scale:
+        return None
+    peak = next(r for r in scaling.rows if r.nodes == scaling.peak_nodes)
+    if scaling.knee_nodes is None:
+        over = f" over {nodes(scaling.reference_nodes)}" if scaling.reference_nodes != 1 else ""
+        return sentence(f"No knee in the measured range: the speedup{over} reaches {number(peak.speedup)} at "
+                        f"{nodes(peak.nodes)}")
+    uncertain = " (uncertain: its interval overlaps a neighbour's)" if scaling.knee_uncertain else ""
+    text = f"The measured speedup bends at {nodes(scaling.knee_nodes)}{uncertain}"
+    if scaling.knee_cause:
+        how = f", inferred from the {scaling.karp_flatt_trend} Karp–Flatt trend" if scaling.knee_cause_inferred \
+            else ""
+        text += f"; the largest loss beyond it is {scaling.knee_cause}{how} (remedy: {scaling.remedy})"
+    return sentence(text)
+
+
+def _model(prediction: PredictionResult | None, scaling: ScalingResult | None, codes: set[str],
+           ratio: float | None) -> str | None:
     if prediction is None:
         return None
     refuted = [code for code in MODEL_REFUTED if code in codes]
     if refuted:
         why = []
-        if scaling is not None and scaling.usl is not None and prediction.usl_kappa > 0:
-            why.append(f"the measured κ is {times(scaling.usl.kappa / prediction.usl_kappa)} the predicted")
+        if ratio is not None:
+            why.append(f"the measured κ is {times(ratio)} the predicted")
         if scaling is not None and scaling.comm_fit_implied_p_star is not None:
             why.append(f"the ring model fitted to the measured communication implies p* = "
                        f"{scaling.comm_fit_implied_p_star:,}")
@@ -500,11 +530,12 @@ def _evidence(scaling: ScalingResult | None, findings: tuple[Finding, ...], plan
         parts.append(f"{repeated} of {len(scaling.rows)} scales were measured more than once; their numbers are "
                      "medians with 95 % bootstrap intervals")
     else:
-        parts.append("each scale was measured once, so no number carries an interval (repeat runs with "
-                     "`reportgen measure --repeat` to get them)")
+        parts.append("each scale was measured once, so no number carries an interval (repeated runs, with "
+                     "reportgen measure --repeat, give them one)")
     flagged = {r.nodes for r in scaling.implausible} | {o.nodes for o in scaling.outliers}
-    if {plan, optimum} & flagged:
-        leaning = listed([nodes(n) for n in sorted({plan, optimum} & flagged) if n is not None])
+    leaning_on = sorted(n for n in {plan, optimum} & flagged if n is not None)
+    if leaning_on:
+        leaning = listed([nodes(n) for n in leaning_on])
         parts.append(f"the verdict rests on the run at {leaning}, which a finding below flags")
     if any(f.code == "noisy" for f in findings):
         parts.append("some scales are noisy (see the findings)")

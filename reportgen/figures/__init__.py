@@ -29,11 +29,13 @@ def figure_jobs(analysis: Any, project: Any) -> list[FigureJob]:
     charts and labelled points show the tables' selection of node counts (reportgen.analysis.selection); line
     plots keep every point, drawn as one artist."""
     from reportgen.analysis.selection import for_tables, shown_nodes
-    from reportgen.figures import decide, design, diagnosis, scaling
+    from reportgen.figures import decide, design, diagnosis, scaling, serving
 
     planned = project.design.nodes if project.design else None
     cut = for_tables(analysis, shown_nodes(analysis, planned))
-    return [job for module in (diagnosis, design, scaling, decide) for job in module.jobs(cut, project, analysis)]
+    # a serving project's money is per hour of service (serving's figures), not per run (decide's)
+    families = (diagnosis, design, scaling, serving) if project.serving else (diagnosis, design, scaling, decide)
+    return [job for module in families for job in module.jobs(cut, project, analysis)]
 
 
 def _import_drawing() -> None:
@@ -41,7 +43,7 @@ def _import_drawing() -> None:
     import matplotlib.backends.backend_svg
     import matplotlib.figure  # noqa: F401
 
-    from reportgen.figures import decide, design, diagnosis, scaling  # noqa: F401
+    from reportgen.figures import decide, design, diagnosis, scaling, serving  # noqa: F401
 
 
 def _run(job: FigureJob) -> str:

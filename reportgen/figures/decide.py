@@ -9,6 +9,7 @@ from reportgen.analysis.energy import EnergyResult
 from reportgen.figures.jobs import FigureFrame, FigureJob, present
 from reportgen.figures.style import (
     BLUE,
+    COLOUR_NAMES,
     ENERGY_UNITS,
     GREEN,
     GREY,
@@ -18,6 +19,7 @@ from reportgen.figures.style import (
     PURPLE,
     VERMILION,
     WORK_UNITS,
+    draw_goal_line,
     figure,
     log2_axis,
     log_axes,
@@ -29,12 +31,32 @@ from reportgen.figures.style import (
     wide,
 )
 from reportgen.project.model import REGIME_NAMES, Project
+from reportgen.wording import money
 
 REGIME_STYLE = {"on_demand": (BLUE, "o", "-"), "spot": (ORANGE, "s", "--"), "local": (GREEN, "^", "-.")}
+LINE_NAMES = {"-": "solid", "--": "dashed", "-.": "dash-dot", ":": "dotted"}
 
 
 def jobs(analysis: Any, project: Project, full: Any = None) -> list[FigureJob]:
-    return present(cost_speedup(analysis.cost), regimes(analysis.cost), energy(analysis.energy))
+    limit = cost_limit(project, analysis.cost)
+    return present(cost_speedup(analysis.cost, limit), regimes(analysis.cost, limit), energy(analysis.energy))
+
+
+def cost_limit(project: Project, cost: CostResult | None) -> float | None:
+    """The goal's budget per run, drawn on the cost figures (not against costs per unit of work)."""
+    goal = project.project.goal
+    if goal is None or cost is None or cost.per_unit_of_work:
+        return None
+    return goal.cost_per_run
+
+
+def _regime_look(name: str, viable: bool) -> str:
+    color, _, line = REGIME_STYLE[name]
+    return f"{COLOUR_NAMES[color if viable else GREY]} {LINE_NAMES[line]}" + ("" if viable else ", not viable")
+
+
+def _limit_note(limit: float | None, currency: str) -> str:
+    return f" The black dash-dot line is the goal's budget, {money(limit, currency)} per run." if limit else ""
 
 
 def _cost_axis(cost: CostResult, values: list[float]) -> tuple[float, str]:
@@ -51,19 +73,19 @@ def _nodes(count: int) -> str:
     return f"{count:,} node{'' if count == 1 else 's'}"
 
 
-def cost_speedup(cost: CostResult | None) -> FigureJob | None:
+def cost_speedup(cost: CostResult | None, limit: float | None = None) -> FigureJob | None:
     if cost is None:
         return None
     what = "Cost per unit of work" if cost.per_unit_of_work else "Cost of one run"
-    frame = FigureFrame("cost-speedup", f"{what} against speedup at each measured node count, with the "
+    frame = FigureFrame("cost-speedup", f"{what} against speedup at each measured node count (blue), with the "
                         "cost-optimal (green diamond) and the fastest (vermilion star) points. Going from the "
                         f"cheapest to the fastest costs {cost.cost_ratio:.3g}× the money for "
-                        f"{cost.speedup_ratio:.3g}× the speed.",
+                        f"{cost.speedup_ratio:.3g}× the speed.{_limit_note(limit, cost.currency)}",
                         "Cost against speedup.", height=3.0)
-    return FigureJob(frame, _draw_cost_speedup, (cost,))
+    return FigureJob(frame, _draw_cost_speedup, (cost, limit))
 
 
-def _draw_cost_speedup(frame: FigureFrame, cost: CostResult) -> str:
+def _draw_cost_speedup(frame: FigureFrame, cost: CostResult, limit: float | None) -> str:
     with figure(frame) as fig:
         ax = fig.subplots()
         costs = [r.cost for r in cost.rows]
@@ -88,24 +110,26 @@ def _draw_cost_speedup(frame: FigureFrame, cost: CostResult) -> str:
             best = next(r for r in cost.rows if r.nodes == cost.time_value_optimal_nodes)
             ax.plot([best.speedup], [best.cost * factor], "P", color=PURPLE, markersize=10, markeredgecolor=INK,
                     label=f"optimal with time valued: {_nodes(best.nodes)}")
+        draw_goal_line(ax, limit * factor if limit else None, "the goal's budget per run")
         ax.set_xlabel("speedup")
         ax.set_ylabel(label)
         ax.legend(loc="upper left")
         return to_svg(fig, frame.key)
 
 
-def regimes(cost: CostResult | None) -> FigureJob | None:
+def regimes(cost: CostResult | None, limit: float | None = None) -> FigureJob | None:
     if cost is None or len(cost.regimes) < 2:
         return None
     what = "unit of work" if cost.per_unit_of_work else "run"
-    frame = FigureFrame("regimes", f"Cost per {what} in each price regime (on-demand blue solid, spot orange dashed, "
-                        "owned green dash-dot); each regime's own optimum is drawn large. "
-                        "Spot adds the restart time of expected preemptions (first order); an owned regime below its "
-                        "utilization threshold is shown grey.", "Cost against nodes per price regime.", height=2.9)
-    return FigureJob(frame, _draw_regimes, (cost,))
+    styles = [f"{REGIME_NAMES[name]} {_regime_look(name, regime.viable)}" for name, regime in cost.regimes.items()]
+    frame = FigureFrame("regimes", f"Cost per {what} in each price regime ({', '.join(styles)}); each viable "
+                        "regime's own optimum is drawn large. Spot adds the restart time of expected preemptions "
+                        "(first order)." + _limit_note(limit, cost.currency), "Cost against nodes per price regime.",
+                        height=2.9)
+    return FigureJob(frame, _draw_regimes, (cost, limit))
 
 
-def _draw_regimes(frame: FigureFrame, cost: CostResult) -> str:
+def _draw_regimes(frame: FigureFrame, cost: CostResult, limit: float | None) -> str:
     costs = [r.cost for regime in cost.regimes.values() for r in regime.rows]
     factor, label = _cost_axis(cost, costs)
     with figure(frame) as fig:
@@ -120,6 +144,7 @@ def _draw_regimes(frame: FigureFrame, cost: CostResult) -> str:
             if regime.cost_optimal_nodes is not None:
                 best = next(r for r in regime.rows if r.nodes == regime.cost_optimal_nodes)
                 ax.plot([best.nodes], [best.cost * factor], marker, color=color, markersize=11, markeredgecolor=INK)
+        draw_goal_line(ax, limit * factor if limit else None, "the goal's budget per run")
         log2_axis(ax, [r.nodes for r in cost.rows])
         ax.set_xlabel("nodes (log scale)")
         ax.set_ylabel(label)

@@ -41,7 +41,7 @@ def roofline(d: DiagnosisResult, hardware: Hardware | None) -> FigureJob | None:
         return None
     frame = FigureFrame("roofline", "Roofline of one node: each profiled step placed at its arithmetic intensity and "
                         "attained rate, under the memory roof (β·I) left of the ridge and the compute roof (π) right "
-                        "of it. The dominant step (longest measured time) is drawn in red.",
+                        "of it. The dominant step (longest measured time) is drawn vermilion, the others blue.",
                         "Log-log roofline with the baseline steps as points.")
     return FigureJob(frame, _draw_roofline, (placed, hardware.peak_compute, hardware.memory_bandwidth))
 
@@ -76,8 +76,10 @@ def walls(d: DiagnosisResult) -> FigureJob | None:
     if not shown:
         return None
     binding = [w.wall for w in shown if w.binds]
+    free = "; green bars do not" if len(binding) < len(shown) else ""
     frame = FigureFrame("walls", "The walls as fill ratios, in the order they are checked (memory, data, serving, "
-                        "time). Hatched red bars bind" + (f": {', '.join(binding)}." if binding else "; none binds."),
+                        "time). Hatched vermilion bars bind" + (f": {', '.join(binding)}{free}." if binding
+                                                                 else "; none binds (green bars)."),
                         "Horizontal bars of wall fill ratios against the capacity line at 1.", height=2.4)
     return FigureJob(frame, _draw_walls, (shown,))
 
@@ -118,10 +120,13 @@ def memory_stack(d: DiagnosisResult) -> FigureJob | None:
     shard = (f" A perfect shard needs {d.min_devices} device{'s' if d.min_devices != 1 else ''}"
              f"{', within one node' if d.min_devices <= d.devices_per_node else ''}."
              if d.min_devices is not None and d.min_devices > 1 else "")
+    # The caption quotes the input as given: the Adam stack only for 16 bytes per parameter (§5.x).
+    stack = (" With 16 bytes per parameter, mixed-precision Adam's: 2 (bf16 weight) + 2 (bf16 gradient) + 4 (fp32 "
+             "master) + 8 (fp32 Adam m and v)." if per_parameter == 16.0 else
+             f" {per_parameter:g} bytes per parameter, as the project states.")
     frame = FigureFrame("memory-stack", f"What one replica must hold, against the memory of {where} (dashed "
-                        "vermilion line): under plain data parallelism every device holds a whole replica. With "
-                        "the default 16 bytes per parameter of mixed-precision Adam: 2 (bf16 weight) + 2 (bf16 "
-                        f"gradient) + 4 (fp32 master) + 8 (fp32 Adam m and v).{shard}",
+                        "vermilion line): under plain data parallelism every device holds a whole replica."
+                        f"{stack}{shard}",
                         f"Stacked bar of memory demand with the memory line of {where}.", height=2.6)
     return FigureJob(frame, _draw_memory_stack, (tuple(parts), d.device_memory, d.devices_per_node))
 

@@ -22,6 +22,7 @@ from reportgen.figures.style import (
     TIME_UNITS,
     VERMILION,
     colour_key,
+    draw_goal_line,
     figure,
     log2_axis,
     node_categories,
@@ -42,8 +43,23 @@ def jobs(analysis: Any, project: Project, full: Any = None) -> list[FigureJob]:
     every: ScalingResult | None = (full or analysis).scaling
     if scaling is None or every is None:
         return []
-    return present(breakdown(scaling), timeline(scaling), ranks(analysis.provenance), speedup(every),
-                   lost_folds(scaling), karp_flatt(every))
+    limit = time_limit(project, scaling)
+    return present(breakdown(scaling, limit), timeline(scaling), ranks(analysis.provenance),
+                   speedup(every, limit), lost_folds(scaling), karp_flatt(every))
+
+
+def time_limit(project: Project, scaling: ScalingResult) -> float | None:
+    """The goal's time per run, drawn on the time figures (never against times per unit of work, nor a service)."""
+    goal = project.project.goal
+    if goal is None or project.serving or scaling.per_unit_of_work:
+        return None
+    return goal.time_per_run
+
+
+def _needed_speedup(scaling: ScalingResult, limit: float | None) -> float | None:
+    """The speedup over the reference that finishing within the goal's time needs."""
+    reference = scaling.rows[0].time_s
+    return reference / limit if limit and reference else None
 
 
 def reference_note(scaling: ScalingResult) -> str:
@@ -64,20 +80,21 @@ def _activity_layers(scaling: ScalingResult) -> list[tuple[str, str, list[float]
                            for name in ACTIVITIES])
 
 
-def breakdown(scaling: ScalingResult) -> FigureJob | None:
+def breakdown(scaling: ScalingResult, limit: float | None = None) -> FigureJob | None:
     if scaling.form != "breakdown":
         return None
     layers = _activity_layers(scaling)
     totals = [r.time_s or 0.0 for r in scaling.rows]
     shares = min(totals) > 0 and max(totals) / min(totals) > SHARES_PANEL_RATIO
     panels = " (left) and as shares of it (right), since the longest run is many times the shortest" if shares else ""
+    goal = " The black dash-dot line is the goal's time per run." if limit else ""
     frame = FigureFrame("breakdown", "Where the time goes at each measured scale, stacked to the wall time of one run"
-                        f"{panels}: {colour_key([(a, label) for a, label, _ in layers])}.",
+                        f"{panels}: {colour_key([(a, label) for a, label, _ in layers])}.{goal}",
                         "Stacked bars of time per scale.", height=3.0)
-    return FigureJob(frame, _draw_breakdown, (scaling, shares))
+    return FigureJob(frame, _draw_breakdown, (scaling, shares, limit))
 
 
-def _draw_breakdown(frame: FigureFrame, scaling: ScalingResult, shares: bool) -> str:
+def _draw_breakdown(frame: FigureFrame, scaling: ScalingResult, shares: bool, limit: float | None) -> str:
     import numpy as np
 
     labels = [f"{r.nodes:,}" for r in scaling.rows]
@@ -88,6 +105,7 @@ def _draw_breakdown(frame: FigureFrame, scaling: ScalingResult, shares: bool) ->
         axes = fig.subplots(1, 2, width_ratios=(3, 2)) if shares else [fig.subplots()]
         ax = axes[0]
         stacked_bars(ax, labels, [(name, label, [v * factor for v in values]) for name, label, values in layers])
+        draw_goal_line(ax, limit * factor if limit else None, "the goal's time per run")
         node_categories(ax, len(labels))
         ax.set_ylabel(f"wall time per run ({unit})")
         ax.grid(axis="x", visible=False)
@@ -189,17 +207,22 @@ def _draw_timeline(frame: FigureFrame, pop: PopRow) -> str:
         return to_svg(fig, frame.key)
 
 
-def speedup(scaling: ScalingResult) -> FigureJob:
+def speedup(scaling: ScalingResult, limit: float | None = None) -> FigureJob | None:
+    if scaling.single_scale:  # one point: no curve, and a degenerate axis (§4.y); the section says what to add
+        return None
+    needed = _needed_speedup(scaling, limit)
     knee_text = f"The knee (Kneedle in log2 p) is at {scaling.knee_nodes:,} nodes." if scaling.knee_nodes else \
         "No knee in the measured range."
+    goal = (f" The black dash-dot line is the speedup the goal's time per run needs ({needed:.3g})."
+            if needed else "")
     frame = FigureFrame("speedup", "Measured speedup against ideal with the Amdahl and Universal Scalability Law fits "
                         "(left: measured blue, ideal grey dotted, Amdahl green dashed, USL pink dash-dot, knee a "
                         "vermilion star) and parallel efficiency (right: orange, E = 0.5 vermilion dashed). "
-                        f"{knee_text}{reference_note(scaling)}"
+                        f"{knee_text}{goal}{reference_note(scaling)}"
                         + (" Black bars: the 95 % bootstrap interval over each scale's repeated runs."
                            if scaling.repeated else ""),
                         "Speedup and efficiency against node count.", height=3.4)
-    return FigureJob(frame, _draw_speedup, (scaling,))
+    return FigureJob(frame, _draw_speedup, (scaling, needed))
 
 
 def _interval_bars(ax: Any, p: np.ndarray, values: list[float], intervals: list[tuple[float, float] | None]) -> None:
@@ -211,7 +234,7 @@ def _interval_bars(ax: Any, p: np.ndarray, values: list[float], intervals: list[
     ax.errorbar(p, values, yerr=[below, above], fmt="none", ecolor=INK, elinewidth=0.9, capsize=3, zorder=4)
 
 
-def _draw_speedup(frame: FigureFrame, scaling: ScalingResult) -> str:
+def _draw_speedup(frame: FigureFrame, scaling: ScalingResult, needed: float | None) -> str:
     rows = scaling.rows
     p = np.array([r.nodes for r in rows], dtype=float)
     q = p / scaling.reference_nodes
@@ -239,8 +262,9 @@ def _draw_speedup(frame: FigureFrame, scaling: ScalingResult) -> str:
             knee = next(r for r in rows if r.nodes == scaling.knee_nodes)
             ax.plot([knee.nodes], [knee.speedup], "*", color=VERMILION, markersize=13, markeredgecolor=INK,
                     label=f"knee at {knee.nodes:,} nodes")
+        draw_goal_line(ax, needed, "speedup the goal's time needs")
         log2_axis(ax, [r.nodes for r in rows])
-        top = max([float(s.max()), 1.0] + [r.speedup_ci[1] for r in rows if r.speedup_ci])
+        top = max([float(s.max()), 1.0, needed or 0.0] + [r.speedup_ci[1] for r in rows if r.speedup_ci])
         ax.set_ylim(0, top * 1.35)
         ax.set_xlabel("nodes (log scale)")
         ax.set_ylabel(f"speedup over {scaling.reference_nodes:,} node{'s' if scaling.reference_nodes > 1 else ''}")

@@ -301,7 +301,15 @@ def node_categories(ax: Any, count: int) -> None:
 
 
 COLOUR_NAMES = {BLUE: "blue", SKY: "sky blue", ORANGE: "orange", GREY: "grey", PURPLE: "pink", GREEN: "green",
-                VERMILION: "vermilion"}
+                VERMILION: "vermilion", INK: "black"}  # how captions name the drawn colours (a test holds them to it)
+GOAL_LINE = {"color": INK, "linestyle": (0, (6, 2, 1, 2)), "linewidth": 1.1}  # the goal's limit on every figure
+
+
+def draw_goal_line(ax: Any, value: float | None, label: str, *, vertical: bool = False) -> None:
+    """The goal's limit across the axes (a black dash-dot line), labelled in the legend."""
+    if value is None:
+        return
+    (ax.axvline if vertical else ax.axhline)(value, label=label, **GOAL_LINE)
 HATCH_NAMES = {"": "", "-": ", hatched —", "/": ", hatched /", "x": ", hatched ×", "\\": ", hatched \\",
                "|": ", hatched |"}
 

@@ -83,7 +83,7 @@ def load_project_text(text: str, path: Path, display: str, *, data: bytes | None
         _check_location(sections["energy"], root, reader)
     if sections.get("pricing") not in (None, INVALID) and not currency_stated:
         sections["pricing"] = replace(sections["pricing"], currency=currency)
-    if sections.get("project") not in (None, INVALID) and scaling not in (None, INVALID):
+    if sections.get("project") not in (None, INVALID) and scaling not in (None, INVALID) and runs_node is not None:
         _check_serving_runs(sections["project"].workload == "inference", scaling, runs_node, reader)
     project = INVALID if INVALID in sections.values() or not keys_sound \
         else Project(**sections, money_currency=currency)

@@ -361,9 +361,9 @@ class Prediction:
         if self.max_nodes > 10**7:
             yield "max_nodes", "must be at most 10000000"
         points = {(c.nodes, c.bytes) for c in self.collectives if c.nodes > 1}
+        too_few = len({c.nodes for c in self.collectives if c.nodes > 1}) < 2 if sized != {True} else len(points) < 2
         # With collectives_file the collectives are read after this section: checked again once they are in.
-        if self.use_fit and (self.collectives or self.collectives_file is None) and (len({c.nodes for c in self.collectives if c.nodes > 1}) < 2 if sized != {True}
-                             else len(points) < 2):
+        if self.use_fit and (self.collectives or self.collectives_file is None) and too_few:
             yield "use_fit", ("needs measured collectives at two or more distinct node counts above 1 (or, with "
                               "message bytes, two or more sizes)")
 

@@ -255,8 +255,7 @@ def _factor(unit_text: str, dimension: Dimension, currency: str) -> tuple[float,
         if name in _SPELLINGS:
             hint = f'; did you mean "{_SPELLINGS[name]}"?'
         else:
-            hint = (f"; this project's currency is {currency}: every amount is in the one currency of "
-                    "pricing.currency (else of the first amount given)" if is_currency_code(name) else "")
+            hint = f"; this project's currency is {currency} (pricing.currency)" if is_currency_code(name) else ""
         return 0.0, f"unknown unit {name}{hint}"
     except (pint.PintError, ValueError, TypeError, SyntaxError, AttributeError, AssertionError,
             tokenize.TokenError):  # pint's expression parser, behind the grammar check above

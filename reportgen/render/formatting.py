@@ -32,6 +32,7 @@ from reportgen.wording import (
     times,
 )
 
+
 def regime(name: Any) -> str:
     """A price regime as the report names it: on-demand, spot, owned."""
     return DASH if name is None else REGIME_NAMES.get(name, str(name))

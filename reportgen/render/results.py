@@ -343,7 +343,7 @@ def _summary(s: SummaryResult | None) -> Json | None:
         return None
     return {"verdict": s.verdict, "state": s.state, "gap": s.gap,
             "optimum": {"nodes": s.optimum.nodes, "source": s.optimum.source, "text": s.optimum.text},
-            "model": s.model, "evidence": s.evidence,
+            "model": s.model, "evidence": s.evidence, "knee": s.knee,
             "next_action": {"code": s.next_action.code, "text": s.next_action.text}}
 
 

@@ -280,7 +280,8 @@ SECTIONS: dict[str, Schema] = {
         "per_unit_of_work": bool_("energy and CO2 are per unit of work"),
         "rows": rows("energy and CO2e per measured scale", {
             "nodes": NODES, "energy_kwh": num("kWh per run, PUE included"),
-            "co2_kg": num("kg CO2e per run"), "measured": bool_("the energy was measured, not modelled"),
+            "co2_kg": num("kg CO2e per run (null without a carbon intensity)", null=True),
+            "measured": bool_("the energy was measured, not modelled"),
             "monthly_energy_kwh": num("kWh per month at pricing.runs_per_month", null=True),
             "monthly_co2_kg": num("kg CO2e per month", null=True)}),
         "carbon_optimal_nodes": int_("the scale with the least CO2e per run", null=True),
@@ -311,7 +312,8 @@ SECTIONS: dict[str, Schema] = {
         "met_at_plan": bool_("a viable regime meets the goal at the plan; null when it cannot be judged",
                              null=True),
         "at_plan": rows("the plan in each price regime (an unmeasured plan: as the USL fit has it, source "
-                        "fitted); a serving project's rows carry the hourly keys, with the per-run ones null", _GOAL_ROW),
+                        "fitted); a serving project's rows carry the hourly keys, with the per-run ones null",
+                        _GOAL_ROW),
         "cheapest_meeting": obj("the cheapest measured point that meets the goal", _POINT, null=True),
         "fitted_meeting": obj("no measured point meets the goal: the smallest unmeasured scale the USL fit says "
                               "would (training)", _POINT, null=True),
@@ -377,6 +379,8 @@ SECTIONS: dict[str, Schema] = {
             "text": str_("the sentence")}),
         "model": str_("the α–β model's optimum as the model's, or why it does not describe the system", null=True),
         "evidence": str_("how strong the measurements are: single runs, intervals, flagged runs", null=True),
+        "knee": str_("the measured curve's knee and the largest loss beyond it (no cause without a knee)",
+                     null=True),
         "next_action": obj("the one next action, from the most severe finding", {
             "code": str_("the finding code it comes from; none when no finding calls for one"),
             "text": str_("the action")}),
