@@ -58,7 +58,8 @@ def test_the_hostile_project_covers_every_free_text_field() -> None:
                "project.goal.text", "hardware.name", "baseline.steps[0].name", "design.slots.partitioning.choice",
                "design.slots.partitioning.detail", "design.slots.partitioning.why",
                "design.slots.partitioning.rejected[0].choice", "design.slots.partitioning.rejected[0].why",
-               "decisions[0].name", "scaling.file", "scaling.superlinear", "prediction.collectives_file", "pricing.currency",
+               "decisions[0].name", "scaling.file", "scaling.superlinear", "prediction.collectives_file",
+               "pricing.currency",
                "energy.location.country",
                "energy.location.region", "energy.location.cloud"}
     slots = {"communication", "consistency", "coordination", "fault_tolerance", "load_balancing"}

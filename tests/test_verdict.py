@@ -198,8 +198,8 @@ def test_the_summary_opens_with_the_plan_verdict_per_regime(seven_b_html: str) -
     summary = " ".join(_section(seven_b_html, "summary").split())
     verdict = summary[summary.index('id="goal-verdict"'):]
     # 16 nodes on spot: 0.43 × 55.04 × 16 × 2,762 s / 3,600 = 290.5 USD, 52 % under 600; on demand 596 USD
-    assert ("The goal is met at the planned 16 nodes: a run takes 40.6 min (32 % under the 1 h limit) and costs 291 USD "
-            "on spot (52 % under the 600 USD budget; 596 USD on demand).") in verdict
+    assert ("The goal is met at the planned 16 nodes: a run takes 40.6 min (32 % under the 1 h limit) and costs "
+            "291 USD on spot (52 % under the 600 USD budget; 596 USD on demand).") in verdict
     for text in ("on-demand", "40.6 min", "596 USD", "spot", "46.0 min", "291 USD", "32 % under", "5,810 USD"):
         assert text in verdict, text
     order = [summary.index(marker) for marker in ('id="goal-verdict"', 'id="next-action"', "Operating point",
