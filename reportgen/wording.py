@@ -9,7 +9,7 @@ and a terminal.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 DASH = "—"
@@ -208,3 +208,18 @@ def sentence(text: str) -> str:
     """Text ending in exactly one full stop (a clause built from parts never ends in ".." or in nothing)."""
     text = text.strip()
     return text if text.endswith((".", "!", "?")) else f"{text}."
+
+
+def quantity(value: float, si_unit: str) -> str:
+    """A value in a project's SI unit as a person writes it: 5e10 B/s is "50.0 GB/s", 0.02 s "20 ms", 3.3e-8 USD/s
+    "0.12 USD/h" (a currency is the unit's three capital letters)."""
+    shown: dict[str, Callable[[float], str]] = {"s": duration, "B": size, "kg": mass, "count": number,
+             "B/s": lambda v: rate(v, "B/s"), "FLOP": lambda v: rate(v, "FLOP"), "FLOP/s": lambda v: rate(v, "FLOP/s"),
+             "W": lambda v: rate(v, "W"), "J": lambda v: energy(v / 3.6e6), "1/s": lambda v: f"{number(v)}/s",
+             "kg/J": lambda v: f"{number(v * 3.6e9)} g/kWh"}
+    if si_unit in shown:
+        return shown[si_unit](value)
+    code, _, per = si_unit.partition("/")
+    if len(code) == 3 and code.isalpha() and code.isupper():
+        return money(value, code) if not per else f"{money(value * 3600, code)}/h"
+    return f"{number(value)} {si_unit}".strip()

@@ -127,7 +127,7 @@ def added_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_an_added_run_is_one_added_run_and_no_worse_result(added_run: Path) -> None:
     document = json.loads((added_run / "diff.json").read_text())
     assert [(i["path"], i["old"]) for i in document["inputs"]] == [("scaling.runs[nodes=24]", None)]
-    assert document["inputs"][0]["new"] == "compute 1180 s, communication 800 s, idle 220 s, io 20 s"
+    assert document["inputs"][0]["new"] == "compute 19.7 min, communication 13.3 min, idle 3.67 min, io 20 s"
     assert document["worse"] == []
     results = {r["name"]: r for r in document["results"]}
     # 27,000 / 2,220 = 12.16 against 27,000 / 2,296 = 11.76 before: the peak speedup rose
@@ -153,7 +153,7 @@ def test_a_changed_run_is_matched_by_its_node_count(tmp_path: Path) -> None:
     old = make_project(text)
     new = make_project(text.replace("{nodes: 8, compute: 3420,", "{nodes: 8, compute: 3300,"))
     changes, _ = compare_inputs(old, new)
-    assert [(c.path, c.old, c.new) for c in changes] == [("scaling.runs[nodes=8].compute", "3420", "3300")]
+    assert [(c.path, c.old, c.new) for c in changes] == [("scaling.runs[nodes=8].compute", "57 min", "55 min")]
 
 
 def test_a_slot_change_names_the_field_that_changed() -> None:

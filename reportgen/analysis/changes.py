@@ -12,6 +12,7 @@ from typing import Any
 
 from reportgen.project.flatten import Leaf, flatten
 from reportgen.project.model import SLOT_VOCABULARY, Project
+from reportgen.wording import quantity
 
 Json = dict[str, Any]
 
@@ -19,9 +20,9 @@ Json = dict[str, Any]
 @dataclass(frozen=True)
 class InputChange:
     path: str
-    old: str | None  # None: absent in that revision
+    old: str | None  # the value as a person writes it, with its unit ("50.0 GB/s"); None: absent in that revision
     new: str | None
-    unit: str
+    unit: str  # the SI unit of the field ("B/s"), for scripts
     change: float | None  # relative change (new − old) / |old| for numbers
 
 
@@ -269,9 +270,14 @@ def _measurement(path: str) -> str | None:
     return head + bracket if bracket and head.startswith(BY_NODES) and "[nodes=" in head else None
 
 
+def _shown(leaf: Leaf) -> str:
+    """A leaf's value as a person writes it, with its unit: "50.0 GB/s", not "5e+10 B/s"."""
+    return quantity(leaf.value, leaf.unit) if leaf.unit and isinstance(leaf.value, int | float) else leaf.shown
+
+
 def _summary(leaves: list[Leaf]) -> str:
-    return ", ".join(f"{leaf.path.rsplit('.', 1)[-1]} {leaf.shown}{(' ' + leaf.unit) if leaf.unit else ''}"
-                     for leaf in leaves if not leaf.path.endswith(".nodes"))
+    return ", ".join(f"{leaf.path.rsplit('.', 1)[-1]} {_shown(leaf)}" for leaf in leaves
+                     if not leaf.path.endswith(".nodes"))
 
 
 def compare_inputs(old: Project, new: Project) -> tuple[tuple[InputChange, ...], int]:
@@ -296,7 +302,7 @@ def compare_inputs(old: Project, new: Project) -> tuple[tuple[InputChange, ...],
             continue
         _, relative = _numeric_change(a.value if a else None, b.value if b else None)
         unit = b.unit if b is not None else a.unit if a is not None else ""
-        changes.append(InputChange(path, a.shown if a else None, b.shown if b else None, unit, relative))
+        changes.append(InputChange(path, _shown(a) if a else None, _shown(b) if b else None, unit, relative))
     return tuple(changes), same
 
 

@@ -6,11 +6,12 @@ and CO2e are per hour of service.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from reportgen.analysis.common import first_min
 from reportgen.analysis.cost import CostResult, priced_points
 from reportgen.analysis.energy import EnergyResult
+from reportgen.analysis.goal import scaled
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.analysis.serving import ServingResult
 from reportgen.project.model import REGIME_PHRASES, Decision, Goal
@@ -43,6 +44,8 @@ class DecisionResult:
     max_co2_kg: float | None
     limits_from_goal: tuple[str, ...]  # which limits came from project.goal ("time", "cost")
     nearest: Candidate | None = None  # no point within limits: the one whose largest excess over a limit is least
+    time_ci: tuple[float, float] | None = None  # 95 % intervals from repeated runs at the chosen scale
+    cost_ci: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -135,8 +138,18 @@ def decide(contexts: tuple[Decision, ...], scaling: ScalingResult | None, cost: 
     points = candidates(scaling, cost, energy)
     # A goal per run means nothing against times per unit of work: its limits apply to whole runs only.
     applied_goal = None if scaling.per_unit_of_work else goal
-    results = tuple(_decide(context, limits_of(context, applied_goal), points) for context in contexts)
+    results = tuple(_with_intervals(_decide(context, limits_of(context, applied_goal), points), scaling)
+                    for context in contexts)
     return DecisionsResult(results, trade_offs(results))
+
+
+def _with_intervals(result: DecisionResult, scaling: ScalingResult) -> DecisionResult:
+    """The chosen scale's interval from its repeated runs, carried to its time and cost (both proportional)."""
+    row = next((r for r in scaling.rows if r.nodes == result.nodes), None)
+    if row is None or row.time_ci is None or not row.time_s or result.time_s is None:
+        return result
+    return replace(result, time_ci=scaled(result.time_s, row.time_ci, row.time_s),
+                   cost_ci=scaled(result.cost, row.time_ci, row.time_s))
 
 
 def trade_offs(results: tuple[DecisionResult, ...]) -> tuple[TradeOff, ...]:

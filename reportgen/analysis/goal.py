@@ -37,6 +37,7 @@ class GoalCheck:
     met: bool | None  # every stated limit met in a viable regime; None when a stated limit cannot be checked
     source: str = "measured"  # measured | fitted (the USL fit at a scale nobody measured)
     time_ci: tuple[float, float] | None = None  # the measured time's 95 % interval, with repeats
+    cost_ci: tuple[float, float] | None = None  # the cost over that interval (cost is proportional to time)
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ class _Limits:
         return GoalCheck(nodes, regime, viable, time_s, cost, self.co2.get(nodes), meets_time, meets_cost,
                          time_ratio, cost_ratio,
                          cost * self.runs_per_month if self.runs_per_month and cost is not None else None, met,
-                         source, time_ci)
+                         source, time_ci, scaled(cost, time_ci, time_s))
 
 
 def check_goal(goal: Goal | None, *, plan_nodes: int | None, scaling: ScalingResult | None,
@@ -119,8 +120,9 @@ def check_goal(goal: Goal | None, *, plan_nodes: int | None, scaling: ScalingRes
     elif not plan_measured:
         note = f"the planned {plan_nodes} nodes were not measured"
     elif cost is not None:  # every regime the project states, a non-viable one marked so
+        measured_time = next(r.time_s for r in scaling.rows if r.nodes == plan_nodes) or 0.0
         at_plan = tuple(limits.hold(plan_nodes, name, regime.viable, row.time_s, row.cost,
-                                    time_ci=intervals.get(plan_nodes) if name == "on_demand" else None)
+                                    time_ci=scaled(row.time_s, intervals.get(plan_nodes), measured_time))
                         for name, regime in cost.regimes.items()
                         for row in regime.rows if row.nodes == plan_nodes)
     else:
@@ -143,6 +145,14 @@ def check_goal(goal: Goal | None, *, plan_nodes: int | None, scaling: ScalingRes
 
 def _fewest_node_hours(checks: list[GoalCheck]) -> GoalCheck | None:
     return first_min(checks, key=lambda c: c.nodes * c.time_s) if checks else None
+
+
+def scaled(value: float | None, interval: tuple[float, float] | None,
+           time_s: float) -> tuple[float, float] | None:
+    """A value proportional to the time (a cost, a spot run's time) over the time's interval."""
+    if value is None or interval is None or not time_s:
+        return None
+    return value * interval[0] / time_s, value * interval[1] / time_s
 
 
 def excess(check: GoalCheck) -> float:

@@ -25,13 +25,16 @@ if TYPE_CHECKING:
     from reportgen.render.pdf_forms import FigureSlot
 
 
-def _bytecode_cache() -> jinja2.BytecodeCache | None:
+def _bytecode_cache(options: str) -> jinja2.BytecodeCache | None:
     """Compiled templates kept between runs (a tenth of a second per cold build); jinja2 keys each entry by
-    the template's source checksum, so an edited template is compiled again. None where nothing can be written."""
+    the template's source checksum, so an edited template is compiled again, but not by the environment's options,
+    which change the compiled code too: a folder per version and options. None where nothing can be written."""
     import jinja2
 
+    from reportgen import __version__
+
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    folder = base / "reportgen" / "templates"
+    folder = base / "reportgen" / f"templates-{__version__}-{options}"
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:
@@ -47,10 +50,12 @@ def _environment(*, autoescape: bool) -> jinja2.Environment:
 
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir())),
-        bytecode_cache=_bytecode_cache(),
+        bytecode_cache=_bytecode_cache("html" if autoescape else "text"),
         autoescape=autoescape,
         undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
+        # A block tag keeps the line break after it: HTML collapses it to the one space between two sentences that
+        # trim_blocks would remove ("R(p*) = 17.1.With the α and β …" was the result).
+        trim_blocks=not autoescape,
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )

@@ -96,6 +96,7 @@ _GOAL_ROW: dict[str, Schema] = {
     "monthly_cost": num("cost × runs per month (serving: × 730 hours)", null=True),
     "source": {"enum": ["measured", "fitted"], "description": "where the values come from"},
     "time_s_ci": interval("time_s"),
+    "cost_ci": interval("cost (proportional to the time)"),
     "cost_per_hour": num("serving: money per hour in this regime", null=True),
     "capacity_rps": num("serving: requests per second served (spot: less the nodes down)", null=True),
     "p99_s": num("serving: the p99 latency there", null=True),
@@ -395,6 +396,7 @@ SECTIONS: dict[str, Schema] = {
         "p99_s": num("serving: the p99 there", null=True),
         "cost_per_hour": num("serving: money per hour", null=True),
         "co2_kg_per_hour": num("serving: kg CO2e per hour", null=True),
+        "time_s_ci": interval("time_s"), "cost_ci": interval("cost (proportional to the time)"),
         "within_limits": bool_("the recommendation meets the context's limits"),
         "note": str_("why, in words"),
         "nearest": obj("no point is within the limits: the one whose largest excess over a limit is the smallest", {
