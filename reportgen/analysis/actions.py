@@ -158,36 +158,36 @@ def _fixed(code: str, text: str) -> Action:
 
 # code → the action it calls for, in priority order within a severity
 ACTIONS: tuple[Action, ...] = (
-    Action("implausible-speedup", "check the run named (a unit slip or a smaller problem?), or state "
-           "scaling.superlinear", _implausible),
-    Action("outlier", "re-measure the run named", _outlier),
-    Action("wrong-axis", "change design.axis to the diagnosed axis", _wrong_axis),
+    Action("implausible-speedup", "Check the run named (a unit slip, or a smaller problem?), or state the reason in "
+           "scaling.superlinear.", _implausible),
+    Action("outlier", "Re-measure the run named.", _outlier),
+    Action("wrong-axis", "Change design.axis to the diagnosed axis.", _wrong_axis),
     _fixed("replica-cannot-fit", "Shard the model (partitioning: shard model): its state does not fit one device."),
     _fixed("too-few-nodes", "Request at least the nodes a perfect shard of the state needs."),
     _fixed("bad-fit", "Re-measure the collectives: the ring model fitted to them gives a negative α or β."),
-    Action("plan-misses-goal", "plan the cheapest measured point that meets the goal", _plan_misses),
-    Action("goal-unmet", "measure the scale the USL fit says meets the goal; else cut the loss the knee cause names "
-           "(a service: cut the p99, or add replicas)", _goal_unmet),
+    Action("plan-misses-goal", "Plan the cheapest measured point that meets the goal.", _plan_misses),
+    Action("goal-unmet", "Measure the scale the USL fit says meets the goal; else cut the loss the knee cause "
+           "names (a service: cut the p99, or add replicas).", _goal_unmet),
     _fixed("checkpoint-storm", "Cut the checkpoint cost or the node count: the system would spend its life "
            "checkpointing."),
-    Action("tax-binds", "go back to the diagnosis with at most p_dom workers", _tax_binds),
-    Action("fit-disagrees", "measure the collectives at the planned scale and refit α and β", _measure_collectives),
-    Action("comm-share-departs", "measure the collectives at the planned scale and refit α and β",
+    Action("tax-binds", "Go back to the diagnosis with at most p_dom workers.", _tax_binds),
+    Action("fit-disagrees", "Measure the collectives at the planned scale and refit α and β.", _measure_collectives),
+    Action("comm-share-departs", "Measure the collectives at the planned scale and refit α and β.",
            _measure_collectives),
-    Action("below-prediction", "measure the collectives at the planned scale and refit α and β",
+    Action("below-prediction", "Measure the collectives at the planned scale and refit α and β.",
            _measure_collectives),
-    Action("noisy", "repeat the runs at the noisy scales", _noisy),
-    Action("past-optimum", "plan at most the model's p*, or measure past it", _past_optimum),
-    Action("comm-dominated", "plan at most the model's p*, or measure past it", _past_optimum),
-    Action("checkpoint-interval", "checkpoint at Daly's interval", _checkpoint_interval),
+    Action("noisy", "Repeat the runs at the noisy scales.", _noisy),
+    Action("past-optimum", "Plan at most the model's p*, or measure past it.", _past_optimum),
+    Action("comm-dominated", "Plan at most the model's p*, or measure past it.", _past_optimum),
+    Action("checkpoint-interval", "Checkpoint at Daly's interval.", _checkpoint_interval),
     _fixed("sync-without-straggler-plan", "Add straggler mitigation (backup tasks, rebalancing) to the "
            "load_balancing slot: idle time at the barriers is large."),
     _fixed("allreduce-needs-replica", "Use all-gather and reduce-scatter (scatter-gather) for the sharded state."),
     _fixed("needless-model-split", "Keep the model whole: it fits one device and the ceiling is compute."),
     _fixed("above-roof", "Check the profiled step's flops, bytes and time: it beats the roof."),
-    _fixed("unjustified-slot", "Write a `why` for each design slot."),
-    Action("plan-not-measured", "measure the plan's scale", _plan_not_measured),
-    Action("single-scale", "measure another node count, ideally 1 node", _single_scale),
+    _fixed("unjustified-slot", "Justify each design slot (its why)."),
+    Action("plan-not-measured", "Measure the plan's scale.", _plan_not_measured),
+    Action("single-scale", "Measure another node count, ideally 1 node.", _single_scale),
 )
 _BY_CODE = {action.code: (index, action) for index, action in enumerate(ACTIONS)}
 NO_ACTION = "Keep the plan, and rebuild this report after the next measurements."

@@ -13,6 +13,7 @@ from typing import Any
 
 from reportgen import __version__
 from reportgen.analysis import Analysis
+from reportgen.analysis.actions import ACTIONS
 from reportgen.analysis.diagnosis import CEILING_AXIS, TYPICAL_TOOLS
 from reportgen.analysis.selection import for_tables, shown_nodes
 from reportgen.figures.jobs import FigureFrame
@@ -71,6 +72,7 @@ class ReportContext:
     ceiling_axes: tuple[tuple[str, str, str], ...]  # (ceiling, axis that cures it, typical tools)
     measured_scales: int = 0  # node counts measured
     table_nodes: tuple[int, ...] | None = None  # the node counts tables show, when not all (analysis.selection)
+    actions: tuple[tuple[str, str], ...] = ()  # (finding code, the next action it calls for), in priority order
 
 
 def epoch_of(created: str | None) -> int:
@@ -132,5 +134,6 @@ def build_context(project: Project, analysis: Analysis, results: dict[str, Any],
                          vocabulary=SLOT_VOCABULARY,
                          ceiling_axes=tuple((c, a if c != "compute" else f"{a} (inference: distribute inference)",
                                              TYPICAL_TOOLS[c]) for c, a in CEILING_AXIS.items()),
-                         measured_scales=measured, table_nodes=tuple(sorted(shown)) if shown else None)
+                         measured_scales=measured, table_nodes=tuple(sorted(shown)) if shown else None,
+                         actions=tuple((action.code, action.general) for action in ACTIONS))
 
