@@ -79,6 +79,8 @@ def margin(ratio: float | None) -> str:
     """A value held against its limit, as the share it is under or over: "12.5 % under", "30.0 % over"."""
     if ratio is None:
         return DASH
+    if math.isclose(ratio, 1.0, rel_tol=1e-9):  # 30 ms interpolated as 0.030000000000000002 s is at the limit
+        return "at the limit of"
     return f"{percent(1 - ratio, 2)} under" if ratio <= 1 else f"{percent(ratio - 1, 2)} over"
 
 
@@ -97,10 +99,11 @@ def duration(seconds: Any, column: Iterable[Any] | None = None) -> str:
     if isinstance(seconds, str) or math.isinf(seconds):
         return number(seconds)
     finite = [abs(v) for v in (column or ()) if isinstance(v, int | float) and math.isfinite(v) and v != 0]
-    if finite and len({_bucket(v) for v in finite}) > 1:  # one unit for the column: the one its largest needs
+    if finite and (len({_bucket(v) for v in finite}) > 1 or seconds == 0):  # one unit: the one the largest needs
         _, unit, scale = next(entry for entry in _COLUMN_UNITS if max(finite) < entry[0])
-        return "0 s" if seconds == 0 else f"{number(seconds / scale)} {unit}"
-    return _duration(seconds) if column is not None else _trimmed(_duration(seconds))
+        return f"0 {unit}" if seconds == 0 else f"{number(seconds / scale)} {unit}"
+    return _duration(seconds, whole_hours=column is None) if column is not None \
+        else _trimmed(_duration(seconds, whole_hours=True))
 
 
 _BUCKETS = (1e-3, 1.0, 120.0, 3600.0, 3 * 3600.0, 3 * 86400.0)  # where the single-value format changes its unit
@@ -118,7 +121,9 @@ def _trimmed(text: str) -> str:
     return f"{number_part} {unit}"
 
 
-def _duration(seconds: float) -> str:
+def _duration(seconds: float, *, whole_hours: bool = True) -> str:
+    """The one-value format; between 1 h and 3 h hours and minutes, "2 h" for whole hours in prose (`whole_hours`),
+    "2 h 0 min" in a column whose other cells have minutes."""
     magnitude = abs(seconds)
     if magnitude == 0:
         return "0 s"
@@ -131,9 +136,12 @@ def _duration(seconds: float) -> str:
     if magnitude < 3 * 3600:
         minutes = seconds / 60
         if minutes >= 60:
-            hours, rest = int(minutes // 60), minutes % 60
-            shown = f"{rest:.0f}" if rest >= 9.95 else f"{rest:.1f}"  # 1 h 7.1 min, 2 h 0.6 min, 1 h 12 min
-            return f"{hours} h" if shown in ("0", "0.0") else f"{hours} h {shown} min"
+            # rounded before it is split, so that 119.99 min reads "2 h", never "1 h 60 min"
+            rest = minutes % 60
+            tenths = round(minutes * 10) if rest < 9.95 else round(minutes) * 10
+            hours, rest = divmod(tenths, 600)
+            shown = f"{rest / 10:.1f}" if rest < 99.5 and rest % 10 else f"{rest // 10:.0f}"
+            return f"{hours} h" if rest == 0 and whole_hours else f"{hours} h {shown} min"
         return f"{number(minutes)} min"
     if magnitude < 3 * 86400:
         return f"{number(seconds / 3600)} h"

@@ -75,6 +75,9 @@ def _plan_misses(e: Evidence) -> str:
 
 
 def _goal_unmet(e: Evidence) -> str:
+    if _fitted_plan_meets(e):
+        return (f"Measure the planned {nodes(e.plan)}: the USL fit says the goal is met there, but no measured scale "
+                "meets it yet.")
     if e.serving is not None:
         serving = e.serving
         if serving.nodes_to_serve is not None and serving.nodes_to_serve_source == "fitted":
@@ -99,6 +102,13 @@ def _goal_unmet(e: Evidence) -> str:
         return f"Cut the {cause} loss before adding nodes ({remedy}), then measure again: no measured scale meets " \
                "the goal."
     return "Reduce the time lost at scale before adding nodes, then measure again: no measured scale meets the goal."
+
+
+def _fitted_plan_meets(e: Evidence) -> bool:
+    """The plan was not measured, and the USL fit says it meets the goal."""
+    if e.serving is not None:
+        return bool(e.serving.plan_row and e.serving.plan_row.capacity_source == "fitted" and e.serving.met_at_plan)
+    return e.goal is not None and any(check.met for check in e.goal.fitted_at_plan)
 
 
 def _plan_not_measured(e: Evidence) -> str:

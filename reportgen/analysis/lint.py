@@ -263,8 +263,9 @@ def _measurements(project: Project, scaling: ScalingResult | None, goal: GoalRes
                         "smaller per-node working sets); the serial fraction there is clamped to 0",
                         "scaling.runs", "measure"))
     if scaling.reference_nodes != 1:
-        out.append(info("relative-reference", f"no single-node run: speedups are relative to {scaling.reference_nodes} "
-                        f"nodes and ideal is p / {scaling.reference_nodes}", "scaling.runs", "measure"))
+        out.append(info("relative-reference", "no single-node measurement: speedups are relative to "
+                        f"{scaling.reference_nodes} nodes and ideal is p / {scaling.reference_nodes}", "scaling.runs",
+                        "measure"))
     noisy = [r for r in scaling.rows if r.noisy]
     if noisy:
         spread = _listed([f"{r.nodes} nodes ±{(r.time_ci[1] - r.time_ci[0]) / 2 / r.time_s:.0%} over {r.repeats} "

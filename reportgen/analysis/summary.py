@@ -403,8 +403,9 @@ def _serving_values(check: ServingCheck, serving: ServingResult, words: _Words) 
             parts.append(f"no p99 is known there (the objective is {duration(serving.p99_objective_s)})")
         else:
             row = _row(serving, check.nodes)
-            how = f" {row.p99_source}" if row and row.p99_source not in (None, "measured") else ""
-            parts.append(f"at a{how} p99 of {duration(check.p99_s)} ({margin(check.latency_ratio)} the "
+            how = f"an {row.p99_source}" if row and row.p99_source in ("interpolated",) else \
+                f"a {row.p99_source}" if row and row.p99_source == "modelled" else "a"
+            parts.append(f"at {how} p99 of {duration(check.p99_s)} ({margin(check.latency_ratio)} the "
                          f"{duration(serving.p99_objective_s)} objective)")
     if check.cost_per_hour is not None:
         budget = f" ({margin(check.cost_ratio)} the {words.money(serving.cost_limit_per_hour)} budget)" \
@@ -530,7 +531,7 @@ def _evidence(scaling: ScalingResult | None, findings: tuple[Finding, ...], plan
         parts.append(f"{repeated} of {len(scaling.rows)} scales were measured more than once; their numbers are "
                      "medians with 95 % bootstrap intervals")
     else:
-        parts.append("each scale was measured once, so no number carries an interval (repeated runs, with "
+        parts.append("each scale was measured once, so no number carries an interval (repeated measurements, with "
                      "reportgen measure --repeat, give them one)")
     flagged = {r.nodes for r in scaling.implausible} | {o.nodes for o in scaling.outliers}
     leaning_on = sorted(n for n in {plan, optimum} & flagged if n is not None)

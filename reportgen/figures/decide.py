@@ -161,8 +161,11 @@ def energy(result: EnergyResult | None) -> FigureJob | None:
         return None
     source = f" Carbon intensity {result.carbon_intensity_g_per_kwh:.4g} g/kWh ({result.carbon_source})." \
         if result.carbon_intensity_g_per_kwh is not None else " No location given: CO2e is not computed."
-    frame = FigureFrame("energy", f"Energy {_energy_unit(result)} at each scale (blue bars; orange and hatched where "
-                        f"measured) and the CO2e it emits (vermilion dashed line).{source}",
+    measured, modelled = any(r.measured for r in result.rows), any(not r.measured for r in result.rows)
+    bars = "; ".join([*(["blue bars modelled"] if modelled else []),
+                      *(["orange and hatched where measured"] if measured else [])])
+    line = " and the CO2e it emits (vermilion dashed line)" if result.carbon_intensity_g_per_kwh is not None else ""
+    frame = FigureFrame("energy", f"Energy {_energy_unit(result)} at each scale ({bars}){line}.{source}",
                         "Energy bars and CO2 line per scale.", height=2.9)
     return FigureJob(frame, _draw_energy, (result,))
 
@@ -175,10 +178,10 @@ def _draw_energy(frame: FigureFrame, result: EnergyResult) -> str:
         ax = fig.subplots()
         bars = ax.bar(labels, energy, color=[ORANGE if r.measured else BLUE for r in result.rows],
                       hatch=["/" if r.measured else "" for r in result.rows], edgecolor=INK, linewidth=0.5)
-        bars[0].set_label("modelled energy")
-        measured = [b for b, r in zip(bars, result.rows, strict=True) if r.measured]
-        if measured:
-            measured[0].set_label("measured energy")
+        for kind, label in ((True, "measured energy"), (False, "modelled energy")):  # one legend entry each
+            first = next((b for b, r in zip(bars, result.rows, strict=True) if r.measured == kind), None)
+            if first is not None:
+                first.set_label(label)
         node_categories(ax, len(labels))
         ax.set_ylabel(f"energy ({energy_unit} {unit})")
         ax.grid(axis="x", visible=False)

@@ -93,10 +93,12 @@ def predicted(prediction: PredictionResult | None, scaling: ScalingResult | None
     if prediction is None:
         return None
     measured = scaling is not None and scaling.reference_nodes == 1
+    dominated = prediction.p_comm_dominated is not None
     frame = FigureFrame("predicted-speedup", "Predicted speedup S(p) of the ring all-reduce alpha-beta model (left "
                         "axis) and the communication-to-computation ratio R(p) (right axis, log scale), with the "
-                        "optimum p* and the first communication-dominated node count p_dom marked (S blue, ideal "
-                        "grey dotted, R orange dashed, p* green dashed, p_dom vermilion dash-dot"
+                        "optimum p*" + (" and the first communication-dominated node count p_dom" if dominated else "")
+                        + " marked (S blue, ideal grey dotted, R orange dashed, p* green dashed"
+                        + (", p_dom vermilion dash-dot" if dominated else "")
                         + ("; measured speedups as orange squares)." if measured else ")."),
                         "Speedup and ratio curves against node count.", height=3.2)
     points = tuple((r.nodes, r.speedup) for r in scaling.rows) if scaling is not None and measured else ()

@@ -39,9 +39,10 @@ def roofline(d: DiagnosisResult, hardware: Hardware | None) -> FigureJob | None:
     placed = tuple(s for s in d.steps if s.intensity is not None and s.attained_flops_per_s)
     if not hardware or not hardware.peak_compute or not hardware.memory_bandwidth or not placed:
         return None
+    others = ", the others blue" if len(placed) > 1 else ""
     frame = FigureFrame("roofline", "Roofline of one node: each profiled step placed at its arithmetic intensity and "
                         "attained rate, under the memory roof (β·I) left of the ridge and the compute roof (π) right "
-                        "of it. The dominant step (longest measured time) is drawn vermilion, the others blue.",
+                        f"of it. The dominant step (longest measured time) is drawn vermilion{others}.",
                         "Log-log roofline with the baseline steps as points.")
     return FigureJob(frame, _draw_roofline, (placed, hardware.peak_compute, hardware.memory_bandwidth))
 

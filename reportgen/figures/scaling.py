@@ -66,7 +66,7 @@ def reference_note(scaling: ScalingResult) -> str:
     if scaling.reference_nodes == 1:
         return ""
     return (f" Speedups are relative to the smallest measured scale, {scaling.reference_nodes} nodes "
-            f"(no single-node run): ideal is p / {scaling.reference_nodes}.")
+            f"(no single-node measurement): ideal is p / {scaling.reference_nodes}.")
 
 
 ACTIVITIES = ("compute", "io", "communication", "idle")

@@ -1,0 +1,162 @@
+"""§7.1 Page 1 as a reviewer writes it: the verdict in the goal's terms, the gap, the operating point the evidence
+supports, the model only as the model's, one next action from a documented table. Arithmetic beside each assertion."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from reportgen.analysis import analyze
+from reportgen.analysis.actions import ACTIONS
+from reportgen.project.loader import load_project
+from tests.conftest import INPUTS, ROOT, make_project
+
+
+@pytest.fixture(scope="module")
+def example():  # type: ignore[no-untyped-def]
+    return analyze(load_project(INPUTS / "example.yaml").project)
+
+
+def test_a_missed_goal_gives_its_gap_in_the_goals_own_terms(example) -> None:
+    summary = example.summary
+    assert summary.state == "missed"
+    # 8 nodes: 4,150 + 1,500 + 1,300 + 90 = 7,040 s = 1 h 57 min, (7,040 − 5,400)/5,400 = 30 % over the 90 min limit
+    assert summary.verdict.startswith("The goal is not met at the planned 8 nodes: a run takes 1 h 57 min (30 % over "
+                                      "the 1 h 30 min limit)")
+    # one node takes 32,400 + 600 = 33,000 s: finishing in 5,400 s needs a speedup of 33,000 / 5,400 = 6.11
+    assert "needs a speedup of 6.11 over 1 node; the best measured is 4.95 (16 nodes)" in summary.gap
+    peak = example.scaling.usl.peak_capacity
+    assert peak < 33000 / 5400 and "no scale of this design meets the deadline" in summary.gap
+
+
+def test_the_model_refuted_by_the_measurements_is_never_headlined(example) -> None:
+    summary = example.summary
+    codes = {f.code for f in example.findings}
+    assert {"comm-share-departs", "below-prediction"} <= codes
+    assert "does not describe this system" in summary.model and "p* = 790 is not a guide" in summary.model
+    # the measured κ over the model's α / T_comp
+    assert summary.kappa_ratio == pytest.approx(example.scaling.usl.kappa / example.prediction.usl_kappa)
+    assert summary.optimum.source == "measured" and summary.optimum.nodes != example.prediction.p_star
+
+
+def test_with_no_measured_point_meeting_the_goal_the_nearest_is_the_operating_point(example) -> None:
+    goal = example.goal
+    nearest = goal.nearest
+    # the nearest minimises max(time / limit, cost / limit) over every measured (scale, regime)
+    assert (nearest.nodes, nearest.regime) == (8, "spot")
+    assert max(nearest.time_ratio, nearest.cost_ratio) == pytest.approx(nearest.cost / 200)
+    assert (example.summary.optimum.nodes, example.summary.optimum.source) == (8, "measured")
+
+
+def test_the_next_action_comes_from_the_most_severe_finding(example) -> None:
+    action = example.summary.next_action
+    # goal-unmet (warning) is listed before the model warnings; the knee cause, communication, names the remedy
+    assert action.code == "goal-unmet" and "communication" in action.text and "overlap" in action.text
+
+
+SPEEDUP_SHORT = """
+project: {title: T, goal: {time_per_run: 120 s}}
+design: {nodes: 8}
+scaling: {time_unit: s, runs: [{nodes: 1, time: 1000}, {nodes: 2, time: 520}, {nodes: 4, time: 280},
+                                {nodes: 8, time: 160}]}
+"""
+
+
+def test_when_no_measured_scale_meets_the_goal_the_fit_names_the_scale_to_measure() -> None:
+    analysis = analyze(make_project(SPEEDUP_SHORT))
+    goal, scaling = analysis.goal, analysis.scaling
+    fitted = goal.fitted_meeting
+    times = scaling.fitted_times(np.array([fitted.nodes - 1.0, float(fitted.nodes)]))
+    assert times[0] > 120 >= times[1]  # the smallest scale whose fitted time meets 2 min
+    assert fitted.source == "fitted" and fitted.nodes not in {1, 2, 4, 8}
+    summary = analysis.summary
+    assert (summary.optimum.nodes, summary.optimum.source) == (fitted.nodes, "usl")
+    assert summary.next_action.text.startswith(f"Measure {fitted.nodes} nodes, where the USL fit says the goal is met")
+    assert f"the USL fit says {fitted.nodes} nodes would" in summary.gap
+
+
+def test_an_unmeasured_plan_is_not_judged_but_its_fitted_value_is_shown() -> None:
+    analysis = analyze(make_project(SPEEDUP_SHORT.replace("nodes: 8}", "nodes: 6}", 1)))
+    goal = analysis.goal
+    assert goal.met_at_plan is None and goal.at_plan == () and goal.fitted_at_plan
+    fitted = goal.fitted_at_plan[0]
+    assert fitted.time_s == pytest.approx(float(analysis.scaling.fitted_times(np.array([6.0]))[0]))
+    assert "the planned 6 nodes were not measured" in analysis.summary.verdict
+    assert "(fitted, not measured)" in analysis.summary.verdict
+
+
+def test_without_prices_the_time_verdict_stands_and_the_budget_is_not_judged() -> None:
+    analysis = analyze(make_project("""
+project: {title: T, goal: {text: Cheap., time_per_run: 2 h, cost_per_run: 50 EUR}}
+design: {nodes: 4}
+scaling: {time_unit: s, runs: [{nodes: 1, time: 9000}, {nodes: 2, time: 4700}, {nodes: 4, time: 2600}]}
+"""))
+    summary = analysis.summary
+    # 4 nodes: 2,600 s against 7,200: 64 % under; the EUR budget is read in EUR although there is no pricing section
+    assert summary.state == "partly"
+    assert summary.verdict == ("The time goal is met at the planned 4 nodes: a run takes 43.3 min (64 % under the 2 h "
+                               "limit); the 50 EUR budget is not judged: the project gives no prices (add "
+                               "pricing.node_hour).")
+    # without prices the fewest node-hours meeting 2 h: 2 × 4,700 = 9,400 node-s against 4 × 2,600 = 10,400
+    assert analysis.goal.time_met_fewest_node_hours.nodes == 2
+    assert "No error or warning" not in summary.verdict and summary.gap is None
+
+
+def test_a_project_without_a_plan_is_held_against_its_measured_scales() -> None:
+    analysis = analyze(make_project("""
+project: {title: T, goal: {time_per_run: 1 h}}
+scaling: {time_unit: s, runs: [{nodes: 4, time: 5200}]}
+"""))
+    summary = analysis.summary
+    assert summary.verdict == ("The project plans no node count (add design.nodes), so the goal is held against the "
+                               "measured scales: none meets it.")
+    # 5,200 s against 3,600: 44 % over
+    assert "The measured point nearest the goal, 4 nodes, takes 1 h 27 min (44 % over the 1 h limit)" in summary.gap
+    assert summary.next_action.text.startswith("Measure more node counts")
+
+
+def test_no_goal_gives_the_plans_numbers_and_no_verdict() -> None:
+    analysis = analyze(make_project("""
+project: {title: T}
+design: {nodes: 2}
+scaling: {time_unit: s, runs: [{nodes: 1, time: 100}, {nodes: 2, time: 60}]}
+pricing: {node_hour: 36 USD}
+"""))
+    # 2 nodes × 60 s × 36 USD / 3,600 s = 1.20 USD
+    assert analysis.summary.verdict == ("No goal is stated (add project.goal with time_per_run or cost_per_run); at "
+                                        "the planned 2 nodes a run takes 60 s and costs 1.20 USD on demand.")
+    assert analysis.summary.state == "no-goal"
+
+
+def test_no_cause_is_named_without_a_knee() -> None:
+    analysis = analyze(make_project("""
+project: {title: T}
+scaling: {time_unit: s, runs: [{nodes: 1, time: 100}, {nodes: 2, time: 50.5}, {nodes: 4, time: 25.6},
+                                {nodes: 8, time: 13.0}]}
+"""))
+    assert analysis.scaling.knee_nodes is None
+    knee = analysis.summary.knee
+    assert knee.startswith("No knee in the measured range") and "cause" not in knee and "remedy" not in knee
+
+
+def test_every_finding_code_with_an_action_is_documented_in_the_same_order() -> None:
+    page = (ROOT / "docs" / "methods.md").read_text(encoding="utf-8")
+    table = page.split("## Page 1 and the next action", 1)[1].split("\n## ", 1)[0]
+    documented = re.findall(r"`([a-z-]+)`", "\n".join(line.split("|")[1] for line in table.splitlines()
+                                                    if line.startswith("| `")))
+    assert documented == [action.code for action in ACTIONS]
+
+
+def test_page_one_lists_the_action_table_in_the_appendix(tmp_path: Path) -> None:
+    from reportgen.pipeline import BuildOptions, build
+
+    build(INPUTS / "example.yaml", BuildOptions(out_root=tmp_path, formats=("html",)))
+    html = (tmp_path / "example" / "report.html").read_text(encoding="utf-8")
+    appendix = html.split('<section id="appendix">', 1)[1]
+    for action in ACTIONS:
+        assert f"<code>{action.code}</code>" in appendix, action.code
+    summary = " ".join(html.split('<section id="summary">', 1)[1].split("</section>", 1)[0].split())
+    assert summary.index('id="goal-verdict"') < summary.index('id="next-action"') < summary.index("Findings")
