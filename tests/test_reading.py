@@ -99,3 +99,15 @@ def _form(cell: str) -> str | None:
         return "h min"
     match = re.fullmatch(r"[\d,.]+ (µs|ms|s|min|h|days)", cell)
     return match.group(1) if match else None
+
+
+@pytest.mark.parametrize("name", PROJECTS)
+def test_every_finding_is_shown_where_its_link_points(built: dict[str, str], name: str) -> None:
+    """Errors and warnings on page 1, each linked to the section that explains it; notes in that section."""
+    from reportgen.analysis import analyze
+
+    page = built[name]
+    for finding in analyze(load_project(INPUTS / name).project).findings:
+        assert f'id="{finding.section}"' in page, (finding.code, finding.section)
+        section = page.split(f'id="{finding.section}"', 1)[1]
+        assert f"<code>{finding.code}</code>" in section, (name, finding.code, finding.section)

@@ -198,6 +198,8 @@ ACTIONS: tuple[Action, ...] = (
     _fixed("unjustified-slot", "Justify each design slot (its why)."),
     Action("plan-not-measured", "Measure the plan's scale.", _plan_not_measured),
     Action("single-scale", "Measure another node count, ideally 1 node.", _single_scale),
+    _fixed("no-goal", "State the goal (project.goal) so that the design can be judged against it."),
+    _fixed("no-plan", "State the planned node count (design.nodes) so that the goal can be judged at it."),
 )
 _BY_CODE = {action.code: (index, action) for index, action in enumerate(ACTIONS)}
 NO_ACTION = "Keep the plan, and rebuild this report after the next measurements."

@@ -282,9 +282,9 @@ def _time_wall(project: Project, hardware: Hardware, reference_time_s: float | N
     elif reference_time_s is not None:
         time = reference_time_s
         source = "the measured single-node run"
-    if time is None:
+    if time is None or (deadline is None and training is None):
         return None
-    if deadline is None:  # the time is known (§7.2), the fill is not: taken to bind, as with steps (§1.3)
+    if deadline is None:  # the training time is known (§7.2), the fill is not: taken to bind, as with steps (§1.3)
         return Wall("time", None, True, time, None, "s", f"{source}; no deadline is stated, so the wall is taken "
                     "to bind (the team distributes because one machine is too slow)")
     details["workers_for_deadline"] = ceil_ratio(time, deadline)

@@ -46,7 +46,21 @@ def lint(project: Project, *, diagnosis: DiagnosisResult | None, prediction: Pre
     findings += _serving(serving, project.currency)
     findings += _model_against_measurements(prediction, scaling)
     findings += _reliability(reliability)
+    findings += _unstated(project)
     return findings
+
+
+def _unstated(project: Project) -> list[Finding]:
+    """What the report cannot judge because the project does not say it: a goal, or a plan to judge it at."""
+    goal = project.project.goal
+    if goal is None or not (goal.per_run_fields or goal.serving_fields):
+        return [info("no-goal", "the project states no goal, so the report cannot say whether the design is good "
+                     "enough: add project.goal (time_per_run and cost_per_run; a service: load, p99_latency and "
+                     "cost_per_hour)", "project.goal", "problem")]
+    if project.design is None or project.design.nodes is None:
+        return [info("no-plan", "the project plans no node count, so the goal is held against the measured scales "
+                     "only: add design.nodes", "design.nodes", "problem")]
+    return []
 
 
 _DEVICES_IN_NAME = re.compile(r"(?<![\d.])(\d+)\s*(?:x|×|-?\s*GPUs?\b|-?\s*accelerators?\b)", re.IGNORECASE)
