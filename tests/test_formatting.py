@@ -30,3 +30,9 @@ def test_money_and_filters_escape_text() -> None:
     assert f.money(0.0000018, "USD") == "1.800 × 10⁻⁶ USD"
     assert str(f.FILTERS["num"]("<script>")) == "&lt;script&gt;"
     assert str(f.FILTERS["num"](-0.5)) == "−0.500"  # a true minus sign
+
+
+def test_backticked_names_in_a_finding_become_code_and_everything_is_escaped() -> None:
+    assert str(f.ticked("the `load_balancing` slot")) == "the <code>load_balancing</code> slot"
+    assert str(f.ticked("`<script>` & `x`")) == "<code>&lt;script&gt;</code> &amp; <code>x</code>"
+    assert str(f.ticked("an odd ` tick <b>")) == "an odd ` tick &lt;b&gt;"

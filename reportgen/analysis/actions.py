@@ -198,6 +198,8 @@ ACTIONS: tuple[Action, ...] = (
     _fixed("unjustified-slot", "Justify each design slot (its why)."),
     Action("plan-not-measured", "Measure the plan's scale.", _plan_not_measured),
     Action("single-scale", "Measure another node count, ideally 1 node.", _single_scale),
+    _fixed("budget-not-judged", "Add the node-hour price (pricing.node_hour) so that the goal's budget can be "
+           "judged."),
     _fixed("no-goal", "State the goal (project.goal) so that the design can be judged against it."),
     _fixed("no-plan", "State the planned node count (design.nodes) so that the goal can be judged at it."),
 )

@@ -57,6 +57,12 @@ def _unstated(project: Project) -> list[Finding]:
         return [info("no-goal", "the project states no goal, so the report cannot say whether the design is good "
                      "enough: add project.goal (time_per_run and cost_per_run; a service: load, p99_latency and "
                      "cost_per_hour)", "project.goal", "problem")]
+    if goal.cost_per_run is not None and (project.pricing is None or project.pricing.node_hour is None):
+        return [info("budget-not-judged", "the goal states a budget per run but the project gives no prices, so the "
+                     "budget is not judged: add pricing.node_hour", "pricing.node_hour", "problem")]
+    if goal.cost_per_hour is not None and (project.pricing is None or project.pricing.node_hour is None):
+        return [info("budget-not-judged", "the goal states a budget per hour but the project gives no prices, so "
+                     "the budget is not judged: add pricing.node_hour", "pricing.node_hour", "problem")]
     if project.design is None or project.design.nodes is None:
         return [info("no-plan", "the project plans no node count, so the goal is held against the measured scales "
                      "only: add design.nodes", "design.nodes", "problem")]

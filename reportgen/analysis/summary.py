@@ -294,8 +294,8 @@ def _training_optimum(project: Project, goal: GoalResult | None, scaling: Scalin
                       cost: CostResult | None, prediction: PredictionResult | None, words: _Words) -> Optimum:
     if scaling is None or scaling.single_scale:
         if prediction is not None and scaling is None:
-            return Optimum(prediction.p_star, "model", f"Nothing is measured yet: the design's model puts the "
-                           f"optimum at p* = {prediction.p_star:,} (the model's, not evidence).")
+            return Optimum(prediction.p_star, "model", "Nothing is measured yet, so no operating point is evidenced; "
+                           "the design's model gives one (Model).")
         if scaling is not None:
             only = scaling.rows[0].nodes
             return Optimum(only, "measured", f"Only {nodes(only)} {'was' if only == 1 else 'were'} measured: no "
@@ -358,7 +358,7 @@ def _serving_verdict(serving: ServingResult | None, plan: int | None,
     if not serving.at_plan or serving.plan_row is None:
         why = serving.note or ("the project plans no node count (add design.nodes)" if plan is None else
                                f"the planned {nodes(plan)} were not measured")
-        return sentence(f"The goal ({need}) is not judged at the plan: {why}"), "unjudged", \
+        return sentence(f"The goal, {need}, is not judged at the plan: {why}"), "unjudged", \
             _serving_gap(serving, words) if serving.points else None
     fitted = " by the USL fit (fitted, not measured)" if serving.plan_row.capacity_source == "fitted" else ""
     check = _plan_check(serving)
@@ -374,7 +374,7 @@ def _serving_verdict(serving: ServingResult | None, plan: int | None,
 
 
 def _need(serving: ServingResult) -> str:
-    headroom = f" ({number(serving.load_rps)} at the peak plus {percent(serving.headroom)} headroom)" \
+    headroom = f" ({number(serving.load_rps)} at the peak plus {percent(serving.headroom, 2)} headroom)" \
         if serving.headroom else ""
     latency = f" within a p99 of {duration(serving.p99_objective_s)}" if serving.p99_objective_s is not None else ""
     return f"{requests(serving.capacity_needed_rps)}{headroom}{latency}"
@@ -513,19 +513,16 @@ def _model(prediction: PredictionResult | None, scaling: ScalingResult | None, c
         return sentence(f"The design's α–β model does not describe this system{reason}: its optimum p* = "
                         f"{prediction.p_star:,} is not a guide")
     tail = "" if scaling is not None else "; nothing is measured to check it against"
-    capped = " or more (the range's end)" if prediction.capped else ""
-    return sentence(f"The design's α–β model puts the optimum at p* = {prediction.p_star:,}{capped} (speedup "
-                    f"{number(prediction.speedup_at_p_star)}): the model's, not a measurement{tail}")
+    capped = " or more (the range ends there)" if prediction.capped else ""
+    return sentence(f"The design's α–β model puts the optimum at p* = {prediction.p_star:,}{capped}, with a speedup "
+                    f"of {number(prediction.speedup_at_p_star)}: the model's, not a measurement{tail}")
 
 
 def _evidence(scaling: ScalingResult | None, findings: tuple[Finding, ...], plan: int | None,
               optimum: int | None) -> str | None:
     if scaling is None:
         return None
-    parts = []
-    if scaling.single_scale:
-        parts.append(f"only {nodes(scaling.rows[0].nodes)} {'was' if scaling.rows[0].nodes == 1 else 'were'} "
-                     "measured: speedup, the knee and the fits need a run at another node count (ideally 1 node)")
+    parts = []  # one measured scale is said by the operating point
     if scaling.repeated:
         repeated = sum(1 for r in scaling.rows if r.repeats > 1)
         parts.append(f"{repeated} of {len(scaling.rows)} scales were measured more than once; their numbers are "

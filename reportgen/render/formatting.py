@@ -59,9 +59,18 @@ def _markup(function: Callable[..., str]) -> Callable[..., Markup]:
     return wrapped
 
 
+def ticked(text: str) -> Markup:
+    """A sentence whose `backticked` names (fields, choices) are shown as code; the rest escaped."""
+    parts = str(escape(text)).split("`")
+    if len(parts) % 2 == 0:  # an unmatched backtick: the text as it is
+        return Markup("`".join(parts))
+    return Markup("".join(f"<code>{part}</code>" if index % 2 else part for index, part in enumerate(parts)))
+
+
 _FORMATTERS: dict[str, Callable[..., str]] = {
     "num": number, "int": integer, "nodes": nodes, "count": count, "pct": percent, "times": times,
     "duration": duration, "size": size, "rate": rate, "money": money, "mass": mass, "energy": energy,
     "regime": regime, "keyvalue": key_value, "counted": counted, "margin": margin, "requests": requests,
 }
-FILTERS = {name: _markup(function) for name, function in _FORMATTERS.items()}
+FILTERS: dict[str, Callable[..., Markup]] = {name: _markup(function) for name, function in _FORMATTERS.items()}
+FILTERS["ticked"] = ticked
