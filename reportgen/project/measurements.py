@@ -17,6 +17,9 @@ from reportgen.project.records import PROVENANCE, RowSource
 from reportgen.project.yaml_source import mapping_node, mark_at, read_text, scalar_node
 
 MAX_CSV_BYTES = 16 << 20
+# Values a CSV may hold: about 50,000 runs of five columns, read and checked in a few seconds and a few hundred MB.
+# Past it the file is refused at once, at the line where it crosses the limit, before any value is read.
+MAX_CSV_VALUES = 250_000
 COLUMNS = ("nodes", "compute", "communication", "idle", "io", "time", "throughput", "energy", "p99_latency", "workers")
 _HEADER_RE = re.compile(r"^\s*(?P<name>[A-Za-z_]+)\s*(?:\[(?P<unit>[^\]]*)\])?\s*$")
 
@@ -35,7 +38,13 @@ def resolve(project_path: Path, relative: str) -> Path:
 
 def split_cells(line: str) -> list[tuple[str, int]]:
     """Cells of one CSV line with their 1-based start columns; double quotes may enclose commas."""
-    cells: list[tuple[str, int]] = []
+    if '"' not in line:  # the common line, split at once (a 16 MiB CSV has half a million of them)
+        cells, start = [], 1
+        for raw in line.split(","):
+            cells.append((raw.strip(), start))
+            start += len(raw) + 1
+        return cells
+    cells = []
     text, start, quoted, index = [], 1, False, 0
     while index < len(line):
         char = line[index]
@@ -107,7 +116,11 @@ def read_runs(path: Path, display: str,
         columns.append(read)
     if problems:
         raise InputError(problems)
+    _check_size(lines, len(columns), display)
     runs: list[Node] = []
+    # one key node per column, at the header (a key is never wrong: the header was checked above)
+    keys = [scalar_node(name, mark_at(display, header_number, column))
+            for (name, _), (_, column) in zip(columns, split_cells(header_line), strict=True)]
     for number, line in lines[1:]:
         cells = split_cells(line)
         if len(cells) != len(columns):
@@ -115,23 +128,34 @@ def read_runs(path: Path, display: str,
                                     f"expected {len(columns)} cells as in the header, got {len(cells)}"))
             continue
         pairs: list[tuple[ScalarNode, Node]] = []
-        for (name, unit), (cell, column) in zip(columns, cells, strict=True):
+        for key, (name, unit), (cell, column) in zip(keys, columns, cells, strict=True):
             if not cell:
                 continue  # an empty cell is an absent value (io, energy)
             mark = mark_at(display, number, column)
             if name == "workers":  # per-worker compute times, separated by spaces within the cell
                 items: list[Node] = [_typed(f"{v} {unit}" if unit and _is_bare_number(v) else v, mark)
                                      for v in cell.split()]
-                pairs.append((scalar_node(name, mark), SequenceNode("tag:yaml.org,2002:seq", items,
-                                                                    start_mark=mark, end_mark=mark)))
+                pairs.append((key, SequenceNode("tag:yaml.org,2002:seq", items, start_mark=mark, end_mark=mark)))
                 continue
             value = f"{cell} {unit}" if unit and _is_bare_number(cell) else cell
-            pairs.append((scalar_node(name, mark), _typed(value, mark)))
+            pairs.append((key, _typed(value, mark)))
         runs.append(mapping_node(pairs, mark_at(display, number, 1)))
     if problems:
         raise InputError(problems)
     first = mark_at(display, header_number, 1)
     return SequenceNode("tag:yaml.org,2002:seq", runs, start_mark=first, end_mark=first), data, sources
+
+
+def _check_size(lines: list[tuple[int, str]], columns: int, display: str) -> None:
+    """Refuse, before any value is read, a CSV of more than MAX_CSV_VALUES values (a cell of per-worker times counts
+    each of its values)."""
+    values = 0
+    for number, line in lines[1:]:
+        values += columns + line.count(" ") if " " in line else columns
+        if values > MAX_CSV_VALUES:
+            raise InputError([Problem(display, number, 1, "", f"more than {MAX_CSV_VALUES:,} values: reportgen reads "
+                                      f"at most {MAX_CSV_VALUES:,} measured values from a CSV (about "
+                                      f"{MAX_CSV_VALUES // 5:,} runs); keep a sample of the repeats, or their medians")])
 
 
 def _is_bare_number(cell: str) -> bool:
@@ -144,7 +168,7 @@ def _is_bare_number(cell: str) -> bool:
 
 def _typed(value: str, mark: Mark) -> ScalarNode:
     node = scalar_node(value, mark)
-    if re.fullmatch(r"[-+]?\d+", value):
+    if value.lstrip("+-").isdigit() and value.isascii() and value[1:].isdigit() or value.isdigit():
         node.tag = "tag:yaml.org,2002:int"  # node counts are whole numbers, as YAML would read them
     return node
 

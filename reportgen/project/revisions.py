@@ -1,7 +1,16 @@
-"""Where a project file comes from: a path, or `REV:PATH` read from git (with the CSV it names, if any)."""
+"""Where a project file comes from: a path, or git's `REV:PATH`, read with every file it names from that revision.
+
+A revision is user text handed to git, so it is never let near git's options: it is resolved to a commit with
+`git rev-parse --end-of-options` (a revision that starts with "-" is refused before even that), and every blob is
+then read as `<commit sha>:<path>`, which cannot start with "-". A blob's size is asked first (`git cat-file -s`),
+so that a file past reportgen's limits is refused without being read. Paths follow git's own rule: `REV:path` is
+relative to the top of the repository, `REV:./path` to the current folder; the CSV files a project names
+(scaling.file, prediction.collectives_file) are read from the same revision, beside the project file.
+"""
 
 from __future__ import annotations
 
+import posixpath
 import re
 import subprocess
 import tempfile
@@ -10,9 +19,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from reportgen.errors import InputError, UsageError
+from yaml.nodes import MappingNode
+
+from reportgen.errors import InputError, Problem, UsageError
+from reportgen.project.measurements import MAX_CSV_BYTES
 from reportgen.project.spec import locate, scalar_text
+from reportgen.project.stdio import MAX_FILE_BYTES
 from reportgen.project.yaml_source import compose, read_text
+
+GIT_SECONDS = 30
+NAMED_FILES = ("scaling.file", "prediction.collectives_file")  # files a project names, read beside it
 
 
 @dataclass(frozen=True)
@@ -30,37 +46,87 @@ def open_source(spec: str, *, cwd: Path | None = None) -> Iterator[Source]:
         yield Source(plain, spec, plain.stem)
         return
     revision, _, inside = spec.partition(":")
+    if not inside.strip():
+        raise UsageError(f"{spec}: names no file after the revision; write REV:PATH, e.g. HEAD~1:inputs/example.yaml")
+    repository = _Repository(cwd)
+    commit = repository.commit(revision)
+    path = repository.path_in(inside, spec)
     with tempfile.TemporaryDirectory(prefix="reportgen-rev-") as folder:
-        target = Path(folder) / PurePosixPath(inside).name
-        target.write_bytes(_git_show(revision, inside, cwd))
-        csv_name = _csv_named_in(target)
-        if csv_name is not None and not PurePosixPath(csv_name).is_absolute():
-            beside = str(PurePosixPath(inside).parent / csv_name)
-            with_csv = Path(folder) / csv_name
-            if with_csv.resolve().is_relative_to(Path(folder).resolve()):
-                with_csv.parent.mkdir(parents=True, exist_ok=True)
-                with_csv.write_bytes(_git_show(revision, beside, cwd))
+        target = Path(folder) / PurePosixPath(path).name
+        target.write_bytes(repository.blob(commit, path, spec, limit=MAX_FILE_BYTES))
+        for name in _files_named_in(target):
+            beside = Path(folder) / name
+            if not beside.resolve().is_relative_to(Path(folder).resolve()):
+                continue  # the loader refuses a path that leaves the project's folder, and says so
+            beside.parent.mkdir(parents=True, exist_ok=True)
+            wanted = posixpath.normpath(posixpath.join(posixpath.dirname(path), name))
+            beside.write_bytes(repository.blob(commit, wanted, f"{revision}:{wanted}", limit=MAX_CSV_BYTES))
         safe_revision = re.sub(r"[^A-Za-z0-9._~^-]+", "-", revision)
-        yield Source(target, spec, f"{safe_revision}-{PurePosixPath(inside).stem}")
+        yield Source(target, spec, f"{safe_revision}-{PurePosixPath(path).stem}")
 
 
-def _git_show(revision: str, path: str, cwd: Path | None) -> bytes:
-    try:
-        result = subprocess.run(["git", "show", f"{revision}:{path}"], cwd=cwd, capture_output=True, check=False,
-                                timeout=30)
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise UsageError(f"cannot run git to read {revision}:{path}: {error}") from None
-    if result.returncode != 0:
-        reason = result.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise UsageError(f"{revision}:{path}: {reason[-1] if reason else 'not found in git'}")
-    return result.stdout
+@dataclass(frozen=True)
+class _Repository:
+    cwd: Path | None
+
+    def _git(self, *arguments: str, shown: str) -> bytes:
+        try:
+            result = subprocess.run(["git", *arguments], cwd=self.cwd, capture_output=True, check=False,
+                                    timeout=GIT_SECONDS)
+        except (OSError, subprocess.TimeoutExpired) as error:
+            raise UsageError(f"cannot run git to read {shown}: {error}") from None
+        if result.returncode != 0:
+            reason = result.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise UsageError(f"{shown}: {reason[-1] if reason else 'not found in git'}")
+        return result.stdout
+
+    def commit(self, revision: str) -> str:
+        """The revision as a commit's SHA; refused if it could be read as an option."""
+        if not revision or revision.startswith("-"):
+            raise UsageError(f"{revision!r} is not a revision (a revision never starts with '-')")
+        out = self._git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{revision}^{{commit}}",
+                        shown=revision)
+        sha = out.decode("ascii", "replace").strip()
+        if not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", sha):
+            raise UsageError(f"{revision}: not a commit git knows")
+        return sha
+
+    def path_in(self, inside: str, shown: str) -> str:
+        """The path from the top of the repository: git's `./` and `../` forms are relative to the current
+        folder, any other form to the top."""
+        if inside.startswith(("./", "../")) or inside in (".", ".."):
+            prefix = self._git("rev-parse", "--show-prefix", shown=shown).decode("utf-8", "replace").strip()
+            inside = prefix + inside
+        path = posixpath.normpath(inside)
+        if path.startswith("../") or path in ("..", ".") or path.startswith("/"):
+            raise UsageError(f"{shown}: the path leaves the repository")
+        return path
+
+    def blob(self, commit: str, path: str, shown: str, *, limit: int) -> bytes:
+        """The file's bytes at the commit, refused without reading it when it is larger than `limit`."""
+        size = self._git("cat-file", "-s", f"{commit}:{path}", shown=shown).decode("ascii", "replace").strip()
+        if not size.isdigit():
+            raise UsageError(f"{shown}: git gives no size for it")
+        if int(size) > limit:
+            raise InputError([Problem(shown, 1, 1, "", f"the file is larger than {limit // 1024:,} KiB "
+                                      f"({int(size):,} bytes in git): refused without reading it")])
+        return self._git("cat-file", "blob", f"{commit}:{path}", shown=shown)
 
 
-def _csv_named_in(path: Path) -> str | None:
-    """scaling.file, read with the loader's guarded composer (the loader validates it properly later)."""
+def _files_named_in(path: Path) -> list[str]:
+    """The relative files the project names (scaling.file, prediction.collectives_file), read with the loader's
+    guarded composer (the loader validates them properly later)."""
     try:
         root = compose(read_text(path, path.name)[0], path.name)
     except InputError:
-        return None
-    node = locate(root, "scaling.file")
-    return scalar_text(node) if node is not root else None
+        return []
+    names = []
+    for field in NAMED_FILES:
+        section, _, key = field.partition(".")
+        owner = locate(root, section)
+        node = next((value for name, value in owner.value if scalar_text(name) == key), None) \
+            if isinstance(owner, MappingNode) and owner is not root else None
+        text = scalar_text(node) if node is not None else None
+        if text and not PurePosixPath(text).is_absolute():
+            names.append(text)
+    return names

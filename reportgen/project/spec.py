@@ -222,6 +222,9 @@ class Number(Spec):
             return reader.error(node, path, f"expected {kind} like {self.example}, got {describe_node(node)}")
         if not math.isfinite(value):
             return reader.error(node, path, f"expected a finite number, got {describe_node(node)}")
+        if value != 0 and not units.MIN_MAGNITUDE <= abs(value) <= units.MAX_MAGNITUDE:
+            return reader.error(node, path, f"out of range: numbers are read from 10⁻³⁰ to 10³⁰, got "
+                                f"{describe_node(node)}")
         if self.integer and value != int(value):
             return reader.error(node, path, f"expected a whole number, got {describe_node(node)}")
         if self.minimum is not None and (value < self.minimum or (self.exclusive_minimum and value == self.minimum)):
@@ -308,10 +311,13 @@ class Quantity(Spec):
         return value
 
     def _from_bare(self, number: float, seconds_per_unit: float) -> float:
-        if self.dimension == units.TIME:
-            return number * seconds_per_unit
-        if self.dimension == units.RATE:
-            return number / seconds_per_unit
+        if self.dimension in (units.TIME, units.RATE):
+            value = number * seconds_per_unit if self.dimension == units.TIME else number / seconds_per_unit
+            if not math.isfinite(value) or (value != 0 and not units.MIN_MAGNITUDE <= abs(value)
+                                            <= units.MAX_MAGNITUDE):
+                raise units.UnitProblem(f"out of range: quantities are read from 10⁻³⁰ to 10³⁰ in SI units, and "
+                                        f"this is {value:.3g} {self.dimension.si_unit}")
+            return value
         raise units.UnitProblem(f'expected {self.dimension.name} like "{self.dimension.example}": '
                                 "scaling.time_unit applies to times and rates only")
 

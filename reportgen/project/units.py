@@ -107,6 +107,12 @@ def registry() -> pint.UnitRegistry[float]:
     return pint.UnitRegistry(str(Path(__file__).with_name("units.txt")), cache_folder=None)
 
 
+# Every quantity, in SI units, lies within these magnitudes (or is zero): well beyond any machine's or any run's
+# (10²⁵ FLOP is a frontier model's training; 10⁻⁹ s a nanosecond), and far enough from float's limits that no
+# product or quotient of a few of them overflows to infinity or underflows to zero (a run of 10³⁰⁸ s did).
+MIN_MAGNITUDE, MAX_MAGNITUDE = 1e-30, 1e30
+
+
 def is_number_text(text: str) -> bool:
     return bool(_NUMBER_RE.match(text))
 
@@ -184,25 +190,31 @@ def parse_quantity(text: str, dimension: Dimension, *, currency: str = "USD", ex
     other dimensions the field accepts (a throughput in FLOP/s as well as in sequence/s): a value of one of them
     is returned in that dimension's SI unit, and `dimension_of` tells which it was.
     """
-    shown = text if len(text) <= MAX_QUANTITY_LENGTH else text[:MAX_QUANTITY_LENGTH] + "…"
-    examples = [(example or dimension.example)] + [other.example for other in also]
-    expected = f'expected {dimension.name} like ' + " or ".join(f'"{e.replace("USD", currency)}"' for e in examples)
+    def refused(why: str) -> UnitProblem:  # the message is built only for a refusal: a CSV reads 10⁶ good values
+        shown = text if len(text) <= MAX_QUANTITY_LENGTH else text[:MAX_QUANTITY_LENGTH] + "…"
+        examples = [(example or dimension.example)] + [other.example for other in also]
+        expected = f'expected {dimension.name} like ' + " or ".join(f'"{e.replace("USD", currency)}"'
+                                                                    for e in examples)
+        return UnitProblem(f"{expected}, got a text of {len(text)} characters" if not why
+                           else f'{expected}, got "{shown}" ({why})')
+
     if len(text) > MAX_QUANTITY_LENGTH:
-        raise UnitProblem(f"{expected}, got a text of {len(text)} characters")
+        raise refused("")
     match = _QUANTITY_RE.match(text)
     if not match:
-        raise UnitProblem(f'{expected}, got "{shown}" (not a number followed by a unit)')
+        raise refused("not a number followed by a unit")
     if not match["unit"] and dimension.si_unit != "count":
-        raise UnitProblem(f'{expected}, got "{shown}" (a number without a unit)')
+        raise refused("a number without a unit")
     number = float(match["number"])
     if not math.isfinite(number):
-        raise UnitProblem(f'{expected}, got "{shown}" (not a finite number)')
+        raise refused("not a finite number")
     factor, _, problem = _first_factor(match["unit"], (dimension, *also), currency)
     if problem:
-        raise UnitProblem(f'{expected}, got "{shown}" ({problem})')
+        raise refused(problem)
     value = number * factor
-    if not math.isfinite(value):
-        raise UnitProblem(f'{expected}, got "{shown}" (too large)')
+    if not math.isfinite(value) or (value != 0 and not MIN_MAGNITUDE <= abs(value) <= MAX_MAGNITUDE):
+        raise refused(f"out of range: quantities are read from 10⁻³⁰ to 10³⁰ in SI units, and this is "
+                      f"{value:.3g} {dimension.si_unit.replace(CURRENCY_TOKEN, currency)}")
     return value
 
 
@@ -222,7 +234,7 @@ def _first_factor(unit_text: str, dimensions: tuple[Dimension, ...],
     (the one a message names)."""
     first_problem = ""
     for dimension in dimensions:
-        factor, problem = _factor(unit_text, dimension, currency)
+        factor, problem = _factor(unit_text, dimension.si_unit, currency)
         if not problem:
             return factor, dimension, ""
         first_problem = first_problem or problem
@@ -239,7 +251,7 @@ def _rate_hint(unit_text: str, unit: Any, target: Any) -> str:
 
 
 @functools.lru_cache(maxsize=1024)
-def _factor(unit_text: str, dimension: Dimension, currency: str) -> tuple[float, str]:
+def _factor(unit_text: str, si_unit: str, currency: str) -> tuple[float, str]:
     """The size of one `unit_text` in the dimension's SI unit, or a problem to report. Cached: a file of 1,000
     runs writes the same few units thousands of times, and asking pint each time dominated loading it."""
     ureg = registry()  # imports pint (without Dask) first
@@ -260,7 +272,13 @@ def _factor(unit_text: str, dimension: Dimension, currency: str) -> tuple[float,
     except (pint.PintError, ValueError, TypeError, SyntaxError, AttributeError, AssertionError,
             tokenize.TokenError):  # pint's expression parser, behind the grammar check above
         return 0.0, "cannot read the unit"
-    target = ureg.Unit(dimension.si_unit)
+    target = ureg.Unit(si_unit)
     if unit.dimensionality != target.dimensionality:
         return 0.0, describe(ureg.Quantity(1.0, unit)) + _rate_hint(unit_text, unit, target)
-    return float(ureg.Quantity(1.0, unit).to(target).magnitude), ""
+    try:
+        factor = float(ureg.Quantity(1.0, unit).to(target).magnitude)
+    except (OverflowError, ZeroDivisionError):  # "Ys**99/s**98": prefixes raised to a power past float's range
+        return 0.0, "a unit too large or too small to compute"
+    if not math.isfinite(factor) or factor == 0:
+        return 0.0, "a unit too large or too small to compute"
+    return factor, ""

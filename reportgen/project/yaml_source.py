@@ -104,15 +104,20 @@ def _too_deep_at(text: str, limit: int) -> tuple[int, int] | None:
 def _check_graph(root: Node, display: str, problems: list[Problem]) -> None:
     """Refuse object tags, recursion, and documents whose aliases expand past the budget."""
     expanded: dict[int, int] = {}  # node id → size once every alias is expanded
+    aliased = [False]  # a node met twice: the document uses aliases
 
     def size(node: Node, depth: int, active: set[int]) -> int:
         key = id(node)
         if key in expanded:
+            aliased[0] = True
             return expanded[key]
         if key in active or depth > MAX_DEPTH:
             raise _Refused(node, "the document nests too deeply or refers to itself through an alias")
         if node.tag not in ALLOWED_TAGS:
             raise _Refused(node, f"the YAML tag {node.tag.replace(_YAML, '!!')} is not allowed in a project file")
+        if isinstance(node, ScalarNode) and not _encodable(node.value):
+            raise _Refused(node, "the text holds a lone surrogate (an escape such as \\ud800 that is half of a "
+                           "character): it is not valid Unicode and cannot be written to a report")
         total = 1
         if isinstance(node, MappingNode | SequenceNode):
             active.add(key)
@@ -121,8 +126,10 @@ def _check_graph(root: Node, display: str, problems: list[Problem]) -> None:
                 total += size(child, depth + 1, active)
                 if total > MAX_EXPANDED_NODES:
                     # Located at the innermost value whose expansion crosses the budget: where the aliases pile up.
-                    raise _Refused(node, f"the document expands past {MAX_EXPANDED_NODES} values through aliases: "
-                                   "this value repeats aliases that repeat others")
+                    raise _Refused(node, f"the document expands past {MAX_EXPANDED_NODES:,} values through aliases: "
+                                   "this value repeats aliases that repeat others" if aliased[0] else
+                                   f"the document holds more than {MAX_EXPANDED_NODES:,} values: keep large sets of "
+                                   "runs in a CSV file beside it (scaling.file)")
             active.discard(key)
         expanded[key] = total
         return total
@@ -131,6 +138,14 @@ def _check_graph(root: Node, display: str, problems: list[Problem]) -> None:
         size(root, 0, set())
     except _Refused as refusal:
         problems.append(problem_at(refusal.node.start_mark, display, "", refusal.message))
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class _Refused(Exception):
