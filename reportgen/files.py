@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -125,6 +126,22 @@ def _check_writable(folder: Path, shown: str) -> None:
         raise OutputError(f"{shown}: no permission to write there{where}; choose another folder")
 
 
+@contextmanager
+def locked(folder: Path) -> Iterator[None]:
+    """An exclusive lock on a folder for the read-modify-write of a file in it. Every writer of a project's CSV
+    (`measure`, each `ingest`) takes it around reading, checking and replacing the file, so that concurrent writers
+    never lose each other's rows. An advisory flock on the folder itself: no lock file is left behind, and the
+    kernel releases it when the process dies."""
+    import fcntl
+
+    descriptor = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)  # a signal while waiting interrupts it (PEP 475 runs the handler)
+        yield
+    finally:
+        os.close(descriptor)
+
+
 def make_folder(folder: Path) -> None:
     """The folder and its parents, created where missing (OutputError when that cannot be done)."""
     try:
@@ -185,7 +202,8 @@ def _staged(folder: Path, files: dict[str, bytes], *, mode: int | None = None,
         for name, data in files.items():
             try:
                 with interrupts.held():  # never a temporary that is not listed for removal
-                    handle, temporary = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=f".{name}", dir=folder)
+                    handle, temporary = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-", suffix=f".{name}",
+                                                         dir=folder)
                     staged.append((Path(temporary), folder / name))
                 with os.fdopen(handle, "wb") as stream:
                     os.fchmod(handle, mode)
@@ -205,7 +223,32 @@ def _staged(folder: Path, files: dict[str, bytes], *, mode: int | None = None,
 
 
 def remove_stale_temporaries(folder: Path) -> None:
-    """Temporaries left by a process killed (SIGKILL) between staging and moving."""
+    """Temporaries left by a process killed (SIGKILL) between staging and moving: those whose writer (the process
+    id in the name) is gone. Another build writing into the same folder at the same time keeps its own: removing
+    them failed it ("cannot write …results.json")."""
     for stale in folder.glob(f"{TEMP_PREFIX}*"):
+        owner = stale.name.removeprefix(TEMP_PREFIX).split("-", 1)[0]
+        if owner.isdigit() and _alive(int(owner)) and time.time() - _mtime(stale) < STALE_SECONDS:
+            continue
         with contextlib.suppress(OSError):
             stale.unlink()
+
+
+STALE_SECONDS = 24 * 3600  # a temporary this old is stale whatever its name says (a process id can be reused)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive
+        return True
+    return True
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0

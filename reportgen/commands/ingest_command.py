@@ -101,7 +101,9 @@ def _ingest_codecarbon(arguments: argparse.Namespace) -> int:
         print(f"note: CodeCarbon tracked the run in {run.country}, but energy.location is {location.country}: the "
               "energy is recorded; the report's CO2e uses energy.location", file=sys.stderr)
     csv_path = csv_of(loaded)
-    emissions.attach_energy(csv_path, run, arguments.nodes, replace=arguments.replace)
+    scaling = loaded.project.scaling
+    emissions.attach_energy(csv_path, run, arguments.nodes, replace=arguments.replace,
+                            time_unit_s=scaling.time_unit if scaling else None)
     console.say(f"wrote the energy of the run at {arguments.nodes} nodes in {csv_path}")
     return ExitCode.OK
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reportgen.errors import InputError, Problem
+from reportgen.files import locked
 from reportgen.ingest import measure
 from reportgen.project import measurements, units
 from reportgen.project.yaml_source import read_text
@@ -71,10 +72,16 @@ def read_emissions(path: Path, *, run_id: str | None = None) -> TrackedRun:
                       path.name, hashlib.sha256(data).hexdigest())
 
 
-def attach_energy(csv_path: Path, run: TrackedRun, nodes: int, *, replace: bool) -> float:
+def attach_energy(csv_path: Path, run: TrackedRun, nodes: int, *, replace: bool,
+                  time_unit_s: float | None = None) -> float:
     """Write the run's energy (kWh) into the CSV's row at `nodes` (the last one, when the scale has repeats: the run
     just recorded), with a provenance comment above it, atomically. The row must exist; an energy already there is
     kept unless replaced. Returns the energy written."""
+    with locked(csv_path.parent):  # read, check and replace as one step: concurrent writers lose no row
+        return _attach(csv_path, run, nodes, replace=replace, time_unit_s=time_unit_s)
+
+
+def _attach(csv_path: Path, run: TrackedRun, nodes: int, *, replace: bool, time_unit_s: float | None) -> float:
     lines, header = measure.csv_lines(csv_path)
     rows = measure.rows_at(lines, header, nodes) if header is not None else []
     if header is None or not rows:
@@ -98,7 +105,7 @@ def attach_energy(csv_path: Path, run: TrackedRun, nodes: int, *, replace: bool)
         raise InputError([Problem(csv_path.name, row_index + 1, 1, "", f"the run at {nodes} nodes already has an "
                                   "energy; use --replace to replace it")])
     energy_kwh = run.energy_at(nodes)
-    row_cells[position] = f"{energy_kwh * 3.6e6 / units.parse_unit(unit, units.ENERGY):.6g}"
+    row_cells[position] = measure.number_text(energy_kwh * 3.6e6 / units.parse_unit(unit, units.ENERGY))
     scaled = (f"; {run.rows} machine(s) tracked, scaled to {nodes} nodes assuming each draws the same"
               if nodes > run.rows else "")
     comment = (f"{measure.COMMENT}ingest codecarbon: {run.file} sha256 {run.sha256}, run {run.run_id}, "
@@ -109,5 +116,5 @@ def attach_energy(csv_path: Path, run: TrackedRun, nodes: int, *, replace: bool)
         lines[above] = comment  # the replaced energy's provenance goes with it
     else:
         lines.insert(row_index, comment)
-    measure.write_lines(csv_path, lines)
+    measure.write_lines(csv_path, lines, time_unit_s=time_unit_s)
     return energy_kwh

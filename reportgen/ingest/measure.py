@@ -22,9 +22,9 @@ from typing import Any
 
 from reportgen import interrupts
 from reportgen.errors import UsageError
-from reportgen.files import open_regular, replace_file, why_unreadable
+from reportgen.files import locked, open_regular, replace_file, why_unreadable
 from reportgen.project import measurements, units
-from reportgen.project.loader import LoadedProject
+from reportgen.project.loader import LoadedProject, check_measurements
 from reportgen.project.records import PROVENANCE
 from reportgen.project.yaml_source import read_text
 
@@ -231,7 +231,8 @@ def provenance(measurement: Measurement) -> str:
     if measurement.nodes == 1:
         return f"{MEASURED} 1 node; energy is CodeCarbon's estimate for this machine"
     return (f"{MEASURED} {measurement.nodes} nodes; energy is CodeCarbon's estimate for this machine "
-            f"({_number(measurement.energy_kwh)} kWh) × {measurement.nodes} nodes, assuming every node draws the same")
+            f"({number_text(measurement.energy_kwh)} kWh) × {measurement.nodes} nodes, assuming every node draws the "
+            "same")
 
 
 def append_run(csv_path: Path, measurement: Measurement, *, time_unit_s: float | None, replace: bool,
@@ -239,19 +240,19 @@ def append_run(csv_path: Path, measurement: Measurement, *, time_unit_s: float |
     """Add the measurement as a row of the CSV (created with a header when absent), with a provenance comment
     above it, atomically: replacing the runs at its node count, or beside them as one more repeat. CodeCarbon
     measures this machine only: a run at N nodes records N times its energy."""
-    check_can_append(csv_path, measurement.nodes, replace=replace, repeat=repeat,
-                     split={"compute", "communication", "idle"} <= measurement.split_s.keys())
-    lines, header_index = csv_lines(csv_path)
-    if header_index is None:
-        lines.append(_header(measurement))
-        header_index = len(lines) - 1
-    columns = [column for cell, _ in measurements.split_cells(lines[header_index])
-               if (column := measurements.header_column(cell)) is not None]
-    cells = {name: _cell(name, unit, measurement, time_unit_s) for name, unit in columns}
-    row = ",".join(cells[name] for name, _ in columns)
-    kept = lines if repeat else without_rows(lines, header_index, measurement.nodes)
-    lines = [*kept, provenance(measurement), row]
-    write_lines(csv_path, lines)
+    with locked(csv_path.parent):  # read, check and replace as one step: concurrent writers lose no row
+        check_can_append(csv_path, measurement.nodes, replace=replace, repeat=repeat,
+                         split={"compute", "communication", "idle"} <= measurement.split_s.keys())
+        lines, header_index = csv_lines(csv_path)
+        if header_index is None:
+            lines.append(_header(measurement))
+            header_index = len(lines) - 1
+        columns = [column for cell, _ in measurements.split_cells(lines[header_index])
+                   if (column := measurements.header_column(cell)) is not None]
+        cells = {name: _cell(name, unit, measurement, time_unit_s) for name, unit in columns}
+        row = ",".join(cells[name] for name, _ in columns)
+        kept = lines if repeat else without_rows(lines, header_index, measurement.nodes)
+        write_lines(csv_path, [*kept, provenance(measurement), row], time_unit_s=time_unit_s)
     return Appended(csv_path, cells)
 
 
@@ -275,11 +276,11 @@ def _cell(name: str, unit: str | None, measurement: Measurement, time_unit_s: fl
             return ""
         joules = measurement.energy_kwh * measurement.nodes * 3.6e6
         if unit:
-            return _number(joules / units.parse_unit(unit, units.ENERGY))
-        return f"{_number(measurement.energy_kwh * measurement.nodes)} kWh"
+            return number_text(joules / units.parse_unit(unit, units.ENERGY))
+        return f"{number_text(measurement.energy_kwh * measurement.nodes)} kWh"
     if name == "workers":
         scale = units.parse_unit(unit, units.TIME) if unit else (time_unit_s or 1.0)
-        return " ".join(_number(seconds / scale) for seconds in measurement.workers_s)
+        return " ".join(number_text(seconds / scale) for seconds in measurement.workers_s)
     if name == "time":
         seconds = measurement.wall_s
     elif name in SPLIT_FIELDS:
@@ -292,16 +293,24 @@ def _cell(name: str, unit: str | None, measurement: Measurement, time_unit_s: fl
     else:
         raise UsageError(f"measure cannot fill the CSV column {name!r}")
     if unit:
-        return _number(seconds / units.parse_unit(unit, units.TIME))
+        return number_text(seconds / units.parse_unit(unit, units.TIME))
     if time_unit_s:
-        return _number(seconds / time_unit_s)
-    return f"{_number(seconds)} s"
+        return number_text(seconds / time_unit_s)
+    return f"{number_text(seconds)} s"
 
 
-def write_lines(csv_path: Path, lines: list[str]) -> None:
-    """Replace the CSV with these lines, atomically (a stopped or failed write leaves it as it was)."""
-    replace_file(csv_path, ("\n".join(lines) + "\n").encode("utf-8"))
+def write_lines(csv_path: Path, lines: list[str], *, collectives: bool = False,
+                time_unit_s: float | None = None) -> None:
+    """Replace the CSV with these lines, atomically (a stopped or failed write leaves it as it was), once every
+    row reads as the project's loader reads it: no tool writes a value the project would refuse. Callers hold
+    `locked(csv_path.parent)` from their read of the file to this write."""
+    text = "\n".join(lines) + "\n"
+    check_measurements(text, csv_path.name, collectives=collectives, time_unit_s=time_unit_s)
+    replace_file(csv_path, text.encode("utf-8"))
 
 
-def _number(value: float) -> str:
-    return f"{value:.6g}"
+def number_text(value: float) -> str:
+    """A measured value at full precision: the shortest text that reads back as the same float ("47535", not
+    "47535.0"; "0.1234567890123" where six digits would have dropped half of it)."""
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text

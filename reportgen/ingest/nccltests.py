@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reportgen.errors import InputError, Problem
+from reportgen.files import locked
 from reportgen.ingest import measure
 from reportgen.project import measurements
 from reportgen.project.yaml_source import read_text
@@ -96,20 +97,22 @@ def yaml_entries(table: NcclTable, nodes: int) -> str:
 def append_collectives(csv_path: Path, table: NcclTable, nodes: int, *, replace: bool) -> int:
     """Add the table's timings at `nodes` to the collectives CSV (created with a header when absent), with a
     provenance comment, atomically; a node count already there is refused unless replaced. Returns the rows."""
-    lines, header = measure.csv_lines(csv_path)
-    if header is None:
-        lines.append(HEADER)
-        header = len(lines) - 1
-    elif measure.rows_at(lines, header, nodes) and not replace:
-        raise InputError([Problem(csv_path.name, measure.rows_at(lines, header, nodes)[0] + 1, 1, "",
-                                  f"collectives at {nodes} nodes are already recorded; use --replace to replace "
-                                  "them")])
-    columns = [column[0] for cell, _ in measurements.split_cells(lines[header])
-               if (column := measurements.header_column(cell)) is not None]
-    if columns != ["nodes", "bytes", "time"] or lines[header] != HEADER:
-        raise InputError([Problem(csv_path.name, header + 1, 1, "", f'the collectives CSV must start "{HEADER}"')])
-    kept = measure.without_rows(lines, header, nodes)
-    provenance = f"{measure.COMMENT}ingest nccl-tests: {table.operation}, {table.file} sha256 {table.sha256}"
-    rows = [f"{nodes},{t.bytes},{t.time_us:g}" for t in table.timings]
-    measure.write_lines(csv_path, [*kept, provenance, *rows])
+    with locked(csv_path.parent):  # read, check and replace as one step: concurrent writers lose no row
+        lines, header = measure.csv_lines(csv_path)
+        if header is None:
+            lines.append(HEADER)
+            header = len(lines) - 1
+        elif measure.rows_at(lines, header, nodes) and not replace:
+            raise InputError([Problem(csv_path.name, measure.rows_at(lines, header, nodes)[0] + 1, 1, "",
+                                      f"collectives at {nodes} nodes are already recorded; use --replace to replace "
+                                      "them")])
+        columns = [column[0] for cell, _ in measurements.split_cells(lines[header])
+                   if (column := measurements.header_column(cell)) is not None]
+        if columns != ["nodes", "bytes", "time"] or lines[header] != HEADER:
+            raise InputError([Problem(csv_path.name, header + 1, 1, "",
+                                      f'the collectives CSV must start "{HEADER}"')])
+        kept = measure.without_rows(lines, header, nodes)
+        provenance = f"{measure.COMMENT}ingest nccl-tests: {table.operation}, {table.file} sha256 {table.sha256}"
+        rows = [f"{nodes},{t.bytes},{measure.number_text(t.time_us)}" for t in table.timings]
+        measure.write_lines(csv_path, [*kept, provenance, *rows], collectives=True)
     return len(rows)

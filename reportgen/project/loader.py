@@ -215,6 +215,26 @@ def _with_file_collectives(prediction: Prediction, root: Node, path: Path, reade
     return merged
 
 
+def check_measurements(text: str, display: str, *, collectives: bool = False,
+                       time_unit_s: float | None = None) -> None:
+    """CSV text about to replace a project's measurements, every row read as the loader reads it (finite,
+    non-negative, in range, in one form): what `measure` and every `ingest` call before writing anything, so
+    that no tool writes a row the project would then refuse. InputError located at the row."""
+    columns = measurements.COLLECTIVE_COLUMNS if collectives else measurements.COLUMNS
+    node, _ = measurements.parse_rows(text, display, columns)
+    reader = Reader(display)
+    with reader.time_unit(time_unit_s):
+        rows = Items(Section(Collective if collectives else Run), min_items=0).read(node, "", reader)
+    if rows is not INVALID and not collectives:
+        forms = [run.form for run in rows]
+        for index, form in enumerate(forms):
+            if form != forms[0]:
+                reader.error(node.value[index], "", f"every run must be in one form: the first is {forms[0]}, this "
+                             f"one is {form}")
+    if reader.problems:
+        raise InputError(reader.problems)
+
+
 def _check_runs(scaling: Scaling, runs_node: Node, root: Node, reader: Reader) -> None:
     """One form for every run, and work_per_run only where it means something. Rows with the same node count are
     repeats of one scale (the analyses take their medians)."""

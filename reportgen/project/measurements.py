@@ -82,11 +82,21 @@ def header_column(cell: str) -> tuple[str, str | None] | None:
 
 
 COLLECTIVE_COLUMNS = ("nodes", "bytes", "time")
+
+
 def read_runs(path: Path, display: str,
               columns_known: tuple[str, ...] = COLUMNS) -> tuple[SequenceNode, bytes, list[RowSource]]:
     """The rows of a CSV (measured runs, or collectives) as a sequence of mapping nodes, the file's bytes, and
     each row's provenance (the `# reportgen` comments right above it)."""
     text, data = read_text(path, display, limit=MAX_CSV_BYTES)
+    node, sources = parse_rows(text, display, columns_known)
+    return node, data, sources
+
+
+def parse_rows(text: str, display: str,
+               columns_known: tuple[str, ...] = COLUMNS) -> tuple[SequenceNode, list[RowSource]]:
+    """CSV text as a sequence of mapping nodes, one per row, each cell at its line and column; and each row's
+    provenance."""
     problems: list[Problem] = []
     lines = []
     sources: list[RowSource] = []
@@ -143,7 +153,7 @@ def read_runs(path: Path, display: str,
     if problems:
         raise InputError(problems)
     first = mark_at(display, header_number, 1)
-    return SequenceNode("tag:yaml.org,2002:seq", runs, start_mark=first, end_mark=first), data, sources
+    return SequenceNode("tag:yaml.org,2002:seq", runs, start_mark=first, end_mark=first), sources
 
 
 def _check_size(lines: list[tuple[int, str]], columns: int, display: str) -> None:
@@ -153,9 +163,10 @@ def _check_size(lines: list[tuple[int, str]], columns: int, display: str) -> Non
     for number, line in lines[1:]:
         values += columns + line.count(" ") if " " in line else columns
         if values > MAX_CSV_VALUES:
-            raise InputError([Problem(display, number, 1, "", f"more than {MAX_CSV_VALUES:,} values: reportgen reads "
-                                      f"at most {MAX_CSV_VALUES:,} measured values from a CSV (about "
-                                      f"{MAX_CSV_VALUES // 5:,} runs); keep a sample of the repeats, or their medians")])
+            raise InputError([Problem(display, number, 1, "", f"more than {MAX_CSV_VALUES:,} values: reportgen "
+                                      f"reads at most {MAX_CSV_VALUES:,} measured values from a CSV (about "
+                                      f"{MAX_CSV_VALUES // 5:,} runs); keep a sample of the repeats, or their "
+                                      "medians")])
 
 
 def _is_bare_number(cell: str) -> bool:
@@ -168,7 +179,7 @@ def _is_bare_number(cell: str) -> bool:
 
 def _typed(value: str, mark: Mark) -> ScalarNode:
     node = scalar_node(value, mark)
-    if value.lstrip("+-").isdigit() and value.isascii() and value[1:].isdigit() or value.isdigit():
+    if (value.lstrip("+-").isdigit() and value.isascii() and value[1:].isdigit()) or value.isdigit():
         node.tag = "tag:yaml.org,2002:int"  # node counts are whole numbers, as YAML would read them
     return node
 
