@@ -133,8 +133,8 @@ def write_job(folder: Path, compute: list[float], per_rank: dict[int, dict] | No
 
 def test_a_straggler_shows_as_waiting_not_communication(tmp_path: Path) -> None:
     compute = [1000.0, 1000.0, 1000.0, 1600.0]  # rank 3 computes 600 µs longer each step
-    files, folder = traces.trace_files([write_job(tmp_path / "job", compute)])
-    job = traces.combine(traces.reduce_files(files), folder=folder)
+    files = traces.trace_files([write_job(tmp_path / "job", compute)])
+    job = traces.combine(traces.reduce_files(files))
     # three complete steps: the others wait 600 µs a step for rank 3, the transfer is 100 µs for everyone
     assert [row.wait_us for row in job.ranks] == [1800.0, 1800.0, 1800.0, 0.0]
     run = job.run
@@ -149,16 +149,16 @@ def test_a_straggler_shows_as_waiting_not_communication(tmp_path: Path) -> None:
 
 def test_skewed_clocks_change_nothing(tmp_path: Path) -> None:
     compute = [900.0, 1300.0]
-    plain = traces.combine(traces.reduce_files(traces.trace_files([write_job(tmp_path / "a", compute)])[0]))
+    plain = traces.combine(traces.reduce_files(traces.trace_files([write_job(tmp_path / "a", compute)])))
     skewed = traces.combine(traces.reduce_files(traces.trace_files(
-        [write_job(tmp_path / "b", compute, {1: {"offset": 123_456.0}})])[0]))
+        [write_job(tmp_path / "b", compute, {1: {"offset": 123_456.0}})])))
     assert [r.wait_us for r in skewed.ranks] == [r.wait_us for r in plain.ranks] == [1200.0, 0.0]
 
 
 def test_a_rank_without_collectives_waits_for_nobody(tmp_path: Path) -> None:
     compute = [1000.0, 1200.0, 1500.0]
     folder = write_job(tmp_path / "job", compute, {2: {"collectives": False}})
-    job = traces.combine(traces.reduce_files(traces.trace_files([folder])[0]))
+    job = traces.combine(traces.reduce_files(traces.trace_files([folder])))
     # ranks 0 and 1 still match each other: 1,500 − 1,000 + 100 against 1,500 − 1,200 + 100 → 200 µs a step
     assert [row.wait_us for row in job.ranks] == [600.0, 0.0, 0.0]
     assert job.ranks[2].breakdown.communication_us == 0.0
@@ -201,8 +201,7 @@ def test_the_job_run_lands_in_the_csv_with_its_provenance(tmp_path: Path) -> Non
 # ------------------------------------------------------------------------------------------------ bad traces
 def refused(paths: list[Path], *args: str) -> str:
     with pytest.raises(InputError) as caught:
-        files, folder = traces.trace_files(paths)
-        traces.combine(traces.reduce_files(files, processes=1), folder=folder)
+        traces.combine(traces.reduce_files(traces.trace_files(paths), processes=1))
     return str(caught.value)
 
 
@@ -229,7 +228,8 @@ def test_ranks_must_fit_together(tmp_path: Path) -> None:
     twice = refused([tmp_path / "a" / "rank-0.json.gz", tmp_path / "a" / "rank-0.json.gz"])
     assert "rank 0 again" in twice
     (tmp_path / "a" / "rank-1.json.gz").unlink()
-    assert "ranks missing from the folder of a world of 2: 1" in refused([tmp_path / "a"])
+    sampled = traces.combine(traces.reduce_files(traces.trace_files([tmp_path / "a"]), processes=1))
+    assert sampled.missing == (1,) and sampled.sampled  # a sample of the job's ranks, as HTA reads a folder
     write_job(tmp_path / "b", [1000.0, 1100.0, 1200.0])
     assert "world size 3" in refused([tmp_path / "a" / "rank-0.json.gz", tmp_path / "b" / "rank-1.json.gz"])
 
@@ -302,10 +302,10 @@ def test_measure_takes_its_split_from_the_traces_the_command_writes(tmp_path: Pa
 def test_ranks_reduce_on_a_dask_cluster(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     distributed = pytest.importorskip("distributed")  # a test extra; optional for users (reportgen[dask])
     folder = write_job(tmp_path / "job", [1000.0, 1000.0, 1600.0])
-    local = traces.combine(traces.reduce_files(traces.trace_files([folder])[0], processes=1))
+    local = traces.combine(traces.reduce_files(traces.trace_files([folder]), processes=1))
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
                                   dashboard_address=None) as cluster:
-        files = traces.trace_files([folder])[0]
+        files = traces.trace_files([folder])
         remote = traces.combine(traces.reduce_files(files, scheduler=cluster.scheduler_address))
         assert main(["ingest", "trace", str(folder), "--scheduler", cluster.scheduler_address]) == 0
     assert remote == local  # the same ranks, waits and run, whoever reduced them

@@ -158,6 +158,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="derive the node count from the traces' world size (world size / G)")
     trace.add_argument("--steps-per-run", type=float, default=1.0, metavar="K",
                        help="profiler steps in one run of the project (default 1: a run is one step)")
+    trace.add_argument("--sampled", action="store_true",
+                       help="with --project, append a job whose traces hold only some of its ranks (a folder that "
+                       "keeps a sample of a large job's): the run is the median rank, its wait a lower bound")
     _replace_or_repeat(trace)
     trace.add_argument("--scheduler", metavar="ADDRESS",
                        help="reduce the ranks on a Dask distributed cluster (e.g. tcp://host:8786) whose workers "

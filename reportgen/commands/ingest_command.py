@@ -24,11 +24,13 @@ def run(arguments: argparse.Namespace) -> int:
 def _ingest_trace(arguments: argparse.Namespace) -> int:
     import json
 
-    files, folder = traces.trace_files(arguments.paths)
-    job = traces.combine(traces.reduce_files(files, scheduler=arguments.scheduler), folder=folder,
-                         shown=str(arguments.paths[0]) if len(arguments.paths) == 1 else "")
-    if arguments.steps_per_run <= 0:
-        raise UsageError(f"--steps-per-run must be more than zero, got {arguments.steps_per_run:g}")
+    if not (0 < arguments.steps_per_run <= 1e9):
+        raise UsageError(f"--steps-per-run must be more than zero (and at most 10⁹), got {arguments.steps_per_run:g}")
+    job = traces.combine(traces.reduce_files(traces.trace_files(arguments.paths), scheduler=arguments.scheduler))
+    if arguments.project is not None and job.sampled and not arguments.sampled:
+        raise UsageError(f"the traces hold {len(job.ranks)} of the {job.world_size} ranks of the job (missing: "
+                         f"{_listed_ranks(job.missing)}): pass --sampled to append the job from the ranks present "
+                         "(their median rank, its wait a lower bound), or add the missing ranks' traces")
     nodes = _trace_nodes(arguments, job.world_size)
     if arguments.format == "json":
         print(json.dumps(_trace_document(job, arguments.steps_per_run), indent=2))
@@ -139,7 +141,8 @@ def _trace_document(job: traces.JobBreakdown, steps_per_run: float) -> dict[str,
         "run": {"compute_s": run.compute_s * steps_per_run, "communication_s": run.communication_s * steps_per_run,
                 "idle_s": run.idle_s * steps_per_run, "io_s": run.io_s * steps_per_run,
                 "workers_s": [w * steps_per_run for w in run.workers_s], "steps_per_run": steps_per_run,
-                "profiler_steps": run.steps, "wait_measured": run.wait_measured, "world_size": job.world_size},
+                "profiler_steps": run.steps, "wait_measured": run.wait_measured, "world_size": job.world_size,
+                "sampled": job.sampled, "missing_ranks": list(job.missing)},
     }
 
 
@@ -153,12 +156,23 @@ def _print_trace_table(job: traces.JobBreakdown, steps_per_run: float) -> None:
               f"{b.memory_us / 1e3:10.3f} {b.idle_us / 1e3:10.3f} {wait} {b.overlap_pct:7.2f}% {b.steps:>6}")
     run, k = job.run, steps_per_run
     world = f" of a world of {job.world_size}" if job.world_size else ""
-    print(f"run ({len(job.ranks)} rank{'s' if len(job.ranks) != 1 else ''}{world}; per {k:g} step"
+    middle = "the median rank" if job.sampled else "the mean rank"
+    print(f"run ({len(job.ranks)} rank{'s' if len(job.ranks) != 1 else ''}{world}, {middle}; per {k:g} step"
           f"{'s' if k != 1 else ''}): compute {run.compute_s * k:.6g} s, "
           f"communication {run.communication_s * k:.6g} s, idle {run.idle_s * k:.6g} s, io {run.io_s * k:.6g} s")
+    if job.sampled:
+        print(f"sampled: {len(job.missing)} of the {job.world_size} ranks have no trace here "
+              f"({_listed_ranks(job.missing)}); the wait for the slowest rank is split over the ranks present, a "
+              "lower bound (the slowest may be one not sampled)")
     if not run.wait_measured:
         print("one rank only: waiting for the slowest rank is unknown, so all exposed communication is counted as "
               "communication")
+
+
+def _listed_ranks(ranks: tuple[int, ...]) -> str:
+    """A few rank numbers and how many more: a 1,024-rank job sampled at two ranks misses 1,022."""
+    shown = ", ".join(str(rank) for rank in ranks[:6])
+    return shown if len(ranks) <= 6 else f"{shown} and {len(ranks) - 6:,} more"
 
 
 def with_trace_split(measurement: Any, trace_dir: Path, steps_per_run: float) -> Any:
@@ -172,8 +186,11 @@ def with_trace_split(measurement: Any, trace_dir: Path, steps_per_run: float) ->
     energy = f"{measurement.energy_kwh:.6g} kWh on this machine" if measurement.energy_kwh is not None else "none"
     print(f"measured: wall time {measurement.wall_s:.6g} s, energy {energy}; reading the traces in {trace_dir}",
           file=sys.stderr)
-    files, folder = traces.trace_files([trace_dir])
-    job = traces.combine(traces.reduce_files(files), folder=folder, shown=str(trace_dir))
+    job = traces.combine(traces.reduce_files(traces.trace_files([trace_dir])))
+    if job.sampled:
+        raise UsageError(f"{trace_dir} holds {len(job.ranks)} of the {job.world_size} ranks of the job (missing: "
+                         f"{_listed_ranks(job.missing)}): measure records a whole job; ingest the folder with "
+                         "`reportgen ingest trace --sampled` instead")
     measured = replace(measurement, split_s=job.split_s(steps_per_run))
     return replace(measured, workers_s=tuple(w * steps_per_run for w in job.run.workers_s),
                    source=(provenance(measured), *job.provenance(measurement.nodes, steps_per_run)))

@@ -96,12 +96,21 @@ class JobBreakdown:
     run: JobRun
     world_size: int | None
     files: tuple[tuple[str, str], ...]  # (file name, SHA-256) of every trace read
+    missing: tuple[int, ...] = ()  # ranks of the world with no trace: a sampled job (the run is the median rank)
+
+    @property
+    def sampled(self) -> bool:
+        return bool(self.missing)
 
     def provenance(self, nodes: int, steps_per_run: float) -> tuple[str, ...]:
         """The comment lines recorded above the job's run: what was read, the files' hashes, each rank's times."""
         run, k = self.run, steps_per_run
         wait = "measured across ranks" if run.wait_measured else "unknown (one rank): all exposed communication counted"
-        return (f"{PROVENANCE}ingest trace: {nodes} nodes, {len(self.ranks)} ranks, {run.steps} profiler step(s) per "
+        if self.sampled:
+            wait += " present (a lower bound: the slowest rank may be one not sampled)"
+        ranks = (f"{len(self.ranks)} of {self.world_size} ranks (sampled: the run is the median rank)"
+                 if self.sampled else f"{len(self.ranks)} ranks")
+        return (f"{PROVENANCE}ingest trace: {nodes} nodes, {ranks}, {run.steps} profiler step(s) per "
                 f"rank scaled to {k:g} per run; wait for the slowest rank {wait}",
                 *(f"{PROVENANCE}trace: {name} sha256 {digest}" for name, digest in self.files),
                 *(f"{PROVENANCE}rank {rank}: compute {c * k:.6g} s, communication {m * k:.6g} s, wait {w * k:.6g} s, "
@@ -125,14 +134,12 @@ class JobBreakdown:
 
 
 # ------------------------------------------------------------------------------------------------------ reading
-def trace_files(paths: Sequence[Path]) -> tuple[list[Path], bool]:
-    """The trace files named, a folder standing for the traces inside it; True when a folder was given (then
-    every rank of the world must be there)."""
+def trace_files(paths: Sequence[Path]) -> list[Path]:
+    """The trace files named, a folder standing for the traces inside it (every rank of a job, or a sample of its
+    ranks: the job's breakdown says which ranks are missing)."""
     files: list[Path] = []
-    folder = False
     for path in paths:
         if path.is_dir():
-            folder = True
             found = sorted(p for p in path.iterdir() if p.name.endswith(TRACE_SUFFIXES))
             if not found:
                 raise InputError([Problem(str(path), 1, 1, "", "the folder holds no .json or .json.gz trace")])
@@ -141,7 +148,7 @@ def trace_files(paths: Sequence[Path]) -> tuple[list[Path], bool]:
             files.append(path)
         else:
             raise InputError([Problem(str(path), 1, 1, "", "no such file or folder")])
-    return files, folder
+    return files
 
 
 class _Args(msgspec.Struct, gc=False):
@@ -179,6 +186,14 @@ _ARRAY_END = re.compile(rb"\s*\]")
 _BYTE = re.compile(r"byte (\d+)")
 _INDEX = re.compile(r"\$\[(\d+)\]")
 BLOCK_BYTES = 4 << 20  # events are decoded a block at a time: memory is a block's events, not the file's
+# Limits, each with its own refusal: a trace that decompresses past MAX_TRACE_BYTES; a compressed trace that expands
+# more than MAX_EXPANSION-fold past its first EXPANSION_SLACK (real traces compress about 14-fold: a gzip bomb of
+# spaces or of one event repeated expands hundreds-fold); more than MAX_OUTSIDE_BYTES before the traceEvents array or
+# after it (a header of a few kB in a real trace); one event longer than MAX_EVENT_BYTES.
+MAX_TRACE_BYTES = 8 << 30
+MAX_EXPANSION, EXPANSION_SLACK = 100, 64 << 20
+MAX_OUTSIDE_BYTES = 16 << 20
+MAX_EVENT_BYTES = 16 << 20
 
 
 class _TraceFile:
@@ -203,6 +218,8 @@ class _TraceFile:
         self._lines = 0  # newlines before the buffer
         self._line_start = 0  # document position where the buffer's first line starts
         self._events = 0  # events decoded so far
+        self._stored: _Hashing | None = None  # the file as stored, to hold the expansion of a compressed one
+        self._searched = 0  # buffer index the search for the traceEvents key has reached
 
     def event_batches(self) -> Iterator[list[_Event]]:
         digest = hashlib.sha256()
@@ -211,6 +228,7 @@ class _TraceFile:
                 hashed = _Hashing(stored, digest)
                 gz = self.path.name.endswith(".gz") or stored.read(2) == b"\x1f\x8b"
                 stored.seek(0)
+                self._stored = hashed if gz else None
                 source: _Readable = gzip.GzipFile(fileobj=hashed, mode="rb") if gz else hashed  # type: ignore[call-overload]
                 yield from self._batches(source)
                 while hashed.read(BLOCK_BYTES):  # past a gzip member's end: the digest covers every stored byte
@@ -225,10 +243,15 @@ class _TraceFile:
         found = None
         while found is None:
             more = self._read(source)
-            found = _EVENTS_KEY.search(self._buffer)
+            # only what is new is searched (a key split across two blocks is found from 64 bytes back)
+            found = _EVENTS_KEY.search(self._buffer, max(0, self._searched - 64))
+            self._searched = len(self._buffer)
             if found is None and not more:
                 self._decode_header(bytes(self._buffer), len(self._buffer))  # raises when it is not JSON
                 raise self._error(1, 1, "not a profiler trace: no traceEvents array")
+            if found is None and len(self._buffer) > MAX_OUTSIDE_BYTES:
+                raise self._error(1, 1, f"not a profiler trace: no traceEvents array in its first "
+                                  f"{MAX_OUTSIDE_BYTES >> 20} MiB")
         prefix = bytes(self._buffer[:found.end() - 1])
         self._start = found.end() - 1
         at_end = False
@@ -246,10 +269,15 @@ class _TraceFile:
                 self._start = following.end() - 1
             elif at_end:
                 self._fail()
+            elif len(self._buffer) - self._start > MAX_EVENT_BYTES:
+                raise self._error(*self._position(self._start), f"not a profiler trace: no event ends within "
+                                  f"{MAX_EVENT_BYTES >> 20} MiB of here")
             else:
                 at_end = not self._read(source)
         while self._read(source):  # what follows the array: small
-            pass
+            if len(self._buffer) - self._start > MAX_OUTSIDE_BYTES:
+                raise self._error(*self._position(self._start), f"not a profiler trace: more than "
+                                  f"{MAX_OUTSIDE_BYTES >> 20} MiB after the traceEvents array")
         self.header = self._decode_header(prefix + b"[]" + self._buffer[self._start + 1:], len(prefix))
 
     def _read(self, source: _Readable) -> bool:
@@ -264,7 +292,19 @@ class _TraceFile:
             self._start = 0
         more = source.read(BLOCK_BYTES)
         self._buffer += more
+        self._check_size(self._offset + len(self._buffer))
         return bool(more)
+
+    def _check_size(self, expanded: int) -> None:
+        """Refuse a trace past MAX_TRACE_BYTES, and a compressed one that expands like a gzip bomb."""
+        if expanded > MAX_TRACE_BYTES:
+            raise self._error(1, 1, f"larger than {MAX_TRACE_BYTES >> 30} GiB: reportgen reads traces up to "
+                              f"{MAX_TRACE_BYTES >> 30} GiB each (split the profile into fewer steps)")
+        stored = self._stored.count if self._stored is not None else 0
+        if self._stored is not None and expanded > EXPANSION_SLACK + MAX_EXPANSION * stored:
+            raise self._error(1, 1, f"expands more than {MAX_EXPANSION}-fold ({stored:,} compressed bytes have "
+                              f"given {expanded:,}): a gzip bomb, not a profiler trace (traces compress about "
+                              "14-fold)")
 
     def _cut(self) -> int | None:
         """Just past the last closing brace in the buffer that an event separator or the array's end follows."""
@@ -290,6 +330,8 @@ class _TraceFile:
                 batch = _EVENTS.decode(run)
         except msgspec.ValidationError as error:
             raise self._invalid(error) from None
+        except UnicodeDecodeError as error:  # a name in another encoding: JSON is UTF-8
+            raise self._not_utf8(start, error) from None
         except msgspec.DecodeError as error:
             byte = _BYTE.search(str(error))
             if byte is None or start + int(byte.group(1)) >= cut:
@@ -300,12 +342,25 @@ class _TraceFile:
         self._events += len(batch)
         return batch
 
+    def _not_utf8(self, start: int, error: UnicodeDecodeError) -> InputError:
+        """A byte that is not UTF-8, located in the file (the decoder counts from the string it was in, so the
+        buffer is decoded again to find the byte)."""
+        try:
+            bytes(self._buffer[start:]).decode("utf-8")
+            at = start + error.start
+        except UnicodeDecodeError as again:
+            at = start + again.start
+        return self._error(*self._position(at), f"not UTF-8: byte 0x{self._buffer[at]:02x} (JSON text is UTF-8, "
+                           "as the profiler writes it)")
+
     def _fail(self) -> NoReturn:
         """At the file's end with events that never decode: the decoder's own error, where the JSON breaks off."""
         try:
             _EVENTS.decode(b"[" + self._buffer[self._start + 1:])
         except msgspec.ValidationError as error:
             raise self._invalid(error) from None
+        except UnicodeDecodeError as error:
+            raise self._not_utf8(self._start, error) from None
         except msgspec.DecodeError as error:
             byte = _BYTE.search(str(error))
             at = self._start + int(byte.group(1)) if byte else len(self._buffer)
@@ -319,6 +374,9 @@ class _TraceFile:
             return _HEADER.decode(document)
         except msgspec.ValidationError as error:
             raise self._error(1, 1, f"not a profiler trace: {error}") from None
+        except UnicodeDecodeError as error:
+            line, column = _line_column(document, error.start)
+            raise self._error(line, column, "not UTF-8 (JSON text is UTF-8)") from None
         except msgspec.DecodeError as error:
             byte = _BYTE.search(str(error))
             at = int(byte.group(1)) if byte else len(document)
@@ -356,10 +414,12 @@ class _Hashing:
 
     def __init__(self, file: BinaryIO, digest: hashlib._Hash) -> None:
         self._file, self._digest = file, digest
+        self.count = 0  # bytes read so far
 
     def read(self, size: int = -1, /) -> bytes:
         data = self._file.read(size)
         self._digest.update(data)
+        self.count += len(data)
         return data
 
 
@@ -483,28 +543,40 @@ def covered(intervals: tuple[np.ndarray, np.ndarray]) -> float:
 
 
 # ------------------------------------------------------------------------------------------------ the whole job
-def combine(breakdowns: Sequence[RankBreakdown], *, folder: bool = False, shown: str = "") -> JobBreakdown:
+def combine(breakdowns: Sequence[RankBreakdown]) -> JobBreakdown:
     """Check the ranks against each other, split exposed communication into transfer and wait, build the run."""
-    _check_ranks(breakdowns, folder=folder, shown=shown)
+    _check_ranks(breakdowns)
     ranks = sorted(breakdowns, key=lambda b: b.rank)
     waits = _waits(ranks) if len(ranks) > 1 else [None] * len(ranks)
     steps = min(b.steps for b in ranks)
     per_step = [1e-6 / b.steps for b in ranks]  # µs over the window → s per step
-    n = len(ranks)
     wait_s = [min(w, b.communication_us) * k if w is not None else 0.0 for b, w, k in zip(ranks, waits, per_step,
                                                                                         strict=True)]
+    world = next((b.world_size for b in ranks if b.world_size is not None), None)
+    missing = tuple(sorted(set(range(world)) - {b.rank for b in ranks})) if world else ()
+    # Every rank of the job: their mean. A sample of its ranks (a folder that keeps a few of a large job, as HTA
+    # reads it): the median rank, which one odd rank does not move.
+    middle = _median if missing else _mean
     run = JobRun(
-        compute_s=sum(b.compute_us * k for b, k in zip(ranks, per_step, strict=True)) / n,
-        communication_s=sum(b.communication_us * k - w for b, k, w in zip(ranks, per_step, wait_s, strict=True)) / n,
-        idle_s=sum(b.idle_us * k + w for b, k, w in zip(ranks, per_step, wait_s, strict=True)) / n,
-        io_s=sum(b.memory_us * k for b, k in zip(ranks, per_step, strict=True)) / n,
+        compute_s=middle([b.compute_us * k for b, k in zip(ranks, per_step, strict=True)]),
+        communication_s=middle([b.communication_us * k - w for b, k, w in zip(ranks, per_step, wait_s,
+                                                                               strict=True)]),
+        idle_s=middle([b.idle_us * k + w for b, k, w in zip(ranks, per_step, wait_s, strict=True)]),
+        io_s=middle([b.memory_us * k for b, k in zip(ranks, per_step, strict=True)]),
         workers_s=tuple(b.compute_us * k for b, k in zip(ranks, per_step, strict=True)),
         steps=steps,
-        wait_measured=n > 1,
+        wait_measured=len(ranks) > 1,
     )
-    world = next((b.world_size for b in ranks if b.world_size is not None), None)
     return JobBreakdown(tuple(RankRow(b, w) for b, w in zip(ranks, waits, strict=True)), run, world,
-                        tuple((b.file, b.sha256) for b in ranks))
+                        tuple((b.file, b.sha256) for b in ranks), missing)
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values)
+
+
+def _median(values: list[float]) -> float:
+    return float(np.median(values))
 
 
 def _waits(ranks: Sequence[RankBreakdown]) -> list[float | None]:
@@ -523,10 +595,18 @@ def _waits(ranks: Sequence[RankBreakdown]) -> list[float | None]:
     return list(waits)
 
 
-def _check_ranks(breakdowns: Sequence[RankBreakdown], *, folder: bool, shown: str) -> None:
+def _check_ranks(breakdowns: Sequence[RankBreakdown]) -> None:
+    """Ranks that can be one job's: each within its world (0 … world − 1), none twice, one world size."""
     problems = []
     seen: dict[int, str] = {}
     for b in breakdowns:
+        if b.world_size is not None and b.world_size < 1:
+            problems.append(Problem(b.file, 1, 1, "", f"distributedInfo.world_size {b.world_size}: a job has one "
+                                    "rank or more"))
+        elif b.rank < 0 or (b.world_size is not None and b.rank >= b.world_size):
+            problems.append(Problem(b.file, 1, 1, "", f"distributedInfo.rank {b.rank} is outside its world of "
+                                    f"{b.world_size if b.world_size is not None else 'unknown size'} (ranks 0 to "
+                                    f"{(b.world_size or 1) - 1})"))
         if b.rank in seen:
             problems.append(Problem(b.file, 1, 1, "", f"rank {b.rank} again: {seen[b.rank]} is rank {b.rank} too"))
         seen.setdefault(b.rank, b.file)
@@ -537,13 +617,6 @@ def _check_ranks(breakdowns: Sequence[RankBreakdown], *, folder: bool, shown: st
             if b.world_size != first.world_size:
                 problems.append(Problem(b.file, 1, 1, "", f"world size {b.world_size}, but {first.file} says "
                                         f"{first.world_size}: traces of different jobs"))
-    elif folder and worlds:
-        (world,) = worlds
-        missing = sorted(set(range(world)) - set(seen))
-        if missing:
-            listed = ", ".join(str(r) for r in missing[:8]) + (" …" if len(missing) > 8 else "")
-            problems.append(Problem(shown or breakdowns[0].file, 1, 1, "",
-                                    f"ranks missing from the folder of a world of {world}: {listed}"))
     if problems:
         raise InputError(problems)
 
