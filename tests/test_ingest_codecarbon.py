@@ -54,12 +54,55 @@ def test_the_energy_lands_in_the_run_with_its_provenance(tmp_path: Path, capsys:
     assert main([*command, "--nodes", "8"]) == 0
     assert "tracked the run in FRA, but energy.location is DEU" in capsys.readouterr().err
     lines = (tmp_path / "runs.csv").read_text().splitlines()
-    assert lines[0] == "nodes,time [s],energy [kWh]" and lines[1] == "1,100,"
+    assert lines[0] == "nodes,time [s],energy [kWh],co2_recorded [kg]" and lines[1] == "1,100,,"
     assert lines[2].startswith("# reportgen ingest codecarbon: emissions.csv sha256 ")
     assert "scaled to 8 nodes assuming each draws the same" in lines[2]
     run = next(r for r in load_project(project).project.scaling.runs if r.nodes == 8)
-    assert run.energy == pytest.approx(8 * float(rows()[1]["energy_consumed"]) * 3.6e6, rel=1e-5)
+    # at full precision: eight times the tracked machine's, to the last bit
+    assert run.energy == 8 * float(rows()[1]["energy_consumed"]) * 3.6e6
+    assert run.co2_recorded == pytest.approx(8 * float(rows()[1]["emissions"]), rel=1e-15)
     assert main([*command, "--nodes", "8"]) == 2  # an energy is already there
     assert main([*command, "--nodes", "8", "--replace", "--run-id", rows()[0]["run_id"]]) == 0
     text = (tmp_path / "runs.csv").read_text()
     assert text.count("# reportgen ingest codecarbon") == 1 and rows()[0]["run_id"] in text
+
+
+def test_codecarbon_s_own_emissions_are_shown_beside_the_report_s(tmp_path: Path) -> None:
+    from reportgen.analysis import analyze
+    from reportgen.project.carbon import intensity_for
+
+    project = tmp_path / "p.yaml"
+    project.write_text("project: {title: T}\nscaling: {file: runs.csv}\n"
+                       "energy: {node_power: 1 kW, pue: 1.2, location: {country: FRA}}\n")
+    (tmp_path / "runs.csv").write_text("nodes,time [s]\n1,100\n")
+    assert main(["ingest", "codecarbon", str(TRACKED), "--project", str(project), "--nodes", "1", "-q"]) == 0
+    loaded = load_project(project)
+    energy = analyze(loaded.project, intensity=intensity_for(loaded.project.energy.location)).energy
+    row = energy.rows[0]
+    last = rows()[-1]
+    recorded, kwh = float(last["emissions"]), float(last["energy_consumed"])
+    assert row.co2_recorded_kg == pytest.approx(recorded)
+    assert row.recorded_intensity_g_per_kwh == pytest.approx(recorded * 1000 / kwh)  # CodeCarbon's own intensity
+    assert row.co2_kg == pytest.approx(1.2 * kwh * energy.carbon_intensity_g_per_kwh / 1000)  # one intensity, PUE
+
+
+@pytest.mark.parametrize("value", ["nan", "-1", "inf", "1e400", "lots"])
+def test_a_value_that_is_not_a_measurement_is_refused_before_anything_is_written(tmp_path: Path,
+                                                                                value: str) -> None:
+    header, first, _ = TRACKED.read_text().splitlines()
+    columns = header.split(",")
+    cells = first.split(",")
+    cells[columns.index("energy_consumed")] = value
+    (tmp_path / "e.csv").write_text("\n".join([header, ",".join(cells)]) + "\n")
+    with pytest.raises(InputError, match=r"e\.csv:2:\d+: error: energy_consumed must be a finite number"):
+        read_emissions(tmp_path / "e.csv")
+
+
+def test_json_prints_the_values_written(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    assert main(["ingest", "codecarbon", str(TRACKED), "--nodes", "2", "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    last = rows()[-1]
+    assert document["energy_kwh"] == 2 * float(last["energy_consumed"])
+    assert document["co2_recorded_kg"] == 2 * float(last["emissions"]) and document["nodes"] == 2

@@ -63,14 +63,16 @@ def test_collectives_land_in_the_project_and_the_prediction_uses_them(tmp_path: 
     project = tmp_path / "p.yaml"
     project.write_text("project: {title: N}\nhardware: {network_bandwidth: 400 GB/s, network_latency: 5 us}\n"
                        "prediction: {t_comp: 26.6 s, message_bytes: 14 GB, collectives_file: collectives.csv}\n")
-    assert main(["ingest", "nccl-tests", str(PUBLISHED), "--nodes", "2"]) == 0  # prints, writes nothing
-    assert "- {nodes: 2, bytes: 8589934592 B, time: 47535 us}" in capsys.readouterr().out
+    assert main(["ingest", "nccl-tests", str(PUBLISHED)]) == 0  # prints, writes nothing; the header names the hosts
+    out = capsys.readouterr().out
+    assert "- {nodes: 2, bytes: 8589934592 B, time: 47535 us, ranks: 16}" in out
+    assert "on 2 nodes, 16 ranks (from the log's header" in out
     assert not (tmp_path / "collectives.csv").exists()
-    assert main(["ingest", "nccl-tests", str(PUBLISHED), "--nodes", "2", "--project", str(project)]) == 0
+    assert main(["ingest", "nccl-tests", str(PUBLISHED), "--project", str(project)]) == 0
     lines = (tmp_path / "collectives.csv").read_text().splitlines()
-    assert lines[0] == "nodes,bytes [B],time [us]" and lines[1].startswith("# reportgen ingest nccl-tests: ")
-    assert "sha256" in lines[1] and lines[-1] == "2,8589934592,47535"
-    assert main(["ingest", "nccl-tests", str(PUBLISHED), "--nodes", "2", "--project", str(project)]) == 2
+    assert lines[0] == "nodes,bytes [B],time [us],ranks" and lines[1].startswith("# reportgen ingest nccl-tests: ")
+    assert "sha256" in lines[1] and lines[-1] == "2,8589934592,47535,16"
+    assert main(["ingest", "nccl-tests", str(PUBLISHED), "--project", str(project)]) == 2
     assert main(["ingest", "nccl-tests", str(PUBLISHED), "--nodes", "2", "--project", str(project),
                  "--replace"]) == 0
     assert (tmp_path / "collectives.csv").read_text().count("# reportgen") == 1
@@ -96,3 +98,53 @@ def test_the_collectives_file_cannot_leave_the_project_folder(tmp_path: Path) ->
     with pytest.raises(InputError) as caught:
         load_project(inner / "p.yaml")
     assert caught.value.problems[0].path == "prediction.collectives_file"
+
+
+def test_hosts_and_ranks_come_from_the_header(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    table = read_nccl_tests(PUBLISHED)
+    assert (table.ranks, table.hosts) == (16, ("node-a", "node-b"))
+    assert main(["ingest", "nccl-tests", str(PUBLISHED), "--nodes", "4"]) == 2  # contradicts the header: both named
+    assert "--nodes 4 contradicts all_reduce_perf-2x8-h100.txt, whose header names 2 hosts (node-a, node-b) for 16 " \
+           "ranks" in capsys.readouterr().err
+    headless = tmp_path / "headless.txt"
+    headless.write_text("\n".join(line for line in PUBLISHED.read_text().splitlines() if "Rank" not in line))
+    assert main(["ingest", "nccl-tests", str(headless)]) == 2
+    assert "give the node count with --nodes" in capsys.readouterr().err
+    assert main(["ingest", "nccl-tests", str(headless), "--nodes", "2"]) == 0
+
+
+def test_json_prints_the_keys_appended(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    assert main(["ingest", "nccl-tests", str(PUBLISHED), "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert (document["nodes"], document["ranks"], document["hosts"]) == (2, 16, ["node-a", "node-b"])
+    assert document["collectives"][-1] == {"nodes": 2, "bytes": 8589934592, "time_s": 0.047535, "ranks": 16}
+
+
+@pytest.mark.parametrize(("cell", "why"), [("nan", "not a time"), ("-3.5", "not a time"), ("inf", "not a time"),
+                                           ("1e400", "not a time")])
+def test_a_malformed_row_is_refused_where_it_stands(tmp_path: Path, cell: str, why: str) -> None:
+    lines = PUBLISHED.read_text().splitlines()
+    row = next(i for i, line in enumerate(lines) if line.strip().startswith("268435456"))
+    cells = lines[row].split()
+    cells[5] = cell  # the out-of-place time
+    lines[row] = "  " + "  ".join(cells)
+    (tmp_path / "bad.txt").write_text("\n".join(lines))
+    with pytest.raises(InputError, match=f"bad.txt:{row + 1}:"):
+        read_nccl_tests(tmp_path / "bad.txt")
+    lines[row] = "  268435456  67108864  float"  # a row cut short: refused, never dropped
+    (tmp_path / "short.txt").write_text("\n".join(lines))
+    with pytest.raises(InputError, match=f"short.txt:{row + 1}:1: error: a row of 3 cells"):
+        read_nccl_tests(tmp_path / "short.txt")
+
+
+def test_the_fitted_bandwidth_is_also_given_as_the_logs_bus_bandwidth(tmp_path: Path) -> None:
+    project = tmp_path / "p.yaml"
+    project.write_text("project: {title: N}\nhardware: {network_bandwidth: 400 GB/s, network_latency: 5 us}\n"
+                       "prediction: {t_comp: 26.6 s, message_bytes: 14 GB, collectives_file: collectives.csv}\n")
+    assert main(["ingest", "nccl-tests", str(PUBLISHED), "--project", str(project), "-q"]) == 0
+    prediction = analyze(load_project(project).project).prediction
+    bandwidth = prediction.fit.bandwidth_bytes_per_s
+    # 16 ranks on 2 nodes: busbw = B × (15/16) / (1/2) = 1.875 B, about 346 GB/s beside the log's 339 at 8 GiB
+    assert prediction.bus_bandwidths == ((2, 16, pytest.approx(1.875 * bandwidth)),)

@@ -19,6 +19,8 @@ class EnergyRow:
     measured: bool
     monthly_energy_kwh: float | None
     monthly_co2_kg: float | None
+    co2_recorded_kg: float | None = None  # what an ingested CodeCarbon file recorded for the run (its own intensity)
+    recorded_intensity_g_per_kwh: float | None = None  # that record's intensity: its CO2e over the measured energy
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,11 @@ class EnergyResult:
     runs_per_month: float | None
     modelled: bool = True  # energy.node_power is given: scales without a measured energy are modelled
     unknown_nodes: tuple[int, ...] = ()  # scales with no energy (no measurement and no node_power to model it)
+
+    @property
+    def recorded(self) -> bool:
+        """Some run carries the CO2e CodeCarbon recorded for it."""
+        return any(row.co2_recorded_kg is not None for row in self.rows)
 
 
 def analyze_energy(scaling: ScalingResult | None, energy: Energy | None, *,
@@ -62,9 +69,12 @@ def analyze_energy(scaling: ScalingResult | None, energy: Energy | None, *,
             joules, measured = pue * scale.nodes * active * scale.time_s, False
         kwh = joules / JOULES_PER_KWH
         co2 = kwh * intensity_g_per_kwh / 1000.0 if intensity_g_per_kwh is not None else None
+        recorded = run.co2_recorded
+        it_kwh = scale.measured_energy_j / JOULES_PER_KWH if scale.measured_energy_j else None
         rows.append(EnergyRow(scale.nodes, kwh, co2, measured,
                               kwh * runs_per_month if runs_per_month else None,
-                              co2 * runs_per_month if runs_per_month and co2 is not None else None))
+                              co2 * runs_per_month if runs_per_month and co2 is not None else None,
+                              recorded, recorded * 1000.0 / it_kwh if recorded is not None and it_kwh else None))
     if not rows:
         return None
     return EnergyResult(

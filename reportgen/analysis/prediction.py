@@ -72,6 +72,9 @@ class PredictionResult:
     fit_speedup_at_p_star: float | None
     fit_continuous_optimum_nodes: float | None
     fit_stands_in: bool = False  # α or β was not given: the prediction uses the fitted values instead
+    # The fitted per-node bandwidth B as nccl-tests' own bus bandwidth, at each (nodes, ranks) the fit used:
+    # busbw = algbw × 2(r − 1)/r and B = algbw × 2(p − 1)/p, so busbw = B × ((r − 1)/r) / ((p − 1)/p)
+    bus_bandwidths: tuple[tuple[int, int, float], ...] = ()
 
     @property
     def sensitivity_uniform(self) -> bool:
@@ -205,7 +208,19 @@ def predict(project: Project) -> PredictionResult | None:
         fit_continuous_optimum_nodes=continuous_optimum(t_comp, fit.alpha_s, fit.beta_s) if fit and fit_usable
         else None,
         fit_stands_in=fit_stands_in,
+        bus_bandwidths=bus_bandwidths(spec, fit),
     )
+
+
+def bus_bandwidths(spec: Prediction, fit: AlphaBetaFit | None) -> tuple[tuple[int, int, float], ...]:
+    """The size-aware fit's bandwidth per node as nccl-tests' busbw, for the (nodes, ranks) of the collectives it
+    used, so that it can be checked against the log's busbw column."""
+    if fit is None or fit.bandwidth_bytes_per_s is None or not math.isfinite(fit.bandwidth_bytes_per_s):
+        return ()
+    floor = fit.min_bytes or 0.0
+    pairs = sorted({(c.nodes, c.ranks) for c in spec.collectives
+                    if c.ranks and c.nodes > 1 and c.ranks > 1 and (c.bytes or 0.0) >= floor})
+    return tuple((p, r, fit.bandwidth_bytes_per_s * ((r - 1) / r) / ((p - 1) / p)) for p, r in pairs if r)
 
 
 def continuous_optimum(t_comp: float, alpha: float, beta: float) -> float | None:

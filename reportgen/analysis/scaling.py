@@ -26,7 +26,8 @@ BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 20261123  # fixed: two builds of one input give the same intervals, byte for byte
 CONFIDENCE = 0.95
 NOISY_HALF_WIDTH = 0.10  # an interval half-width above this share of the median makes a scale `noisy`
-COMPONENTS = ("compute", "communication", "idle", "io", "time", "throughput", "energy", "p99_latency")
+COMPONENTS = ("compute", "communication", "idle", "io", "time", "throughput", "energy", "co2_recorded",
+              "p99_latency")
 Interval = tuple[float, float]
 CAUSES = ("communication", "load-imbalance", "serial-fraction")  # tie order for the knee cause
 TREND_TOLERANCE = 0.10  # ANALYSES §4: a trend must move e by more than 10 % of its mean over the measured range

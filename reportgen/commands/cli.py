@@ -170,10 +170,16 @@ def _parser() -> argparse.ArgumentParser:
         "nccl-tests", help="nccl-tests output (all_reduce_perf …): measured collectives with message sizes",
         description="Read the table nccl-tests prints (size, count, type, …, out-of-place time, algbw, busbw, "
         "#wrong, …) into prediction.collectives entries with message bytes, from which α and the link bandwidth "
-        "are fitted. Without --project it prints the entries to paste into the project file; with --project it "
-        "appends them to the CSV named by prediction.collectives_file. A row with #wrong other than 0 is refused.")
+        "are fitted; the node count is the number of hosts the log's header names, and the rank count is kept "
+        "beside each entry. Without --project it prints the entries to paste into the project file; with "
+        "--project it appends them to the CSV named by prediction.collectives_file. A row with #wrong other than "
+        "0, or a row that is not one of the table's, is refused where it stands.")
     nccl.add_argument("file", type=Path, metavar="FILE", help="the saved output of an nccl-tests *_perf run")
-    nccl.add_argument("--nodes", type=int, required=True, metavar="P", help="the node count the test ran on")
+    nccl.add_argument("--nodes", type=int, metavar="P",
+                      help="the node count the test ran on, only where the log has no header naming its hosts "
+                      "(a count that contradicts the header is an error)")
+    nccl.add_argument("--format", choices=("table", "json"), default="table",
+                      help="what to print: the entries to paste, or JSON with the keys appended (default table)")
     nccl.add_argument("--project", type=Path, metavar="FILE", help="append to this project's collectives CSV")
     nccl.add_argument("--replace", action="store_true", help="replace the collectives recorded at this node count")
 
@@ -186,6 +192,8 @@ def _parser() -> argparse.ArgumentParser:
         "energy.location.")
     carbon.add_argument("file", type=Path, metavar="FILE", help="CodeCarbon's emissions.csv")
     carbon.add_argument("--nodes", type=int, required=True, metavar="N", help="the node count of the run")
+    carbon.add_argument("--format", choices=("table", "json"), default="table",
+                        help="what to print: one line, or JSON with the values written (default table)")
     carbon.add_argument("--project", type=Path, metavar="FILE", help="write the energy into this project's CSV")
     carbon.add_argument("--run-id", metavar="ID", help="the tracked run to read (default: the file's last)")
     carbon.add_argument("--replace", action="store_true", help="replace an energy the run already has")

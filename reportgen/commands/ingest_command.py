@@ -57,16 +57,22 @@ def _ingest_trace(arguments: argparse.Namespace) -> int:
 
 
 def _ingest_nccl_tests(arguments: argparse.Namespace) -> int:
+    import json
+
     from reportgen.ingest import nccltests
     from reportgen.project import measurements
 
-    if arguments.nodes < 2:
-        raise UsageError(f"--nodes must be 2 or more: a collective on one node crosses no network, got "
-                         f"{arguments.nodes}")
     table = nccltests.read_nccl_tests(arguments.file)
+    nodes = table.nodes(arguments.nodes)
+    output = sys.stderr if arguments.format == "json" else sys.stdout  # JSON alone on standard output
+    if arguments.format == "json":
+        print(json.dumps(nccltests.json_document(table, nodes), indent=2))
+    elif arguments.project is None:
+        ranks = f", {table.ranks} ranks" if table.ranks else ""
+        source = "from the log's header" if table.hosts else "from --nodes"
+        print(f"# {table.operation} on {nodes} nodes{ranks} ({source}; {table.file}); under prediction.collectives:")
+        print(nccltests.yaml_entries(table, nodes))
     if arguments.project is None:
-        print(f"# {table.operation} on {arguments.nodes} nodes ({table.file}); under prediction.collectives:")
-        print(nccltests.yaml_entries(table, arguments.nodes))
         return ExitCode.OK
     from reportgen.project.loader import load_project
 
@@ -76,22 +82,30 @@ def _ingest_nccl_tests(arguments: argparse.Namespace) -> int:
         raise UsageError(f"{loaded.display}: ingest appends to the CSV named by prediction.collectives_file; add "
                          "`collectives_file: collectives.csv` under prediction")
     csv_path = measurements.resolve(loaded.path, prediction.collectives_file)
-    rows = nccltests.append_collectives(csv_path, table, arguments.nodes, replace=arguments.replace)
-    console.say(f"appended {rows} collectives at {arguments.nodes} nodes to {csv_path}")
+    rows = nccltests.append_collectives(csv_path, table, nodes, replace=arguments.replace)
+    console.say(f"appended {rows} collectives at {nodes} nodes to {csv_path}", file=output)
     return ExitCode.OK
 
 
 def _ingest_codecarbon(arguments: argparse.Namespace) -> int:
+    import json
+
     from reportgen.ingest import emissions
 
     if arguments.nodes < 1:
         raise UsageError(f"--nodes must be a positive whole number, got {arguments.nodes}")
     run = emissions.read_emissions(arguments.file, run_id=arguments.run_id)
     energy = run.energy_at(arguments.nodes)
-    scaled = f", scaled from {run.rows} tracked machine(s) to {arguments.nodes} nodes" \
-        if arguments.nodes > run.rows else ""
-    print(f"run {run.run_id}: {energy:.6g} kWh at {arguments.nodes} node{'s' if arguments.nodes != 1 else ''}"
-          f"{scaled} ({run.duration_s:.6g} s, tracked in {run.country or 'an unknown country'})")
+    output = sys.stderr if arguments.format == "json" else sys.stdout  # JSON alone on standard output
+    if arguments.format == "json":
+        print(json.dumps(emissions.json_document(run, arguments.nodes), indent=2))
+    else:
+        scaled = f", scaled from {run.rows} tracked machine(s) to {arguments.nodes} nodes" \
+            if arguments.nodes > run.rows else ""
+        recorded = f"; CodeCarbon recorded {run.emissions_at(arguments.nodes)!r} kg CO2e" \
+            if run.emissions_kg is not None else ""
+        print(f"run {run.run_id}: {energy!r} kWh at {arguments.nodes} node{'s' if arguments.nodes != 1 else ''}"
+              f"{scaled} ({run.duration_s!r} s, tracked in {run.country or 'an unknown country'}){recorded}")
     if arguments.project is None:
         return ExitCode.OK
     from reportgen.ingest.measure import csv_of
@@ -106,7 +120,7 @@ def _ingest_codecarbon(arguments: argparse.Namespace) -> int:
     scaling = loaded.project.scaling
     emissions.attach_energy(csv_path, run, arguments.nodes, replace=arguments.replace,
                             time_unit_s=scaling.time_unit if scaling else None)
-    console.say(f"wrote the energy of the run at {arguments.nodes} nodes in {csv_path}")
+    console.say(f"wrote the energy of the run at {arguments.nodes} nodes in {csv_path}", file=output)
     return ExitCode.OK
 
 

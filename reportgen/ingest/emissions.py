@@ -1,10 +1,15 @@
 """CodeCarbon's emissions.csv → a measured run's energy, attached to the run of the project's CSV at a node count.
 
-CodeCarbon appends one row per tracked run (`energy_consumed` in kWh, `duration` in s, `country_iso_code`,
-`region`, `run_id`). The run used is the last one in the file, or the one named by --run-id; rows sharing that
-run_id are the nodes of one job that each ran a tracker, and are summed. CodeCarbon measures only the machine it
-runs on, so when fewer rows than nodes were recorded the energy is scaled by nodes / rows, each unmeasured node
-assumed to draw as the measured ones did; the comment written above the run says so.
+CodeCarbon appends one row per tracked run (`energy_consumed` in kWh, `duration` in s, `emissions` in kg,
+`country_iso_code`, `region`, `run_id`). The run used is the last one in the file, or the one named by --run-id;
+rows sharing that run_id are the nodes of one job that each ran a tracker, and are summed. CodeCarbon measures only
+the machine it runs on, so when fewer rows than nodes were recorded the energy is scaled by nodes / rows, each
+unmeasured node assumed to draw as the measured ones did; the comment written above the run says so.
+
+The emissions the file records were computed with the carbon intensity of its own CodeCarbon release and day: they
+are kept beside the energy (the `co2_recorded` column), and the report shows them beside its own CO2e, which uses one
+intensity for every row. Every value is validated (finite, not negative) before anything is written, and carried at
+full precision.
 """
 
 from __future__ import annotations
@@ -12,8 +17,10 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from reportgen.errors import InputError, Problem
 from reportgen.files import locked
@@ -35,10 +42,23 @@ class TrackedRun:
     region: str
     file: str
     sha256: str
+    emissions_kg: float | None = None  # CodeCarbon's own CO2e, summed over the rows (None: the file has none)
 
     def energy_at(self, nodes: int) -> float:
         """The job's energy at `nodes`: the measured machines' sum, scaled to the nodes not measured."""
         return self.energy_kwh * max(nodes, self.rows) / self.rows
+
+    def emissions_at(self, nodes: int) -> float | None:
+        """CodeCarbon's recorded CO2e, scaled as the energy is."""
+        return None if self.emissions_kg is None else self.emissions_kg * max(nodes, self.rows) / self.rows
+
+
+def json_document(run: TrackedRun, nodes: int) -> dict[str, object]:
+    """What `ingest codecarbon --format json` prints: the values it writes (the same keys), and whence."""
+    return {"run_id": run.run_id, "file": run.file, "sha256": run.sha256, "rows": run.rows, "nodes": nodes,
+            "energy_kwh": run.energy_at(nodes), "co2_recorded_kg": run.emissions_at(nodes),
+            "measured_energy_kwh": run.energy_kwh, "duration_s": run.duration_s, "country": run.country,
+            "region": run.region}
 
 
 def read_emissions(path: Path, *, run_id: str | None = None) -> TrackedRun:
@@ -57,19 +77,50 @@ def read_emissions(path: Path, *, run_id: str | None = None) -> TrackedRun:
         known = ", ".join(dict.fromkeys(row["run_id"] for row in rows))
         raise InputError([Problem(shown, 1, 1, "", f"no run {chosen!r}; the file has {known}")])
     energy = duration = 0.0
+    emissions: float | None = 0.0
+    columns = list(reader.fieldnames or [])
     for number, row in picked:
-        try:
-            kwh, seconds = float(row["energy_consumed"]), float(row["duration"])
-        except ValueError:
-            raise InputError([Problem(shown, number, 1, "", "energy_consumed and duration must be numbers, got "
-                                      f"{row['energy_consumed']!r} and {row['duration']!r}")]) from None
-        if kwh < 0 or seconds < 0:
-            raise InputError([Problem(shown, number, 1, "", "a negative energy or duration")])
+        kwh = _value(row, "energy_consumed", shown, number, columns)
+        seconds = _value(row, "duration", shown, number, columns)
+        recorded = _value(row, "emissions", shown, number, columns) \
+            if (row.get("emissions") or "").strip() else None
         energy += kwh
         duration = max(duration, seconds)
+        emissions = None if recorded is None or emissions is None else emissions + recorded
     first = picked[0][1]
     return TrackedRun(chosen, len(picked), energy, duration, first["country_iso_code"], first.get("region") or "",
-                      path.name, hashlib.sha256(data).hexdigest())
+                      path.name, hashlib.sha256(data).hexdigest(), emissions)
+
+
+def _value(row: dict[str, Any], name: str, shown: str, number: int, columns: list[str]) -> float:
+    """A finite, non-negative number from a row, else a located error at its cell."""
+    text = (row.get(name) or "").strip()
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0 <= value <= 1e15):
+        column = 1 + sum(len(cell) + 1 for cell in columns[:columns.index(name)]) if name in columns else 1
+        raise InputError([Problem(shown, number, column, "", f"{name} must be a finite number, zero or more, got "
+                                  f"{text!r}")])
+    return value
+
+
+def _names(header_line: str) -> list[str]:
+    return [column[0] if (column := measurements.header_column(cell)) else ""
+            for cell, _ in measurements.split_cells(header_line)]
+
+
+def _with_column(lines: list[str], header: int, name: str, unit: str) -> tuple[list[str], str]:
+    """The CSV's lines with the column (added empty for every run when absent), and the column's unit."""
+    names = _names(lines[header])
+    if name in names:
+        read = measurements.header_column([cell for cell, _ in measurements.split_cells(lines[header])][
+            names.index(name)])
+        return lines, (read[1] if read else None) or unit
+    return [line + f",{name} [{unit}]" if i == header else
+            line + "," if i > header and measurements.is_data_line(line) else line
+            for i, line in enumerate(lines)], unit
 
 
 def attach_energy(csv_path: Path, run: TrackedRun, nodes: int, *, replace: bool,
@@ -87,17 +138,10 @@ def _attach(csv_path: Path, run: TrackedRun, nodes: int, *, replace: bool, time_
     if header is None or not rows:
         raise InputError([Problem(csv_path.name, 1, 1, "", f"no run at {nodes} nodes to attach the energy to; "
                                   "record the run first (measure, ingest trace, or by hand)")])
-    cells = [cell for cell, _ in measurements.split_cells(lines[header])]
-    names = [column[0] if (column := measurements.header_column(cell)) else "" for cell in cells]
-    if "energy" not in names:  # a CSV of runs without energy gains the column, empty for the other runs
-        lines = [line + ",energy [kWh]" if i == header else
-                 line + "," if i > header and measurements.is_data_line(line) else line
-                 for i, line in enumerate(lines)]
-        names.append("energy")
-        unit = "kWh"
-    else:
-        read = measurements.header_column(cells[names.index("energy")])
-        unit = (read[1] if read else None) or "kWh"
+    lines, energy_unit = _with_column(lines, header, "energy", "kWh")
+    recorded = run.emissions_at(nodes)
+    lines, mass_unit = _with_column(lines, header, "co2_recorded", "kg") if recorded is not None else (lines, "kg")
+    names = _names(lines[header])
     row_index = rows[-1]
     row_cells = [cell for cell, _ in measurements.split_cells(lines[row_index])]
     position = names.index("energy")
@@ -105,11 +149,15 @@ def _attach(csv_path: Path, run: TrackedRun, nodes: int, *, replace: bool, time_
         raise InputError([Problem(csv_path.name, row_index + 1, 1, "", f"the run at {nodes} nodes already has an "
                                   "energy; use --replace to replace it")])
     energy_kwh = run.energy_at(nodes)
-    row_cells[position] = measure.number_text(energy_kwh * 3.6e6 / units.parse_unit(unit, units.ENERGY))
+    row_cells[position] = measure.number_text(energy_kwh * 3.6e6 / units.parse_unit(energy_unit, units.ENERGY))
+    if recorded is not None:
+        row_cells[names.index("co2_recorded")] = measure.number_text(recorded / units.parse_unit(mass_unit,
+                                                                                                 units.MASS))
     scaled = (f"; {run.rows} machine(s) tracked, scaled to {nodes} nodes assuming each draws the same"
               if nodes > run.rows else "")
+    emitted = f", {run.emissions_kg!r} kg CO2e recorded by CodeCarbon" if run.emissions_kg is not None else ""
     comment = (f"{measure.COMMENT}ingest codecarbon: {run.file} sha256 {run.sha256}, run {run.run_id}, "
-               f"{run.energy_kwh:.6g} kWh measured{scaled}")
+               f"{run.energy_kwh!r} kWh measured{emitted}{scaled}")
     lines[row_index] = ",".join(row_cells)
     above = row_index - 1
     if replace and above > header and lines[above].startswith(f"{measure.COMMENT}ingest codecarbon:"):

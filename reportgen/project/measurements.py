@@ -20,8 +20,9 @@ MAX_CSV_BYTES = 16 << 20
 # Values a CSV may hold: about 50,000 runs of five columns, read and checked in a few seconds and a few hundred MB.
 # Past it the file is refused at once, at the line where it crosses the limit, before any value is read.
 MAX_CSV_VALUES = 250_000
-COLUMNS = ("nodes", "compute", "communication", "idle", "io", "time", "throughput", "energy", "p99_latency", "workers")
-_HEADER_RE = re.compile(r"^\s*(?P<name>[A-Za-z_]+)\s*(?:\[(?P<unit>[^\]]*)\])?\s*$")
+COLUMNS = ("nodes", "compute", "communication", "idle", "io", "time", "throughput", "energy", "co2_recorded",
+           "p99_latency", "workers")
+_HEADER_RE = re.compile(r"^\s*(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*(?:\[(?P<unit>[^\]]*)\])?\s*$")
 
 
 def resolve(project_path: Path, relative: str) -> Path:
@@ -81,7 +82,7 @@ def header_column(cell: str) -> tuple[str, str | None] | None:
     return match["name"], (match["unit"] or "").strip() or None
 
 
-COLLECTIVE_COLUMNS = ("nodes", "bytes", "time")
+COLLECTIVE_COLUMNS = ("nodes", "bytes", "time", "ranks")
 
 
 def read_runs(path: Path, display: str,

@@ -326,6 +326,8 @@ class Collective:
     time: float = field(Quantity(u.TIME, "Measured time of one all-reduce", example="52 ms"), required=True)
     bytes: float | None = field(Quantity(u.DATA, "Message size (nccl-tests' size column): fits the link bandwidth",
                                          example="256 MiB"), starter=False)
+    ranks: int | None = field(Count("Ranks (GPUs) the collective ran over, from nccl-tests' header: the fitted "
+                                    "bandwidth is also shown as nccl-tests' bus bandwidth", "16"), starter=False)
 
 
 @dataclass(frozen=True)
@@ -393,6 +395,10 @@ class Run:
                                               example="2000 sequence/s", also=(u.COMPUTE_RATE,)), starter=False)
     energy: float | None = field(Quantity(u.ENERGY, "Measured energy of the run (replaces the model)",
                                           example="78 kWh"), starter=False)
+    co2_recorded: float | None = field(Quantity(u.MASS, "CO2e CodeCarbon recorded for the run, with its own "
+                                                "carbon intensity of the day (`ingest codecarbon` writes it): shown "
+                                                "beside the report's", allow_zero=True, example="0.8 kg"),
+                                       starter=False)
     p99_latency: float | None = field(_run_time("Serving: 99th-percentile latency measured at this scale's "
                                                 "throughput (a load test)", "18 ms", zero=False), starter=False)
     workers: tuple[float, ...] = field(Items(_run_time("Compute time of one worker", "4100 s", zero=False),

@@ -137,6 +137,7 @@ def _prediction(p: PredictionResult | None) -> Json | None:
         "capped": p.capped,
         "fit_p_star": p.fit_p_star,
         "fit_continuous_optimum_nodes": p.fit_continuous_optimum_nodes,
+        "bus_bandwidths": [{"nodes": n, "ranks": r, "bytes_per_s": b} for n, r, b in p.bus_bandwidths],
     }
 
 
@@ -215,7 +216,9 @@ def _energy(e: EnergyResult | None) -> Json | None:
         "carbon_source": e.carbon_source,
         "per_unit_of_work": e.per_unit_of_work,
         "rows": [{"nodes": r.nodes, "energy_kwh": r.energy_kwh, "co2_kg": r.co2_kg, "measured": r.measured,
-                  "monthly_energy_kwh": r.monthly_energy_kwh, "monthly_co2_kg": r.monthly_co2_kg} for r in e.rows],
+                  "monthly_energy_kwh": r.monthly_energy_kwh, "monthly_co2_kg": r.monthly_co2_kg,
+                  "co2_recorded_kg": r.co2_recorded_kg,
+                  "recorded_intensity_g_per_kwh": r.recorded_intensity_g_per_kwh} for r in e.rows],
         "carbon_optimal_nodes": e.carbon_optimal_nodes,
         "modelled": e.modelled,
         "unknown_nodes": list(e.unknown_nodes),

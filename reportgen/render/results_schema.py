@@ -205,6 +205,11 @@ SECTIONS: dict[str, Schema] = {
         "capped": bool_("p* is max_nodes: the optimum lies beyond the range evaluated"),
         "fit_p_star": int_("the p* the fitted α and β imply", null=True),
         "fit_continuous_optimum_nodes": num("the continuous optimum of the fitted model", null=True),
+        "bus_bandwidths": rows("the size-aware fit's bandwidth per node as nccl-tests' bus bandwidth, at each node "
+                               "and rank count the fit used (B × ((r − 1)/r) / ((p − 1)/p)): compare with the log's "
+                               "busbw column", {
+                                   "nodes": NODES, "ranks": int_("ranks (GPUs) the collectives ran over"),
+                                   "bytes_per_s": num("the bus bandwidth")}),
         "usl_equivalent": obj("the USL coefficients the alpha-beta model corresponds to", {
             "sigma": num("σ, contention"), "kappa": num("κ, coherency")}),
     }, null=True),
@@ -284,7 +289,12 @@ SECTIONS: dict[str, Schema] = {
             "co2_kg": num("kg CO2e per run (null without a carbon intensity)", null=True),
             "measured": bool_("the energy was measured, not modelled"),
             "monthly_energy_kwh": num("kWh per month at pricing.runs_per_month", null=True),
-            "monthly_co2_kg": num("kg CO2e per month", null=True)}),
+            "monthly_co2_kg": num("kg CO2e per month", null=True),
+            "co2_recorded_kg": num("the CO2e an ingested CodeCarbon file recorded for the run, with its own "
+                                   "intensity of the day (co2_kg always uses this report's one intensity)",
+                                   null=True),
+            "recorded_intensity_g_per_kwh": num("that record's intensity: its CO2e over the measured energy "
+                                                "(without PUE)", null=True)}),
         "carbon_optimal_nodes": int_("the scale with the least CO2e per run", null=True),
         "modelled": bool_("energy.node_power is given, so scales without a measured energy are modelled"),
         "unknown_nodes": items("measured scales with no energy: neither measured nor modelled (no "
