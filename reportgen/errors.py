@@ -6,8 +6,17 @@ The library raises these; only `reportgen.commands.cli` turns them into messages
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import IntEnum
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """Text with its control characters written as escapes (\\x1b): a message quotes what the user wrote, and a
+    terminal must never act on an escape sequence inside it."""
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
 
 
 class ExitCode(IntEnum):
@@ -28,7 +37,7 @@ class Problem:
 
     def __str__(self) -> str:
         where = f"{self.path}: " if self.path else ""
-        return f"{self.file}:{self.line}:{self.column}: error: {where}{self.message}"
+        return printable(f"{self.file}:{self.line}:{self.column}: error: {where}{self.message}")
 
 
 class ReportgenError(Exception):

@@ -18,6 +18,7 @@ they would otherwise wait forever for work that never comes.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -26,13 +27,13 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>: the signal a process receives when its parent exits
-STOPPING = (signal.SIGINT, signal.SIGTERM)
+STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # Ctrl-C, a supervisor, a terminal that closed
 WORKER_GRACE_SECONDS = 1.0  # how long a stopping command waits for its workers to finish a write before SIGKILL
 
 _requested: list[int] = []
@@ -139,6 +140,33 @@ def stop_children(grace: float = WORKER_GRACE_SECONDS) -> None:
         if child.is_alive():
             child.kill()
             child.join()
+    for pid in descendants(os.getpid()):  # a worker's own helpers (a renderer's painter): gone with this process
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live process below `pid` (its children, theirs, …), read from /proc; empty where there is none."""
+    parents: dict[int, int] = {}
+    for entry in _proc_entries():
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if fields[0] != "Z":  # a zombie is already dead: its parent reaps it
+                parents[int(entry.name)] = int(fields[1])
+    found, frontier = [], [pid]
+    while frontier:
+        parent = frontier.pop()
+        children = [child for child, of in parents.items() if of == parent]
+        found += children
+        frontier += children
+    return found
+
+
+def _proc_entries() -> list[Any]:
+    from pathlib import Path
+
+    proc = Path("/proc")
+    return [entry for entry in proc.iterdir() if entry.name.isdigit()] if proc.is_dir() else []
 
 
 def as_worker(poll_seconds: float = 0.5) -> None:

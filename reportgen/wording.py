@@ -167,6 +167,14 @@ def size(value: Any) -> str:
     return _in_units(value, tuple((scale, f"{prefix}B") for scale, prefix in _PREFIXES[1:]))
 
 
+def limit(byte_count: int) -> str:
+    """A limit on a file's size in the binary units it is set in ("16 MiB", "8 GiB", "512 KiB")."""
+    for shift, unit in ((30, "GiB"), (20, "MiB"), (10, "KiB")):
+        if byte_count >= 1 << shift:
+            return _trimmed(f"{number(byte_count / (1 << shift))} {unit}")
+    return f"{byte_count} bytes"
+
+
 def rate(value: Any, unit: str) -> str:
     """FLOP/s or B/s with SI prefixes."""
     return _in_units(value, tuple((scale, f"{prefix}{unit}") for scale, prefix in _PREFIXES))

@@ -58,9 +58,9 @@ def test_the_energy_lands_in_the_run_with_its_provenance(tmp_path: Path, capsys:
     assert lines[2].startswith("# reportgen ingest codecarbon: emissions.csv sha256 ")
     assert "scaled to 8 nodes assuming each draws the same" in lines[2]
     run = next(r for r in load_project(project).project.scaling.runs if r.nodes == 8)
-    # at full precision: eight times the tracked machine's, to the last bit
-    assert run.energy == 8 * float(rows()[1]["energy_consumed"]) * 3.6e6
-    assert run.co2_recorded == pytest.approx(8 * float(rows()[1]["emissions"]), rel=1e-15)
+    # at full precision (15 significant digits, where six were 1e-6 apart): eight times the tracked machine's
+    assert run.energy == pytest.approx(8 * float(rows()[1]["energy_consumed"]) * 3.6e6, rel=1e-14, abs=0)
+    assert run.co2_recorded == pytest.approx(8 * float(rows()[1]["emissions"]), rel=1e-14, abs=0)
     assert main([*command, "--nodes", "8"]) == 2  # an energy is already there
     assert main([*command, "--nodes", "8", "--replace", "--run-id", rows()[0]["run_id"]]) == 0
     text = (tmp_path / "runs.csv").read_text()
@@ -86,7 +86,7 @@ def test_codecarbon_s_own_emissions_are_shown_beside_the_report_s(tmp_path: Path
     assert row.co2_kg == pytest.approx(1.2 * kwh * energy.carbon_intensity_g_per_kwh / 1000)  # one intensity, PUE
 
 
-@pytest.mark.parametrize("value", ["nan", "-1", "inf", "1e400", "lots"])
+@pytest.mark.parametrize("value", ["nan", "-1", "inf", "1e400", "lots", "0", "1e-40"])
 def test_a_value_that_is_not_a_measurement_is_refused_before_anything_is_written(tmp_path: Path,
                                                                                 value: str) -> None:
     header, first, _ = TRACKED.read_text().splitlines()
@@ -94,8 +94,11 @@ def test_a_value_that_is_not_a_measurement_is_refused_before_anything_is_written
     cells = first.split(",")
     cells[columns.index("energy_consumed")] = value
     (tmp_path / "e.csv").write_text("\n".join([header, ",".join(cells)]) + "\n")
-    with pytest.raises(InputError, match=r"e\.csv:2:\d+: error: energy_consumed must be a finite number"):
+    with pytest.raises(InputError, match=r"e\.csv:2:\d+: error: energy_consumed must be a number, more than zero"
+                       ) as caught:
         read_emissions(tmp_path / "e.csv")
+    column = caught.value.problems[0].column  # at the cell, on the row's own line
+    assert ",".join(cells)[column - 1:].startswith(value)
 
 
 def test_json_prints_the_values_written(capsys: pytest.CaptureFixture[str]) -> None:

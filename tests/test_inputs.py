@@ -58,7 +58,7 @@ def test_every_problem_is_one_line_with_position(tmp_path: Path) -> None:
 
 def test_oversized_file_is_refused(write_project) -> None:
     path = write_project("project: {title: T}\n" + "# padding\n" * 120_000)
-    with pytest.raises(InputError, match="larger than 1024 KiB"):
+    with pytest.raises(InputError, match="larger than 1 MiB"):
         load_project(path)
 
 

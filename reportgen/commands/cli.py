@@ -11,7 +11,7 @@ from pathlib import Path
 from reportgen import __version__, interrupts
 from reportgen.commands import console
 from reportgen.commands.argtree import subcommands
-from reportgen.errors import ExitCode, InputError, OutputError, ReportgenError, UsageError
+from reportgen.errors import ExitCode, InputError, OutputError, ReportgenError, UsageError, printable
 from reportgen.project.stdio import STDIN, output_name, shown_name, stdin_bytes
 
 FORMATS = ("html", "pdf", "json", "csv")
@@ -24,7 +24,8 @@ predicted speedup, measured scaling and knee attribution, marginal cost, energy 
 
 EPILOG = """\
 exit status: 0 success, 1 failure (not the input's fault), 2 input or usage error,
-130 interrupted (Ctrl-C), 143 stopped by SIGTERM.
+129 stopped by SIGHUP, 130 interrupted (Ctrl-C), 141 its reader closed the pipe,
+143 stopped by SIGTERM.
 Examples:
   reportgen check inputs/example.yaml
   reportgen build inputs/example.yaml -o build --format html,json
@@ -33,7 +34,7 @@ Examples:
   reportgen watch inputs/example.yaml
   reportgen measure --project p.yaml --nodes 8 -- ./train.sh
   reportgen ingest trace traces/ --project p.yaml --gpus-per-node 8 --steps-per-run 1000
-  reportgen ingest nccl-tests all_reduce.txt --nodes 2 --project p.yaml
+  reportgen ingest nccl-tests all_reduce.txt --project p.yaml
   reportgen ingest codecarbon emissions.csv --nodes 8 --project p.yaml
   reportgen schema > schema.json
   reportgen init my-project.yaml"""
@@ -255,24 +256,41 @@ def main(argv: Sequence[str] | None = None) -> int:
             except KeyboardInterrupt:
                 interrupts.stop_children()  # figure workers, renderer: stopped now, not waited for
                 raise
+    except BrokenPipeError:  # `reportgen … | head`: the reader has gone, so nothing is left to say
+        _silence_stdout()
+        return PIPE_CLOSED
     except (UsageError, OutputError) as error:  # one line, not located in a file
-        print(f"reportgen: error: {error}", file=sys.stderr)
+        print(printable(f"reportgen: error: {error}"), file=sys.stderr)
         return int(error.exit_code)
     except ReportgenError as error:
-        print(str(error), file=sys.stderr)
+        print(printable(str(error)), file=sys.stderr)
         return int(error.exit_code)
     except KeyboardInterrupt:
-        status = interrupts.exit_status()  # the shell's convention: 130 for Ctrl-C, 143 for SIGTERM
-        cause = "stopped by SIGTERM" if status == 143 else "interrupted"
+        status = interrupts.exit_status()  # the shell's convention: 130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP
+        cause = {143: "stopped by SIGTERM", 129: "stopped by SIGHUP (the terminal closed)"}.get(status, "interrupted")
         print(f"reportgen: {cause}; no output is half-written", file=sys.stderr)
         return status
+
+
+PIPE_CLOSED = 128 + 13  # the status of a command stopped by SIGPIPE, as the shell expects when a reader left early
+
+
+def _silence_stdout() -> None:
+    """Standard output sent to /dev/null: the interpreter's last flush of a closed pipe would print a traceback."""
+    import os
+
+    with contextlib.suppress(OSError, ValueError):
+        descriptor = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(descriptor, sys.stdout.fileno())
 
 
 def _run(arguments: argparse.Namespace) -> int:
     if arguments.command in ("build", "diff", "watch"):
         from reportgen.files import check_output_folder
+        from reportgen.reproducible import source_date_epoch
 
         check_output_folder(arguments.output)  # before any work: a build should not fail only at its last step
+        source_date_epoch()  # likewise
     if arguments.command == "check":
         return _check(arguments.files)
     if arguments.command == "build":
@@ -384,6 +402,8 @@ def _watch(arguments: argparse.Namespace) -> int:
             print("watching for saves (Ctrl-C to stop)")
         sys.stdout.flush()
 
+    if not arguments.file.exists():  # a typo'd name would be watched forever for a save that never comes
+        raise UsageError(f"{arguments.file}: no such file to watch")
     options = BuildOptions(out_root=arguments.output, formats=arguments.format, paper=arguments.paper)
     try:
         watch(arguments.file, options, on_event=show, interval=arguments.interval, max_builds=arguments.max_builds)

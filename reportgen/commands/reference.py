@@ -147,8 +147,9 @@ def cli_page() -> str:
         parser = _parser()
         lines = [GENERATED, "# Command-line reference", "",
                  "Every command's `--help`, as the argument parser prints it. Exit status: 0 success, 1 a failure "
-                 "that is not the input's fault, 2 an input or usage error, 130 interrupted (Ctrl-C), 143 stopped "
-                 "by SIGTERM.", "", "## reportgen", "", "```text", parser.format_help().rstrip(), "```", ""]
+                 "that is not the input's fault, 2 an input or usage error, 129 stopped by SIGHUP, 130 interrupted "
+                 "(Ctrl-C), 141 its reader closed the pipe, 143 stopped by SIGTERM.", "", "## reportgen", "",
+                 "```text", parser.format_help().rstrip(), "```", ""]
         for words, command in subcommands(parser):
             name = " ".join(("reportgen", *words))
             lines += [f"## {name}", "", "```text", command.format_help().rstrip(), "```", ""]

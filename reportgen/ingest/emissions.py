@@ -68,21 +68,26 @@ def read_emissions(path: Path, *, run_id: str | None = None) -> TrackedRun:
     missing = [name for name in REQUIRED if name not in (reader.fieldnames or [])]
     if missing:
         raise InputError([Problem(shown, 1, 1, "", f"not CodeCarbon's emissions.csv: no column {', '.join(missing)}")])
-    rows = list(reader)
+    rows, ends = [], []  # each row, and the line it ends on (a quoted cell may hold line breaks)
+    for row in reader:
+        rows.append(row)
+        ends.append(reader.line_num)
     if not rows:
         raise InputError([Problem(shown, 1, 1, "", "no tracked run: the file has a header only")])
     chosen = run_id if run_id is not None else rows[-1]["run_id"]
-    picked = [(number, row) for number, row in enumerate(rows, start=2) if row["run_id"] == chosen]
+    picked = [(number, row) for number, row in zip(ends, rows, strict=True) if row["run_id"] == chosen]
     if not picked:
         known = ", ".join(dict.fromkeys(row["run_id"] for row in rows))
         raise InputError([Problem(shown, 1, 1, "", f"no run {chosen!r}; the file has {known}")])
     energy = duration = 0.0
     emissions: float | None = 0.0
     columns = list(reader.fieldnames or [])
+    lines = text.splitlines()
     for number, row in picked:
-        kwh = _value(row, "energy_consumed", shown, number, columns)
-        seconds = _value(row, "duration", shown, number, columns)
-        recorded = _value(row, "emissions", shown, number, columns) \
+        cell = Cell(shown, number, lines[number - 1] if number <= len(lines) else "", columns)
+        kwh = _value(row, "energy_consumed", cell, KWH_J, positive=True)  # a run that drew nothing was not tracked
+        seconds = _value(row, "duration", cell, 1.0)
+        recorded = _value(row, "emissions", cell, 1.0) \
             if (row.get("emissions") or "").strip() else None
         energy += kwh
         duration = max(duration, seconds)
@@ -92,17 +97,39 @@ def read_emissions(path: Path, *, run_id: str | None = None) -> TrackedRun:
                       path.name, hashlib.sha256(data).hexdigest(), emissions)
 
 
-def _value(row: dict[str, Any], name: str, shown: str, number: int, columns: list[str]) -> float:
-    """A finite, non-negative number from a row, else a located error at its cell."""
+@dataclass(frozen=True)
+class Cell:
+    """Where a row's values are: the file, the line the row ends on, that line's text and the file's columns."""
+
+    shown: str
+    line: int
+    text: str
+    columns: list[str]
+
+    def column_of(self, name: str) -> int:
+        """The 1-based column of the named cell on the row's line (1 when the line holds quoted cells, whose
+        commas do not separate)."""
+        if name not in self.columns or '"' in self.text:
+            return 1
+        cells = self.text.split(",")
+        return 1 + sum(len(cell) + 1 for cell in cells[:self.columns.index(name)])
+
+
+KWH_J = 3.6e6
+
+
+def _value(row: dict[str, Any], name: str, cell: Cell, si_factor: float, *, positive: bool = False) -> float:
+    """A number from a row that the project's CSV can hold (zero or more, more than zero when `positive`, within
+    the project's range once in SI units: `si_factor` per unit of the column), else a located error at its cell."""
     text = (row.get(name) or "").strip()
     try:
         value = float(text)
     except ValueError:
         value = math.nan
-    if not (math.isfinite(value) and 0 <= value <= 1e15):
-        column = 1 + sum(len(cell) + 1 for cell in columns[:columns.index(name)]) if name in columns else 1
-        raise InputError([Problem(shown, number, column, "", f"{name} must be a finite number, zero or more, got "
-                                  f"{text!r}")])
+    if not (units.in_range(value * si_factor) and (value > 0 if positive else value >= 0)):
+        wanted = "more than zero" if positive else "zero or more"
+        raise InputError([Problem(cell.shown, cell.line, cell.column_of(name), "", f"{name} must be a number, "
+                                  f"{wanted}, {units.RANGE_TEXT}, got {text!r}")])
     return value
 
 

@@ -11,17 +11,18 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import subprocess
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from reportgen import interrupts
-from reportgen.errors import UsageError
+from reportgen.errors import InputError, UsageError
 from reportgen.files import locked, open_regular, replace_file, why_unreadable
 from reportgen.project import measurements, units
 from reportgen.project.loader import LoadedProject, check_measurements
@@ -103,11 +104,14 @@ def run_measured(command: Sequence[str], nodes: int, place: dict[str, str]) -> M
 
 
 def _run_to_the_end(command: Sequence[str], environment: dict[str, str]) -> int:
-    """The command's exit status. Stopped (Ctrl-C, SIGTERM), this passes the signal on to the command, gives it
-    COMMAND_GRACE_SECONDS to exit and then kills it: a supervisor's SIGTERM reaches the command even when sent to
-    this process alone, and a command that ignores it never holds this one up."""
+    """The command's exit status. The command runs in a process group of its own, so that what it starts (a
+    launcher's workers, a shell script's programs) can be stopped with it. Stopped (Ctrl-C, SIGTERM, SIGHUP), this
+    passes the signal on to that whole group, gives it COMMAND_GRACE_SECONDS to exit, then kills what is left of
+    the group and reaps the command: a supervisor's signal reaches every process of the command even when sent to
+    this one alone, nothing it started outlives it, and a command that ignores the signal never holds this one up.
+    (In its own group the command is in the terminal's background: it should not read from the terminal.)"""
     try:
-        process = subprocess.Popen(list(command), env=environment)
+        process = subprocess.Popen(list(command), env=environment, process_group=0)
     except FileNotFoundError:
         raise UsageError(f"no such command: {command[0]}") from None
     except PermissionError:
@@ -115,14 +119,17 @@ def _run_to_the_end(command: Sequence[str], environment: dict[str, str]) -> int:
     try:
         return process.wait()
     except KeyboardInterrupt:
-        with contextlib.suppress(ProcessLookupError):
-            process.send_signal(interrupts.exit_status() - 128)
-        try:
+        _signal_group(process.pid, interrupts.exit_status() - 128)
+        with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(timeout=COMMAND_GRACE_SECONDS)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        _signal_group(process.pid, signal.SIGKILL)  # whatever is left of the group: the command's own children too
+        process.wait()
         raise
+
+
+def _signal_group(group: int, number: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(group, number)
 
 
 def _read_split(path: Path) -> dict[str, float]:
@@ -305,12 +312,17 @@ def write_lines(csv_path: Path, lines: list[str], *, collectives: bool = False,
     row reads as the project's loader reads it: no tool writes a value the project would refuse. Callers hold
     `locked(csv_path.parent)` from their read of the file to this write."""
     text = "\n".join(lines) + "\n"
-    check_measurements(text, csv_path.name, collectives=collectives, time_unit_s=time_unit_s)
+    try:
+        check_measurements(text, csv_path.name, collectives=collectives, time_unit_s=time_unit_s)
+    except InputError as error:  # located in the rows as they would have been: say that they were not written
+        raise InputError([replace(problem, message=f"{problem.message} (in the row this command would write; "
+                                  f"nothing was written, {csv_path.name} is as it was)")
+                          for problem in error.problems]) from None
     replace_file(csv_path, text.encode("utf-8"))
 
 
 def number_text(value: float) -> str:
-    """A measured value at full precision: the shortest text that reads back as the same float ("47535", not
-    "47535.0"; "0.1234567890123" where six digits would have dropped half of it)."""
-    text = repr(float(value))
-    return text[:-2] if text.endswith(".0") else text
+    """A measured value at full precision: 15 significant digits, every digit a double holds reliably ("47535", not
+    "47535.0"; "0.1234567890123" where six digits would have dropped half of it), without the noise of its last
+    binary digit that arithmetic leaves ("1.72259", not "1.7225899999999998")."""
+    return f"{float(value):.15g}"

@@ -22,6 +22,7 @@ from pathlib import Path
 from reportgen.errors import InputError, Problem, UsageError
 from reportgen.files import locked
 from reportgen.ingest import measure
+from reportgen.project import units
 from reportgen.project.yaml_source import read_text
 
 HEADER = "nodes,bytes [B],time [us],ranks"
@@ -99,7 +100,7 @@ def read_nccl_tests(path: Path) -> NcclTable:
                                     f"at {words[0]} bytes; rerun the test before fitting its times"))
             continue
         size_text, time_text = words[header.index("size")], words[header.index("time")]
-        if not size_text.isdigit() or int(size_text) < 1:
+        if not size_text.isdigit() or not 1 <= int(size_text) <= units.MAX_MAGNITUDE:
             problems.append(Problem(shown, number, _column_of(line, header.index("size")), "",
                                     f"not a message size in bytes: {size_text!r}"))
             continue
@@ -107,7 +108,7 @@ def read_nccl_tests(path: Path) -> NcclTable:
             time_us = float(time_text)
         except ValueError:
             time_us = math.nan
-        if not (math.isfinite(time_us) and 0 < time_us < 1e15):
+        if not (time_us > 0 and units.in_range(time_us * 1e-6)):
             problems.append(Problem(shown, number, _column_of(line, header.index("time")), "",
                                     f"not a time in µs (a positive number): {time_text!r}"))
             continue

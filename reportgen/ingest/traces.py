@@ -34,7 +34,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
-from typing import BinaryIO, NoReturn, Protocol
+from typing import Annotated, BinaryIO, NoReturn, Protocol
 
 import msgspec
 import numpy as np
@@ -156,6 +156,12 @@ class _Args(msgspec.Struct, gc=False):
     correlation: int | None = None
 
 
+# Microseconds, as the profiler writes them. A negative duration, or a time past ±10¹⁸ µs (31,700 years: 1e400 reads
+# as infinity), is no measurement: refused by the decoder where it stands, before any breakdown could be negative.
+_Timestamp = Annotated[float, msgspec.Meta(ge=-1e18, le=1e18)]
+_Duration = Annotated[float, msgspec.Meta(ge=0, le=1e18)]
+
+
 class _Event(msgspec.Struct, gc=False):
     """The fields of a trace event the breakdown reads; msgspec skips every other field without building it.
 
@@ -165,8 +171,8 @@ class _Event(msgspec.Struct, gc=False):
     ph: str = ""
     cat: str | None = None
     name: str | int | float | None = None
-    ts: float | None = None
-    dur: float | None = None
+    ts: _Timestamp | None = None
+    dur: _Duration | None = None
     args: _Args | None = None
 
 
@@ -489,7 +495,8 @@ def reduce_events(events: Iterable[_Event], *, shown: str) -> tuple[np.ndarray, 
         raise InputError([Problem(shown, 1, 1, "", f"{len(step_starts)} profiler step(s): the last step is left "
                                   "out as HTA does, so a trace needs two or more (profile with a schedule of "
                                   "active steps ≥ 2)")])
-    # HTA's rounding of fractional microseconds: a start up to the next one, an end down to the previous one
+    # HTA's rounding of fractional microseconds: a start up to the next one, an end down to the previous one; an
+    # event shorter than the gap this opens (1.5 µs long 0 rounds to 2…1) covers nothing, never negative time
     last_step = math.ceil(max(step_starts))
     starts = np.frombuffer(gpu_ts, dtype=np.float64)
     launches = np.frombuffer(launch_correlation, dtype=np.int64)
@@ -497,7 +504,9 @@ def reduce_events(events: Iterable[_Event], *, shown: str) -> tuple[np.ndarray, 
     kept = np.isin(np.frombuffer(gpu_correlation, dtype=np.int64), early)  # launched before the last step began
     if not kept.any():
         raise InputError([Problem(shown, 1, 1, "", "no GPU event was launched within a complete profiler step")])
-    return (np.ceil(starts[kept]), np.floor(starts[kept] + np.frombuffer(gpu_dur, dtype=np.float64)[kept]),
+    rounded_starts = np.ceil(starts[kept])
+    rounded_ends = np.maximum(np.floor(starts[kept] + np.frombuffer(gpu_dur, dtype=np.float64)[kept]), rounded_starts)
+    return (rounded_starts, rounded_ends,
             np.frombuffer(gpu_kind, dtype=np.int8)[kept], np.frombuffer(gpu_stream, dtype=np.int64)[kept],
             sum(1 for s in step_starts if math.ceil(s) < last_step))
 
@@ -635,7 +644,11 @@ def reduce_files(files: Sequence[Path], *, processes: int | None = None,
     else:
         from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        from reportgen.interrupts import as_worker, shut_down_after
+
+        # as_worker: a worker exits with its parent and on Ctrl-C, so that an interrupted ingest leaves none behind
+        pool = ProcessPoolExecutor(max_workers=workers, initializer=as_worker)
+        with shut_down_after(pool):
             outcomes = list(pool.map(_reduce_or_problems, files, chunksize=max(1, len(files) // (4 * workers))))
     problems = [p for outcome in outcomes if isinstance(outcome, list) for p in outcome]
     if problems:

@@ -224,7 +224,8 @@ def check_measurements(text: str, display: str, *, collectives: bool = False,
     node, _ = measurements.parse_rows(text, display, columns)
     reader = Reader(display)
     with reader.time_unit(time_unit_s):
-        rows = Items(Section(Collective if collectives else Run), min_items=0).read(node, "", reader)
+        rows = Items(Section(Collective if collectives else Run), min_items=0).read(
+            node, "prediction.collectives" if collectives else "scaling.runs", reader)
     if rows is not INVALID and not collectives:
         forms = [run.form for run in rows]
         for index, form in enumerate(forms):

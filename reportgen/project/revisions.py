@@ -21,6 +21,7 @@ from pathlib import Path, PurePosixPath
 
 from yaml.nodes import MappingNode
 
+from reportgen import wording
 from reportgen.errors import InputError, Problem, UsageError
 from reportgen.project.measurements import MAX_CSV_BYTES
 from reportgen.project.spec import locate, scalar_text
@@ -108,7 +109,7 @@ class _Repository:
         if not size.isdigit():
             raise UsageError(f"{shown}: git gives no size for it")
         if int(size) > limit:
-            raise InputError([Problem(shown, 1, 1, "", f"the file is larger than {limit // 1024:,} KiB "
+            raise InputError([Problem(shown, 1, 1, "", f"the file is larger than {wording.limit(limit)} "
                                       f"({int(size):,} bytes in git): refused without reading it")])
         return self._git("cat-file", "blob", f"{commit}:{path}", shown=shown)
 

@@ -111,6 +111,12 @@ def registry() -> pint.UnitRegistry[float]:
 # (10²⁵ FLOP is a frontier model's training; 10⁻⁹ s a nanosecond), and far enough from float's limits that no
 # product or quotient of a few of them overflows to infinity or underflows to zero (a run of 10³⁰⁸ s did).
 MIN_MAGNITUDE, MAX_MAGNITUDE = 1e-30, 1e30
+RANGE_TEXT = "from 10⁻³⁰ to 10³⁰ in SI units"
+
+
+def in_range(si_value: float) -> bool:
+    """A value (in SI units) a project can hold: finite, and zero or within MIN_MAGNITUDE…MAX_MAGNITUDE."""
+    return math.isfinite(si_value) and (si_value == 0 or MIN_MAGNITUDE <= abs(si_value) <= MAX_MAGNITUDE)
 
 
 def is_number_text(text: str) -> bool:
@@ -212,8 +218,8 @@ def parse_quantity(text: str, dimension: Dimension, *, currency: str = "USD", ex
     if problem:
         raise refused(problem)
     value = number * factor
-    if not math.isfinite(value) or (value != 0 and not MIN_MAGNITUDE <= abs(value) <= MAX_MAGNITUDE):
-        raise refused(f"out of range: quantities are read from 10⁻³⁰ to 10³⁰ in SI units, and this is "
+    if not in_range(value):
+        raise refused(f"out of range: quantities are read {RANGE_TEXT}, and this is "
                       f"{value:.3g} {dimension.si_unit.replace(CURRENCY_TOKEN, currency)}")
     return value
 

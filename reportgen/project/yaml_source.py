@@ -13,6 +13,7 @@ import yaml
 from yaml.error import Mark, MarkedYAMLError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from reportgen import wording
 from reportgen.errors import InputError, Problem
 from reportgen.files import open_regular, why_unreadable
 from reportgen.project.stdio import MAX_FILE_BYTES, STDIN, stdin_bytes
@@ -43,7 +44,7 @@ def read_text(path: Path, display: str, *, limit: int = MAX_FILE_BYTES) -> tuple
     except OSError as error:
         raise InputError([Problem(display, 1, 1, "", why_unreadable(error))]) from None
     if len(data) > limit:
-        raise InputError([Problem(display, 1, 1, "", f"the file is larger than {limit // 1024} KiB")])
+        raise InputError([Problem(display, 1, 1, "", f"the file is larger than {wording.limit(limit)}")])
     try:
         return data.decode("utf-8-sig"), data
     except UnicodeDecodeError as error:
@@ -68,7 +69,13 @@ def compose(text: str, display: str) -> Node:
         mark = error.problem_mark or error.context_mark
         message = str(error.problem or error.context or "invalid YAML").strip()
         raise InputError([problem_at(mark, display, "", f"invalid YAML: {message}")]) from None
-    except yaml.YAMLError as error:  # errors without a position, such as a stray control character
+    except yaml.reader.ReaderError as error:  # a character YAML refuses: located by its position in the text
+        before = text[:error.position]
+        line, column = before.count("\n") + 1, error.position - (before.rfind("\n") + 1) + 1
+        character = f"#x{error.character:04x}" if isinstance(error.character, int) else repr(error.character)
+        raise InputError([Problem(display, line, column, "", f"invalid YAML: the character {character} is not "
+                                  "allowed (a control character)")]) from None
+    except yaml.YAMLError as error:  # any other error without a position
         raise InputError([Problem(display, 1, 1, "", f"invalid YAML: {error}")]) from None
     except RecursionError:  # PyYAML composes recursively: thousands of nested brackets exhaust the stack
         line, column = _too_deep_at(text, MAX_DEPTH) or (1, 1)

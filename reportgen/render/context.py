@@ -7,7 +7,6 @@ from); this module only gathers them with the figures, the provenance and the no
 from __future__ import annotations
 
 import datetime as dt
-import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +18,7 @@ from reportgen.analysis.selection import for_tables, shown_nodes
 from reportgen.figures.jobs import FigureFrame
 from reportgen.project.flatten import flatten
 from reportgen.project.model import SLOT_VOCABULARY, Project
+from reportgen.reproducible import source_date_epoch
 
 SECTIONS = (
     ("summary", "Summary"),
@@ -83,9 +83,9 @@ def epoch_of(created: str | None) -> int:
 
 def report_date(project: Project) -> tuple[str, str | None]:
     """The shown date and the PDF creation time: SOURCE_DATE_EPOCH when set, else the project's date."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    if epoch and epoch.strip().isdigit():
-        moment = dt.datetime.fromtimestamp(int(epoch), tz=dt.UTC)
+    epoch = source_date_epoch()
+    if epoch is not None:
+        moment = dt.datetime.fromtimestamp(epoch, tz=dt.UTC)
         return project.project.date or moment.date().isoformat(), moment.strftime("%Y-%m-%dT%H:%M:%SZ")
     date = project.project.date
     if date:

@@ -51,16 +51,28 @@ def file_name(table: str) -> str:
     return table.replace(".", "-") + ".csv"
 
 
+# A text cell a spreadsheet would run as a formula starts with one of these (OWASP's CSV injection list).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutralised(value: Any) -> Any:
+    """A text cell that a spreadsheet would run as a formula ("=HYPERLINK(…)", "@SUM(…)"), prefixed with an
+    apostrophe so that it shows as the text it is; numbers and every other value as they are."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
 def csv_files(document: dict[str, Any]) -> dict[str, bytes]:
     """`build --format csv`: each table of the document as a CSV file (full precision, `inf` for infinity,
-    lists as JSON text)."""
+    lists as JSON text, text that a spreadsheet would take for a formula neutralised)."""
     import json
 
     import pandas as pd  # only for a build that asks for CSV
 
     files = {}
     for name, rows in tables(document).items():
-        frame = pd.DataFrame.from_records([{key: json.dumps(value) if isinstance(value, list) else value
+        frame = pd.DataFrame.from_records([{key: neutralised(json.dumps(value) if isinstance(value, list) else value)
                                             for key, value in row.items()} for row in rows])
         files[file_name(name)] = frame.to_csv(index=False, lineterminator="\n").encode("utf-8")
     return files
