@@ -7,6 +7,7 @@ runs written inline, and errors point at `runs.csv:LINE:COL`. A header may carry
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 from yaml.error import Mark
@@ -22,6 +23,7 @@ MAX_CSV_BYTES = 16 << 20
 MAX_CSV_VALUES = 250_000
 COLUMNS = ("nodes", "compute", "communication", "idle", "io", "time", "throughput", "energy", "co2_recorded",
            "p99_latency", "workers")
+_LINE_BREAK = re.compile("\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")  # what str.splitlines splits at
 _HEADER_RE = re.compile(r"^\s*(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*(?:\[(?P<unit>[^\]]*)\])?\s*$")
 
 
@@ -69,6 +71,17 @@ def split_cells(line: str) -> list[tuple[str, int]]:
     return cells
 
 
+def lines_of(text: str) -> Iterator[str]:
+    """The text's lines as str.splitlines gives them, one at a time: a reader that stops early (past a limit) never
+    builds the list of a 16 MiB file's three million lines."""
+    start = 0
+    for match in _LINE_BREAK.finditer(text):
+        yield text[start:match.start()]
+        start = match.end()
+    if start < len(text):
+        yield text[start:]
+
+
 def is_data_line(line: str) -> bool:
     """A line that carries the header or a run: not blank, not a `#` comment."""
     return bool(line.strip()) and not line.lstrip().startswith("#")
@@ -99,11 +112,19 @@ def parse_rows(text: str, display: str,
     """CSV text as a sequence of mapping nodes, one per row, each cell at its line and column; and each row's
     provenance."""
     problems: list[Problem] = []
-    lines = []
+    lines: list[tuple[int, str]] = []
     sources: list[RowSource] = []
     pending: list[str] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    values = 0  # after the header, counted as the lines are read: a file past the limit is refused where it is met
+    for number, line in enumerate(lines_of(text), start=1):
         if is_data_line(line):
+            if lines:
+                values += line.count(",") + 1 + line.count(" ")  # a cell of per-worker times holds several
+                if values > MAX_CSV_VALUES:
+                    raise InputError([Problem(display, number, 1, "", f"more than {MAX_CSV_VALUES:,} values: "
+                                              f"reportgen reads at most {MAX_CSV_VALUES:,} measured values from a CSV "
+                                              f"(about {MAX_CSV_VALUES // 5:,} runs); keep a sample of the repeats, or "
+                                              "their medians")])
             lines.append((number, line))
             sources.append(RowSource(tuple(pending)))
             pending = []
@@ -127,7 +148,6 @@ def parse_rows(text: str, display: str,
         columns.append(read)
     if problems:
         raise InputError(problems)
-    _check_size(lines, len(columns), display)
     runs: list[Node] = []
     # one key node per column, at the header (a key is never wrong: the header was checked above)
     keys = [scalar_node(name, mark_at(display, header_number, column))
@@ -155,19 +175,6 @@ def parse_rows(text: str, display: str,
         raise InputError(problems)
     first = mark_at(display, header_number, 1)
     return SequenceNode("tag:yaml.org,2002:seq", runs, start_mark=first, end_mark=first), sources
-
-
-def _check_size(lines: list[tuple[int, str]], columns: int, display: str) -> None:
-    """Refuse, before any value is read, a CSV of more than MAX_CSV_VALUES values (a cell of per-worker times counts
-    each of its values)."""
-    values = 0
-    for number, line in lines[1:]:
-        values += columns + line.count(" ") if " " in line else columns
-        if values > MAX_CSV_VALUES:
-            raise InputError([Problem(display, number, 1, "", f"more than {MAX_CSV_VALUES:,} values: reportgen "
-                                      f"reads at most {MAX_CSV_VALUES:,} measured values from a CSV (about "
-                                      f"{MAX_CSV_VALUES // 5:,} runs); keep a sample of the repeats, or their "
-                                      "medians")])
 
 
 def _is_bare_number(cell: str) -> bool:
