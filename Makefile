@@ -4,18 +4,28 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip install --quiet --disable-pip-version-check --constraint constraints.txt
 
-.PHONY: report test lint bench clean golden bytecode docs reference constraints
+.PHONY: report test check lint package bench clean golden bytecode docs reference constraints
 
 report: $(VENV)/.installed bytecode
 	$(BIN)/reportgen build inputs/example.yaml -o build
 	$(BIN)/reportgen schema -o build/schema.json
 
-test: $(VENV)/.installed-test
+# The whole suite, as CI runs it: the linters, the documentation site, the packages, then every test.
+test: lint docs package
 	$(BIN)/python -m pytest
+
+# The fast tier, for the inner loop (under 90 s): the linters, then the suite without its slow tests (many processes,
+# signals, PDFs) and with each property tried on a tenth of its examples.
+check: lint
+	REPORTGEN_TIER=fast $(BIN)/python -m pytest -m "not slow"
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check reportgen tests bench
 	$(BIN)/mypy reportgen
+
+# The wheel and the sdist, built and checked for what they must carry (tests/check_package.py).
+package: $(VENV)/.installed-test
+	$(BIN)/python -m tests.check_package
 
 # bench/run.py byte-compiles reportgen itself before it measures
 bench: $(VENV)/.installed-test
@@ -26,7 +36,8 @@ bench: $(VENV)/.installed-test
 bytecode: | $(VENV)/bin/python
 	$(BIN)/python -m compileall -q reportgen
 
-# The documentation site, offline, into build/site (open build/site/index.html). make test builds it with --strict.
+# The documentation site, offline and strict (a broken link or anchor fails it), into build/site (open
+# build/site/index.html). Part of make test.
 docs: $(VENV)/.installed-test
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
 

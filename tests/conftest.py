@@ -9,14 +9,34 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+# The fast tier (`make check`, REPORTGEN_TIER=fast) leaves out the tests marked slow and tries each property on a
+# tenth of its examples; `make test` runs everything at full strength.
+FAST = os.environ.get("REPORTGEN_TIER") == "fast"
+
+
+def examples(full: int) -> int:
+    """How many examples a property is tried on: `full` in the whole suite, a tenth (at least 5) in the fast tier."""
+    return max(5, full // 10) if FAST else full
+
+
 # No per-example deadline: hypothesis's default 200 ms fails properties on a busy machine (CI runs beside other
 # work). Speed is measured in bench/; the tests that promise "refused fast" keep their own generous bounds.
-settings.register_profile("reportgen", deadline=None)
+settings.register_profile("reportgen", deadline=None, max_examples=examples(100))
 settings.load_profile("reportgen")
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 INPUTS = ROOT / "inputs"
+
+# Where a test reads every example project, the fast tier reads one of each kind: a training job and a service.
+REPRESENTATIVE = ("example.yaml", "inference-service.yaml")
+
+
+def example_projects(names: tuple[str, ...] | None = None) -> list[str]:
+    """The example projects a per-project test runs on (file names, sorted): `names` (else every example) in the
+    whole suite, only the representative ones among them in the fast tier."""
+    every = sorted(names or (path.name for path in INPUTS.glob("*.yaml")))
+    return [name for name in every if name in REPRESENTATIVE] if FAST else every
 
 
 @pytest.fixture

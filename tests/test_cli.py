@@ -80,6 +80,7 @@ def test_a_build_that_draws_nothing_does_not_import_matplotlib(tmp_path: Path, f
     assert result.stdout.strip().endswith("0 False"), result.stdout + result.stderr
 
 
+@pytest.mark.slow
 def test_build_writes_all_three_outputs(tmp_path: Path) -> None:
     assert main(["build", str(INPUTS / "example.yaml"), "-o", str(tmp_path)]) == 0
     folder = tmp_path / "example"

@@ -44,6 +44,7 @@ def test_concurrent_writers_lose_no_row(tmp_path: Path, trial: int) -> None:
     assert sorted(int(row.split(",")[0]) for row in rows) == list(range(1, WRITERS + 1))
 
 
+@pytest.mark.slow
 def test_four_builds_into_one_folder_all_succeed(tmp_path: Path) -> None:
     command = [sys.executable, "-m", "reportgen", "build", str(INPUTS / "mlperf-ssd.yaml"), "-o", str(tmp_path),
                "--format", "html,json", "-q"]

@@ -24,9 +24,9 @@ from reportgen.project.loader import load_project_text
 from reportgen.project.model import AXES, SLOT_VOCABULARY
 from reportgen.render.results import dumps, results_document
 from reportgen.render.results_schema import results_schema
-from tests.conftest import ROOT
+from tests.conftest import ROOT, examples
 
-FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+FUZZ = settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow],
                 derandomize=True)
 UNITS = {
     "time": ["s", "ms", "us", "min", "h"],

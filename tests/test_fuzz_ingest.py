@@ -25,8 +25,10 @@ from reportgen.errors import InputError
 from reportgen.ingest import emissions, nccltests, traces
 from reportgen.ingest.measure import number_text
 from reportgen.project.loader import check_measurements
+from tests.conftest import examples
 
-FUZZ = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+FUZZ = settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow],
+                derandomize=True)
 T = TypeVar("T")
 
 numbers = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-10**20, 10**20),

@@ -24,6 +24,8 @@ from reportgen.commands.cli import main
 from reportgen.files import TEMP_PREFIX
 from tests.conftest import DATA, INPUTS, ROOT, outliving
 
+pytestmark = pytest.mark.slow  # the fast tier (make check) leaves these out: see docs/testing.md
+
 REPORTGEN = [sys.executable, "-m", "reportgen"]
 EXAMPLE = INPUTS / "example.yaml"
 PROJECT = "project: {title: H}\nscaling: {file: runs.csv, time_unit: s}\n"

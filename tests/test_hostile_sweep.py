@@ -545,12 +545,14 @@ FAMILIES = (
 PROCESS_ATTEMPTS = {sighup_to_measure, grandchild_that_ignores_sigterm, workers_gone_when_an_interrupted_build_exits}
 
 
-def _all_attempts() -> list[tuple[str, Attempt]]:
-    return [(family.name, attempt) for family in FAMILIES for attempt in family.attempts]
+def _all_attempts() -> list[object]:
+    """Every attempt as a test case; those that start processes and signal them are slow."""
+    return [pytest.param(family.name, attempt, id=attempt.__name__,
+                         marks=[pytest.mark.slow] if attempt in PROCESS_ATTEMPTS else [])
+            for family in FAMILIES for attempt in family.attempts]
 
 
-@pytest.mark.parametrize(("family", "attempt"), _all_attempts(),
-                         ids=[attempt.__name__ for _, attempt in _all_attempts()])
+@pytest.mark.parametrize(("family", "attempt"), _all_attempts())
 def test_attempt(family: str, attempt: Attempt, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     if attempt in PROCESS_ATTEMPTS and not HAS_PROC:
         pytest.skip("reads /proc")
@@ -597,6 +599,7 @@ def test_every_test_named_elsewhere_exists() -> None:
             assert reference.startswith("tests/test_") and _cases(reference) >= 1, reference
 
 
+@pytest.mark.slow  # it counts every example hypothesis tries, which the fast tier cuts to a tenth
 def test_the_table_in_the_docs_is_this_sweep() -> None:
     docs = (ROOT / "docs" / "testing.md").read_text()
     start, end = "<!-- hostile-sweep: begin -->", "<!-- hostile-sweep: end -->"

@@ -70,6 +70,7 @@ def test_a_measured_node_count_is_refused_before_running(project: Path, tmp_path
     assert (project.parent / "runs.csv").read_text().count("\n1,") == 1
 
 
+@pytest.mark.slow
 def test_an_interrupted_run_leaves_the_csv_as_it_was(project: Path) -> None:
     (project.parent / "runs.csv").write_text("nodes,time [s]\n1,10\n")
     before = (project.parent / "runs.csv").read_bytes()

@@ -17,6 +17,8 @@ from reportgen.files import TEMP_PREFIX
 from reportgen.pipeline import Builder, BuildOptions
 from tests.conftest import INPUTS, ROOT, group_members, outliving
 
+pytestmark = pytest.mark.slow  # the fast tier (make check) leaves these out: see docs/testing.md
+
 EXAMPLE = (INPUTS / "example.yaml").read_text()
 FILES = ("report.html", "report.pdf", "results.json")
 

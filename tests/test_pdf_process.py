@@ -18,6 +18,8 @@ from reportgen.render.pdf_process import PainterProcess, RendererProcess, early_
 
 HTML = "<h1>Title</h1><p>Some text to lay out.</p>"
 
+pytestmark = pytest.mark.slow  # the fast tier (make check) leaves these out: see docs/testing.md
+
 
 def figure(label: str, width: int = 300, height: int = 120) -> str:
     """An inline figure as reportgen.figures writes them: text, a path, a hatch pattern and transparency."""

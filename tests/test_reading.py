@@ -13,7 +13,7 @@ from reportgen.figures import figure_jobs
 from reportgen.figures.style import BLUE, GREEN, GREY, INK, ORANGE, PURPLE, SKY, VERMILION
 from reportgen.pipeline import BuildOptions, analyze_loaded, build
 from reportgen.project.loader import load_project
-from tests.conftest import INPUTS
+from tests.conftest import INPUTS, example_projects
 
 # How captions name colours, and the colour each name must find drawn; a name outside the palette (red, purple) is
 # always wrong.
@@ -21,8 +21,8 @@ COLOURS = {"sky blue": SKY, "blue": BLUE, "orange": ORANGE, "grey": GREY, "pink"
            "vermilion": VERMILION, "black": INK}
 FOREIGN = ("red", "purple", "yellow", "brown", "cyan")
 OWNED_NOT_VIABLE = INPUTS / "example.yaml"  # its owned regime is below its minimum utilization: drawn grey
-PROJECTS = ("example.yaml", "inference-service.yaml", "finetune-7b.yaml", "finetune-r1.yaml", "nightly-repeats.yaml",
-            "bert-dgx-a100.yaml")
+PROJECTS = example_projects(("example.yaml", "inference-service.yaml", "finetune-7b.yaml", "finetune-r1.yaml",
+                             "nightly-repeats.yaml", "bert-dgx-a100.yaml"))
 
 
 def colour_names(caption: str) -> list[str]:

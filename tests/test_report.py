@@ -16,7 +16,7 @@ from pypdf import PdfReader
 
 from reportgen.pipeline import BuildOptions, build
 from reportgen.render import formatting
-from tests.conftest import INPUTS, ROOT
+from tests.conftest import INPUTS, ROOT, example_projects
 
 SECTION_TITLES = ["Summary", "Problem and goal", "Diagnosis: which ceiling binds", "Design",
                   "Measure, attribute, decide", "Appendix: methodology and inputs"]
@@ -41,6 +41,7 @@ def plain(markup: str) -> str:
     return re.sub(r"<[^>]+>", "", str(markup))
 
 
+@pytest.mark.slow
 def test_pdf_has_every_section_and_page_numbers(pdf_text: list[str]) -> None:
     assert 10 <= len(pdf_text) <= 40
     text = "\n".join(pdf_text)
@@ -51,6 +52,7 @@ def test_pdf_has_every_section_and_page_numbers(pdf_text: list[str]) -> None:
     assert all("revision r4" in page for page in pdf_text[1:])  # the running header
 
 
+@pytest.mark.slow
 def test_pdf_shows_the_key_results(built: dict[str, Path], pdf_text: list[str]) -> None:
     results = json.loads((built["a"] / "results.json").read_text())
     text = " ".join(" ".join(pdf_text).split())
@@ -69,6 +71,7 @@ def test_pdf_shows_the_key_results(built: dict[str, Path], pdf_text: list[str]) 
         assert finding["code"] in text
 
 
+@pytest.mark.slow
 def test_pdf_draws_every_figure_as_vector_text_and_paths(built: dict[str, Path], pdf_text: list[str]) -> None:
     """The PDF gets each figure as the same SVG the HTML inlines: its longest label is text in the PDF.
 
@@ -103,7 +106,7 @@ def test_figures_reach_the_pdf_renderer_as_placeholders() -> None:
         "the layout leaves room of the figure's exact shape"
 
 
-@pytest.mark.parametrize("name", sorted(path.name for path in INPUTS.glob("*.yaml")))
+@pytest.mark.parametrize("name", example_projects())
 def test_each_figure_is_drawn_at_the_size_its_frame_promised(name: str) -> None:
     """The PDF is laid out from the frames before the figures are drawn: a drawing of another shape would be
     squeezed into the room left for it."""
@@ -253,6 +256,7 @@ def test_a_figure_the_renderer_cannot_draw_fails_the_build() -> None:
         html_to_pdf(f"<figure>{broken}</figure>")
 
 
+@pytest.mark.slow
 def test_pdf_table_of_contents_and_bookmarks(built: dict[str, Path], pdf_text: list[str]) -> None:
     reader = PdfReader(built["a"] / "report.pdf")
     top = [item.title for item in reader.outline if not isinstance(item, list)]
@@ -262,6 +266,7 @@ def test_pdf_table_of_contents_and_bookmarks(built: dict[str, Path], pdf_text: l
     assert re.search(r"Design\s*\.[ .]*\d+", contents), "the contents lists page numbers"
 
 
+@pytest.mark.slow
 def test_pdf_metadata(built: dict[str, Path]) -> None:
     meta = PdfReader(built["a"] / "report.pdf").metadata
     assert meta.title == "Data-parallel training of a 1.3B-parameter code model"
@@ -270,6 +275,7 @@ def test_pdf_metadata(built: dict[str, Path]) -> None:
     assert meta["/CreationDate"].startswith("D:20261118")  # the project's date, never "now"
 
 
+@pytest.mark.slow
 def test_outputs_are_byte_identical_across_runs(built: dict[str, Path]) -> None:
     for name in ("report.html", "report.pdf", "results.json"):
         assert (built["a"] / name).read_bytes() == (built["b"] / name).read_bytes(), name
@@ -295,6 +301,7 @@ class Structure(HTMLParser):
         self.captions += tag == "figcaption"
 
 
+@pytest.mark.slow
 def test_html_is_self_contained_and_structured(built: dict[str, Path]) -> None:
     html = (built["a"] / "report.html").read_text()
     parser = Structure()
@@ -308,6 +315,7 @@ def test_html_is_self_contained_and_structured(built: dict[str, Path]) -> None:
     assert parser.tags.count("nav") == 1 and parser.tags.count("main") == 1
 
 
+@pytest.mark.slow
 def test_free_text_is_escaped(tmp_path: Path) -> None:
     hostile = '<script>alert(1)</script><img src="file:///etc/passwd">'
     project = tmp_path / "hostile.yaml"
@@ -359,6 +367,7 @@ def test_templates_use_only_the_documented_context() -> None:
         assert undeclared <= documented, f"{name} uses {sorted(undeclared - documented)}"
 
 
+@pytest.mark.slow
 def test_letter_paper(tmp_path: Path) -> None:
     build(INPUTS / "bert-dgx-a100.yaml", BuildOptions(out_root=tmp_path, formats=("pdf",), paper="letter"))
     box = PdfReader(tmp_path / "bert-dgx-a100" / "report.pdf").pages[0].mediabox
@@ -375,6 +384,7 @@ def test_absent_sections_say_what_to_add(tmp_path: Path) -> None:
         assert hint in html, hint
 
 
+@pytest.mark.slow
 def test_installed_wheel_finds_its_templates(tmp_path: Path) -> None:
     """A non-editable install ships templates/ inside the package and builds from there."""
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
@@ -440,3 +450,19 @@ def test_a_load_axis_labels_fractional_levels_uncut() -> None:
         assert len(labels) == len(set(labels)), labels
         if len(levels) <= 12:
             assert "1.53" in labels, labels
+
+
+def test_a_load_axis_of_45_levels_builds_and_its_tables_spread_over_them(tmp_path: Path) -> None:
+    """Past 40 scales the tables show a selection; a load axis (fractional levels, one power of two) once crashed
+    it (`float & float`), and would have shown 2 of 45 levels."""
+    runs = ", ".join(f"{{nodes: {1 + 0.37 * i:.2f}, throughput: {100 * (1 + 0.37 * i) ** 0.8:.1f} sequence/s}}"
+                     for i in range(45))
+    project = tmp_path / "load.yaml"
+    project.write_text(f"project: {{title: Load sweep}}\nscaling: {{axis: load, runs: [{runs}]}}\n")
+    from reportgen.commands.cli import main
+
+    assert main(["build", str(project), "-o", str(tmp_path / "out"), "--format", "html", "-q"]) == 0
+    html = (tmp_path / "out" / "load" / "report.html").read_text()
+    table = html.split("<caption>Per measured scale", 1)[1].split("</table>", 1)[0]
+    levels = [float(level) for level in re.findall(r'<tr><td class="n" data-value="([0-9.]+)">', table)]
+    assert levels[0] == 1 and levels[-1] == 17.28 and 10 <= len(levels) < 45, levels

@@ -7,6 +7,8 @@ import pytest
 
 from reportgen.analysis.fits import fit_usl, usl_capacity
 
+pytestmark = pytest.mark.slow  # the fast tier (make check) leaves these out: see docs/testing.md
+
 least_squares = pytest.importorskip("scipy.optimize").least_squares
 
 

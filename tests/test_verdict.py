@@ -311,6 +311,7 @@ def test_captions_name_the_colours_their_figures_use() -> None:
         assert any(colour in captions[key] for colour in ("blue", "orange", "green", "vermilion")), key
 
 
+@pytest.mark.slow
 def test_sections_follow_without_forced_pages(tmp_path) -> None:
     """A forced page before every section left pages mostly empty: the problem follows the summary and its
     contents on page 2, the diagnosis follows the problem, and only the appendix starts a page of its own."""

@@ -9,6 +9,8 @@ and `build --format csv` keep every row. Line plots draw all points, as one arti
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -16,15 +18,18 @@ if TYPE_CHECKING:
     from reportgen.analysis import Analysis
 
 MAX_SHOWN = 40  # node counts a table lists in full; past it, the selection
+SPREAD = 12  # levels a selection spreads over a load axis, which has too few powers of two to read by
 
 
-def shown_nodes(analysis: Analysis, planned: int | None) -> frozenset[int] | None:
+def shown_nodes(analysis: Analysis, planned: int | None) -> frozenset[float] | None:
     """The node counts to show, or None when every measured one fits."""
     scaling = analysis.scaling
     if scaling is None or len(scaling.rows) <= MAX_SHOWN:
         return None
     measured = [row.nodes for row in scaling.rows]
-    keep = {nodes for nodes in measured if nodes & (nodes - 1) == 0}  # powers of two
+    keep: set[float] = {nodes for nodes in measured if power_of_two(nodes)}
+    if len(keep) < SPREAD:  # a load axis (fractional levels) has few powers of two: levels spread evenly instead
+        keep |= set(log_spread(measured, SPREAD))
     keep |= {measured[0], measured[-1], scaling.peak_nodes}
     keep |= {row.nodes for row in scaling.rows if row.noisy}
     marked = [scaling.knee_nodes, scaling.first_below_half_efficiency, planned]
@@ -42,7 +47,24 @@ def shown_nodes(analysis: Analysis, planned: int | None) -> frozenset[int] | Non
     return frozenset(keep & set(measured))
 
 
-def for_tables(analysis: Analysis, shown: frozenset[int] | None) -> Analysis:
+def power_of_two(level: float) -> bool:
+    """1, 2, 4, 8, …: a node count, or a load level (which may be fractional: 1.53 is none)."""
+    return float(level).is_integer() and level >= 1 and int(level) & (int(level) - 1) == 0
+
+
+def log_spread(values: Sequence[float], count: int) -> list[float]:
+    """At most `count` of the sorted `values`, spread evenly on a log axis, both ends kept: the value nearest each of
+    `count` points evenly spaced between the logarithms of the first and the last."""
+    if len(values) <= count:
+        return list(values)
+    low, high = math.log(values[0]), math.log(values[-1])
+    logs = [math.log(value) for value in values]
+    chosen = {min(range(len(values)), key=lambda i: abs(logs[i] - (low + (high - low) * k / (count - 1))))
+              for k in range(count)}
+    return [values[i] for i in sorted(chosen)]
+
+
+def for_tables(analysis: Analysis, shown: frozenset[float] | None) -> Analysis:
     """The analysis with every per-scale table cut to the shown node counts (the same object when all are shown)."""
     if shown is None:
         return analysis

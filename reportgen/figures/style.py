@@ -7,13 +7,15 @@ different lightness, so every figure still reads when printed in greyscale.
 from __future__ import annotations
 
 import io
+import math
 import re
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
+from reportgen.analysis.selection import log_spread, power_of_two
 from reportgen.figures.jobs import FigureFrame
 
 INK = "#222222"
@@ -231,8 +233,6 @@ _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 def power_label(value: float, _position: Any = None) -> str:
     """10², 10⁻³: plain text, so matplotlib need not parse mathtext (a third of its drawing time here)."""
-    import math
-
     if value <= 0:
         return ""
     exponent = math.log10(value)
@@ -256,31 +256,26 @@ def log_axes(ax: Any, *, x: bool = False, y: bool = False, base: int = 10) -> No
 MAX_MINOR_TICKS = 64
 
 
-def _power_of_two(value: float) -> bool:
-    """A whole power of two (a load level on a load axis may be fractional: never one)."""
-    return float(value).is_integer() and int(value) > 0 and int(value) & (int(value) - 1) == 0
-
-
-def log2_axis(ax: Any, values: list[int] | tuple[int, ...]) -> None:
+def log2_axis(ax: Any, values: Sequence[float]) -> None:
     """A log2 node axis labelled with the node counts themselves, as many as fit side by side; the others keep an
     unlabelled tick (past MAX_MINOR_TICKS values, only the unlabelled powers of two do: matplotlib lays out every
     tick, and 10,000 of them took a minute)."""
     from matplotlib.ticker import FixedLocator, NullFormatter
 
     ax.set_xscale("log", base=2)
-    every = sorted(set(values))
+    every: list[float] = sorted(set(values))
     ticks = every
-    if len(ticks) > 12:
-        ticks = [t for t in ticks if _power_of_two(t)] or ticks[:: max(1, len(ticks) // 10)]
+    if len(ticks) > 12:  # the powers of two, or (a load axis may hold one or none) about ten spread evenly
+        powers = [t for t in ticks if power_of_two(t)]
+        ticks = powers if len(powers) >= 2 else log_spread(ticks, 10)
     # room from the axes' share of the figure (before the layout moves it a little), a label per ~5.4 pt digit
     room = ax.get_position().width * ax.figure.get_figwidth() * 72
     widest = max(len(f"{tick:,}") for tick in ticks) * 5.4 + 8
-    fitting = min(len(ticks), max(2, int(room // widest)))
-    ticks = [ticks[round(index * (len(ticks) - 1) / (fitting - 1))] for index in range(fitting)]  # both ends kept
+    ticks = log_spread(ticks, max(2, int(room // widest)))
     ax.xaxis.set_major_locator(FixedLocator(ticks))
     ax.xaxis.set_major_formatter(_plain_formatter())
     labelled = set(ticks)
-    minor = every if len(every) <= MAX_MINOR_TICKS else [value for value in every if _power_of_two(value)]
+    minor = every if len(every) <= MAX_MINOR_TICKS else [value for value in every if power_of_two(value)]
     ax.xaxis.set_minor_locator(FixedLocator([value for value in minor if value not in labelled]))
     ax.xaxis.set_minor_formatter(NullFormatter())
 

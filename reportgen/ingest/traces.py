@@ -31,7 +31,7 @@ import re
 import zlib
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import chain
 from pathlib import Path
 from typing import Annotated, BinaryIO, NoReturn, Protocol
@@ -67,6 +67,7 @@ class RankBreakdown:
     overlap_pct: float  # share of communication time under compute
     steps: int  # complete profiler steps in the window
     collectives: tuple[tuple[float, ...], ...]  # per communication stream (by stream id), durations in order
+    shown: str = ""  # the path as the user gave it, which an error about this rank names (`file` is its name)
 
 
 @dataclass(frozen=True)
@@ -439,7 +440,8 @@ def read_rank(path: Path) -> RankBreakdown:
     trace = _TraceFile(path, shown)
     intervals = reduce_events(chain.from_iterable(trace.event_batches()), shown=shown)
     info = trace.header.distributedInfo or _Distributed()
-    return _breakdown(*intervals, rank=info.rank, world_size=info.world_size, file=path.name, sha256=trace.sha256)
+    breakdown = _breakdown(*intervals, rank=info.rank, world_size=info.world_size, file=path.name, sha256=trace.sha256)
+    return replace(breakdown, shown=shown)
 
 
 # ----------------------------------------------------------------------------------------------------- reducing
@@ -607,25 +609,28 @@ def _waits(ranks: Sequence[RankBreakdown]) -> list[float | None]:
 def _check_ranks(breakdowns: Sequence[RankBreakdown]) -> None:
     """Ranks that can be one job's: each within its world (0 … world − 1), none twice, one world size."""
     problems = []
+
+    def refuse(b: RankBreakdown, message: str) -> None:
+        problems.append(Problem(b.shown or b.file, 1, 1, "", message))
+
     seen: dict[int, str] = {}
     for b in breakdowns:
         if b.world_size is not None and b.world_size < 1:
-            problems.append(Problem(b.file, 1, 1, "", f"distributedInfo.world_size {b.world_size}: a job has one "
-                                    "rank or more"))
+            refuse(b, f"distributedInfo.world_size {b.world_size}: a job has one rank or more")
         elif b.rank < 0 or (b.world_size is not None and b.rank >= b.world_size):
-            problems.append(Problem(b.file, 1, 1, "", f"distributedInfo.rank {b.rank} is outside its world of "
-                                    f"{b.world_size if b.world_size is not None else 'unknown size'} (ranks 0 to "
-                                    f"{(b.world_size or 1) - 1})"))
+            world = b.world_size if b.world_size is not None else "unknown size"
+            refuse(b, f"distributedInfo.rank {b.rank} is outside its world of {world} (ranks 0 to "
+                   f"{(b.world_size or 1) - 1})")
         if b.rank in seen:
-            problems.append(Problem(b.file, 1, 1, "", f"rank {b.rank} again: {seen[b.rank]} is rank {b.rank} too"))
+            refuse(b, f"rank {b.rank} again: {seen[b.rank]} is rank {b.rank} too")
         seen.setdefault(b.rank, b.file)
     worlds = {b.world_size for b in breakdowns if b.world_size is not None}
     if len(worlds) > 1:
         first = breakdowns[0]
         for b in breakdowns:
             if b.world_size != first.world_size:
-                problems.append(Problem(b.file, 1, 1, "", f"world size {b.world_size}, but {first.file} says "
-                                        f"{first.world_size}: traces of different jobs"))
+                refuse(b, f"world size {b.world_size}, but {first.file} says {first.world_size}: traces of "
+                       "different jobs")
     if problems:
         raise InputError(problems)
 

@@ -71,7 +71,7 @@ class ReportContext:
     vocabulary: dict[str, tuple[str, ...]]  # known choices per design slot (others are shown as free text)
     ceiling_axes: tuple[tuple[str, str, str], ...]  # (ceiling, axis that cures it, typical tools)
     measured_scales: int = 0  # node counts measured
-    table_nodes: tuple[int, ...] | None = None  # the node counts tables show, when not all (analysis.selection)
+    table_nodes: tuple[float, ...] | None = None  # the node counts tables show, when not all (analysis.selection)
     actions: tuple[tuple[str, str], ...] = ()  # (finding code, the next action it calls for), in priority order
 
 
@@ -100,7 +100,7 @@ MAX_LISTED_RUNS = 200  # runs the appendix lists one field per line; past it, on
 
 
 def normalized_inputs(project: Project, written: dict[str, str],
-                      shown: frozenset[int] | None = None) -> tuple[InputRow, ...]:
+                      shown: frozenset[float] | None = None) -> tuple[InputRow, ...]:
     """Every input as read. Past MAX_LISTED_RUNS runs (thousands of repeats, or of scales), the appendix lists the
     first run of each scale the tables show and counts the others (the CSV and its SHA-256 in the title block
     identify them): 10,000 runs made a thousand-page appendix."""
