@@ -67,3 +67,10 @@ class OutputError(ReportgenError):
     the input's (exit 1); the previous outputs are as they were."""
 
     exit_code = ExitCode.FAILURE
+
+
+class RenderError(ReportgenError):
+    """A report that could not be rendered: a figure the PDF renderer cannot draw or place, a renderer process that
+    died. Not the input's fault as far as reportgen can tell (exit 1); the previous outputs are as they were."""
+
+    exit_code = ExitCode.FAILURE

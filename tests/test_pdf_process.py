@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from pypdf import PdfReader
 
+from reportgen.errors import RenderError
 from reportgen.render.pdf import PaintHere, PdfRenderer, html_to_pdf
 from reportgen.render.pdf_forms import figures_as_placeholders
 from reportgen.render.pdf_process import PainterProcess, RendererProcess, early_renderer, figure_painter
@@ -76,7 +77,7 @@ def test_a_painter_answer_nobody_read_is_not_taken_for_the_next() -> None:
 def test_a_figure_the_painter_process_cannot_draw_fails_the_pdf() -> None:
     painter = PainterProcess()
     try:
-        with pytest.raises(RuntimeError, match="could not draw a figure"):
+        with pytest.raises(RenderError, match="could not draw a figure"):
             html_to_pdf(BROKEN, painter=painter)
         assert html_to_pdf(FIGURES, painter=painter).startswith(b"%PDF"), "it goes on serving"
     finally:
@@ -85,7 +86,7 @@ def test_a_figure_the_painter_process_cannot_draw_fails_the_pdf() -> None:
 
 def test_a_figure_the_layout_leaves_out_fails_the_pdf() -> None:
     hidden = FIGURES.replace("<figure>", '<figure style="display: none">', 1)
-    with pytest.raises(RuntimeError, match="left no room for 1 figure"):
+    with pytest.raises(RenderError, match="left no room for 1 figure"):
         html_to_pdf(hidden)
 
 
@@ -123,8 +124,11 @@ def test_a_failure_in_the_process_is_raised_with_its_traceback() -> None:
     """A figure WeasyPrint cannot draw fails in the renderer's painter; the build sees it with the traceback."""
     renderer = RendererProcess()
     try:
-        with pytest.raises(RuntimeError, match=r"(?s)Traceback.*could not draw a figure"):
+        failure = r"^the reportgen-pdf process failed: .*could not draw a figure"
+        with pytest.raises(RenderError, match=failure) as raised:
             render_in(renderer, BROKEN)
+        assert "\n" not in str(raised.value) and "Traceback" in raised.value.__notes__[0], \
+            "one line for the command line, the traceback kept as a note"
         assert render_in(renderer, HTML).startswith(b"%PDF"), "and it goes on serving"
     finally:
         renderer.close()

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from pypdf import PdfReader
 
+from reportgen.errors import RenderError
 from reportgen.pipeline import BuildOptions, build
 from reportgen.render import formatting
 from tests.conftest import INPUTS, ROOT, example_projects
@@ -92,7 +93,7 @@ def test_figures_reach_the_pdf_renderer_as_placeholders() -> None:
     from PIL import Image
 
     from reportgen.figures import FIGURE_SCHEME
-    from reportgen.render.pdf_forms import figures_as_placeholders
+    from reportgen.render.pdf_forms import figures_as_placeholders, placeholders
 
     figure = '<svg role="img" aria-labelledby="a-caption" class="figure-svg" viewBox="0 0 460.8 237.6"><g/></svg>'
     other = '<svg xmlns="http://www.w3.org/2000/svg"><image href="file:///etc/passwd"/></svg>'
@@ -101,9 +102,10 @@ def test_figures_reach_the_pdf_renderer_as_placeholders() -> None:
     assert all(f.svg == figure.encode() and (f.slot.width, f.slot.height) == (Fraction("460.8"), Fraction("237.6"))
                for f in figures)
     assert html.count('<img class="figure-svg"') == 2 and other in html, "only reportgen's own figures move"
-    placeholder = Image.open(io.BytesIO(figures[0].slot.placeholder()))
-    assert Fraction(placeholder.width, placeholder.height) == Fraction("460.8") / Fraction("237.6"), \
+    images = [Image.open(io.BytesIO(png)) for png in placeholders([f.slot for f in figures]).values()]
+    assert all(Fraction(image.width, image.height) == Fraction("460.8") / Fraction("237.6") for image in images), \
         "the layout leaves room of the figure's exact shape"
+    assert len({image.size for image in images}) == 2, "and each placeholder is found by a size of its own"
 
 
 @pytest.mark.parametrize("name", example_projects())
@@ -252,7 +254,7 @@ def test_a_figure_the_renderer_cannot_draw_fails_the_build() -> None:
     from reportgen.render.pdf import html_to_pdf
 
     broken = '<svg role="img" aria-labelledby="a" class="figure-svg" viewBox="0 0 9 9">&undefined;</svg>'
-    with pytest.raises(RuntimeError, match="could not draw a figure"):
+    with pytest.raises(RenderError, match="could not draw a figure"):
         html_to_pdf(f"<figure>{broken}</figure>")
 
 
@@ -338,7 +340,7 @@ def test_pdf_renderer_fetches_nothing() -> None:
             '<p style="background: url(file:///etc/passwd)">text</p>')
     pdf = html_to_pdf(html)
     assert pdf.startswith(b"%PDF") and b"/EmbeddedFile" not in pdf and b"/Image" not in pdf
-    with pytest.raises(RuntimeError, match="fetches no external resource"):  # nor a figure this report lacks
+    with pytest.raises(RenderError, match="fetches no external resource"):  # nor a figure this report lacks
         html_to_pdf('<img src="reportgen-figure:0">')
 
 

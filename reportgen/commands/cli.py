@@ -11,7 +11,7 @@ from pathlib import Path
 from reportgen import __version__, interrupts
 from reportgen.commands import console
 from reportgen.commands.argtree import subcommands
-from reportgen.errors import ExitCode, InputError, OutputError, ReportgenError, UsageError, printable
+from reportgen.errors import ExitCode, InputError, OutputError, RenderError, ReportgenError, UsageError, printable
 from reportgen.project.stdio import STDIN, output_name, shown_name, stdin_bytes
 
 FORMATS = ("html", "pdf", "json", "csv")
@@ -259,7 +259,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `reportgen … | head`: the reader has gone, so nothing is left to say
         _silence_stdout()
         return PIPE_CLOSED
-    except (UsageError, OutputError) as error:  # one line, not located in a file
+    except (UsageError, OutputError, RenderError) as error:  # one line, not located in a file
         print(printable(f"reportgen: error: {error}"), file=sys.stderr)
         return int(error.exit_code)
     except ReportgenError as error:

@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from functools import cache
 from typing import Any, Protocol
 
+from reportgen.errors import RenderError
 from reportgen.figures.jobs import FIGURE_SCHEME
 from reportgen.render.pdf_forms import (
     Figure,
@@ -30,6 +31,7 @@ from reportgen.render.pdf_forms import (
     figure_pages,
     figures_as_placeholders,
     place_art,
+    placeholders,
 )
 
 
@@ -201,7 +203,7 @@ def paint_figures(figures: Sequence[Figure], *, epoch: int = 0) -> FigureArt:
                                    url_fetcher=_fetcher({f.slot.url: (f.svg, "image/svg+xml") for f in figures}))
         document.write_pdf(font_config=_fonts(), finisher=lambda _, pdf: collected.append(collect_art(pdf)))
     if failures:  # WeasyPrint logs a figure it cannot draw and leaves a hole; a report must not
-        raise RuntimeError(f"the PDF renderer could not draw a figure: {failures[0]}")
+        raise RenderError(f"the PDF renderer could not draw a figure: {failures[0]}")
     return collected[0]
 
 
@@ -224,15 +226,15 @@ def render_layout(layout: str, slots: Sequence[FigureSlot], art: Callable[[], Fi
     """Lay `layout` out around its figures' placeholders, then put in the figures `art` waits for."""
     import weasyprint
 
-    placeholders = {slot.url: (slot.placeholder(), "image/png") for slot in slots}
+    images = {url: (png, "image/png") for url, png in placeholders(slots).items()}
 
     def place_figures(_: Any, pdf: Any) -> None:
         if art is not None:
             place_art(pdf, slots, art())
 
     with _weasyprint_run(epoch) as failures:
-        document = weasyprint.HTML(string=layout, base_url="about:blank", url_fetcher=_fetcher(placeholders))
+        document = weasyprint.HTML(string=layout, base_url="about:blank", url_fetcher=_fetcher(images))
         pdf = bytes(document.write_pdf(font_config=_fonts(), finisher=place_figures))
     if failures:
-        raise RuntimeError(f"the PDF renderer could not place a figure: {failures[0]}")
+        raise RenderError(f"the PDF renderer could not place a figure: {failures[0]}")
     return pdf

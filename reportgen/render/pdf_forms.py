@@ -8,14 +8,14 @@ a second core. Each of its pages becomes a form XObject, and the objects it need
 states) are copied into the report's PDF with new numbers, in place of the placeholder. A form XObject is drawn in
 the unit square exactly like the image it replaces, so nothing else in the report's content changes.
 
-Everything here works on pydyf objects through WeasyPrint's public `finisher` hook, with one exception that is
-checked: WeasyPrint names an image's XObject after the MD5 of its URL, which is how a placeholder is found. If a
-placeholder is not found, the build fails rather than leave a figure out.
+Everything here works on pydyf objects through WeasyPrint's public `finisher` hook and on what the PDF itself says:
+each placeholder is a blank image of a pixel size no other placeholder of the report has (its figure's aspect
+ratio, scaled by a whole number where two figures share a shape), so it is found by the /Width and /Height of its
+image XObject. If a placeholder is not found, the build fails rather than leave a figure out.
 """
 
 from __future__ import annotations
 
-import hashlib
 import io
 import re
 from collections.abc import Sequence
@@ -26,6 +26,7 @@ from typing import Any
 
 import pydyf
 
+from reportgen.errors import RenderError
 from reportgen.figures.jobs import FIGURE_SCHEME, slot
 
 # The figures' inline SVG as style.to_svg writes it; project text is escaped, so it cannot produce this.
@@ -45,14 +46,25 @@ class FigureSlot:
     height: Fraction
 
     @property
-    def placeholder_name(self) -> str:
-        """The prefix of the XObject name WeasyPrint gives this figure's placeholder image (`pdf/stream.py`)."""
-        return "i" + hashlib.md5(self.url.encode(), usedforsecurity=False).hexdigest()
+    def shape(self) -> Fraction:
+        """The figure's aspect ratio (width / height), in whole pixels of at most a thousand a side."""
+        return (self.width / self.height).limit_denominator(_MAX_PLACEHOLDER_PIXELS)
 
-    def placeholder(self) -> bytes:
-        """A blank PNG with the figure's aspect ratio: the report is laid out around it."""
-        ratio = (self.width / self.height).limit_denominator(_MAX_PLACEHOLDER_PIXELS)
-        return _blank_png(ratio.numerator, ratio.denominator)
+
+def placeholder_sizes(slots: Sequence[FigureSlot]) -> list[tuple[int, int]]:
+    """The pixel size of each slot's placeholder: its shape, times the number of earlier slots of the same shape
+    plus one, so that no two placeholders of a report have the same size and each is found by it."""
+    seen: dict[Fraction, int] = {}
+    sizes = []
+    for each in slots:
+        times = seen[each.shape] = seen.get(each.shape, 0) + 1
+        sizes.append((each.shape.numerator * times, each.shape.denominator * times))
+    return sizes
+
+
+def placeholders(slots: Sequence[FigureSlot]) -> dict[str, bytes]:
+    """The blank PNG of each slot, by its URL: the report is laid out around them."""
+    return {each.url: _blank_png(*size) for each, size in zip(slots, placeholder_sizes(slots), strict=True)}
 
 
 @dataclass(frozen=True)
@@ -79,7 +91,7 @@ def figures_as_placeholders(html: str) -> tuple[str, list[Figure]]:
         svg = match.group(0).encode("utf-8")
         size = _VIEWBOX.search(svg)
         if size is None:
-            raise RuntimeError("a figure's SVG has no viewBox, so its size is unknown")
+            raise RenderError("a figure's SVG has no viewBox, so its size is unknown")
         width, height = (Fraction(number.decode()) for number in size.groups())
         figure = Figure(FigureSlot(f"{FIGURE_SCHEME}{len(figures)}", width, height), svg)
         figures.append(figure)
@@ -144,7 +156,7 @@ def place_art(pdf: pydyf.PDF, slots: Sequence[FigureSlot], art: FigureArt) -> No
     """Put each figure's form XObject in place of its placeholder image in `pdf` (a pydyf.PDF about to be
     written), and copy the objects the forms use."""
     if len(art.forms) != len(slots):
-        raise RuntimeError(f"{len(slots)} figures but {len(art.forms)} were painted")
+        raise RenderError(f"{len(slots)} figures but {len(art.forms)} were painted")
     placeholders = _placeholder_objects(pdf, slots)
     renumbered = dict(zip(art.forms, placeholders, strict=True))
     copies = [number for number in sorted(art.objects) if number not in renumbered]
@@ -163,16 +175,16 @@ def place_art(pdf: pydyf.PDF, slots: Sequence[FigureSlot], art: FigureArt) -> No
 
 
 def _placeholder_objects(pdf: pydyf.PDF, slots: Sequence[FigureSlot]) -> list[int]:
-    """The object number of each figure's placeholder image, in figure order."""
-    by_name: dict[str, int] = {}
-    for obj in pdf.objects:  # every resource dictionary: the pages' and those of groups and patterns
-        if isinstance(obj, pydyf.Dictionary) and isinstance(obj.get("XObject"), dict):
-            for name, reference in obj["XObject"].items():
-                by_name[name[:33]] = _number(reference)  # "i" + 32 hex digits, then WeasyPrint's suffix
-    missing = [slot.url for slot in slots if slot.placeholder_name not in by_name]
+    """The object number of each figure's placeholder image, in figure order: the image XObject of its size."""
+    by_size: dict[tuple[int, int], int] = {}
+    for obj in pdf.objects:
+        if isinstance(obj, pydyf.Stream) and obj.extra.get("Subtype") == "/Image":
+            by_size[int(obj.extra["Width"]), int(obj.extra["Height"])] = obj.number
+    sizes = placeholder_sizes(slots)
+    missing = [each.url for each, size in zip(slots, sizes, strict=True) if size not in by_size]
     if missing:
-        raise RuntimeError(f"the PDF renderer left no room for {len(missing)} figure(s), first {missing[0]}")
-    return [by_name[slot.placeholder_name] for slot in slots]
+        raise RenderError(f"the PDF renderer left no room for {len(missing)} figure(s), first {missing[0]}")
+    return [by_size[size] for size in sizes]
 
 
 def _number(reference: Any) -> int:

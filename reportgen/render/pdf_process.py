@@ -23,6 +23,7 @@ from contextlib import AbstractContextManager, contextmanager
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from reportgen.errors import RenderError
 from reportgen.interrupts import as_worker
 
 if TYPE_CHECKING:
@@ -54,20 +55,28 @@ class _WeasyPrintProcess:
     def _send(self, request: Any) -> None:
         while self._unread:  # an earlier caller gave up (its build failed): its answer, even a failure, is stale
             self._next_answer()
-        self._connection.send(request)
+        try:
+            self._connection.send(request)
+        except (BrokenPipeError, ConnectionResetError):  # it ended before it read this: its last word says why
+            self._unread += 1
+            self._receive()
+            raise AssertionError("unreachable: a process that ended answers with a failure or not at all") from None
         self._unread += 1
 
     def _receive(self) -> Any:
         ok, payload = self._next_answer()
         if not ok:
-            raise RuntimeError(f"the {self._process.name} process failed:\n{payload}")
+            summary, trace = payload
+            error = RenderError(f"the {self._process.name} process failed: {summary}")
+            error.add_note(trace)  # the process's traceback, for a bug report; the command line prints one line
+            raise error
         return payload
 
     def _next_answer(self) -> tuple[bool, Any]:
         try:
             answer: tuple[bool, Any] = self._connection.recv()
         except (EOFError, ConnectionResetError):  # it died (a crash, or killed by a signal to it alone)
-            raise RuntimeError(f"the {self._process.name} process stopped unexpectedly") from None
+            raise RenderError(f"the {self._process.name} process stopped unexpectedly") from None
         finally:
             self._unread -= 1
         return answer
@@ -85,8 +94,13 @@ def _serve(connection: Any, parent_end: Any, serve: Callable[[], Callable[[Any],
     as_worker()  # the pipe alone would not tell of a killed parent: figure workers hold its far end too
     from reportgen.render.pdf import preload
 
-    preload()
-    answer = serve()
+    try:
+        preload()
+        answer = serve()
+    except Exception as error:  # say why, unasked, and end: the parent reads it at its next request
+        with contextlib.suppress(OSError):
+            connection.send((False, _failure(error)))
+        return
     while True:
         try:
             request = connection.recv()
@@ -94,12 +108,18 @@ def _serve(connection: Any, parent_end: Any, serve: Callable[[], Callable[[Any],
             return
         try:
             reply = (True, answer(request))
-        except Exception:  # a bug or a figure WeasyPrint cannot draw: the parent raises it with this traceback
-            reply = (False, traceback.format_exc())
+        except Exception as error:  # a bug or a figure WeasyPrint cannot draw: the parent raises it as a RenderError
+            reply = (False, _failure(error))
         try:
             connection.send(reply)
         except OSError:  # the parent is gone (stopped, or it gave up on this answer and closed the pipe)
             return
+
+
+def _failure(error: Exception) -> tuple[str, str]:
+    """What the parent is told of a failure: one line, and the traceback (of the exception being handled)."""
+    summary = str(error) if isinstance(error, RenderError) else f"{type(error).__name__}: {error}"
+    return (summary.splitlines() or [type(error).__name__])[0], traceback.format_exc()
 
 
 class PainterProcess(_WeasyPrintProcess):
@@ -141,7 +161,7 @@ def _arrived(arrivals: Connection, request: int) -> list[bytes]:
         if number < request:
             continue
         if svgs is None:
-            raise RuntimeError("the build stopped before its figures were drawn")
+            raise RenderError("the build stopped before its figures were drawn")
         assert number == request
         return list(svgs)
 
