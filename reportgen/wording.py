@@ -84,6 +84,14 @@ def margin(ratio: float | None) -> str:
     return f"{percent(1 - ratio, 2)} under" if ratio <= 1 else f"{percent(ratio - 1, 2)} over"
 
 
+def headroom(ratio: float | None, meets: bool | None) -> str:
+    """Capacity held against what is needed (`ratio` = capacity / need, `meets` as the analysis decided it, with
+    its tolerance): "25.0 % to spare", "12.5 % short"."""
+    if ratio is None:
+        return DASH
+    return f"{percent(max(0.0, ratio - 1), 2)} to spare" if meets else f"{percent(max(0.0, 1 - ratio), 2)} short"
+
+
 # The units a column of durations is written in, chosen by its largest value: (below this many seconds, unit, scale)
 _COLUMN_UNITS = ((1e-3, "µs", 1e-6), (1.0, "ms", 1e-3), (120.0, "s", 1.0), (2 * 3600.0, "min", 60.0),
                  (3 * 86400.0, "h", 3600.0), (math.inf, "days", 86400.0))

@@ -24,6 +24,7 @@ class TaxResult:
     budget_curve: tuple[tuple[int, float], ...]  # (fanout, budget left) for fanouts 1…80 (interactive)
     fanout: int | None
     planned_nodes: int | None
+    budget_s: float | None = None  # what the tax is spent from: the latency objective, or the compute per step
 
 
 @dataclass(frozen=True)
@@ -46,13 +47,13 @@ def interactive_tax(fanout: int, hop_latency: float, latency_slo: float) -> TaxR
     tax = fanout * hop_latency
     curve = tuple((n, latency_slo - n * hop_latency) for n in FANOUT_RANGE)
     return TaxResult("interactive", tax, latency_slo - tax, ceil_ratio(latency_slo, hop_latency), tax / latency_slo,
-                     latency_slo - tax <= 0, curve, fanout, None)
+                     latency_slo - tax <= 0, curve, fanout, None, latency_slo)
 
 
 def training_tax(prediction: PredictionResult, planned_nodes: int) -> TaxResult:
     row = next(r for r in prediction.rows if r.nodes == planned_nodes)
     return TaxResult("training", row.t_comm_s, row.t_comp_s - row.t_comm_s, None, row.comm_ratio,
-                     row.comm_ratio >= 1.0, (), None, planned_nodes)
+                     row.comm_ratio >= 1.0, (), None, planned_nodes, row.t_comp_s)
 
 
 NO_TAX = TaxResult(None, None, None, None, None, False, (), None, None)

@@ -19,6 +19,7 @@ from reportgen.wording import (
     counted,
     duration,
     energy,
+    headroom,
     integer,
     margin,
     mass,
@@ -70,7 +71,8 @@ def ticked(text: str) -> Markup:
 _FORMATTERS: dict[str, Callable[..., str]] = {
     "num": number, "int": integer, "nodes": nodes, "count": count, "pct": percent, "times": times,
     "duration": duration, "size": size, "rate": rate, "money": money, "mass": mass, "energy": energy,
-    "regime": regime, "keyvalue": key_value, "counted": counted, "margin": margin, "requests": requests,
+    "regime": regime, "keyvalue": key_value, "counted": counted, "margin": margin, "headroom": headroom,
+    "requests": requests,
 }
 FILTERS: dict[str, Callable[..., Markup]] = {name: _markup(function) for name, function in _FORMATTERS.items()}
 FILTERS["ticked"] = ticked

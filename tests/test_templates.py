@@ -1,0 +1,39 @@
+"""The templates format and never compute: every number the report shows is computed by the analyses or the render
+context, where a test can reach it, and each template stays readable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jinja2
+import pytest
+from jinja2 import nodes
+
+from tests.conftest import ROOT
+
+TEMPLATES = sorted(path for path in (ROOT / "templates").rglob("*") if path.suffix in (".html", ".md"))
+ARITHMETIC = (nodes.Add, nodes.Sub, nodes.Mul, nodes.Div, nodes.FloorDiv, nodes.Mod, nodes.Pow, nodes.Neg)
+LONGEST_LINE = 160
+
+
+def test_there_are_templates_to_check() -> None:
+    assert len(TEMPLATES) >= 20 and any(path.name == "report.html" for path in TEMPLATES)
+
+
+@pytest.mark.parametrize("path", TEMPLATES, ids=lambda path: str(path.relative_to(ROOT / "templates")))
+def test_a_template_does_no_arithmetic(path: Path) -> None:
+    tree = jinja2.Environment().parse(path.read_text(encoding="utf-8"))
+    found = [f"line {node.lineno}: {type(node).__name__}" for node in tree.find_all(ARITHMETIC)]
+    assert not found, f"{path.name} computes; compute in the analysis or render/context.py: {found}"
+
+
+@pytest.mark.parametrize("path", TEMPLATES, ids=lambda path: str(path.relative_to(ROOT / "templates")))
+def test_a_template_line_fits_on_a_screen(path: Path) -> None:
+    long = [number for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+            if len(line) > LONGEST_LINE]
+    assert not long, f"{path.name}: lines over {LONGEST_LINE} characters: {long}"
+
+
+def test_the_arithmetic_check_finds_arithmetic() -> None:
+    tree = jinja2.Environment().parse("{{ (a - 1) | pct }} {{ b * 2 }} {{ -c }} {{ 'x' ~ d }}")
+    assert sorted(type(node).__name__ for node in tree.find_all(ARITHMETIC)) == ["Mul", "Neg", "Sub"]
