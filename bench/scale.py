@@ -3,7 +3,8 @@
 `python bench/scale.py [--rounds 2]` writes two projects in a temporary folder, the default example's with its runs
 replaced by (a) 20 node counts × 500 repeats and (b) 10,000 distinct node counts, and times cold
 `reportgen build --no-cache` of each (HTML, PDF, JSON) beside the example's own, alternated because this machine's
-speed drifts. Targets: within 3× the example's time, peak memory under 300 MB (read per command with wait4).
+speed drifts. Targets: within 3× the example's time, peak memory under 300 MB (read per command with wait4), and
+report.html under 1 MB (issue 25: past a few hundred points the figures aggregate).
 """
 
 from __future__ import annotations
@@ -59,16 +60,19 @@ def main() -> None:
                  "10,000 distinct node counts": write_project(folder, "distinct", list(range(1, 10_001)))}
         times: dict[str, list[float]] = {case: [] for case in cases}
         memory: dict[str, float] = dict.fromkeys(cases, 0.0)
+        html: dict[str, int] = {}
         for round_ in range(options.rounds):
             for case, project in cases.items():
                 seconds, peak = cold_build(project, folder / f"out-{round_}")
                 times[case].append(seconds)
                 memory[case] = max(memory[case], peak)
+                html[case] = (folder / f"out-{round_}" / project.stem / "report.html").stat().st_size
         base = statistics.median(times["default example"])
         for case in cases:
             median = statistics.median(times[case])
             print(f"{case:30s} median {median:6.1f} s ({median / base:4.2f}x the example; target 3x), "
-                  f"peak memory {memory[case]:5.0f} MB (target 300 MB)")
+                  f"peak memory {memory[case]:5.0f} MB (target 300 MB), report.html {html[case] / 1e6:.2f} MB "
+                  f"(target 1 MB)")
 
 
 if __name__ == "__main__":

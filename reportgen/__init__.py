@@ -15,6 +15,11 @@ if TYPE_CHECKING:
     from reportgen.api import Results, analyze, load
 
 
+def __dir__() -> list[str]:
+    """What tab completion offers: the API, not this module's imports."""
+    return sorted(__all__)
+
+
 def __getattr__(name: str) -> Any:
     if name in ("load", "analyze", "Results"):
         from reportgen import api

@@ -3,29 +3,39 @@ DataFrame to explore and plot further, without parsing results.json.
 
     import reportgen
     results = reportgen.analyze(reportgen.load("inputs/example.yaml"))
+    results                             # one line: the project, its verdict, its sections (a table in Jupyter)
     results.scaling.to_frame()          # one row per measured node count, the columns of results.json
     results.scaling.knee_nodes          # every field of the typed analysis result
-    results.tables()                    # every table, by name ("prediction.sensitivity", "cost.regimes.spot")
+    results.tables                      # every table, by name ("prediction.sensitivity", "cost.regimes.spot")
 
-pandas is imported here only: `reportgen check` and a build never pay for it.
+The sections are those of reportgen.render.sections, by the same names as in results.json. Money columns carry the
+project's currency in their name in a DataFrame (`cost [EUR]`); every other column's unit is in its name already
+(`time_s`, `energy_kwh`). pandas is imported here only: `reportgen check` and a build never pay for it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
+from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reportgen.analysis import Analysis
 from reportgen.project.loader import LoadedProject, load_project
 from reportgen.project.model import Project
-from reportgen.render import tables
+from reportgen.render import tables as document_tables
+from reportgen.render.sections import BY_KEY
 
 if TYPE_CHECKING:
     import pandas as pd
 
-SECTIONS = ("diagnosis", "checklist", "prediction", "scaling", "cost", "energy", "reliability", "goal",
-            "provenance", "decisions", "trade_offs", "findings")
+SECTIONS = tuple(BY_KEY)
+# Keys of results.json that hold money, in the project's currency; a DataFrame names the currency beside them.
+MONEY = frozenset({"cost", "d_cost", "total_with_time_value", "price_per_node_hour", "monthly_cost", "cost_per_hour",
+                   "cost_per_million_requests", "cost_per_run", "max_cost", "max_cost_per_hour",
+                   "cost_per_hour_limit", "cost_ci"})
+HTML_ROWS = 20  # rows a section shows in a notebook before it says how many more there are
 
 
 def load(path: str | Path) -> LoadedProject:
@@ -43,51 +53,62 @@ def analyze(project: LoadedProject | str | Path) -> Results:
     return Results(loaded, analysis, document)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Section:
     """One analysis: its typed result (whose fields read through, `section.knee_nodes`) and its tables."""
 
     name: str
     result: Any  # the analysis's dataclass, for example reportgen.analysis.scaling.ScalingResult
     data: Any  # the section of results.json
+    currency: str | None = None
+    _tables: dict[str, pd.DataFrame] = field(default_factory=dict, compare=False)
 
-    def __getattr__(self, field: str) -> Any:
-        if field.startswith("__"):
-            raise AttributeError(field)
-        return getattr(self.result, field)
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.result, name)
 
+    def __dir__(self) -> list[str]:
+        own = ["name", "result", "data", "tables", "to_frame"]
+        fields = getattr(self.result, "__dataclass_fields__", {})
+        return sorted({*own, *fields})
+
+    @property
     def tables(self) -> dict[str, pd.DataFrame]:
         """The section's tables by name; the first is the one `to_frame()` returns."""
-        return {name: _frame(rows) for name, rows in tables.tables({self.name: self.data}).items()}
+        if not self._tables:
+            found = document_tables.tables({self.name: self.data})
+            self._tables.update({name: _frame(rows, self.currency) for name, rows in found.items()})
+        return self._tables
 
     def to_frame(self, table: str | None = None) -> pd.DataFrame:
         """The section's main table (its rows), or the named one ("sensitivity" or "prediction.sensitivity")."""
         import pandas as pd
 
-        found = tables.tables({self.name: self.data})
+        found = self.tables
         if table is None:
-            rows = found.get(self.name, next(iter(found.values()), []))
-        else:
-            name = table if table.startswith(f"{self.name}.") else f"{self.name}.{table}"
-            if name not in found:
-                raise KeyError(f"{self.name} has no table {table!r}; it has {', '.join(sorted(found)) or 'none'}")
-            rows = found[name]
-        return _frame(rows) if rows else pd.DataFrame()
+            return found.get(self.name, next(iter(found.values()), pd.DataFrame()))
+        name = table if table.startswith(f"{self.name}.") else f"{self.name}.{table}"
+        if name not in found:
+            raise KeyError(f"{self.name} has no table {table!r}; it has {', '.join(sorted(found)) or 'none'}")
+        return found[name]
+
+    def __repr__(self) -> str:
+        names = ", ".join(self.tables) or "none"
+        return f"<reportgen section {self.name}: {len(self.to_frame())} rows; tables: {names}>"
+
+    def _repr_html_(self) -> str:
+        frame = self.to_frame()
+        more = len(frame) - HTML_ROWS
+        tail = f"<p>… and {more} more rows: <code>.to_frame()</code> has them all.</p>" if more > 0 else ""
+        return (f"<p><b>{escape(self.name)}</b> ({len(frame)} rows; tables: {escape(', '.join(self.tables))})</p>"
+                f"{frame.head(HTML_ROWS).to_html(index=False)}{tail}")
 
 
-class _SectionOf:
-    """`results.scaling` and the like: the section named by the attribute."""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, results: Results, owner: type | None = None) -> Section | None:
-        return results.section(self.name)
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Results:
-    """A project's analyses: one attribute per section (None when the project gives it no input)."""
+    """A project's analyses: one attribute per section (None when the project gives it no input), named as in
+    results.json (`results.scaling`, `results.cost`, ...)."""
 
     loaded: LoadedProject
     analysis: Analysis
@@ -98,33 +119,67 @@ class Results:
         return self.loaded.project
 
     def section(self, name: str) -> Section | None:
-        if name not in SECTIONS:
+        if name not in BY_KEY:
             raise KeyError(f"no section {name!r}; the sections are {', '.join(SECTIONS)}")
         data = self.document[name]
         if data is None:
             return None
-        result = self.analysis.decisions if name == "trade_offs" else getattr(self.analysis, name)
-        return Section(name, result, data)
+        return Section(name, BY_KEY[name].result(self.analysis), data, self.project.currency)
 
+    def __getattr__(self, name: str) -> Section | None:
+        if name in BY_KEY:
+            return self.section(name)
+        raise AttributeError(f"{type(self).__name__!r} has no attribute {name!r}; the sections are "
+                             f"{', '.join(SECTIONS)}")
+
+    def __dir__(self) -> list[str]:
+        return sorted({*super().__dir__(), *SECTIONS})
+
+    @cached_property
     def tables(self) -> dict[str, pd.DataFrame]:
         """Every table of the report by name, as `build --format csv` writes them."""
-        return {name: _frame(rows) for name, rows in tables.tables(self.document).items()}
+        currency = self.project.currency
+        return {name: _frame(rows, currency) for name, rows in document_tables.tables(self.document).items()}
 
-    diagnosis = _SectionOf()
-    checklist = _SectionOf()
-    prediction = _SectionOf()
-    scaling = _SectionOf()
-    cost = _SectionOf()
-    energy = _SectionOf()
-    reliability = _SectionOf()
-    goal = _SectionOf()
-    provenance = _SectionOf()
-    decisions = _SectionOf()
-    trade_offs = _SectionOf()
-    findings = _SectionOf()
+    @property
+    def present(self) -> tuple[str, ...]:
+        """The sections the project gives input to."""
+        return tuple(name for name in SECTIONS if self.document[name] is not None)
+
+    def __repr__(self) -> str:
+        verdict = self.analysis.summary.verdict if self.analysis.summary else "no verdict"
+        return (f"<reportgen results of {self.project.project.title!r}: {_clipped(verdict)} "
+                f"Sections: {', '.join(self.present)}>")
+
+    def _repr_html_(self) -> str:
+        summary = self.analysis.summary
+        lines = [f"<h4>{escape(self.project.project.title)}</h4>"]
+        if summary:
+            lines.append(f"<p>{escape(summary.verdict)}</p><p><i>Next:</i> {escape(summary.next_action.text)}</p>")
+        rows = "".join(f"<tr><td><code>results.{name}</code></td><td>{escape(_shape(self.document[name]))}</td></tr>"
+                       for name in self.present)
+        return "\n".join([*lines, f"<table><tr><th>section</th><th>holds</th></tr>{rows}</table>"])
 
 
-def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+def _clipped(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+
+def _shape(data: Any) -> str:
+    """What a section of results.json holds, in a few words."""
+    if isinstance(data, list):
+        return f"{len(data)} rows"
+    rows = data.get("rows") if isinstance(data, dict) else None
+    return f"{len(rows)} rows and {len(data) - 1} values" if isinstance(rows, list) else f"{len(data)} values"
+
+
+def column_name(key: str, currency: str | None) -> str:
+    """A DataFrame's name for a results.json column: money with the currency beside it (`cost [EUR]`)."""
+    return f"{key} [{currency}]" if currency and key.rsplit(".", 1)[-1] in MONEY else key
+
+
+def _frame(rows: list[dict[str, Any]], currency: str | None) -> pd.DataFrame:
     import pandas as pd
 
-    return pd.DataFrame.from_records(rows)
+    frame = pd.DataFrame.from_records(rows)
+    return frame.rename(columns={key: column_name(key, currency) for key in frame.columns})

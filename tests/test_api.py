@@ -29,7 +29,7 @@ def test_a_section_is_a_frame_with_the_columns_of_results_json(example: reportge
 
 
 def test_every_table_by_name(example: reportgen.Results) -> None:
-    names = set(example.tables())
+    names = set(example.tables)
     assert {"scaling", "prediction", "prediction.sensitivity", "cost", "cost.regimes.spot", "diagnosis.walls",
             "decisions", "findings"} <= names
     sensitivity = example.prediction.to_frame("sensitivity")
@@ -74,3 +74,56 @@ def test_build_writes_each_table_as_csv(tmp_path: Path) -> None:
 
 def test_pandas_stays_off_the_paths_that_do_not_ask_for_it(tmp_path: Path) -> None:
     assert loaded_after(["build", "inputs/example.yaml", "-o", str(tmp_path), "--format", "json"], ("pandas",)) == []
+
+
+def test_the_package_offers_its_api_to_tab_completion() -> None:
+    assert {"load", "analyze", "Results"} <= set(dir(reportgen))
+    assert not {"Any", "TYPE_CHECKING", "annotations"} & set(dir(reportgen))
+
+
+def test_every_registered_section_is_an_attribute_listed_by_dir(example: reportgen.Results) -> None:
+    from reportgen.render.sections import SECTIONS
+
+    for section in SECTIONS:
+        assert section.key in dir(example), section.key
+        value = getattr(example, section.key)
+        assert (value is None) == (example.document[section.key] is None), section.key
+    with pytest.raises(AttributeError, match="the sections are diagnosis"):
+        example.no_such_section  # noqa: B018
+
+
+def test_reprs_are_short_and_notebooks_get_html(example: reportgen.Results) -> None:
+    text = repr(example)
+    assert len(text) < 600 and text.startswith("<reportgen results of 'Data-parallel") and "model_check" in text
+    assert repr(example.scaling) == "<reportgen section scaling: 5 rows; tables: scaling, scaling.pop>"
+    html = example._repr_html_()
+    assert "<table>" in html and "<code>results.scaling</code>" in html and len(html) < 5000
+    page = example.scaling._repr_html_()
+    assert page.count("</tr>") == 1 + 5 and "5 rows" in page  # the header and one row per scale
+
+
+def test_money_columns_carry_the_currency(example: reportgen.Results) -> None:
+    assert list(example.cost.to_frame().columns) == ["nodes", "cost [USD]", "total_with_time_value [USD]"]
+    assert "limits.max_cost [USD]" in example.decisions.to_frame().columns
+    assert "speedup_per_cost" in example.cost.to_frame("marginal").columns  # a ratio, not money
+    assert example.tables["cost"].equals(example.cost.to_frame())
+
+
+def test_every_money_key_of_the_schema_is_known_as_money() -> None:
+    """A key added to results.json that holds money must carry the currency in a DataFrame too."""
+    from reportgen.api import MONEY
+    from reportgen.render.results import results_schema
+
+    def keys(schema: dict[str, object], name: str = "") -> set[str]:
+        found = {name} if name else set()
+        for key, sub in schema.get("properties", {}).items():  # type: ignore[union-attr]
+            found |= keys(sub, key)
+        for sub in (schema.get("items"), *schema.get("anyOf", []), *schema.get("oneOf", [])):  # type: ignore[misc]
+            if isinstance(sub, dict):
+                found |= keys(sub, name)
+        extra = schema.get("additionalProperties")
+        return found | (keys(extra, name) if isinstance(extra, dict) else set())
+
+    named = {key for key in keys(results_schema()) if ("cost" in key or "price" in key)
+             and not any(part in key for part in ("ratio", "optimal", "per_cost", "meets", "limits_from"))}
+    assert named - MONEY == set() and MONEY - named <= {"cost_ci", "total_with_time_value"}

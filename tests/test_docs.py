@@ -45,3 +45,14 @@ def test_nothing_refers_outside_the_repository() -> None:
             continue
         text = path.read_text(encoding="utf-8", errors="replace")
         assert outside not in text, f"{name} refers to {outside}"
+
+
+def test_the_notebook_session_of_the_scripting_page_runs_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/scripting.md shows a notebook session; every `>>>` line of it runs here and prints what the page says."""
+    import doctest
+
+    monkeypatch.chdir(ROOT)  # its paths are the repository's, as in the README
+    flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+    outcome = doctest.testfile(str(ROOT / "docs" / "scripting.md"), module_relative=False, optionflags=flags,
+                               verbose=False, report=True)
+    assert outcome.attempted >= 8 and outcome.failed == 0, f"{outcome.failed} of the page's examples differ"

@@ -22,8 +22,7 @@ from reportgen.errors import InputError
 from reportgen.project.carbon import intensity_for
 from reportgen.project.loader import load_project_text
 from reportgen.project.model import AXES, SLOT_VOCABULARY
-from reportgen.render.results import dumps, results_document
-from reportgen.render.results_schema import results_schema
+from reportgen.render.results import dumps, results_document, results_schema
 from tests.conftest import ROOT, examples
 
 FUZZ = settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow],

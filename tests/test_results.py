@@ -116,7 +116,7 @@ def test_every_output_follows_the_results_schema(path: Path) -> None:
 
     from reportgen.pipeline import analyze_loaded
     from reportgen.project.loader import load_project
-    from reportgen.render.results_schema import results_schema
+    from reportgen.render.results import results_schema
 
     jsonschema.Draft7Validator.check_schema(results_schema())
     _, document = analyze_loaded(load_project(path))

@@ -18,6 +18,7 @@ from reportgen.analysis.energy import EnergyResult, analyze_energy
 from reportgen.analysis.findings import Finding, ordered
 from reportgen.analysis.goal import GoalResult, check_goal
 from reportgen.analysis.lint import lint
+from reportgen.analysis.model_check import ModelCheckResult, check_model
 from reportgen.analysis.prediction import PredictionResult, predict
 from reportgen.analysis.provenance import ProvenanceResult, trace_provenance
 from reportgen.analysis.reliability import ReliabilityResult, analyze_reliability, default_scales
@@ -46,6 +47,7 @@ class Analysis:
     findings: tuple[Finding, ...]
     serving: ServingResult | None = None  # a serving project's load, latency and hourly cost (§5.x)
     summary: SummaryResult | None = None  # page 1 (§7.1)
+    model_check: ModelCheckResult | None = None  # the α–β model against the measured runs, scale by scale (§4)
 
 
 def analyze(project: Project, *, intensity: Intensity | None = None,
@@ -75,10 +77,12 @@ def analyze(project: Project, *, intensity: Intensity | None = None,
     goal = None if project.serving else check_goal(
         goal_spec, plan_nodes=planned, scaling=scaling, cost=cost, energy=energy,
         runs_per_month=project.pricing.runs_per_month if project.pricing else None, max_nodes=max_nodes)
+    model_check = check_model(prediction, scaling)
     findings = ordered(lint(project, diagnosis=diagnosis, prediction=prediction, scaling=scaling,
-                            checklist=checklist, reliability=reliability, goal=goal, serving=serving))
+                            checklist=checklist, reliability=reliability, goal=goal, serving=serving,
+                            model_check=model_check))
     summary = summarize(project, scaling=scaling, cost=cost, prediction=prediction, goal=goal, serving=serving,
                         findings=findings, evidence=Evidence(diagnosis, prediction, scaling, goal, serving,
-                                                             reliability, planned))
+                                                             reliability, planned), model_check=model_check)
     return Analysis(diagnosis, checklist, prediction, scaling, cost, energy, reliability, decisions, goal,
-                    trace_provenance(scaling, sources or {}), findings, serving, summary)
+                    trace_provenance(scaling, sources or {}), findings, serving, summary, model_check)

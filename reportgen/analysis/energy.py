@@ -77,6 +77,7 @@ def analyze_energy(scaling: ScalingResult | None, energy: Energy | None, *,
                               recorded, recorded * 1000.0 / it_kwh if recorded is not None and it_kwh else None))
     if not rows:
         return None
+    known = {row.nodes for row in rows}  # once: in the expression below it was built again for every scale
     return EnergyResult(
         carbon_intensity_g_per_kwh=intensity_g_per_kwh,
         carbon_source=source,
@@ -86,5 +87,5 @@ def analyze_energy(scaling: ScalingResult | None, energy: Energy | None, *,
         carbon_optimal_nodes=first_min(rows, key=lambda r: r.energy_kwh).nodes,
         runs_per_month=runs_per_month,
         modelled=active is not None,
-        unknown_nodes=tuple(r.nodes for r in scaling.rows if r.nodes not in {row.nodes for row in rows}),
+        unknown_nodes=tuple(r.nodes for r in scaling.rows if r.nodes not in known),
     )

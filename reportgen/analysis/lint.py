@@ -10,6 +10,7 @@ from reportgen.analysis.checklist import ChecklistResult
 from reportgen.analysis.diagnosis import DiagnosisResult
 from reportgen.analysis.findings import Finding, error, info, warning
 from reportgen.analysis.goal import GoalResult
+from reportgen.analysis.model_check import COMM_SHARE_FACTOR, SPEEDUP_SHORTFALL, ModelCheckResult
 from reportgen.analysis.prediction import PredictionResult
 from reportgen.analysis.reliability import ReliabilityResult
 from reportgen.analysis.scaling import ScalingResult
@@ -34,7 +35,8 @@ AXIS_FAILURE = {
 
 def lint(project: Project, *, diagnosis: DiagnosisResult | None, prediction: PredictionResult | None,
          scaling: ScalingResult | None, checklist: ChecklistResult | None, reliability: ReliabilityResult | None,
-         goal: GoalResult | None, serving: ServingResult | None = None) -> list[Finding]:
+         goal: GoalResult | None, serving: ServingResult | None = None,
+         model_check: ModelCheckResult | None = None) -> list[Finding]:
     findings: list[Finding] = []
     findings += _hardware(project)
     findings += _diagnosis(diagnosis, project.design.nodes if project.design else None)
@@ -44,7 +46,7 @@ def lint(project: Project, *, diagnosis: DiagnosisResult | None, prediction: Pre
     findings += plausibility(scaling)
     findings += _measurements(project, scaling, goal)
     findings += _serving(serving, project.currency)
-    findings += _model_against_measurements(prediction, scaling)
+    findings += _model_against_measurements(prediction, model_check)
     findings += _reliability(reliability)
     findings += _unstated(project)
     return findings
@@ -311,13 +313,12 @@ def _measurements(project: Project, scaling: ScalingResult | None, goal: GoalRes
 
 
 FIT_RANGE = (0.1, 10.0)  # the sensitivity range of §3: a fit outside it is a model the table never considered
-COMM_SHARE_FACTOR = 2.0
-SPEEDUP_SHORTFALL = 0.25
 
 
 def _model_against_measurements(prediction: PredictionResult | None,
-                                scaling: ScalingResult | None) -> list[Finding]:
-    """The alpha-beta model held against what was measured: the fit, the communication share, the speedups."""
+                                check: ModelCheckResult | None) -> list[Finding]:
+    """The alpha-beta model held against what was measured: the fit, the communication share, the speedups
+    (reportgen.analysis.model_check compares them scale by scale)."""
     out: list[Finding] = []
     if prediction is None:
         return out
@@ -334,37 +335,27 @@ def _model_against_measurements(prediction: PredictionResult | None,
                 out.append(warning("fit-disagrees", f"the measured collectives fit {name} = {_seconds(fitted)}, "
                                    f"{_times(ratio)} the given {_seconds(given)}: outside the 0.1–10× range the "
                                    f"sensitivity table covers{implied}", "prediction.collectives", "design"))
-    if scaling is None:
+    if check is None:
         return out
-    if scaling.form == "breakdown":
-        departures = []
-        for row in scaling.rows:
-            run = row.run
-            if row.nodes <= 1 or not run.compute:
-                continue
-            measured = (run.communication or 0.0) / run.compute
-            predicted = prediction.at(row.nodes).comm_ratio
-            ratio = measured / predicted if predicted > 0 else (math.inf if measured > 0 else 1.0)
-            if not 1 / COMM_SHARE_FACTOR <= ratio <= COMM_SHARE_FACTOR:
-                departures.append(f"{row.nodes} nodes: measured {measured:.3g}, predicted {predicted:.3g}")
-        if departures:
-            out.append(warning("comm-share-departs", "the measured communication-to-computation ratio "
-                               "(communication / compute) departs from the predicted R(p) by more than 2× at "
-                               f"{_listed(departures)}: the communication model does not describe this system",
-                               "prediction", "measure"))
-    reference = prediction.at(scaling.reference_nodes).speedup
-    shortfalls = []
-    for row in scaling.rows:
-        if row.nodes == scaling.reference_nodes:
-            continue
-        predicted = prediction.at(row.nodes).speedup / reference
-        if row.speedup < (1.0 - SPEEDUP_SHORTFALL) * predicted:
-            shortfalls.append(f"{row.nodes} nodes: {row.speedup:.3g} against {predicted:.3g}")
+    departures = [f"{_nodes(row.nodes)} nodes: measured {row.measured_comm_ratio:.3g}, predicted "
+                  f"{row.predicted_comm_ratio:.3g}" for row in check.rows if row.comm_departs]
+    if departures:
+        out.append(warning("comm-share-departs", "the measured communication-to-computation ratio "
+                           "(communication / compute) departs from the predicted R(p) by more than "
+                           f"{COMM_SHARE_FACTOR:g}× at {_listed(departures)}: the communication model does not "
+                           "describe this system", "prediction", "measure"))
+    shortfalls = [f"{_nodes(row.nodes)} nodes: {row.measured_speedup:.3g} against {row.predicted_speedup:.3g}"
+                  for row in check.rows if row.below_prediction]
     if shortfalls:
-        out.append(warning("below-prediction", "measured speedups fall more than 25 % below the predicted curve at "
-                           f"{_listed(shortfalls)}: the prediction is optimistic for this system",
-                           "scaling.runs", "measure"))
+        out.append(warning("below-prediction", f"measured speedups fall more than {SPEEDUP_SHORTFALL * 100:g} % below "
+                           f"the predicted curve at {_listed(shortfalls)}: the prediction is optimistic for this "
+                           "system", "scaling.runs", "measure"))
     return out
+
+
+def _nodes(nodes: float) -> str:
+    """A node count as it was written (16, not 16.0)."""
+    return f"{nodes:g}" if nodes != int(nodes) else str(int(nodes))
 
 
 LISTED = 8  # items a finding names before it counts the rest

@@ -12,10 +12,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from reportgen.analysis import Analysis
+    from reportgen.analysis.cost import CostResult
+    from reportgen.analysis.scaling import ScalingResult
+
+_Rows = TypeVar("_Rows", bound=Any)  # a frozen dataclass with `rows`, each with `nodes`
 
 MAX_SHOWN = 40  # node counts a table lists in full; past it, the selection
 SPREAD = 12  # levels a selection spreads over a load axis, which has too few powers of two to read by
@@ -64,23 +68,19 @@ def log_spread(values: Sequence[float], count: int) -> list[float]:
     return [values[i] for i in sorted(chosen)]
 
 
-def for_tables(analysis: Analysis, shown: frozenset[float] | None) -> Analysis:
-    """The analysis with every per-scale table cut to the shown node counts (the same object when all are shown)."""
-    if shown is None:
-        return analysis
-    scaling, cost, energy = analysis.scaling, analysis.cost, analysis.energy
-    reliability, provenance = analysis.reliability, analysis.provenance
-    return replace(
-        analysis,
-        scaling=replace(scaling, rows=tuple(r for r in scaling.rows if r.nodes in shown),
-                        pop=tuple(p for p in scaling.pop if p.nodes in shown)) if scaling else None,
-        cost=replace(cost, rows=tuple(r for r in cost.rows if r.nodes in shown),
-                     marginal=tuple(m for m in cost.marginal if m.to_nodes in shown),
-                     regimes={name: replace(regime, rows=tuple(r for r in regime.rows if r.nodes in shown))
-                              for name, regime in cost.regimes.items()}) if cost else None,
-        energy=replace(energy, rows=tuple(r for r in energy.rows if r.nodes in shown)) if energy else None,
-        reliability=replace(reliability, rows=tuple(r for r in reliability.rows if r.nodes in shown))
-        if reliability else None,
-        provenance=replace(provenance, rows=tuple(r for r in provenance.rows if r.nodes in shown))
-        if provenance else None,
-    )
+# Each per-scale result with only the shown node counts: the tables' selection (reportgen.render.sections).
+def scaling_rows(scaling: ScalingResult, shown: frozenset[float]) -> ScalingResult:
+    return replace(scaling, rows=tuple(r for r in scaling.rows if r.nodes in shown),
+                   pop=tuple(p for p in scaling.pop if p.nodes in shown))
+
+
+def cost_rows(cost: CostResult, shown: frozenset[float]) -> CostResult:
+    return replace(cost, rows=tuple(r for r in cost.rows if r.nodes in shown),
+                   marginal=tuple(m for m in cost.marginal if m.to_nodes in shown),
+                   regimes={name: replace(regime, rows=tuple(r for r in regime.rows if r.nodes in shown))
+                            for name, regime in cost.regimes.items()})
+
+
+def rows_at(result: _Rows, shown: frozenset[float]) -> _Rows:
+    """Any result whose only per-scale table is `rows` (energy, reliability, provenance, the model check)."""
+    return replace(result, rows=tuple(r for r in result.rows if r.nodes in shown))

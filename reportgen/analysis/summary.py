@@ -19,6 +19,7 @@ from reportgen.analysis.common import first_min
 from reportgen.analysis.cost import CostResult
 from reportgen.analysis.findings import Finding
 from reportgen.analysis.goal import GoalCheck, GoalResult
+from reportgen.analysis.model_check import ModelCheckResult
 from reportgen.analysis.prediction import PredictionResult
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.analysis.serving import ServingCheck, ServingResult, ServingRow
@@ -62,7 +63,8 @@ class _Words:
 
 def summarize(project: Project, *, scaling: ScalingResult | None, cost: CostResult | None,
               prediction: PredictionResult | None, goal: GoalResult | None, serving: ServingResult | None,
-              findings: tuple[Finding, ...], evidence: Evidence) -> SummaryResult:
+              findings: tuple[Finding, ...], evidence: Evidence,
+              model_check: ModelCheckResult | None = None) -> SummaryResult:
     words = _Words(project.currency)
     plan = project.design.nodes if project.design else None
     if project.serving:
@@ -72,17 +74,10 @@ def summarize(project: Project, *, scaling: ScalingResult | None, cost: CostResu
         verdict, state, gap = _training_verdict(goal, plan, scaling, cost, words)
         optimum = _training_optimum(project, goal, scaling, cost, prediction, words)
     codes = {f.code for f in findings}
-    ratio = kappa_ratio(prediction, scaling)
+    ratio = model_check.kappa_ratio if model_check else None
     return SummaryResult(verdict, state, gap, optimum, _model(prediction, scaling, codes, ratio),
                          _evidence(scaling, findings, plan, optimum.nodes), next_action(findings, evidence),
                          _knee(scaling), ratio)
-
-
-def kappa_ratio(prediction: PredictionResult | None, scaling: ScalingResult | None) -> float | None:
-    """κ measured / κ predicted (α / T_comp): how far the coherency cost the design assumed is from the measured."""
-    if prediction is None or scaling is None or scaling.usl is None or prediction.usl_kappa <= 0:
-        return None
-    return scaling.usl.kappa / prediction.usl_kappa
 
 
 # ------------------------------------------------------------------------------------------------------- training

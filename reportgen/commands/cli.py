@@ -505,7 +505,7 @@ def _shown(value: object, kind: str, currency: str) -> str:
 
 def _schema(output: Path | None, *, results: bool) -> ExitCode:
     from reportgen.project.schema import schema_text
-    from reportgen.render.results_schema import results_schema_text
+    from reportgen.render.results import results_schema_text
 
     text = results_schema_text() if results else schema_text()
     if output is None or str(output) == "-":

@@ -90,7 +90,7 @@ def _cell(text: str) -> str:
 
 # ---------------------------------------------------------------------------------------------------- results
 def results_page() -> str:
-    from reportgen.render.results_schema import SECTIONS
+    from reportgen.render.results import results_schema
 
     lines = [GENERATED, "# results.json reference", "",
              "Every key of `results.json`, section by section, from the JSON Schema that `reportgen schema "
@@ -98,7 +98,7 @@ def results_page() -> str:
              "SI units (seconds, bytes, FLOP, watts), with energy in kWh, CO2e in kg and money in the project's "
              'currency; infinity is the string `"inf"`; a section without input is `null`; per-scale rows are '
              "sorted by node count. Keys are added in later versions, never renamed (`schema_version`).", ""]
-    for name, schema in SECTIONS.items():
+    for name, schema in results_schema()["properties"].items():
         lines += [f"## {name}", "", _cell(schema.get("description", "")), ""]
         rows = list(_keys(name, schema))
         if rows:

@@ -28,14 +28,18 @@ def figure_jobs(analysis: Any, project: Any) -> list[FigureJob]:
     """Every figure of a report whose inputs are present, in reading order. Past a few dozen measured scales, bar
     charts and labelled points show the tables' selection of node counts (reportgen.analysis.selection); line
     plots keep every point, drawn as one artist."""
-    from reportgen.analysis.selection import for_tables, shown_nodes
-    from reportgen.figures import decide, design, diagnosis, scaling, serving
+    import importlib
+
+    from reportgen.analysis.selection import shown_nodes
+    from reportgen.render.sections import SECTIONS, for_tables
 
     planned = project.design.nodes if project.design else None
     cut = for_tables(analysis, shown_nodes(analysis, planned))
     # a serving project's money is per hour of service (serving's figures), not per run (decide's)
-    families = (diagnosis, design, scaling, serving) if project.serving else (diagnosis, design, scaling, decide)
-    return [job for module in families for job in module.jobs(cut, project, analysis)]
+    left_out = "decide" if project.serving else "serving"
+    families = dict.fromkeys(s.figures for s in SECTIONS if s.figures and s.figures != left_out)  # in order, once
+    return [job for name in families for job in importlib.import_module(f"reportgen.figures.{name}").jobs(
+        cut, project, analysis)]
 
 
 def _import_drawing() -> None:

@@ -14,10 +14,11 @@ from reportgen import __version__
 from reportgen.analysis import Analysis
 from reportgen.analysis.actions import ACTIONS
 from reportgen.analysis.diagnosis import CEILING_AXIS, TYPICAL_TOOLS
-from reportgen.analysis.selection import for_tables, shown_nodes
+from reportgen.analysis.selection import shown_nodes
 from reportgen.figures.jobs import FigureFrame
 from reportgen.project.flatten import flatten
 from reportgen.project.model import SLOT_VOCABULARY, Project
+from reportgen.render.sections import for_tables
 from reportgen.reproducible import source_date_epoch
 
 SECTIONS = (

@@ -8,10 +8,7 @@ is the string "inf". Every object lists all its keys (`required`) and no others 
 
 from __future__ import annotations
 
-import json
 from typing import Any
-
-from reportgen import __version__
 
 Schema = dict[str, Any]
 
@@ -111,7 +108,8 @@ _POINT: dict[str, Schema] = {
     "cost_per_hour": num("serving: money per hour", null=True),
     "source": {"enum": ["measured", "fitted"], "description": "measured, or from the USL fit"}}
 
-SECTIONS: dict[str, Schema] = {
+# The document's own keys; each section's schema follows, named after it (reportgen.render.sections uses them).
+HEADER: dict[str, Schema] = {
     "schema_version": int_("the version of this document's layout: keys are added, never renamed"),
     "project": obj("the project the results are of", {
         "title": str_("project.title"),
@@ -120,327 +118,325 @@ SECTIONS: dict[str, Schema] = {
         "measurements_sha256": str_("SHA-256 of the CSV named by scaling.file, when there is one", null=True),
         "generator_version": str_("the reportgen version that wrote the document"),
     }),
-    "diagnosis": obj("§1: which resource runs out first, and the axis of distribution that cures it", {
-        "ridge_intensity": num("peak compute / memory bandwidth (FLOP per byte): the roofline's ridge", null=True),
-        "steps": rows("the roofline of each profiled baseline step", {
-            "name": str_("the step's name"),
-            "time_s": num("the measured time of the step"),
-            "intensity": num("arithmetic intensity W/Q (FLOP per byte); inf when Q = 0 < W", null=True),
-            "bound": str_("the largest floor: compute, memory, io or network", null=True),
-            "floors_s": obj("each resource's lower bound on the step's time", {
-                name: num(f"the {name} floor in seconds", null=True)
-                for name in ("compute", "memory", "io", "network")}),
-            "dominant": bool_("the longest step, whose floors decide the bound"),
-            "attained_flops_per_s": num("W / measured time", null=True),
-            "attained_bytes_per_s": num("Q / measured time", null=True),
-            "roof_efficiency": num("the attained rate over the roofline's rate at this intensity", null=True),
-        }),
-        "walls": rows("each wall: what is demanded of one node against what it has", {
-            "wall": str_("memory, data, serving or time"),
-            "fill": num("demand / capacity; above 1 the wall binds", null=True),
-            "binds": bool_("whether the wall binds"),
-            "demand": num("what the workload needs (bytes, requests per second or seconds)", null=True),
-            "capacity": num("what one device or node offers, in the same unit", null=True),
-        }),
-        "min_devices": int_("the fewest devices that hold one shard of the memory demand", null=True),
-        "min_nodes": int_("min_devices over devices_per_node, rounded up", null=True),
-        "devices_per_node": int_("hardware.devices_per_node (1 when not given)"),
-        "device_memory_bytes": num("the memory of one device: the memory wall's capacity", null=True),
-        "shard_within_node": bool_("the shard fits within one node, so the model is split across its devices"),
-        "binding_ceiling": str_("the ceiling that runs out first: compute, memory, data, serving or time"),
-        "axis": str_("the axis of distribution that cures the binding ceiling"),
-        "declared_axis": str_("design.axis as written", null=True),
-        "axis_matches": bool_("whether the declared axis is the one the diagnosis names", null=True),
-        "secondary_ceilings": rows("ceilings that also bind, with the axis each needs", {
-            "ceiling": str_("the ceiling"), "axis": str_("the axis that cures it")}),
-        "workers_for_deadline": int_("workers needed to meet the training deadline at the stated MFU", null=True),
-        "replicas_needed": int_("serving replicas needed for the request rate", null=True),
-        "training_time_s": num("single-machine training time from baseline.training", null=True),
-        "memory_demand_bytes": num("the memory stack's total: parameters × bytes each, activations, other",
-                                   null=True),
-    }, null=True),
-    "checklist": obj("the six-stage design checklist and the communication tax", {
-        "tax": obj("the communication tax against its budget", {
-            "kind": str_("interactive (fan-out against a latency SLO) or training (R(p) at the plan)", null=True),
-            "tax_s": num("the tax in seconds", null=True),
-            "budget_left_s": num("what the budget leaves after the tax", null=True),
-            "exhausting_fanout": int_("the fan-out at which the tax uses up the budget", null=True),
-            "ratio": num("tax / SLO (interactive) or R(p) at the plan (training)", null=True),
-            "binds": bool_("whether the tax exhausts the budget"),
-        }),
-        "stages": rows("the checklist's answers", {
-            "stage": int_("1 to 6"), "name": str_("the stage"), "answer": str_("the answer"),
-            "source": str_("where the answer came from")}),
-        "pressures": {"type": "object", "description": "checklist.pressures as given (0 to 1 each)",
-                      "additionalProperties": num("a pressure")},
-        "top_pressures": items("the pressures ranked highest", str_("a pressure")),
-    }, null=True),
-    "prediction": obj("§2: predicted speedup from the alpha-beta communication model", {
-        "t_comp_s": num("single-node compute time per step, T_comp"),
-        "alpha_s": num("α, the latency term per node, as used"),
-        "beta_s": num("β, the bandwidth term (message bytes / bandwidth), as used"),
-        "uses_fit": bool_("whether α and β are the fit to the measured collectives"),
-        "max_nodes": int_("the largest node count evaluated"),
-        "p_star": int_("the whole node count of the highest predicted speedup (ties: fewer nodes)"),
-        "speedup_at_p_star": num("the predicted speedup there"),
-        "efficiency_at_p_star": num("speedup / p* there"),
-        "comm_ratio_at_p_star": num("R(p*) = T_comm / T_comp there"),
-        "p_comm_dominated": int_("the first node count where communication exceeds computation", null=True),
-        "speedup_at_p_comm_dominated": num("the predicted speedup there", null=True),
-        "rule_of_thumb_nodes": num("√(T_comp / α): the textbook estimate of the optimum"),
-        "continuous_optimum_nodes": num("√((T_comp − 2β)/α), when T_comp > 2β", null=True),
-        "rows": rows("the predicted curve at the report's node counts", {
-            "nodes": NODES, "t_comp_s": num("T_comp / p"), "t_comm_s": num("T_comm(p)"),
-            "t_step_s": num("the predicted step time"), "speedup": num("T_comp / t_step"),
-            "comm_ratio": num("T_comm / (T_comp / p)")}),
-        "sensitivity": rows("p* and its speedup with α and β scaled", {
-            "alpha_scale": num("factor applied to α"), "beta_scale": num("factor applied to β"),
-            "p_star": int_("the optimum under the scaled model"), "speedup": num("the speedup there")}),
-        "fit": obj("α and β fitted to the measured collectives", {
-            "alpha_s": num("fitted α"), "beta_s": num("fitted β"),
-            "residual_s": num("root-mean-square residual of the fit"),
-            "bandwidth_bytes_per_s": num("link bandwidth of the size-aware fit", null=True),
-            "min_bytes": num("the smallest message size the size-aware fit used", null=True),
-            "points": int_("measurements the fit used (0: the two-point exact solution)")}, null=True),
-        "capped": bool_("p* is max_nodes: the optimum lies beyond the range evaluated"),
-        "fit_p_star": int_("the p* the fitted α and β imply", null=True),
-        "fit_continuous_optimum_nodes": num("the continuous optimum of the fitted model", null=True),
-        "bus_bandwidths": rows("the size-aware fit's bandwidth per node as nccl-tests' bus bandwidth, at each node "
-                               "and rank count the fit used (B × ((r − 1)/r) / ((p − 1)/p)): compare with the log's "
-                               "busbw column", {
-                                   "nodes": NODES, "ranks": int_("ranks (GPUs) the collectives ran over"),
-                                   "bytes_per_s": num("the bus bandwidth")}),
-        "usl_equivalent": obj("the USL coefficients the alpha-beta model corresponds to", {
-            "sigma": num("σ, contention"), "kappa": num("κ, coherency")}),
-    }, null=True),
-    "scaling": obj("§3: measured scaling and where every lost fold of speedup went", {
-        "form": str_("how the runs were written: breakdown, total or throughput"),
-        "reference_nodes": num("the smallest measured scale, the reference of speedup"),
-        "per_unit_of_work": bool_("times are per unit of work (throughput form without scaling.work_per_run)"),
-        "rows": rows("one row per measured node count", {
-            "nodes": SCALE, "time_s": num("T_p: the measured time per run", null=True),
-            "speedup": num("S_p = T_ref · ref / T_p"), "efficiency": num("E_p = S_p / p"),
-            "comm_share": num("communication / T_p (breakdown form)", null=True),
-            "idle_share": num("idle / T_p (breakdown form)", null=True),
-            "karp_flatt": num("the experimentally determined serial fraction e_p", null=True),
-            "lost_folds": num("p − S_p: folds of speedup lost"),
-            "lost_serial": num("the folds lost to the serial fraction", null=True),
-            "lost_communication": num("the folds lost to communication", null=True),
-            "lost_imbalance": num("the folds lost to load imbalance", null=True),
-            "imbalance": num("max / mean − 1 of the per-worker compute times", null=True),
-            "repeats": int_("runs measured at this node count; the row holds their medians"),
-            "time_s_ci": interval("time_s"), "speedup_ci": interval("speedup"),
-            "efficiency_ci": interval("efficiency")}),
-        "pop": rows("POP efficiency metrics per scale (breakdown form)", {
-            "nodes": SCALE, "load_balance": num("mean / max worker compute"),
-            "comm_efficiency": num("max compute / runtime", null=True),
-            "parallel_efficiency": num("load balance × communication efficiency", null=True),
-            "imbalance": num("max / mean − 1")}),
-        "comm_fit": obj("a + b·p fitted to the measured communication times", {
-            "a_s": num("intercept"), "b_s": num("slope per node"), "residual_s": num("RMS residual"),
-            "implied_p_star": int_("the optimum it implies", null=True)}, null=True),
-        "knee_nodes": num("the knee: the first scale whose efficiency falls below the threshold", null=True),
-        "knee_cause": str_("the cause with the most lost time there: communication, imbalance or serial",
-                           null=True),
-        "knee_cause_inferred": bool_("the cause was inferred (no breakdown), not measured"),
-        "peak_nodes": num("the measured scale of the largest speedup"),
-        "first_below_half_efficiency_nodes": num("the first scale with efficiency below 0.5", null=True),
-        "amdahl": obj("Amdahl's law fitted to the speedups", {
-            "serial_fraction": num("s"), "max_speedup": num("1 / s")}, null=True),
-        "usl": obj("the Universal Scalability Law fitted to the speedups", {
-            "sigma": num("σ, contention"), "kappa": num("κ, coherency"), "gamma": num("γ, single-node scale"),
-            "peak_nodes": num("√((1 − σ)/κ), the continuous peak", null=True),
-            "peak_whole_nodes": int_("the whole concurrency beside the peak with the larger predicted capacity "
-                                     "(ties: the smaller)", null=True),
-            "peak_capacity": num("X at the continuous peak: the predicted peak throughput (throughput form, in its "
-                                 "work per second) or speedup", null=True)}, null=True),
-        "karp_flatt_slope": num("the Karp-Flatt serial fraction's slope per node", null=True),
-        "axis": {"enum": ["nodes", "load"], "description": "scaling.axis: what a scale counts, whole nodes or a "
-                                                           "load level (concurrency) that may be fractional"},
-        "karp_flatt_trend": {"enum": ["rising", "flat", "falling", None],
-                             "description": "rising (falling) when the slope moves e by more than 10 % of its mean "
-                                            "over the measured range, else flat; drives the inferred knee cause"},
-        "knee_uncertain": bool_("the knee scale's speedup interval overlaps a neighbouring scale's"),
-        "noisy_nodes": items("scales whose time interval's half-width exceeds 10 % of the median", SCALE),
-    }, null=True),
-    "cost": obj("§4: cost per run and the marginal speedup money buys", {
-        "currency": str_("pricing.currency"),
-        "per_unit_of_work": bool_("costs are per unit of work"),
-        "rows": rows("on-demand cost per measured scale", {
-            "nodes": NODES, "cost": num("money per run"),
-            "total_with_time_value": num("cost plus the value of the run's time", null=True)}),
-        "marginal": rows("what each step up in scale buys", {
-            "from_nodes": NODES, "to_nodes": NODES, "d_speedup": num("speedup gained"),
-            "d_cost": num("money added per run"), "speedup_per_cost": num("d_speedup / d_cost")}),
-        "cost_optimal_nodes": int_("the cheapest measured scale on demand (ties: fewer nodes)"),
-        "fastest_nodes": int_("the fastest measured scale"),
-        "cost_ratio": num("cost at the fastest / cost at the cheapest"),
-        "speedup_ratio": num("speedup at the fastest / speedup at the cheapest"),
-        "time_value_optimal_nodes": int_("the lowest cost plus value of time", null=True),
-        "regimes": {"type": "object", "description": "each price regime the project states, by name "
-                    "(on_demand, spot, local)", "additionalProperties": _regime()},
-    }, null=True),
-    "energy": obj("§5: energy and carbon per run", {
-        "carbon_intensity_g_per_kwh": num("grid carbon intensity used", null=True),
-        "carbon_source": str_("where the intensity came from", null=True),
-        "per_unit_of_work": bool_("energy and CO2 are per unit of work"),
-        "rows": rows("energy and CO2e per measured scale", {
-            "nodes": NODES, "energy_kwh": num("kWh per run, PUE included"),
-            "co2_kg": num("kg CO2e per run (null without a carbon intensity)", null=True),
-            "measured": bool_("the energy was measured, not modelled"),
-            "monthly_energy_kwh": num("kWh per month at pricing.runs_per_month", null=True),
-            "monthly_co2_kg": num("kg CO2e per month", null=True),
-            "co2_recorded_kg": num("the CO2e an ingested CodeCarbon file recorded for the run, with its own "
-                                   "intensity of the day (co2_kg always uses this report's one intensity)",
-                                   null=True),
-            "recorded_intensity_g_per_kwh": num("that record's intensity: its CO2e over the measured energy "
-                                                "(without PUE)", null=True)}),
-        "carbon_optimal_nodes": int_("the scale with the least CO2e per run", null=True),
-        "modelled": bool_("energy.node_power is given, so scales without a measured energy are modelled"),
-        "unknown_nodes": items("measured scales with no energy: neither measured nor modelled (no "
-                               "energy.node_power)", NODES),
-    }, null=True),
-    "reliability": obj("failures at scale: checkpoint interval and its overhead", {
-        "rows": rows("per scale", {
-            "nodes": NODES, "system_mtbf_s": num("node MTBF / nodes"),
-            "interval_s": num("Young-Daly checkpoint interval"),
-            "overhead_fraction": num("time lost to checkpoints and restarts, as a share")}),
-        "planned_nodes": int_("design.nodes", null=True),
-        "planned_overhead_fraction": num("the overhead at the plan", null=True),
-        "planned_time_s": num("the measured time at the plan with the overhead folded in", null=True),
-        "declared_interval": obj("reliability.checkpoint_interval held against Daly's interval", {
-            "nodes": NODES, "interval_s": num("the declared interval"),
-            "overhead_fraction": num("the overhead at the declared interval"),
-            "optimal_interval_s": num("Daly's interval there"),
-            "optimal_overhead_fraction": num("the overhead at Daly's interval")}, null=True),
-    }, null=True),
-    "goal": obj("the goal checked at the plan, in each price regime", {
-        "text": str_("project.goal.text", null=True),
-        "time_per_run_s": num("the goal's time limit", null=True),
-        "cost_per_run": num("the goal's cost limit", null=True),
-        "plan_nodes": int_("design.nodes", null=True),
-        "plan_measured": bool_("whether the plan's node count was measured"),
-        "met_at_plan": bool_("a viable regime meets the goal at the plan; null when it cannot be judged",
-                             null=True),
-        "at_plan": rows("the plan in each price regime (an unmeasured plan: as the USL fit has it, source "
-                        "fitted); a serving project's rows carry the hourly keys, with the per-run ones null",
-                        _GOAL_ROW),
-        "cheapest_meeting": obj("the cheapest measured point that meets the goal", _POINT, null=True),
-        "fitted_meeting": obj("no measured point meets the goal: the smallest unmeasured scale the USL fit says "
-                              "would (training)", _POINT, null=True),
-        "none_meets": bool_("no measured point meets the goal"),
-        "runs_per_month": num("pricing.runs_per_month", null=True),
-        "monthly_cost": num("the plan's monthly spend in its cheapest regime that meets the goal", null=True),
-        "note": str_("what could not be checked, in words", null=True),
-    }, null=True),
-    "provenance": obj("where each measured number came from", {
-        "rows": rows("per measured scale", {
-            "nodes": SCALE, "origin": str_("typed in, measured, or ingested (and from what)"),
-            "energy_origin": str_("where a measured energy came from", null=True),
-            "details": items("the provenance comments of the row", str_("a comment"))}),
-        "ranks_nodes": int_("the largest scale with a per-rank split from traces", null=True),
-        "ranks": rows("each rank's split at that scale, seconds per run", {
-            "rank": int_("the rank"), "compute_s": num("compute"), "communication_s": num("exposed transfer"),
-            "wait_s": num("waiting for the slowest rank"), "idle_s": num("idle"), "io_s": num("memory-only time")}),
-        "wait_measured_nodes": items("scales whose wait for the slowest rank was measured", SCALE),
-    }, null=True),
-    "serving": obj("§5.x: a serving project's load served within its p99 objective, and its hourly cost", {
-        "load_rps": num("the peak request rate to serve"),
-        "p99_objective_s": num("the p99 latency objective", null=True),
-        "headroom": num("spare capacity wanted at the peak, as a fraction of the load"),
-        "capacity_needed_rps": num("load × (1 + headroom)"),
-        "cost_per_hour_limit": num("the goal's budget per hour", null=True),
-        "nodes_to_serve": int_("the smallest measured scale that serves, else the smallest the USL fit says does",
-                               null=True),
-        "nodes_to_serve_source": {"enum": ["measured", "fitted", None], "description": "where nodes_to_serve "
-                                  "comes from"},
-        "limited_by": {"enum": ["capacity", "latency", None], "description": "what keeps every scale from serving"},
-        "nodes_lower_bound": int_("no fewer nodes can serve at the best capacity per node measured", null=True),
-        "latency_model": str_("how the p99 is known: measured, interpolated, or modelled"),
-        "hours_per_month": num("the hours a month counts (730)"),
-        "rows": rows("each measured scale, plus the plan and the fitted scale to serve when unmeasured", {
-            "nodes": NODES, "capacity_rps": num("requests per second sustained", null=True),
-            "capacity_source": {"enum": ["measured", "fitted"], "description": "measured, or from the USL fit"},
-            "p99_s": num("p99 latency there", null=True),
-            "p99_source": {"enum": ["measured", "interpolated", "modelled", None],
-                           "description": "how the p99 is known (null: unknown there)"},
-            "meets_load": bool_("capacity ≥ capacity needed", null=True),
-            "meets_latency": bool_("p99 ≤ the objective; null when unknown", null=True),
-            "serves": bool_("meets the load and, where a p99 is known, the objective"),
-            "cost_per_hour": num("nodes × the on-demand price", null=True),
-            "cost_per_million_requests": num("cost per hour / (load × 3600) × 10⁶", null=True),
-            "energy_kwh_per_hour": num("kWh per hour of service, PUE included", null=True),
-            "energy_measured": bool_("from the run's measured energy"),
-            "co2_kg_per_hour": num("kg CO2e per hour", null=True)}),
-        "regimes": rows("each price regime as a service sees it", {
-            "name": str_("on_demand, spot or local"), "price_per_node_hour": num("the price in this regime"),
-            "viable": bool_("whether the regime can be used"), "reason": str_("why, in words"),
-            "down_fraction": num("spot: expected share of nodes down after preemptions")}),
-        "points": rows("every measured scale in every regime, against the goal (the decisions choose among those "
-                       "that serve)", dict(_GOAL_ROW)),
-    }, null=True),
-    "summary": obj("§7.1: page 1, as a reviewer writes it", {
-        "verdict": str_("the goal's verdict at the plan, in the project's dominant metric"),
-        "state": {"enum": ["met", "missed", "partly", "unjudged", "no-goal"],
-                  "description": "how the verdict reads"},
-        "gap": str_("when the goal is missed: the gap in its own terms and the cheapest way to meet it", null=True),
-        "optimum": obj("the operating point the evidence supports", {
-            "nodes": int_("the node count", null=True),
-            "source": {"enum": ["measured", "usl", "model", None], "description": "where it comes from"},
-            "text": str_("the sentence")}),
-        "model": str_("the α–β model's optimum as the model's, or why it does not describe the system", null=True),
-        "evidence": str_("how strong the measurements are: single runs, intervals, flagged runs", null=True),
-        "knee": str_("the measured curve's knee and the largest loss beyond it (no cause without a knee)",
-                     null=True),
-        "next_action": obj("the one next action, from the most severe finding", {
-            "code": str_("the finding code it comes from; none when no finding calls for one"),
-            "text": str_("the action")}),
-    }),
-    "decisions": rows("one recommendation per deployment context (a serving project: among the scales that serve, "
-                      "with the hourly keys filled and the per-run ones null)", {
-        "name": str_("the context's name"), "optimize": str_("time, cost or carbon"),
-        "nodes": int_("the recommended scale", null=True),
-        "regime": str_("the price regime it is priced in", null=True),
-        "time_s": num("seconds per run", null=True), "cost": num("money per run", null=True),
-        "co2_kg": num("kg CO2e per run", null=True),
-        "p99_s": num("serving: the p99 there", null=True),
-        "cost_per_hour": num("serving: money per hour", null=True),
-        "co2_kg_per_hour": num("serving: kg CO2e per hour", null=True),
-        "time_s_ci": interval("time_s"), "cost_ci": interval("cost (proportional to the time)"),
-        "within_limits": bool_("the recommendation meets the context's limits"),
-        "note": str_("why, in words"),
-        "nearest": obj("no point is within the limits: the one whose largest excess over a limit is the smallest", {
-            "nodes": NODES, "regime": str_("its price regime", null=True)}, null=True),
-        "limits": obj("the limits applied", {
-            "max_time_s": num("time limit", null=True), "max_cost": num("cost limit", null=True),
-            "max_co2_kg": num("carbon limit", null=True),
-            "max_p99_s": num("serving: p99 limit", null=True),
-            "max_cost_per_hour": num("serving: hourly cost limit", null=True),
-            "from_goal": items("limits taken from the project's goal", str_("time or cost"))}),
-    }, null=True),
-    "trade_offs": rows("what each context gives up against another's choice", {
-        "context": str_("the context"), "instead_of": str_("the other context"),
-        "time_ratio": num("× slower", null=True), "cost_ratio": num("× more money", null=True),
-        "co2_ratio": num("× more CO2e", null=True)}, null=True),
-    "findings": rows("every warning and error the analyses raise, most severe first", {
-        "severity": {"enum": ["error", "warning", "info"], "description": "how serious"},
-        "code": str_("a stable identifier, for example wrong-axis"), "message": str_("the finding, with its numbers"),
-        "path": str_("the project-file field it is about")}),
 }
 
+DIAGNOSIS: Schema = obj("§1: which resource runs out first, and the axis of distribution that cures it", {
+    "ridge_intensity": num("peak compute / memory bandwidth (FLOP per byte): the roofline's ridge", null=True),
+    "steps": rows("the roofline of each profiled baseline step", {
+        "name": str_("the step's name"),
+        "time_s": num("the measured time of the step"),
+        "intensity": num("arithmetic intensity W/Q (FLOP per byte); inf when Q = 0 < W", null=True),
+        "bound": str_("the largest floor: compute, memory, io or network", null=True),
+        "floors_s": obj("each resource's lower bound on the step's time", {
+            name: num(f"the {name} floor in seconds", null=True)
+            for name in ("compute", "memory", "io", "network")}),
+        "dominant": bool_("the longest step, whose floors decide the bound"),
+        "attained_flops_per_s": num("W / measured time", null=True),
+        "attained_bytes_per_s": num("Q / measured time", null=True),
+        "roof_efficiency": num("the attained rate over the roofline's rate at this intensity", null=True),
+    }),
+    "walls": rows("each wall: what is demanded of one node against what it has", {
+        "wall": str_("memory, data, serving or time"),
+        "fill": num("demand / capacity; above 1 the wall binds", null=True),
+        "binds": bool_("whether the wall binds"),
+        "demand": num("what the workload needs (bytes, requests per second or seconds)", null=True),
+        "capacity": num("what one device or node offers, in the same unit", null=True),
+    }),
+    "min_devices": int_("the fewest devices that hold one shard of the memory demand", null=True),
+    "min_nodes": int_("min_devices over devices_per_node, rounded up", null=True),
+    "devices_per_node": int_("hardware.devices_per_node (1 when not given)"),
+    "device_memory_bytes": num("the memory of one device: the memory wall's capacity", null=True),
+    "shard_within_node": bool_("the shard fits within one node, so the model is split across its devices"),
+    "binding_ceiling": str_("the ceiling that runs out first: compute, memory, data, serving or time"),
+    "axis": str_("the axis of distribution that cures the binding ceiling"),
+    "declared_axis": str_("design.axis as written", null=True),
+    "axis_matches": bool_("whether the declared axis is the one the diagnosis names", null=True),
+    "secondary_ceilings": rows("ceilings that also bind, with the axis each needs", {
+        "ceiling": str_("the ceiling"), "axis": str_("the axis that cures it")}),
+    "workers_for_deadline": int_("workers needed to meet the training deadline at the stated MFU", null=True),
+    "replicas_needed": int_("serving replicas needed for the request rate", null=True),
+    "training_time_s": num("single-machine training time from baseline.training", null=True),
+    "memory_demand_bytes": num("the memory stack's total: parameters × bytes each, activations, other",
+                               null=True),
+}, null=True)
 
-def results_schema() -> Schema:
-    return {
-        "$schema": "http://json-schema.org/draft-07/schema#",
-        "$id": f"https://reportgen.invalid/schema/results-{__version__}.json",
-        "title": "reportgen results.json",
-        "type": "object",
-        "properties": SECTIONS,
-        "required": list(SECTIONS),
-        "additionalProperties": False,
-    }
+CHECKLIST: Schema = obj("the six-stage design checklist and the communication tax", {
+    "tax": obj("the communication tax against its budget", {
+        "kind": str_("interactive (fan-out against a latency SLO) or training (R(p) at the plan)", null=True),
+        "tax_s": num("the tax in seconds", null=True),
+        "budget_left_s": num("what the budget leaves after the tax", null=True),
+        "exhausting_fanout": int_("the fan-out at which the tax uses up the budget", null=True),
+        "ratio": num("tax / SLO (interactive) or R(p) at the plan (training)", null=True),
+        "binds": bool_("whether the tax exhausts the budget"),
+    }),
+    "stages": rows("the checklist's answers", {
+        "stage": int_("1 to 6"), "name": str_("the stage"), "answer": str_("the answer"),
+        "source": str_("where the answer came from")}),
+    "pressures": {"type": "object", "description": "checklist.pressures as given (0 to 1 each)",
+                  "additionalProperties": num("a pressure")},
+    "top_pressures": items("the pressures ranked highest", str_("a pressure")),
+}, null=True)
 
+PREDICTION: Schema = obj("§2: predicted speedup from the alpha-beta communication model", {
+    "t_comp_s": num("single-node compute time per step, T_comp"),
+    "alpha_s": num("α, the latency term per node, as used"),
+    "beta_s": num("β, the bandwidth term (message bytes / bandwidth), as used"),
+    "uses_fit": bool_("whether α and β are the fit to the measured collectives"),
+    "max_nodes": int_("the largest node count evaluated"),
+    "p_star": int_("the whole node count of the highest predicted speedup (ties: fewer nodes)"),
+    "speedup_at_p_star": num("the predicted speedup there"),
+    "efficiency_at_p_star": num("speedup / p* there"),
+    "comm_ratio_at_p_star": num("R(p*) = T_comm / T_comp there"),
+    "p_comm_dominated": int_("the first node count where communication exceeds computation", null=True),
+    "speedup_at_p_comm_dominated": num("the predicted speedup there", null=True),
+    "rule_of_thumb_nodes": num("√(T_comp / α): the textbook estimate of the optimum"),
+    "continuous_optimum_nodes": num("√((T_comp − 2β)/α), when T_comp > 2β", null=True),
+    "rows": rows("the predicted curve at the report's node counts", {
+        "nodes": NODES, "t_comp_s": num("T_comp / p"), "t_comm_s": num("T_comm(p)"),
+        "t_step_s": num("the predicted step time"), "speedup": num("T_comp / t_step"),
+        "comm_ratio": num("T_comm / (T_comp / p)")}),
+    "sensitivity": rows("p* and its speedup with α and β scaled", {
+        "alpha_scale": num("factor applied to α"), "beta_scale": num("factor applied to β"),
+        "p_star": int_("the optimum under the scaled model"), "speedup": num("the speedup there")}),
+    "fit": obj("α and β fitted to the measured collectives", {
+        "alpha_s": num("fitted α"), "beta_s": num("fitted β"),
+        "residual_s": num("root-mean-square residual of the fit"),
+        "bandwidth_bytes_per_s": num("link bandwidth of the size-aware fit", null=True),
+        "min_bytes": num("the smallest message size the size-aware fit used", null=True),
+        "points": int_("measurements the fit used (0: the two-point exact solution)")}, null=True),
+    "capped": bool_("p* is max_nodes: the optimum lies beyond the range evaluated"),
+    "fit_p_star": int_("the p* the fitted α and β imply", null=True),
+    "fit_continuous_optimum_nodes": num("the continuous optimum of the fitted model", null=True),
+    "bus_bandwidths": rows("the size-aware fit's bandwidth per node as nccl-tests' bus bandwidth, at each node "
+                           "and rank count the fit used (B × ((r − 1)/r) / ((p − 1)/p)): compare with the log's "
+                           "busbw column", {
+                               "nodes": NODES, "ranks": int_("ranks (GPUs) the collectives ran over"),
+                               "bytes_per_s": num("the bus bandwidth")}),
+    "usl_equivalent": obj("the USL coefficients the alpha-beta model corresponds to", {
+        "sigma": num("σ, contention"), "kappa": num("κ, coherency")}),
+}, null=True)
 
-def results_schema_text() -> str:
-    """`reportgen schema --results`."""
-    return json.dumps(results_schema(), indent=2, ensure_ascii=False) + "\n"
+SCALING: Schema = obj("§3: measured scaling and where every lost fold of speedup went", {
+    "form": str_("how the runs were written: breakdown, total or throughput"),
+    "reference_nodes": num("the smallest measured scale, the reference of speedup"),
+    "per_unit_of_work": bool_("times are per unit of work (throughput form without scaling.work_per_run)"),
+    "rows": rows("one row per measured node count", {
+        "nodes": SCALE, "time_s": num("T_p: the measured time per run", null=True),
+        "speedup": num("S_p = T_ref · ref / T_p"), "efficiency": num("E_p = S_p / p"),
+        "comm_share": num("communication / T_p (breakdown form)", null=True),
+        "idle_share": num("idle / T_p (breakdown form)", null=True),
+        "karp_flatt": num("the experimentally determined serial fraction e_p", null=True),
+        "lost_folds": num("p − S_p: folds of speedup lost"),
+        "lost_serial": num("the folds lost to the serial fraction", null=True),
+        "lost_communication": num("the folds lost to communication", null=True),
+        "lost_imbalance": num("the folds lost to load imbalance", null=True),
+        "imbalance": num("max / mean − 1 of the per-worker compute times", null=True),
+        "repeats": int_("runs measured at this node count; the row holds their medians"),
+        "time_s_ci": interval("time_s"), "speedup_ci": interval("speedup"),
+        "efficiency_ci": interval("efficiency")}),
+    "pop": rows("POP efficiency metrics per scale (breakdown form)", {
+        "nodes": SCALE, "load_balance": num("mean / max worker compute"),
+        "comm_efficiency": num("max compute / runtime", null=True),
+        "parallel_efficiency": num("load balance × communication efficiency", null=True),
+        "imbalance": num("max / mean − 1")}),
+    "comm_fit": obj("a + b·p fitted to the measured communication times", {
+        "a_s": num("intercept"), "b_s": num("slope per node"), "residual_s": num("RMS residual"),
+        "implied_p_star": int_("the optimum it implies", null=True)}, null=True),
+    "knee_nodes": num("the knee: the first scale whose efficiency falls below the threshold", null=True),
+    "knee_cause": str_("the cause with the most lost time there: communication, imbalance or serial",
+                       null=True),
+    "knee_cause_inferred": bool_("the cause was inferred (no breakdown), not measured"),
+    "peak_nodes": num("the measured scale of the largest speedup"),
+    "first_below_half_efficiency_nodes": num("the first scale with efficiency below 0.5", null=True),
+    "amdahl": obj("Amdahl's law fitted to the speedups", {
+        "serial_fraction": num("s"), "max_speedup": num("1 / s")}, null=True),
+    "usl": obj("the Universal Scalability Law fitted to the speedups", {
+        "sigma": num("σ, contention"), "kappa": num("κ, coherency"), "gamma": num("γ, single-node scale"),
+        "peak_nodes": num("√((1 − σ)/κ), the continuous peak", null=True),
+        "peak_whole_nodes": int_("the whole concurrency beside the peak with the larger predicted capacity "
+                                 "(ties: the smaller)", null=True),
+        "peak_capacity": num("X at the continuous peak: the predicted peak throughput (throughput form, in its "
+                             "work per second) or speedup", null=True)}, null=True),
+    "karp_flatt_slope": num("the Karp-Flatt serial fraction's slope per node", null=True),
+    "axis": {"enum": ["nodes", "load"], "description": "scaling.axis: what a scale counts, whole nodes or a "
+                                                       "load level (concurrency) that may be fractional"},
+    "karp_flatt_trend": {"enum": ["rising", "flat", "falling", None],
+                         "description": "rising (falling) when the slope moves e by more than 10 % of its mean "
+                                        "over the measured range, else flat; drives the inferred knee cause"},
+    "knee_uncertain": bool_("the knee scale's speedup interval overlaps a neighbouring scale's"),
+    "noisy_nodes": items("scales whose time interval's half-width exceeds 10 % of the median", SCALE),
+}, null=True)
+
+COST: Schema = obj("§4: cost per run and the marginal speedup money buys", {
+    "currency": str_("pricing.currency"),
+    "per_unit_of_work": bool_("costs are per unit of work"),
+    "rows": rows("on-demand cost per measured scale", {
+        "nodes": NODES, "cost": num("money per run"),
+        "total_with_time_value": num("cost plus the value of the run's time", null=True)}),
+    "marginal": rows("what each step up in scale buys", {
+        "from_nodes": NODES, "to_nodes": NODES, "d_speedup": num("speedup gained"),
+        "d_cost": num("money added per run"), "speedup_per_cost": num("d_speedup / d_cost")}),
+    "cost_optimal_nodes": int_("the cheapest measured scale on demand (ties: fewer nodes)"),
+    "fastest_nodes": int_("the fastest measured scale"),
+    "cost_ratio": num("cost at the fastest / cost at the cheapest"),
+    "speedup_ratio": num("speedup at the fastest / speedup at the cheapest"),
+    "time_value_optimal_nodes": int_("the lowest cost plus value of time", null=True),
+    "regimes": {"type": "object", "description": "each price regime the project states, by name "
+                "(on_demand, spot, local)", "additionalProperties": _regime()},
+}, null=True)
+
+ENERGY: Schema = obj("§5: energy and carbon per run", {
+    "carbon_intensity_g_per_kwh": num("grid carbon intensity used", null=True),
+    "carbon_source": str_("where the intensity came from", null=True),
+    "per_unit_of_work": bool_("energy and CO2 are per unit of work"),
+    "rows": rows("energy and CO2e per measured scale", {
+        "nodes": NODES, "energy_kwh": num("kWh per run, PUE included"),
+        "co2_kg": num("kg CO2e per run (null without a carbon intensity)", null=True),
+        "measured": bool_("the energy was measured, not modelled"),
+        "monthly_energy_kwh": num("kWh per month at pricing.runs_per_month", null=True),
+        "monthly_co2_kg": num("kg CO2e per month", null=True),
+        "co2_recorded_kg": num("the CO2e an ingested CodeCarbon file recorded for the run, with its own "
+                               "intensity of the day (co2_kg always uses this report's one intensity)",
+                               null=True),
+        "recorded_intensity_g_per_kwh": num("that record's intensity: its CO2e over the measured energy "
+                                            "(without PUE)", null=True)}),
+    "carbon_optimal_nodes": int_("the scale with the least CO2e per run", null=True),
+    "modelled": bool_("energy.node_power is given, so scales without a measured energy are modelled"),
+    "unknown_nodes": items("measured scales with no energy: neither measured nor modelled (no "
+                           "energy.node_power)", NODES),
+}, null=True)
+
+RELIABILITY: Schema = obj("failures at scale: checkpoint interval and its overhead", {
+    "rows": rows("per scale", {
+        "nodes": NODES, "system_mtbf_s": num("node MTBF / nodes"),
+        "interval_s": num("Young-Daly checkpoint interval"),
+        "overhead_fraction": num("time lost to checkpoints and restarts, as a share")}),
+    "planned_nodes": int_("design.nodes", null=True),
+    "planned_overhead_fraction": num("the overhead at the plan", null=True),
+    "planned_time_s": num("the measured time at the plan with the overhead folded in", null=True),
+    "declared_interval": obj("reliability.checkpoint_interval held against Daly's interval", {
+        "nodes": NODES, "interval_s": num("the declared interval"),
+        "overhead_fraction": num("the overhead at the declared interval"),
+        "optimal_interval_s": num("Daly's interval there"),
+        "optimal_overhead_fraction": num("the overhead at Daly's interval")}, null=True),
+}, null=True)
+
+GOAL: Schema = obj("the goal checked at the plan, in each price regime", {
+    "text": str_("project.goal.text", null=True),
+    "time_per_run_s": num("the goal's time limit", null=True),
+    "cost_per_run": num("the goal's cost limit", null=True),
+    "plan_nodes": int_("design.nodes", null=True),
+    "plan_measured": bool_("whether the plan's node count was measured"),
+    "met_at_plan": bool_("a viable regime meets the goal at the plan; null when it cannot be judged",
+                         null=True),
+    "at_plan": rows("the plan in each price regime (an unmeasured plan: as the USL fit has it, source "
+                    "fitted); a serving project's rows carry the hourly keys, with the per-run ones null",
+                    _GOAL_ROW),
+    "cheapest_meeting": obj("the cheapest measured point that meets the goal", _POINT, null=True),
+    "fitted_meeting": obj("no measured point meets the goal: the smallest unmeasured scale the USL fit says "
+                          "would (training)", _POINT, null=True),
+    "none_meets": bool_("no measured point meets the goal"),
+    "runs_per_month": num("pricing.runs_per_month", null=True),
+    "monthly_cost": num("the plan's monthly spend in its cheapest regime that meets the goal", null=True),
+    "note": str_("what could not be checked, in words", null=True),
+}, null=True)
+
+PROVENANCE: Schema = obj("where each measured number came from", {
+    "rows": rows("per measured scale", {
+        "nodes": SCALE, "origin": str_("typed in, measured, or ingested (and from what)"),
+        "energy_origin": str_("where a measured energy came from", null=True),
+        "details": items("the provenance comments of the row", str_("a comment"))}),
+    "ranks_nodes": int_("the largest scale with a per-rank split from traces", null=True),
+    "ranks": rows("each rank's split at that scale, seconds per run", {
+        "rank": int_("the rank"), "compute_s": num("compute"), "communication_s": num("exposed transfer"),
+        "wait_s": num("waiting for the slowest rank"), "idle_s": num("idle"), "io_s": num("memory-only time")}),
+    "wait_measured_nodes": items("scales whose wait for the slowest rank was measured", SCALE),
+}, null=True)
+
+SERVING: Schema = obj("§5.x: a serving project's load served within its p99 objective, and its hourly cost", {
+    "load_rps": num("the peak request rate to serve"),
+    "p99_objective_s": num("the p99 latency objective", null=True),
+    "headroom": num("spare capacity wanted at the peak, as a fraction of the load"),
+    "capacity_needed_rps": num("load × (1 + headroom)"),
+    "cost_per_hour_limit": num("the goal's budget per hour", null=True),
+    "nodes_to_serve": int_("the smallest measured scale that serves, else the smallest the USL fit says does",
+                           null=True),
+    "nodes_to_serve_source": {"enum": ["measured", "fitted", None], "description": "where nodes_to_serve "
+                              "comes from"},
+    "limited_by": {"enum": ["capacity", "latency", None], "description": "what keeps every scale from serving"},
+    "nodes_lower_bound": int_("no fewer nodes can serve at the best capacity per node measured", null=True),
+    "latency_model": str_("how the p99 is known: measured, interpolated, or modelled"),
+    "hours_per_month": num("the hours a month counts (730)"),
+    "rows": rows("each measured scale, plus the plan and the fitted scale to serve when unmeasured", {
+        "nodes": NODES, "capacity_rps": num("requests per second sustained", null=True),
+        "capacity_source": {"enum": ["measured", "fitted"], "description": "measured, or from the USL fit"},
+        "p99_s": num("p99 latency there", null=True),
+        "p99_source": {"enum": ["measured", "interpolated", "modelled", None],
+                       "description": "how the p99 is known (null: unknown there)"},
+        "meets_load": bool_("capacity ≥ capacity needed", null=True),
+        "meets_latency": bool_("p99 ≤ the objective; null when unknown", null=True),
+        "serves": bool_("meets the load and, where a p99 is known, the objective"),
+        "cost_per_hour": num("nodes × the on-demand price", null=True),
+        "cost_per_million_requests": num("cost per hour / (load × 3600) × 10⁶", null=True),
+        "energy_kwh_per_hour": num("kWh per hour of service, PUE included", null=True),
+        "energy_measured": bool_("from the run's measured energy"),
+        "co2_kg_per_hour": num("kg CO2e per hour", null=True)}),
+    "regimes": rows("each price regime as a service sees it", {
+        "name": str_("on_demand, spot or local"), "price_per_node_hour": num("the price in this regime"),
+        "viable": bool_("whether the regime can be used"), "reason": str_("why, in words"),
+        "down_fraction": num("spot: expected share of nodes down after preemptions")}),
+    "points": rows("every measured scale in every regime, against the goal (the decisions choose among those "
+                   "that serve)", dict(_GOAL_ROW)),
+}, null=True)
+
+SUMMARY: Schema = obj("§7.1: page 1, as a reviewer writes it", {
+    "verdict": str_("the goal's verdict at the plan, in the project's dominant metric"),
+    "state": {"enum": ["met", "missed", "partly", "unjudged", "no-goal"],
+              "description": "how the verdict reads"},
+    "gap": str_("when the goal is missed: the gap in its own terms and the cheapest way to meet it", null=True),
+    "optimum": obj("the operating point the evidence supports", {
+        "nodes": int_("the node count", null=True),
+        "source": {"enum": ["measured", "usl", "model", None], "description": "where it comes from"},
+        "text": str_("the sentence")}),
+    "model": str_("the α–β model's optimum as the model's, or why it does not describe the system", null=True),
+    "evidence": str_("how strong the measurements are: single runs, intervals, flagged runs", null=True),
+    "knee": str_("the measured curve's knee and the largest loss beyond it (no cause without a knee)",
+                 null=True),
+    "next_action": obj("the one next action, from the most severe finding", {
+        "code": str_("the finding code it comes from; none when no finding calls for one"),
+        "text": str_("the action")}),
+})
+
+DECISIONS: Schema = rows("one recommendation per deployment context (a serving project: among the scales that serve, "
+                  "with the hourly keys filled and the per-run ones null)", {
+    "name": str_("the context's name"), "optimize": str_("time, cost or carbon"),
+    "nodes": int_("the recommended scale", null=True),
+    "regime": str_("the price regime it is priced in", null=True),
+    "time_s": num("seconds per run", null=True), "cost": num("money per run", null=True),
+    "co2_kg": num("kg CO2e per run", null=True),
+    "p99_s": num("serving: the p99 there", null=True),
+    "cost_per_hour": num("serving: money per hour", null=True),
+    "co2_kg_per_hour": num("serving: kg CO2e per hour", null=True),
+    "time_s_ci": interval("time_s"), "cost_ci": interval("cost (proportional to the time)"),
+    "within_limits": bool_("the recommendation meets the context's limits"),
+    "note": str_("why, in words"),
+    "nearest": obj("no point is within the limits: the one whose largest excess over a limit is the smallest", {
+        "nodes": NODES, "regime": str_("its price regime", null=True)}, null=True),
+    "limits": obj("the limits applied", {
+        "max_time_s": num("time limit", null=True), "max_cost": num("cost limit", null=True),
+        "max_co2_kg": num("carbon limit", null=True),
+        "max_p99_s": num("serving: p99 limit", null=True),
+        "max_cost_per_hour": num("serving: hourly cost limit", null=True),
+        "from_goal": items("limits taken from the project's goal", str_("time or cost"))}),
+}, null=True)
+
+TRADE_OFFS: Schema = rows("what each context gives up against another's choice", {
+    "context": str_("the context"), "instead_of": str_("the other context"),
+    "time_ratio": num("× slower", null=True), "cost_ratio": num("× more money", null=True),
+    "co2_ratio": num("× more CO2e", null=True)}, null=True)
+
+FINDINGS: Schema = rows("every warning and error the analyses raise, most severe first", {
+    "severity": {"enum": ["error", "warning", "info"], "description": "how serious"},
+    "code": str_("a stable identifier, for example wrong-axis"), "message": str_("the finding, with its numbers"),
+    "path": str_("the project-file field it is about")})
+

@@ -1,0 +1,85 @@
+"""§4 Fits: the design's α–β model held against the measured runs, scale by scale.
+
+The α–β model of §3 predicts a speedup and a communication-to-computation ratio R(p) at every node count, and is a
+USL curve with σ = 2β/T_comp and κ = α/T_comp. "Show the design's predicted σ, κ beside the measured ones: this is
+the check of whether the communication model held." Here that check is one table: at each measured scale the
+predicted and measured speedup (both relative to the reference scale) and R(p), with the two verdicts the lint's
+findings state (`below-prediction`, `comm-share-departs`) and the measured κ over the model's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from reportgen.analysis.prediction import PredictionResult
+from reportgen.analysis.scaling import ScaleRow, ScalingResult
+
+SPEEDUP_SHORTFALL = 0.25  # a measured speedup this far below the model's says the model is optimistic
+COMM_SHARE_FACTOR = 2.0  # a measured R(p) this many times off the model's says the model does not describe it
+
+
+@dataclass(frozen=True)
+class ModelCheckRow:
+    nodes: float
+    predicted_speedup: float  # the model's, relative to the reference scale as the measured one is
+    measured_speedup: float
+    speedup_ratio: float  # measured / predicted
+    predicted_comm_ratio: float  # R(p) = T_comm(p) / (T_comp / p)
+    measured_comm_ratio: float | None  # communication / compute (breakdown form, p > 1)
+
+    @property
+    def below_prediction(self) -> bool:
+        return self.speedup_ratio < 1.0 - SPEEDUP_SHORTFALL
+
+    @property
+    def comm_departs(self) -> bool:
+        measured, predicted = self.measured_comm_ratio, self.predicted_comm_ratio
+        if measured is None:
+            return False
+        if predicted <= 0:
+            return measured > 0
+        return not 1 / COMM_SHARE_FACTOR <= measured / predicted <= COMM_SHARE_FACTOR
+
+
+@dataclass(frozen=True)
+class ModelCheckResult:
+    rows: tuple[ModelCheckRow, ...]  # every measured scale beyond the reference
+    sigma_model: float  # 2β / T_comp
+    kappa_model: float  # α / T_comp
+    sigma_measured: float | None  # the USL fit's, with at least three scales
+    kappa_measured: float | None
+    kappa_ratio: float | None  # measured κ / the model's: how far the coherency cost assumed is from the measured
+    lowest_speedup_ratio: float | None  # the measured speedup furthest below the model's, as a share of it
+    speedup_held: bool | None  # no measured speedup more than 25 % below the model's (None: nothing to compare)
+    comm_held: bool | None  # every measured R(p) within 2× of the model's (None: no breakdown to compare)
+
+
+def check_model(prediction: PredictionResult | None, scaling: ScalingResult | None) -> ModelCheckResult | None:
+    """The model against the measurements; None without both."""
+    if prediction is None or scaling is None:
+        return None
+    reference = prediction.at(int(scaling.reference_nodes)).speedup
+    breakdown = scaling.form == "breakdown"
+    rows = tuple(_row(prediction, row, reference, breakdown=breakdown) for row in scaling.rows
+                 if row.nodes != scaling.reference_nodes)
+    compared = [row for row in rows if row.measured_comm_ratio is not None]
+    usl = scaling.usl
+    return ModelCheckResult(
+        rows=rows,
+        sigma_model=prediction.usl_sigma,
+        kappa_model=prediction.usl_kappa,
+        sigma_measured=usl.sigma if usl else None,
+        kappa_measured=usl.kappa if usl else None,
+        kappa_ratio=usl.kappa / prediction.usl_kappa if usl and prediction.usl_kappa > 0 else None,
+        lowest_speedup_ratio=min((row.speedup_ratio for row in rows), default=None),
+        speedup_held=not any(row.below_prediction for row in rows) if rows else None,
+        comm_held=not any(row.comm_departs for row in compared) if compared else None,
+    )
+
+
+def _row(prediction: PredictionResult, row: ScaleRow, reference: float, *, breakdown: bool) -> ModelCheckRow:
+    model = prediction.at(int(row.nodes))
+    predicted = model.speedup / reference
+    run = row.run
+    measured_comm = (run.communication or 0.0) / run.compute if breakdown and row.nodes > 1 and run.compute else None
+    return ModelCheckRow(row.nodes, predicted, row.speedup, row.speedup / predicted, model.comm_ratio, measured_comm)
