@@ -15,7 +15,7 @@ project's currency in their name in a DataFrame (`cost [EUR]`); every other colu
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from html import escape
 from pathlib import Path
@@ -61,7 +61,6 @@ class Section:
     result: Any  # the analysis's dataclass, for example reportgen.analysis.scaling.ScalingResult
     data: Any  # the section of results.json
     currency: str | None = None
-    _tables: dict[str, pd.DataFrame] = field(default_factory=dict, compare=False)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
@@ -73,13 +72,11 @@ class Section:
         fields = getattr(self.result, "__dataclass_fields__", {})
         return sorted({*own, *fields})
 
-    @property
+    @cached_property
     def tables(self) -> dict[str, pd.DataFrame]:
         """The section's tables by name; the first is the one `to_frame()` returns."""
-        if not self._tables:
-            found = document_tables.tables({self.name: self.data})
-            self._tables.update({name: _frame(rows, self.currency) for name, rows in found.items()})
-        return self._tables
+        found = document_tables.tables({self.name: self.data})
+        return {name: _frame(rows, self.currency) for name, rows in found.items()}
 
     def to_frame(self, table: str | None = None) -> pd.DataFrame:
         """The section's main table (its rows), or the named one ("sensitivity" or "prediction.sensitivity")."""

@@ -337,25 +337,20 @@ def _model_against_measurements(prediction: PredictionResult | None,
                                    f"sensitivity table covers{implied}", "prediction.collectives", "design"))
     if check is None:
         return out
-    departures = [f"{_nodes(row.nodes)} nodes: measured {row.measured_comm_ratio:.3g}, predicted "
+    departures = [f"{nodes(row.nodes)}: measured {row.measured_comm_ratio:.3g}, predicted "
                   f"{row.predicted_comm_ratio:.3g}" for row in check.rows if row.comm_departs]
     if departures:
         out.append(warning("comm-share-departs", "the measured communication-to-computation ratio "
                            "(communication / compute) departs from the predicted R(p) by more than "
                            f"{COMM_SHARE_FACTOR:g}× at {_listed(departures)}: the communication model does not "
                            "describe this system", "prediction", "measure"))
-    shortfalls = [f"{_nodes(row.nodes)} nodes: {row.measured_speedup:.3g} against {row.predicted_speedup:.3g}"
+    shortfalls = [f"{nodes(row.nodes)}: {row.measured_speedup:.3g} against {row.predicted_speedup:.3g}"
                   for row in check.rows if row.below_prediction]
     if shortfalls:
         out.append(warning("below-prediction", f"measured speedups fall more than {SPEEDUP_SHORTFALL * 100:g} % below "
                            f"the predicted curve at {_listed(shortfalls)}: the prediction is optimistic for this "
                            "system", "scaling.runs", "measure"))
     return out
-
-
-def _nodes(nodes: float) -> str:
-    """A node count as it was written (16, not 16.0)."""
-    return f"{nodes:g}" if nodes != int(nodes) else str(int(nodes))
 
 
 LISTED = 8  # items a finding names before it counts the rest

@@ -28,18 +28,25 @@ def figure_jobs(analysis: Any, project: Any) -> list[FigureJob]:
     """Every figure of a report whose inputs are present, in reading order. Past a few dozen measured scales, bar
     charts and labelled points show the tables' selection of node counts (reportgen.analysis.selection); line
     plots keep every point, drawn as one artist."""
-    import importlib
-
     from reportgen.analysis.selection import shown_nodes
-    from reportgen.render.sections import SECTIONS, for_tables
+    from reportgen.render.sections import for_tables
 
     planned = project.design.nodes if project.design else None
     cut = for_tables(analysis, shown_nodes(analysis, planned))
     # a serving project's money is per hour of service (serving's figures), not per run (decide's)
     left_out = "decide" if project.serving else "serving"
-    families = dict.fromkeys(s.figures for s in SECTIONS if s.figures and s.figures != left_out)  # in order, once
-    return [job for name in families for job in importlib.import_module(f"reportgen.figures.{name}").jobs(
-        cut, project, analysis)]
+    return [job for family in _families() if family.__name__.rsplit(".", 1)[-1] != left_out
+            for job in family.jobs(cut, project, analysis)]
+
+
+def _families() -> list[Any]:
+    """The figure modules the report's sections declare (reportgen.render.sections), in order, each once."""
+    import importlib
+
+    from reportgen.render.sections import SECTIONS
+
+    names = dict.fromkeys(section.figures for section in SECTIONS if section.figures)
+    return [importlib.import_module(f"reportgen.figures.{name}") for name in names]
 
 
 def _import_drawing() -> None:
@@ -47,7 +54,7 @@ def _import_drawing() -> None:
     import matplotlib.backends.backend_svg
     import matplotlib.figure  # noqa: F401
 
-    from reportgen.figures import decide, design, diagnosis, scaling, serving  # noqa: F401
+    _families()
 
 
 def _run(job: FigureJob) -> str:
