@@ -29,7 +29,7 @@ def free_text_paths(cls: type = Project, prefix: str = "") -> list[str]:
             paths += free_text_paths(spec.cls, path)
         elif isinstance(spec, Items) and isinstance(spec.item, Section):
             paths += free_text_paths(spec.item.cls, f"{path}[0]")
-        elif isinstance(spec, Text) and not spec.choices:
+        elif isinstance(spec, Text):  # a vocabulary is OneOf, not Text
             paths.append(path)
     return paths
 

@@ -51,7 +51,7 @@ class Analysis:
 
 
 def analyze(project: Project, *, intensity: Intensity | None = None,
-            sources: Mapping[int, RowSource] | None = None) -> Analysis:
+            sources: Mapping[float, RowSource] | None = None) -> Analysis:
     """Every analysis; `sources` are the measured runs' provenance comments (by node count) from their CSV."""
     max_nodes = project.prediction.max_nodes if project.prediction else 4096
     scaling = analyze_scaling(project.scaling, max_nodes=max_nodes, serving=project.serving)

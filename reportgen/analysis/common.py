@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 T = TypeVar("T")
+Origin = Literal["measured", "fitted"]  # a number read from a measured scale, or from the USL fit between them
 
 # Values equal to within this relative tolerance are ties (the spec's tie rules then pick the smaller p);
 # without it, two mathematically equal costs computed along different float paths could break a tie at random.
@@ -20,6 +21,14 @@ def ceil_ratio(numerator: float, denominator: float) -> int:
     if math.isclose(ratio, nearest, rel_tol=1e-9, abs_tol=1e-12):
         return int(nearest)
     return math.ceil(ratio)
+
+
+def whole_nodes(nodes: float) -> int:
+    """A measured scale as a node count, for the analyses that price or power whole nodes (cost, energy,
+    decisions): the project check refuses them beside a load axis, so their scales are whole numbers."""
+    if nodes != int(nodes):
+        raise ValueError(f"{nodes} is a load level, not a whole node count")
+    return int(nodes)
 
 
 def at_least(value: float, threshold: float) -> bool:

@@ -6,9 +6,9 @@ import itertools
 import math
 from dataclasses import dataclass
 
-from reportgen.analysis.common import first_max, first_min
+from reportgen.analysis.common import first_max, first_min, whole_nodes
 from reportgen.analysis.scaling import ScalingResult
-from reportgen.project.model import Pricing
+from reportgen.project.model import Pricing, RegimeName
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ class RegimeRow:
 
 @dataclass(frozen=True)
 class Regime:
-    name: str  # on_demand | spot | local
+    name: RegimeName
     price_per_node_hour: float
     viable: bool
     reason: str
@@ -72,7 +72,7 @@ class CostResult:
     speedup_ratio: float
     value_of_time_per_hour: float | None
     time_value_optimal_nodes: int | None
-    regimes: dict[str, Regime]
+    regimes: dict[RegimeName, Regime]
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ class PricedPoint:
     """One measured scale in one viable price regime: what a run there takes and costs."""
 
     nodes: int
-    regime: str  # on_demand | spot | local
+    regime: RegimeName
     time_s: float  # spot: with the expected preemption overhead
     cost: float
 
@@ -108,14 +108,15 @@ def analyze_cost(scaling: ScalingResult | None, pricing: Pricing | None) -> Cost
     rows = []
     for scale in scaling.rows:
         assert scale.time_s is not None
-        cost = run_cost(price, scale.nodes, scale.time_s)
+        nodes = whole_nodes(scale.nodes)
+        cost = run_cost(price, nodes, scale.time_s)
         total = cost + value * scale.time_s if value is not None else None
-        rows.append(CostRow(scale.nodes, scale.time_s, scale.speedup, cost, total))
+        rows.append(CostRow(nodes, scale.time_s, scale.speedup, cost, total))
     marginal = [_marginal(a, b) for a, b in itertools.pairwise(rows)]
     cheapest = first_min(rows, key=lambda r: r.cost)
     fastest = first_max(rows, key=lambda r: r.speedup)
     time_value = first_min(rows, key=lambda r: r.total_with_time_value or 0.0).nodes if value is not None else None
-    regimes = {"on_demand": _regime("on_demand", price, True, "list price", scaling, value)}
+    regimes: dict[RegimeName, Regime] = {"on_demand": _regime("on_demand", price, True, "list price", scaling, value)}
     regime_spec = pricing.regimes
     if regime_spec and regime_spec.spot:
         spot = regime_spec.spot
@@ -156,10 +157,10 @@ def local_viability(utilization: float | None, minimum: float | None) -> tuple[b
     return False, f"not viable: utilization {utilization:.0%} is below the {minimum:.0%} at which owning pays"
 
 
-def _regime(name: str, price: float, viable: bool, reason: str, scaling: ScalingResult, value: float | None,
+def _regime(name: RegimeName, price: float, viable: bool, reason: str, scaling: ScalingResult, value: float | None,
             preemptions: tuple[float, float] | None = None) -> Regime:
     priced = Regime(name, price, viable, reason, (), None, None, preemptions)
-    rows = [priced.at(scale.nodes, scale.time_s) for scale in scaling.rows if scale.time_s is not None]
+    rows = [priced.at(whole_nodes(scale.nodes), scale.time_s) for scale in scaling.rows if scale.time_s is not None]
     cheapest = first_min(rows, key=lambda r: r.cost).nodes if viable else None
     with_time = (first_min(rows, key=lambda r: r.cost + value * r.time_s).nodes
                  if viable and value is not None else None)

@@ -8,20 +8,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from reportgen.analysis.common import first_min
+from reportgen.analysis.common import first_min, whole_nodes
 from reportgen.analysis.cost import CostResult, priced_points
 from reportgen.analysis.energy import EnergyResult
 from reportgen.analysis.goal import scaled
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.analysis.serving import ServingResult
-from reportgen.project.model import REGIME_PHRASES, Decision, Goal
+from reportgen.project.model import REGIME_PHRASES, Decision, Goal, RegimeName
 from reportgen.wording import nodes
 
 
 @dataclass(frozen=True)
 class Candidate:
     nodes: int
-    regime: str | None  # the price regime (on_demand | spot | local); None without pricing
+    regime: RegimeName | None  # the price regime (on_demand | spot | local); None without pricing
     time_s: float | None  # per run; a serving project's p99 latency
     cost: float | None  # per run; per hour of service
     co2_kg: float | None  # per run; per hour of service
@@ -33,7 +33,7 @@ class DecisionResult:
     name: str
     optimize: str
     nodes: int | None
-    regime: str | None  # the price regime the recommendation is priced in
+    regime: RegimeName | None  # the price regime the recommendation is priced in
     time_s: float | None
     cost: float | None
     co2_kg: float | None
@@ -78,8 +78,8 @@ def candidates(scaling: ScalingResult, cost: CostResult | None, energy: EnergyRe
     if cost is not None:
         return [Candidate(p.nodes, p.regime, p.time_s, p.cost, co2.get(p.nodes), kwh.get(p.nodes))
                 for p in priced_points(cost)]
-    return [Candidate(r.nodes, None, r.time_s or 0.0, None, co2.get(r.nodes), kwh.get(r.nodes))
-            for r in scaling.rows]
+    return [Candidate(nodes, None, r.time_s or 0.0, None, co2.get(nodes), kwh.get(nodes))
+            for r in scaling.rows for nodes in [whole_nodes(r.nodes)]]
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,7 @@ def serving_candidates(serving: ServingResult) -> list[Candidate]:
     hourly = {row.nodes: row for row in serving.rows}
     points = sorted((p for p in serving.points if p.serves),  # ties: fewer nodes, then the cheaper regime
                     key=lambda p: (p.nodes, p.cost_per_hour if p.cost_per_hour is not None else 0.0))
-    return [Candidate(p.nodes, p.regime, p.p99_s, p.cost_per_hour, hourly[p.nodes].co2_kg_per_hour,
+    return [Candidate(whole_nodes(p.nodes), p.regime, p.p99_s, p.cost_per_hour, hourly[p.nodes].co2_kg_per_hour,
                       hourly[p.nodes].energy_kwh_per_hour) for p in points]
 
 

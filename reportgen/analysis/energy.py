@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reportgen.analysis.common import first_min
+from reportgen.analysis.common import first_min, whole_nodes
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.project.model import Energy
 
@@ -71,7 +71,7 @@ def analyze_energy(scaling: ScalingResult | None, energy: Energy | None, *,
         co2 = kwh * intensity_g_per_kwh / 1000.0 if intensity_g_per_kwh is not None else None
         recorded = run.co2_recorded
         it_kwh = scale.measured_energy_j / JOULES_PER_KWH if scale.measured_energy_j else None
-        rows.append(EnergyRow(scale.nodes, kwh, co2, measured,
+        rows.append(EnergyRow(whole_nodes(scale.nodes), kwh, co2, measured,
                               kwh * runs_per_month if runs_per_month else None,
                               co2 * runs_per_month if runs_per_month and co2 is not None else None,
                               recorded, recorded * 1000.0 / it_kwh if recorded is not None and it_kwh else None))
@@ -87,5 +87,5 @@ def analyze_energy(scaling: ScalingResult | None, energy: Energy | None, *,
         carbon_optimal_nodes=first_min(rows, key=lambda r: r.energy_kwh).nodes,
         runs_per_month=runs_per_month,
         modelled=active is not None,
-        unknown_nodes=tuple(r.nodes for r in scaling.rows if r.nodes not in known),
+        unknown_nodes=tuple(whole_nodes(r.nodes) for r in scaling.rows if r.nodes not in known),
     )

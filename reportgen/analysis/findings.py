@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, get_args
 
-SEVERITIES = ("error", "warning", "info")
+Severity = Literal["error", "warning", "info"]
+SEVERITIES: tuple[Severity, ...] = get_args(Severity)
 
 
 @dataclass(frozen=True)
 class Finding:
-    severity: str  # error | warning | info
+    severity: Severity
     code: str  # stable: scripts and `reportgen diff` match on it
     message: str
     path: str  # the project-file field it concerns, e.g. "design.axis"; "" for the project as a whole

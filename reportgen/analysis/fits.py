@@ -40,7 +40,7 @@ def ring_comm_basis(nodes: np.ndarray) -> np.ndarray:
     return np.column_stack((nodes - 1.0, 2.0 * (nodes - 1.0) / nodes))
 
 
-def fit_alpha_beta(nodes: list[int], times: list[float]) -> AlphaBetaFit | None:
+def fit_alpha_beta(nodes: list[float], times: list[float]) -> AlphaBetaFit | None:
     """Least squares of t = α(p − 1) + 2β(p − 1)/p over points with p > 1; None without two distinct p > 1.
 
     Exact with two points. Negative values are returned as they are: the caller reports them (bad-fit).

@@ -12,19 +12,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from reportgen.analysis.common import first_min
+from reportgen.analysis.common import Origin, first_min
 from reportgen.analysis.cost import CostResult, priced_points
 from reportgen.analysis.energy import EnergyResult
 from reportgen.analysis.scaling import ScalingResult
-from reportgen.project.model import Goal
+from reportgen.project.model import Goal, RegimeName
 
 
 @dataclass(frozen=True)
 class GoalCheck:
     """One point (a scale in a price regime) held against the goal's limits."""
 
-    nodes: int
-    regime: str | None  # on_demand | spot | local; None without pricing
+    nodes: float
+    regime: RegimeName | None  # on_demand | spot | local; None without pricing
     viable: bool
     time_s: float
     cost: float | None
@@ -35,7 +35,7 @@ class GoalCheck:
     cost_ratio: float | None  # cost / the goal's cost
     monthly_cost: float | None
     met: bool | None  # every stated limit met in a viable regime; None when a stated limit cannot be checked
-    source: str = "measured"  # measured | fitted (the USL fit at a scale nobody measured)
+    source: Origin = "measured"  # fitted: the USL fit at a scale nobody measured
     time_ci: tuple[float, float] | None = None  # the measured time's 95 % interval, with repeats
     cost_ci: tuple[float, float] | None = None  # the cost over that interval (cost is proportional to time)
 
@@ -71,11 +71,11 @@ class GoalResult:
 @dataclass(frozen=True)
 class _Limits:
     goal: Goal
-    co2: dict[int, float | None]
+    co2: dict[float, float | None]
     runs_per_month: float | None
 
-    def hold(self, nodes: int, regime: str | None, viable: bool, time_s: float, cost: float | None, *,
-             source: str = "measured", time_ci: tuple[float, float] | None = None) -> GoalCheck:
+    def hold(self, nodes: float, regime: RegimeName | None, viable: bool, time_s: float, cost: float | None, *,
+             source: Origin = "measured", time_ci: tuple[float, float] | None = None) -> GoalCheck:
         time_limit, cost_limit = self.goal.time_per_run, self.goal.cost_per_run
         time_ratio = time_s / time_limit if time_limit else None
         cost_ratio = cost / cost_limit if cost_limit and cost is not None else None
@@ -181,7 +181,7 @@ def _fitted(limits: _Limits, scaling: ScalingResult, cost: CostResult | None, no
     return out
 
 
-def _fitted_meeting(limits: _Limits, scaling: ScalingResult, cost: CostResult | None, measured: set[int],
+def _fitted_meeting(limits: _Limits, scaling: ScalingResult, cost: CostResult | None, measured: set[float],
                     max_nodes: int) -> GoalCheck | None:
     """The smallest unmeasured scale in 1…max_nodes at which the USL fit meets the goal (its cheapest regime)."""
     nodes = np.arange(1, max_nodes + 1, dtype=float)

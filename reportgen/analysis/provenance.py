@@ -12,7 +12,7 @@ from reportgen.project.records import RankTimes, RowSource
 
 @dataclass(frozen=True)
 class SourceRow:
-    nodes: int
+    nodes: float
     origin: str  # typed in | reportgen measure | profiler traces | …, what the row's numbers came from
     details: tuple[str, ...]  # the provenance lines: files, hashes, assumptions
     energy_origin: str | None  # where a measured energy came from, when the run has one
@@ -33,11 +33,11 @@ SHOWN_DETAILS = 3
 @dataclass(frozen=True)
 class ProvenanceResult:
     rows: tuple[SourceRow, ...]
-    ranks_nodes: int | None  # the largest scale with a per-rank split from traces
+    ranks_nodes: float | None  # the largest scale with a per-rank split from traces
     ranks: tuple[RankTimes, ...]
-    wait_measured_at: frozenset[int]  # scales whose wait for the slowest rank was measured across ranks
+    wait_measured_at: frozenset[float]  # scales whose wait for the slowest rank was measured across ranks
 
-    def wait_measured(self, nodes: int | None) -> bool:
+    def wait_measured(self, nodes: float | None) -> bool:
         return nodes is not None and nodes in self.wait_measured_at
 
     @property
@@ -46,7 +46,7 @@ class ProvenanceResult:
         return all(row.origin == "typed in" for row in self.rows)
 
 
-def trace_provenance(scaling: ScalingResult | None, sources: Mapping[int, RowSource]) -> ProvenanceResult | None:
+def trace_provenance(scaling: ScalingResult | None, sources: Mapping[float, RowSource]) -> ProvenanceResult | None:
     if scaling is None:
         return None
     rows = []

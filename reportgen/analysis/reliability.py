@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from reportgen.project.model import Reliability
@@ -10,7 +11,7 @@ from reportgen.project.model import Reliability
 
 @dataclass(frozen=True)
 class ReliabilityRow:
-    nodes: int
+    nodes: float
     system_mtbf_s: float
     interval_s: float
     overhead_fraction: float
@@ -21,7 +22,7 @@ class ReliabilityRow:
 class DeclaredInterval:
     """The checkpoint interval the design declares, held against Daly's at one scale."""
 
-    nodes: int
+    nodes: float
     interval_s: float
     overhead_fraction: float  # δ/τ + (τ/2 + R)/M_p at the declared τ
     optimal_interval_s: float  # Daly's τ there
@@ -40,7 +41,7 @@ class ReliabilityResult:
     planned_nodes: int | None
     planned_overhead_fraction: float | None
     planned_time_s: float | None  # the measured time at the planned nodes with the tax folded in
-    first_storm_nodes: int | None
+    first_storm_nodes: float | None
     declared: DeclaredInterval | None = None  # reliability.checkpoint_interval against Daly's, at the plan
 
 
@@ -57,7 +58,7 @@ def overhead_fraction(reliability: Reliability, interval_s: float, system_mtbf_s
     return reliability.checkpoint_cost / interval_s + (interval_s / 2.0 + reliability.restart_cost) / system_mtbf_s
 
 
-def failure_tax(reliability: Reliability, nodes: int) -> ReliabilityRow:
+def failure_tax(reliability: Reliability, nodes: float) -> ReliabilityRow:
     mtbf = reliability.node_mtbf / nodes
     interval = daly_interval(reliability.checkpoint_cost, mtbf)
     return ReliabilityRow(nodes, mtbf, interval, overhead_fraction(reliability, interval, mtbf),
@@ -72,8 +73,8 @@ def declared_interval(reliability: Reliability, row: ReliabilityRow) -> Declared
                             row.interval_s, row.overhead_fraction)
 
 
-def analyze_reliability(reliability: Reliability | None, nodes: list[int], *, planned_nodes: int | None,
-                        measured_times: dict[int, float]) -> ReliabilityResult | None:
+def analyze_reliability(reliability: Reliability | None, nodes: Sequence[float], *, planned_nodes: int | None,
+                        measured_times: dict[float, float]) -> ReliabilityResult | None:
     """Per scale (the measured node counts, or powers of two up to the plan), folded into the planned scale."""
     if reliability is None:
         return None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from statistics import median
+from typing import Literal, get_args
 
 import numpy as np
 
@@ -19,7 +20,7 @@ from reportgen.analysis.fits import (
     usl_capacity,
 )
 from reportgen.analysis.prediction import model_curve, optimum
-from reportgen.project.model import Run, Scaling
+from reportgen.project.model import Run, RunForm, Scaling
 
 KNEE_THRESHOLD = 0.05
 BOOTSTRAP_RESAMPLES = 2000
@@ -29,12 +30,14 @@ NOISY_HALF_WIDTH = 0.10  # an interval half-width above this share of the median
 COMPONENTS = ("compute", "communication", "idle", "io", "time", "throughput", "energy", "co2_recorded",
               "p99_latency")
 Interval = tuple[float, float]
-CAUSES = ("communication", "load-imbalance", "serial-fraction")  # tie order for the knee cause
+Cause = Literal["communication", "load-imbalance", "serial-fraction"]  # where lost speedup went
+CAUSES: tuple[Cause, ...] = get_args(Cause)  # tie order for the knee cause
+Trend = Literal["rising", "flat", "falling"]  # of the Karp-Flatt serial fraction with p
 TREND_TOLERANCE = 0.10  # ANALYSES §4: a trend must move e by more than 10 % of its mean over the measured range
 # Without a breakdown the Karp–Flatt trend names the likely cause: an e that rises with p is an overhead that grows
 # with the node count (communication or coordination); a flat one is a fixed serial fraction, as in Amdahl; a
 # falling one is a loss that does not grow with p either (the serial part is amortised, or the caches help).
-LIKELY_CAUSE = {"rising": "communication", "flat": "serial-fraction", "falling": "serial-fraction"}
+LIKELY_CAUSE: dict[Trend, Cause] = {"rising": "communication", "flat": "serial-fraction", "falling": "serial-fraction"}
 TREND_READING = {
     "rising": "an overhead that grows with the node count (communication or coordination)",
     "flat": "a fixed serial fraction, as in Amdahl's law",
@@ -60,7 +63,7 @@ OUTLIER_LEAVE_ONE_OUT = 40  # up to this many scales each is held against a fit 
 
 @dataclass(frozen=True)
 class ScaleRow:
-    nodes: int
+    nodes: float  # a whole node count; on a load axis (scaling.axis: load), a load level that may be fractional
     time_s: float | None  # T_p; per unit of work in throughput form without work_per_run
     speedup: float
     efficiency: float
@@ -92,7 +95,7 @@ class ScaleRow:
 
 @dataclass(frozen=True)
 class PopRow:
-    nodes: int
+    nodes: float
     load_balance: float
     comm_efficiency: float | None
     parallel_efficiency: float | None
@@ -103,23 +106,23 @@ class PopRow:
 
 @dataclass(frozen=True)
 class ScalingResult:
-    form: str
-    reference_nodes: int
+    form: RunForm
+    reference_nodes: float
     per_unit_of_work: bool  # throughput form without work_per_run: times, costs and energy are per unit of work
     rows: tuple[ScaleRow, ...]
     pop: tuple[PopRow, ...]
-    knee_nodes: int | None
+    knee_nodes: float | None
     knee_score: float  # max(y − x) of Kneedle
     knee_cause: str | None
     knee_cause_inferred: bool  # named from the fits, not from a breakdown
-    knee_cause_at: int | None  # the scale whose lost time named the cause
+    knee_cause_at: float | None  # the scale whose lost time named the cause
     remedy: str | None
-    peak_nodes: int
-    first_below_half_efficiency: int | None
+    peak_nodes: float
+    first_below_half_efficiency: float | None
     amdahl: AmdahlFit | None
     usl: USLFit | None
     karp_flatt_slope: float | None  # per node; rising: overhead grows with p
-    karp_flatt_trend: str | None  # rising | flat | falling (karp_flatt_trend); None below two scales beyond p_ref
+    karp_flatt_trend: Trend | None  # rising | flat | falling (karp_flatt_trend); None below two scales beyond p_ref
     comm_fit: AlphaBetaFit | None
     comm_fit_implied_p_star: int | None
     knee_uncertain: bool = False  # the knee scale's speedup interval overlaps a neighbour's
@@ -157,7 +160,7 @@ class ScalingResult:
 class Outlier:
     """A scale whose capacity departs by more than a factor 2 from the USL fitted to the other scales."""
 
-    nodes: int
+    nodes: float
     measured: float  # its capacity: X_p in throughput form, else 1 / T_p (runs per second)
     expected: float  # the fit's capacity there
 
@@ -236,14 +239,14 @@ def analyze_scaling(scaling: Scaling | None, *, max_nodes: int = 4096, serving: 
     )
 
 
-def _capacity(row: ScaleRow, form: str) -> float:
+def _capacity(row: ScaleRow, form: RunForm) -> float:
     """What a scale delivers per second: X_p in throughput form, else runs per second (1 / T_p)."""
     if form == "throughput":
         return float(row.run.throughput or 0.0)
     return 1.0 / row.time_s if row.time_s else 0.0
 
 
-def find_outliers(rows: list[ScaleRow], form: str) -> tuple[Outlier, ...]:
+def find_outliers(rows: list[ScaleRow], form: RunForm) -> tuple[Outlier, ...]:
     """Scales departing by more than OUTLIER_FACTOR from the USL fitted to the other scales (§4.y).
 
     One bad run bends every fit that includes it, so that the good scales would seem to depart too: the scale that
@@ -272,7 +275,7 @@ def find_outliers(rows: list[ScaleRow], form: str) -> tuple[Outlier, ...]:
     return tuple(sorted(found, key=lambda o: o.nodes))
 
 
-def _departure(nodes: int, x: float, capacity: float, fit: USLFit | None) -> Outlier | None:
+def _departure(nodes: float, x: float, capacity: float, fit: USLFit | None) -> Outlier | None:
     """The scale as an outlier of `fit`, or None when it lies within OUTLIER_FACTOR of it."""
     if fit is None:
         return None
@@ -285,7 +288,7 @@ def _departure(nodes: int, x: float, capacity: float, fit: USLFit | None) -> Out
 # ------------------------------------------------------------------------------------------------------ repeats
 def repeats_by_nodes(runs: tuple[Run, ...] | list[Run]) -> list[list[Run]]:
     """The runs grouped by node count (rows with the same `nodes` are repeats), in node order."""
-    groups: dict[int, list[Run]] = {}
+    groups: dict[float, list[Run]] = {}
     for run in runs:
         groups.setdefault(run.nodes, []).append(run)
     return [groups[nodes] for nodes in sorted(groups)]
@@ -306,7 +309,7 @@ def median_run(group: list[Run]) -> Run:
     return replace(group[0], workers=workers, **values)  # type: ignore[arg-type]  # COMPONENTS are float fields
 
 
-def bootstrap_intervals(groups: list[list[Run]], form: str,
+def bootstrap_intervals(groups: list[list[Run]], form: RunForm,
                         work_per_run: float | None) -> list[tuple[Interval | None, Interval | None, Interval | None]]:
     """95 % percentile-bootstrap intervals of T_p, S_p and E_p per scale (None for a scale with one run).
 
@@ -329,7 +332,7 @@ def bootstrap_intervals(groups: list[list[Run]], form: str,
     return out
 
 
-def _resampled_times(group: list[Run], form: str, work_per_run: float | None,
+def _resampled_times(group: list[Run], form: RunForm, work_per_run: float | None,
                      rng: np.random.Generator) -> np.ndarray:
     """T_p of BOOTSTRAP_RESAMPLES resamples of the group's repeats (all equal to the one run when it is alone)."""
     if form == "breakdown":
@@ -354,7 +357,7 @@ def _percentiles(values: np.ndarray, tail: float) -> tuple[float, float]:
     return float(low), float(high)
 
 
-def knee_uncertain(rows: list[ScaleRow], knee: int | None) -> bool:
+def knee_uncertain(rows: list[ScaleRow], knee: float | None) -> bool:
     """The knee's speedup interval overlaps a neighbouring scale's: another run could move the knee."""
     index = next((i for i, row in enumerate(rows) if row.nodes == knee), None)
     if index is None or rows[index].speedup_ci is None:
@@ -366,7 +369,7 @@ def knee_uncertain(rows: list[ScaleRow], knee: int | None) -> bool:
     return False
 
 
-def _row(run: Run, reference: Run, t_p: float, t_ref: float, q: float, speedup: float, form: str) -> ScaleRow:
+def _row(run: Run, reference: Run, t_p: float, t_ref: float, q: float, speedup: float, form: RunForm) -> ScaleRow:
     lost_folds = q - speedup
     karp_flatt = (1.0 / speedup - 1.0 / q) / (1.0 - 1.0 / q) if q > 1 else None
     comm_share = idle_share = None
@@ -408,7 +411,7 @@ def _apportion(lost_folds: float, lost_time: dict[str, float]) -> dict[str, floa
     return {cause: lost_folds * (seconds / total) for cause, seconds in positive.items()}
 
 
-def kneedle(nodes: list[int], speedups: list[float]) -> tuple[int | None, float]:
+def kneedle(nodes: list[float], speedups: list[float]) -> tuple[float | None, float]:
     """Kneedle with x = log2 p and y = S, min–max normalised: the p maximising y − x, if that is ≥ 0.05."""
     if len(nodes) < 3:
         return None, 0.0
@@ -423,7 +426,7 @@ def kneedle(nodes: list[int], speedups: list[float]) -> tuple[int | None, float]
     return (nodes[index] if score >= KNEE_THRESHOLD else None), score
 
 
-def _knee_cause(rows: list[ScaleRow], knee: int | None, form: str) -> tuple[str | None, bool, int | None]:
+def _knee_cause(rows: list[ScaleRow], knee: float | None, form: RunForm) -> tuple[str | None, bool, float | None]:
     """At the first scale beyond the knee (the largest without one), the cause that lost the most time."""
     if form != "breakdown" or len(rows) < 2:
         return None, False, None
@@ -438,7 +441,7 @@ def _knee_cause(rows: list[ScaleRow], knee: int | None, form: str) -> tuple[str 
     return next(c for c in CAUSES if seconds[c] == largest), False, beyond.nodes
 
 
-def karp_flatt_trend(points: list[tuple[int, float]], per_node: float | None) -> str | None:
+def karp_flatt_trend(points: list[tuple[float, float]], per_node: float | None) -> Trend | None:
     """rising, falling or flat: rising (falling) only when the least-squares slope changes e over the measured range
     by more than TREND_TOLERANCE of its mean magnitude; None without two points. Quinn's Example 1 (e between 0.0989
     and 0.1001) is flat, his Example 2 (e from 0.07 to 0.10) rising. The magnitude of the mean, because a superlinear
@@ -466,7 +469,7 @@ def _pop(row: ScaleRow) -> PopRow:
                   worst / mean - 1.0, workers, collective)
 
 
-def _comm_fit(runs: list[Run], form: str, t_ref: float, p_ref: int,
+def _comm_fit(runs: list[Run], form: RunForm, t_ref: float, p_ref: float,
               max_nodes: int) -> tuple[AlphaBetaFit | None, int | None]:
     """Fit the ring model to the measured communication column; the node count it implies for this workload."""
     if form != "breakdown":

@@ -8,15 +8,18 @@ never on the time of a run. Everything here is a pure function of the project an
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
-from reportgen.analysis.common import at_least, ceil_ratio, first_min
+from reportgen.analysis.common import Origin, at_least, ceil_ratio, first_min
 from reportgen.analysis.cost import local_viability
 from reportgen.analysis.energy import JOULES_PER_KWH
 from reportgen.analysis.fits import USLFit, usl_capacity
 from reportgen.analysis.scaling import ScalingResult
-from reportgen.project.model import Project
+from reportgen.project.model import Project, RegimeName
+
+LatencyOrigin = Literal["measured", "interpolated", "modelled"]
 
 HOURS_PER_MONTH = 730.0  # 8,760 hours a year / 12
 MILLION = 1e6
@@ -26,11 +29,11 @@ MILLION = 1e6
 class ServingRow:
     """One scale: what it serves, how fast, and what an hour of it costs and emits (on-demand prices)."""
 
-    nodes: int
+    nodes: float
     capacity_rps: float | None
-    capacity_source: str  # measured | fitted
+    capacity_source: Origin
     p99_s: float | None
-    p99_source: str | None  # measured | interpolated | modelled | None (unknown there)
+    p99_source: LatencyOrigin | None  # None: unknown there
     meets_load: bool | None
     meets_latency: bool | None  # None: no p99 known at this scale, or no objective
     serves: bool  # capacity reaches the need and, where a p99 is known, it is within the objective
@@ -45,7 +48,7 @@ class ServingRow:
 class ServingRegime:
     """A price regime as a service sees it: spot loses the capacity of the nodes down after preemptions."""
 
-    name: str  # on_demand | spot | local
+    name: RegimeName
     price_per_node_hour: float
     viable: bool
     reason: str
@@ -56,8 +59,8 @@ class ServingRegime:
 class ServingCheck:
     """One scale in one price regime held against the serving goal."""
 
-    nodes: int
-    regime: str | None  # None without pricing
+    nodes: float
+    regime: RegimeName | None  # None without pricing
     viable: bool
     capacity_rps: float | None  # in this regime: spot's capacity is reduced by the nodes down
     p99_s: float | None
@@ -70,7 +73,7 @@ class ServingCheck:
     cost_ratio: float | None  # cost per hour / the goal's budget per hour
     monthly_cost: float | None  # 730 hours of it
     met: bool | None  # every stated limit met in a viable regime; None when a stated limit cannot be checked
-    source: str  # measured | fitted: where the capacity comes from
+    source: Origin  # where the capacity comes from
 
     @property
     def serves(self) -> bool:
@@ -86,12 +89,12 @@ class ServingResult:
     capacity_needed_rps: float
     cost_limit_per_hour: float | None
     rows: tuple[ServingRow, ...]  # measured scales, plus the plan and the fitted scale to serve when unmeasured
-    nodes_to_serve: int | None
-    nodes_to_serve_source: str | None  # measured | fitted
+    nodes_to_serve: float | None
+    nodes_to_serve_source: Origin | None
     limited_by: str | None  # capacity | latency: what keeps every scale from serving
     nodes_lower_bound: int | None  # no fewer nodes can serve at the best capacity per node measured
     best_per_node_rps: float | None
-    best_per_node_at: int | None
+    best_per_node_at: float | None
     plan_nodes: int | None
     plan_row: ServingRow | None
     at_plan: tuple[ServingCheck, ...]  # one per price regime the project states
@@ -131,7 +134,7 @@ def analyze_serving(project: Project, scaling: ScalingResult | None, *, intensit
     usl = scaling.usl if scaling is not None and measured else None
     money = _Money.of(project, intensity_g_per_kwh, load)
 
-    def row(nodes: int, capacity: float | None, source: str, energy_j_per_s: float | None = None) -> ServingRow:
+    def row(nodes: float, capacity: float | None, source: Origin, energy_j_per_s: float | None = None) -> ServingRow:
         p99, p99_source = latency.at(nodes)
         meets_load = None if capacity is None else at_least(capacity, need)
         meets_latency = None if p99 is None or objective is None else p99 <= objective * (1 + 1e-12)
@@ -142,7 +145,7 @@ def analyze_serving(project: Project, scaling: ScalingResult | None, *, intensit
     rows = {nodes: row(nodes, capacity, "measured", energy) for nodes, (capacity, energy) in measured.items()}
     fitted = _fitted_to_serve(usl, need, objective, latency, set(rows), max_nodes)
     to_serve = next((r for r in sorted(rows.values(), key=lambda r: r.nodes) if r.serves), None)
-    source = "measured" if to_serve else ("fitted" if fitted.nodes is not None else None)
+    source: Origin | None = "measured" if to_serve else ("fitted" if fitted.nodes is not None else None)
     nodes_to_serve = to_serve.nodes if to_serve else fitted.nodes
     for extra in (plan, nodes_to_serve):
         if extra is not None and extra not in rows and usl is not None:
@@ -189,11 +192,11 @@ def analyze_serving(project: Project, scaling: ScalingResult | None, *, intensit
     )
 
 
-def _measured(scaling: ScalingResult | None) -> dict[int, tuple[float | None, float | None]]:
+def _measured(scaling: ScalingResult | None) -> dict[float, tuple[float | None, float | None]]:
     """Each measured scale's capacity (requests/s) and, where measured, its energy per second of service."""
     if scaling is None or scaling.form != "throughput":
         return {}
-    out: dict[int, tuple[float | None, float | None]] = {}
+    out: dict[float, tuple[float | None, float | None]] = {}
     for r in scaling.rows:
         # A measured energy is of one run; its length is known only when the runs state their work.
         per_second = r.measured_energy_j / r.time_s if r.measured_energy_j is not None and r.time_s \
@@ -207,12 +210,12 @@ class _LatencyModel:
     """The p99 at any scale: measured, interpolated between measured neighbours (never beyond them), or modelled as
     the baseline's p99 plus the interactive communication tax when no run measured one."""
 
-    measured: dict[int, float]
+    measured: dict[float, float]
     modelled_s: float | None
     description: str
 
     @classmethod
-    def of(cls, project: Project, measured: dict[int, tuple[float | None, float | None]]) -> _LatencyModel:
+    def of(cls, project: Project, measured: dict[float, tuple[float | None, float | None]]) -> _LatencyModel:
         runs = {r.nodes: r.p99_latency for r in (project.scaling.runs if project.scaling else ())}
         p99 = {nodes: value for nodes, value in sorted(runs.items()) if value is not None and nodes in measured}
         if p99:
@@ -225,7 +228,7 @@ class _LatencyModel:
         how = "the baseline's p99" + (" plus the communication tax (fan-out × hop latency)" if tax else "")
         return cls({}, serving.p99_latency + added, f"modelled: {how}, the same at every scale")
 
-    def at(self, nodes: int) -> tuple[float | None, str | None]:
+    def at(self, nodes: float) -> tuple[float | None, LatencyOrigin | None]:
         if self.modelled_s is not None:
             return self.modelled_s, "modelled"
         if nodes in self.measured:
@@ -253,7 +256,7 @@ class _Fitted:
 
 
 def _fitted_to_serve(usl: USLFit | None, need: float, objective: float | None, latency: _LatencyModel,
-                     measured: set[int], max_nodes: int) -> _Fitted:
+                     measured: set[float], max_nodes: int) -> _Fitted:
     """The smallest unmeasured scale in 1…max_nodes the USL fit says serves: its capacity reaches the need and,
     where a p99 is known (measured neighbours on both sides, or the model), it is within the objective."""
     if usl is None:
@@ -289,7 +292,7 @@ class _Money:
         return cls(pricing.node_hour if pricing else None, energy.node_power if energy else None,
                    energy.pue if energy else 1.0, intensity, load)
 
-    def hourly(self, nodes: int, measured_j_per_s: float | None) -> tuple[float | None, float | None,
+    def hourly(self, nodes: float, measured_j_per_s: float | None) -> tuple[float | None, float | None,
                                                                         float | None, bool, float | None]:
         """Cost per hour, cost per million requests at the goal's load, energy and CO2e per hour."""
         cost = nodes * self.price if self.price is not None else None
@@ -355,7 +358,7 @@ def _cheapest(points: list[ServingCheck]) -> ServingCheck | None:
     return first_min(points, key=lambda p: p.cost_per_hour if p.cost_per_hour is not None else float(p.nodes))
 
 
-def _note(scaling: ScalingResult | None, measured: dict[int, tuple[float | None, float | None]], plan: int | None,
+def _note(scaling: ScalingResult | None, measured: dict[float, tuple[float | None, float | None]], plan: int | None,
           plan_row: ServingRow | None) -> str:
     if scaling is None:
         return "no load test is measured: add scaling.runs in throughput form (requests/s at each node count)"

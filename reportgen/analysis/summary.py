@@ -13,6 +13,7 @@ Sentences are written here, once, so that the report and results.json say the sa
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from reportgen.analysis.actions import Evidence, NextAction, next_action
 from reportgen.analysis.common import first_min
@@ -27,20 +28,22 @@ from reportgen.project.model import REGIME_NAMES, REGIME_PHRASES, Project
 from reportgen.wording import duration, listed, margin, money, nodes, number, percent, requests, sentence, times
 
 # Findings that say the α–β model does not describe the measured system: page 1 then does not headline its p*.
+OptimumSource = Literal["measured", "usl", "model"]
+VerdictState = Literal["met", "missed", "partly", "unjudged", "no-goal"]
 MODEL_REFUTED = ("fit-disagrees", "comm-share-departs", "below-prediction", "bad-fit")
 
 
 @dataclass(frozen=True)
 class Optimum:
-    nodes: int | None
-    source: str | None  # measured | usl | model
+    nodes: float | None
+    source: OptimumSource | None
     text: str
 
 
 @dataclass(frozen=True)
 class SummaryResult:
     verdict: str  # item 1: the goal at the plan
-    state: str  # met | missed | partly | unjudged | no-goal: how the verdict box reads
+    state: VerdictState  # how the verdict box reads
     gap: str | None  # item 2, when the goal is missed
     optimum: Optimum  # item 3
     model: str | None  # the α–β model's optimum as the model's, or why it does not describe the system
@@ -82,7 +85,7 @@ def summarize(project: Project, *, scaling: ScalingResult | None, cost: CostResu
 
 # ------------------------------------------------------------------------------------------------------- training
 def _training_verdict(goal: GoalResult | None, plan: int | None, scaling: ScalingResult | None,
-                      cost: CostResult | None, words: _Words) -> tuple[str, str, str | None]:
+                      cost: CostResult | None, words: _Words) -> tuple[str, VerdictState, str | None]:
     if goal is None:
         at = _plan_values(plan, scaling, cost, words)
         return sentence("No goal is stated (add project.goal with time_per_run or cost_per_run)" +
@@ -345,7 +348,7 @@ def _measured_facts(scaling: ScalingResult, cost: CostResult | None, words: _Wor
 
 # -------------------------------------------------------------------------------------------------------- serving
 def _serving_verdict(serving: ServingResult | None, plan: int | None,
-                     words: _Words) -> tuple[str, str, str | None]:
+                     words: _Words) -> tuple[str, VerdictState, str | None]:
     if serving is None:
         return ("The serving goal is not judged: no load is stated (add project.goal.load, or "
                 "baseline.serving.requests_per_second)."), "unjudged", None
@@ -412,7 +415,7 @@ def _serving_values(check: ServingCheck, serving: ServingResult, words: _Words) 
     return ", ".join(parts)
 
 
-def _row(serving: ServingResult, nodes_: int) -> ServingRow | None:
+def _row(serving: ServingResult, nodes_: float) -> ServingRow | None:
     return next((r for r in serving.rows if r.nodes == nodes_), None)
 
 
@@ -463,7 +466,7 @@ def _serving_optimum(serving: ServingResult | None, words: _Words) -> Optimum:
                        if best.cost_per_hour is not None else
                        f"The evidence supports {nodes(best.nodes)}, the smallest measured scale that meets the goal.")
     if serving.nodes_to_serve is not None:
-        source = "measured" if serving.nodes_to_serve_source == "measured" else "usl"
+        source: OptimumSource = "measured" if serving.nodes_to_serve_source == "measured" else "usl"
         what = "the smallest measured scale that serves the load" if source == "measured" else \
             "the smallest scale the USL fit says serves the load (fitted, not measured)"
         return Optimum(serving.nodes_to_serve, source, f"The evidence supports {nodes(serving.nodes_to_serve)}, "
@@ -514,7 +517,7 @@ def _model(prediction: PredictionResult | None, scaling: ScalingResult | None, c
 
 
 def _evidence(scaling: ScalingResult | None, findings: tuple[Finding, ...], plan: int | None,
-              optimum: int | None) -> str | None:
+              optimum: float | None) -> str | None:
     if scaling is None:
         return None
     parts = []  # one measured scale is said by the operating point

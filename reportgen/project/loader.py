@@ -30,7 +30,7 @@ class LoadedProject:
     display: str  # the path as the user named it, for messages
     input_sha256: str  # of the project file's bytes
     measurements_sha256: str | None  # of the CSV named by scaling.file, when there is one
-    sources: dict[int, RowSource] = field(default_factory=dict)  # a CSV run's provenance comments, by node count
+    sources: dict[float, RowSource] = field(default_factory=dict)  # a CSV run's provenance comments, by node count
     nodes: tuple[Node, Node | None] | None = field(default=None, repr=False, compare=False)  # the composed file
     # and the runs' node (the CSV's when the runs come from one): where `written` finds the texts
 
@@ -67,7 +67,7 @@ def load_project_text(text: str, path: Path, display: str, *, data: bytes | None
     sections, keys_sound = read_fields(Project, root, "", reader)
     measurements_sha = None
     runs_node: Node | None = None
-    sources: dict[int, RowSource] = {}
+    sources: dict[float, RowSource] = {}
     scaling = sections.get("scaling")
     if scaling not in (None, INVALID):
         scaling, runs_node, measurements_sha, sources = _with_file_runs(scaling, root, path, reader,
@@ -140,14 +140,14 @@ def _declared_currency(root: Node) -> tuple[str, bool]:
 
 
 def _with_file_runs(scaling: Scaling, root: Node, path: Path, reader: Reader, *,
-                    missing_ok: bool = False) -> tuple[Scaling, Node, str | None, dict[int, RowSource]]:
+                    missing_ok: bool = False) -> tuple[Scaling, Node, str | None, dict[float, RowSource]]:
     """The scaling section with the CSV's runs read in, the node the runs came from, the CSV's hash and each
     run's provenance comments by node count."""
     inline = locate(root, "scaling.runs")
     if scaling.file is None:
         return scaling, inline, None, {}
     file_node = locate(root, "scaling.file")
-    failed: tuple[Scaling, Node, None, dict[int, RowSource]] = (INVALID, file_node, None, {})
+    failed: tuple[Scaling, Node, None, dict[float, RowSource]] = (INVALID, file_node, None, {})
     csv_path = _csv_beside(path, scaling.file, "scaling.file", file_node, reader,
                            inline_too="runs" if scaling.runs else None, missing_ok=missing_ok)
     if csv_path is None:
@@ -164,7 +164,7 @@ def _with_file_runs(scaling: Scaling, root: Node, path: Path, reader: Reader, *,
         runs = Items(Section(Run), min_items=0).read(runs_node, "scaling.runs", reader)
     if runs is INVALID:
         return failed
-    by_nodes: dict[int, RowSource] = {}
+    by_nodes: dict[float, RowSource] = {}
     for run, source in zip(runs, sources, strict=True):
         if source.lines:  # a scale's provenance: its first repeat's that has any
             by_nodes.setdefault(run.nodes, source)
@@ -223,11 +223,12 @@ def check_measurements(text: str, display: str, *, collectives: bool = False,
     columns = measurements.COLLECTIVE_COLUMNS if collectives else measurements.COLUMNS
     node, _ = measurements.parse_rows(text, display, columns)
     reader = Reader(display)
-    with reader.time_unit(time_unit_s):
-        rows = Items(Section(Collective if collectives else Run), min_items=0).read(
-            node, "prediction.collectives" if collectives else "scaling.runs", reader)
-    if rows is not INVALID and not collectives:
-        forms = [run.form for run in rows]
+    if collectives:
+        Items(Section(Collective), min_items=0).read(node, "prediction.collectives", reader)
+    else:
+        with reader.time_unit(time_unit_s):
+            runs = Items(Section(Run), min_items=0).read(node, "scaling.runs", reader)
+        forms = [] if runs is INVALID else [run.form for run in runs]
         for index, form in enumerate(forms):
             if form != forms[0]:
                 reader.error(node.value[index], "", f"every run must be in one form: the first is {forms[0]}, this "

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 from reportgen.project import units as u
 from reportgen.project.spec import (
@@ -19,6 +20,7 @@ from reportgen.project.spec import (
     Items,
     Names,
     Number,
+    OneOf,
     Positive,
     Quantity,
     Section,
@@ -27,14 +29,29 @@ from reportgen.project.spec import (
     field,
 )
 
-WORKLOADS = ("training", "inference", "data-processing")
-TOPOLOGIES = ("centralized", "decentralized", "hybrid")
-MODES = ("batch", "streaming", "online", "interactive")
-METRICS = ("throughput", "latency", "cost", "reliability")
-AXES = ("distribute data", "distribute training", "distribute the model", "distribute inference",
-        "coordinate the cluster", "distribute intelligence", "single machine")
+# The project file's vocabularies, each a Literal type (so that mypy checks every comparison against a name)
+# and the tuple of its names (for reading, the JSON Schema and the reference).
+Workload = Literal["training", "inference", "data-processing"]
+Topology = Literal["centralized", "decentralized", "hybrid"]
+Mode = Literal["batch", "streaming", "online", "interactive"]
+Metric = Literal["throughput", "latency", "cost", "reliability"]
+Axis = Literal["distribute data", "distribute training", "distribute the model", "distribute inference",
+               "coordinate the cluster", "distribute intelligence", "single machine"]
+Objective = Literal["cost", "time", "carbon"]
+RunForm = Literal["breakdown", "total", "throughput"]  # how a measured run is written
+ScalingAxis = Literal["nodes", "load"]  # what a run's `nodes` counts
+RegimeName = Literal["on_demand", "spot", "local"]  # a price regime
+
+WORKLOADS: tuple[Workload, ...] = get_args(Workload)
+TOPOLOGIES: tuple[Topology, ...] = get_args(Topology)
+MODES: tuple[Mode, ...] = get_args(Mode)
+METRICS: tuple[Metric, ...] = get_args(Metric)
+AXES: tuple[Axis, ...] = get_args(Axis)
+OBJECTIVES: tuple[Objective, ...] = get_args(Objective)
+RUN_FORMS: tuple[RunForm, ...] = get_args(RunForm)
+SCALING_AXES: tuple[ScalingAxis, ...] = get_args(ScalingAxis)
+REGIMES: tuple[RegimeName, ...] = get_args(RegimeName)
 PRESSURE_AXES = ("data", "training", "model", "inference", "coordination", "intelligence")
-OBJECTIVES = ("cost", "time", "carbon")
 SERVING_GOAL_FIELDS = ("load", "p99_latency", "headroom", "cost_per_hour")
 SLOT_VOCABULARY = {
     "partitioning": ("split data", "shard model", "split work"),
@@ -44,8 +61,6 @@ SLOT_VOCABULARY = {
     "fault_tolerance": ("checkpoint/restart", "elastic", "replicate/re-execute"),
     "load_balancing": ("even sharding", "straggler mitigation"),
 }
-RUN_FORMS = ("breakdown", "total", "throughput")
-SCALING_AXES = ("nodes", "load")  # what a run's `nodes` counts
 REGIME_NAMES = {"on_demand": "on-demand", "spot": "spot", "local": "owned"}  # price regimes as the report names them
 REGIME_PHRASES = {"on_demand": "on demand", "spot": "on spot", "local": "on owned nodes"}  # "8 nodes on spot"
 
@@ -98,7 +113,7 @@ class ProjectInfo:
     revision: str | None = field(Text("Design revision shown in the running header, e.g. r4", example="r1"))
     date: str | None = field(Text("Date of this revision (YYYY-MM-DD); also fixes the PDF's creation date",
                                    example="2026-01-01"))
-    workload: str | None = field(Text("Kind of workload", choices=WORKLOADS))
+    workload: Workload | None = field(OneOf("Kind of workload", WORKLOADS))
     problem: str | None = field(Text("Why one machine is not enough",
                                       example="One epoch takes 9 hours on one node; the team needs it nightly."))
     goal: Goal | None = field(Section(Goal))
@@ -248,9 +263,9 @@ class Tax:
 class Checklist:
     """Stages 3 to 6 of the design checklist."""
 
-    topology: str | None = field(Text("Topology", choices=TOPOLOGIES))
-    mode: str | None = field(Text("Processing mode", choices=MODES))
-    metric: str | None = field(Text("Dominant metric", choices=METRICS))
+    topology: Topology | None = field(OneOf("Topology", TOPOLOGIES))
+    mode: Mode | None = field(OneOf("Processing mode", MODES))
+    metric: Metric | None = field(OneOf("Dominant metric", METRICS))
     pressures: Pressures | None = field(Section(Pressures, examples=(
         ("data", "0.2"), ("training", "0.9"), ("model", "0.3"), ("inference", "0"), ("coordination", "0.4"),
         ("intelligence", "0"))), starter=False)
@@ -279,7 +294,7 @@ _SLOT_EXAMPLES = {
 }
 
 
-def _slot_spec(name: str) -> Section:
+def _slot_spec(name: str) -> Section[Slot]:
     detail, why = _SLOT_EXAMPLES[name]
     return Section(Slot, f"Design slot `{name}`; vocabulary: {', '.join(SLOT_VOCABULARY[name])}",
                    examples=(("choice", SLOT_VOCABULARY[name][0]), ("detail", detail), ("why", why)))
@@ -311,7 +326,7 @@ class Slots:
 class Design:
     """The declared distributed design."""
 
-    axis: str | None = field(Text("Axis of distribution the team declares", choices=AXES,
+    axis: Axis | None = field(OneOf("Axis of distribution the team declares", AXES,
                                    example="distribute training"))
     nodes: int | None = field(Count("Node count the team plans to request"))
     slots: Slots | None = field(Section(Slots))
@@ -383,7 +398,7 @@ class Run:
     """One measured run, in one of three forms: breakdown, total or throughput."""
 
     # A whole node count; with scaling.axis: load, a load level (concurrency, active sessions) that may be fractional.
-    nodes: int = field(Number("Node count; a load level, possibly fractional, with scaling.axis: load", minimum=0.0,
+    nodes: float = field(Number("Node count; a load level, possibly fractional, with scaling.axis: load", minimum=0.0,
                               exclusive_minimum=True, whole_as_int=True, example="8"), required=True)
     compute: float | None = field(_run_time("Compute time (breakdown form)", "4150 s", zero=False))
     communication: float | None = field(_run_time("Communication time (breakdown form)", "1500 s"))
@@ -405,7 +420,7 @@ class Run:
                                              "Per-worker compute times"), (), starter=False)
 
     @property
-    def form(self) -> str | None:
+    def form(self) -> RunForm | None:
         """The run's form, or None when its fields mix forms or miss one."""
         breakdown = any(getattr(self, name) is not None for name in BREAKDOWN_FIELDS)
         given = [breakdown, self.time is not None, self.throughput is not None]
@@ -429,9 +444,9 @@ class Scaling:
     runs: tuple[Run, ...] = field(Items(Section(Run), "One measured run per node count"), ())
     file: str | None = field(Text("CSV of runs beside the project file; `reportgen measure` appends to it",
                                    example="runs.csv"), starter=False)
-    axis: str = field(Text("What the runs' `nodes` count: whole nodes, or a load level (concurrency, "
-                                "active sessions) that may be fractional, for the scaling fits alone: pricing, "
-                                "energy and decisions need whole nodes", choices=SCALING_AXES), "nodes", starter=False)
+    axis: ScalingAxis = field(OneOf("What the runs' `nodes` count: whole nodes, or a load level (concurrency, "
+                                    "active sessions) that may be fractional, for the scaling fits alone: pricing, "
+                                    "energy and decisions need whole nodes", SCALING_AXES), "nodes", starter=False)
     work_per_run: float | None = field(Quantity(u.WORK, "Work in one run (throughput form), e.g. 1.2e8 sequence; "
                                                 "in FLOP when the throughput is in FLOP/s",
                                                 example="1.2e8 sequence", also=(u.COMPUTE,)), starter=False)
@@ -440,7 +455,7 @@ class Scaling:
                                          example="the 4-node shard fits in HBM"), starter=False)
 
     @property
-    def form(self) -> str | None:
+    def form(self) -> RunForm | None:
         return self.runs[0].form if self.runs else None
 
 
@@ -545,7 +560,7 @@ class Decision:
     """A deployment context: what it optimizes and its limits."""
 
     name: str = field(Text("Name of the context", example="nightly retrain"), required=True)
-    optimize: str = field(Text("Objective", choices=OBJECTIVES), required=True)
+    optimize: Objective = field(OneOf("Objective", OBJECTIVES), required=True)
     max_time: float | None = field(Quantity(u.TIME, "Longest acceptable run", example="90 min"))
     max_cost: float | None = field(Quantity(u.MONEY, "Largest acceptable cost per run", example="200 USD"),
                                      starter=False)

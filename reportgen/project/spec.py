@@ -1,3 +1,6 @@
+# A failed read returns INVALID (typed Any, its problem already recorded) where the spec's own type is declared:
+# INVALID never reaches a model, because read_struct refuses a section holding one, so the declared type holds.
+# mypy: disable-error-code="no-any-return"
 """Declarative field specifications: each kind reads a YAML node into a value and describes itself in JSON Schema.
 
 The model's dataclasses carry one of these per field (`dataclasses.field(metadata=...)`), so the loader, the JSON
@@ -13,7 +16,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, Literal, Protocol, TypeVar, overload
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
@@ -77,7 +80,28 @@ def is_null(node: Node) -> bool:
     return isinstance(node, ScalarNode) and node.tag == _YAML + "null"
 
 
+Value = TypeVar("Value")
+Read = TypeVar("Read", covariant=True)
+Choice = TypeVar("Choice", bound=str)
+Struct = TypeVar("Struct")
+
+
+class Reads(Protocol[Read]):
+    """A spec as `field` and `Items` see it: by the type its `read` returns, which the field's annotation must hold."""
+
+    def read(self, node: Node, path: str, reader: Reader) -> Read: ...
+
+    def json_schema(self) -> dict[str, Any]: ...
+
+    def kind(self) -> str: ...
+
+    def example_text(self) -> str: ...
+
+
 class Spec:
+    """One kind of field. Each subclass's `read` names the type it returns, so that mypy checks every field's
+    annotation against its spec (see `field`); a failed read returns INVALID, typed Any, after recording why."""
+
     doc: str = ""
 
     def read(self, node: Node, path: str, reader: Reader) -> Any:
@@ -98,33 +122,55 @@ class Spec:
 @dataclass(frozen=True)
 class Text(Spec):
     doc: str = ""
-    choices: tuple[str, ...] = ()  # when set, the value must be one of them
     max_length: int = 20_000
-    example: str = ""  # for the reference and the starter; the first choice when empty
+    example: str = ""  # for the reference and the starter
 
-    def read(self, node: Node, path: str, reader: Reader) -> Any:
+    def read(self, node: Node, path: str, reader: Reader) -> str:
         text = scalar_text(node)
         if text is None or node.tag in (_YAML + "bool",):
             return reader.error(node, path, f"expected text, got {describe_node(node)}")
         text = text.strip()
         if len(text) > self.max_length:
             return reader.error(node, path, f"text longer than {self.max_length} characters")
-        if self.choices and text not in self.choices:
-            return reader.error(node, path, f"expected one of {_or_list(self.choices)}, got \"{text}\""
-                                + _did_you_mean(text, self.choices))
         return text
 
     def json_schema(self) -> dict[str, Any]:
-        schema: dict[str, Any] = {"type": "string", "description": self.doc}
-        if self.choices:
-            schema["enum"] = list(self.choices)
-        return schema
+        return {"type": "string", "description": self.doc}
 
     def kind(self) -> str:
-        return f"one of: {', '.join(self.choices)}" if self.choices else "text"
+        return "text"
 
     def example_text(self) -> str:
-        return self.example or (self.choices[0] if self.choices else "")
+        return self.example
+
+
+@dataclass(frozen=True)
+class OneOf(Spec, Generic[Choice]):
+    """Text from a fixed vocabulary, read as the vocabulary's own type (a Literal), so comparisons type-check."""
+
+    doc: str = ""
+    choices: tuple[Choice, ...] = ()
+    example: str = ""  # for the reference and the starter; the first choice when empty
+
+    def read(self, node: Node, path: str, reader: Reader) -> Choice:
+        text = Text().read(node, path, reader)
+        if isinstance(text, _Invalid):
+            return INVALID
+        by_name: dict[str, Choice] = {name: name for name in self.choices}
+        choice = by_name.get(text)
+        if choice is not None:
+            return choice
+        return reader.error(node, path, f"expected one of {_or_list(self.choices)}, got \"{text}\""
+                            + _did_you_mean(text, self.choices))
+
+    def json_schema(self) -> dict[str, Any]:
+        return {"type": "string", "description": self.doc, "enum": list(self.choices)}
+
+    def kind(self) -> str:
+        return f"one of: {', '.join(self.choices)}"
+
+    def example_text(self) -> str:
+        return self.example or self.choices[0]
 
 
 @dataclass(frozen=True)
@@ -134,7 +180,7 @@ class Names(Spec):
     doc: str = ""
     example: str = ""
 
-    def read(self, node: Node, path: str, reader: Reader) -> Any:
+    def read(self, node: Node, path: str, reader: Reader) -> tuple[str, ...]:
         nodes = node.value if isinstance(node, SequenceNode) else [node]
         values = [Text().read(item, path, reader) for item in nodes]
         return INVALID if INVALID in values else tuple(values)
@@ -157,7 +203,7 @@ class Choices(Spec):
     vocabulary: tuple[str, ...] = ()
     doc: str = ""
 
-    def read(self, node: Node, path: str, reader: Reader) -> Any:
+    def read(self, node: Node, path: str, reader: Reader) -> tuple[str, ...]:
         return Names().read(node, path, reader)
 
     def json_schema(self) -> dict[str, Any]:
@@ -175,7 +221,7 @@ class Choices(Spec):
 class Flag(Spec):
     doc: str = ""
 
-    def read(self, node: Node, path: str, reader: Reader) -> Any:
+    def read(self, node: Node, path: str, reader: Reader) -> bool:
         if isinstance(node, ScalarNode) and node.tag == _YAML + "bool":
             return node.value.lower() in ("true", "yes", "on", "y")
         return reader.error(node, path, f"expected true or false, got {describe_node(node)}")
@@ -215,7 +261,7 @@ class Number(Spec):
     example: str = "1"
     whole_as_int: bool = False  # a whole value is returned as an int (a load level that is often a node count)
 
-    def read(self, node: Node, path: str, reader: Reader) -> Any:
+    def read(self, node: Node, path: str, reader: Reader) -> float:
         value = _number(node)
         kind = "a whole number" if self.integer else "a number"
         if value is None:
@@ -259,8 +305,19 @@ class Number(Spec):
         return self.example
 
 
-def Count(doc: str = "", example: str = "8") -> Number:
-    return Number(doc=doc, minimum=1, integer=True, example=example)
+@dataclass(frozen=True)
+class Whole(Number):
+    """A whole number, read as an int."""
+
+    integer: bool = True
+
+    def read(self, node: Node, path: str, reader: Reader) -> int:
+        value = super().read(node, path, reader)
+        return INVALID if isinstance(value, _Invalid) else int(value)
+
+
+def Count(doc: str = "", example: str = "8") -> Whole:
+    return Whole(doc=doc, minimum=1, example=example)
 
 
 def Fraction(doc: str = "") -> Number:
@@ -289,7 +346,7 @@ class Quantity(Spec):
     def shown_example(self) -> str:
         return self.example or self.dimension.example
 
-    def read(self, node: Node, path: str, reader: Reader) -> Any:
+    def read(self, node: Node, path: str, reader: Reader) -> float:
         text = scalar_text(node)
         if text is None or node.tag == _YAML + "bool":
             return reader.error(node, path, f'expected {self.dimension.name} like '
@@ -348,7 +405,7 @@ class Unit(Spec):
     dimension: units.Dimension = units.TIME
     doc: str = ""
 
-    def read(self, node: Node, path: str, reader: Reader) -> Any:
+    def read(self, node: Node, path: str, reader: Reader) -> float:
         text = scalar_text(node)
         if text is None:
             return reader.error(node, path, f"expected a unit of {self.dimension.name} like \"s\", "
@@ -370,12 +427,12 @@ class Unit(Spec):
 
 
 @dataclass(frozen=True)
-class Items(Spec):
-    item: Spec = dataclasses.field(default_factory=Text)
+class Items(Spec, Generic[Value]):
+    item: Reads[Value]
     doc: str = ""
     min_items: int = 1
 
-    def read(self, node: Node, path: str, reader: Reader) -> Any:
+    def read(self, node: Node, path: str, reader: Reader) -> tuple[Value, ...]:
         if not isinstance(node, SequenceNode):
             return reader.error(node, path, f"expected a list, got {describe_node(node)}")
         if len(node.value) < self.min_items:
@@ -396,14 +453,14 @@ class Items(Spec):
 
 
 @dataclass(frozen=True)
-class Section(Spec):
+class Section(Spec, Generic[Struct]):
     """A mapping read into a dataclass whose fields carry their own specs."""
 
-    cls: type = object
+    cls: type[Struct]
     doc: str = ""
     examples: tuple[tuple[str, str], ...] = ()  # (field, example) where this use of cls has its own (a slot's choice)
 
-    def read(self, node: Node, path: str, reader: Reader) -> Any:
+    def read(self, node: Node, path: str, reader: Reader) -> Struct:
         return read_struct(self.cls, node, path, reader)
 
     def json_schema(self) -> dict[str, Any]:
@@ -413,9 +470,18 @@ class Section(Spec):
         return "a mapping"
 
 
-def field(spec: Spec, default: Any = None, *, required: bool = False, starter: bool = True) -> Any:
-    """A dataclass field described by `spec`; optional fields default to None (absent). `starter`: whether the
-    starter file (`reportgen init`) writes the field live, or commented out for the user to fill in."""
+@overload
+def field(spec: Reads[Value], default: Value, *, starter: bool = True) -> Value: ...
+@overload
+def field(spec: Reads[Value], *, required: Literal[True], starter: bool = True) -> Value: ...
+@overload
+def field(spec: Reads[Value], *, starter: bool = True) -> Value | None: ...
+
+
+def field(spec: Reads[Value], default: Value | None = None, *, required: bool = False, starter: bool = True) -> Any:
+    """A dataclass field described by `spec`, typed as what the spec reads: mypy checks the field's annotation
+    against it (a required field or one with a default holds the spec's type; an optional one may also be None,
+    absent). `starter`: whether the starter file (`reportgen init`) writes the field live, or commented out."""
     return dataclasses.field(default=default, metadata={"spec": spec, "required": required, "starter": starter})
 
 
@@ -429,7 +495,7 @@ def spec_fields(cls: type) -> list[tuple[str, Spec, bool]]:
             for f in dataclasses.fields(cls) if "spec" in f.metadata]
 
 
-def read_struct(cls: type, node: Node, path: str, reader: Reader) -> Any:
+def read_struct(cls: type[Struct], node: Node, path: str, reader: Reader) -> Struct:
     """Read a mapping into `cls`: unknown keys get a suggestion, every field is read even after a failure."""
     values, complete = read_fields(cls, node, path, reader)
     if not complete or INVALID in values.values():

@@ -108,7 +108,7 @@ def normalized_inputs(project: Project, written: dict[str, str],
     left_out = set()
     runs = project.scaling.runs if project.scaling is not None else ()
     if len(runs) > MAX_LISTED_RUNS:
-        listed: set[int] = set()
+        listed: set[float] = set()
         for index, run in enumerate(runs):
             if run.nodes in listed or (shown is not None and run.nodes not in shown):
                 left_out.add(f"scaling.runs[{index}]")
