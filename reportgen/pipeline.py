@@ -45,6 +45,7 @@ class BuildResult:
     loaded: LoadedProject
     written: list[Path]
     document: dict[str, Any]  # the results.json document
+    analysis: Analysis  # the typed results it was written from (what `watch` compares build to build)
     figures_drawn: tuple[str, ...]  # figures drawn by this build; the others came from the cache
     seconds: dict[str, float] = field(default_factory=dict)  # by stage
     report: Report | None = None  # for a PDF rendered later (watch writes the HTML first)
@@ -86,7 +87,7 @@ class Builder:
         interrupts.check()  # the last moment to stop: nothing has been written yet
         written = write_files(output_dir(self.options.out_root, output_name(path)), files)
         clock.lap("write")
-        return BuildResult(path, loaded, written, document, drawn, clock.laps, report)
+        return BuildResult(path, loaded, written, document, analysis, drawn, clock.laps, report)
 
     def write_pdf(self, result: BuildResult) -> Path:
         """The PDF of a build that rendered HTML (watch writes the HTML first, then this)."""

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from reportgen.analysis.changes import _verdict
+from reportgen.analysis.changes import KEY_RESULTS, Better, Value, _verdict
 from reportgen.commands.cli import main
 from tests.conftest import INPUTS
 
@@ -104,8 +104,9 @@ def test_revisions_from_git(tmp_path: Path) -> None:
     ("knee_nodes", "higher", None, 8, "worse"), ("x", "true", False, True, "better"),
     ("x", "higher", None, 3, "changed"),
 ])
-def test_verdicts(name: str, better: str | None, old: object, new: object, verdict: str) -> None:
-    assert _verdict(name, better, old, new) == verdict
+def test_verdicts(name: str, better: Better | None, old: Value, new: Value, verdict: str) -> None:
+    infinite = {key.name for key in KEY_RESULTS if key.none_is_infinite}
+    assert _verdict(better, old, new, none_is_infinite=name in infinite) == verdict
 
 
 @pytest.fixture(scope="module")

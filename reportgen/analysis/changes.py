@@ -1,6 +1,7 @@
 """Compare two revisions of a project: inputs, design slots, key results, findings. Pure: no I/O, no rendering.
 
-Results are read from the results.json documents (the contract), so a diff means exactly what scripts see.
+Results are compared as the analyses' typed results (the `Analysis` of each revision), each key result read by a
+typed accessor: a renamed or retyped result field fails the type check here, not a diff at run time.
 """
 
 from __future__ import annotations
@@ -8,13 +9,21 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Literal
 
+from reportgen.analysis import Analysis
+from reportgen.analysis.decisions import DecisionResult
+from reportgen.analysis.findings import Finding, Severity
+from reportgen.analysis.scaling import ScaleRow
 from reportgen.project.flatten import Leaf, flatten
-from reportgen.project.model import SLOT_VOCABULARY, Project
+from reportgen.project.model import OBJECTIVES, SLOT_VOCABULARY, Objective, Project
 from reportgen.wording import quantity
 
-Json = dict[str, Any]
+Value = float | str | bool | None  # a key result: a number, a name, a flag, or None (absent, or none in range)
+Verdict = Literal["better", "worse", "within noise", "changed", "same"]
+Better = Literal["higher", "lower", "true"]  # which way a key result improves ("true": a flag becoming true)
+Kind = Literal["nodes", "number", "money", "kg", "seconds", "text", "flag", "count", "regime"]  # how it is shown
+Interval = tuple[float, float]
 
 
 @dataclass(frozen=True)
@@ -40,12 +49,12 @@ class SlotChange:
 class ResultChange:
     name: str  # stable key, e.g. "p_star"
     label: str  # for people
-    kind: str  # how to show the values: nodes, number, money, kg, seconds, text, flag, count, regime
-    old: Any
-    new: Any
+    kind: Kind
+    old: Value
+    new: Value
     delta: float | None  # new − old, for numbers
     relative: float | None  # delta / |old|
-    verdict: str  # better | worse | within noise | changed | same
+    verdict: Verdict
 
 
 @dataclass(frozen=True)
@@ -57,8 +66,8 @@ class DiffResult:
     unchanged_inputs: int
     slots: tuple[SlotChange, ...]
     results: tuple[ResultChange, ...]  # every key result, changed or not
-    appeared: tuple[Json, ...]  # findings only the new revision has
-    resolved: tuple[Json, ...]  # findings only the old revision had
+    appeared: tuple[Finding, ...]  # findings only the new revision has
+    resolved: tuple[Finding, ...]  # findings only the old revision had
 
     @property
     def changed_results(self) -> tuple[ResultChange, ...]:
@@ -78,97 +87,116 @@ class DiffResult:
 
 
 # ------------------------------------------------------------------------------------------------- key results
-def _get(document: Json, *keys: str) -> Any:
-    value: Any = document
-    for key in keys:
-        if not isinstance(value, dict) or value.get(key) is None:
-            return None
-        value = value[key]
-    return value
+def _scale(analysis: Analysis, nodes: Value) -> ScaleRow | None:
+    rows = analysis.scaling.rows if analysis.scaling else ()
+    return next((row for row in rows if row.nodes == nodes), None)
 
 
-def _row_value(document: Json, section: str, nodes: Any, field: str) -> Any:
-    rows = _get(document, section, "rows") or []
-    return next((row.get(field) for row in rows if row.get("nodes") == nodes), None)
+def _cost_at(analysis: Analysis, nodes: Value) -> float | None:
+    rows = analysis.cost.rows if analysis.cost else ()
+    return next((row.cost for row in rows if row.nodes == nodes), None)
 
 
-def _recommended_nodes(document: Json) -> Any:
-    decisions = document.get("decisions") or []
-    if decisions and decisions[0].get("nodes") is not None:
-        return decisions[0]["nodes"]
-    return _get(document, "cost", "cost_optimal_nodes")
+def _co2_at(analysis: Analysis, nodes: Value) -> float | None:
+    rows = analysis.energy.rows if analysis.energy else ()
+    return next((row.co2_kg for row in rows if row.nodes == nodes), None)
 
 
-def _count(document: Json, severity: str) -> int:
-    return sum(1 for finding in document.get("findings") or [] if finding.get("severity") == severity)
+def _peak_speedup(analysis: Analysis) -> float | None:
+    row = _scale(analysis, analysis.scaling.peak_nodes) if analysis.scaling else None
+    return row.speedup if row else None
 
 
-# (name, label, kind, which direction is better: "higher", "lower", "true" or None, value from a document)
-KEY_RESULTS: tuple[tuple[str, str, str, str | None, Callable[[Json], Any]], ...] = (
-    ("binding_ceiling", "binding ceiling", "text", None, lambda d: _get(d, "diagnosis", "binding_ceiling")),
-    ("axis", "diagnosed axis", "text", None, lambda d: _get(d, "diagnosis", "axis")),
-    ("declared_axis", "declared axis", "text", None, lambda d: _get(d, "diagnosis", "declared_axis")),
-    ("axis_matches", "declared axis matches the diagnosis", "flag", "true",
-     lambda d: _get(d, "diagnosis", "axis_matches")),
-    ("p_star", "predicted optimum p*", "nodes", None, lambda d: _get(d, "prediction", "p_star")),
-    ("speedup_at_p_star", "predicted speedup S(p*)", "number", "higher",
-     lambda d: _get(d, "prediction", "speedup_at_p_star")),
-    ("p_comm_dominated", "communication-dominated from p_dom", "nodes", "higher",
-     lambda d: _get(d, "prediction", "p_comm_dominated") if d.get("prediction") else None),
-    ("knee_nodes", "knee of the measured curve", "nodes", "higher", lambda d: _get(d, "scaling", "knee_nodes")),
-    ("knee_cause", "knee cause", "text", None, lambda d: _get(d, "scaling", "knee_cause")),
-    ("peak_nodes", "scale of the largest measured speedup", "nodes", None, lambda d: _get(d, "scaling", "peak_nodes")),
-    ("peak_speedup", "largest measured speedup", "number", "higher",
-     lambda d: _row_value(d, "scaling", _get(d, "scaling", "peak_nodes"), "speedup")),
-    ("cost_optimal_nodes", "cost-optimal node count", "nodes", None, lambda d: _get(d, "cost", "cost_optimal_nodes")),
-    ("cost_at_cost_optimal", "cost at the cost-optimal point", "money", "lower",
-     lambda d: _row_value(d, "cost", _get(d, "cost", "cost_optimal_nodes"), "cost")),
-    ("fastest_nodes", "fastest node count", "nodes", None, lambda d: _get(d, "cost", "fastest_nodes")),
-    ("cost_at_fastest", "cost at the fastest point", "money", "lower",
-     lambda d: _row_value(d, "cost", _get(d, "cost", "fastest_nodes"), "cost")),
-    ("time_value_optimal_nodes", "optimum with time valued", "nodes", None,
-     lambda d: _get(d, "cost", "time_value_optimal_nodes")),
-    ("co2_at_recommended", "CO2e at the recommended point", "kg", "lower",
-     lambda d: _row_value(d, "energy", _recommended_nodes(d), "co2_kg")),
-    ("errors", "error findings", "count", "lower", lambda d: _count(d, "error")),
-    ("warnings", "warning findings", "count", "lower", lambda d: _count(d, "warning")),
-)
-# A missing p_dom or knee means "none in range": better than any value when higher is better.
-NONE_MEANS_INFINITE = {"p_comm_dominated", "knee_nodes"}
-# A value at an operating point compares like with like only while the point stays: the cost at the fastest scale
-# rises whenever a faster, larger scale is measured, which is news, not a regression.
-SAME_POINT = {"cost_at_fastest": "fastest_nodes", "co2_at_recommended": "recommended_nodes"}
-POINTS: dict[str, Callable[[Json], Any]] = {"fastest_nodes": lambda d: _get(d, "cost", "fastest_nodes"),
-                                            "recommended_nodes": lambda d: _recommended_nodes(d)}
+def _cost_optimal(analysis: Analysis) -> int | None:
+    return analysis.cost.cost_optimal_nodes if analysis.cost else None
 
 
-def _scale_interval(document: Json, nodes: Any, value: Any) -> tuple[float, float] | None:
+def _fastest(analysis: Analysis) -> int | None:
+    return analysis.cost.fastest_nodes if analysis.cost else None
+
+
+def _recommended_nodes(analysis: Analysis) -> float | None:
+    """The first deployment context's recommendation, else the cost-optimal scale."""
+    decisions = analysis.decisions.decisions if analysis.decisions else ()
+    if decisions and decisions[0].nodes is not None:
+        return decisions[0].nodes
+    return _cost_optimal(analysis)
+
+
+def _count(analysis: Analysis, severity: Severity) -> int:
+    return sum(1 for finding in analysis.findings if finding.severity == severity)
+
+
+def _scale_interval(analysis: Analysis, nodes: Value, value: Value) -> Interval | None:
     """A value that scales with a measured scale's time (its time itself, a cost, an energy), bounded by that
     time's interval over the repeats; None when the scale was measured once."""
-    rows = _get(document, "scaling", "rows") or []
-    row = next((r for r in rows if r.get("nodes") == nodes), None)
-    if row is None or not row.get("time_s_ci") or not isinstance(value, int | float) or not row.get("time_s"):
+    row = _scale(analysis, nodes)
+    if row is None or row.time_ci is None or not row.time_s or isinstance(value, bool) or \
+            not isinstance(value, int | float):
         return None
-    low, high = row["time_s_ci"]
-    return value * low / row["time_s"], value * high / row["time_s"]
+    low, high = row.time_ci
+    return value * low / row.time_s, value * high / row.time_s
 
 
-def _peak_speedup_interval(document: Json, _value: Any) -> tuple[float, float] | None:
-    interval = _row_value(document, "scaling", _get(document, "scaling", "peak_nodes"), "speedup_ci")
-    return (interval[0], interval[1]) if interval else None
+def _peak_speedup_interval(analysis: Analysis, _value: Value) -> Interval | None:
+    row = _scale(analysis, analysis.scaling.peak_nodes) if analysis.scaling else None
+    return row.speedup_ci if row else None
 
 
-# Key results measured over repeats: the interval of each (§4.x), so that a change inside the noise is called so.
-INTERVALS: dict[str, Callable[[Json, Any], tuple[float, float] | None]] = {
-    "peak_speedup": _peak_speedup_interval,
-    "cost_at_cost_optimal": lambda d, v: _scale_interval(d, _get(d, "cost", "cost_optimal_nodes"), v),
-    "cost_at_fastest": lambda d, v: _scale_interval(d, _get(d, "cost", "fastest_nodes"), v),
-    "co2_at_recommended": lambda d, v: _scale_interval(d, _recommended_nodes(d), v),
-}
+@dataclass(frozen=True)
+class KeyResult:
+    """One result a diff reports, and how to judge its change."""
+
+    name: str  # stable key, e.g. "p_star"
+    label: str
+    kind: Kind
+    better: Better | None  # None: a change is news, neither better nor worse
+    read: Callable[[Analysis], Value]
+    # measured over repeats: the value's interval (§4.x), so that a change inside the noise is called so
+    interval: Callable[[Analysis, Value], Interval | None] | None = None
+    # a value at an operating point compares like with like only while the point stays: the cost at the fastest
+    # scale rises whenever a faster, larger scale is measured, which is news, not a regression
+    point: Callable[[Analysis], Value] | None = None
+    none_is_infinite: bool = False  # a missing p_dom or knee means "none in range": better than any value
 
 
-def _unless_noise(verdict: str, old_interval: tuple[float, float] | None,
-                  new_interval: tuple[float, float] | None) -> str:
+KEY_RESULTS: tuple[KeyResult, ...] = (
+    KeyResult("binding_ceiling", "binding ceiling", "text", None,
+              lambda a: a.diagnosis.binding_ceiling if a.diagnosis else None),
+    KeyResult("axis", "diagnosed axis", "text", None, lambda a: a.diagnosis.axis if a.diagnosis else None),
+    KeyResult("declared_axis", "declared axis", "text", None,
+              lambda a: a.diagnosis.declared_axis if a.diagnosis else None),
+    KeyResult("axis_matches", "declared axis matches the diagnosis", "flag", "true",
+              lambda a: a.diagnosis.axis_matches if a.diagnosis else None),
+    KeyResult("p_star", "predicted optimum p*", "nodes", None, lambda a: a.prediction.p_star if a.prediction else None),
+    KeyResult("speedup_at_p_star", "predicted speedup S(p*)", "number", "higher",
+              lambda a: a.prediction.speedup_at_p_star if a.prediction else None),
+    KeyResult("p_comm_dominated", "communication-dominated from p_dom", "nodes", "higher",
+              lambda a: a.prediction.p_comm_dominated if a.prediction else None, none_is_infinite=True),
+    KeyResult("knee_nodes", "knee of the measured curve", "nodes", "higher",
+              lambda a: a.scaling.knee_nodes if a.scaling else None, none_is_infinite=True),
+    KeyResult("knee_cause", "knee cause", "text", None, lambda a: a.scaling.knee_cause if a.scaling else None),
+    KeyResult("peak_nodes", "scale of the largest measured speedup", "nodes", None,
+              lambda a: a.scaling.peak_nodes if a.scaling else None),
+    KeyResult("peak_speedup", "largest measured speedup", "number", "higher", _peak_speedup,
+              interval=_peak_speedup_interval),
+    KeyResult("cost_optimal_nodes", "cost-optimal node count", "nodes", None, _cost_optimal),
+    KeyResult("cost_at_cost_optimal", "cost at the cost-optimal point", "money", "lower",
+              lambda a: _cost_at(a, _cost_optimal(a)), interval=lambda a, v: _scale_interval(a, _cost_optimal(a), v)),
+    KeyResult("fastest_nodes", "fastest node count", "nodes", None, _fastest),
+    KeyResult("cost_at_fastest", "cost at the fastest point", "money", "lower", lambda a: _cost_at(a, _fastest(a)),
+              interval=lambda a, v: _scale_interval(a, _fastest(a), v), point=_fastest),
+    KeyResult("time_value_optimal_nodes", "optimum with time valued", "nodes", None,
+              lambda a: a.cost.time_value_optimal_nodes if a.cost else None),
+    KeyResult("co2_at_recommended", "CO2e at the recommended point", "kg", "lower",
+              lambda a: _co2_at(a, _recommended_nodes(a)),
+              interval=lambda a, v: _scale_interval(a, _recommended_nodes(a), v), point=_recommended_nodes),
+    KeyResult("errors", "error findings", "count", "lower", lambda a: _count(a, "error")),
+    KeyResult("warnings", "warning findings", "count", "lower", lambda a: _count(a, "warning")),
+)
+
+
+def _unless_noise(verdict: Verdict, old_interval: Interval | None, new_interval: Interval | None) -> Verdict:
     """A better or worse verdict becomes "within noise" when both values have intervals and they overlap."""
     if verdict not in ("better", "worse") or old_interval is None or new_interval is None:
         return verdict
@@ -176,11 +204,10 @@ def _unless_noise(verdict: str, old_interval: tuple[float, float] | None,
     return "within noise" if overlap else verdict
 
 
-def _verdict(name: str, better: str | None, old: Any, new: Any) -> str:
+def _verdict(better: Better | None, old: Value, new: Value, *, none_is_infinite: bool = False) -> Verdict:
     if old == new:
         return "same"
-    if better is None or (old is None and name not in NONE_MEANS_INFINITE) or (new is None and \
-            name not in NONE_MEANS_INFINITE):
+    if better is None or ((old is None or new is None) and not none_is_infinite):
         return "changed"
     if better == "true":
         return "better" if new is True else "worse"
@@ -192,7 +219,7 @@ def _verdict(name: str, better: str | None, old: Any, new: Any) -> str:
     return "better" if improved else "worse"
 
 
-def _numeric_change(old: Any, new: Any) -> tuple[float | None, float | None]:
+def _numeric_change(old: Value, new: Value) -> tuple[float | None, float | None]:
     if isinstance(old, bool) or isinstance(new, bool) or not isinstance(old, int | float) or \
             not isinstance(new, int | float):
         return None, None
@@ -200,43 +227,59 @@ def _numeric_change(old: Any, new: Any) -> tuple[float | None, float | None]:
     return delta, (delta / abs(old) if old else None)
 
 
-def compare_results(old: Json, new: Json) -> tuple[ResultChange, ...]:
+def compare_results(old: Analysis, new: Analysis) -> tuple[ResultChange, ...]:
     rows = []
-    for name, label, kind, better, extract in KEY_RESULTS:
-        a, b = extract(old), extract(new)
-        delta, relative = _numeric_change(a, b)
-        point = POINTS[SAME_POINT[name]] if name in SAME_POINT else None
-        moved = point is not None and point(old) != point(new)
-        verdict = _verdict(name, None if moved else better, a, b)
-        if name in INTERVALS:
-            verdict = _unless_noise(verdict, INTERVALS[name](old, a), INTERVALS[name](new, b))
-        rows.append(ResultChange(name, label, kind, a, b, delta, relative, verdict))
+    for key in KEY_RESULTS:
+        a, b = key.read(old), key.read(new)
+        moved = key.point is not None and key.point(old) != key.point(new)
+        verdict = _verdict(None if moved else key.better, a, b, none_is_infinite=key.none_is_infinite)
+        if key.interval is not None:
+            verdict = _unless_noise(verdict, key.interval(old, a), key.interval(new, b))
+        rows.append(ResultChange(key.name, key.label, key.kind, a, b, *_numeric_change(a, b), verdict))
     rows += _decision_changes(old, new)
     return tuple(rows)
 
 
-def _decision_changes(old: Json, new: Json) -> list[ResultChange]:
+# What each objective's value is called in a diff, and how it is shown: per run, or per hour of a service.
+OBJECTIVE_VALUES: dict[Objective, tuple[str, Kind, str, str]] = {  # (key, kind, per run, per hour of service)
+    "cost": ("cost", "money", "cost", "cost per hour"),
+    "time": ("time_s", "seconds", "time", "p99 latency"),
+    "carbon": ("co2_kg", "kg", "CO2e", "CO2e per hour"),
+}
+assert set(OBJECTIVE_VALUES) == set(OBJECTIVES)
+
+
+def _decision_changes(old: Analysis, new: Analysis) -> list[ResultChange]:
     """Each deployment context's recommendation (matched by name) and the value of its objective."""
-    objective = {"cost": ("cost", "money"), "time": ("time_s", "seconds"), "carbon": ("co2_kg", "kg")}
-    shown = {"cost": "cost", "time_s": "time", "co2_kg": "CO2e"}
-    before = {d["name"]: d for d in old.get("decisions") or []}
-    after = {d["name"]: d for d in new.get("decisions") or []}
+    before = {d.name: d for d in old.decisions.decisions} if old.decisions else {}
+    after = {d.name: d for d in new.decisions.decisions} if new.decisions else {}
+    serving = bool(new.decisions.serving) if new.decisions else False
     rows = []
     for name in [*before, *(n for n in after if n not in before)]:
-        a, b = before.get(name, {}), after.get(name, {})
-        rows.append(ResultChange(f"decision:{name}:nodes", f"{name}: recommended nodes", "nodes", a.get("nodes"),
-                                 b.get("nodes"), *_numeric_change(a.get("nodes"), b.get("nodes")),
-                                 "same" if a.get("nodes") == b.get("nodes") else "changed"))
-        if a.get("regime") != b.get("regime") and (a.get("regime") or b.get("regime")):
-            rows.append(ResultChange(f"decision:{name}:regime", f"{name}: price regime", "regime", a.get("regime"),
-                                     b.get("regime"), None, None, "changed"))
-        field, kind = objective.get(b.get("optimize") or a.get("optimize") or "", ("cost", "money"))
-        x, y = a.get(field), b.get(field)
-        verdict = _unless_noise(_verdict(field, "lower", x, y), _scale_interval(old, a.get("nodes"), x),
-                                _scale_interval(new, b.get("nodes"), y))
-        rows.append(ResultChange(f"decision:{name}:{field}", f"{name}: {shown[field]}",
-                                 kind, x, y, *_numeric_change(x, y), verdict))
+        a, b = before.get(name), after.get(name)
+        a_nodes, b_nodes = a.nodes if a else None, b.nodes if b else None
+        rows.append(ResultChange(f"decision:{name}:nodes", f"{name}: recommended nodes", "nodes", a_nodes, b_nodes,
+                                 *_numeric_change(a_nodes, b_nodes), "same" if a_nodes == b_nodes else "changed"))
+        a_regime, b_regime = a.regime if a else None, b.regime if b else None
+        if a_regime != b_regime:
+            rows.append(ResultChange(f"decision:{name}:regime", f"{name}: price regime", "regime", a_regime, b_regime,
+                                     None, None, "changed"))
+        either = b or a
+        objective: Objective = either.optimize if either else "cost"
+        key, kind, per_run, per_hour = OBJECTIVE_VALUES[objective]
+        x = _objective_value(a, objective)
+        y = _objective_value(b, objective)
+        verdict = _unless_noise(_verdict("lower", x, y), _scale_interval(old, a_nodes, x),
+                                _scale_interval(new, b_nodes, y))
+        rows.append(ResultChange(f"decision:{name}:{key}", f"{name}: {per_hour if serving else per_run}", kind, x, y,
+                                 *_numeric_change(x, y), verdict))
     return rows
+
+
+def _objective_value(decision: DecisionResult | None, objective: Objective) -> float | None:
+    if decision is None:
+        return None
+    return {"cost": decision.cost, "time": decision.time_s, "carbon": decision.co2_kg}[objective]
 
 
 # ----------------------------------------------------------------------------------------------------- inputs
@@ -323,19 +366,18 @@ def compare_slots(old: Project, new: Project) -> tuple[SlotChange, ...]:
     return tuple(changes)
 
 
-def compare_findings(old: Json, new: Json) -> tuple[tuple[Json, ...], tuple[Json, ...]]:
-    def key(finding: Json) -> tuple[str, str]:
-        return finding["code"], finding["path"]
+def compare_findings(old: tuple[Finding, ...], new: tuple[Finding, ...]) -> tuple[tuple[Finding, ...],
+                                                                            tuple[Finding, ...]]:
+    """Findings only the new revision has, and those only the old one had, matched by code and field path."""
+    before = {(f.code, f.path) for f in old}
+    after = {(f.code, f.path) for f in new}
+    return (tuple(f for f in new if (f.code, f.path) not in before),
+            tuple(f for f in old if (f.code, f.path) not in after))
 
-    before = {key(f): f for f in old.get("findings") or []}
-    after = {key(f): f for f in new.get("findings") or []}
-    return (tuple(f for k, f in after.items() if k not in before),
-            tuple(f for k, f in before.items() if k not in after))
 
-
-def compare(old_project: Project, old: Json, new_project: Project, new: Json, *, old_label: str,
+def compare(old_project: Project, old: Analysis, new_project: Project, new: Analysis, *, old_label: str,
             new_label: str) -> DiffResult:
     inputs, same = compare_inputs(old_project, new_project)
-    appeared, resolved = compare_findings(old, new)
+    appeared, resolved = compare_findings(old.findings, new.findings)
     return DiffResult(old_label, new_label, new_project.currency, inputs, same, compare_slots(old_project, new_project),
                       compare_results(old, new), appeared, resolved)

@@ -14,7 +14,7 @@ from reportgen.analysis.energy import EnergyResult
 from reportgen.analysis.goal import scaled
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.analysis.serving import ServingResult
-from reportgen.project.model import REGIME_PHRASES, Decision, Goal, RegimeName
+from reportgen.project.model import REGIME_PHRASES, Decision, Goal, Objective, RegimeName
 from reportgen.wording import nodes
 
 
@@ -31,7 +31,7 @@ class Candidate:
 @dataclass(frozen=True)
 class DecisionResult:
     name: str
-    optimize: str
+    optimize: Objective
     nodes: int | None
     regime: RegimeName | None  # the price regime the recommendation is priced in
     time_s: float | None

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reportgen import interrupts
+from reportgen.analysis import Analysis
 from reportgen.analysis.changes import DiffResult, compare
 from reportgen.files import output_dir, write_files
 from reportgen.pipeline import analyze_loaded
@@ -51,16 +52,16 @@ class DiffOutcome:
     written: list[Path]
 
 
-def _load(spec: str) -> tuple[LoadedProject, dict[str, Any], str]:
+def _load(spec: str) -> tuple[LoadedProject, Analysis, dict[str, Any], str]:
     with open_source(spec) as source:
         loaded = load_project(source.path, display=source.display)
-        return loaded, analyze_loaded(loaded)[1], source.stem
+        return loaded, *analyze_loaded(loaded), source.stem
 
 
 def run_diff(old_spec: str, new_spec: str, options: DiffOptions) -> DiffOutcome:
-    old, old_document, old_stem = _load(old_spec)
-    new, new_document, new_stem = _load(new_spec)
-    result = compare(old.project, old_document, new.project, new_document, old_label=old_spec, new_label=new_spec)
+    old, old_analysis, old_document, old_stem = _load(old_spec)
+    new, new_analysis, new_document, new_stem = _load(new_spec)
+    result = compare(old.project, old_analysis, new.project, new_analysis, old_label=old_spec, new_label=new_spec)
     files: dict[str, bytes] = {}
     if "json" in options.formats:
         files["diff.json"] = dumps(diff_document(result)).encode("utf-8")

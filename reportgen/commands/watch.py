@@ -12,9 +12,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from reportgen import interrupts
+from reportgen.analysis import Analysis
 from reportgen.analysis.changes import ResultChange, compare_results
 from reportgen.errors import InputError
 from reportgen.pipeline import Builder, BuildOptions, warm_builder
@@ -37,7 +37,7 @@ class WatchEvent:
 @dataclass
 class _State:
     stamp: tuple[tuple[str, int, int], ...] = ()
-    document: dict[str, Any] | None = None
+    analysis: Analysis | None = None  # of the last good build
     watched: tuple[Path, ...] = field(default_factory=tuple)
 
 
@@ -95,10 +95,10 @@ def _rebuild(builder: Builder, path: Path, options: BuildOptions, state: _State)
     if "pdf" in options.formats:
         written.append(builder.write_pdf(result))
         pdf_seconds = time.perf_counter() - started
-    changes = () if state.document is None else tuple(
-        change for change in compare_results(state.document, result.document) if change.verdict != "same")
-    first = state.document is None
-    state.document = result.document
+    changes = () if state.analysis is None else tuple(
+        change for change in compare_results(state.analysis, result.analysis) if change.verdict != "same")
+    first = state.analysis is None
+    state.analysis = result.analysis
     scaling = result.loaded.project.scaling
     state.watched = _watched(path, measurements.resolve(path, scaling.file) if scaling and scaling.file else None)
     state.stamp = _stamp(state.watched)
