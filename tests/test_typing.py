@@ -1,5 +1,6 @@
 """The type checker holds the project model to its specs: a field annotated otherwise than what its spec reads, or a
-comparison against a name outside a vocabulary, fails `mypy --strict` (the `lint` target of `make test`)."""
+comparison against a name outside a vocabulary, or a diff's key result reading a field the results do not have,
+fails `mypy --strict` (the `lint` target of `make test`)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CASES = '''
     from dataclasses import dataclass
 
+    from reportgen.analysis.changes import KeyResult
     from reportgen.analysis.findings import Finding
     from reportgen.project.model import Run, Scaling
     from reportgen.project.spec import Count, Names, OneOf, Positive, Quantity, Section, field
@@ -50,6 +52,12 @@ CASES = '''
 
     def typo_in_an_axis(scaling: Scaling) -> bool:
         return scaling.axis == "nodes" or scaling.axis == "loads"  # wrong
+
+
+    KNEE = KeyResult("knee_nodes", "knee", "nodes", "higher", lambda a: a.scaling.knee_nodes if a.scaling else None)
+    RENAMED = KeyResult("knee_nodes", "knee", "nodes", "higher",
+                        lambda a: a.scaling.knee_node if a.scaling else None)  # wrong
+    DIRECTION = KeyResult("knee_nodes", "knee", "nodes", "upward", lambda a: None)  # wrong
 '''
 
 
