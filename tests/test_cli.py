@@ -70,6 +70,7 @@ def test_help_does_not_import_heavy_libraries() -> None:
     assert result.stdout.strip().endswith("[]")
 
 
+@pytest.mark.slow  # two fresh interpreters
 @pytest.mark.parametrize("formats", ["json", "html,json"])
 def test_a_build_that_draws_nothing_does_not_import_matplotlib(tmp_path: Path, formats: str) -> None:
     """JSON alone, or HTML whose figures are all cached: no figure pool, no matplotlib (0.35 s of a cold build)."""

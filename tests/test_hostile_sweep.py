@@ -543,12 +543,13 @@ FAMILIES = (
             "_is_wrong")),
 )
 PROCESS_ATTEMPTS = {sighup_to_measure, grandchild_that_ignores_sigterm, workers_gone_when_an_interrupted_build_exits}
+LARGE_ATTEMPTS = {large_file_without_aliases}  # reads 120,000 values: 4 s, the slowest test of the fast tier
 
 
 def _all_attempts() -> list[object]:
-    """Every attempt as a test case; those that start processes and signal them are slow."""
+    """Every attempt as a test case; those that start processes and signal them, or read large files, are slow."""
     return [pytest.param(family.name, attempt, id=attempt.__name__,
-                         marks=[pytest.mark.slow] if attempt in PROCESS_ATTEMPTS else [])
+                         marks=[pytest.mark.slow] if attempt in PROCESS_ATTEMPTS | LARGE_ATTEMPTS else [])
             for family in FAMILIES for attempt in family.attempts]
 
 

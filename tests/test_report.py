@@ -179,6 +179,7 @@ def thirteen_scales(folder: Path) -> Path:
     return project
 
 
+@pytest.mark.slow  # draws every figure of a project of its own
 def test_figures_of_wide_ranges_stay_legible(tmp_path: Path) -> None:
     """Node labels that fit side by side with both ends kept, log cost axes over three orders of magnitude, full
     numbers with thousands separators (never a "1e6" in the corner), and no crowded point labels."""
