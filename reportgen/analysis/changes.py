@@ -7,9 +7,9 @@ typed accessor: a renamed or retyped result field fails the type check here, not
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol, TypeVar
 
 from reportgen.analysis import Analysis
 from reportgen.analysis.decisions import DecisionResult
@@ -87,23 +87,40 @@ class DiffResult:
 
 
 # ------------------------------------------------------------------------------------------------- key results
-def _scale(analysis: Analysis, nodes: Value) -> ScaleRow | None:
-    rows = analysis.scaling.rows if analysis.scaling else ()
+class _AtScale(Protocol):
+    @property
+    def nodes(self) -> float: ...
+
+
+Row = TypeVar("Row", bound=_AtScale)
+
+
+def _row_at(rows: Sequence[Row], nodes: Value) -> Row | None:
+    """The row of a per-scale table at `nodes` (the scaling, cost and energy tables each have one per scale)."""
     return next((row for row in rows if row.nodes == nodes), None)
 
 
+def _scale(analysis: Analysis, nodes: Value) -> ScaleRow | None:
+    return _row_at(analysis.scaling.rows if analysis.scaling else (), nodes)
+
+
 def _cost_at(analysis: Analysis, nodes: Value) -> float | None:
-    rows = analysis.cost.rows if analysis.cost else ()
-    return next((row.cost for row in rows if row.nodes == nodes), None)
+    row = _row_at(analysis.cost.rows if analysis.cost else (), nodes)
+    return row.cost if row else None
 
 
 def _co2_at(analysis: Analysis, nodes: Value) -> float | None:
-    rows = analysis.energy.rows if analysis.energy else ()
-    return next((row.co2_kg for row in rows if row.nodes == nodes), None)
+    row = _row_at(analysis.energy.rows if analysis.energy else (), nodes)
+    return row.co2_kg if row else None
+
+
+def _peak(analysis: Analysis) -> ScaleRow | None:
+    """The measured scale of the largest speedup."""
+    return _scale(analysis, analysis.scaling.peak_nodes) if analysis.scaling else None
 
 
 def _peak_speedup(analysis: Analysis) -> float | None:
-    row = _scale(analysis, analysis.scaling.peak_nodes) if analysis.scaling else None
+    row = _peak(analysis)
     return row.speedup if row else None
 
 
@@ -139,7 +156,7 @@ def _scale_interval(analysis: Analysis, nodes: Value, value: Value) -> Interval 
 
 
 def _peak_speedup_interval(analysis: Analysis, _value: Value) -> Interval | None:
-    row = _scale(analysis, analysis.scaling.peak_nodes) if analysis.scaling else None
+    row = _peak(analysis)
     return row.speedup_ci if row else None
 
 

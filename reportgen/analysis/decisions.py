@@ -21,7 +21,7 @@ from reportgen.wording import nodes
 @dataclass(frozen=True)
 class Candidate:
     nodes: int
-    regime: RegimeName | None  # the price regime (on_demand | spot | local); None without pricing
+    regime: RegimeName | None  # None without pricing
     time_s: float | None  # per run; a serving project's p99 latency
     cost: float | None  # per run; per hour of service
     co2_kg: float | None  # per run; per hour of service
@@ -78,8 +78,8 @@ def candidates(scaling: ScalingResult, cost: CostResult | None, energy: EnergyRe
     if cost is not None:
         return [Candidate(p.nodes, p.regime, p.time_s, p.cost, co2.get(p.nodes), kwh.get(p.nodes))
                 for p in priced_points(cost)]
-    return [Candidate(nodes, None, r.time_s or 0.0, None, co2.get(nodes), kwh.get(nodes))
-            for r in scaling.rows for nodes in [whole_nodes(r.nodes)]]
+    whole = [(whole_nodes(r.nodes), r.time_s or 0.0) for r in scaling.rows]
+    return [Candidate(nodes, None, time_s, None, co2.get(nodes), kwh.get(nodes)) for nodes, time_s in whole]
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ class GoalCheck:
     """One point (a scale in a price regime) held against the goal's limits."""
 
     nodes: float
-    regime: RegimeName | None  # on_demand | spot | local; None without pricing
+    regime: RegimeName | None  # None without pricing
     viable: bool
     time_s: float
     cost: float | None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
+from collections.abc import Sequence
 
 from reportgen.analysis.checklist import ChecklistResult
 from reportgen.analysis.diagnosis import DiagnosisResult
@@ -356,7 +357,7 @@ def _model_against_measurements(prediction: PredictionResult | None,
 LISTED = 8  # items a finding names before it counts the rest
 
 
-def _listed(items: list[str] | list[int] | list[float], separator: str = "; ") -> str:
+def _listed(items: Sequence[object], separator: str = "; ") -> str:
     """The first LISTED items, then how many more: a finding is one sentence even over 10,000 scales."""
     shown = separator.join(str(item) for item in items[:LISTED])
     return shown if len(items) <= LISTED else f"{shown}{separator}and {len(items) - LISTED:,} more (results.json)"
