@@ -70,7 +70,7 @@ class OutputError(ReportgenError):
 
 
 class RenderError(ReportgenError):
-    """A report that could not be rendered: a figure the PDF renderer cannot draw or place, a renderer process that
+    """A report that could not be rendered: a figure the PDF renderer cannot draw or place, a PDF worker that
     died. Not the input's fault as far as reportgen can tell (exit 1); the previous outputs are as they were."""
 
     exit_code = ExitCode.FAILURE

@@ -11,9 +11,9 @@ Everything that must be right is also checked, not assumed: a signal is recorded
 call `check()` before writing, so that an interrupt swallowed somewhere (an exception raised inside a finaliser is
 printed and dropped by Python) still stops the build before it writes.
 
-Worker processes (figure drawing, the PDF renderer, batch builders) call `as_worker()` first: they exit at once on a
-signal (after a write under way) and when their parent is gone: killed with SIGKILL, say, it cannot tell them, and
-they would otherwise wait forever for work that never comes.
+Worker processes (figure drawing, the PDF workers and their fork server, batch builders) call `as_worker()` first:
+they exit at once on a signal (after a write under way) and when their parent is gone: killed with SIGKILL, say,
+it cannot tell them, and they would otherwise wait forever for work that never comes.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def _on_signal(signum: int, _frame: FrameType | None) -> None:
 
 
 def _stop() -> None:
-    # A worker has nothing to clean up that its parent does not: the pools and the renderer see the process gone.
+    # A worker has nothing to clean up that its parent does not: the pools see the process gone.
     # One forked a moment ago, before it could call as_worker(), is a worker too: it must not print a traceback.
     if _in_worker or os.getpid() != _owner:
         os._exit(128 + _requested[0])
@@ -127,7 +127,7 @@ def exit_status() -> int:
 
 def stop_children(grace: float = WORKER_GRACE_SECONDS) -> None:
     """Stop this process's worker processes: SIGTERM (each exits at once, or after the write it is in), then
-    SIGKILL for any still there after `grace` seconds (a renderer hung inside a C library). The pools would
+    SIGKILL for any still there after `grace` seconds (a PDF worker hung inside a C library). The pools would
     otherwise wait for work under way to finish."""
     import multiprocessing
 
@@ -140,7 +140,7 @@ def stop_children(grace: float = WORKER_GRACE_SECONDS) -> None:
         if child.is_alive():
             child.kill()
             child.join()
-    for pid in descendants(os.getpid()):  # a worker's own helpers (a renderer's painter): gone with this process
+    for pid in descendants(os.getpid()):  # helpers not started by multiprocessing (the fork server) and theirs
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
 
@@ -174,9 +174,10 @@ def as_worker(poll_seconds: float = 0.5) -> None:
     soon as the parent is gone.
 
     On Linux the kernel kills the worker when its parent exits (PR_SET_PDEATHSIG): no thread, so a worker that
-    forks a helper of its own (the PDF renderer forks its figure painter) forks a single-threaded process, as fork
+    forks a helper of its own (a batch's builder forks figure workers) forks a single-threaded process, as fork
     requires (Python 3.12 and later warn about forking a process with threads). Elsewhere a thread polls the parent's
-    id, so that the worker's own work is never interrupted."""
+    id, so that the worker's own work is never interrupted. A parent that was gone before this was called (a busy
+    machine can start a worker that late) is noticed through multiprocessing's own sentinel of it."""
     global _in_worker
     _in_worker = True
     _requested.clear()  # a signal the parent had recorded before forking is the parent's
@@ -184,7 +185,7 @@ def as_worker(poll_seconds: float = 0.5) -> None:
         signal.signal(number, _on_signal)
     parent = os.getppid()
     if _killed_with_parent():
-        if os.getppid() != parent:  # the parent was gone before the kernel was asked
+        if os.getppid() != parent or _parent_gone():  # the parent was gone before the kernel was asked
             os._exit(1)
         return
 
@@ -194,6 +195,14 @@ def as_worker(poll_seconds: float = 0.5) -> None:
         os._exit(1)
 
     threading.Thread(target=watch, name="reportgen-parent-watch", daemon=True).start()
+
+
+def _parent_gone() -> bool:
+    """Whether the process that started this one through multiprocessing has exited (False for any other)."""
+    import multiprocessing
+
+    started_by = multiprocessing.parent_process()
+    return started_by is not None and not started_by.is_alive()
 
 
 def _killed_with_parent() -> bool:

@@ -26,7 +26,7 @@ from reportgen.render.results import dumps, results_document
 
 if TYPE_CHECKING:
     from reportgen.figures.jobs import FigureJob
-    from reportgen.render.pdf import FigurePainter, PdfRenderer
+    from reportgen.render.pdf import PdfRenderer
 
 CACHE_FOLDER = ".cache"
 
@@ -56,8 +56,7 @@ class Builder:
     options: BuildOptions
     pool: Any = None  # a reportgen.figures.FigurePool kept between builds, or None for a temporary one
     cache: FigureCache | None = None
-    renderer: PdfRenderer | None = None  # a PDF renderer process started early, or None to render in this one
-    painter: FigurePainter | None = None  # paints the PDF's figures when this process renders; None: it does
+    renderer: PdfRenderer | None = None  # PDF workers started early (reportgen.render.pdf_workers), or None: here
 
     def __post_init__(self) -> None:
         if self.cache is None:
@@ -99,7 +98,7 @@ class Builder:
     def _report(self, path: Path, loaded: LoadedProject, analysis: Analysis, document: dict[str, Any],
                 formats: tuple[str, ...], files: dict[str, bytes], clock: _Clock) -> tuple[Report, tuple[str, ...]]:
         """Render the report into `files` as HTML, PDF or both; also the keys of the figures drawn now. The PDF is
-        laid out from the page while the figures are drawn (by a renderer process, when there is one)."""
+        begun once the figures are being drawn: PDF workers lay the report out meanwhile."""
         from reportgen.figures import figure_jobs
 
         jobs = figure_jobs(analysis, loaded.project)
@@ -117,14 +116,14 @@ class Builder:
                 files["report.pdf"], pending = pending.finish(page.svgs(drawings)), None
                 clock.lap("pdf")
         finally:
-            if pending is not None:  # the figures failed or the build was interrupted: the renderer gives up too
+            if pending is not None:  # the figures failed or the build was interrupted: the PDF is given up
                 pending.cancel()
         return report, drawn
 
     def _renderer(self) -> PdfRenderer:
         from reportgen.render.pdf import RenderHere
 
-        return self.renderer or RenderHere(self.painter)
+        return self.renderer or RenderHere()
 
     def _page(self, path: Path, loaded: LoadedProject, analysis: Analysis, document: dict[str, Any],
               jobs: list[FigureJob]) -> tuple[Page, int]:
@@ -140,28 +139,19 @@ class Builder:
         """Each figure's SVG by key, and the keys drawn now (the others came from the cache)."""
         from reportgen.figures import draw_figures
 
-        # load WeasyPrint while figures are drawn, for this build's PDF or the one watch renders right after it
-        preload_here = "pdf" in self.options.formats and self.renderer is None
-        figures = draw_figures(jobs, pool=self.pool, cache=self.cache,
-                               while_waiting=_preload_pdf if preload_here else None)
+        figures = draw_figures(jobs, pool=self.pool, cache=self.cache)
         return figures.svgs, figures.drawn
-
-
-def _preload_pdf() -> None:
-    from reportgen.render.pdf import preload  # only for builds with a PDF: an HTML build imports nothing of it
-
-    preload()
 
 
 @contextmanager
 def warm_builder(options: BuildOptions) -> Iterator[Builder]:
     """A Builder for many builds in this process (watch, a batch with -j 1): it keeps two figure workers and,
-    when PDFs are wanted, a process that paints the PDF's figures while this one lays the report out."""
+    when PDFs are wanted, two PDF workers (reportgen.render.pdf_workers)."""
     from reportgen.figures import figure_pool
-    from reportgen.render.pdf_process import figure_painter
+    from reportgen.render.pdf_workers import pdf_workers
 
-    with figure_pool() as pool, figure_painter("pdf" in options.formats) as painter:
-        yield Builder(options, pool=pool, painter=painter)
+    with figure_pool() as pool, pdf_workers("pdf" in options.formats) as renderer:
+        yield Builder(options, pool=pool, renderer=renderer)
 
 
 def build(path: Path, options: BuildOptions) -> list[Path]:

@@ -195,17 +195,32 @@ def test_one_sigterm_stops_a_batch_and_its_workers(tmp_path: Path, group: bool) 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
 def test_one_sigterm_stops_a_build_whose_renderer_hangs(tmp_path: Path) -> None:
-    """The PDF renderer never answers (a C library stuck, say): a SIGTERM to the build alone still stops it."""
-    hung = ("import time, sys; import reportgen.render.pdf as pdf; "
-            "pdf.render_layout = lambda *a, **k: time.sleep(600); "
-            "from reportgen.commands.cli import run; sys.argv[0] = 'reportgen'; run()")
+    """The PDF workers never answer (a C library stuck, say: here they are stopped with SIGSTOP): a SIGTERM to
+    the build alone still stops it, and every helper with it."""
+    from reportgen.interrupts import descendants
+
     out = tmp_path / "out"
-    process = subprocess.Popen([sys.executable, "-c", hung, "build", str(EXAMPLE), "-o", str(out), "--no-cache"],
-                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    time.sleep(6)  # the figures are drawn by now, and the build waits for its PDF
+    process = _start("build", str(EXAMPLE), "-o", str(out), "--no-cache")
+    deadline, workers = time.monotonic() + 30, []
+    while len(workers) < 2 and time.monotonic() < deadline:  # the two PDF workers, forked by the fork server
+        workers = [pid for pid in descendants(process.pid) if _is_pdf_worker(pid)]
+        time.sleep(0.05)
+    assert len(workers) == 2, process.communicate()
+    for pid in workers:
+        os.kill(pid, signal.SIGSTOP)
+    time.sleep(3)  # the figures are drawn by now, and the build waits for its PDF
     assert process.poll() is None, process.communicate()
     _terminate(process)
     assert not (out / "example").exists()
+
+
+def _is_pdf_worker(pid: int) -> bool:
+    """A process forked by multiprocessing's fork server (whose command line it shares), not the server itself."""
+    try:
+        parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        return all(b"forkserver" in Path(f"/proc/{each}/cmdline").read_bytes() for each in (pid, parent))
+    except (OSError, ValueError, IndexError):
+        return False
 
 
 def _sigterm_bench() -> object:

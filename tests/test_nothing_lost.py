@@ -92,13 +92,13 @@ def test_a_failing_pdf_renderer_keeps_everything(built: tuple[Path, Path, dict[s
 
 def test_a_build_interrupted_while_its_pdf_is_laid_out_elsewhere_keeps_everything(
         built: tuple[Path, Path, dict[str, bytes]], monkeypatch: pytest.MonkeyPatch) -> None:
-    """The renderer process lays the PDF out while the figures are drawn; an interrupt then tells its painter
-    the drawings will not come, and the renderer serves the next build as if nothing happened."""
+    """The PDF workers lay the PDF out while the figures are drawn; an interrupt then gives the PDF up, and the
+    workers serve the next build as if nothing happened."""
     from reportgen.figures import draw_figures
-    from reportgen.render.pdf_process import RendererProcess
+    from reportgen.render.pdf_workers import PdfWorkers
 
     project, out, before = built
-    renderer = RendererProcess()
+    renderer = PdfWorkers()
     try:
         def interrupted(*_: object, **__: object) -> None:
             raise KeyboardInterrupt

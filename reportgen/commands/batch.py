@@ -71,7 +71,7 @@ def _build_one(path: Path, builder: Builder | None = None) -> Outcome:
 def build_many(paths: list[Path], options: BuildOptions, *, jobs: int,
                renderer: PdfRenderer | None = None) -> Iterator[Outcome]:
     """Outcomes as projects finish (in order of completion when jobs > 1). A single project's PDF goes to
-    `renderer` when the caller started one (reportgen.render.pdf_process.early_renderer)."""
+    `renderer` when the caller started one (reportgen.render.pdf_workers.pdf_workers)."""
     if len(paths) == 1:  # figures get a drawing pool only if enough of them miss the cache (draw_figures)
         yield _build_one(paths[0], Builder(options, renderer=renderer))
         return

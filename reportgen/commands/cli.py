@@ -333,7 +333,7 @@ def _check(files: list[Path]) -> ExitCode:
 
 
 def _build(arguments: argparse.Namespace) -> int:
-    from reportgen.render.pdf_process import early_renderer
+    from reportgen.render.pdf_workers import pdf_workers
 
     stems = [output_name(path) for path in arguments.files]
     duplicates = sorted({stem for stem in stems if stems.count(stem) > 1})
@@ -343,9 +343,9 @@ def _build(arguments: argparse.Namespace) -> int:
         raise UsageError(f"-j must be a positive whole number, got {arguments.jobs}")
     if STDIN in arguments.files:
         stdin_bytes()  # read now: workers forked later see the same bytes
-    # One project with a PDF: its renderer is forked before this process imports the analyses (numpy, pint:
-    # 0.25 s), so that WeasyPrint loads on the other core from the start. Batches render in their workers.
-    with early_renderer(len(arguments.files) == 1 and "pdf" in arguments.format) as renderer:
+    # One project with a PDF: its PDF workers' server starts before this process imports the analyses (numpy,
+    # pint: 0.25 s), so that WeasyPrint loads on the other core from the start. Batches render in their workers.
+    with pdf_workers(len(arguments.files) == 1 and "pdf" in arguments.format) as renderer:
         from reportgen.commands.batch import build_many, worst
         from reportgen.pipeline import BuildOptions
 

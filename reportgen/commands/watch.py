@@ -1,7 +1,7 @@
 """`reportgen watch`: rebuild on every save in a warm process and tell what changed in the key results.
 
 The process keeps its imports, its figure cache and two figure workers, so a rebuild redraws only the figures whose
-inputs changed, and a figure painter that draws the PDF's figures while the report is laid out. Fresh HTML and
+inputs changed, and two PDF workers that lay the report out and paint its figures at once. Fresh HTML and
 JSON are written first; the PDF follows. A save with an input error leaves the last good outputs in place and
 waits for the next save.
 """

@@ -4,11 +4,12 @@ With WeasyPrint's default fetcher a report built from someone else's project fil
 (`<link rel="attachment" href="file:///etc/passwd">`) or call out to the network. Here every URL is refused except
 the figures that reportgen itself drew, which are served from memory.
 
-The figures reach WeasyPrint twice, never as the inline SVG of the HTML (its HTML style cascade would parse every
-`style` attribute of thousands of SVG elements as CSS for HTML, a quarter of the PDF's time): the report is laid
-out around a placeholder image of each, and the figures are painted in a document of their own, in another process
-when there is one, then put in place (`reportgen.render.pdf_forms`). The layout needs only each figure's size, so it can
-start before the figures are drawn (`PdfRenderer`).
+A PDF is made in three plain steps (reportgen.render.pdf_forms): `layout_pdf` lays the report out around a
+placeholder image of each figure, which needs only the figures' sizes, so it can start before they are drawn;
+`figures_pdf` paints the figures, one per page; `place_figures` puts each in place. The figures never reach
+WeasyPrint as the inline SVG of the HTML: its HTML style cascade would parse every `style` attribute of thousands
+of SVG elements as CSS for HTML, a quarter of the PDF's time. `RenderHere` takes the three steps in this process;
+reportgen.render.pdf_workers takes the first two in two processes at once, with the same bytes as the result.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import gc
 import logging
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import cache
 from typing import Any, Protocol
@@ -25,12 +26,10 @@ from reportgen.errors import RenderError
 from reportgen.figures.jobs import FIGURE_SCHEME
 from reportgen.render.pdf_forms import (
     Figure,
-    FigureArt,
     FigureSlot,
-    collect_art,
     figure_pages,
     figures_as_placeholders,
-    place_art,
+    place_figures,
     placeholders,
 )
 
@@ -72,12 +71,12 @@ _WARM_UP = (
 
 @cache
 def _warm_up() -> None:
-    html_to_pdf(_WARM_UP, painter=PaintHere())
+    html_to_pdf(_WARM_UP)
 
 
 def preload() -> None:
     """Import WeasyPrint, set up fonts and render a first, small PDF ahead of time (the pipeline does it while
-    figures are drawn; processes forked afterwards inherit it all)."""
+    figures are drawn; the PDF workers' fork server does it once for all of them)."""
     import weasyprint  # noqa: F401
 
     _fonts()
@@ -131,20 +130,6 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-class FigurePainter(Protocol):
-    def start(self, figures: Sequence[Figure], epoch: int) -> Callable[[], FigureArt]:
-        """Begin painting `figures`; the function returned waits for them."""
-        ...
-
-
-class PaintHere:
-    """Paints the figures in this process, before the report is laid out (one core, or a worker of a batch)."""
-
-    def start(self, figures: Sequence[Figure], epoch: int) -> Callable[[], FigureArt]:
-        art = paint_figures(figures, epoch=epoch)
-        return lambda: art
-
-
 class PendingPdf(Protocol):
     """A PDF whose layout has begun; it is finished with its figures' drawings."""
 
@@ -164,23 +149,20 @@ class PdfRenderer(Protocol):
 
 
 class RenderHere:
-    """Renders in this process once the drawings are there: the same PDF as a renderer process, byte for byte."""
-
-    def __init__(self, painter: FigurePainter | None = None) -> None:
-        self.painter = painter
+    """Renders in this process once the drawings are there (one core, or a worker of a batch)."""
 
     def start(self, layout: str, slots: Sequence[FigureSlot], epoch: int) -> PendingPdf:
-        return _RenderLater(layout, tuple(slots), epoch, self.painter)
+        preload()  # a build begins its PDF while its figures are drawn in worker processes: WeasyPrint loads now
+        return _RenderLater(layout, tuple(slots), epoch)
 
 
 class _RenderLater:
-    def __init__(self, layout: str, slots: tuple[FigureSlot, ...], epoch: int,
-                 painter: FigurePainter | None) -> None:
-        self._layout, self._slots, self._epoch, self._painter = layout, slots, epoch, painter
+    def __init__(self, layout: str, slots: tuple[FigureSlot, ...], epoch: int) -> None:
+        self._layout, self._slots, self._epoch = layout, slots, epoch
 
     def finish(self, svgs: Sequence[bytes]) -> bytes:
         figures = [Figure(slot, svg) for slot, svg in zip(self._slots, svgs, strict=True)]
-        return layout_to_pdf(self._layout, figures, epoch=self._epoch, painter=self._painter)
+        return layout_to_pdf(self._layout, figures, epoch=self._epoch)
 
     def cancel(self) -> None:
         pass
@@ -193,48 +175,42 @@ def _weasyprint_run(epoch: int) -> Iterator[list[str]]:
         yield failures
 
 
-def paint_figures(figures: Sequence[Figure], *, epoch: int = 0) -> FigureArt:
-    """Each figure drawn by WeasyPrint on a page of its own, as form XObjects to place in a report."""
+def figures_pdf(figures: Sequence[Figure], *, epoch: int = 0) -> bytes:
+    """A PDF with each figure drawn by WeasyPrint on a page of its own size, in order."""
     import weasyprint
 
-    collected: list[FigureArt] = []
     with _weasyprint_run(epoch) as failures:
         document = weasyprint.HTML(string=figure_pages([f.slot for f in figures]), base_url="about:blank",
                                    url_fetcher=_fetcher({f.slot.url: (f.svg, "image/svg+xml") for f in figures}))
-        document.write_pdf(font_config=_fonts(), finisher=lambda _, pdf: collected.append(collect_art(pdf)))
+        pdf = bytes(document.write_pdf(font_config=_fonts()))
     if failures:  # WeasyPrint logs a figure it cannot draw and leaves a hole; a report must not
         raise RenderError(f"the PDF renderer could not draw a figure: {failures[0]}")
-    return collected[0]
+    return pdf
 
 
-def html_to_pdf(html: str, *, epoch: int = 0, painter: FigurePainter | None = None) -> bytes:
-    """The PDF of `html`, a page whose figures are inline SVG as reportgen draws them."""
-    layout, figures = figures_as_placeholders(html)
-    return layout_to_pdf(layout, figures, epoch=epoch, painter=painter)
-
-
-def layout_to_pdf(layout: str, figures: Sequence[Figure], *, epoch: int = 0,
-                  painter: FigurePainter | None = None) -> bytes:
-    """The PDF of `layout`, an HTML page with a placeholder image for each of `figures` (in document order);
-    byte-identical for the same input and epoch (the creation time it records), whoever paints the figures."""
-    art = (painter or PaintHere()).start(figures, epoch) if figures else None
-    return render_layout(layout, [figure.slot for figure in figures], art, epoch=epoch)
-
-
-def render_layout(layout: str, slots: Sequence[FigureSlot], art: Callable[[], FigureArt] | None, *,
-                  epoch: int) -> bytes:
-    """Lay `layout` out around its figures' placeholders, then put in the figures `art` waits for."""
+def layout_pdf(layout: str, slots: Sequence[FigureSlot], *, epoch: int = 0) -> bytes:
+    """The PDF of `layout`, an HTML page with a placeholder image for each of `slots`, laid out around them."""
     import weasyprint
 
     images = {url: (png, "image/png") for url, png in placeholders(slots).items()}
-
-    def place_figures(_: Any, pdf: Any) -> None:
-        if art is not None:
-            place_art(pdf, slots, art())
-
     with _weasyprint_run(epoch) as failures:
         document = weasyprint.HTML(string=layout, base_url="about:blank", url_fetcher=_fetcher(images))
-        pdf = bytes(document.write_pdf(font_config=_fonts(), finisher=place_figures))
+        pdf = bytes(document.write_pdf(font_config=_fonts()))
     if failures:
         raise RenderError(f"the PDF renderer could not place a figure: {failures[0]}")
     return pdf
+
+
+def layout_to_pdf(layout: str, figures: Sequence[Figure], *, epoch: int = 0) -> bytes:
+    """The PDF of `layout`, an HTML page with a placeholder image for each of `figures` (in document order), made
+    in this process; byte-identical for the same input and epoch (the creation time it records)."""
+    report = layout_pdf(layout, [figure.slot for figure in figures], epoch=epoch)
+    if not figures:
+        return report
+    return place_figures(report, figures_pdf(figures, epoch=epoch), [figure.slot for figure in figures])
+
+
+def html_to_pdf(html: str, *, epoch: int = 0) -> bytes:
+    """The PDF of `html`, a page whose figures are inline SVG as reportgen draws them."""
+    layout, figures = figures_as_placeholders(html)
+    return layout_to_pdf(layout, figures, epoch=epoch)

@@ -1,39 +1,34 @@
-"""The report's figures as PDF form XObjects: painted in a document of their own, then put where the report left
-room for them.
+"""The report's figures in its PDF: the report is laid out around a placeholder image of each, the figures are
+painted in a document of their own, one per page, and each page is then put in place of its placeholder.
 
-Drawing the figures' vectors is a third of WeasyPrint's work on a report, and it does not depend on the layout. So
-the report is laid out with a placeholder image of each figure's exact aspect ratio, while a second document with
-one figure per page (same SVG, same fonts, same WeasyPrint) is painted elsewhere, in another process when there is
-a second core. Each of its pages becomes a form XObject, and the objects it needs (fonts, patterns, transparency
-states) are copied into the report's PDF with new numbers, in place of the placeholder. A form XObject is drawn in
-the unit square exactly like the image it replaces, so nothing else in the report's content changes.
-
-Everything here works on pydyf objects through WeasyPrint's public `finisher` hook and on what the PDF itself says:
-each placeholder is a blank image of a pixel size no other placeholder of the report has (its figure's aspect
-ratio, scaled by a whole number where two figures share a shape), so it is found by the /Width and /Height of its
-image XObject. If a placeholder is not found, the build fails rather than leave a figure out.
+Drawing the figures' vectors is a third of WeasyPrint's work on a report, and it does not depend on the layout: so
+the two documents can be made at the same time, in two processes (reportgen.render.pdf_workers). Each placeholder
+is a blank image of the figure's exact aspect ratio and of a pixel size no other placeholder of the report has
+(scaled by a whole number where two figures share a shape), so it is found in the laid-out PDF by the /Width and
+/Height of its image. pikepdf (qpdf) then turns each figure's page into a form XObject, which is drawn in the unit
+square exactly like the image it replaces, and copies it with the fonts and patterns it uses into the report. A
+placeholder that is not found fails the build rather than leave a figure out.
 """
 
 from __future__ import annotations
 
 import io
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
-from typing import Any
-
-import pydyf
+from typing import TYPE_CHECKING
 
 from reportgen.errors import RenderError
 from reportgen.figures.jobs import FIGURE_SCHEME, slot
 
+if TYPE_CHECKING:
+    import pikepdf
+
 # The figures' inline SVG as style.to_svg writes it; project text is escaped, so it cannot produce this.
 _INLINE_FIGURE = re.compile(r'<svg role="img" [^>]*class="figure-svg"[^>]*>.*?</svg>', re.DOTALL)
 _VIEWBOX = re.compile(rb'viewBox="0 0 ([0-9.]+) ([0-9.]+)"')
-# An indirect reference in a serialised PDF dictionary ("12 0 R"); pydyf writes generation 0 only.
-_REFERENCE = re.compile(rb"(?<![\w.])(\d+) 0 R(?!\w)")
 _MAX_PLACEHOLDER_PIXELS = 1000  # per side: aspect ratios are matched to 1 part in a million or better
 
 
@@ -108,101 +103,49 @@ def figure_pages(slots: Sequence[FigureSlot]) -> str:
     return f"<style>body {{ margin: 0 }} img {{ display: block; width: 100% }} {rules}</style>{images}"
 
 
-@dataclass(frozen=True)
-class FigureArt:
-    """Painted figures, ready to copy into another PDF: each object as its serialised dictionary and stream (empty
-    for an object without one), by its number in the painted document."""
+def place_figures(report: bytes, figures: bytes, slots: Sequence[FigureSlot]) -> bytes:
+    """`report`, a PDF laid out around the placeholder of each of `slots`, with each placeholder replaced by the
+    matching page of `figures` (one figure per page, in the order of the slots) drawn as a form XObject."""
+    import pikepdf
 
-    forms: tuple[int, ...]  # the form XObject of each figure, in order
-    objects: dict[int, tuple[bytes, bytes]]
+    with pikepdf.open(io.BytesIO(report)) as laid_out, pikepdf.open(io.BytesIO(figures)) as painted:
+        if len(painted.pages) != len(slots):
+            raise RenderError(f"{len(slots)} figures but {len(painted.pages)} were painted")
+        forms = {size: laid_out.copy_foreign(_as_image(page))
+                 for size, page in zip(placeholder_sizes(slots), painted.pages, strict=True)}
+        placed = 0
+        for images, name, size in _images(laid_out):
+            if size in forms:
+                images[name] = forms[size]
+                placed += 1
+        if placed != len(slots):
+            raise RenderError(f"the PDF renderer left room for {placed} of {len(slots)} figures")
+        output = io.BytesIO()
+        # the same bytes for the same input: an /ID from the content, not from the clock
+        laid_out.save(output, deterministic_id=True, object_stream_mode=pikepdf.ObjectStreamMode.generate)
+    return output.getvalue()
 
 
-def collect_art(pdf: pydyf.PDF) -> FigureArt:
-    """The pages of the figure document `pdf` (a pydyf.PDF about to be written) as form XObjects, with every
-    object they reach."""
-    forms = []
-    for number in pdf.pages["Kids"][::3]:
-        page = pdf.objects[number]
-        left, top, right, bottom = (float(value) for value in page["MediaBox"])
-        width, height = right - left, bottom - top
-        contents = pdf.objects[_number(page["Contents"])]
-        form = pydyf.Stream(contents.stream, pydyf.Dictionary({
-            "Type": "/XObject",
-            "Subtype": "/Form",
-            "BBox": page["MediaBox"],
-            # the unit square, where an image is drawn, onto the page
-            "Matrix": pydyf.Array((1 / width, 0, 0, 1 / height, -left / width, -top / height)),
-            "Resources": page["Resources"],
-        }), compress=contents.compress)
-        pdf.add_object(form)
-        forms.append(form.number)
+def _images(pdf: pikepdf.Pdf) -> Iterator[tuple[pikepdf.Object, str, tuple[int, int]]]:
+    """Each image a page of `pdf` draws: the page's dictionary of XObjects, its name there, and its pixel size."""
+    from pikepdf import Name
 
-    objects: dict[int, tuple[bytes, bytes]] = {}
-    waiting = list(forms)
-    while waiting:
-        number = waiting.pop()
-        if number in objects:
+    for page in pdf.pages:
+        resources = page.obj.get(Name.Resources)
+        xobjects = resources.get(Name.XObject) if resources is not None else None
+        if xobjects is None:
             continue
-        obj = pdf.objects[number]
-        data: bytes = obj.data
-        # a stream's dictionary comes before its data, which may hold any bytes and is copied as it is
-        head, _, stream = data.partition(b"\nstream\n") if isinstance(obj, pydyf.Stream) else (data, b"", b"")
-        objects[number] = (head, b"\nstream\n" + stream if stream else b"")
-        waiting.extend(int(found) for found in _REFERENCE.findall(head))
-    return FigureArt(tuple(forms), objects)
+        for name, xobject in xobjects.items():
+            if xobject.get(Name.Subtype) == Name.Image:
+                yield xobjects, name, (int(xobject.Width), int(xobject.Height))
 
 
-def place_art(pdf: pydyf.PDF, slots: Sequence[FigureSlot], art: FigureArt) -> None:
-    """Put each figure's form XObject in place of its placeholder image in `pdf` (a pydyf.PDF about to be
-    written), and copy the objects the forms use."""
-    if len(art.forms) != len(slots):
-        raise RenderError(f"{len(slots)} figures but {len(art.forms)} were painted")
-    placeholders = _placeholder_objects(pdf, slots)
-    renumbered = dict(zip(art.forms, placeholders, strict=True))
-    copies = [number for number in sorted(art.objects) if number not in renumbered]
-    renumbered.update((number, len(pdf.objects) + index) for index, number in enumerate(copies))
+def _as_image(page: pikepdf.Page) -> pikepdf.Object:
+    """A page as a form XObject drawn in the unit square, exactly where and how the image it replaces was."""
+    import pikepdf
 
-    def copy(number: int) -> _Copied:
-        head, stream = art.objects[number]
-        return _Copied(_REFERENCE.sub(lambda match: b"%d 0 R" % renumbered[int(match.group(1))], head) + stream,
-                       is_stream=bool(stream))
-
-    for number in copies:
-        pdf.add_object(copy(number))
-    for form, placeholder in zip(art.forms, placeholders, strict=True):
-        pdf.objects[placeholder] = copy(form)
-        pdf.objects[placeholder].number = placeholder
-
-
-def _placeholder_objects(pdf: pydyf.PDF, slots: Sequence[FigureSlot]) -> list[int]:
-    """The object number of each figure's placeholder image, in figure order: the image XObject of its size."""
-    by_size: dict[tuple[int, int], int] = {}
-    for obj in pdf.objects:
-        if isinstance(obj, pydyf.Stream) and obj.extra.get("Subtype") == "/Image":
-            by_size[int(obj.extra["Width"]), int(obj.extra["Height"])] = obj.number
-    sizes = placeholder_sizes(slots)
-    missing = [each.url for each, size in zip(slots, sizes, strict=True) if size not in by_size]
-    if missing:
-        raise RenderError(f"the PDF renderer left no room for {len(missing)} figure(s), first {missing[0]}")
-    return [by_size[size] for size in sizes]
-
-
-def _number(reference: Any) -> int:
-    return int(bytes(reference).split()[0])
-
-
-class _Copied(pydyf.Object):  # type: ignore[misc]
-    """An object copied from the figure document, already serialised with this document's numbers."""
-
-    def __init__(self, data: bytes, *, is_stream: bool) -> None:
-        super().__init__()
-        self._data = data
-        self._is_stream = is_stream
-
-    @property
-    def data(self) -> bytes:
-        return self._data
-
-    @property
-    def compressible(self) -> bool:
-        return not self._is_stream  # a stream may not go into an object stream
+    form = page.as_form_xobject()
+    left, bottom, right, top = (float(value) for value in page.mediabox)
+    width, height = right - left, top - bottom
+    form.Matrix = pikepdf.Array([1 / width, 0, 0, 1 / height, -left / width, -bottom / height])
+    return form

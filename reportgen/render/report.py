@@ -126,8 +126,8 @@ def render_page(template: str, context: dict[str, Any], frames: Sequence[FigureF
 
 
 def start_pdf(page: Page, epoch: int, renderer: PdfRenderer | None = None) -> PendingPdf:
-    """Begin the PDF of `page`, laid out by `renderer` (a reportgen.render.pdf_process renderer laying it out at once),
-    or by this process once the drawings are there."""
+    """Begin the PDF of `page`, laid out by `renderer` (reportgen.render.pdf_workers, laying it out at once), or
+    by this process once the drawings are there."""
     from reportgen.render.pdf import RenderHere
 
     return (renderer or RenderHere()).start(page.html, page.slots(), epoch)

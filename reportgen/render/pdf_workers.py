@@ -1,0 +1,125 @@
+"""Two WeasyPrint processes that make a PDF's two documents at once: one lays the report out while its figures are
+drawn, the other paints the figures once they are; this process then puts them in place (reportgen.render.pdf).
+
+Importing WeasyPrint and setting up its fonts takes about 0.75 s, and nothing else can happen on that core
+meanwhile. So the workers are forked from multiprocessing's fork server with WeasyPrint already loaded in it
+(reportgen.render.pdf_server): a one-shot build starts the server first thing, the import runs on the second core
+while the project is loaded, analysed and drawn, and each worker forked from the server is ready at once. Requests
+and answers are the futures of a ProcessPoolExecutor; the PDF is the one `reportgen.render.pdf.layout_to_pdf`
+makes in a single process, byte for byte (batch workers, already one per core, and single-core machines render
+that way).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from reportgen.errors import RenderError
+from reportgen.interrupts import as_worker
+
+if TYPE_CHECKING:
+    from reportgen.render.pdf import PdfRenderer
+    from reportgen.render.pdf_forms import FigureSlot
+
+SERVER_MODULE = "reportgen.render.pdf_server"
+_STOP_SECONDS = 0.1  # how long closing waits for a worker to go before it kills one still working for nobody
+
+
+def helpers_worthwhile() -> bool:
+    """Whether work can go to helper processes that run beside this one: a second core, and fork."""
+    return (os.cpu_count() or 1) >= 2 and hasattr(os, "fork")
+
+
+class PdfWorkers:
+    """Two processes, forked from a fork server that loaded WeasyPrint, each making one document of a PDF."""
+
+    def __init__(self) -> None:
+        import multiprocessing
+        import multiprocessing.forkserver
+        from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+
+        self._context = multiprocessing.get_context("forkserver")
+        self._context.set_forkserver_preload([SERVER_MODULE])
+        multiprocessing.forkserver.ensure_running()  # at once: the server loads WeasyPrint while this one works on
+        self._pool = ProcessPoolExecutor(max_workers=2, mp_context=self._context, initializer=as_worker)
+        # A request that needs a new worker waits until the server has loaded WeasyPrint: a thread makes it
+        self._requests = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reportgen-pdf-requests")
+
+    def start(self, layout: str, slots: Sequence[FigureSlot], epoch: int) -> _PendingPdf:
+        """Begin the layout at once, without waiting for the server."""
+        from reportgen.render.pdf import layout_pdf
+
+        slots = tuple(slots)
+        request = self._requests.submit(self._pool.submit, layout_pdf, layout, slots, epoch=epoch)
+        return _PendingPdf(self._pool, request, slots, epoch)
+
+    def close(self) -> None:
+        """Shut the workers down, killing one still at work for a build that failed: it would write nothing."""
+        self._requests.shutdown(cancel_futures=True)
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        import multiprocessing
+
+        deadline = time.monotonic() + _STOP_SECONDS
+        for worker in multiprocessing.active_children():
+            if isinstance(worker, self._context.Process):
+                worker.join(max(0.0, deadline - time.monotonic()))
+                if worker.is_alive():
+                    worker.kill()
+                    worker.join()
+
+
+class _PendingPdf:
+    def __init__(self, pool: Any, layout: Future[Future[bytes]], slots: tuple[FigureSlot, ...], epoch: int) -> None:
+        self._pool, self._layout, self._slots, self._epoch = pool, layout, slots, epoch
+
+    def finish(self, svgs: Sequence[bytes]) -> bytes:
+        from reportgen.render.pdf import figures_pdf
+        from reportgen.render.pdf_forms import Figure, place_figures
+
+        if not self._slots:
+            return _answer(self._layout.result())
+        figures = [Figure(slot, svg) for slot, svg in zip(self._slots, svgs, strict=True)]
+        painted = self._pool.submit(figures_pdf, figures, epoch=self._epoch)
+        return place_figures(_answer(self._layout.result()), _answer(painted), self._slots)
+
+    def cancel(self) -> None:
+        if not self._layout.cancel():  # once started, it finishes for nobody (or is killed when the workers close)
+            self._layout.result().cancel()
+
+
+Answer = TypeVar("Answer")
+
+
+def _answer(future: Future[Answer]) -> Answer:
+    """A worker's answer, or its failure as a RenderError (one line; the worker's traceback kept as a note)."""
+    try:
+        return future.result()
+    except RenderError:
+        raise
+    except BrokenProcessPool:  # a worker died: a crash, or killed by a signal to it alone
+        raise RenderError("a PDF worker process stopped unexpectedly") from None
+    except Exception as error:  # a bug, in a worker: the command line prints one line
+        failure = RenderError(f"the PDF worker failed: {type(error).__name__}: {error}".splitlines()[0])
+        if error.__cause__ is not None:  # the worker's traceback, as concurrent.futures passes it on
+            failure.add_note(str(error.__cause__))
+        raise failure from None
+
+
+@contextmanager
+def pdf_workers(wanted: bool) -> Iterator[PdfRenderer | None]:
+    """PdfWorkers while the block runs, when a PDF is wanted and a second core can serve them; else None (the PDF
+    is then made in this process)."""
+    if not wanted or not helpers_worthwhile():
+        yield None
+        return
+    workers = PdfWorkers()
+    try:
+        yield workers
+    finally:
+        workers.close()

@@ -1,0 +1,218 @@
+"""The PDF workers (two WeasyPrint processes forked from a fork server that loaded WeasyPrint): the same PDF as one
+process makes, failures one line with their traceback kept, work nobody wants stopped, no process left behind."""
+
+from __future__ import annotations
+
+import io
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pypdf import PdfReader
+
+from reportgen.errors import RenderError
+from reportgen.render.pdf import PdfRenderer, html_to_pdf
+from reportgen.render.pdf_forms import figures_as_placeholders
+from reportgen.render.pdf_workers import PdfWorkers, helpers_worthwhile, pdf_workers
+
+HTML = "<h1>Title</h1><p>Some text to lay out.</p>"
+
+pytestmark = pytest.mark.slow  # the fast tier (make check) leaves these out: see docs/testing.md
+
+
+def figure(label: str, width: int = 300, height: int = 120) -> str:
+    """An inline figure as reportgen.figures writes them: text, a path, a hatch pattern and transparency."""
+    return (f'<figure><svg role="img" aria-labelledby="{label}-caption" class="figure-svg" '
+            f'xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" version="1.1">'
+            '<defs><pattern id="h" patternUnits="userSpaceOnUse" width="8" height="8">'
+            '<path d="M 0 8 L 8 0" style="stroke: #000000; stroke-width: 1"/></pattern></defs>'
+            f'<rect x="10" y="10" width="{width // 2}" height="40" style="fill: url(#h); stroke: #000000"/>'
+            '<path d="M 10 100 L 200 60" style="fill: none; stroke: #0072b2; stroke-width: 2; opacity: 0.5"/>'
+            f'<text x="20" y="90" style="font: 9px \'DejaVu Sans\'; fill: #262626">{label} axis label</text>'
+            '</svg><figcaption>A figure.</figcaption></figure>')
+
+
+FIGURES = f"<h1>Figures</h1>{figure('first')}<p>Between.</p>{figure('second', 200, 200)}"
+BROKEN = '<figure><svg role="img" aria-labelledby="a" class="figure-svg" viewBox="0 0 9 9">&undefined;</svg></figure>'
+
+
+def render_in(renderer: PdfRenderer, html: str, epoch: int = 0) -> bytes:
+    """What a build does: the layout first, the drawings when they are drawn."""
+    layout, figures = figures_as_placeholders(html)
+    return renderer.start(layout, [f.slot for f in figures], epoch).finish([f.svg for f in figures])
+
+
+@pytest.fixture(scope="module")
+def workers() -> Iterator[PdfWorkers]:
+    if not helpers_worthwhile():
+        pytest.skip("one core: builds render in their own process")
+    started = PdfWorkers()
+    yield started
+    started.close()
+
+
+def test_figures_are_placed_as_vector_forms() -> None:
+    pdf = html_to_pdf(FIGURES)
+    assert b"/Subtype /Form" in pdf and b"/Subtype /Image" not in pdf, "placeholders replaced, figures vector"
+    text = "".join(PdfReader(io.BytesIO(pdf)).pages[0].extract_text().split())
+    assert "firstaxislabel" in text and "secondaxislabel" in text
+
+
+def test_the_workers_make_the_same_pdf_as_this_process(workers: PdfWorkers) -> None:
+    here = html_to_pdf(FIGURES, epoch=1_700_000_000)
+    assert render_in(workers, FIGURES, 1_700_000_000) == here
+    assert render_in(workers, FIGURES, 1_700_000_000) == here, "and again, warm"
+    assert render_in(workers, HTML).startswith(b"%PDF"), "a page without figures"
+
+
+def test_a_figure_the_workers_cannot_draw_fails_the_pdf(workers: PdfWorkers) -> None:
+    with pytest.raises(RenderError, match="could not draw a figure"):
+        render_in(workers, BROKEN)
+    assert render_in(workers, FIGURES).startswith(b"%PDF"), "they go on serving"
+
+
+def test_a_bug_in_a_worker_is_one_line_with_its_traceback_kept(workers: PdfWorkers) -> None:
+    with pytest.raises(RenderError, match=r"^the PDF worker failed: \w+") as raised:
+        workers.start(HTML, ["not a slot"], 0).finish([b"<svg/>"])  # type: ignore[list-item]
+    assert "\n" not in str(raised.value) and "Traceback" in raised.value.__notes__[0], \
+        "one line for the command line, the worker's traceback kept as a note"
+    assert render_in(workers, HTML).startswith(b"%PDF"), "and they go on serving"
+
+
+def test_a_figure_the_layout_leaves_out_fails_the_pdf() -> None:
+    hidden = FIGURES.replace("<figure>", '<figure style="display: none">', 1)
+    with pytest.raises(RenderError, match="left room for 1 of 2 figures"):
+        html_to_pdf(hidden)
+
+
+def test_a_pdf_given_up_leaves_the_workers_serving(workers: PdfWorkers) -> None:
+    layout, figures = figures_as_placeholders(FIGURES)
+    workers.start(layout, [f.slot for f in figures], 0).cancel()  # a build interrupted while drawing
+    assert render_in(workers, FIGURES, 1_700_000_000) == html_to_pdf(FIGURES, epoch=1_700_000_000)
+
+
+def test_not_started_when_no_pdf_is_wanted() -> None:
+    with pdf_workers(False) as renderer:
+        assert renderer is None
+
+
+def _busy_workers() -> list[int]:
+    context = multiprocessing.get_context("forkserver")
+    return [child.pid for child in multiprocessing.active_children()
+            if isinstance(child, context.Process) and child.pid is not None]
+
+
+def test_close_kills_a_layout_nobody_will_read() -> None:
+    if not helpers_worthwhile():
+        pytest.skip("one core")
+    long_page = "<p>" + "Some words to lay out and break into lines. " * 200 + "</p>"
+    workers = PdfWorkers()
+    workers.start(long_page * 400, [], 0)  # many seconds of layout, for a build that failed
+    deadline = time.monotonic() + 30
+    while not _busy_workers() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    busy = _busy_workers()
+    assert busy
+    begun = time.monotonic()
+    workers.close()
+    assert time.monotonic() - begun < 5
+    assert all(_gone(pid) for pid in busy)
+
+
+_KILLED_BUILD = """
+import os, sys
+from reportgen.interrupts import descendants
+from reportgen.render.pdf_workers import PdfWorkers
+from reportgen.render.pdf_forms import figures_as_placeholders
+if __name__ == "__main__":
+    workers = PdfWorkers()
+    layout, figures = figures_as_placeholders(sys.argv[1])
+    workers.start(layout, [f.slot for f in figures], 0).finish([f.svg for f in figures])
+    print(" ".join(map(str, descendants(os.getpid()))), flush=True)
+    os.kill(os.getpid(), 9)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's parent-death signal is Linux's")
+def test_the_server_and_its_workers_end_with_a_killed_build(tmp_path: Path) -> None:
+    script = tmp_path / "killed_build.py"
+    script.write_text(_KILLED_BUILD)
+    done = subprocess.run([sys.executable, str(script), FIGURES], capture_output=True, text=True, timeout=120)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    helpers = [int(pid) for pid in done.stdout.split()]
+    assert len(helpers) >= 3, "the fork server, its two workers (and multiprocessing's resource tracker)"
+    deadline = time.monotonic() + 10
+    while not all(_gone(pid) for pid in helpers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert [pid for pid in helpers if not _gone(pid)] == []
+
+
+def _gone(pid: int) -> bool:
+    """Exited: no longer in the process table, or a zombie waiting for its parent to reap it."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except OSError:
+        return True
+
+
+def _threads_after_watching(queue: Any) -> None:
+    from reportgen.interrupts import as_worker
+
+    as_worker()
+    import threading
+
+    queue.put(threading.active_count())
+
+
+def _watch_then_sleep() -> None:
+    from reportgen.interrupts import as_worker
+
+    as_worker()
+    time.sleep(60)
+
+
+def _fork_a_sleeper_and_leave(pid_file: str) -> None:
+    import multiprocessing
+
+    sleeper = multiprocessing.get_context("fork").Process(target=_watch_then_sleep)
+    sleeper.start()
+    Path(pid_file).write_text(str(sleeper.pid))
+    os._exit(0)
+
+
+def test_a_worker_forks_without_threads_and_dies_with_its_parent(tmp_path: Path) -> None:
+    # a worker that forks (a batch's builder forks its figure workers) must have no thread by then (fork copies
+    # only the calling thread; Python 3.12+ warns), yet still go when its parent is killed
+    import multiprocessing
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the kernel's parent-death signal is Linux's")
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    worker = context.Process(target=_threads_after_watching, args=(queue,))
+    worker.start()
+    assert queue.get(timeout=10) == 1
+    worker.join()
+    middle = context.Process(target=_fork_a_sleeper_and_leave, args=(str(tmp_path / "pid"),))
+    middle.start()
+    middle.join()
+    pid = int((tmp_path / "pid").read_text())
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+        except FileNotFoundError:
+            return  # gone and reaped
+        if state in ("Z", "X"):
+            return  # killed; waiting for whoever adopted it to reap it
+        time.sleep(0.05)
+    os.kill(pid, 9)
+    raise AssertionError("a worker outlived its parent")
