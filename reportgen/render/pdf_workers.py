@@ -83,21 +83,27 @@ class _PendingPdf:
         from reportgen.render.pdf_forms import Figure, place_figures
 
         if not self._slots:
-            return _answer(self._layout.result())
+            return _answer(_answer(self._layout))
         figures = [Figure(slot, svg) for slot, svg in zip(self._slots, svgs, strict=True)]
         painted = self._pool.submit(figures_pdf, figures, epoch=self._epoch)
-        return place_figures(_answer(self._layout.result()), _answer(painted), self._slots)
+        return place_figures(_answer(_answer(self._layout)), _answer(painted), self._slots)
 
     def cancel(self) -> None:
-        if not self._layout.cancel():  # once started, it finishes for nobody (or is killed when the workers close)
-            self._layout.result().cancel()
+        if self._layout.cancel():  # not even requested yet
+            return
+        try:
+            layout = self._layout.result()
+        except Exception:  # the request itself failed (the pool is broken): nothing runs
+            return
+        layout.cancel()  # once started, it finishes for nobody (or is killed when the workers close)
 
 
 Answer = TypeVar("Answer")
 
 
 def _answer(future: Future[Answer]) -> Answer:
-    """A worker's answer, or its failure as a RenderError (one line; the worker's traceback kept as a note)."""
+    """A worker's answer (or a request's: the worker's future), or its failure as a RenderError (one line; the
+    worker's traceback kept as a note)."""
     try:
         return future.result()
     except RenderError:
