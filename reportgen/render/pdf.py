@@ -177,27 +177,26 @@ def _weasyprint_run(epoch: int) -> Iterator[list[str]]:
 
 def figures_pdf(figures: Sequence[Figure], *, epoch: int = 0) -> bytes:
     """A PDF with each figure drawn by WeasyPrint on a page of its own size, in order."""
-    import weasyprint
-
-    with _weasyprint_run(epoch) as failures:
-        document = weasyprint.HTML(string=figure_pages([f.slot for f in figures]), base_url="about:blank",
-                                   url_fetcher=_fetcher({f.slot.url: (f.svg, "image/svg+xml") for f in figures}))
-        pdf = bytes(document.write_pdf(font_config=_fonts()))
-    if failures:  # WeasyPrint logs a figure it cannot draw and leaves a hole; a report must not
-        raise RenderError(f"the PDF renderer could not draw a figure: {failures[0]}")
-    return pdf
+    resources = {f.slot.url: (f.svg, "image/svg+xml") for f in figures}
+    return _weasyprint_pdf(figure_pages([f.slot for f in figures]), resources, epoch, failing="draw")
 
 
 def layout_pdf(layout: str, slots: Sequence[FigureSlot], *, epoch: int = 0) -> bytes:
     """The PDF of `layout`, an HTML page with a placeholder image for each of `slots`, laid out around them."""
+    resources = {url: (png, "image/png") for url, png in placeholders(slots).items()}
+    return _weasyprint_pdf(layout, resources, epoch, failing="place")
+
+
+def _weasyprint_pdf(html: str, resources: Mapping[str, tuple[bytes, str]], epoch: int, *, failing: str) -> bytes:
+    """One WeasyPrint run of `html`, fetching only `resources`. WeasyPrint logs a figure it cannot draw or place
+    and leaves a hole; a report must not."""
     import weasyprint
 
-    images = {url: (png, "image/png") for url, png in placeholders(slots).items()}
     with _weasyprint_run(epoch) as failures:
-        document = weasyprint.HTML(string=layout, base_url="about:blank", url_fetcher=_fetcher(images))
+        document = weasyprint.HTML(string=html, base_url="about:blank", url_fetcher=_fetcher(resources))
         pdf = bytes(document.write_pdf(font_config=_fonts()))
     if failures:
-        raise RenderError(f"the PDF renderer could not place a figure: {failures[0]}")
+        raise RenderError(f"the PDF renderer could not {failing} a figure: {failures[0]}")
     return pdf
 
 

@@ -61,10 +61,10 @@ class PdfWorkers:
 
     def close(self) -> None:
         """Shut the workers down, killing one still at work for a build that failed: it would write nothing."""
-        self._requests.shutdown(cancel_futures=True)
-        self._pool.shutdown(wait=False, cancel_futures=True)
         import multiprocessing
 
+        self._requests.shutdown(cancel_futures=True)
+        self._pool.shutdown(wait=False, cancel_futures=True)
         deadline = time.monotonic() + _STOP_SECONDS
         for worker in multiprocessing.active_children():
             if isinstance(worker, self._context.Process):
@@ -82,11 +82,10 @@ class _PendingPdf:
         from reportgen.render.pdf import figures_pdf
         from reportgen.render.pdf_forms import Figure, place_figures
 
-        if not self._slots:
-            return _answer(_answer(self._layout))
         figures = [Figure(slot, svg) for slot, svg in zip(self._slots, svgs, strict=True)]
-        painted = self._pool.submit(figures_pdf, figures, epoch=self._epoch)
-        return place_figures(_answer(_answer(self._layout)), _answer(painted), self._slots)
+        painted = self._pool.submit(figures_pdf, figures, epoch=self._epoch) if figures else None
+        report = _answer(_answer(self._layout))
+        return report if painted is None else place_figures(report, _answer(painted), self._slots)
 
     def cancel(self) -> None:
         if self._layout.cancel():  # not even requested yet
