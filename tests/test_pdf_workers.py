@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -103,27 +104,42 @@ def test_not_started_when_no_pdf_is_wanted() -> None:
         assert renderer is None
 
 
-def _busy_workers() -> list[int]:
+def test_close_returns_once_every_thread_of_the_workers_has_ended() -> None:
+    """A command leaves with os._exit once close() returns. A pool thread still ending then, freeing its queues,
+    could have unlinked a semaphore without telling multiprocessing's resource tracker, which warned on stderr."""
+    if not helpers_worthwhile():
+        pytest.skip("one core")
+    before = set(threading.enumerate())
+    workers = PdfWorkers()
+    assert render_in(workers, FIGURES).startswith(b"%PDF")
+    workers.close()
+    assert set(threading.enumerate()) <= before
+
+
+def _pdf_worker_pids() -> set[int]:
     context = multiprocessing.get_context("forkserver")
-    return [child.pid for child in multiprocessing.active_children()
-            if isinstance(child, context.Process) and child.pid is not None]
+    return {child.pid for child in multiprocessing.active_children()
+            if isinstance(child, context.Process) and child.pid is not None}
 
 
 def test_close_kills_a_layout_nobody_will_read() -> None:
     if not helpers_worthwhile():
         pytest.skip("one core")
     long_page = "<p>" + "Some words to lay out and break into lines. " * 200 + "</p>"
+    threads, others = set(threading.enumerate()), _pdf_worker_pids()  # others: the module's serving workers
     workers = PdfWorkers()
     workers.start(long_page * 400, [], 0)  # many seconds of layout, for a build that failed
     deadline = time.monotonic() + 30
-    while not _busy_workers() and time.monotonic() < deadline:
+    while not _pdf_worker_pids() - others and time.monotonic() < deadline:
         time.sleep(0.05)
-    busy = _busy_workers()
+    busy = _pdf_worker_pids() - others
     assert busy
     begun = time.monotonic()
     workers.close()
     assert time.monotonic() - begun < 5
     assert all(_gone(pid) for pid in busy)
+    assert not any(_gone(pid) for pid in others), "another pool's workers are not this one's to stop"
+    assert set(threading.enumerate()) <= threads
 
 
 _KILLED_BUILD = """

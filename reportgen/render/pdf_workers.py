@@ -13,8 +13,7 @@ that way).
 from __future__ import annotations
 
 import os
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
@@ -28,7 +27,6 @@ if TYPE_CHECKING:
     from reportgen.render.pdf_forms import FigureSlot
 
 SERVER_MODULE = "reportgen.render.pdf_server"
-_STOP_SECONDS = 0.1  # how long closing waits for a worker to go before it kills one still working for nobody
 
 
 def helpers_worthwhile() -> bool:
@@ -50,40 +48,49 @@ class PdfWorkers:
         self._pool = ProcessPoolExecutor(max_workers=2, mp_context=self._context, initializer=as_worker)
         # A request that needs a new worker waits until the server has loaded WeasyPrint: a thread makes it
         self._requests = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reportgen-pdf-requests")
+        self._unfinished: set[Future[bytes]] = set()
 
     def start(self, layout: str, slots: Sequence[FigureSlot], epoch: int) -> _PendingPdf:
         """Begin the layout at once, without waiting for the server."""
         from reportgen.render.pdf import layout_pdf
 
         slots = tuple(slots)
-        request = self._requests.submit(self._pool.submit, layout_pdf, layout, slots, epoch=epoch)
-        return _PendingPdf(self._pool, request, slots, epoch)
+        request = self._requests.submit(self._submit, layout_pdf, layout, slots, epoch=epoch)
+        return _PendingPdf(self._submit, request, slots, epoch)
+
+    def _submit(self, work: Callable[..., bytes], *args: Any, **kwargs: Any) -> Future[bytes]:
+        future = self._pool.submit(work, *args, **kwargs)
+        self._unfinished.add(future)
+        future.add_done_callback(self._unfinished.discard)
+        return future
 
     def close(self) -> None:
-        """Shut the workers down, killing one still at work for a build that failed: it would write nothing."""
-        import multiprocessing
+        """Shut the workers down and wait until they and the pool's threads are gone, killing a worker still at
+        work first: its build failed or gave its PDF up, so it works for nobody.
 
-        self._requests.shutdown(cancel_futures=True)
-        self._pool.shutdown(wait=False, cancel_futures=True)
-        deadline = time.monotonic() + _STOP_SECONDS
-        for worker in multiprocessing.active_children():
-            if isinstance(worker, self._context.Process):
-                worker.join(max(0.0, deadline - time.monotonic()))
-                if worker.is_alive():
-                    worker.kill()
-                    worker.join()
+        Waiting matters: the pool's last thread frees its queues as it ends, and a queue's finalizer unlinks its
+        semaphores before telling multiprocessing's resource tracker. A command that left (os._exit) in between
+        made the tracker warn on stderr about a "leaked semaphore" it then could not find.
+        """
+        self._requests.shutdown(cancel_futures=True)  # waits for a request being made
+        if self._unfinished:
+            # ProcessPoolExecutor names its processes nowhere public; `_processes` (pid: process) since 3.2
+            for worker in list((self._pool._processes or {}).values()):
+                worker.kill()
+        self._pool.shutdown(wait=True, cancel_futures=True)
 
 
 class _PendingPdf:
-    def __init__(self, pool: Any, layout: Future[Future[bytes]], slots: tuple[FigureSlot, ...], epoch: int) -> None:
-        self._pool, self._layout, self._slots, self._epoch = pool, layout, slots, epoch
+    def __init__(self, submit: Callable[..., Future[bytes]], layout: Future[Future[bytes]],
+                 slots: tuple[FigureSlot, ...], epoch: int) -> None:
+        self._submit, self._layout, self._slots, self._epoch = submit, layout, slots, epoch
 
     def finish(self, svgs: Sequence[bytes]) -> bytes:
         from reportgen.render.pdf import figures_pdf
         from reportgen.render.pdf_forms import Figure, place_figures
 
         figures = [Figure(slot, svg) for slot, svg in zip(self._slots, svgs, strict=True)]
-        painted = self._pool.submit(figures_pdf, figures, epoch=self._epoch) if figures else None
+        painted = self._submit(figures_pdf, figures, epoch=self._epoch) if figures else None
         report = _answer(_answer(self._layout))
         return report if painted is None else place_figures(report, _answer(painted), self._slots)
 
