@@ -32,6 +32,7 @@ from reportgen.render.pdf_forms import (
     place_figures,
     placeholders,
 )
+from reportgen.render.weasyprint_import import import_weasyprint
 
 
 class RefusedFetch(Exception):
@@ -77,8 +78,7 @@ def _warm_up() -> None:
 def preload() -> None:
     """Import WeasyPrint, set up fonts and render a first, small PDF ahead of time (the pipeline does it while
     figures are drawn; the PDF workers' fork server does it once for all of them)."""
-    import weasyprint  # noqa: F401
-
+    import_weasyprint()
     _fonts()
     _warm_up()
 
@@ -190,8 +190,7 @@ def layout_pdf(layout: str, slots: Sequence[FigureSlot], *, epoch: int = 0) -> b
 def _weasyprint_pdf(html: str, resources: Mapping[str, tuple[bytes, str]], epoch: int, *, failing: str) -> bytes:
     """One WeasyPrint run of `html`, fetching only `resources`. WeasyPrint logs a figure it cannot draw or place
     and leaves a hole; a report must not."""
-    import weasyprint
-
+    weasyprint = import_weasyprint()
     with _weasyprint_run(epoch) as failures:
         document = weasyprint.HTML(string=html, base_url="about:blank", url_fetcher=_fetcher(resources))
         pdf = bytes(document.write_pdf(font_config=_fonts()))

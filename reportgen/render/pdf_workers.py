@@ -56,6 +56,8 @@ class PdfWorkers:
 
         slots = tuple(slots)
         request = self._requests.submit(self._submit, layout_pdf, layout, slots, epoch=epoch)
+        if slots:  # this process merges the two documents: pikepdf is imported while it waits for the figures
+            self._requests.submit(_import_merging)
         return _PendingPdf(self._submit, request, slots, epoch)
 
     def _submit(self, work: Callable[..., bytes], *args: Any, **kwargs: Any) -> Future[bytes]:
@@ -102,6 +104,12 @@ class _PendingPdf:
         except Exception:  # the request itself failed (the pool is broken): nothing runs
             return
         layout.cancel()  # once started, it finishes for nobody (or is killed when the workers close)
+
+
+def _import_merging() -> None:
+    """pikepdf, ahead of `place_figures`: 0.06 s off the end of the build, where it is no longer shared with the
+    drawing of the figures."""
+    import pikepdf  # noqa: F401
 
 
 Answer = TypeVar("Answer")
