@@ -13,6 +13,7 @@ again with the full lookup.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
 import sys
 from collections.abc import Iterator
@@ -24,12 +25,8 @@ def import_weasyprint() -> ModuleType:
     if "weasyprint" not in sys.modules and sys.platform.startswith("linux"):
         # WeasyPrint prints its installation help before it gives up on a library: not yet, here
         with contextlib.suppress(OSError), _no_library_lookup(), contextlib.redirect_stdout(io.StringIO()):
-            import weasyprint
-
-            return weasyprint
-    import weasyprint
-
-    return weasyprint
+            return importlib.import_module("weasyprint")
+    return importlib.import_module("weasyprint")
 
 
 @contextlib.contextmanager
