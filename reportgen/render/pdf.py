@@ -72,12 +72,16 @@ _WARM_UP = (
 
 @cache
 def _warm_up() -> None:
-    html_to_pdf(_WARM_UP)
+    # The two WeasyPrint runs of a PDF, not the merge: the PDF workers, forked warm, never merge (pikepdf, 0.03 s,
+    # is imported where the merging happens, when it happens)
+    layout, figures = figures_as_placeholders(_WARM_UP)
+    layout_pdf(layout, [figure.slot for figure in figures])
+    figures_pdf(figures)
 
 
 def preload() -> None:
-    """Import WeasyPrint, set up fonts and render a first, small PDF ahead of time (the pipeline does it while
-    figures are drawn; the PDF workers' fork server does it once for all of them)."""
+    """Import WeasyPrint, set up fonts and make the two documents of a first, small PDF ahead of time (the
+    pipeline does it while figures are drawn; the PDF workers' fork server does it once for all of them)."""
     import_weasyprint()
     _fonts()
     _warm_up()
