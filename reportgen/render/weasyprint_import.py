@@ -21,7 +21,7 @@ from types import ModuleType
 
 
 def import_weasyprint() -> ModuleType:
-    """The weasyprint module, imported at most once, the fast way first (see above)."""
+    """The weasyprint module: imported the fast way first, the full way only if that misses a library (see above)."""
     if "weasyprint" not in sys.modules and sys.platform.startswith("linux"):
         # WeasyPrint prints its installation help before it gives up on a library: not yet, here
         with contextlib.suppress(OSError), _no_library_lookup(), contextlib.redirect_stdout(io.StringIO()):
