@@ -9,12 +9,15 @@ the CPU seconds (user + system) of each, counting every process each started, al
 exited (on Linux; before session 13 those were missed: a build's PDF workers, Chromium's helpers), and the ratio of
 the medians: the figure docs/performance.md records for the PDF path. With --revision, the build is that revision's
 (checked out into a temporary worktree and run with this tree's interpreter), to compare a change with what it
-replaces.
+replaces. The tree built is byte-compiled first, as `make report` leaves it: where PYTHONDONTWRITEBYTECODE is set
+(this machine), every build would otherwise compile reportgen's modules again, a cost that grows with the code
+(before session 14 it was counted).
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import os
 import shutil
 import statistics
@@ -89,6 +92,7 @@ def main() -> int:
             subprocess.run(["git", "worktree", "add", "--detach", str(tree), arguments.revision], cwd=ROOT,
                            check=True, capture_output=True)
         try:
+            compileall.compile_dir(tree / "reportgen", quiet=1)
             builds, prints = [], []
             out = Path(scratch) / "out"
             for trial in range(arguments.repeats):

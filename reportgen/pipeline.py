@@ -106,7 +106,7 @@ class Builder:
         clock.lap("page")
         pending = start_pdf(page, epoch, self._renderer()) if "pdf" in formats else None
         try:
-            drawings, drawn = self._draw(jobs)
+            drawings, drawn = self._draw(jobs, beside=pending.processes_at_work if pending else 0)
             clock.lap("figures")
             interrupts.check()
             report = Report(page, drawings, epoch)
@@ -135,18 +135,20 @@ class Builder:
                                 paper=self.options.paper, input_name=path.name, written=loaded.written)
         return render_page("report.html", template_vars(context), frames), context.epoch
 
-    def _draw(self, jobs: list[FigureJob]) -> tuple[dict[str, str], tuple[str, ...]]:
-        """Each figure's SVG by key, and the keys drawn now (the others came from the cache)."""
+    def _draw(self, jobs: list[FigureJob], *, beside: int) -> tuple[dict[str, str], tuple[str, ...]]:
+        """Each figure's SVG by key, and the keys drawn now (the others came from the cache); `beside` processes
+        are at work meanwhile (the PDF's layout)."""
         from reportgen.figures import draw_figures
 
-        figures = draw_figures(jobs, pool=self.pool, cache=self.cache)
+        figures = draw_figures(jobs, pool=self.pool, cache=self.cache, beside=beside)
         return figures.svgs, figures.drawn
 
 
 @contextmanager
 def warm_builder(options: BuildOptions) -> Iterator[Builder]:
     """A Builder for many builds in this process (watch, a batch with -j 1): it keeps two figure workers and,
-    when PDFs are wanted, two PDF workers (reportgen.render.pdf_workers)."""
+    when PDFs are wanted, two PDF workers (reportgen.render.pdf_workers). Its drawing pool is sized for `watch`,
+    which draws before it begins a PDF; a one-shot build draws beside its PDF's layout (`Builder._draw`)."""
     from reportgen.figures import figure_pool
     from reportgen.render.pdf_workers import pdf_workers
 

@@ -19,9 +19,12 @@ import pytest
 from pypdf import PdfReader
 
 from reportgen.errors import RenderError
+from reportgen.figures import drawing_processes
+from reportgen.pipeline import Builder, BuildOptions
 from reportgen.render.pdf import PdfRenderer, html_to_pdf
 from reportgen.render.pdf_forms import figures_as_placeholders
 from reportgen.render.pdf_workers import PdfWorkers, helpers_worthwhile, pdf_workers
+from tests.conftest import INPUTS
 
 HTML = "<h1>Title</h1><p>Some text to lay out.</p>"
 
@@ -97,6 +100,34 @@ def test_a_pdf_given_up_leaves_the_workers_serving(workers: PdfWorkers) -> None:
     layout, figures = figures_as_placeholders(FIGURES)
     workers.start(layout, [f.slot for f in figures], 0).cancel()  # a build interrupted while drawing
     assert render_in(workers, FIGURES, 1_700_000_000) == html_to_pdf(FIGURES, epoch=1_700_000_000)
+
+
+@pytest.mark.parametrize(("cores", "beside", "drawing"), [(1, 0, 1), (2, 0, 2), (2, 1, 1), (4, 1, 2), (16, 0, 2)])
+def test_figures_are_drawn_on_the_cores_the_pdf_layout_leaves(cores: int, beside: int, drawing: int,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "cpu_count", lambda: cores)
+    assert drawing_processes(beside) == drawing
+
+
+def test_a_build_whose_pdf_is_laid_out_by_the_workers_draws_its_figures_beside_it(
+        workers: PdfWorkers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On two cores: one for the layout in a PDF worker, one for the figures, drawn in the build's own process (a
+    third process would only compete with the layout); two drawing processes when the PDF is made here after."""
+    import reportgen.figures
+
+    asked: list[int | None] = []
+    pool = reportgen.figures.figure_pool
+
+    def recorded(*, workers: int | None = None) -> Any:
+        asked.append(workers)
+        return pool(workers=workers)
+
+    monkeypatch.setattr(reportgen.figures, "figure_pool", recorded)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    example = INPUTS / "example.yaml"
+    Builder(BuildOptions(out_root=tmp_path / "workers", use_disk_cache=False), renderer=workers).build(example)
+    Builder(BuildOptions(out_root=tmp_path / "here", use_disk_cache=False)).build(example)
+    assert asked == [1, 2]
 
 
 def test_not_started_when_no_pdf_is_wanted() -> None:

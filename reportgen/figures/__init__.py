@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -62,21 +62,16 @@ def _run(job: FigureJob) -> str:
 
 
 class FigurePool:
-    """Where figures are drawn: two forked worker processes on a multi-core machine, else this process."""
+    """Where figures are drawn: two forked worker processes where two cores are free for them, else this process."""
 
     def __init__(self, executor: Any | None) -> None:
         self._executor = executor
 
-    def draw(self, jobs: Sequence[FigureJob], *, while_waiting: Callable[[], object] | None = None) -> list[str]:
-        """Draw every job; `while_waiting` runs in this process meanwhile (the pipeline loads the PDF renderer)."""
+    def draw(self, jobs: Sequence[FigureJob]) -> list[str]:
+        """Draw every job, in order."""
         if self._executor is None:
-            drawn = [job.run() for job in jobs]
-            if while_waiting:
-                while_waiting()
-            return drawn
+            return [job.run() for job in jobs]
         futures = [self._executor.submit(_run, job) for job in jobs]
-        if while_waiting:
-            while_waiting()
         return [future.result() for future in futures]
 
 
@@ -84,12 +79,21 @@ class FigurePool:
 PARALLEL_FROM = 6
 
 
+def drawing_processes(beside: int = 0) -> int:
+    """How many processes should draw: the cores left free by `beside` processes at work meanwhile (a PDF worker
+    laying the report out), at most two, at least this one. On two cores a third process only competes with the
+    layout, the build's longest task (measured, byte-compiled: a cold build 3.44 s and 6.42 CPU-s drawing here
+    beside it, 3.61 s and 6.61 CPU-s with two drawing workers; medians of 10 alternated builds)."""
+    return max(1, min(2, (os.cpu_count() or 1) - beside))
+
+
 @contextmanager
 def figure_pool(*, workers: int | None = None) -> Iterator[FigurePool]:
-    """Two drawing processes forked after the drawing imports (measured: 14 figures in 0.6 s instead of 1.2 s
-    on 2 cores); one process where there is a single core or no fork. Workers that import on their own, started
-    earlier to overlap the analyses, were slower: on two cores they only compete with the analyses."""
-    count = min(2, os.cpu_count() or 1) if workers is None else workers
+    """`workers` drawing processes (default: `drawing_processes()`), forked after the drawing imports (measured:
+    14 figures in 0.6 s instead of 1.2 s on 2 cores, when nothing else runs); this process alone for one, or where
+    there is no fork. Workers that import on their own, started earlier to overlap the analyses, were slower: on
+    two cores they only compete with the analyses."""
+    count = drawing_processes() if workers is None else workers
     _import_drawing()
     # Everything alive now (the libraries, the project, its analyses) lives as long as the process: the collector
     # need not walk it again for every figure (measured: 14 figures drawn 15 % faster). Before a fork, this also
@@ -116,9 +120,10 @@ class Drawn:
 
 
 def draw_figures(jobs: Sequence[FigureJob], *, pool: FigurePool | None = None, cache: FigureCache | None = None,
-                 while_waiting: Callable[[], object] | None = None) -> Drawn:
+                 beside: int = 0) -> Drawn:
     """The drawing of every job. Cached figures are reused; without a pool, a temporary one is used when enough
-    figures must be drawn for two processes to pay."""
+    figures must be drawn for two processes to pay and the cores not taken by `beside` processes at work meanwhile
+    allow them."""
     from reportgen.figures.cache import job_key
 
     keys = [job_key(job) for job in jobs] if cache is not None else [""] * len(jobs)
@@ -133,10 +138,10 @@ def draw_figures(jobs: Sequence[FigureJob], *, pool: FigurePool | None = None, c
     if pool is None and not todo:  # every figure cached: no pool, so matplotlib is not even imported
         pool = FigurePool(None)
     if pool is not None:
-        fresh = pool.draw(todo, while_waiting=while_waiting)
+        fresh = pool.draw(todo)
     else:
-        with figure_pool(workers=None if len(todo) >= PARALLEL_FROM else 1) as temporary:
-            fresh = temporary.draw(todo, while_waiting=while_waiting)
+        with figure_pool(workers=drawing_processes(beside) if len(todo) >= PARALLEL_FROM else 1) as temporary:
+            fresh = temporary.draw(todo)
     for index, svg in zip(missing, fresh, strict=True):
         found[index] = svg
         if cache is not None:

@@ -137,6 +137,10 @@ def _collector_paused() -> Iterator[None]:
 class PendingPdf(Protocol):
     """A PDF whose layout has begun; it is finished with its figures' drawings."""
 
+    # Processes it keeps at work until it is finished (a PDF worker laying the report out), whose cores the drawing
+    # of the figures leaves them (reportgen.figures.drawing_processes)
+    processes_at_work: int
+
     def finish(self, svgs: Sequence[bytes]) -> bytes:
         """The PDF, given the SVG of each slot, in the order of the slots."""
         ...
@@ -161,6 +165,8 @@ class RenderHere:
 
 
 class _RenderLater:
+    processes_at_work = 0  # all of it happens in `finish`
+
     def __init__(self, layout: str, slots: tuple[FigureSlot, ...], epoch: int) -> None:
         self._layout, self._slots, self._epoch = layout, slots, epoch
 

@@ -83,6 +83,8 @@ class PdfWorkers:
 
 
 class _PendingPdf:
+    processes_at_work = 1  # the layout, requested at once
+
     def __init__(self, submit: Callable[..., Future[bytes]], layout: Future[Future[bytes]],
                  slots: tuple[FigureSlot, ...], epoch: int) -> None:
         self._submit, self._layout, self._slots, self._epoch = submit, layout, slots, epoch
