@@ -74,7 +74,7 @@ class Builder:
         interrupts.check()
         files: dict[str, bytes] = {}
         if "json" in formats:
-            files["results.json"] = dumps(document).encode("utf-8")
+            files["results.json"] = dumps(document)
         if "csv" in formats:
             from reportgen.render.tables import csv_files  # pandas: only for a build that asks for CSV
 

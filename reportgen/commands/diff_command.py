@@ -64,7 +64,7 @@ def run_diff(old_spec: str, new_spec: str, options: DiffOptions) -> DiffOutcome:
     result = compare(old.project, old_analysis, new.project, new_analysis, old_label=old_spec, new_label=new_spec)
     files: dict[str, bytes] = {}
     if "json" in options.formats:
-        files["diff.json"] = dumps(diff_document(result)).encode("utf-8")
+        files["diff.json"] = dumps(diff_document(result))
     if "md" in options.formats:
         from reportgen.render.report import render_markdown
 
