@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -91,6 +92,16 @@ def test_usage_errors(project: Path, tmp_path: Path) -> None:
     assert main(["measure", "--project", str(inline), "--nodes", "1", "--", "true"]) == 2  # no scaling.file
     assert main(["measure", "--project", str(project), "--nodes", "1"]) == 2  # no command
     assert main(["measure", "--project", str(project), "--nodes", "1", "--", "no-such-command-here"]) == 2
+
+
+def test_a_command_that_cannot_start_leaves_no_tracker_running(project: Path) -> None:
+    """CodeCarbon's scheduler starts a timer thread every second until its tracker is stopped."""
+    before = set(threading.enumerate())
+    assert main(["measure", "--project", str(project), "--nodes", "1", "--", "no-such-command-here"]) == 2
+    deadline = time.monotonic() + 5
+    while set(threading.enumerate()) - before and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not set(threading.enumerate()) - before
 
 
 def test_a_split_that_cannot_be_recorded_is_refused_before_running(project: Path, tmp_path: Path) -> None:

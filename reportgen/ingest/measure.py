@@ -76,7 +76,9 @@ def tracker_place(loaded: LoadedProject) -> dict[str, str]:
 def _tracked(place: dict[str, str]) -> Iterator[list[float | None]]:
     """CodeCarbon's offline tracker around a block; yields a one-element list that receives the energy in kWh.
     An interrupted block gets no energy: the tracker is not stopped (its last reading can take a second), the
-    process is leaving and the run is not recorded."""
+    process is leaving and the run is not recorded. A block that fails otherwise (a command that cannot start)
+    stops the tracker before the error goes on: its scheduler would otherwise start a thread every second for as
+    long as the process lives (a test suite, a program calling `main`)."""
     os.environ["CODECARBON_LOG_LEVEL"] = "error"
     from codecarbon import OfflineEmissionsTracker
 
@@ -84,7 +86,13 @@ def _tracked(place: dict[str, str]) -> Iterator[list[float | None]]:
                                       allow_multiple_runs=True, measure_power_secs=1)
     energy: list[float | None] = [None]
     tracker.start()
-    yield energy
+    try:
+        yield energy
+    except KeyboardInterrupt:
+        raise
+    except BaseException:
+        tracker.stop()
+        raise
     tracker.stop()
     data = getattr(tracker, "final_emissions_data", None)
     value = getattr(data, "energy_consumed", None)
