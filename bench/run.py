@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import compileall
 import dataclasses
+import functools
 import json
 import os
 import platform
@@ -116,6 +117,13 @@ def warm_rebuild(repeats: int, out: Path) -> list[Case]:
             Case("warm rebuild after one run changed → + pdf", 2000, pdf_times)]
 
 
+def _load_and_analyze(text: str) -> object:
+    from reportgen.analysis import analyze
+    from reportgen.project.loader import load_project_text
+
+    return analyze(load_project_text(text, ROOT / "b.yaml", "b.yaml").project)
+
+
 def in_process(repeats: int) -> list[Case]:
     from reportgen.analysis import analyze
     from reportgen.analysis.prediction import predict
@@ -126,19 +134,19 @@ def in_process(repeats: int) -> list[Case]:
     intensity = intensity_for(project.energy.location if project.energy else None)
     cases = [Case("analyses of example.yaml (in process)", 50,
                   timed(lambda: analyze(project, intensity=intensity), repeats * 5))]
+    assert project.prediction is not None, "the example declares a prediction"
     for max_nodes in (10**3, 10**4, 10**5, 10**6):
         scaled = dataclasses.replace(project, prediction=dataclasses.replace(project.prediction,
                                                                               max_nodes=max_nodes))
         cases.append(Case(f"prediction, max_nodes = {max_nodes:,}", 200 if max_nodes == 10**6 else None,
-                          timed(lambda scaled=scaled: predict(scaled), repeats * 2)))
+                          timed(functools.partial(predict, scaled), repeats * 2)))
     for runs in (5, 100, 1000):
         rows = "\n".join(f"    - {{nodes: {p}, compute: {32400 / p + 3 * p:.3f}, communication: {40 * p ** 0.5:.3f}, "
                          f"idle: {2 * p:.3f}}}" for p in range(1, runs + 1))
         text = f"project: {{title: Scale}}\nscaling:\n  time_unit: s\n  runs:\n{rows}\n"
         loaded = load_project_text(text, ROOT / "bench.yaml", "bench.yaml").project
         cases.append(Case(f"load + analyses, {runs:,} measured runs (in process)", None,
-                          timed(lambda text=text: analyze(load_project_text(text, ROOT / "b.yaml", "b.yaml").project),
-                                repeats)))
+                          timed(functools.partial(_load_and_analyze, text), repeats)))
         del loaded
     return cases
 

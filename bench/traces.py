@@ -104,8 +104,8 @@ def main() -> None:
                   for rank in range(options.ranks)])
         generated = time.perf_counter() - started
         total = sum(p.stat().st_size for p in job.iterdir()) / 1e6
-        seconds, peak = timed(["ingest", "trace", str(job)])
-        print(f"{options.ranks} ranks, {total:.0f} MB in all (generated in {generated:.0f} s): {seconds:.1f} s cold "
+        wall, peak = timed(["ingest", "trace", str(job)])
+        print(f"{options.ranks} ranks, {total:.0f} MB in all (generated in {generated:.0f} s): {wall:.1f} s cold "
               f"(target under 60 s on 2 cores), peak memory {peak:.0f} MB")
 
 

@@ -1,5 +1,5 @@
 """Writers at the same time: concurrent `measure` and `ingest` keep every row, concurrent builds into one folder
-all succeed. (bench/concurrent.py runs the full 20 trials of six real `reportgen measure` commands.)"""
+all succeed. (bench/concurrent_writers.py runs the full 20 trials of six real `reportgen measure` commands.)"""
 
 from __future__ import annotations
 

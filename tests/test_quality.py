@@ -74,3 +74,13 @@ def test_imports_go_down_the_layers_and_never_in_a_circle() -> None:
 
     circles = [c for m in graph if (c := circle_from(m))]
     assert not circles, circles[0]
+
+
+def test_no_script_hides_a_standard_library_module() -> None:
+    """A script's folder comes first on the module path: bench/concurrent.py hid `concurrent.futures` from
+    bench/run.py, which then failed before its first measurement."""
+    import sys
+
+    scripts = [path for folder in ("bench", "tests") for path in (ROOT / folder).glob("*.py")]
+    assert scripts
+    assert not [path.name for path in scripts if path.stem in sys.stdlib_module_names]

@@ -1,4 +1,8 @@
-"""Writers at the same time, as real commands: `python bench/concurrent.py [--trials 20] [--writers 6] [--builds 4]`.
+"""Writers at the same time, as real commands:
+`python bench/concurrent_writers.py [--trials 20] [--writers 6] [--builds 4]`.
+
+(Not `bench/concurrent.py`: run as a script, bench/ comes first on the module path, and that name hid the standard
+library's `concurrent` package from bench/run.py.)
 
 Each trial starts `--writers` real `reportgen measure` commands at once on one project (each a different node
 count, its command a short sleep), and counts the rows the CSV holds after: a command that printed "appended" and
