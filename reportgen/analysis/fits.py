@@ -134,7 +134,8 @@ def fit_usl(nodes: list[float], capacity: list[float]) -> USLFit | None:
     spread = np.unique(np.linspace(0, len(p) - 1, min(len(p), GRID_POINTS)).round().astype(int))
     starts.append(_usl_grid_start(p[spread], y[spread]))
     lower = np.array([-np.inf, 0.0, 0.0])
-    fits = [_bounded_least_squares(lambda v: _usl_residuals(p, y, v), start, lower) for start in starts]
+    fits = [_bounded_least_squares(lambda v: _usl_residuals(p, y, v), lambda v: _usl_jacobian(p, v), start,
+                                   lower) for start in starts]
     least = min(cost for _, cost in fits)
     # Of the fits as good as the best, the one with most parameters on a bound: exact Amdahl data would otherwise
     # give a κ of 10⁻¹⁹ and report a peak at 10⁹ nodes.
@@ -168,47 +169,68 @@ def _usl_grid_start(p: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.array([gamma[i, j], sigma[i, 0, 0], kappa[0, j, 0]])
 
 
-def _usl_residuals(p: np.ndarray, y: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Residuals of the USL at (γ, σ, κ) and their Jacobian."""
+def _usl_residuals(p: np.ndarray, y: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Residuals of the USL at (γ, σ, κ)."""
+    gamma, sigma, kappa = v
+    residuals: np.ndarray = gamma * p / (1.0 + sigma * (p - 1.0) + kappa * p * (p - 1.0)) - y
+    return residuals
+
+
+def _usl_jacobian(p: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """The residuals' Jacobian at (γ, σ, κ)."""
     gamma, sigma, kappa = v
     denominator = 1.0 + sigma * (p - 1.0) + kappa * p * (p - 1.0)
-    model = gamma * p / denominator
-    slope_in_denominator = -model / denominator
-    jacobian = np.column_stack((p / denominator, slope_in_denominator * (p - 1.0),
-                                slope_in_denominator * p * (p - 1.0)))
-    return model - y, jacobian
+    slope_in_denominator = -(gamma * p / denominator) / denominator
+    jacobian = np.empty((len(p), 3))
+    jacobian[:, 0] = p / denominator
+    jacobian[:, 1] = slope_in_denominator * (p - 1.0)
+    jacobian[:, 2] = slope_in_denominator * p * (p - 1.0)
+    return jacobian
 
 
-def _bounded_least_squares(residuals: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], start: np.ndarray,
-                           lower: np.ndarray, *, iterations: int = 500) -> tuple[np.ndarray, float]:
+Vector = Callable[[np.ndarray], np.ndarray]
+
+
+def _bounded_least_squares(residuals: Vector, jacobian_at: Vector, start: np.ndarray, lower: np.ndarray, *,
+                           iterations: int = 500) -> tuple[np.ndarray, float]:
     """Minimise ½‖r(v)‖² subject to v ≥ lower: Levenberg–Marquardt with Marquardt's scaling (the parameters differ
     by orders of magnitude), steps projected onto the bounds, and a parameter held at its bound while the gradient
-    pushes it outwards (so that an optimum on a bound comes out exactly on it). Returns the parameters and cost."""
+    pushes it outwards (so that an optimum on a bound comes out exactly on it). Returns the parameters and cost.
+
+    Run dozens of times per analysis (the outlier screen fits the USL without each scale, from six starts), on
+    three parameters, so numpy's per-call overhead is most of its time: the Jacobian is computed only for a step
+    taken, and array methods stand in for the module functions (the same arithmetic, the same results)."""
     v = np.maximum(start.astype(float), lower)
-    r, jacobian = residuals(v)
+    r = residuals(v)
+    jacobian = jacobian_at(v)
     cost = 0.5 * float(r @ r)
     damping = 1e-3
     for _ in range(iterations):
         gradient = jacobian.T @ r
         free = ~((v <= lower) & (gradient > 0))
         projected_gradient = np.where(free, gradient, 0.0)
-        if np.max(np.abs(projected_gradient)) <= 1e-15 * max(cost, 1e-300) ** 0.5 or cost == 0.0:
+        if np.abs(projected_gradient).max() <= 1e-15 * max(cost, 1e-300) ** 0.5 or cost == 0.0:
             break
-        normal = jacobian[:, free].T @ jacobian[:, free]
-        scaling = np.maximum(np.diag(normal), 1e-300)
+        every = bool(free.all())  # the usual case: no copy of the free columns (the same values, the same products)
+        held = jacobian if every else jacobian[:, free]
+        normal = held.T @ held
+        scaling = np.maximum(normal.diagonal(), 1e-300)
         try:
-            step_free = np.linalg.solve(normal + damping * np.diag(scaling), -gradient[free])
+            step_free = np.linalg.solve(normal + damping * np.diag(scaling), -(gradient if every else gradient[free]))
         except np.linalg.LinAlgError:
             damping *= 10.0
             continue
-        step = np.zeros_like(v)
-        step[free] = step_free
+        if every:
+            step = step_free
+        else:
+            step = np.zeros(len(v))
+            step[free] = step_free
         trial = np.maximum(v + step, lower)
-        r_trial, jacobian_trial = residuals(trial)
+        r_trial = residuals(trial)
         trial_cost = 0.5 * float(r_trial @ r_trial)
         if np.isfinite(trial_cost) and trial_cost < cost:
-            small_step = np.all(np.abs(trial - v) <= 1e-12 * (np.abs(v) + 1e-12))
-            v, r, jacobian, cost = trial, r_trial, jacobian_trial, trial_cost
+            small_step = (np.abs(trial - v) <= 1e-12 * (np.abs(v) + 1e-12)).all()
+            v, r, jacobian, cost = trial, r_trial, jacobian_at(trial), trial_cost
             damping = max(damping / 3.0, 1e-12)
             if small_step:
                 break
