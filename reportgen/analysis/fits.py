@@ -107,7 +107,13 @@ def fit_amdahl(q: list[float], speedup: list[float]) -> AmdahlFit | None:
 
 
 def usl_capacity(p: np.ndarray, gamma: float, sigma: float, kappa: float) -> np.ndarray:
-    return gamma * p / (1.0 + sigma * (p - 1.0) + kappa * p * (p - 1.0))
+    capacity: np.ndarray = gamma * p / _usl_denominator(p, sigma, kappa)
+    return capacity
+
+
+def _usl_denominator(p: np.ndarray, sigma: float, kappa: float) -> np.ndarray:
+    denominator: np.ndarray = 1.0 + sigma * (p - 1.0) + kappa * p * (p - 1.0)
+    return denominator
 
 
 GRID_POINTS = 400
@@ -172,14 +178,14 @@ def _usl_grid_start(p: np.ndarray, y: np.ndarray) -> np.ndarray:
 def _usl_residuals(p: np.ndarray, y: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Residuals of the USL at (γ, σ, κ)."""
     gamma, sigma, kappa = v
-    residuals: np.ndarray = gamma * p / (1.0 + sigma * (p - 1.0) + kappa * p * (p - 1.0)) - y
+    residuals: np.ndarray = usl_capacity(p, gamma, sigma, kappa) - y
     return residuals
 
 
 def _usl_jacobian(p: np.ndarray, v: np.ndarray) -> np.ndarray:
     """The residuals' Jacobian at (γ, σ, κ)."""
     gamma, sigma, kappa = v
-    denominator = 1.0 + sigma * (p - 1.0) + kappa * p * (p - 1.0)
+    denominator = _usl_denominator(p, sigma, kappa)
     slope_in_denominator = -(gamma * p / denominator) / denominator
     jacobian = np.empty((len(p), 3))
     jacobian[:, 0] = p / denominator
