@@ -94,6 +94,7 @@ def test_usage_errors(project: Path, tmp_path: Path) -> None:
     assert main(["measure", "--project", str(project), "--nodes", "1", "--", "no-such-command-here"]) == 2
 
 
+@pytest.mark.slow  # a second and a half of CodeCarbon for a guard the fast tier can do without
 def test_a_command_that_cannot_start_leaves_no_tracker_running(project: Path) -> None:
     """CodeCarbon's scheduler starts a timer thread every second until its tracker is stopped."""
     before = set(threading.enumerate())
