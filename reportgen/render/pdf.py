@@ -72,8 +72,8 @@ _WARM_UP = (
 
 @cache
 def _warm_up() -> None:
-    # The two WeasyPrint runs of a PDF, not the merge: the PDF workers, forked warm, never merge (pikepdf, 0.03 s,
-    # is imported where the merging happens, when it happens)
+    # The two WeasyPrint runs of a PDF, not the merge: the PDF workers, forked warm, never merge (pikepdf is
+    # imported where the merging happens: reportgen.render.pdf_workers._import_merging)
     layout, figures = figures_as_placeholders(_WARM_UP)
     layout_pdf(layout, [figure.slot for figure in figures])
     figures_pdf(figures)
