@@ -30,12 +30,16 @@ def test_speedup_efficiency_and_lost_time_by_hand() -> None:
     assert row.speedup == pytest.approx(33000 / 10160)
     assert row.efficiency == pytest.approx(33000 / 10160 / 4)
     assert row.comm_share == pytest.approx(1100 / 10160) and row.idle_share == pytest.approx(700 / 10160)
-    # lost time: serial (8200 + 160) − (32400 + 600)/4 = 8360 − 8250 = 110; communication 1100; idle 700
-    assert row.lost_time_s == {"serial": pytest.approx(110), "communication": 1100, "imbalance": 700}
+    # lost time (§4.z: I/O apart from compute): serial 8200 − 32400/4 = 100; io 160 − 600/4 = 10;
+    # communication 1100; idle 700
+    assert row.lost_time_s == {"serial": pytest.approx(100), "io": pytest.approx(10), "communication": 1100,
+                               "imbalance": 700}
     lost = 4 - 33000 / 10160
     assert row.lost_folds == pytest.approx(lost)
     assert row.lost_communication == pytest.approx(lost * 1100 / 1910)
-    assert row.lost_serial + row.lost_communication + row.lost_imbalance == pytest.approx(lost)
+    assert row.lost_io == pytest.approx(lost * 10 / 1910) and row.lost_serial == pytest.approx(lost * 100 / 1910)
+    assert row.lost_serial + row.lost_io + row.lost_communication + row.lost_imbalance == pytest.approx(lost)
+    assert row.lost_bubble is None and row.lost_startup is None  # not given: no column
     s = 33000 / 10160
     assert row.karp_flatt == pytest.approx((1 / s - 1 / 4) / (1 - 1 / 4))
 
@@ -177,8 +181,8 @@ runs_strategy = st.lists(
 def test_lost_folds_sum_up(values: list[tuple[float, float, float, float]]) -> None:
     scaling = breakdown(*[(1 << i, c, m if i else 0, d if i else 0, o) for i, (c, m, d, o) in enumerate(values)])
     for row in analyze_scaling(scaling).rows:
-        assert row.lost_serial + row.lost_communication + row.lost_imbalance == pytest.approx(
-            row.lost_folds, abs=1e-9 * max(1.0, abs(row.lost_folds)))
+        assert row.lost_serial + row.lost_communication + row.lost_imbalance + (row.lost_io or 0.0) == \
+            pytest.approx(row.lost_folds, abs=1e-9 * max(1.0, abs(row.lost_folds)))
 
 
 @given(runs_strategy, st.floats(1e-3, 1e3))

@@ -137,8 +137,11 @@ def test_the_memory_wall_is_per_device_and_the_shard_fits_in_one_node(seven_b) -
     assert (memory.demand, memory.capacity, memory.binds) == (232e9, 80e9, True)
     assert memory.fill == pytest.approx(2.9)
     assert diagnosis.min_devices == 3 and diagnosis.min_nodes == 1 and diagnosis.shard_within_node
-    assert diagnosis.binding_ceiling == "compute" and diagnosis.axis == "distribute training"
-    assert diagnosis.axis_matches  # the declared axis is checked against the next ceiling
+    # the wall binds per device: the ceiling is memory-capacity however much the node holds (§1.2, turn 4); the
+    # axis across nodes answers the next wall that binds, and the declared one matches because the design shards
+    assert diagnosis.binding_ceiling == "memory-capacity" and diagnosis.axis == "distribute the model"
+    assert (diagnosis.node_ceiling, diagnosis.node_axis) == ("compute", "distribute training")
+    assert diagnosis.axis_matches and diagnosis.design_shards_model
     assert "shard-within-node" in {f.code for f in seven_b.findings}
 
 
@@ -198,8 +201,9 @@ def test_the_summary_opens_with_the_plan_verdict_per_regime(seven_b_html: str) -
     summary = " ".join(_section(seven_b_html, "summary").split())
     verdict = summary[summary.index('id="goal-verdict"'):]
     # 16 nodes on spot: 0.43 × 55.04 × 16 × 2,762 s / 3,600 = 290.5 USD, 52 % under 600; on demand 596 USD
-    assert ("The goal is met at the planned 16 nodes: a run takes 40.6 min (32 % under the 1 h limit) and costs "
-            "291 USD on spot (52 % under the 600 USD budget; 596 USD on demand).") in verdict
+    # one regime per sentence (§5.z): the spot run's 46.0 min beside the spot cost, never the on-demand 40.6 min
+    assert ("The goal is met at the planned 16 nodes: on spot, a run takes 46 min (23 % under the 1 h limit) and "
+            "costs 291 USD (52 % under the 600 USD budget); on demand, 40.6 min and 596 USD.") in verdict
     for text in ("on-demand", "40.6 min", "596 USD", "spot", "46.0 min", "291 USD", "32 % under", "5,810 USD"):
         assert text in verdict, text
     order = [summary.index(marker) for marker in ('id="goal-verdict"', 'id="next-action"', "Operating point",

@@ -54,7 +54,8 @@ def analyze(project: Project, *, intensity: Intensity | None = None,
             sources: Mapping[float, RowSource] | None = None) -> Analysis:
     """Every analysis; `sources` are the measured runs' provenance comments (by node count) from their CSV."""
     max_nodes = project.prediction.max_nodes if project.prediction else 4096
-    scaling = analyze_scaling(project.scaling, max_nodes=max_nodes, serving=project.serving)
+    scaling = analyze_scaling(project.scaling, max_nodes=max_nodes, serving=project.serving,
+                              workload=project.project.workload)
     single_node = next((r.time_s for r in scaling.rows if r.nodes == 1 and not scaling.per_unit_of_work), None) \
         if scaling else None
     diagnosis = diagnose(project, reference_time_s=single_node)
@@ -80,9 +81,10 @@ def analyze(project: Project, *, intensity: Intensity | None = None,
     model_check = check_model(prediction, scaling)
     findings = ordered(lint(project, diagnosis=diagnosis, prediction=prediction, scaling=scaling,
                             checklist=checklist, reliability=reliability, goal=goal, serving=serving,
-                            model_check=model_check))
+                            model_check=model_check, cost=cost))
     summary = summarize(project, scaling=scaling, cost=cost, prediction=prediction, goal=goal, serving=serving,
                         findings=findings, evidence=Evidence(diagnosis, prediction, scaling, goal, serving,
-                                                             reliability, planned), model_check=model_check)
+                                                             reliability, planned, cost, project.currency),
+                        model_check=model_check)
     return Analysis(diagnosis, checklist, prediction, scaling, cost, energy, reliability, decisions, goal,
                     trace_provenance(scaling, sources or {}), findings, serving, summary, model_check)

@@ -1,31 +1,38 @@
-"""The one next action of page 1 (ANALYSES §7.1 item 4): taken from the most severe finding, through a table that
-maps each finding code to the step that most changes the verdict.
+"""The one next action of page 1 (ANALYSES §7.1 item 4): the step that most changes the verdict, through a table
+that maps each finding code to its action and rank.
 
-The table is ordered: within one severity, a code listed earlier wins. Measurements that cannot be right come
-first (every other number rests on them), then what makes the design fail, then the goal, then what is unmeasured,
-then the model. The methodology appendix and docs/methods.md print this table.
+The ranks are §7.1's: (1) an error that stops the design; (2) a plan past the measured peak, or a missed goal with a
+measured or fitted way to meet it; (3) a measurement that cannot be right; (4) the model against the measurements;
+(5) noise, and every other finding that calls for an action. The lowest rank wins; within one rank the more severe
+finding, then the code listed earlier. The methodology appendix and docs/methods.md print this table.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
+from reportgen.analysis.cost import CostResult
 from reportgen.analysis.diagnosis import DiagnosisResult
 from reportgen.analysis.findings import SEVERITIES, Finding
 from reportgen.analysis.goal import GoalResult
+from reportgen.analysis.peak import PastPeak, plan_past_peak
 from reportgen.analysis.prediction import PredictionResult
 from reportgen.analysis.reliability import ReliabilityResult
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.analysis.serving import ServingResult
 from reportgen.project.model import REGIME_PHRASES
-from reportgen.wording import duration, listed, nodes, percent, requests
+from reportgen.wording import duration, listed, money, nodes, number, percent, requests
+
+Rank = Literal[1, 2, 3, 4, 5]
 
 
 @dataclass(frozen=True)
 class NextAction:
     code: str  # the finding code the action comes from; "none" when no finding calls for one
     text: str
+    rank: Rank | None = None  # §7.1's order of what changes the verdict most; None without an action
 
 
 @dataclass(frozen=True)
@@ -39,6 +46,8 @@ class Evidence:
     serving: ServingResult | None
     reliability: ReliabilityResult | None
     plan: int | None
+    cost: CostResult | None = None
+    currency: str = "USD"
 
 
 def _regime(name: str | None) -> str:
@@ -58,8 +67,43 @@ def _outlier(e: Evidence) -> str:
 
 
 def _wrong_axis(e: Evidence) -> str:
-    axis = e.diagnosis.axis if e.diagnosis else "the diagnosed axis"
+    d = e.diagnosis
+    if d is not None and d.shard_within_node and d.node_axis is not None and d.declared_axis == d.node_axis:
+        return (f"Shard the model within each node over at least {d.min_devices} devices (partitioning: shard model, "
+                "with FSDP, ZeRO-3 or tensor parallelism): one replica does not fit one device, so the design "
+                "cannot start as declared.")
+    axis = d.axis if d else "the diagnosed axis"
     return f"Change design.axis to “{axis}”: the declared axis does not lift the binding ceiling."
+
+
+def _slower_than_serial(e: Evidence) -> str:
+    rows = e.scaling.slower_than_serial if e.scaling else ()
+    where = listed([nodes(n) for n in rows]) or "the flagged scales"
+    return (f"Check the runs at {where} for contention, a fixed start-up or a different workload: they are slower "
+            "than any serial fraction of the reference's work explains.")
+
+
+def _outlier_repeat(e: Evidence) -> str:
+    repeats = e.scaling.outlier_repeats if e.scaling else ()
+    where = listed([f"{duration(r.value)} at {nodes(r.nodes)}" for r in repeats]) or "the flagged repeat"
+    return f"Re-measure, or explain, the wild repeat ({where}): the median keeps it, the interval widens with it."
+
+
+def _plan_past_peak(e: Evidence) -> str:
+    peak = plan_past_peak(e.scaling, e.cost, e.plan)
+    if peak is None:
+        return "Plan the faster, smaller measured scale."
+    return f"Plan {nodes(peak.better_nodes)} instead of {nodes(peak.plan_nodes)}: {past_peak_words(peak, e.currency)}."
+
+
+def past_peak_words(peak: PastPeak, currency: str) -> str:
+    """"16 nodes take 235 s for 3.34 USD; 8 take 206 s for 1.47 USD" (on demand), or the USL peak it lies past."""
+    def priced(amount: float | None) -> str:
+        return f" for {money(amount, currency)}" if amount is not None else ""
+    better = f"{nodes(peak.better_nodes)} take {duration(peak.better_time_s)}{priced(peak.better_cost)}"
+    if peak.plan_time_s is None:
+        return f"the plan lies past the USL fit's peak near {number(peak.usl_peak_nodes)} nodes, and {better}"
+    return f"{nodes(peak.plan_nodes)} take {duration(peak.plan_time_s)}{priced(peak.plan_cost)}; {better}"
 
 
 def _plan_misses(e: Evidence) -> str:
@@ -67,9 +111,12 @@ def _plan_misses(e: Evidence) -> str:
         point = e.serving.cheapest_meeting
         return (f"Plan {nodes(point.nodes)}{_regime(point.regime)} instead of {nodes(e.plan)}: the cheapest measured "
                 "point that meets the goal.")
-    best = e.goal.cheapest_meeting if e.goal else None
+    best = (e.goal.cheapest_meeting or e.goal.fitted_meeting) if e.goal else None
     if best is None:
         return "Move the plan to a measured scale that meets the goal."
+    if best.source != "measured":
+        return (f"Measure {nodes(best.nodes)}{_regime(best.regime)}, where the USL fit says the goal is met "
+                f"({duration(best.time_s)} per run, fitted), instead of planning {nodes(e.plan)}.")
     return (f"Plan {nodes(best.nodes)}{_regime(best.regime)} instead of {nodes(e.plan)}: the cheapest measured point "
             f"that meets the goal ({duration(best.time_s)} per run).")
 
@@ -157,60 +204,82 @@ def _text(message: str) -> Callable[[Evidence], str]:
 
 @dataclass(frozen=True)
 class Action:
+    rank: Rank
     code: str
     general: str  # the action as the methodology's table states it
     specific: Callable[[Evidence], str]  # the action as page 1 states it, with this project's numbers
 
 
-def _fixed(code: str, text: str) -> Action:
-    return Action(code, text, _text(text))
+def _fixed(rank: Rank, code: str, text: str) -> Action:
+    return Action(rank, code, text, _text(text))
 
 
-# code → the action it calls for, in priority order within a severity
+# code → the action it calls for, by rank, then in priority order within a rank
 ACTIONS: tuple[Action, ...] = (
-    Action("implausible-speedup", "Check the run named (a unit slip, or a smaller problem?), or state the reason in "
-           "scaling.superlinear.", _implausible),
-    Action("outlier", "Re-measure the run named.", _outlier),
-    Action("wrong-axis", "Change design.axis to the diagnosed axis.", _wrong_axis),
-    _fixed("replica-cannot-fit", "Shard the model (partitioning: shard model): its state does not fit one device."),
-    _fixed("too-few-nodes", "Request at least the nodes a perfect shard of the state needs."),
-    _fixed("bad-fit", "Re-measure the collectives: the ring model fitted to them gives a negative α or β."),
-    Action("plan-misses-goal", "Plan the cheapest measured point that meets the goal.", _plan_misses),
-    Action("goal-unmet", "Measure the scale the USL fit says meets the goal; else cut the loss the knee cause "
-           "names (a service: cut the p99, or add replicas).", _goal_unmet),
-    _fixed("checkpoint-storm", "Cut the checkpoint cost or the node count: the system would spend its life "
+    # 1: the design cannot start
+    Action(1, "wrong-axis", "Change design.axis to the diagnosed axis, or meet the device-level requirement it "
+           "names.", _wrong_axis),
+    _fixed(1, "replica-cannot-fit", "Shard the model (partitioning: shard model): its state does not fit one "
+           "device."),
+    _fixed(1, "layout-does-not-fit", "Raise the ZeRO stage or the data-parallel degree until the memory per device "
+           "fits."),
+    _fixed(1, "replica-exceeds-node", "Quantize the model or shorten the KV cache: one replica needs more devices "
+           "than a node has."),
+    _fixed(1, "too-few-nodes", "Request at least the nodes a perfect shard of the state needs."),
+    _fixed(1, "checkpoint-storm", "Cut the checkpoint cost or the node count: the system would spend its life "
            "checkpointing."),
-    Action("tax-binds", "Go back to the diagnosis with at most p_dom workers.", _tax_binds),
-    Action("fit-disagrees", "Measure the collectives at the planned scale and refit α and β.", _measure_collectives),
-    Action("comm-share-departs", "Measure the collectives at the planned scale and refit α and β.",
+    # 2: the plan against the evidence
+    Action(2, "plan-past-peak", "Plan the faster, smaller measured scale.", _plan_past_peak),
+    Action(2, "plan-misses-goal", "Plan the cheapest measured point that meets the goal.", _plan_misses),
+    Action(2, "goal-unmet", "Measure the scale the USL fit says meets the goal; else cut the loss the knee cause "
+           "names (a service: cut the p99, or add replicas).", _goal_unmet),
+    Action(2, "plan-not-measured", "Measure the plan's scale.", _plan_not_measured),
+    Action(2, "tax-binds", "Go back to the diagnosis with at most p_dom workers.", _tax_binds),
+    # 3: measurements that cannot be right
+    Action(3, "implausible-speedup", "Check the run named (a unit slip, or a smaller problem?), or state the reason "
+           "in scaling.superlinear.", _implausible),
+    Action(3, "slower-than-serial", "Check the parallel runs for contention, a fixed start-up or a different "
+           "workload: they are slower than any serial fraction explains.", _slower_than_serial),
+    Action(3, "outlier", "Re-measure the run named.", _outlier),
+    Action(3, "outlier-repeat", "Re-measure the repeat named, or find what disturbed it.", _outlier_repeat),
+    _fixed(3, "oversubscribed", "Run at most one rank per core (or device), or on more machines: the runs share "
+           "hardware."),
+    # 4: the model against the measurements
+    _fixed(4, "bad-fit", "Re-measure the collectives: the model fitted to them gives a negative α or β."),
+    Action(4, "fit-disagrees", "Measure the collectives at the planned scale and refit α and β.",
            _measure_collectives),
-    Action("below-prediction", "Measure the collectives at the planned scale and refit α and β.",
+    Action(4, "comm-share-departs", "Measure the collectives at the planned scale and refit α and β.",
            _measure_collectives),
-    Action("noisy", "Repeat the runs at the noisy scales.", _noisy),
-    Action("past-optimum", "Plan at most the model's p*, or measure past it.", _past_optimum),
-    Action("comm-dominated", "Plan at most the model's p*, or measure past it.", _past_optimum),
-    Action("checkpoint-interval", "Checkpoint at Daly's interval.", _checkpoint_interval),
-    _fixed("sync-without-straggler-plan", "Add straggler mitigation (backup tasks, rebalancing) to the "
+    Action(4, "below-prediction", "Measure the collectives at the planned scale and refit α and β.",
+           _measure_collectives),
+    # 5: noise, then the rest
+    Action(5, "noisy", "Repeat the runs at the noisy scales.", _noisy),
+    Action(5, "past-optimum", "Plan at most the model's p*, or measure past it.", _past_optimum),
+    Action(5, "comm-dominated", "Plan at most the model's p*, or measure past it.", _past_optimum),
+    Action(5, "checkpoint-interval", "Checkpoint at Daly's interval.", _checkpoint_interval),
+    _fixed(5, "sync-without-straggler-plan", "Add straggler mitigation (backup tasks, rebalancing) to the "
            "load_balancing slot: idle time at the barriers is large."),
-    _fixed("allreduce-needs-replica", "Use all-gather and reduce-scatter (scatter-gather) for the sharded state."),
-    _fixed("needless-model-split", "Keep the model whole: it fits one device and the ceiling is compute."),
-    _fixed("above-roof", "Check the profiled step's flops, bytes and time: it beats the roof."),
-    _fixed("unjustified-slot", "Justify each design slot (its why)."),
-    Action("plan-not-measured", "Measure the plan's scale.", _plan_not_measured),
-    Action("single-scale", "Measure another node count, ideally 1 node.", _single_scale),
-    _fixed("budget-not-judged", "Add the node-hour price (pricing.node_hour) so that the goal's budget can be "
+    _fixed(5, "allreduce-needs-replica", "Use all-gather and reduce-scatter (scatter-gather) for the sharded state."),
+    _fixed(5, "needless-model-split", "Keep the model whole: it fits one device and the ceiling is compute."),
+    _fixed(5, "above-roof", "Check the profiled step's flops, bytes and time: it beats the roof."),
+    _fixed(5, "unjustified-slot", "Justify each design slot (its why)."),
+    Action(5, "single-scale", "Measure another node count, ideally 1 node.", _single_scale),
+    _fixed(5, "budget-not-judged", "Add the node-hour price (pricing.node_hour) so that the goal's budget can be "
            "judged."),
-    _fixed("no-goal", "State the goal (project.goal) so that the design can be judged against it."),
-    _fixed("no-plan", "State the planned node count (design.nodes) so that the goal can be judged at it."),
+    _fixed(5, "no-goal", "State the goal (project.goal) so that the design can be judged against it."),
+    _fixed(5, "no-plan", "State the planned node count (design.nodes) so that the goal can be judged at it."),
 )
 _BY_CODE = {action.code: (index, action) for index, action in enumerate(ACTIONS)}
 NO_ACTION = "Keep the plan, and rebuild this report after the next measurements."
 
 
 def next_action(findings: tuple[Finding, ...], evidence: Evidence) -> NextAction:
-    """The action of the most severe finding that calls for one (ties: the earlier code in ACTIONS)."""
+    """The action of the lowest-ranked finding that calls for one (ties: the more severe, then the earlier code in
+    ACTIONS). An info never outranks a warning or an error: it states what the project leaves unsaid."""
     called = [f for f in findings if f.code in _BY_CODE]
     if not called:
         return NextAction("none", NO_ACTION)
-    first = min(called, key=lambda f: (SEVERITIES.index(f.severity), _BY_CODE[f.code][0]))
-    return NextAction(first.code, _BY_CODE[first.code][1].specific(evidence))
+    first = min(called, key=lambda f: (f.severity == "info", _BY_CODE[f.code][1].rank,
+                                       SEVERITIES.index(f.severity), _BY_CODE[f.code][0]))
+    action = _BY_CODE[first.code][1]
+    return NextAction(first.code, action.specific(evidence), action.rank)

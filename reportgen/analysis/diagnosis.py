@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from reportgen.analysis.common import at_least, ceil_ratio
 from reportgen.project.model import Hardware, Project, Serving, Step
 
+CeilingName = Literal["compute", "memory-bandwidth", "memory-capacity", "data-io", "serving", "communication", "none"]
 BOUND_ORDER = ("compute", "memory-bandwidth", "io", "communication")  # the tie order of §1.1
 WALL_ORDER = ("memory", "data", "serving", "time")  # capacity walls come first (§1.3)
 ADAM_STACK = (("bf16 weight", 2.0), ("bf16 gradient", 2.0), ("fp32 master weight", 4.0), ("fp32 Adam m and v", 8.0))
 
-CEILING_AXIS = {
+CEILING_AXIS: dict[CeilingName, str] = {
     "data-io": "distribute data",
     "compute": "distribute training",
     "memory-capacity": "distribute the model",
@@ -31,8 +32,8 @@ TYPICAL_TOOLS = {
     "communication": "Ray, Kubernetes, better collectives",
     "none": "—",
 }
-WALL_CEILING = {"memory": "memory-capacity", "data": "data-io", "serving": "serving"}
-BOUND_CEILING = {"compute": "compute", "memory-bandwidth": "memory-bandwidth", "io": "data-io",
+WALL_CEILING: dict[str, CeilingName] = {"memory": "memory-capacity", "data": "data-io", "serving": "serving"}
+BOUND_CEILING: dict[str, CeilingName] = {"compute": "compute", "memory-bandwidth": "memory-bandwidth", "io": "data-io",
                  "communication": "communication"}
 
 
@@ -62,7 +63,7 @@ class Wall:
 
 @dataclass(frozen=True)
 class Ceiling:
-    ceiling: str
+    ceiling: CeilingName
     axis: str
 
 
@@ -71,7 +72,7 @@ class DiagnosisResult:
     ridge_intensity: float | None
     steps: tuple[StepResult, ...]
     walls: tuple[Wall, ...]
-    binding_ceiling: str
+    binding_ceiling: CeilingName
     axis: str
     declared_axis: str | None
     axis_matches: bool | None
@@ -87,6 +88,12 @@ class DiagnosisResult:
     shard_within_node: bool  # the memory wall binds per device but a perfect shard fits in one node
     min_nodes: int | None  # ceil(min_devices / devices_per_node): the fewest nodes that hold one perfect shard
     deadline_stated: bool
+    # With a within-node shard required: the ceiling the axis across nodes must cure (the next wall that binds,
+    # `none` when one node holding the shard suffices) and its axis (§1.2); None otherwise.
+    node_ceiling: CeilingName | None = None
+    node_axis: str | None = None
+    design_shards_model: bool = False  # partitioning includes `shard model`
+    time_source: str | None = None  # measured | modelled: where the time wall's single-machine time comes from
 
 
 def diagnose(project: Project, *, reference_time_s: float | None = None) -> DiagnosisResult | None:
@@ -103,20 +110,27 @@ def diagnose(project: Project, *, reference_time_s: float | None = None) -> Diag
         return None
     # A service never finishes: where the serving wall speaks for it, no deadline is assumed beside it.
     if not any(w.wall in ("time", "serving") for w in walls) and steps:
-        walls.append(Wall("time", None, True, None, None, "s", "assumed to bind: the project states no deadline; "
-                          "the team distributes because one machine is too slow"))
+        why = ("the deadline is stated but no single-machine time is known (add a 1-node run or baseline.training)"
+               if _deadline_stated(project) else "the project states no deadline")
+        walls.append(Wall("time", None, True, None, None, "s", f"assumed to bind: {why}; the team distributes "
+                          "because one machine is too slow"))
     walls.sort(key=lambda w: WALL_ORDER.index(w.wall))
     min_devices = details.get("min_devices")
-    # A replica that does not fit one device but whose perfect shard fits the devices of one node lifts the
-    # memory wall inside the node (FSDP or tensor parallelism there): a requirement of the design, and the ceiling
-    # the node-level axis must cure is the next wall that binds (§1.2).
+    # The memory wall binds per device whatever the node holds in all: plain data parallelism puts a replica on
+    # every device and fails on each, so the ceiling is memory-capacity (§1.2). When a perfect shard fits the
+    # devices of one node the cure is two-level: shard within the node, then distribute across nodes along the
+    # axis of the next wall that binds (the node-level ceiling).
     shard_within_node = any(w.wall == "memory" and w.binds for w in walls) and min_devices is not None \
         and min_devices <= hardware.devices_per_node
-    binding = [w for w in walls if w.binds and not (w.wall == "memory" and shard_within_node)]
+    binding = [w for w in walls if w.binds]
     workload = project.project.workload
     ceilings = [_ceiling_of(w, steps, workload) for w in binding]
     primary = ceilings[0] if ceilings else Ceiling("none", CEILING_AXIS["none"])
+    node = (ceilings[1] if len(ceilings) > 1 else Ceiling("none", CEILING_AXIS["none"])) if shard_within_node \
+        else None
     declared = project.design.axis if project.design else None
+    slots = project.design.slots if project.design else None
+    shards = bool(slots and slots.partitioning and "shard model" in slots.partitioning.choice)
     return DiagnosisResult(
         ridge_intensity=_ratio(hardware.peak_compute, hardware.memory_bandwidth),
         steps=steps,
@@ -124,8 +138,8 @@ def diagnose(project: Project, *, reference_time_s: float | None = None) -> Diag
         binding_ceiling=primary.ceiling,
         axis=primary.axis,
         declared_axis=declared,
-        axis_matches=None if declared is None else declared == primary.axis,
-        secondary_ceilings=tuple(ceilings[1:]),
+        axis_matches=None if declared is None else _axis_matches(declared, primary, node, shards),
+        secondary_ceilings=_secondary(ceilings),
         min_devices=min_devices,
         workers_for_deadline=details.get("workers_for_deadline"),
         replicas_needed=details.get("replicas_needed"),
@@ -136,11 +150,41 @@ def diagnose(project: Project, *, reference_time_s: float | None = None) -> Diag
         devices_per_node=hardware.devices_per_node,
         shard_within_node=shard_within_node,
         min_nodes=ceil_ratio(min_devices, hardware.devices_per_node) if min_devices is not None else None,
-        deadline_stated=any(w.wall == "time" and w.fill is not None for w in walls),
+        deadline_stated=_deadline_stated(project),
+        node_ceiling=node.ceiling if node else None,
+        node_axis=node.axis if node else None,
+        design_shards_model=shards,
+        time_source=details.get("time_source"),
     )
 
 
-def axis_for(ceiling: str, workload: str | None) -> str:
+def _secondary(ceilings: list[Ceiling]) -> tuple[Ceiling, ...]:
+    """The ceilings met once the first is lifted, each once and never the one being lifted (§5.z): a data wall and a
+    time wall whose dominant step is I/O-bound are one ceiling, data-io."""
+    out: list[Ceiling] = []
+    for ceiling in ceilings[1:]:
+        if ceiling.ceiling != ceilings[0].ceiling and ceiling not in out:
+            out.append(ceiling)
+    return tuple(out)
+
+
+def _axis_matches(declared: str, primary: Ceiling, node: Ceiling | None, shards: bool) -> bool:
+    """The declared axis cures the binding ceiling; with a within-node shard required, the node-level axis matches
+    only when the design shards the model (§1.2)."""
+    if declared == primary.axis:
+        return True
+    return node is not None and declared == node.axis and shards
+
+
+def _deadline_stated(project: Project) -> bool:
+    """A deadline is stated by baseline.training.deadline or project.goal.time_per_run (§5.z: never asked for
+    when either is set)."""
+    training = project.baseline.training if project.baseline else None
+    goal = project.project.goal
+    return bool((training and training.deadline) or (goal and goal.time_per_run))
+
+
+def axis_for(ceiling: CeilingName, workload: str | None) -> str:
     if ceiling == "compute" and workload == "inference":
         return "distribute inference"
     return CEILING_AXIS[ceiling]
@@ -278,9 +322,21 @@ def _time_wall(project: Project, hardware: Hardware, reference_time_s: float | N
     if training and hardware.peak_compute:
         time = 6.0 * training.parameters * training.tokens / (training.mfu * hardware.peak_compute)
         details["training_time_s"] = time
+        details["time_source"] = "modelled"
         source = "6 × parameters × tokens / (MFU × π)"
-    elif reference_time_s is not None:
+    per_run = goal.time_per_run if goal else None
+    if reference_time_s is not None and per_run is not None:
+        # Measurements outrank the model (§7.1): the measured single-node run against the goal's time per run
+        # decides whether one machine suffices, whatever the 6·P·T estimate says.
+        modelled = f"; the model's {source} gives {time:.4g} s" if time is not None else ""
+        details["time_source"] = "measured"
+        details["workers_for_deadline"] = ceil_ratio(reference_time_s, per_run)
+        fill = reference_time_s / per_run
+        return Wall("time", fill, at_least(fill, 1.0), reference_time_s, per_run, "s",
+                    f"the measured single-node run against the goal's time per run{modelled}")
+    if time is None and reference_time_s is not None:
         time = reference_time_s
+        details["time_source"] = "measured"
         source = "the measured single-node run"
     if time is None or (deadline is None and training is None):
         return None

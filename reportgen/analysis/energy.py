@@ -61,8 +61,8 @@ def analyze_energy(scaling: ScalingResult | None, energy: Energy | None, *,
         elif active is None or waiting is None:
             continue
         elif run.form == "breakdown":
-            busy = (run.compute or 0.0) + (run.io or 0.0)
-            waits = (run.communication or 0.0) + (run.idle or 0.0)
+            busy = (run.compute or 0.0) + (run.io or 0.0) + (run.start_up or 0.0)  # start-up loads and launches
+            waits = (run.communication or 0.0) + (run.idle or 0.0) + (run.bubble or 0.0)
             joules, measured = pue * scale.nodes * (active * busy + waiting * waits), False
         else:
             assert scale.time_s is not None

@@ -7,11 +7,14 @@ import math
 import re
 from collections.abc import Sequence
 
+from reportgen.analysis.actions import past_peak_words
 from reportgen.analysis.checklist import ChecklistResult
+from reportgen.analysis.cost import CostResult
 from reportgen.analysis.diagnosis import DiagnosisResult
 from reportgen.analysis.findings import Finding, error, info, warning
 from reportgen.analysis.goal import GoalResult
 from reportgen.analysis.model_check import COMM_SHARE_FACTOR, SPEEDUP_SHORTFALL, ModelCheckResult
+from reportgen.analysis.peak import plan_past_peak
 from reportgen.analysis.prediction import PredictionResult
 from reportgen.analysis.reliability import ReliabilityResult
 from reportgen.analysis.scaling import ScalingResult
@@ -37,7 +40,7 @@ AXIS_FAILURE = {
 def lint(project: Project, *, diagnosis: DiagnosisResult | None, prediction: PredictionResult | None,
          scaling: ScalingResult | None, checklist: ChecklistResult | None, reliability: ReliabilityResult | None,
          goal: GoalResult | None, serving: ServingResult | None = None,
-         model_check: ModelCheckResult | None = None) -> list[Finding]:
+         model_check: ModelCheckResult | None = None, cost: CostResult | None = None) -> list[Finding]:
     findings: list[Finding] = []
     findings += _hardware(project)
     findings += _diagnosis(diagnosis, project.design.nodes if project.design else None)
@@ -46,6 +49,7 @@ def lint(project: Project, *, diagnosis: DiagnosisResult | None, prediction: Pre
     findings += _tax(checklist, prediction)
     findings += plausibility(scaling)
     findings += _measurements(project, scaling, goal)
+    findings += _past_peak(project, scaling, cost)
     findings += _serving(serving, project.currency)
     findings += _model_against_measurements(prediction, model_check)
     findings += _reliability(reliability)
@@ -110,6 +114,7 @@ def _reliability(reliability: ReliabilityResult | None) -> list[Finding]:
     return out
 
 
+LOOKS_WEAK = 0.15  # reportgen.analysis.scaling.LOOKS_WEAK_SPREAD, as the finding quotes it
 DECLARED_INTERVAL_TOLERANCE = 0.10  # a declared interval whose overhead exceeds Daly's by more than this is flagged
 
 
@@ -133,6 +138,29 @@ def plausibility(scaling: ScalingResult | None) -> list[Finding]:
             out.append(warning("implausible-speedup", f"{what}: above 125 % of ideal a run is far more often a unit "
                                "slip or a run of a smaller problem than real superlinear scaling; check it, or state "
                                "the reason in scaling.superlinear", "scaling.runs", "measure"))
+    slower = scaling.slower_than_serial
+    if slower:
+        why = (f"Amdahl's fit gives a serial fraction f = {number(scaling.amdahl.serial_fraction)} ≥ 1"
+               if scaling.amdahl is not None and scaling.amdahl.serial_fraction >= 1 else
+               "the Karp–Flatt serial fraction exceeds 1 at " + _listed([
+                   f"{nodes(r.nodes)} (e = {number(r.karp_flatt)})" for r in scaling.rows
+                   if r.karp_flatt is not None and r.karp_flatt > 1]))
+        out.append(warning("slower-than-serial", f"{why}: the parallel runs at {_listed([nodes(n) for n in slower])} "
+                           "are slower than any serial fraction of the reference's work can explain (contention, a "
+                           "fixed start-up, or a different workload at that scale); Amdahl's asymptote is no bound "
+                           "here", "scaling.runs", "measure"))
+    for repeat in scaling.outlier_repeats:
+        value = number(repeat.value) if scaling.form == "throughput" else duration(repeat.value)
+        centre = number(repeat.centre) if scaling.form == "throughput" else duration(repeat.centre)
+        against = "the middle of the other two" if repeat.repeats == 3 else "the quartiles of the repeats"
+        out.append(warning("outlier-repeat", f"repeat #{repeat.position} of {repeat.repeats} at "
+                           f"{nodes(repeat.nodes)} measured {value} against {centre} ({against}): the median keeps "
+                           "it, but find what disturbed it before trusting that scale's interval",
+                           "scaling.runs", "measure"))
+    if scaling.looks_weak:
+        out.append(info("looks-weakly-scaled", f"the time per run stays within {percent(LOOKS_WEAK)} of the "
+                        f"reference's while the node count grows {number(scaling.rows[-1].ideal)}-fold: the work "
+                        "probably grew with the nodes; if so, set scaling.mode: weak", "scaling.mode", "measure"))
     for outlier in scaling.outliers:
         faster = outlier.factor > 1
         factor = outlier.factor if faster else 1 / outlier.factor
@@ -184,14 +212,24 @@ def _diagnosis(diagnosis: DiagnosisResult | None, planned: int | None) -> list[F
                         "must shard the model within each node (FSDP or tensor parallelism there); the axis across "
                         "nodes answers the next ceiling", "baseline.memory", "diagnosis"))
     if diagnosis and diagnosis.declared_axis and not diagnosis.axis_matches:
-        out.append(error("wrong-axis", f"the design declares `{diagnosis.declared_axis}` but the binding ceiling is "
-                         f"{diagnosis.binding_ceiling}, which calls for `{diagnosis.axis}`: "
-                         f"{AXIS_FAILURE[diagnosis.axis]}", "design.axis", "diagnosis"))
+        out.append(error("wrong-axis", _wrong_axis(diagnosis), "design.axis", "diagnosis"))
     if diagnosis and not diagnosis.deadline_stated and any(w.wall == "time" and w.binds for w in diagnosis.walls):
         out.append(info("no-deadline", "the project states no deadline, so the time wall is taken to bind; add "
                         "baseline.training.deadline or project.goal.time_per_run to test it",
                         "project.goal.time_per_run", "diagnosis"))
     return out
+
+
+def _wrong_axis(diagnosis: DiagnosisResult) -> str:
+    """The declared axis against the diagnosis; with a within-node shard required, the device-level requirement."""
+    if diagnosis.shard_within_node and diagnosis.declared_axis == diagnosis.node_axis:
+        return (f"the design declares `{diagnosis.declared_axis}` across nodes, but one replica does not fit one "
+                f"device: the binding ceiling is {diagnosis.binding_ceiling}, and the design must shard the model "
+                f"within each node over at least {diagnosis.min_devices} devices (partitioning: shard model) before "
+                f"`{diagnosis.declared_axis}` can answer the node-level ceiling ({diagnosis.node_ceiling}): "
+                f"{AXIS_FAILURE['distribute the model']}")
+    return (f"the design declares `{diagnosis.declared_axis}` but the binding ceiling is {diagnosis.binding_ceiling}, "
+            f"which calls for `{diagnosis.axis}`: {AXIS_FAILURE[diagnosis.axis]}")
 
 
 def _choices(slot: Slot | None) -> set[str]:
@@ -290,10 +328,12 @@ def _measurements(project: Project, scaling: ScalingResult | None, goal: GoalRes
                         f"{scaling.reference_nodes} nodes and ideal is p / {scaling.reference_nodes}", "scaling.runs",
                         "measure"))
     noisy = [r for r in scaling.rows if r.noisy]
-    if noisy:
-        spread = _listed([f"{r.nodes} nodes ±{(r.time_ci[1] - r.time_ci[0]) / 2 / r.time_s:.0%} over {r.repeats} "
-                          "runs" for r in noisy if r.time_ci and r.time_s])
-        out.append(warning("noisy", f"the measured time's 95 % interval is wider than ±10 % of its median at {spread}: "
+    if noisy:  # an interval is [low, high]: a skewed one is never printed as a symmetric ±
+        spread = _listed([f"{nodes(r.nodes)} [{duration(r.time_ci[0])}, {duration(r.time_ci[1])}] around "
+                          f"{duration(r.time_s)} ({_signed(r.time_ci[0] / r.time_s - 1)}/"
+                          f"{_signed(r.time_ci[1] / r.time_s - 1)}) over {r.repeats} runs"
+                          for r in noisy if r.time_ci and r.time_s])
+        out.append(warning("noisy", f"the measured time's 95 % interval is wider than 20 % of its median at {spread}: "
                            "measure these scales again before trusting a change there", "scaling.runs", "measure"))
     if scaling.knee_uncertain:
         out.append(info("uncertain-knee", f"the knee at {scaling.knee_nodes} nodes is uncertain: its speedup "
@@ -310,7 +350,29 @@ def _measurements(project: Project, scaling: ScalingResult | None, goal: GoalRes
         best = goal.cheapest_meeting
         out.append(warning("plan-misses-goal", f"the planned {goal.plan_nodes} nodes miss the goal in every price "
                            f"regime, while {best.nodes} nodes meet it", "design.nodes", "summary"))
+    elif goal and goal.fitted_at_plan and all(c.met is False for c in goal.fitted_at_plan):
+        # §5.z: the rule holds at a fitted or interpolated plan as at a measured one
+        way = goal.cheapest_meeting or goal.fitted_meeting
+        fitted = min(goal.fitted_at_plan, key=lambda c: c.time_s)
+        alternative = (f", while {nodes(way.nodes)} meet it ({way.source})" if way is not None else "")
+        out.append(warning("plan-misses-goal", f"the planned {nodes(goal.plan_nodes)} were not measured, and the USL "
+                           f"fit puts a run there at {duration(fitted.time_s)}, which misses the goal in every price "
+                           f"regime{alternative}", "design.nodes", "summary"))
     return out
+
+
+def _signed(share: float) -> str:
+    return f"{'+' if share >= 0 else '−'}{abs(share):.0%}"
+
+
+def _past_peak(project: Project, scaling: ScalingResult | None, cost: CostResult | None) -> list[Finding]:
+    """§5.z: a plan at which a smaller measured scale is faster beyond noise, or past the USL peak."""
+    plan = project.design.nodes if project.design else None
+    peak = plan_past_peak(scaling, cost, plan)
+    if peak is None:
+        return []
+    return [warning("plan-past-peak", f"the plan is past the measured peak: {past_peak_words(peak, project.currency)}"
+                    f"; plan {nodes(peak.better_nodes)}", "design.nodes", "summary")]
 
 
 FIT_RANGE = (0.1, 10.0)  # the sensitivity range of §3: a fit outside it is a model the table never considered

@@ -20,7 +20,7 @@ from reportgen.analysis.fits import (
     usl_capacity,
 )
 from reportgen.analysis.prediction import model_curve, optimum
-from reportgen.project.model import Run, RunForm, Scaling
+from reportgen.project.model import Run, RunForm, Scaling, ScalingMode
 
 KNEE_THRESHOLD = 0.05
 BOOTSTRAP_RESAMPLES = 2000
@@ -30,8 +30,12 @@ NOISY_HALF_WIDTH = 0.10  # an interval half-width above this share of the median
 COMPONENTS = ("compute", "communication", "idle", "io", "time", "throughput", "energy", "co2_recorded",
               "p99_latency")
 Interval = tuple[float, float]
-Cause = Literal["communication", "load-imbalance", "serial-fraction"]  # where lost speedup went
-CAUSES: tuple[Cause, ...] = get_args(Cause)  # tie order for the knee cause
+# Where lost speedup went (ANALYSES §4, §4.z); the order is the knee cause's tie order.
+Cause = Literal["communication", "load-imbalance", "serial-fraction", "io", "pipeline-bubble", "start-up"]
+CAUSES: tuple[Cause, ...] = get_args(Cause)
+# The lost-time components of a breakdown (keys of ScaleRow.lost_time_s), each with the cause it names.
+CAUSE_OF: dict[str, Cause] = {"serial": "serial-fraction", "io": "io", "communication": "communication",
+                              "imbalance": "load-imbalance", "bubble": "pipeline-bubble", "startup": "start-up"}
 Trend = Literal["rising", "flat", "falling"]  # of the Karp-Flatt serial fraction with p
 TREND_TOLERANCE = 0.10  # ANALYSES §4: a trend must move e by more than 10 % of its mean over the measured range
 # Without a breakdown the Karp–Flatt trend names the likely cause: an e that rises with p is an overhead that grows
@@ -43,22 +47,47 @@ TREND_READING = {
     "flat": "a fixed serial fraction, as in Amdahl's law",
     "falling": "a loss that does not grow with the node count (a serial part amortised, or caches that help)",
 }
-# What the knee cause calls for (ANALYSES §4), one sentence each.
-REMEDIES = {
+# What the knee cause calls for (ANALYSES §4, §4.z), one sentence each, in the project's own workload (§5.z).
+STORAGE_REMEDY = "the storage path: more parallel readers, locality, a smaller shuffle, or compression"
+REMEDIES: dict[Cause, str] = {
     "communication": "a better collective schedule, overlap of communication with compute, or gradient compression",
     "load-imbalance": "rebalancing the shards or speculative backup tasks for stragglers",
-    "serial-fraction": "shrinking the serial stage (data loading, start-up, the optimizer step on one rank)",
+    "serial-fraction": "shrinking the serial stage (the optimizer step on one rank, work every rank repeats)",
+    "io": STORAGE_REMEDY,
+    "pipeline-bubble": "more micro-batches per step, or interleaved pipeline stages",
+    "start-up": "a shorter start-up (launch, rendezvous, loading), paid once for more steps per run",
+}
+# A data-processing job's remedies speak of storage, shuffles and partitions, never of gradients.
+DATA_REMEDIES: dict[Cause, str] = {
+    **REMEDIES,
+    "communication": "a smaller shuffle: partition so that fewer records cross nodes, combine before the shuffle, or "
+                     "compress it",
+    "load-imbalance": "repartitioning skewed keys, or speculative execution of straggling tasks",
+    "serial-fraction": "parallelising the driver's stages (planning, the final merge or write)",
 }
 # A service's remedies speak of requests, never of gradients or checkpoints (ANALYSES §5.x).
-SERVING_REMEDIES = {
+SERVING_REMEDIES: dict[Cause, str] = {
+    **REMEDIES,
     "communication": "fewer fan-out hops per request, hedged requests against slow shards, or caching repeated work",
     "load-imbalance": "least-loaded routing across the replicas and hedged requests against stragglers",
     "serial-fraction": "batching requests, a smaller or quantized model, or caching what every request recomputes",
+    "io": "caching hot data beside the replicas, or faster model loading",
+    "pipeline-bubble": "larger batches through the pipeline stages",
+    "start-up": "warm replicas kept loaded, so that scaling out does not pay the start-up",
 }
+
+
+def remedies_for(workload: str | None, serving: bool) -> dict[Cause, str]:
+    if serving:
+        return SERVING_REMEDIES
+    return DATA_REMEDIES if workload == "data-processing" else REMEDIES
 IMPLAUSIBLE_EFFICIENCY = 1.25  # ANALYSES §4.y: above this share of ideal, a run is more likely a slip than real
 OUTLIER_FACTOR = 2.0  # a scale more than this factor from the USL fitted to the other scales is an outlier
 OUTLIER_MIN_SCALES = 4
 OUTLIER_LEAVE_ONE_OUT = 40  # up to this many scales each is held against a fit to the others; beyond, against all
+REPEAT_IQR_FENCE = 3.0  # §4.z: with four or more repeats, a run beyond 3 IQR outside the quartiles is named
+REPEAT_FACTOR = 2.0  # with three, a run more than 2× from the middle of the other two
+LOOKS_WEAK_SPREAD = 0.15  # strong scaling whose time per run stays within this share of the reference looks weak
 
 
 @dataclass(frozen=True)
@@ -84,6 +113,10 @@ class ScaleRow:
     time_ci: Interval | None = None  # 95 % percentile-bootstrap intervals; None with one run
     speedup_ci: Interval | None = None
     efficiency_ci: Interval | None = None
+    lost_io: float | None = None  # folds lost to I/O that did not shrink (§4.z), when a run gives io
+    lost_bubble: float | None = None  # folds lost to the pipeline bubble, when a run gives bubble
+    lost_startup: float | None = None  # folds lost to start-up, when a run gives its wall time beside the breakdown
+    gustafson: float | None = None  # weak scaling: Gustafson's serial fraction s_p = (q − S_p)/(q − 1)
 
     @property
     def noisy(self) -> bool:
@@ -113,7 +146,7 @@ class ScalingResult:
     pop: tuple[PopRow, ...]
     knee_nodes: float | None
     knee_score: float  # max(y − x) of Kneedle
-    knee_cause: str | None
+    knee_cause: Cause | None
     knee_cause_inferred: bool  # named from the fits, not from a breakdown
     knee_cause_at: float | None  # the scale whose lost time named the cause
     remedy: str | None
@@ -129,6 +162,18 @@ class ScalingResult:
     axis: str = "nodes"  # what `nodes` counts: whole nodes, or a load level (possibly fractional) for the fits
     outliers: tuple[Outlier, ...] = ()  # scales far from the USL fitted to the others (§4.y)
     superlinear_reason: str | None = None  # scaling.superlinear: the team's reason that a superlinear run is real
+    mode: ScalingMode = "strong"  # weak: the work per node is fixed, speedups are scaled (Gustafson)
+    gustafson: GustafsonFit | None = None  # weak mode: S = q − s(q − 1) fitted (in place of Amdahl)
+    outlier_repeats: tuple[OutlierRepeat, ...] = ()  # single runs far from their scale's other repeats (§4.z)
+    looks_weak: bool = False  # strong mode, but the time per run stays flat as q grows: weak scaling, likely
+
+    @property
+    def slower_than_serial(self) -> tuple[float, ...]:
+        """Scales whose Karp–Flatt fraction exceeds 1, or every scale beyond the reference when Amdahl's f ≥ 1:
+        slower than any serial fraction of the reference's work explains (§4.z)."""
+        if self.amdahl is not None and self.amdahl.serial_fraction >= 1:
+            return tuple(r.nodes for r in self.rows if r.nodes > self.reference_nodes)
+        return tuple(r.nodes for r in self.rows if r.karp_flatt is not None and r.karp_flatt > 1)
 
     @property
     def repeated(self) -> bool:
@@ -170,18 +215,38 @@ class Outlier:
         return self.measured / self.expected if self.expected > 0 else float("inf")
 
 
+@dataclass(frozen=True)
+class GustafsonFit:
+    """Gustafson's law S = q − s(q − 1), least squares of (q − S) = s(q − 1) over q > 1 (weak scaling)."""
+
+    serial_fraction: float
+
+
+@dataclass(frozen=True)
+class OutlierRepeat:
+    """One repeat far from its scale's others (§4.z): named, and kept in the median."""
+
+    nodes: float
+    position: int  # 1-based, in the order the repeats were written
+    value: float  # its time per run (s), or its throughput in throughput form
+    centre: float  # what it was held against: the scale's median (the other two's middle with three repeats)
+    repeats: int
+
+
 def run_time(run: Run, work_per_run: float | None) -> float | None:
     if run.form == "breakdown":
-        return (run.compute or 0.0) + (run.communication or 0.0) + (run.idle or 0.0) + (run.io or 0.0)
+        return run.time if run.time is not None else run.parts  # the wall, start-up included, when given
     if run.form == "total":
         return run.time
     assert run.throughput is not None
     return (work_per_run if work_per_run is not None else 1.0) / run.throughput
 
 
-def analyze_scaling(scaling: Scaling | None, *, max_nodes: int = 4096, serving: bool = False) -> ScalingResult | None:
+def analyze_scaling(scaling: Scaling | None, *, max_nodes: int = 4096, serving: bool = False,
+                    workload: str | None = None) -> ScalingResult | None:
     if scaling is None or not scaling.runs:
         return None
+    weak = scaling.mode == "weak"
     groups = repeats_by_nodes(scaling.runs)
     runs = [median_run(group) for group in groups]  # every analysis runs on the medians of the repeats
     form = runs[0].form
@@ -191,19 +256,24 @@ def analyze_scaling(scaling: Scaling | None, *, max_nodes: int = 4096, serving: 
     times = [run_time(run, scaling.work_per_run) for run in runs]
     t_ref = times[0]
     assert t_ref is not None
-    intervals = bootstrap_intervals(groups, form, scaling.work_per_run)
+    intervals = bootstrap_intervals(groups, form, scaling.work_per_run, weak=weak)
     rows = []
     for run, t_p, group, ci in zip(runs, times, groups, intervals, strict=True):
         assert t_p is not None
         q = run.nodes / p_ref
-        speedup = run.throughput / reference.throughput if form == "throughput" else t_ref / t_p  # type: ignore[operator]
-        row = _row(run, reference, t_p, t_ref, q, speedup, form)
+        # Weak scaling: the work grows with p, so the scaled speedup of a time is q·T_ref/T_p (Gustafson 1988).
+        if form == "throughput":
+            speedup = float(run.throughput or 0.0) / float(reference.throughput or 1.0)
+        else:
+            speedup = (q if weak else 1.0) * t_ref / t_p
+        row = _row(run, reference, t_p, t_ref, q, speedup, form, weak=weak)
         rows.append(replace(row, repeats=len(group), ideal=q, time_ci=ci[0], speedup_ci=ci[1], efficiency_ci=ci[2]))
     speedups = [row.speedup for row in rows]
     qs = [row.nodes / p_ref for row in rows]
     knee, score = kneedle([row.nodes for row in rows], speedups)
     cause, inferred, cause_at = _knee_cause(rows, knee, form)
     fits_ok = len(rows) >= 3
+    two_scales = len(rows) >= 2  # Amdahl's and Gustafson's one parameter: exact with two scales (§4 fits)
     usl = fit_usl([float(r.nodes) for r in rows],
                   [r.run.throughput for r in rows] if form == "throughput" else speedups) if fits_ok else None  # type: ignore[misc]
     kf = [(r.nodes, r.karp_flatt) for r in rows if r.karp_flatt is not None]
@@ -223,10 +293,10 @@ def analyze_scaling(scaling: Scaling | None, *, max_nodes: int = 4096, serving: 
         knee_cause=cause,
         knee_cause_inferred=inferred,
         knee_cause_at=cause_at,
-        remedy=(SERVING_REMEDIES if serving else REMEDIES)[cause] if cause else None,
+        remedy=remedies_for(workload, serving)[cause] if cause else None,
         peak_nodes=first_max(rows, key=lambda r: r.speedup).nodes,
         first_below_half_efficiency=next((r.nodes for r in rows if r.efficiency < 0.5), None),
-        amdahl=fit_amdahl(qs, speedups) if fits_ok else None,
+        amdahl=fit_amdahl(qs, speedups) if two_scales and not weak else None,
         usl=usl,
         karp_flatt_slope=kf_slope,
         karp_flatt_trend=trend,
@@ -236,7 +306,61 @@ def analyze_scaling(scaling: Scaling | None, *, max_nodes: int = 4096, serving: 
         axis=scaling.axis,
         outliers=find_outliers(rows, form),
         superlinear_reason=scaling.superlinear,
+        mode=scaling.mode,
+        gustafson=fit_gustafson(qs, speedups) if two_scales and weak else None,
+        outlier_repeats=find_outlier_repeats(groups, scaling.work_per_run),
+        looks_weak=not weak and looks_weakly_scaled(rows, form),
     )
+
+
+def fit_gustafson(q: list[float], speedup: list[float]) -> GustafsonFit | None:
+    """Least squares of q − S = s(q − 1) over q > 1 (a line through the origin; exact with one such scale)."""
+    points = [(qi, si) for qi, si in zip(q, speedup, strict=True) if qi > 1]
+    if not points:
+        return None
+    lost = np.array([qi - si for qi, si in points])
+    span = np.array([qi - 1.0 for qi, _ in points])
+    return GustafsonFit(float(lost @ span / (span @ span)))
+
+
+def looks_weakly_scaled(rows: list[ScaleRow], form: RunForm) -> bool:
+    """Strong scaling in a time form whose time per run stays flat while the node count grows fourfold or more:
+    the work most likely grew with p (§4.z), and scaling.mode: weak would read it right."""
+    if form == "throughput" or len(rows) < 3 or rows[-1].ideal < 4:
+        return False
+    reference = rows[0].time_s or 0.0
+    return reference > 0 and all(abs((r.time_s or 0.0) / reference - 1) <= LOOKS_WEAK_SPREAD for r in rows)
+
+
+def find_outlier_repeats(groups: list[list[Run]], work_per_run: float | None) -> tuple[OutlierRepeat, ...]:
+    """Repeats far from the others of their scale (§4.z): with four or more, beyond 3 IQR outside the quartiles;
+    with three, more than 2× from the middle of the other two (the median of three moves with the suspect, so
+    it is held against the two it is not)."""
+    found: list[OutlierRepeat] = []
+    for group in groups:
+        if len(group) < 3:
+            continue
+        values = [_repeat_value(run, work_per_run) for run in group]
+        if len(group) == 3:
+            for index, value in enumerate(values):
+                others = values[:index] + values[index + 1:]
+                centre = sum(others) / 2
+                if centre > 0 and not 1 / REPEAT_FACTOR <= value / centre <= REPEAT_FACTOR:
+                    found.append(OutlierRepeat(group[0].nodes, index + 1, value, centre, 3))
+            continue
+        low, high = np.percentile(values, [25, 75])
+        fence = REPEAT_IQR_FENCE * (high - low)
+        centre = float(np.median(values))
+        found += [OutlierRepeat(group[0].nodes, index + 1, value, centre, len(group))
+                  for index, value in enumerate(values) if value < low - fence or value > high + fence]
+    return tuple(found)
+
+
+def _repeat_value(run: Run, work_per_run: float | None) -> float:
+    """A repeat's time per run, or its throughput in throughput form (what the scale's median is taken of)."""
+    if run.form == "throughput":
+        return float(run.throughput or 0.0)
+    return float(run_time(run, work_per_run) or 0.0)
 
 
 def _capacity(row: ScaleRow, form: RunForm) -> float:
@@ -309,8 +433,8 @@ def median_run(group: list[Run]) -> Run:
     return replace(group[0], workers=workers, **values)  # type: ignore[arg-type]  # COMPONENTS are float fields
 
 
-def bootstrap_intervals(groups: list[list[Run]], form: RunForm,
-                        work_per_run: float | None) -> list[tuple[Interval | None, Interval | None, Interval | None]]:
+def bootstrap_intervals(groups: list[list[Run]], form: RunForm, work_per_run: float | None, *,
+                        weak: bool = False) -> list[tuple[Interval | None, Interval | None, Interval | None]]:
     """95 % percentile-bootstrap intervals of T_p, S_p and E_p per scale (None for a scale with one run).
 
     Each resample draws the scale's repeats with replacement and takes the medians, as the analysis does; the
@@ -326,8 +450,9 @@ def bootstrap_intervals(groups: list[list[Run]], form: RunForm,
             out.append((None, None, None))
             continue
         times = t_ref if index == 0 else _resampled_times(group, form, work_per_run, rng)
-        speedups = t_ref / times if index else np.ones_like(times)
         q = group[0].nodes / p_ref
+        scaled = q if weak and form != "throughput" else 1.0  # weak scaling's scaled speedup q·T_ref/T_p
+        speedups = scaled * t_ref / times if index else np.ones_like(times)
         out.append((_percentiles(times, tail), _percentiles(speedups, tail), _percentiles(speedups / q, tail)))
     return out
 
@@ -335,9 +460,11 @@ def bootstrap_intervals(groups: list[list[Run]], form: RunForm,
 def _resampled_times(group: list[Run], form: RunForm, work_per_run: float | None,
                      rng: np.random.Generator) -> np.ndarray:
     """T_p of BOOTSTRAP_RESAMPLES resamples of the group's repeats (all equal to the one run when it is alone)."""
-    if form == "breakdown":
-        table = np.array([[run.compute or 0.0, run.communication or 0.0, run.idle or 0.0, run.io or 0.0]
-                          for run in group])
+    if form == "breakdown" and all(run.time is not None for run in group):  # the wall, start-up included
+        table = np.array([[run.time] for run in group], dtype=float)
+    elif form == "breakdown":
+        table = np.array([[run.compute or 0.0, run.communication or 0.0, run.idle or 0.0, run.io or 0.0,
+                           run.bubble or 0.0] for run in group])
     elif form == "total":
         table = np.array([[run.time] for run in group], dtype=float)
     else:
@@ -369,31 +496,39 @@ def knee_uncertain(rows: list[ScaleRow], knee: float | None) -> bool:
     return False
 
 
-def _row(run: Run, reference: Run, t_p: float, t_ref: float, q: float, speedup: float, form: RunForm) -> ScaleRow:
+def _row(run: Run, reference: Run, t_p: float, t_ref: float, q: float, speedup: float, form: RunForm, *,
+         weak: bool = False) -> ScaleRow:
     lost_folds = q - speedup
-    karp_flatt = (1.0 / speedup - 1.0 / q) / (1.0 - 1.0 / q) if q > 1 else None
+    karp_flatt = (1.0 / speedup - 1.0 / q) / (1.0 - 1.0 / q) if q > 1 and not weak else None
+    gustafson = (q - speedup) / (q - 1.0) if q > 1 and weak else None
     comm_share = idle_share = None
-    lost: dict[str, float | None] = {"serial": None, "communication": None, "imbalance": None}
+    lost: dict[str, float | None] = dict.fromkeys(CAUSE_OF)
     lost_time = None
     superlinear = False
     if form == "breakdown":
         assert run.compute is not None and reference.compute is not None
         comm_share = (run.communication or 0.0) / t_p
         idle_share = (run.idle or 0.0) / t_p
-        shrink = 1.0 / q  # p_ref / p
-        serial = (run.compute + (run.io or 0.0)) - (reference.compute + (reference.io or 0.0)) * shrink
+        shrink = 1.0 if weak else 1.0 / q  # p_ref / p; weak scaling's ideal time stays T_ref
+        serial = run.compute - reference.compute * shrink
         superlinear = serial < 0
         lost_time = {
             "serial": max(serial, 0.0),  # negative means superlinear compute: clamped, and noted
             "communication": (run.communication or 0.0) - (reference.communication or 0.0) * shrink,
             "imbalance": (run.idle or 0.0) - (reference.idle or 0.0) * shrink,
         }
-        lost = _apportion(lost_folds, lost_time)
+        # I/O, the pipeline bubble and start-up are causes of their own (§4.z) when the runs give them.
+        for key, mine, theirs in (("io", run.io, reference.io), ("bubble", run.bubble, reference.bubble),
+                                  ("startup", run.start_up, reference.start_up)):
+            if mine is not None or theirs is not None:
+                lost_time[key] = (mine or 0.0) - (theirs or 0.0) * shrink
+        lost = {**lost, **_apportion(lost_folds, lost_time)}
     workers = run.workers
     imbalance = max(workers) / (sum(workers) / len(workers)) - 1.0 if workers else None
     return ScaleRow(run.nodes, t_p, speedup, speedup / q, comm_share, idle_share, karp_flatt, lost_folds,
                     lost["serial"], lost["communication"], lost["imbalance"], lost_time, imbalance, superlinear,
-                    run.energy, run)
+                    run.energy, run, lost_io=lost["io"], lost_bubble=lost["bubble"], lost_startup=lost["startup"],
+                    gustafson=gustafson)
 
 
 def _apportion(lost_folds: float, lost_time: dict[str, float]) -> dict[str, float | None]:
@@ -406,7 +541,7 @@ def _apportion(lost_folds: float, lost_time: dict[str, float]) -> dict[str, floa
     positive = {cause: max(seconds, 0.0) for cause, seconds in lost_time.items()}
     total = sum(positive.values())
     if total <= 0:
-        return {"serial": lost_folds, "communication": 0.0, "imbalance": 0.0}
+        return {cause: lost_folds if cause == "serial" else 0.0 for cause in lost_time}
     # The share first: a subnormal lost time times the folds would underflow to zero before the division.
     return {cause: lost_folds * (seconds / total) for cause, seconds in positive.items()}
 
@@ -426,19 +561,17 @@ def kneedle(nodes: list[float], speedups: list[float]) -> tuple[float | None, fl
     return (nodes[index] if score >= KNEE_THRESHOLD else None), score
 
 
-def _knee_cause(rows: list[ScaleRow], knee: float | None, form: RunForm) -> tuple[str | None, bool, float | None]:
+def _knee_cause(rows: list[ScaleRow], knee: float | None, form: RunForm) -> tuple[Cause | None, bool, float | None]:
     """At the first scale beyond the knee (the largest without one), the cause that lost the most time."""
     if form != "breakdown" or len(rows) < 2:
         return None, False, None
     beyond = next((r for r in rows if knee is not None and r.nodes > knee), rows[-1])
     assert beyond.lost_time_s is not None
-    seconds = {"communication": beyond.lost_time_s["communication"],
-               "load-imbalance": beyond.lost_time_s["imbalance"],
-               "serial-fraction": beyond.lost_time_s["serial"]}
+    seconds = {CAUSE_OF[key]: value for key, value in beyond.lost_time_s.items()}
     largest = max(seconds.values())
     if largest <= 0:
         return None, False, beyond.nodes
-    return next(c for c in CAUSES if seconds[c] == largest), False, beyond.nodes
+    return next(c for c in CAUSES if seconds.get(c) == largest), False, beyond.nodes
 
 
 def karp_flatt_trend(points: list[tuple[float, float]], per_node: float | None) -> Trend | None:

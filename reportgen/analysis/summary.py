@@ -51,6 +51,7 @@ class SummaryResult:
     next_action: NextAction  # item 4
     knee: str | None = None  # the measured curve's knee and its cause (no cause named without a knee)
     kappa_ratio: float | None = None  # the measured USL κ over the model's α/T_comp: the model held to account
+    blocker: str | None = None  # an error that says the design cannot start, which page 1 opens with (§7.1)
 
 
 @dataclass(frozen=True)
@@ -78,9 +79,32 @@ def summarize(project: Project, *, scaling: ScalingResult | None, cost: CostResu
         optimum = _training_optimum(project, goal, scaling, cost, prediction, words)
     codes = {f.code for f in findings}
     ratio = model_check.kappa_ratio if model_check else None
-    return SummaryResult(verdict, state, gap, optimum, _model(prediction, scaling, codes, ratio),
+    blocker = _blocker(findings, evidence)
+    model = _model(prediction, scaling, codes, ratio)
+    if blocker is not None:  # no predicted p* or speedup of a design that cannot start is shown as a result
+        model = None if model is None else "The design's α–β model is not quoted: the design cannot start as declared."
+        if optimum.source == "model":
+            optimum = Optimum(None, None, "No operating point: the design cannot start as declared, so its model's "
+                              "optimum is no guide until the design is fixed.")
+    return SummaryResult(verdict, state, gap, optimum, model,
                          _evidence(scaling, findings, plan, optimum.nodes), next_action(findings, evidence),
-                         _knee(scaling), ratio)
+                         _knee(scaling), ratio, blocker)
+
+
+# Errors that say the design cannot run at all (§7.1, turn 4): page 1 opens with them and their fix.
+CANNOT_START = ("replica-cannot-fit", "layout-does-not-fit", "replica-exceeds-node", "wrong-axis", "too-few-nodes")
+
+
+def _blocker(findings: tuple[Finding, ...], evidence: Evidence) -> str | None:
+    """The first error that stops the design (a wrong axis only when the ceiling is the memory wall), with its fix."""
+    memory = evidence.diagnosis is not None and evidence.diagnosis.binding_ceiling == "memory-capacity"
+    stops = [f for f in findings if f.severity == "error" and f.code in CANNOT_START
+             and (f.code != "wrong-axis" or memory)]
+    if not stops:
+        return None
+    first = min(stops, key=lambda f: CANNOT_START.index(f.code))
+    fix = next_action((first,), evidence).text
+    return sentence(f"The design cannot start as declared: {first.message}. Fix: {fix}")
 
 
 # ------------------------------------------------------------------------------------------------------- training
@@ -95,9 +119,7 @@ def _training_verdict(goal: GoalResult | None, plan: int | None, scaling: Scalin
         if goal.plan_nodes is None and scaling is not None and not scaling.per_unit_of_work:
             return _measured_scales(goal, words), "missed" if goal.none_meets else "unjudged", gap
         return _unjudged_plan(goal, words), "unjudged", gap
-    time_part = _time_clause(goal)
-    cost_part = _cost_clause(goal, words)
-    values = " and ".join(part for part in (time_part, cost_part) if part)
+    values = _plan_clause(goal, words)
     where = f"at the planned {nodes(goal.plan_nodes)}"
     flagged = _flagged(scaling, goal.plan_nodes)
     if flagged and goal.met_at_plan is not False:
@@ -164,29 +186,41 @@ def _unjudged_plan(goal: GoalResult, words: _Words) -> str:
     return sentence(text)
 
 
-def _time_clause(goal: GoalResult) -> str:
+def _plan_clause(goal: GoalResult, words: _Words) -> str:
+    """The plan's time and cost, each pair taken from one price regime (§5.z): spot's time carries its preemptions,
+    so the spot cost is never quoted beside the on-demand time. The headline is the cheapest viable regime (the
+    fastest without prices); on-demand follows it, with its own time and cost, when the headline is another."""
+    priced = [c for c in goal.at_plan if c.cost is not None and c.viable]
+    headline = first_min(priced, key=lambda c: c.cost or 0.0) if priced else \
+        first_min(list(goal.at_plan), key=lambda c: c.time_s)
+    several = len({c.regime for c in goal.at_plan if c.regime}) > 1
+    clauses = [part for part in (_time_clause(goal, headline), _cost_clause(goal, headline, words)) if part]
+    text = " and ".join(clauses)
+    if several and headline.regime and clauses:
+        text = f"{REGIME_PHRASES[headline.regime]}, {text}"
+    on_demand = next((c for c in priced if c.regime == "on_demand"), None)
+    if on_demand is not None and on_demand is not headline:
+        text += f"; on demand, {duration(on_demand.time_s)} and {words.money(on_demand.cost)}"
+    return text
+
+
+def _time_clause(goal: GoalResult, check: GoalCheck) -> str:
     if goal.time_limit_s is None:
         return ""
-    check = first_min(list(goal.at_plan), key=lambda c: c.time_s)
-    interval = f" (95 % interval {duration(check.time_ci[0])} to {duration(check.time_ci[1])})" \
+    interval = f"; 95 % interval [{duration(check.time_ci[0])}, {duration(check.time_ci[1])}]" \
         if check.time_ci else ""
-    straddles = " (the interval straddles the limit: more runs would settle it)" if check.time_ci and \
+    straddles = ", which straddles the limit: more runs would settle it" if check.time_ci and \
         check.time_ci[0] <= goal.time_limit_s <= check.time_ci[1] else ""
-    return (f"a run takes {duration(check.time_s)}{interval} ({margin(check.time_ratio)} the "
-            f"{duration(goal.time_limit_s)} limit{straddles})")
+    return (f"a run takes {duration(check.time_s)} ({margin(check.time_ratio)} the "
+            f"{duration(goal.time_limit_s)} limit{interval}{straddles})")
 
 
-def _cost_clause(goal: GoalResult, words: _Words) -> str:
-    priced = [c for c in goal.at_plan if c.cost is not None and c.viable]
-    if not priced:
+def _cost_clause(goal: GoalResult, check: GoalCheck, words: _Words) -> str:
+    if check.cost is None or not check.viable:
         return ""
-    cheapest = first_min(priced, key=lambda c: c.cost or 0.0)
-    on_demand = next((c for c in priced if c.regime == "on_demand"), None)
-    notes = [f"{margin(cheapest.cost_ratio)} the {words.money(goal.cost_limit)} budget"] \
-        if goal.cost_limit is not None else []
-    if on_demand and on_demand is not cheapest:
-        notes.append(f"{words.money(on_demand.cost)} on demand")
-    return f"costs {words.money(cheapest.cost)}{_on(cheapest.regime)}" + (f" ({'; '.join(notes)})" if notes else "")
+    budget = f" ({margin(check.cost_ratio)} the {words.money(goal.cost_limit)} budget)" \
+        if goal.cost_limit is not None else ""
+    return f"{'' if goal.time_limit_s is not None else 'a run '}costs {words.money(check.cost)}{budget}"
 
 
 def _on(regime: str | None) -> str:
@@ -513,7 +547,25 @@ def _model(prediction: PredictionResult | None, scaling: ScalingResult | None, c
     tail = "" if scaling is not None else "; nothing is measured to check it against"
     capped = " or more (the range ends there)" if prediction.capped else ""
     return sentence(f"The design's α–β model puts the optimum at p* = {prediction.p_star:,}{capped}, with a speedup "
-                    f"of {number(prediction.speedup_at_p_star)}: the model's, not a measurement{tail}")
+                    f"of {number(prediction.speedup_at_p_star)}: the model's, not a measurement{tail}"
+                    f"{_one_count(prediction)}")
+
+
+WORTH_A_NODE = 0.5  # folds of speedup per extra node past p_dom that make p* the count recommended (half of ideal)
+
+
+def _one_count(prediction: PredictionResult) -> str:
+    """§7.1: with both p* and p_dom in range, one count is recommended, and why."""
+    dom, star = prediction.p_comm_dominated, prediction.p_star
+    if dom is None or dom >= star or prediction.speedup_at_p_comm_dominated is None:
+        return ""
+    gain = prediction.speedup_at_p_star - prediction.speedup_at_p_comm_dominated
+    extra = star - dom
+    pick = star if gain / extra >= WORTH_A_NODE else dom
+    why = "each extra node still buys at least half a fold" if pick == star else \
+        "the extra folds do not pay for the nodes"
+    return (f"; communication dominates from {dom:,} nodes, and p* = {star:,} buys {number(gain)} more folds for "
+            f"{extra:,} more nodes: the model recommends {nodes(pick)} ({why})")
 
 
 def _evidence(scaling: ScalingResult | None, findings: tuple[Finding, ...], plan: int | None,

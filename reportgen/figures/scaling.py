@@ -282,11 +282,19 @@ def _draw_speedup(frame: FigureFrame, scaling: ScalingResult, needed: float | No
         return to_svg(fig, frame.key)
 
 
+# The §4.z causes a breakdown may add: (scaling row field, activity of the style, legend label)
+LOST_EXTRA = (("lost_io", "io", "lost to I/O"), ("lost_bubble", "bubble", "lost to the pipeline bubble"),
+              ("lost_startup", "startup", "lost to start-up"))
+
+
 def lost_folds(scaling: ScalingResult) -> FigureJob | None:
     if scaling.form != "breakdown" or len(scaling.rows) < 2:
         return None
+    extra = [(field, activity, label) for field, activity, label in LOST_EXTRA
+             if any(getattr(r, field) is not None for r in scaling.rows)]
     key = colour_key([("compute", "achieved"), ("serial", "serial fraction"), ("communication", "communication"),
-                      ("idle", "load imbalance")])
+                      ("idle", "load imbalance")]
+                     + [(activity, label.removeprefix("lost to ")) for _, activity, label in extra])
     frame = FigureFrame("lost-folds", "Every fold of ideal speedup accounted for: the folds achieved, and the folds "
                         "lost to the serial fraction, communication and load imbalance, shared in proportion to the "
                         f"time each cause lost ({key}; ideal as a black tick).{reference_note(scaling)}",
@@ -299,11 +307,14 @@ def _draw_lost_folds(frame: FigureFrame, scaling: ScalingResult) -> str:
     labels = [f"{r.nodes:,}" for r in rows]
     with figure(frame) as fig:
         ax = fig.subplots()
+        causes = (("lost_serial", "serial", "lost to the serial fraction"),
+                  ("lost_communication", "communication", "lost to communication"),
+                  ("lost_imbalance", "idle", "lost to load imbalance"),
+                  *((field, activity, label) for field, activity, label in LOST_EXTRA
+                    if any(getattr(r, field) is not None for r in rows)))
         stacked_bars(ax, labels, [("compute", "folds achieved (speedup)", [r.speedup for r in rows])] + [
             (activity, label, [max(getattr(r, field) or 0.0, 0.0) for r in rows])
-            for field, activity, label in (("lost_serial", "serial", "lost to the serial fraction"),
-                                           ("lost_communication", "communication", "lost to communication"),
-                                           ("lost_imbalance", "idle", "lost to load imbalance"))])
+            for field, activity, label in causes])
         ideal = [r.nodes / scaling.reference_nodes for r in rows]
         ax.plot(labels, ideal, "_", color=INK, markersize=18, markeredgewidth=1.5, label="ideal p / p_ref")
         node_categories(ax, len(labels))

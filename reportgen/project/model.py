@@ -40,6 +40,7 @@ Axis = Literal["distribute data", "distribute training", "distribute the model",
 Objective = Literal["cost", "time", "carbon"]
 RunForm = Literal["breakdown", "total", "throughput"]  # how a measured run is written
 ScalingAxis = Literal["nodes", "load"]  # what a run's `nodes` counts
+ScalingMode = Literal["strong", "weak"]  # strong: the work per run is fixed; weak: the work per node (ANALYSES §4.z)
 RegimeName = Literal["on_demand", "spot", "local"]  # a price regime
 
 WORKLOADS: tuple[Workload, ...] = get_args(Workload)
@@ -50,6 +51,7 @@ AXES: tuple[Axis, ...] = get_args(Axis)
 OBJECTIVES: tuple[Objective, ...] = get_args(Objective)
 RUN_FORMS: tuple[RunForm, ...] = get_args(RunForm)
 SCALING_AXES: tuple[ScalingAxis, ...] = get_args(ScalingAxis)
+SCALING_MODES: tuple[ScalingMode, ...] = get_args(ScalingMode)
 REGIMES: tuple[RegimeName, ...] = get_args(RegimeName)
 PRESSURE_AXES = ("data", "training", "model", "inference", "coordination", "intelligence")
 SERVING_GOAL_FIELDS = ("load", "p99_latency", "headroom", "cost_per_hour")
@@ -390,7 +392,8 @@ def _run_time(doc: str, example: str, *, zero: bool = True) -> Quantity:
     return Quantity(u.TIME, doc, allow_zero=zero, bare_in_time_unit=True, example=example)
 
 
-BREAKDOWN_FIELDS = ("compute", "communication", "idle", "io")
+BREAKDOWN_FIELDS = ("compute", "communication", "idle", "io", "bubble")
+WALL_TOLERANCE = 1e-6  # relative: a wall time this little below the sum of its parts is rounding, not a contradiction
 
 
 @dataclass(frozen=True)
@@ -404,7 +407,10 @@ class Run:
     communication: float | None = field(_run_time("Communication time (breakdown form)", "1500 s"))
     idle: float | None = field(_run_time("Idle time at barriers (breakdown form)", "1300 s"))
     io: float | None = field(_run_time("I/O time (breakdown form, optional)", "90 s"), starter=False)
-    time: float | None = field(_run_time("Wall time (total form)", "7040 s", zero=False), starter=False)
+    bubble: float | None = field(_run_time("Pipeline bubble time (breakdown form, optional): attributed as its own "
+                                           "cause", "50 s"), starter=False)
+    time: float | None = field(_run_time("Wall time (total form; beside a breakdown, the whole command's wall, whose "
+                                         "rest is start-up)", "7040 s", zero=False), starter=False)
     throughput: float | None = field(Quantity(u.RATE, "Work per unit time (throughput form): items per second, or "
                                               "FLOP/s as weak-scaling papers publish it", bare_in_time_unit=True,
                                               example="2000 sequence/s", also=(u.COMPUTE_RATE,)), starter=False)
@@ -421,19 +427,36 @@ class Run:
 
     @property
     def form(self) -> RunForm | None:
-        """The run's form, or None when its fields mix forms or miss one."""
+        """The run's form, or None when its fields mix forms or miss one. A breakdown may carry its wall `time`
+        beside it (one row holds both: the rest is start-up, ANALYSES §4.z)."""
         breakdown = any(getattr(self, name) is not None for name in BREAKDOWN_FIELDS)
-        given = [breakdown, self.time is not None, self.throughput is not None]
+        given = [breakdown, self.time is not None and not breakdown, self.throughput is not None]
         if sum(given) != 1:
             return None
         if breakdown and None in (self.compute, self.communication, self.idle):
             return None
         return RUN_FORMS[given.index(True)]
 
+    @property
+    def parts(self) -> float:
+        """The breakdown's parts summed: compute, communication, idle, io and bubble."""
+        return sum(getattr(self, name) or 0.0 for name in BREAKDOWN_FIELDS)
+
+    @property
+    def start_up(self) -> float | None:
+        """A breakdown's wall time less its parts: launch, rendezvous, loading and teardown (None without a wall)."""
+        if self.time is None or self.form != "breakdown":
+            return None
+        return max(self.time - self.parts, 0.0)
+
     def check(self) -> Checks:
         if self.form is None:
-            yield "", ("a run is written in one form: {nodes, compute, communication, idle[, io]}, "
+            yield "", ("a run is written in one form: {nodes, compute, communication, idle[, io, bubble][, time]}, "
                             "{nodes, time} or {nodes, throughput}")
+        elif self.form == "breakdown" and self.time is not None \
+                and self.time < self.parts * (1 - WALL_TOLERANCE):
+            yield "time", (f"the wall time ({self.time:.6g} s) is shorter than the breakdown's parts "
+                           f"({self.parts:.6g} s): the wall holds every part")
 
 
 @dataclass(frozen=True)
@@ -450,6 +473,9 @@ class Scaling:
     work_per_run: float | None = field(Quantity(u.WORK, "Work in one run (throughput form), e.g. 1.2e8 sequence; "
                                                 "in FLOP when the throughput is in FLOP/s",
                                                 example="1.2e8 sequence", also=(u.COMPUTE,)), starter=False)
+    mode: ScalingMode = field(OneOf("strong: the work per run is fixed (the default); weak: the work per node is "
+                                    "fixed and the total grows with p (scaled speedup, Gustafson's serial fraction)",
+                                    SCALING_MODES), "strong", starter=False)
     superlinear: str | None = field(Text("Why a speedup above 1.25× ideal is real (the shard starts to fit a cache or "
                                          "the device memory): turns the implausible-speedup warning into a note",
                                          example="the 4-node shard fits in HBM"), starter=False)

@@ -73,7 +73,8 @@ class ReportContext:
     ceiling_axes: tuple[tuple[str, str, str], ...]  # (ceiling, axis that cures it, typical tools)
     measured_scales: int = 0  # node counts measured
     table_nodes: tuple[float, ...] | None = None  # the node counts tables show, when not all (analysis.selection)
-    actions: tuple[tuple[str, str], ...] = ()  # (finding code, the next action it calls for), in priority order
+    actions: tuple[tuple[str, int, str], ...] = ()  # (finding code, rank, the next action it calls for), in order
+    lost_extra: dict[str, str] | None = None  # the §4.z causes some run gives (column name → scaling row field)
 
 
 def epoch_of(created: str | None) -> int:
@@ -136,5 +137,15 @@ def build_context(project: Project, analysis: Analysis, results: dict[str, Any],
                          ceiling_axes=tuple((c, a if c != "compute" else f"{a} (inference: distribute inference)",
                                              TYPICAL_TOOLS[c]) for c, a in CEILING_AXIS.items()),
                          measured_scales=measured, table_nodes=tuple(sorted(shown)) if shown else None,
-                         actions=tuple((action.code, action.general) for action in ACTIONS))
+                         actions=tuple((action.code, action.rank, action.general) for action in ACTIONS),
+                         lost_extra=lost_columns(analysis))
+
+
+LOST_COLUMNS = (("I/O", "lost_io"), ("pipeline bubble", "lost_bubble"), ("start-up", "lost_startup"))
+
+
+def lost_columns(analysis: Analysis) -> dict[str, str]:
+    """The lost-fold columns beyond serial, communication and imbalance that some scale has (§4.z)."""
+    rows = analysis.scaling.rows if analysis.scaling else ()
+    return {name: field for name, field in LOST_COLUMNS if any(getattr(r, field) is not None for r in rows)}
 

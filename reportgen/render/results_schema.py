@@ -8,7 +8,11 @@ is the string "inf". Every object lists all its keys (`required`) and no others 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
+
+from reportgen.analysis.diagnosis import CeilingName
+from reportgen.analysis.scaling import Cause
+from reportgen.project.model import ScalingMode
 
 Schema = dict[str, Any]
 
@@ -36,6 +40,12 @@ def str_(doc: str, *, null: bool = False) -> Schema:
 
 def bool_(doc: str, *, null: bool = False) -> Schema:
     return _of("boolean", doc, null=null)
+
+
+def one_of(vocabulary: Any, doc: str, *, null: bool = False) -> Schema:
+    """A vocabulary key: its values read from the code's Literal type, so the reference lists every one."""
+    values: list[Any] = list(get_args(vocabulary))
+    return {"enum": [*values, None] if null else values, "description": doc}
 
 
 def obj(doc: str, properties: dict[str, Schema], *, null: bool = False) -> Schema:
@@ -146,8 +156,14 @@ DIAGNOSIS: Schema = obj("§1: which resource runs out first, and the axis of dis
     "min_nodes": int_("min_devices over devices_per_node, rounded up", null=True),
     "devices_per_node": int_("hardware.devices_per_node (1 when not given)"),
     "device_memory_bytes": num("the memory of one device: the memory wall's capacity", null=True),
-    "shard_within_node": bool_("the shard fits within one node, so the model is split across its devices"),
-    "binding_ceiling": str_("the ceiling that runs out first: compute, memory, data, serving or time"),
+    "shard_within_node": bool_("the memory wall binds per device and a perfect shard fits within one node: the "
+                               "design must shard the model within each node"),
+    "binding_ceiling": one_of(CeilingName, "the ceiling that runs out first"),
+    "node_ceiling": one_of(CeilingName, "with a within-node shard required: the ceiling the axis across nodes "
+                           "must cure (the next that binds; none when one node holding the shard suffices)", null=True),
+    "node_axis": str_("the axis that cures node_ceiling", null=True),
+    "time_source": {"enum": ["measured", "modelled", None], "description": "where the time wall's single-machine "
+                    "time comes from: the measured 1-node run (it outranks the model) or 6·P·T / (MFU·π)"},
     "axis": str_("the axis of distribution that cures the binding ceiling"),
     "declared_axis": str_("design.axis as written", null=True),
     "axis_matches": bool_("whether the declared axis is the one the diagnosis names", null=True),
@@ -230,6 +246,12 @@ SCALING: Schema = obj("§3: measured scaling and where every lost fold of speedu
         "lost_serial": num("the folds lost to the serial fraction", null=True),
         "lost_communication": num("the folds lost to communication", null=True),
         "lost_imbalance": num("the folds lost to load imbalance", null=True),
+        "lost_io": num("the folds lost to I/O that did not shrink (runs that give io)", null=True),
+        "lost_bubble": num("the folds lost to the pipeline bubble (runs that give bubble)", null=True),
+        "lost_startup": num("the folds lost to start-up: the wall time less the breakdown's parts (runs that give "
+                            "both)", null=True),
+        "gustafson": num("weak mode: Gustafson's serial fraction s_p = (q − S_p)/(q − 1)", null=True),
+        "time_ci": interval("time_s (the same as time_s_ci)"),
         "imbalance": num("max / mean − 1 of the per-worker compute times", null=True),
         "repeats": int_("runs measured at this node count; the row holds their medians"),
         "time_s_ci": interval("time_s"), "speedup_ci": interval("speedup"),
@@ -243,8 +265,8 @@ SCALING: Schema = obj("§3: measured scaling and where every lost fold of speedu
         "a_s": num("intercept"), "b_s": num("slope per node"), "residual_s": num("RMS residual"),
         "implied_p_star": int_("the optimum it implies", null=True)}, null=True),
     "knee_nodes": num("the knee: the first scale whose efficiency falls below the threshold", null=True),
-    "knee_cause": str_("the cause with the most lost time there: communication, imbalance or serial",
-                       null=True),
+    "knee_cause": one_of(Cause, "the cause with the most lost time beyond the knee (at the largest scale without one)",
+                         null=True),
     "knee_cause_inferred": bool_("the cause was inferred (no breakdown), not measured"),
     "peak_nodes": num("the measured scale of the largest speedup"),
     "first_below_half_efficiency_nodes": num("the first scale with efficiency below 0.5", null=True),
@@ -265,6 +287,17 @@ SCALING: Schema = obj("§3: measured scaling and where every lost fold of speedu
                                         "over the measured range, else flat; drives the inferred knee cause"},
     "knee_uncertain": bool_("the knee scale's speedup interval overlaps a neighbouring scale's"),
     "noisy_nodes": items("scales whose time interval's half-width exceeds 10 % of the median", SCALE),
+    "mode": one_of(ScalingMode, "scaling.mode: strong (fixed work per run) or weak (fixed work per node: scaled "
+                   "speedups q·T_ref/T_p, Gustafson in place of Amdahl and Karp–Flatt)"),
+    "gustafson": obj("weak mode: Gustafson's law S = q − s(q − 1) fitted to the scaled speedups", {
+        "serial_fraction": num("s")}, null=True),
+    "slower_than_serial_nodes": items("scales slower than any serial fraction explains (Karp–Flatt e > 1, or every "
+                                      "scale when Amdahl's f ≥ 1)", SCALE),
+    "outlier_repeats": rows("single repeats far from their scale's others (three repeats: more than 2× from the "
+                            "middle of the other two; four or more: beyond 3 IQR outside the quartiles)", {
+        "nodes": SCALE, "position": int_("the repeat's place among its scale's rows, from 1"),
+        "value": num("its time per run (s), or its throughput in throughput form"),
+        "centre": num("what it was held against"), "repeats": int_("the scale's repeats")}),
 }, null=True)
 
 COST: Schema = obj("§4: cost per run and the marginal speedup money buys", {
@@ -402,9 +435,13 @@ SUMMARY: Schema = obj("§7.1: page 1, as a reviewer writes it", {
     "evidence": str_("how strong the measurements are: single runs, intervals, flagged runs", null=True),
     "knee": str_("the measured curve's knee and the largest loss beyond it (no cause without a knee)",
                  null=True),
-    "next_action": obj("the one next action, from the most severe finding", {
+    "blocker": str_("an error that says the design cannot start, with its fix: page 1 opens with it", null=True),
+    "next_action": obj("the one next action: the step that most changes the verdict", {
         "code": str_("the finding code it comes from; none when no finding calls for one"),
-        "text": str_("the action")}),
+        "text": str_("the action"),
+        "rank": {"enum": [1, 2, 3, 4, 5, None], "description": "ANALYSES §7.1's order: 1 an error that stops the "
+                 "design, 2 the plan against the evidence, 3 a measurement that cannot be right, 4 the model "
+                 "against the measurements, 5 noise and the rest; null without an action"}}),
 })
 
 DECISIONS: Schema = rows("one recommendation per deployment context (a serving project: among the scales that serve, "

@@ -44,6 +44,9 @@ def diagnosis(d: DiagnosisResult | None) -> Json | None:
         "device_memory_bytes": d.device_memory,
         "shard_within_node": d.shard_within_node,
         "binding_ceiling": d.binding_ceiling,
+        "node_ceiling": d.node_ceiling,
+        "node_axis": d.node_axis,
+        "time_source": d.time_source,
         "axis": d.axis,
         "declared_axis": d.declared_axis,
         "axis_matches": d.axis_matches,
@@ -115,6 +118,8 @@ def scaling(s: ScalingResult | None) -> Json | None:
                   "comm_share": r.comm_share, "idle_share": r.idle_share, "karp_flatt": r.karp_flatt,
                   "lost_folds": r.lost_folds, "lost_serial": r.lost_serial,
                   "lost_communication": r.lost_communication, "lost_imbalance": r.lost_imbalance,
+                  "lost_io": r.lost_io, "lost_bubble": r.lost_bubble, "lost_startup": r.lost_startup,
+                  "gustafson": r.gustafson, "time_ci": _pair(r.time_ci),
                   "imbalance": r.imbalance, "repeats": r.repeats, "time_s_ci": _pair(r.time_ci),
                   "speedup_ci": _pair(r.speedup_ci), "efficiency_ci": _pair(r.efficiency_ci)} for r in s.rows],
         "pop": [{"nodes": p.nodes, "load_balance": p.load_balance, "comm_efficiency": p.comm_efficiency,
@@ -138,6 +143,11 @@ def scaling(s: ScalingResult | None) -> Json | None:
         "axis": s.axis,
         "knee_uncertain": s.knee_uncertain,
         "noisy_nodes": [r.nodes for r in s.rows if r.noisy],
+        "mode": s.mode,
+        "gustafson": None if s.gustafson is None else {"serial_fraction": s.gustafson.serial_fraction},
+        "slower_than_serial_nodes": list(s.slower_than_serial),
+        "outlier_repeats": [{"nodes": o.nodes, "position": o.position, "value": o.value, "centre": o.centre,
+                             "repeats": o.repeats} for o in s.outlier_repeats],
     }
 
 
@@ -311,8 +321,8 @@ def summary(s: SummaryResult | None) -> Json | None:
         return None
     return {"verdict": s.verdict, "state": s.state, "gap": s.gap,
             "optimum": {"nodes": s.optimum.nodes, "source": s.optimum.source, "text": s.optimum.text},
-            "model": s.model, "evidence": s.evidence, "knee": s.knee,
-            "next_action": {"code": s.next_action.code, "text": s.next_action.text}}
+            "model": s.model, "evidence": s.evidence, "knee": s.knee, "blocker": s.blocker,
+            "next_action": {"code": s.next_action.code, "text": s.next_action.text, "rank": s.next_action.rank}}
 
 
 def goal_of(result: GoalResult | ServingResult | None) -> Json | None:
