@@ -350,7 +350,7 @@ def _measurements(project: Project, scaling: ScalingResult | None, goal: GoalRes
         best = goal.cheapest_meeting
         out.append(warning("plan-misses-goal", f"the planned {goal.plan_nodes} nodes miss the goal in every price "
                            f"regime, while {best.nodes} nodes meet it", "design.nodes", "summary"))
-    elif goal and goal.fitted_at_plan and all(c.met is False for c in goal.fitted_at_plan):
+    if goal and goal.fitted_at_plan and all(c.met is False for c in goal.fitted_at_plan):
         # §5.z: the rule holds at a fitted or interpolated plan as at a measured one
         way = goal.cheapest_meeting or goal.fitted_meeting
         fitted = min(goal.fitted_at_plan, key=lambda c: c.time_s)

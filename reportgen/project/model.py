@@ -93,7 +93,9 @@ class Goal:
                                                "baseline.serving.latency_slo)", example="25 ms"), starter=False)
     headroom: float | None = field(Fraction("Serving: spare capacity wanted at the peak, as a fraction of the load "
                                             "(default 0)"), starter=False)
-    cost_per_hour: float | None = field(Quantity(u.MONEY_RATE, "Serving: budget per hour of service",
+    cost_per_hour: float | None = field(Quantity(u.MONEY_RATE, "Serving: budget per hour of service (the field's "
+                                                 "name says the rate: 400 USD is 400 USD per hour)",
+                                                 per_name=(u.MONEY, 3600.0),
                                                  example="400 USD/h"), starter=False)
 
     @property
@@ -593,8 +595,10 @@ class Decision:
     max_co2: float | None = field(Quantity(u.MASS, "Largest acceptable CO2e per run", example="50 kg"), starter=False)
     max_p99_latency: float | None = field(Quantity(u.TIME, "Serving: largest acceptable p99 latency",
                                                    example="15 ms"), starter=False)
-    max_cost_per_hour: float | None = field(Quantity(u.MONEY_RATE, "Serving: largest acceptable cost per hour",
-                                                     example="3000 USD/h"), starter=False)
+    max_cost_per_hour: float | None = field(Quantity(u.MONEY_RATE, "Serving: largest acceptable cost per hour "
+                                                     "(3000 USD is per hour, by the field's name)",
+                                                     per_name=(u.MONEY, 3600.0), example="3000 USD/h"),
+                                            starter=False)
 
     @property
     def per_run_limits(self) -> tuple[str, ...]:

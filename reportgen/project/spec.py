@@ -341,6 +341,9 @@ class Quantity(Spec):
     bare_in_time_unit: bool = False  # inside scaling: a bare number is in scaling.time_unit
     example: str | None = None  # the field's own example ("8 us" for a latency); else the dimension's
     also: tuple[units.Dimension, ...] = ()  # other dimensions accepted, each stored in its own SI unit
+    # A rate whose field name says its period (ANALYSES §5.z): "400 USD" in `cost_per_hour` is 400 USD per hour.
+    # (the amount's dimension, the period in seconds)
+    per_name: tuple[units.Dimension, float] | None = None
 
     @property
     def shown_example(self) -> str:
@@ -355,8 +358,7 @@ class Quantity(Spec):
             if _number(node) is not None and self.bare_in_time_unit and reader.bare_time_unit is not None:
                 value = self._from_bare(float(text), reader.bare_time_unit)
             else:
-                value = units.parse_quantity(text, self.dimension, currency=reader.currency, example=self.example,
-                                             also=self.also)
+                value = self._parse(text, reader.currency)
         except units.UnitProblem as problem:
             message = str(problem)
             if self.bare_in_time_unit and "without a unit" in message:
@@ -366,6 +368,19 @@ class Quantity(Spec):
             return reader.error(node, path, f"must be {'zero or more' if self.allow_zero else 'more than zero'}, "
                                 f"got {describe_node(node)}")
         return value
+
+    def _parse(self, text: str, currency: str) -> float:
+        try:
+            return units.parse_quantity(text, self.dimension, currency=currency, example=self.example, also=self.also)
+        except units.UnitProblem:
+            if self.per_name is None:
+                raise
+            amount, seconds = self.per_name
+            try:
+                return units.parse_quantity(text, amount, currency=currency) / seconds
+            except units.UnitProblem:
+                pass
+            raise
 
     def _from_bare(self, number: float, seconds_per_unit: float) -> float:
         if self.dimension in (units.TIME, units.RATE):
