@@ -165,6 +165,44 @@ def test_a_slot_change_names_the_field_that_changed() -> None:
     new = text.replace("why: Matches the single-node optimisation exactly.", "why: Reproducibility.")
     (change,) = compare_slots(make_project(text), make_project(new))
     assert (change.slot, change.fields) == ("consistency", ("why",))
+    # the change shows what changed (§8), never "changed: why" beside two identical choices
+    assert (change.old_changed, change.new_changed) == ("why: Matches the single-node optimisation exactly.",
+                                                        "why: Reproducibility.")
+
+
+REVISION = """project: {{title: T, revision: {name}}}
+design: {{nodes: 4}}
+scaling: {{runs: [{runs}]}}
+"""
+
+
+def _revision(name: str, times: tuple[float, ...], *, repeats: int = 1) -> str:
+    runs = ", ".join(f"{{nodes: {n}, time: {t * (1 + 0.01 * k)} s}}" for n, t in zip((1, 2, 4), times, strict=True)
+                     for k in range(repeats))
+    return REVISION.format(name=name, runs=runs)
+
+
+def test_a_reference_that_moved_between_sessions_is_named_and_times_are_not_judged() -> None:
+    from reportgen.analysis import analyze
+    from reportgen.analysis.changes import compare
+    from tests.conftest import make_project
+
+    # the 1-node reference moved 28.8 s → 15 s (−48 %) with no input that would explain it: the machine's load
+    old, new = make_project(_revision("r1", (28.8, 16, 10))), make_project(_revision("r2", (15, 9, 6)))
+    diff = compare(old, analyze(old), new, analyze(new), old_label="r1", new_label="r2")
+    (moved,) = diff.findings
+    assert moved.code == "reference-moved" and "from 28.8 s to 15 s (−48%) beyond noise" in moved.message
+    assert not [r for r in diff.results if r.kind in ("seconds", "money", "kg") and r.verdict in ("better", "worse")]
+
+
+def test_a_reference_within_noise_is_not_moved() -> None:
+    from reportgen.analysis import analyze
+    from reportgen.analysis.changes import compare
+    from tests.conftest import make_project
+
+    # 2 % apart without repeats: within the 5 % the comparison allows
+    old, new = make_project(_revision("r1", (28.8, 16, 10))), make_project(_revision("r2", (29.4, 15, 9)))
+    assert compare(old, analyze(old), new, analyze(new), old_label="r1", new_label="r2").findings == ()
 
 
 def test_identical_overlays_are_left_out() -> None:

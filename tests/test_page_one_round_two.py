@@ -203,8 +203,8 @@ def test_a_fitted_plan_that_misses_the_goal_is_named() -> None:
 
 def test_one_regime_per_sentence_in_the_verdict() -> None:
     project = make_project("project: {title: T, goal: {time_per_run: 1 h, cost_per_run: 100 USD}}\n"
-                           "pricing: {node_hour: 10 USD, regimes: {spot: {price_fraction: 0.4, preemptions_per_node_hour: 0.1, "
-                           "restart_overhead: 10 min}}}\ndesign: {nodes: 4}\n"
+                           "pricing: {node_hour: 10 USD, regimes: {spot: {price_fraction: 0.4, "
+                           "preemptions_per_node_hour: 0.1, restart_overhead: 10 min}}}\ndesign: {nodes: 4}\n"
                            "scaling: {runs: [{nodes: 1, time: 3 h}, {nodes: 4, time: 50 min}]}\n")
     verdict = analyze(project).summary.verdict
     # spot: n = 0.1 × 4 × 50/60 = 0.333 preemptions × 10 min = 3.33 min more: 53.3 min, 0.4 × 10 × 4 × 53.3/60

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, Protocol, TypeVar
 
 from reportgen.analysis import Analysis
@@ -16,8 +16,8 @@ from reportgen.analysis.decisions import DecisionResult
 from reportgen.analysis.findings import Finding, Severity
 from reportgen.analysis.scaling import ScaleRow
 from reportgen.project.flatten import Leaf, flatten
-from reportgen.project.model import OBJECTIVES, SLOT_VOCABULARY, Objective, Project
-from reportgen.wording import quantity
+from reportgen.project.model import OBJECTIVES, SLOT_VOCABULARY, Objective, Project, Slot
+from reportgen.wording import nodes, quantity
 
 Value = float | str | bool | None  # a key result: a number, a name, a flag, or None (absent, or none in range)
 Verdict = Literal["better", "worse", "within noise", "changed", "same"]
@@ -43,6 +43,8 @@ class SlotChange:
     old_why: str | None
     new_why: str | None
     fields: tuple[str, ...]  # what changed: choice, detail, why, rejected (or the whole slot: added, removed)
+    old_changed: str = ""  # the changed fields' old values ("detail: FSDP within the node"), so the change shows
+    new_changed: str = ""
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,7 @@ class DiffResult:
     results: tuple[ResultChange, ...]  # every key result, changed or not
     appeared: tuple[Finding, ...]  # findings only the new revision has
     resolved: tuple[Finding, ...]  # findings only the old revision had
+    findings: tuple[Finding, ...] = ()  # the comparison's own findings (reference-moved, ANALYSES §8)
 
     @property
     def changed_results(self) -> tuple[ResultChange, ...]:
@@ -379,8 +382,65 @@ def compare_slots(old: Project, new: Project) -> tuple[SlotChange, ...]:
         fields = (("added",) if a is None else ("removed",) if b is None else
                   tuple(name for name in SLOT_FIELDS if getattr(a, name) != getattr(b, name)))
         changes.append(SlotChange(slot, " + ".join(a.choice) if a else None, " + ".join(b.choice) if b else None,
-                                  a.why if a else None, b.why if b else None, fields))
+                                  a.why if a else None, b.why if b else None, fields,
+                                  _slot_fields(a, fields), _slot_fields(b, fields)))
     return tuple(changes)
+
+
+def _slot_fields(slot: Slot | None, fields: tuple[str, ...]) -> str:
+    """The changed fields' values in one revision, so that a change shows what changed (§8)."""
+    if slot is None:
+        return "—"
+    shown = []
+    for name in fields if fields[0] not in ("added", "removed") else ("choice",):
+        value = getattr(slot, name)
+        if name == "choice":
+            text = " + ".join(value)
+        elif name == "rejected":
+            text = "; ".join(f"{' + '.join(r.choice)}" + (f" ({r.why})" if r.why else "") for r in value) or "none"
+        else:
+            text = value or "none"
+        shown.append(f"{name}: {text}")
+    return "; ".join(shown)
+
+
+REFERENCE_MOVED = 0.05  # without repeats, a reference time that moved by more than this is beyond noise
+
+
+def reference_moved(old_project: Project, old: Analysis, new_project: Project, new: Analysis,
+                    inputs: tuple[InputChange, ...]) -> tuple[Finding, ...]:
+    """§8 reference-moved: the reference scale's time (or throughput) changed beyond noise between the revisions:
+    the machine or the workload changed under the comparison, so speedups compare and times do not."""
+    a, b = old.scaling, new.scaling
+    if a is None or b is None or a.reference_nodes != b.reference_nodes:
+        return ()
+    x, y = a.rows[0], b.rows[0]
+    if a.form == "throughput" or b.form == "throughput":
+        before, after = x.run.throughput, y.run.throughput
+        low_high = None
+    else:
+        before, after = x.time_s, y.time_s
+        low_high = (x.time_ci, y.time_ci)
+    if not before or not after:
+        return ()
+    if low_high is not None and low_high[0] is not None and low_high[1] is not None:
+        moved = low_high[0][1] < low_high[1][0] or low_high[1][1] < low_high[0][0]  # intervals apart
+    else:
+        moved = abs(after / before - 1) > REFERENCE_MOVED
+    if not moved:
+        return ()
+    what = "throughput" if a.form == "throughput" else "time"
+    shown = (quantity(before, "s"), quantity(after, "s")) if what == "time" else (f"{before:.4g}", f"{after:.4g}")
+    explained = [c.path for c in inputs if c.path.startswith(("baseline.", "hardware.", "scaling.work_per_run"))]
+    why = (f"; the project files differ at {', '.join(explained[:4])}, which may explain it" if explained else
+           "; the project files do not differ where that would explain it, so the machine's load or the workload "
+           "changed between the sessions")
+    change = after / before - 1
+    return (Finding("warning", "reference-moved", f"the reference run at {nodes(a.reference_nodes)} moved from "
+                    f"{shown[0]} to {shown[1]} ({'+' if change >= 0 else '−'}{abs(change):.0%}) beyond noise{why}: "
+                    "compare speedups and "
+                    "efficiencies, not times, and measure both revisions in one session, interleaved",
+                    "scaling.runs", "measure"),)
 
 
 def compare_findings(old: tuple[Finding, ...], new: tuple[Finding, ...]) -> tuple[tuple[Finding, ...],
@@ -396,5 +456,10 @@ def compare(old_project: Project, old: Analysis, new_project: Project, new: Anal
             new_label: str) -> DiffResult:
     inputs, same = compare_inputs(old_project, new_project)
     appeared, resolved = compare_findings(old.findings, new.findings)
+    moved = reference_moved(old_project, old, new_project, new, inputs)
+    results = compare_results(old, new)
+    if moved:  # times, and what is priced or powered by them, compare machines, not revisions
+        results = tuple(replace(r, verdict="changed") if r.kind in ("seconds", "money", "kg") and
+                        r.verdict in ("better", "worse") else r for r in results)
     return DiffResult(old_label, new_label, new_project.currency, inputs, same, compare_slots(old_project, new_project),
-                      compare_results(old, new), appeared, resolved)
+                      results, appeared, resolved, moved)
