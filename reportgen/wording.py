@@ -70,6 +70,11 @@ def percent(value: Any, digits: int = 3) -> str:
     return DASH if value is None else f"{number(value * 100, digits)} %"
 
 
+def signed_share(share: float) -> str:
+    """A change as a signed whole percentage: "+95%", "−48%" (a skewed interval's ends against its median)."""
+    return f"{'+' if share >= 0 else '−'}{abs(share):.0%}"
+
+
 def times(value: Any, digits: int = 3) -> str:
     """A ratio as "2.5×"."""
     return DASH if value is None else f"{number(value, digits)}×"

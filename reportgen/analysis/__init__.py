@@ -19,6 +19,7 @@ from reportgen.analysis.findings import Finding, ordered
 from reportgen.analysis.goal import GoalResult, check_goal
 from reportgen.analysis.lint import lint
 from reportgen.analysis.model_check import ModelCheckResult, check_model
+from reportgen.analysis.peak import plan_past_peak
 from reportgen.analysis.prediction import PredictionResult, predict
 from reportgen.analysis.provenance import ProvenanceResult, trace_provenance
 from reportgen.analysis.reliability import ReliabilityResult, analyze_reliability, default_scales
@@ -79,12 +80,13 @@ def analyze(project: Project, *, intensity: Intensity | None = None,
         goal_spec, plan_nodes=planned, scaling=scaling, cost=cost, energy=energy,
         runs_per_month=project.pricing.runs_per_month if project.pricing else None, max_nodes=max_nodes)
     model_check = check_model(prediction, scaling)
+    past_peak = plan_past_peak(scaling, cost, planned)
     findings = ordered(lint(project, diagnosis=diagnosis, prediction=prediction, scaling=scaling,
                             checklist=checklist, reliability=reliability, goal=goal, serving=serving,
-                            model_check=model_check, cost=cost))
+                            model_check=model_check, past_peak=past_peak))
     summary = summarize(project, scaling=scaling, cost=cost, prediction=prediction, goal=goal, serving=serving,
                         findings=findings, evidence=Evidence(diagnosis, prediction, scaling, goal, serving,
-                                                             reliability, planned, cost, project.currency),
+                                                             reliability, planned, past_peak, project.currency),
                         model_check=model_check)
     return Analysis(diagnosis, checklist, prediction, scaling, cost, energy, reliability, decisions, goal,
                     trace_provenance(scaling, sources or {}), findings, serving, summary, model_check)

@@ -13,17 +13,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from reportgen.analysis.cost import CostResult
 from reportgen.analysis.diagnosis import DiagnosisResult
 from reportgen.analysis.findings import SEVERITIES, Finding
 from reportgen.analysis.goal import GoalResult
-from reportgen.analysis.peak import PastPeak, plan_past_peak
+from reportgen.analysis.peak import PastPeak, past_peak_words
 from reportgen.analysis.prediction import PredictionResult
 from reportgen.analysis.reliability import ReliabilityResult
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.analysis.serving import ServingResult
 from reportgen.project.model import REGIME_PHRASES
-from reportgen.wording import duration, listed, money, nodes, number, percent, requests
+from reportgen.wording import duration, listed, nodes, percent, requests
 
 Rank = Literal[1, 2, 3, 4, 5]
 
@@ -46,7 +45,7 @@ class Evidence:
     serving: ServingResult | None
     reliability: ReliabilityResult | None
     plan: int | None
-    cost: CostResult | None = None
+    past_peak: PastPeak | None = None  # the plan against the smaller measured scales (reportgen.analysis.peak)
     currency: str = "USD"
 
 
@@ -90,20 +89,10 @@ def _outlier_repeat(e: Evidence) -> str:
 
 
 def _plan_past_peak(e: Evidence) -> str:
-    peak = plan_past_peak(e.scaling, e.cost, e.plan)
+    peak = e.past_peak
     if peak is None:
         return "Plan the faster, smaller measured scale."
     return f"Plan {nodes(peak.better_nodes)} instead of {nodes(peak.plan_nodes)}: {past_peak_words(peak, e.currency)}."
-
-
-def past_peak_words(peak: PastPeak, currency: str) -> str:
-    """"16 nodes take 235 s for 3.34 USD; 8 take 206 s for 1.47 USD" (on demand), or the USL peak it lies past."""
-    def priced(amount: float | None) -> str:
-        return f" for {money(amount, currency)}" if amount is not None else ""
-    better = f"{nodes(peak.better_nodes)} take {duration(peak.better_time_s)}{priced(peak.better_cost)}"
-    if peak.plan_time_s is None:
-        return f"the plan lies past the USL fit's peak near {number(peak.usl_peak_nodes)} nodes, and {better}"
-    return f"{nodes(peak.plan_nodes)} take {duration(peak.plan_time_s)}{priced(peak.plan_cost)}; {better}"
 
 
 def _plan_misses(e: Evidence) -> str:

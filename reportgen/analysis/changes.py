@@ -12,12 +12,13 @@ from dataclasses import dataclass, replace
 from typing import Literal, Protocol, TypeVar
 
 from reportgen.analysis import Analysis
+from reportgen.analysis.common import beyond_noise, overlaps
 from reportgen.analysis.decisions import DecisionResult
 from reportgen.analysis.findings import Finding, Severity
 from reportgen.analysis.scaling import ScaleRow
 from reportgen.project.flatten import Leaf, flatten
 from reportgen.project.model import OBJECTIVES, SLOT_VOCABULARY, Objective, Project, Slot
-from reportgen.wording import nodes, quantity
+from reportgen.wording import nodes, quantity, signed_share
 
 Value = float | str | bool | None  # a key result: a number, a name, a flag, or None (absent, or none in range)
 Verdict = Literal["better", "worse", "within noise", "changed", "same"]
@@ -220,8 +221,7 @@ def _unless_noise(verdict: Verdict, old_interval: Interval | None, new_interval:
     """A better or worse verdict becomes "within noise" when both values have intervals and they overlap."""
     if verdict not in ("better", "worse") or old_interval is None or new_interval is None:
         return verdict
-    overlap = old_interval[0] <= new_interval[1] and new_interval[0] <= old_interval[1]
-    return "within noise" if overlap else verdict
+    return "within noise" if overlaps(old_interval, new_interval) else verdict
 
 
 def _verdict(better: Better | None, old: Value, new: Value, *, none_is_infinite: bool = False) -> Verdict:
@@ -407,39 +407,27 @@ def _slot_fields(slot: Slot | None, fields: tuple[str, ...]) -> str:
 REFERENCE_MOVED = 0.05  # without repeats, a reference time that moved by more than this is beyond noise
 
 
-def reference_moved(old_project: Project, old: Analysis, new_project: Project, new: Analysis,
-                    inputs: tuple[InputChange, ...]) -> tuple[Finding, ...]:
+def reference_moved(old: Analysis, new: Analysis, inputs: tuple[InputChange, ...]) -> tuple[Finding, ...]:
     """§8 reference-moved: the reference scale's time (or throughput) changed beyond noise between the revisions:
     the machine or the workload changed under the comparison, so speedups compare and times do not."""
     a, b = old.scaling, new.scaling
     if a is None or b is None or a.reference_nodes != b.reference_nodes:
         return ()
     x, y = a.rows[0], b.rows[0]
-    if a.form == "throughput" or b.form == "throughput":
-        before, after = x.run.throughput, y.run.throughput
-        low_high = None
-    else:
-        before, after = x.time_s, y.time_s
-        low_high = (x.time_ci, y.time_ci)
-    if not before or not after:
+    throughput = a.form == "throughput" or b.form == "throughput"
+    # the time's interval speaks for the time alone; a throughput is held to the tolerance
+    before, after, intervals = (x.run.throughput, y.run.throughput, (None, None)) if throughput else \
+        (x.time_s, y.time_s, (y.time_ci, x.time_ci))
+    if not before or not after or not beyond_noise(after, before, *intervals, REFERENCE_MOVED):
         return ()
-    if low_high is not None and low_high[0] is not None and low_high[1] is not None:
-        moved = low_high[0][1] < low_high[1][0] or low_high[1][1] < low_high[0][0]  # intervals apart
-    else:
-        moved = abs(after / before - 1) > REFERENCE_MOVED
-    if not moved:
-        return ()
-    what = "throughput" if a.form == "throughput" else "time"
-    shown = (quantity(before, "s"), quantity(after, "s")) if what == "time" else (f"{before:.4g}", f"{after:.4g}")
+    shown = (f"{before:.4g}", f"{after:.4g}") if throughput else (quantity(before, "s"), quantity(after, "s"))
     explained = [c.path for c in inputs if c.path.startswith(("baseline.", "hardware.", "scaling.work_per_run"))]
     why = (f"; the project files differ at {', '.join(explained[:4])}, which may explain it" if explained else
            "; the project files do not differ where that would explain it, so the machine's load or the workload "
            "changed between the sessions")
-    change = after / before - 1
     return (Finding("warning", "reference-moved", f"the reference run at {nodes(a.reference_nodes)} moved from "
-                    f"{shown[0]} to {shown[1]} ({'+' if change >= 0 else '−'}{abs(change):.0%}) beyond noise{why}: "
-                    "compare speedups and "
-                    "efficiencies, not times, and measure both revisions in one session, interleaved",
+                    f"{shown[0]} to {shown[1]} ({signed_share(after / before - 1)}) beyond noise{why}: compare "
+                    "speedups and efficiencies, not times, and measure both revisions in one session, interleaved",
                     "scaling.runs", "measure"),)
 
 
@@ -456,7 +444,7 @@ def compare(old_project: Project, old: Analysis, new_project: Project, new: Anal
             new_label: str) -> DiffResult:
     inputs, same = compare_inputs(old_project, new_project)
     appeared, resolved = compare_findings(old.findings, new.findings)
-    moved = reference_moved(old_project, old, new_project, new, inputs)
+    moved = reference_moved(old, new, inputs)
     results = compare_results(old, new)
     if moved:  # times, and what is priced or powered by them, compare machines, not revisions
         results = tuple(replace(r, verdict="changed") if r.kind in ("seconds", "money", "kg") and

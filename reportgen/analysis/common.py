@@ -45,3 +45,17 @@ def first_min(items: Sequence[T], key: Callable[[T], float]) -> T:
 def first_max(items: Sequence[T], key: Callable[[T], float]) -> T:
     best = max(key(item) for item in items)
     return next(item for item in items if key(item) >= best - abs(best) * TIE_TOLERANCE)
+
+
+def overlaps(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    """Two [low, high] intervals share a point."""
+    return a[0] <= b[1] and b[0] <= a[1]
+
+
+def beyond_noise(value: float, other: float, value_ci: tuple[float, float] | None,
+                 other_ci: tuple[float, float] | None, tolerance: float) -> bool:
+    """Two measured values differ beyond noise: their intervals do not overlap when both have one (repeats),
+    else `value` departs from `other` by more than `tolerance` of `other` (ANALYSES §5.z, §8)."""
+    if value_ci is not None and other_ci is not None:
+        return not overlaps(value_ci, other_ci)
+    return abs(value / other - 1) > tolerance

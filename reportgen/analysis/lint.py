@@ -7,20 +7,18 @@ import math
 import re
 from collections.abc import Sequence
 
-from reportgen.analysis.actions import past_peak_words
 from reportgen.analysis.checklist import ChecklistResult
-from reportgen.analysis.cost import CostResult
 from reportgen.analysis.diagnosis import DiagnosisResult
 from reportgen.analysis.findings import Finding, error, info, warning
 from reportgen.analysis.goal import GoalResult
 from reportgen.analysis.model_check import COMM_SHARE_FACTOR, SPEEDUP_SHORTFALL, ModelCheckResult
-from reportgen.analysis.peak import plan_past_peak
+from reportgen.analysis.peak import PastPeak, past_peak_words
 from reportgen.analysis.prediction import PredictionResult
 from reportgen.analysis.reliability import ReliabilityResult
-from reportgen.analysis.scaling import ScalingResult
+from reportgen.analysis.scaling import LOOKS_WEAK_SPREAD, ScalingResult
 from reportgen.analysis.serving import ServingResult
 from reportgen.project.model import REGIME_PHRASES, SLOT_VOCABULARY, Project, Slot
-from reportgen.wording import duration, money, nodes, number, percent, requests, times
+from reportgen.wording import duration, money, nodes, number, percent, requests, signed_share, times
 
 IDLE_SHARE_LIMIT = 0.20
 
@@ -40,7 +38,7 @@ AXIS_FAILURE = {
 def lint(project: Project, *, diagnosis: DiagnosisResult | None, prediction: PredictionResult | None,
          scaling: ScalingResult | None, checklist: ChecklistResult | None, reliability: ReliabilityResult | None,
          goal: GoalResult | None, serving: ServingResult | None = None,
-         model_check: ModelCheckResult | None = None, cost: CostResult | None = None) -> list[Finding]:
+         model_check: ModelCheckResult | None = None, past_peak: PastPeak | None = None) -> list[Finding]:
     findings: list[Finding] = []
     findings += _hardware(project)
     findings += _diagnosis(diagnosis, project.design.nodes if project.design else None)
@@ -49,7 +47,7 @@ def lint(project: Project, *, diagnosis: DiagnosisResult | None, prediction: Pre
     findings += _tax(checklist, prediction)
     findings += plausibility(scaling)
     findings += _measurements(project, scaling, goal)
-    findings += _past_peak(project, scaling, cost)
+    findings += _past_peak(project, past_peak)
     findings += _serving(serving, project.currency)
     findings += _model_against_measurements(prediction, model_check)
     findings += _reliability(reliability)
@@ -114,7 +112,6 @@ def _reliability(reliability: ReliabilityResult | None) -> list[Finding]:
     return out
 
 
-LOOKS_WEAK = 0.15  # reportgen.analysis.scaling.LOOKS_WEAK_SPREAD, as the finding quotes it
 DECLARED_INTERVAL_TOLERANCE = 0.10  # a declared interval whose overhead exceeds Daly's by more than this is flagged
 
 
@@ -158,7 +155,7 @@ def plausibility(scaling: ScalingResult | None) -> list[Finding]:
                            "it, but find what disturbed it before trusting that scale's interval",
                            "scaling.runs", "measure"))
     if scaling.looks_weak:
-        out.append(info("looks-weakly-scaled", f"the time per run stays within {percent(LOOKS_WEAK)} of the "
+        out.append(info("looks-weakly-scaled", f"the time per run stays within {percent(LOOKS_WEAK_SPREAD)} of the "
                         f"reference's while the node count grows {number(scaling.rows[-1].ideal)}-fold: the work "
                         "probably grew with the nodes; if so, set scaling.mode: weak", "scaling.mode", "measure"))
     for outlier in scaling.outliers:
@@ -330,8 +327,8 @@ def _measurements(project: Project, scaling: ScalingResult | None, goal: GoalRes
     noisy = [r for r in scaling.rows if r.noisy]
     if noisy:  # an interval is [low, high]: a skewed one is never printed as a symmetric ±
         spread = _listed([f"{nodes(r.nodes)} [{duration(r.time_ci[0])}, {duration(r.time_ci[1])}] around "
-                          f"{duration(r.time_s)} ({_signed(r.time_ci[0] / r.time_s - 1)}/"
-                          f"{_signed(r.time_ci[1] / r.time_s - 1)}) over {r.repeats} runs"
+                          f"{duration(r.time_s)} ({signed_share(r.time_ci[0] / r.time_s - 1)}/"
+                          f"{signed_share(r.time_ci[1] / r.time_s - 1)}) over {r.repeats} runs"
                           for r in noisy if r.time_ci and r.time_s])
         out.append(warning("noisy", f"the measured time's 95 % interval is wider than 20 % of its median at {spread}: "
                            "measure these scales again before trusting a change there", "scaling.runs", "measure"))
@@ -361,14 +358,8 @@ def _measurements(project: Project, scaling: ScalingResult | None, goal: GoalRes
     return out
 
 
-def _signed(share: float) -> str:
-    return f"{'+' if share >= 0 else '−'}{abs(share):.0%}"
-
-
-def _past_peak(project: Project, scaling: ScalingResult | None, cost: CostResult | None) -> list[Finding]:
+def _past_peak(project: Project, peak: PastPeak | None) -> list[Finding]:
     """§5.z: a plan at which a smaller measured scale is faster beyond noise, or past the USL peak."""
-    plan = project.design.nodes if project.design else None
-    peak = plan_past_peak(scaling, cost, plan)
     if peak is None:
         return []
     return [warning("plan-past-peak", f"the plan is past the measured peak: {past_peak_words(peak, project.currency)}"

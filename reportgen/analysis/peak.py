@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reportgen.analysis.common import first_min
+from reportgen.analysis.common import beyond_noise, first_min
 from reportgen.analysis.cost import CostResult
 from reportgen.analysis.scaling import ScaleRow, ScalingResult
+from reportgen.wording import duration, money, nodes, number
 
 FASTER_WITHOUT_REPEATS = 0.05  # without intervals, a smaller scale must be more than 5 % faster to count
 
@@ -51,6 +52,14 @@ def plan_past_peak(scaling: ScalingResult | None, cost: CostResult | None, plan:
 def _faster_beyond_noise(smaller: ScaleRow, plan: ScaleRow) -> bool:
     if smaller.time_s is None or plan.time_s is None or smaller.time_s >= plan.time_s:
         return False
-    if smaller.time_ci is not None and plan.time_ci is not None:
-        return smaller.time_ci[1] < plan.time_ci[0]  # the intervals do not overlap
-    return smaller.time_s < plan.time_s * (1 - FASTER_WITHOUT_REPEATS)
+    return beyond_noise(smaller.time_s, plan.time_s, smaller.time_ci, plan.time_ci, FASTER_WITHOUT_REPEATS)
+
+
+def past_peak_words(peak: PastPeak, currency: str) -> str:
+    """"16 nodes take 235 s for 3.34 USD; 8 take 206 s for 1.47 USD" (on demand), or the USL peak it lies past."""
+    def priced(amount: float | None) -> str:
+        return f" for {money(amount, currency)}" if amount is not None else ""
+    better = f"{nodes(peak.better_nodes)} take {duration(peak.better_time_s)}{priced(peak.better_cost)}"
+    if peak.plan_time_s is None:
+        return f"the plan lies past the USL fit's peak near {number(peak.usl_peak_nodes)} nodes, and {better}"
+    return f"{nodes(peak.plan_nodes)} take {duration(peak.plan_time_s)}{priced(peak.plan_cost)}; {better}"

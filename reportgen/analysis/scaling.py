@@ -8,7 +8,7 @@ from typing import Literal, get_args
 
 import numpy as np
 
-from reportgen.analysis.common import first_max
+from reportgen.analysis.common import first_max, overlaps
 from reportgen.analysis.fits import (
     AlphaBetaFit,
     AmdahlFit,
@@ -20,7 +20,7 @@ from reportgen.analysis.fits import (
     usl_capacity,
 )
 from reportgen.analysis.prediction import model_curve, optimum
-from reportgen.project.model import Run, RunForm, Scaling, ScalingMode
+from reportgen.project.model import BREAKDOWN_FIELDS, Run, RunForm, Scaling, ScalingMode
 
 KNEE_THRESHOLD = 0.05
 BOOTSTRAP_RESAMPLES = 2000
@@ -76,11 +76,6 @@ SERVING_REMEDIES: dict[Cause, str] = {
     "start-up": "warm replicas kept loaded, so that scaling out does not pay the start-up",
 }
 
-
-def remedies_for(workload: str | None, serving: bool) -> dict[Cause, str]:
-    if serving:
-        return SERVING_REMEDIES
-    return DATA_REMEDIES if workload == "data-processing" else REMEDIES
 IMPLAUSIBLE_EFFICIENCY = 1.25  # ANALYSES §4.y: above this share of ideal, a run is more likely a slip than real
 OUTLIER_FACTOR = 2.0  # a scale more than this factor from the USL fitted to the other scales is an outlier
 OUTLIER_MIN_SCALES = 4
@@ -88,6 +83,16 @@ OUTLIER_LEAVE_ONE_OUT = 40  # up to this many scales each is held against a fit 
 REPEAT_IQR_FENCE = 3.0  # §4.z: with four or more repeats, a run beyond 3 IQR outside the quartiles is named
 REPEAT_FACTOR = 2.0  # with three, a run more than 2× from the middle of the other two
 LOOKS_WEAK_SPREAD = 0.15  # strong scaling whose time per run stays within this share of the reference looks weak
+# The §4.z losses beyond serial, communication and imbalance: (ScaleRow field, its name, the name in a sentence).
+# A table column, a figure layer and a results key each appear when some run gives that part.
+EXTRA_LOSSES = (("lost_io", "I/O", "I/O"), ("lost_bubble", "pipeline bubble", "the pipeline bubble"),
+                ("lost_startup", "start-up", "start-up"))
+
+
+def remedies_for(workload: str | None, serving: bool) -> dict[Cause, str]:
+    if serving:
+        return SERVING_REMEDIES
+    return DATA_REMEDIES if workload == "data-processing" else REMEDIES
 
 
 @dataclass(frozen=True)
@@ -166,6 +171,11 @@ class ScalingResult:
     gustafson: GustafsonFit | None = None  # weak mode: S = q − s(q − 1) fitted (in place of Amdahl)
     outlier_repeats: tuple[OutlierRepeat, ...] = ()  # single runs far from their scale's other repeats (§4.z)
     looks_weak: bool = False  # strong mode, but the time per run stays flat as q grows: weak scaling, likely
+
+    @property
+    def extra_losses(self) -> tuple[tuple[str, str, str], ...]:
+        """The EXTRA_LOSSES some scale has (I/O, the pipeline bubble, start-up), in that order."""
+        return tuple(loss for loss in EXTRA_LOSSES if any(getattr(r, loss[0]) is not None for r in self.rows))
 
     @property
     def slower_than_serial(self) -> tuple[float, ...]:
@@ -460,13 +470,10 @@ def bootstrap_intervals(groups: list[list[Run]], form: RunForm, work_per_run: fl
 def _resampled_times(group: list[Run], form: RunForm, work_per_run: float | None,
                      rng: np.random.Generator) -> np.ndarray:
     """T_p of BOOTSTRAP_RESAMPLES resamples of the group's repeats (all equal to the one run when it is alone)."""
-    if form == "breakdown" and all(run.time is not None for run in group):  # the wall, start-up included
-        table = np.array([[run.time] for run in group], dtype=float)
+    if form == "total" or (form == "breakdown" and all(run.time is not None for run in group)):
+        table = np.array([[run.time] for run in group], dtype=float)  # the wall (a breakdown's: start-up included)
     elif form == "breakdown":
-        table = np.array([[run.compute or 0.0, run.communication or 0.0, run.idle or 0.0, run.io or 0.0,
-                           run.bubble or 0.0] for run in group])
-    elif form == "total":
-        table = np.array([[run.time] for run in group], dtype=float)
+        table = np.array([[getattr(run, name) or 0.0 for name in BREAKDOWN_FIELDS] for run in group])
     else:
         table = np.array([[run.throughput] for run in group], dtype=float)
     if len(group) == 1:
@@ -489,11 +496,10 @@ def knee_uncertain(rows: list[ScaleRow], knee: float | None) -> bool:
     index = next((i for i, row in enumerate(rows) if row.nodes == knee), None)
     if index is None or rows[index].speedup_ci is None:
         return False
-    low, high = rows[index].speedup_ci  # type: ignore[misc]
-    for neighbour in (rows[i] for i in (index - 1, index + 1) if 0 <= i < len(rows)):
-        if neighbour.speedup_ci is not None and neighbour.speedup_ci[0] <= high and low <= neighbour.speedup_ci[1]:
-            return True
-    return False
+    interval = rows[index].speedup_ci
+    assert interval is not None
+    return any(neighbour.speedup_ci is not None and overlaps(interval, neighbour.speedup_ci)
+               for neighbour in (rows[i] for i in (index - 1, index + 1) if 0 <= i < len(rows)))
 
 
 def _row(run: Run, reference: Run, t_p: float, t_ref: float, q: float, speedup: float, form: RunForm, *,

@@ -282,19 +282,16 @@ def _draw_speedup(frame: FigureFrame, scaling: ScalingResult, needed: float | No
         return to_svg(fig, frame.key)
 
 
-# The §4.z causes a breakdown may add: (scaling row field, activity of the style, legend label)
-LOST_EXTRA = (("lost_io", "io", "lost to I/O"), ("lost_bubble", "bubble", "lost to the pipeline bubble"),
-              ("lost_startup", "startup", "lost to start-up"))
+# The activity (colour and hatch) each §4.z loss is drawn in (reportgen.analysis.scaling.EXTRA_LOSSES)
+LOSS_ACTIVITY = {"lost_io": "io", "lost_bubble": "bubble", "lost_startup": "startup"}
 
 
 def lost_folds(scaling: ScalingResult) -> FigureJob | None:
     if scaling.form != "breakdown" or len(scaling.rows) < 2:
         return None
-    extra = [(field, activity, label) for field, activity, label in LOST_EXTRA
-             if any(getattr(r, field) is not None for r in scaling.rows)]
     key = colour_key([("compute", "achieved"), ("serial", "serial fraction"), ("communication", "communication"),
                       ("idle", "load imbalance")]
-                     + [(activity, label.removeprefix("lost to ")) for _, activity, label in extra])
+                     + [(LOSS_ACTIVITY[field], phrase) for field, _, phrase in scaling.extra_losses])
     frame = FigureFrame("lost-folds", "Every fold of ideal speedup accounted for: the folds achieved, and the folds "
                         "lost to the serial fraction, communication and load imbalance, shared in proportion to the "
                         f"time each cause lost ({key}; ideal as a black tick).{reference_note(scaling)}",
@@ -310,8 +307,7 @@ def _draw_lost_folds(frame: FigureFrame, scaling: ScalingResult) -> str:
         causes = (("lost_serial", "serial", "lost to the serial fraction"),
                   ("lost_communication", "communication", "lost to communication"),
                   ("lost_imbalance", "idle", "lost to load imbalance"),
-                  *((field, activity, label) for field, activity, label in LOST_EXTRA
-                    if any(getattr(r, field) is not None for r in rows)))
+                  *((field, LOSS_ACTIVITY[field], f"lost to {phrase}") for field, _, phrase in scaling.extra_losses))
         stacked_bars(ax, labels, [("compute", "folds achieved (speedup)", [r.speedup for r in rows])] + [
             (activity, label, [max(getattr(r, field) or 0.0, 0.0) for r in rows])
             for field, activity, label in causes])

@@ -370,17 +370,19 @@ class Quantity(Spec):
         return value
 
     def _parse(self, text: str, currency: str) -> float:
+        """The quantity in the field's dimension; else, for a rate named by its period, an amount over it. A text
+        that is neither is refused with the field's own dimension in the message."""
         try:
             return units.parse_quantity(text, self.dimension, currency=currency, example=self.example, also=self.also)
-        except units.UnitProblem:
+        except units.UnitProblem as problem:
             if self.per_name is None:
                 raise
-            amount, seconds = self.per_name
-            try:
-                return units.parse_quantity(text, amount, currency=currency) / seconds
-            except units.UnitProblem:
-                pass
-            raise
+            refusal = problem
+        amount, seconds = self.per_name
+        try:
+            return units.parse_quantity(text, amount, currency=currency) / seconds
+        except units.UnitProblem:
+            raise refusal from None
 
     def _from_bare(self, number: float, seconds_per_unit: float) -> float:
         if self.dimension in (units.TIME, units.RATE):

@@ -138,14 +138,6 @@ def build_context(project: Project, analysis: Analysis, results: dict[str, Any],
                                              TYPICAL_TOOLS[c]) for c, a in CEILING_AXIS.items()),
                          measured_scales=measured, table_nodes=tuple(sorted(shown)) if shown else None,
                          actions=tuple((action.code, action.rank, action.general) for action in ACTIONS),
-                         lost_extra=lost_columns(analysis))
-
-
-LOST_COLUMNS = (("I/O", "lost_io"), ("pipeline bubble", "lost_bubble"), ("start-up", "lost_startup"))
-
-
-def lost_columns(analysis: Analysis) -> dict[str, str]:
-    """The lost-fold columns beyond serial, communication and imbalance that some scale has (§4.z)."""
-    rows = analysis.scaling.rows if analysis.scaling else ()
-    return {name: field for name, field in LOST_COLUMNS if any(getattr(r, field) is not None for r in rows)}
+                         lost_extra={name: field for field, name, _ in analysis.scaling.extra_losses}
+                         if analysis.scaling else {})
 
