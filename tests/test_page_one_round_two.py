@@ -226,3 +226,56 @@ def test_an_amount_per_run_is_not_a_rate() -> None:
 
     with pytest.raises(InputError, match="cost_per_hour"):
         make_project("project: {title: T, workload: inference, goal: {load: 10 request/s, cost_per_hour: 4 h}}\n")
+
+
+# ------------------------------------------------------------------------- shapes read as a reviewer would
+SERVICE = """project:
+  title: S
+  workload: inference
+  goal: {load: 120000 token/s, p99_latency: 1.5 s, headroom: 0.2}
+hardware: {memory_capacity: 640 GB, devices_per_node: 8}
+baseline: {memory: {parameters: 7e10, bytes_per_parameter: 2 B, other: 60 GB}}
+design: {axis: %s, nodes: 24, slots: {partitioning: {choice: [split work, shard model], why: TP 8 in a node}}}
+scaling: {runs: [{nodes: 4, throughput: 28000 token/s}, {nodes: 8, throughput: 54000 token/s}]}
+"""
+
+
+def test_a_service_that_shards_its_replica_within_the_node_is_cured_by_distributing_inference() -> None:
+    # 7e10 × 2 B + 60 GB = 200 GB per replica on 80 GB devices: 3 of a node's 8. The goal's load with no replica
+    # capacity stated: the serving wall is taken to bind, so the axis across nodes is distribute inference.
+    analysis = analyze(make_project(SERVICE % "distribute inference"))
+    d = analysis.diagnosis
+    assert d.binding_ceiling == "memory-capacity" and (d.node_ceiling, d.node_axis) == ("serving",
+                                                                                      "distribute inference")
+    serving = next(w for w in d.walls if w.wall == "serving")
+    assert serving.binds and serving.fill is None and "assumed to bind" in serving.note
+    assert d.axis_matches and "wrong-axis" not in _codes(analysis) and analysis.summary.blocker is None
+
+
+def test_a_wrong_axis_across_nodes_does_not_stop_a_design_that_shards_its_model() -> None:
+    # the model is sharded within the node (it starts); only the axis across nodes is wrong: an error, not a blocker
+    analysis = analyze(make_project(SERVICE % "distribute data"))
+    assert "wrong-axis" in _codes(analysis) and analysis.summary.blocker is None
+
+
+def test_one_run_at_one_node_asks_for_a_larger_scale_not_for_one_node() -> None:
+    analysis = analyze(make_project("project: {title: T, goal: {time_per_run: 20 s}}\ndesign: {nodes: 1}\n"
+                                    "scaling: {runs: [{nodes: 1, time: 28.8 s}]}\n"))
+    assert analysis.summary.next_action.text.startswith("Measure a larger node count")
+    assert "ideally 1 node" not in _codes(analysis)["single-scale"]
+
+
+def test_a_missed_goal_without_prices_still_says_the_budget_is_not_judged() -> None:
+    verdict = analyze(make_project("project: {title: T, goal: {time_per_run: 1 h, cost_per_run: 100 USD}}\n"
+                                   "design: {nodes: 2}\nscaling: {runs: [{nodes: 1, time: 3 h}, {nodes: 2, "
+                                   "time: 1.6 h}]}\n")).summary.verdict
+    assert verdict.startswith("The goal is not met at the planned 2 nodes")
+    assert "the 100 USD budget is not judged: the project gives no prices" in verdict
+
+
+def test_an_interval_is_written_in_one_unit() -> None:
+    runs = ", ".join(f"{{nodes: {n}, time: {t} min}}" for n, t in ((1, 400), (1, 404), (1, 398), (4, 112), (4, 118),
+                                                                    (4, 231)))
+    verdict = analyze(make_project("project: {title: T, goal: {time_per_run: 2 h}}\ndesign: {nodes: 4}\n"
+                                   f"scaling: {{runs: [{runs}]}}\n")).summary.verdict
+    assert "95 % interval [1.87 h, 3.85 h]" in verdict

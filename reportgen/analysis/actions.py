@@ -126,7 +126,10 @@ def _goal_unmet(e: Evidence) -> str:
             if serving.nodes_lower_bound else ""
         return f"Add replicas{bound} and load-test the scale that reaches {requests(serving.capacity_needed_rps)}."
     if e.scaling is not None and e.scaling.single_scale:
-        return (f"Measure more node counts (ideally 1 node and one larger than {nodes(e.scaling.rows[0].nodes)}): "
+        only = e.scaling.rows[0].nodes
+        which = e.scaling.another_scale if only == 1 else \
+            f"more node counts (ideally 1 node and one larger than {nodes(only)})"
+        return (f"Measure {which}: "
                 "one scale misses the goal and cannot tell which would meet it.")
     goal = e.goal
     if goal is not None and goal.fitted_meeting is not None:
@@ -152,7 +155,8 @@ def _plan_not_measured(e: Evidence) -> str:
 
 
 def _single_scale(e: Evidence) -> str:
-    return "Measure another node count, ideally 1 node: with one scale there is no speedup to judge."
+    which = e.scaling.another_scale if e.scaling else "another node count, ideally 1 node"
+    return f"Measure {which}: with one scale there is no speedup to judge."
 
 
 def _measure_collectives(e: Evidence) -> str:

@@ -108,6 +108,12 @@ def diagnose(project: Project, *, reference_time_s: float | None = None) -> Diag
     walls, details = _walls(project, hardware, reference_time_s)
     if not walls and not steps:
         return None
+    # A service whose goal states a load distributes because one replica cannot serve it: with no baseline.serving
+    # to measure the wall's fill, the serving wall is taken to bind, as the time wall is for a training job (§1.3).
+    goal = project.project.goal
+    if project.serving and goal is not None and goal.load is not None and not any(w.wall == "serving" for w in walls):
+        walls.append(Wall("serving", None, True, goal.load, None, "", "assumed to bind: the goal states a load but "
+                          "not one replica's capacity (add baseline.serving.capacity_per_replica to test it)"))
     # A service never finishes: where the serving wall speaks for it, no deadline is assumed beside it.
     if not any(w.wall in ("time", "serving") for w in walls) and steps:
         why = ("the deadline is stated but no single-machine time is known (add a 1-node run or baseline.training)"

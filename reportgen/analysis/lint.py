@@ -123,7 +123,7 @@ def plausibility(scaling: ScalingResult | None) -> list[Finding]:
     if scaling.single_scale:
         only = scaling.rows[0].nodes
         out.append(info("single-scale", f"only {nodes(only)} {'was' if only == 1 else 'were'} measured: speedup, "
-                        "Karp–Flatt, the knee and the fits need a run at another node count (ideally 1 node)",
+                        f"Karp–Flatt, the knee and the fits need a run at {scaling.another_scale}",
                         "scaling.runs", "measure"))
     for row in scaling.implausible:
         what = (f"the run at {nodes(row.nodes)} reaches {percent(row.efficiency)} of ideal (speedup "
@@ -326,8 +326,8 @@ def _measurements(project: Project, scaling: ScalingResult | None, goal: GoalRes
                         "measure"))
     noisy = [r for r in scaling.rows if r.noisy]
     if noisy:  # an interval is [low, high]: a skewed one is never printed as a symmetric ±
-        spread = _listed([f"{nodes(r.nodes)} [{duration(r.time_ci[0])}, {duration(r.time_ci[1])}] around "
-                          f"{duration(r.time_s)} ({signed_share(r.time_ci[0] / r.time_s - 1)}/"
+        spread = _listed([f"{nodes(r.nodes)} [{duration(r.time_ci[0], r.time_ci)}, {duration(r.time_ci[1], r.time_ci)}]"
+                          f" around {duration(r.time_s)} ({signed_share(r.time_ci[0] / r.time_s - 1)}/"
                           f"{signed_share(r.time_ci[1] / r.time_s - 1)}) over {r.repeats} runs"
                           for r in noisy if r.time_ci and r.time_s])
         out.append(warning("noisy", f"the measured time's 95 % interval is wider than 20 % of its median at {spread}: "

@@ -173,6 +173,11 @@ class ScalingResult:
     looks_weak: bool = False  # strong mode, but the time per run stays flat as q grows: weak scaling, likely
 
     @property
+    def another_scale(self) -> str:
+        """What to measure beside the first scale: ideally 1 node, unless that is the one measured."""
+        return "a larger node count" if self.rows[0].nodes == 1 else "another node count, ideally 1 node"
+
+    @property
     def extra_losses(self) -> tuple[tuple[str, str, str], ...]:
         """The EXTRA_LOSSES some scale has (I/O, the pipeline bubble, start-up), in that order."""
         return tuple(loss for loss in EXTRA_LOSSES if any(getattr(r, loss[0]) is not None for r in self.rows))

@@ -96,10 +96,13 @@ CANNOT_START = ("replica-cannot-fit", "layout-does-not-fit", "replica-exceeds-no
 
 
 def _blocker(findings: tuple[Finding, ...], evidence: Evidence) -> str | None:
-    """The first error that stops the design (a wrong axis only when the ceiling is the memory wall), with its fix."""
-    memory = evidence.diagnosis is not None and evidence.diagnosis.binding_ceiling == "memory-capacity"
+    """The first error that stops the design, with its fix. A wrong axis stops it only when the memory wall is not
+    met: a design that shards the model within the node starts, whatever its axis across nodes."""
+    d = evidence.diagnosis
+    memory_unmet = d is not None and d.binding_ceiling == "memory-capacity" and \
+        not (d.shard_within_node and d.design_shards_model)
     stops = [f for f in findings if f.severity == "error" and f.code in CANNOT_START
-             and (f.code != "wrong-axis" or memory)]
+             and (f.code != "wrong-axis" or memory_unmet)]
     if not stops:
         return None
     first = min(stops, key=lambda f: CANNOT_START.index(f.code))
@@ -130,16 +133,14 @@ def _training_verdict(goal: GoalResult | None, plan: int | None, scaling: Scalin
         priced = f" in {listed([REGIME_NAMES[r] for r in regimes if r])} pricing" \
             if goal.priced and len(regimes) < len(goal.at_plan) else ""
         return sentence(f"The goal is met {where}{priced}: {values}"), "met", None
+    # a stated limit that cannot be checked: the cost without prices
+    why = (f"the {words.money(goal.cost_limit)} budget is not judged: the project gives no prices (add "
+           "pricing.node_hour)") if goal.cost_unknown else ""
     if goal.met_at_plan is False:
-        return sentence(f"The goal is not met {where}: {values}"), "missed", _training_gap(goal, scaling, cost, words)
-    # a stated limit cannot be checked: the cost without prices
+        return sentence(f"The goal is not met {where}: {values}" + (f"; {why}" if why else "")), "missed", \
+            _training_gap(goal, scaling, cost, words)
     check = goal.at_plan[0]
     if goal.cost_unknown:
-        why = (f"the {words.money(goal.cost_limit)} budget is not judged: the project gives no prices (add "
-               "pricing.node_hour)")
-        if check.meets_time is False:
-            return sentence(f"The goal is not met {where}: {values}; {why}"), "missed", \
-                _training_gap(goal, scaling, cost, words)
         if check.meets_time:
             return sentence(f"The time goal is met {where}: {values}; {why}"), "partly", None
         return sentence(f"The goal is not judged {where}: {why}"), "unjudged", None
@@ -207,8 +208,8 @@ def _plan_clause(goal: GoalResult, words: _Words) -> str:
 def _time_clause(goal: GoalResult, check: GoalCheck) -> str:
     if goal.time_limit_s is None:
         return ""
-    interval = f"; 95 % interval [{duration(check.time_ci[0])}, {duration(check.time_ci[1])}]" \
-        if check.time_ci else ""
+    interval = f"; 95 % interval [{duration(check.time_ci[0], check.time_ci)}, " \
+        f"{duration(check.time_ci[1], check.time_ci)}]" if check.time_ci else ""  # both ends in one unit
     straddles = ", which straddles the limit: more runs would settle it" if check.time_ci and \
         check.time_ci[0] <= goal.time_limit_s <= check.time_ci[1] else ""
     return (f"a run takes {duration(check.time_s)} ({margin(check.time_ratio)} the "
