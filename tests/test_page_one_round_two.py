@@ -279,3 +279,20 @@ def test_an_interval_is_written_in_one_unit() -> None:
     verdict = analyze(make_project("project: {title: T, goal: {time_per_run: 2 h}}\ndesign: {nodes: 4}\n"
                                    f"scaling: {{runs: [{runs}]}}\n")).summary.verdict
     assert "95 % interval [1.87 h, 3.85 h]" in verdict
+
+
+def test_the_lost_fold_captions_name_every_cause_drawn(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from reportgen.commands.cli import main
+
+    project = tmp_path / "pipeline.yaml"
+    project.write_text("project: {title: P}\nscaling: {runs: [\n"
+                       "  {nodes: 1, compute: 2400 s, communication: 0 s, idle: 0 s, time: 2600 s},\n"
+                       "  {nodes: 2, compute: 1210 s, communication: 60 s, idle: 20 s, bubble: 90 s, time: 1580 s},\n"
+                       "  {nodes: 4, compute: 610 s, communication: 90 s, idle: 40 s, bubble: 120 s, time: 1060 s}]}\n",
+                       encoding="utf-8")
+    assert main(["build", str(project), "-o", str(tmp_path / "out"), "--format", "html", "-q"]) == 0
+    html = " ".join((tmp_path / "out" / "pipeline" / "report.html").read_text(encoding="utf-8").split())
+    causes = "the serial fraction, communication, load imbalance, the pipeline bubble and start-up"
+    assert f"apportioned to {causes} in proportion" in html  # the table
+    assert f"the folds lost to {causes}, shared in proportion" in html  # the figure
+    assert "<th class=\"n\">pipeline bubble</th><th class=\"n\">start-up</th>" in html

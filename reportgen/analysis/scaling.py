@@ -21,6 +21,7 @@ from reportgen.analysis.fits import (
 )
 from reportgen.analysis.prediction import model_curve, optimum
 from reportgen.project.model import BREAKDOWN_FIELDS, Run, RunForm, Scaling, ScalingMode
+from reportgen.wording import listed
 
 KNEE_THRESHOLD = 0.05
 BOOTSTRAP_RESAMPLES = 2000
@@ -176,6 +177,12 @@ class ScalingResult:
     def another_scale(self) -> str:
         """What to measure beside the first scale: ideally 1 node, unless that is the one measured."""
         return "a larger node count" if self.rows[0].nodes == 1 else "another node count, ideally 1 node"
+
+    @property
+    def lost_to(self) -> str:
+        """The causes lost folds are apportioned to, as a caption lists them."""
+        return listed(["the serial fraction", "communication", "load imbalance",
+                       *(phrase for _, _, phrase in self.extra_losses)])
 
     @property
     def extra_losses(self) -> tuple[tuple[str, str, str], ...]:

@@ -293,7 +293,7 @@ def lost_folds(scaling: ScalingResult) -> FigureJob | None:
                       ("idle", "load imbalance")]
                      + [(LOSS_ACTIVITY[field], phrase) for field, _, phrase in scaling.extra_losses])
     frame = FigureFrame("lost-folds", "Every fold of ideal speedup accounted for: the folds achieved, and the folds "
-                        "lost to the serial fraction, communication and load imbalance, shared in proportion to the "
+                        f"lost to {scaling.lost_to}, shared in proportion to the "
                         f"time each cause lost ({key}; ideal as a black tick).{reference_note(scaling)}",
                         "Stacked bars of achieved and lost folds.", height=3.0)
     return FigureJob(frame, _draw_lost_folds, (scaling,))
