@@ -126,7 +126,7 @@ def _training_verdict(goal: GoalResult | None, plan: int | None, scaling: Scalin
     where = f"at the planned {nodes(goal.plan_nodes)}"
     flagged = _flagged(scaling, goal.plan_nodes)
     if flagged and goal.met_at_plan is not False:
-        return sentence(f"The goal would be met {where}, but the run there is {flagged} (see the findings): "
+        return sentence(f"The goal would be met {where}, but {flagged} (see the findings): "
                         f"{values}"), "unjudged", None
     if goal.met_at_plan:
         regimes = [c.regime for c in goal.at_plan if c.met]
@@ -148,13 +148,15 @@ def _training_verdict(goal: GoalResult | None, plan: int | None, scaling: Scalin
 
 
 def _flagged(scaling: ScalingResult | None, plan: int | None) -> str:
-    """What a finding says of the plan's run, when one flags it: implausible, or an outlier."""
+    """What a finding says of the plan's run, when one flags it: implausible, an outlier, or a wild repeat."""
     if scaling is None or plan is None:
         return ""
     if any(r.nodes == plan for r in scaling.implausible) and not scaling.superlinear_reason:
-        return "implausibly fast"
+        return "the run there is implausibly fast"
     if any(o.nodes == plan for o in scaling.outliers):
-        return "an outlier"
+        return "the run there is an outlier"
+    if any(r.nodes == plan for r in scaling.outlier_repeats):
+        return "a repeat there is far from the others"
     return ""
 
 
@@ -581,7 +583,8 @@ def _evidence(scaling: ScalingResult | None, findings: tuple[Finding, ...], plan
     else:
         parts.append("each scale was measured once, so no number carries an interval (repeated measurements, with "
                      "reportgen measure --repeat, give them one)")
-    flagged = {r.nodes for r in scaling.implausible} | {o.nodes for o in scaling.outliers}
+    flagged = {r.nodes for r in scaling.implausible} | {o.nodes for o in scaling.outliers} | \
+        {r.nodes for r in scaling.outlier_repeats}
     leaning_on = sorted(n for n in {plan, optimum} & flagged if n is not None)
     if leaning_on:
         leaning = listed([nodes(n) for n in leaning_on])
