@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 
 from reportgen.analysis.actions import Evidence
 from reportgen.analysis.checklist import ChecklistResult, build_checklist
@@ -22,7 +23,7 @@ from reportgen.analysis.model_check import ModelCheckResult, check_model
 from reportgen.analysis.peak import plan_past_peak
 from reportgen.analysis.prediction import PredictionResult, predict
 from reportgen.analysis.provenance import ProvenanceResult, trace_provenance
-from reportgen.analysis.reliability import ReliabilityResult, analyze_reliability, default_scales
+from reportgen.analysis.reliability import ReliabilityResult, analyze_reliability, default_scales, folded_fraction
 from reportgen.analysis.scaling import ScalingResult, analyze_scaling
 from reportgen.analysis.serving import ServingResult, analyze_serving
 from reportgen.analysis.summary import SummaryResult, summarize
@@ -75,10 +76,12 @@ def analyze(project: Project, *, intensity: Intensity | None = None,
     goal_spec = project.project.goal
     serving = analyze_serving(project, scaling, intensity_g_per_kwh=intensity.g_per_kwh if intensity else None,
                               max_nodes=max_nodes)
-    decisions = decide(project.decisions, scaling, cost, energy, goal=goal_spec, serving=serving)
+    # §5.z: the failure tax is in the time the goal, the decisions and page 1 quote (not in the measured tables)
+    tax = partial(folded_fraction, project.reliability) if project.reliability else None
+    decisions = decide(project.decisions, scaling, cost, energy, goal=goal_spec, serving=serving, tax=tax)
     goal = None if project.serving else check_goal(
         goal_spec, plan_nodes=planned, scaling=scaling, cost=cost, energy=energy,
-        runs_per_month=project.pricing.runs_per_month if project.pricing else None, max_nodes=max_nodes)
+        runs_per_month=project.pricing.runs_per_month if project.pricing else None, max_nodes=max_nodes, tax=tax)
     model_check = check_model(prediction, scaling)
     past_peak = plan_past_peak(scaling, cost, planned)
     findings = ordered(lint(project, diagnosis=diagnosis, prediction=prediction, scaling=scaling,

@@ -6,6 +6,7 @@ and CO2e are per hour of service.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from reportgen.analysis.common import first_min, whole_nodes
@@ -70,16 +71,27 @@ class DecisionsResult:
         return len(self.decisions) > 1 and len(points) == 1 and (None, None) not in points
 
 
-def candidates(scaling: ScalingResult, cost: CostResult | None, energy: EnergyResult | None) -> list[Candidate]:
+def candidates(scaling: ScalingResult, cost: CostResult | None, energy: EnergyResult | None,
+               tax: Callable[[float], float] | None = None) -> list[Candidate]:
     """Every measured scale in every viable price regime (one point per scale without pricing), by node count
-    and, within one, from the cheapest regime: ties of an objective go to the smaller p, then the lower cost."""
+    and, within one, from the cheapest regime: ties of an objective go to the smaller p, then the lower cost.
+    With a failure tax, each point's time, money, energy and CO2e grow by its overhead at that scale (§5.z)."""
     co2 = {r.nodes: r.co2_kg for r in energy.rows} if energy else {}
     kwh = {r.nodes: r.energy_kwh for r in energy.rows} if energy else {}
     if cost is not None:
-        return [Candidate(p.nodes, p.regime, p.time_s, p.cost, co2.get(p.nodes), kwh.get(p.nodes))
-                for p in priced_points(cost)]
-    whole = [(whole_nodes(r.nodes), r.time_s or 0.0) for r in scaling.rows]
-    return [Candidate(nodes, None, time_s, None, co2.get(nodes), kwh.get(nodes)) for nodes, time_s in whole]
+        points = [Candidate(p.nodes, p.regime, p.time_s, p.cost, co2.get(p.nodes), kwh.get(p.nodes))
+                  for p in priced_points(cost)]
+    else:
+        whole = [(whole_nodes(r.nodes), r.time_s or 0.0) for r in scaling.rows]
+        points = [Candidate(nodes, None, time_s, None, co2.get(nodes), kwh.get(nodes)) for nodes, time_s in whole]
+    return points if tax is None else [_taxed(point, 1.0 + tax(point.nodes)) for point in points]
+
+
+def _taxed(point: Candidate, grow: float) -> Candidate:
+    def times(value: float | None) -> float | None:
+        return None if value is None else value * grow
+    return replace(point, time_s=times(point.time_s), cost=times(point.cost), co2_kg=times(point.co2_kg),
+                   energy_kwh=times(point.energy_kwh))
 
 
 @dataclass(frozen=True)
@@ -126,7 +138,8 @@ def serving_limits(context: Decision, serving: ServingResult) -> Limits:
 
 def decide(contexts: tuple[Decision, ...], scaling: ScalingResult | None, cost: CostResult | None,
            energy: EnergyResult | None, *, goal: Goal | None = None,
-           serving: ServingResult | None = None) -> DecisionsResult | None:
+           serving: ServingResult | None = None,
+           tax: Callable[[float], float] | None = None) -> DecisionsResult | None:
     if not contexts or (scaling is None and serving is None):
         return None
     if serving is not None:
@@ -135,7 +148,7 @@ def decide(contexts: tuple[Decision, ...], scaling: ScalingResult | None, cost: 
                         for context in contexts)
         return DecisionsResult(results, trade_offs(results), serving=True)
     assert scaling is not None
-    points = candidates(scaling, cost, energy)
+    points = candidates(scaling, cost, energy, tax)
     # A goal per run means nothing against times per unit of work: its limits apply to whole runs only.
     applied_goal = None if scaling.per_unit_of_work else goal
     results = tuple(_with_intervals(_decide(context, limits_of(context, applied_goal), points), scaling)

@@ -8,6 +8,7 @@ says would meet it is the one to measure next.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,6 +39,7 @@ class GoalCheck:
     source: Origin = "measured"  # fitted: the USL fit at a scale nobody measured
     time_ci: tuple[float, float] | None = None  # the measured time's 95 % interval, with repeats
     cost_ci: tuple[float, float] | None = None  # the cost over that interval (cost is proportional to time)
+    failure_tax: float | None = None  # the §6 overhead folded into time, cost and CO2e (with reliability)
 
 
 @dataclass(frozen=True)
@@ -73,10 +75,19 @@ class _Limits:
     goal: Goal
     co2: dict[float, float | None]
     runs_per_month: float | None
+    tax: Callable[[float], float] | None = None  # the failure tax's overhead fraction at a node count (§5.z)
 
     def hold(self, nodes: float, regime: RegimeName | None, viable: bool, time_s: float, cost: float | None, *,
              source: Origin = "measured", time_ci: tuple[float, float] | None = None) -> GoalCheck:
+        """The point against every stated limit, with the failure tax folded into its time, cost and CO2e: a run
+        that checkpoints and restarts takes that much longer on every node it holds."""
         time_limit, cost_limit = self.goal.time_per_run, self.goal.cost_per_run
+        tax = self.tax(nodes) if self.tax else None
+        grow = 1.0 + (tax or 0.0)
+        time_s, cost = time_s * grow, None if cost is None else cost * grow
+        co2 = self.co2.get(nodes)
+        co2 = None if co2 is None else co2 * grow
+        time_ci = None if time_ci is None else (time_ci[0] * grow, time_ci[1] * grow)
         time_ratio = time_s / time_limit if time_limit else None
         cost_ratio = cost / cost_limit if cost_limit and cost is not None else None
         meets_time = None if time_ratio is None else time_ratio <= 1.0
@@ -86,15 +97,16 @@ class _Limits:
             met = False
         elif cost_limit and cost is None:
             met = None  # a cost limit without prices cannot be checked
-        return GoalCheck(nodes, regime, viable, time_s, cost, self.co2.get(nodes), meets_time, meets_cost,
+        return GoalCheck(nodes, regime, viable, time_s, cost, co2, meets_time, meets_cost,
                          time_ratio, cost_ratio,
                          cost * self.runs_per_month if self.runs_per_month and cost is not None else None, met,
-                         source, time_ci, scaled(cost, time_ci, time_s))
+                         source, time_ci, scaled(cost, time_ci, time_s), tax)
 
 
 def check_goal(goal: Goal | None, *, plan_nodes: int | None, scaling: ScalingResult | None,
                cost: CostResult | None, energy: EnergyResult | None,
-               runs_per_month: float | None, max_nodes: int = 4096) -> GoalResult | None:
+               runs_per_month: float | None, max_nodes: int = 4096,
+               tax: Callable[[float], float] | None = None) -> GoalResult | None:
     if goal is None or (goal.time_per_run is None and goal.cost_per_run is None):
         return None
     cost_unknown = goal.cost_per_run is not None and cost is None
@@ -103,7 +115,7 @@ def check_goal(goal: Goal | None, *, plan_nodes: int | None, scaling: ScalingRes
                else "nothing is measured (add scaling.runs)")
         return GoalResult(goal.text, goal.time_per_run, goal.cost_per_run, plan_nodes, False, (), None, None,
                           False, runs_per_month, None, why, cost_unknown=cost_unknown)
-    limits = _Limits(goal, {row.nodes: row.co2_kg for row in energy.rows} if energy else {}, runs_per_month)
+    limits = _Limits(goal, {row.nodes: row.co2_kg for row in energy.rows} if energy else {}, runs_per_month, tax)
     intervals = {row.nodes: row.time_ci for row in scaling.rows}
     if cost is not None:
         checks = [limits.hold(point.nodes, point.regime, True, point.time_s, point.cost)

@@ -39,7 +39,7 @@ class DeclaredInterval:
 class ReliabilityResult:
     rows: tuple[ReliabilityRow, ...]
     planned_nodes: int | None
-    planned_overhead_fraction: float | None
+    planned_overhead_fraction: float | None  # what the plan pays: at the declared interval, else at Daly's
     planned_time_s: float | None  # the measured time at the planned nodes with the tax folded in
     first_storm_nodes: float | None
     declared: DeclaredInterval | None = None  # reliability.checkpoint_interval against Daly's, at the plan
@@ -73,6 +73,14 @@ def declared_interval(reliability: Reliability, row: ReliabilityRow) -> Declared
                             row.interval_s, row.overhead_fraction)
 
 
+def folded_fraction(reliability: Reliability, nodes: float) -> float:
+    """The overhead a run at `nodes` pays: at the declared checkpoint interval when the design declares one (that is
+    the run the team will launch), else at Daly's. The goal, the decisions and page 1 fold it into their times."""
+    row = failure_tax(reliability, nodes)
+    declared = declared_interval(reliability, row)
+    return declared.overhead_fraction if declared else row.overhead_fraction
+
+
 def analyze_reliability(reliability: Reliability | None, nodes: Sequence[float], *, planned_nodes: int | None,
                         measured_times: dict[float, float]) -> ReliabilityResult | None:
     """Per scale (the measured node counts, or powers of two up to the plan), folded into the planned scale."""
@@ -80,15 +88,16 @@ def analyze_reliability(reliability: Reliability | None, nodes: Sequence[float],
         return None
     scales = sorted(set(nodes) | ({planned_nodes} if planned_nodes else set()))
     rows = tuple(failure_tax(reliability, p) for p in scales)
-    planned = next((r for r in rows if r.nodes == planned_nodes), None)
+    planned = folded_fraction(reliability, planned_nodes) if planned_nodes else None
     planned_time = measured_times.get(planned_nodes) if planned_nodes else None
     return ReliabilityResult(
         rows=rows,
         planned_nodes=planned_nodes,
-        planned_overhead_fraction=planned.overhead_fraction if planned else None,
-        planned_time_s=planned_time * (1.0 + planned.overhead_fraction) if planned and planned_time else None,
+        planned_overhead_fraction=planned,
+        planned_time_s=planned_time * (1.0 + planned) if planned is not None and planned_time else None,
         first_storm_nodes=next((r.nodes for r in rows if r.storm), None),
-        declared=declared_interval(reliability, planned or rows[-1]) if rows else None,
+        declared=declared_interval(reliability, next((r for r in rows if r.nodes == planned_nodes), rows[-1]))
+        if rows else None,
     )
 
 

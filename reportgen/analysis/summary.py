@@ -22,6 +22,7 @@ from reportgen.analysis.findings import Finding
 from reportgen.analysis.goal import GoalCheck, GoalResult
 from reportgen.analysis.model_check import ModelCheckResult
 from reportgen.analysis.prediction import PredictionResult
+from reportgen.analysis.reliability import ReliabilityResult
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.analysis.serving import ServingCheck, ServingResult, ServingRow
 from reportgen.project.model import REGIME_NAMES, REGIME_PHRASES, Project
@@ -76,6 +77,7 @@ def summarize(project: Project, *, scaling: ScalingResult | None, cost: CostResu
         optimum = _serving_optimum(serving, words)
     else:
         verdict, state, gap = _training_verdict(goal, plan, scaling, cost, words)
+        verdict = " ".join(part for part in (verdict, _failure_tax(goal, evidence.reliability)) if part)
         optimum = _training_optimum(project, goal, scaling, cost, prediction, words)
     codes = {f.code for f in findings}
     ratio = model_check.kappa_ratio if model_check else None
@@ -193,9 +195,8 @@ def _plan_clause(goal: GoalResult, words: _Words) -> str:
     """The plan's time and cost, each pair taken from one price regime (§5.z): spot's time carries its preemptions,
     so the spot cost is never quoted beside the on-demand time. The headline is the cheapest viable regime (the
     fastest without prices); on-demand follows it, with its own time and cost, when the headline is another."""
+    headline = _headline(goal)
     priced = [c for c in goal.at_plan if c.cost is not None and c.viable]
-    headline = first_min(priced, key=lambda c: c.cost or 0.0) if priced else \
-        first_min(list(goal.at_plan), key=lambda c: c.time_s)
     several = len({c.regime for c in goal.at_plan if c.regime}) > 1
     clauses = [part for part in (_time_clause(goal, headline), _cost_clause(goal, headline, words)) if part]
     text = " and ".join(clauses)
@@ -205,6 +206,31 @@ def _plan_clause(goal: GoalResult, words: _Words) -> str:
     if on_demand is not None and on_demand is not headline:
         text += f"; on demand, {duration(on_demand.time_s)} and {words.money(on_demand.cost)}"
     return text
+
+
+def _headline(goal: GoalResult) -> GoalCheck:
+    """The plan's point page 1 leads with: its cheapest viable regime, else its fastest."""
+    priced = [c for c in goal.at_plan if c.cost is not None and c.viable]
+    return first_min(priced, key=lambda c: c.cost or 0.0) if priced else \
+        first_min(list(goal.at_plan), key=lambda c: c.time_s)
+
+
+def _failure_tax(goal: GoalResult | None, reliability: ReliabilityResult | None) -> str:
+    """The failure tax folded into the plan's figures, said once (§5.z), with the time Daly's interval would save
+    when the declared checkpoint interval costs more."""
+    if goal is None or not goal.at_plan or _headline(goal).failure_tax is None:
+        return ""
+    check = _headline(goal)
+    tax = check.failure_tax or 0.0
+    text = (f"These figures include the failure tax at {nodes(check.nodes)}: checkpoints and restarts add "
+            f"{percent(tax)} to the run")
+    declared = reliability.declared if reliability else None
+    if declared is not None and declared.nodes == check.nodes and \
+            declared.overhead_fraction > declared.optimal_overhead_fraction:
+        saved = check.time_s / (1.0 + tax) * (declared.overhead_fraction - declared.optimal_overhead_fraction)
+        text += (f"; checkpointing every {duration(declared.optimal_interval_s)} (Daly's interval) instead of every "
+                 f"{duration(declared.interval_s)} would save {duration(saved)} a run")
+    return sentence(text)
 
 
 def _time_clause(goal: GoalResult, check: GoalCheck) -> str:

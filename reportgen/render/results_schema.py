@@ -104,6 +104,8 @@ _GOAL_ROW: dict[str, Schema] = {
     "source": {"enum": ["measured", "fitted"], "description": "where the values come from"},
     "time_s_ci": interval("time_s"),
     "cost_ci": interval("cost (proportional to the time)"),
+    "failure_tax": num("the failure tax's overhead fraction folded into time, cost and CO2e (with reliability)",
+                       null=True),
     "cost_per_hour": num("serving: money per hour in this regime", null=True),
     "capacity_rps": num("serving: requests per second served (spot: less the nodes down)", null=True),
     "p99_s": num("serving: the p99 latency there", null=True),
@@ -345,7 +347,8 @@ RELIABILITY: Schema = obj("failures at scale: checkpoint interval and its overhe
         "interval_s": num("Young-Daly checkpoint interval"),
         "overhead_fraction": num("time lost to checkpoints and restarts, as a share")}),
     "planned_nodes": int_("design.nodes", null=True),
-    "planned_overhead_fraction": num("the overhead at the plan", null=True),
+    "planned_overhead_fraction": num("the overhead at the plan: at the declared checkpoint interval when one is "
+                                     "declared, else at Daly's", null=True),
     "planned_time_s": num("the measured time at the plan with the overhead folded in", null=True),
     "declared_interval": obj("reliability.checkpoint_interval held against Daly's interval", {
         "nodes": NODES, "interval_s": num("the declared interval"),

@@ -253,7 +253,8 @@ def _goal_check(c: GoalCheck) -> Json:
     return {"nodes": c.nodes, "regime": c.regime, "viable": c.viable, "time_s": c.time_s, "cost": c.cost,
             "co2_kg": c.co2_kg, "meets_time": c.meets_time, "meets_cost": c.meets_cost, "met": c.met,
             "time_ratio": c.time_ratio, "cost_ratio": c.cost_ratio, "monthly_cost": c.monthly_cost,
-            "source": c.source, "time_s_ci": _pair(c.time_ci), "cost_ci": _pair(c.cost_ci), **_SERVING_CHECK_KEYS}
+            "source": c.source, "time_s_ci": _pair(c.time_ci), "cost_ci": _pair(c.cost_ci),
+            "failure_tax": c.failure_tax, **_SERVING_CHECK_KEYS}
 
 
 def _serving_check(c: ServingCheck) -> Json:
@@ -261,7 +262,7 @@ def _serving_check(c: ServingCheck) -> Json:
     return {"nodes": c.nodes, "regime": c.regime, "viable": c.viable, "time_s": None, "cost": None, "co2_kg": None,
             "meets_time": None, "meets_cost": c.meets_cost, "met": c.met, "time_ratio": None,
             "cost_ratio": c.cost_ratio, "monthly_cost": c.monthly_cost, "source": c.source, "time_s_ci": None,
-            "cost_ci": None,
+            "cost_ci": None, "failure_tax": None,
             "cost_per_hour": c.cost_per_hour, "capacity_rps": c.capacity_rps, "p99_s": c.p99_s,
             "meets_load": c.meets_load, "meets_latency": c.meets_latency, "load_ratio": c.load_ratio,
             "latency_ratio": c.latency_ratio}
