@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from reportgen.analysis.changes import KEY_RESULTS, Better, Value, _verdict
+from reportgen.analysis.changes import KEY_RESULTS, Better, InputChange, Value, _verdict
 from reportgen.commands.cli import main
 from tests.conftest import INPUTS
 
@@ -219,3 +219,34 @@ def test_watch_and_diff_print_money_with_its_currency() -> None:
     assert _shown(1123.4, "money", "EUR") == "1,123 EUR"
     assert _shown("spot", "regime", "EUR") == "spot"
     assert _shown(2.5e8, "number", "EUR") == "2.50 × 10⁸"
+
+
+def _repeats(name: str, at_four: tuple[float, ...]) -> str:
+    runs = ", ".join(["{nodes: 1, time: 400 s}", "{nodes: 2, time: 210 s}",
+                      *(f"{{nodes: 4, time: {t} s}}" for t in at_four)])
+    return REVISION.format(name=name, runs=runs)
+
+
+def test_repeats_are_compared_as_distributions_never_repeat_by_repeat() -> None:
+    from reportgen.analysis import analyze
+    from reportgen.analysis.changes import compare
+    from tests.conftest import make_project
+
+    def diff(old_times: tuple[float, ...], new_times: tuple[float, ...]) -> list[InputChange]:
+        old, new = make_project(_repeats("r1", old_times)), make_project(_repeats("r2", new_times))
+        result = compare(old, analyze(old), new, analyze(new), old_label="r1", new_label="r2")
+        return [c for c in result.inputs if c.path != "project.revision"]
+
+    # the same three runs in another order are the same measurement: no input changed
+    assert diff((100, 104, 108), (108, 100, 104)) == []
+    # one change for the scale, not three: medians 104 s → 106 s (+1.92 %), intervals overlap
+    (change,) = diff((100, 104, 108), (106, 102, 110))
+    assert change.path == "scaling.runs[nodes=4]" and change.within_noise is True
+    assert change.change == pytest.approx(106 / 104 - 1)
+    assert change.old == "3 runs: median 104 s, 95 % interval [100 s, 108 s]" and "#" not in change.path
+    # 104 s → 82 s with intervals apart: beyond noise
+    (change,) = diff((100, 104, 108), (80, 82, 84))
+    assert change.within_noise is False and change.change == pytest.approx(82 / 104 - 1)
+    # a repeat added: still one distribution change, with its new count
+    (change,) = diff((100, 104, 108), (100, 104, 108, 250))
+    assert change.new.startswith("4 runs: median")

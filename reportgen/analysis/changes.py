@@ -7,6 +7,7 @@ typed accessor: a renamed or retyped result field fails the type check here, not
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, Protocol, TypeVar
@@ -15,10 +16,10 @@ from reportgen.analysis import Analysis
 from reportgen.analysis.common import beyond_noise, overlaps
 from reportgen.analysis.decisions import DecisionResult
 from reportgen.analysis.findings import Finding, Severity
-from reportgen.analysis.scaling import ScaleRow
+from reportgen.analysis.scaling import ScaleRow, ScalingResult
 from reportgen.project.flatten import Leaf, flatten
 from reportgen.project.model import OBJECTIVES, SLOT_VOCABULARY, Objective, Project, Slot
-from reportgen.wording import nodes, quantity, signed_share
+from reportgen.wording import counted, duration, nodes, quantity, signed_share
 
 Value = float | str | bool | None  # a key result: a number, a name, a flag, or None (absent, or none in range)
 Verdict = Literal["better", "worse", "within noise", "changed", "same"]
@@ -34,6 +35,7 @@ class InputChange:
     new: str | None
     unit: str  # the SI unit of the field ("B/s"), for scripts
     change: float | None  # relative change (new − old) / |old| for numbers
+    within_noise: bool | None = None  # repeated runs: their 95 % intervals overlap (None: not a distribution)
 
 
 @dataclass(frozen=True)
@@ -343,8 +345,13 @@ def _summary(leaves: list[Leaf]) -> str:
                      if not leaf.path.endswith(".nodes"))
 
 
-def compare_inputs(old: Project, new: Project) -> tuple[tuple[InputChange, ...], int]:
-    before, after = _keyed_leaves(old), _keyed_leaves(new)
+def compare_inputs(old: Project, new: Project, old_scaling: ScalingResult | None = None,
+                   new_scaling: ScalingResult | None = None) -> tuple[tuple[InputChange, ...], int]:
+    """Changed inputs, a measurement matched by its node count. Runs repeated at a node count (in either revision)
+    are one distribution each (§8): compared by their medians and intervals, never repeat #k against repeat #k."""
+    repeated = _repeated_scales(old) | _repeated_scales(new)
+    before = {p: leaf for p, leaf in _keyed_leaves(old).items() if _run_scale(p) not in repeated}
+    after = {p: leaf for p, leaf in _keyed_leaves(new).items() if _run_scale(p) not in repeated}
     groups_before = {_measurement(p) for p in before} - {None}
     groups_after = {_measurement(p) for p in after} - {None}
     changes, same = [], 0
@@ -366,7 +373,60 @@ def compare_inputs(old: Project, new: Project) -> tuple[tuple[InputChange, ...],
         _, relative = _numeric_change(a.value if a else None, b.value if b else None)
         unit = b.unit if b is not None else a.unit if a is not None else ""
         changes.append(InputChange(path, _shown(a) if a else None, _shown(b) if b else None, unit, relative))
+    for scale in sorted(repeated):
+        change = _distribution_change(scale, old, new, old_scaling, new_scaling)
+        if change is None:
+            same += 1
+        else:
+            changes.append(change)
     return tuple(changes), same
+
+
+def _repeated_scales(project: Project) -> set[int]:
+    counts = Counter(run.nodes for run in project.scaling.runs) if project.scaling else Counter()
+    return {scale for scale, count in counts.items() if count > 1}
+
+
+def _run_scale(path: str) -> int | None:
+    """The node count of a scaling.runs leaf (scaling.runs[nodes=4 #2].time → 4), else None."""
+    head, bracket, _ = path.partition("]")
+    if not bracket or not head.startswith("scaling.runs[nodes="):
+        return None
+    return int(head.removeprefix("scaling.runs[nodes=").split()[0])
+
+
+def _runs_at(project: Project, scale: int) -> list[tuple[tuple[str, Value], ...]]:
+    """The runs at one node count as an order-free multiset: each run's fields, the runs sorted."""
+    runs = [run for run in project.scaling.runs if run.nodes == scale] if project.scaling else []
+    return sorted(tuple((leaf.path, leaf.value) for leaf in flatten(run, currency=project.currency))
+                  for run in runs)
+
+
+def _distribution_change(scale: int, old: Project, new: Project, old_scaling: ScalingResult | None,
+                         new_scaling: ScalingResult | None) -> InputChange | None:
+    if _runs_at(old, scale) == _runs_at(new, scale):
+        return None  # the same runs, in whatever order
+    a = _row_at(old_scaling.rows, scale) if old_scaling else None
+    b = _row_at(new_scaling.rows, scale) if new_scaling else None
+    a_time, b_time = (a.time_s if a else None), (b.time_s if b else None)
+    _, relative = _numeric_change(a_time, b_time)
+    noise = overlaps(a.time_ci, b.time_ci) if a and b and a.time_ci and b.time_ci else None
+    path = f"scaling.runs[nodes={scale}]"
+    return InputChange(path, _distribution(a, old, scale), _distribution(b, new, scale), "s" if relative else "",
+                       relative, noise)
+
+
+def _distribution(row: ScaleRow | None, project: Project, scale: int) -> str | None:
+    """Repeated runs as one distribution: "3 runs: median 1 h 55 min, 95 % interval [1 h 52 min, 2 h 31 min]"."""
+    count = sum(1 for run in project.scaling.runs if run.nodes == scale) if project.scaling else 0
+    if count == 0:
+        return None
+    runs = counted(count, "run")
+    if row is None or row.time_s is None:
+        return runs
+    interval = f", 95 % interval [{duration(row.time_ci[0], row.time_ci)}, {duration(row.time_ci[1], row.time_ci)}]" \
+        if row.time_ci else ""
+    return f"{runs}: median {duration(row.time_s)}{interval}"
 
 
 SLOT_FIELDS = ("choice", "detail", "why", "rejected")
@@ -442,7 +502,7 @@ def compare_findings(old: tuple[Finding, ...], new: tuple[Finding, ...]) -> tupl
 
 def compare(old_project: Project, old: Analysis, new_project: Project, new: Analysis, *, old_label: str,
             new_label: str) -> DiffResult:
-    inputs, same = compare_inputs(old_project, new_project)
+    inputs, same = compare_inputs(old_project, new_project, old.scaling, new.scaling)
     appeared, resolved = compare_findings(old.findings, new.findings)
     moved = reference_moved(old, new, inputs)
     results = compare_results(old, new)
