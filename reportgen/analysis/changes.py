@@ -382,27 +382,27 @@ def compare_inputs(old: Project, new: Project, old_scaling: ScalingResult | None
     return tuple(changes), same
 
 
-def _repeated_scales(project: Project) -> set[int]:
+def _repeated_scales(project: Project) -> set[float]:
     counts = Counter(run.nodes for run in project.scaling.runs) if project.scaling else Counter()
     return {scale for scale, count in counts.items() if count > 1}
 
 
-def _run_scale(path: str) -> int | None:
+def _run_scale(path: str) -> float | None:
     """The node count of a scaling.runs leaf (scaling.runs[nodes=4 #2].time → 4), else None."""
     head, bracket, _ = path.partition("]")
     if not bracket or not head.startswith("scaling.runs[nodes="):
         return None
-    return int(head.removeprefix("scaling.runs[nodes=").split()[0])
+    return float(head.removeprefix("scaling.runs[nodes=").split()[0])
 
 
-def _runs_at(project: Project, scale: int) -> list[tuple[tuple[str, Value], ...]]:
+def _runs_at(project: Project, scale: float) -> list[tuple[tuple[str, Value], ...]]:
     """The runs at one node count as an order-free multiset: each run's fields, the runs sorted."""
     runs = [run for run in project.scaling.runs if run.nodes == scale] if project.scaling else []
     return sorted(tuple((leaf.path, leaf.value) for leaf in flatten(run, currency=project.currency))
                   for run in runs)
 
 
-def _distribution_change(scale: int, old: Project, new: Project, old_scaling: ScalingResult | None,
+def _distribution_change(scale: float, old: Project, new: Project, old_scaling: ScalingResult | None,
                          new_scaling: ScalingResult | None) -> InputChange | None:
     if _runs_at(old, scale) == _runs_at(new, scale):
         return None  # the same runs, in whatever order
@@ -411,12 +411,12 @@ def _distribution_change(scale: int, old: Project, new: Project, old_scaling: Sc
     a_time, b_time = (a.time_s if a else None), (b.time_s if b else None)
     _, relative = _numeric_change(a_time, b_time)
     noise = overlaps(a.time_ci, b.time_ci) if a and b and a.time_ci and b.time_ci else None
-    path = f"scaling.runs[nodes={scale}]"
+    path = f"scaling.runs[nodes={scale:g}]"
     return InputChange(path, _distribution(a, old, scale), _distribution(b, new, scale), "s" if relative else "",
                        relative, noise)
 
 
-def _distribution(row: ScaleRow | None, project: Project, scale: int) -> str | None:
+def _distribution(row: ScaleRow | None, project: Project, scale: float) -> str | None:
     """Repeated runs as one distribution: "3 runs: median 1 h 55 min, 95 % interval [1 h 52 min, 2 h 31 min]"."""
     count = sum(1 for run in project.scaling.runs if run.nodes == scale) if project.scaling else 0
     if count == 0:
