@@ -300,3 +300,27 @@ def test_the_lost_fold_captions_name_every_cause_drawn(tmp_path) -> None:  # typ
     assert f"apportioned to {causes} in proportion" in html  # the table
     assert f"the folds lost to {causes}, shared in proportion" in html  # the figure
     assert "<th class=\"n\">pipeline bubble</th><th class=\"n\">start-up</th>" in html
+
+
+def test_the_results_reference_lists_every_value_of_each_vocabulary_key() -> None:
+    """§7.1 item 6: the enums come from the code's Literal types, so the reference cannot drift from the code."""
+    from typing import get_args
+
+    from reportgen.analysis.diagnosis import Bound, CeilingName, WallName
+    from reportgen.analysis.scaling import Cause
+    from reportgen.project.model import Axis, Objective, RegimeName, RunForm
+    from tests.conftest import ROOT
+
+    reference = (ROOT / "docs" / "reference" / "results.md").read_text(encoding="utf-8")
+    rows = {line.split("|")[1].strip(" `"): line.split("|")[2] for line in reference.splitlines()
+            if line.startswith("| `")}
+    for key, vocabulary in (("diagnosis.binding_ceiling", CeilingName), ("diagnosis.steps[].bound", Bound),
+                            ("diagnosis.walls[].wall", WallName), ("diagnosis.axis", Axis),
+                            ("scaling.knee_cause", Cause), ("scaling.form", RunForm),
+                            ("goal.at_plan[].regime", RegimeName), ("decisions[].optimize", Objective)):
+        assert key in rows, key
+        for value in get_args(vocabulary):
+            assert f'`"{value}"`' in rows[key], (key, value)
+    # the diagnosis's bound is what the code writes (compute, memory-bandwidth, io, communication), not the
+    # "memory or network" the hand-written text once claimed
+    assert "network" not in rows["diagnosis.steps[].bound"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from reportgen.analysis.common import ceil_ratio
 from reportgen.analysis.diagnosis import DiagnosisResult
@@ -10,12 +11,14 @@ from reportgen.analysis.prediction import PredictionResult
 from reportgen.analysis.reliability import ReliabilityResult
 from reportgen.project.model import PRESSURE_AXES, Project
 
+TaxKind = Literal["interactive", "training"]  # fan-out against a latency SLO, or R(p) at the plan
+
 FANOUT_RANGE = range(1, 81)
 
 
 @dataclass(frozen=True)
 class TaxResult:
-    kind: str | None  # interactive | training | None
+    kind: TaxKind | None
     tax_s: float | None
     budget_left_s: float | None
     exhausting_fanout: int | None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Literal
 
 from reportgen.analysis.common import first_min, whole_nodes
 from reportgen.analysis.cost import CostResult, priced_points
@@ -17,6 +18,8 @@ from reportgen.analysis.scaling import ScalingResult
 from reportgen.analysis.serving import ServingResult
 from reportgen.project.model import REGIME_PHRASES, Decision, Goal, Objective, RegimeName
 from reportgen.wording import nodes
+
+GoalLimit = Literal["time", "cost"]  # a limit a context takes from the project's goal
 
 
 @dataclass(frozen=True)
@@ -43,7 +46,7 @@ class DecisionResult:
     max_time_s: float | None  # the limits applied: the context's own, else the goal's (serving: p99, per hour)
     max_cost: float | None
     max_co2_kg: float | None
-    limits_from_goal: tuple[str, ...]  # which limits came from project.goal ("time", "cost")
+    limits_from_goal: tuple[GoalLimit, ...]  # which limits came from project.goal
     nearest: Candidate | None = None  # no point within limits: the one whose largest excess over a limit is least
     time_ci: tuple[float, float] | None = None  # 95 % intervals from repeated runs at the chosen scale
     cost_ci: tuple[float, float] | None = None
@@ -99,12 +102,12 @@ class Limits:
     max_time_s: float | None
     max_cost: float | None
     max_co2_kg: float | None
-    from_goal: tuple[str, ...]
+    from_goal: tuple[GoalLimit, ...]
 
 
 def limits_of(context: Decision, goal: Goal | None) -> Limits:
     """The context's own limits; a limit it does not state is the project goal's (time and cost per run)."""
-    from_goal = []
+    from_goal: list[GoalLimit] = []
     max_time, max_cost = context.max_time, context.max_cost
     if max_time is None and goal and goal.time_per_run is not None:
         max_time = goal.time_per_run
@@ -128,7 +131,7 @@ def serving_limits(context: Decision, serving: ServingResult) -> Limits:
     """A serving context's limits: its own p99 and hourly budget, else the goal's budget per hour (the goal's load
     and p99 objective already decide which scales serve)."""
     max_cost = context.max_cost_per_hour
-    from_goal: tuple[str, ...] = ()
+    from_goal: tuple[GoalLimit, ...] = ()
     if max_cost is not None:
         max_cost *= 3600.0  # given per second (SI), compared per hour
     elif serving.cost_limit_per_hour is not None:

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from reportgen.analysis.common import at_least, ceil_ratio
-from reportgen.project.model import Hardware, Project, Serving, Step
+from reportgen.project.model import Axis, Hardware, Project, Serving, Step
 
 CeilingName = Literal["compute", "memory-bandwidth", "memory-capacity", "data-io", "serving", "communication", "none"]
-BOUND_ORDER = ("compute", "memory-bandwidth", "io", "communication")  # the tie order of §1.1
-WALL_ORDER = ("memory", "data", "serving", "time")  # capacity walls come first (§1.3)
+Bound = Literal["compute", "memory-bandwidth", "io", "communication"]  # a step's largest floor (§1.1)
+WallName = Literal["memory", "data", "serving", "time"]
+TimeSource = Literal["measured", "modelled"]
+BOUND_ORDER: tuple[Bound, ...] = get_args(Bound)  # the tie order of §1.1
+WALL_ORDER: tuple[WallName, ...] = get_args(WallName)  # capacity walls come first (§1.3)
 ADAM_STACK = (("bf16 weight", 2.0), ("bf16 gradient", 2.0), ("fp32 master weight", 4.0), ("fp32 Adam m and v", 8.0))
 
-CEILING_AXIS: dict[CeilingName, str] = {
+CEILING_AXIS: dict[CeilingName, Axis] = {
     "data-io": "distribute data",
     "compute": "distribute training",
     "memory-capacity": "distribute the model",
@@ -32,9 +35,9 @@ TYPICAL_TOOLS = {
     "communication": "Ray, Kubernetes, better collectives",
     "none": "—",
 }
-WALL_CEILING: dict[str, CeilingName] = {"memory": "memory-capacity", "data": "data-io", "serving": "serving"}
-BOUND_CEILING: dict[str, CeilingName] = {"compute": "compute", "memory-bandwidth": "memory-bandwidth", "io": "data-io",
-                 "communication": "communication"}
+WALL_CEILING: dict[WallName, CeilingName] = {"memory": "memory-capacity", "data": "data-io", "serving": "serving"}
+BOUND_CEILING: dict[Bound, CeilingName] = {"compute": "compute", "memory-bandwidth": "memory-bandwidth",
+                                           "io": "data-io", "communication": "communication"}
 
 
 @dataclass(frozen=True)
@@ -43,7 +46,7 @@ class StepResult:
     time_s: float
     intensity: float | None  # FLOP/B; inf when Q = 0 < W; None when undefined or not given
     floors_s: dict[str, float | None]  # compute, memory, io, network
-    bound: str | None  # the largest floor; None when no floor can be computed
+    bound: Bound | None  # the largest floor; None when no floor can be computed
     attained_flops_per_s: float | None
     attained_bytes_per_s: float | None
     roof_efficiency: float | None
@@ -52,7 +55,7 @@ class StepResult:
 
 @dataclass(frozen=True)
 class Wall:
-    wall: str  # memory | data | serving | time
+    wall: WallName
     fill: float | None  # demand / capacity; None for a time wall assumed to bind
     binds: bool
     demand: float | None
@@ -64,7 +67,7 @@ class Wall:
 @dataclass(frozen=True)
 class Ceiling:
     ceiling: CeilingName
-    axis: str
+    axis: Axis
 
 
 @dataclass(frozen=True)
@@ -73,8 +76,8 @@ class DiagnosisResult:
     steps: tuple[StepResult, ...]
     walls: tuple[Wall, ...]
     binding_ceiling: CeilingName
-    axis: str
-    declared_axis: str | None
+    axis: Axis
+    declared_axis: Axis | None
     axis_matches: bool | None
     secondary_ceilings: tuple[Ceiling, ...]
     min_devices: int | None
@@ -91,9 +94,9 @@ class DiagnosisResult:
     # With a within-node shard required: the ceiling the axis across nodes must cure (the next wall that binds,
     # `none` when one node holding the shard suffices) and its axis (§1.2); None otherwise.
     node_ceiling: CeilingName | None = None
-    node_axis: str | None = None
+    node_axis: Axis | None = None
     design_shards_model: bool = False  # partitioning includes `shard model`
-    time_source: str | None = None  # measured | modelled: where the time wall's single-machine time comes from
+    time_source: TimeSource | None = None  # where the time wall's single-machine time comes from
 
 
 def diagnose(project: Project, *, reference_time_s: float | None = None) -> DiagnosisResult | None:
@@ -190,7 +193,15 @@ def _deadline_stated(project: Project) -> bool:
     return bool((training and training.deadline) or (goal and goal.time_per_run))
 
 
-def axis_for(ceiling: CeilingName, workload: str | None) -> str:
+def _largest(floors: dict[Bound, float]) -> Bound | None:
+    """The bound of the largest positive floor; ties go to the earlier bound (max() keeps the first maximum)."""
+    if not floors:
+        return None
+    largest: Bound = max(floors, key=floors.__getitem__)
+    return largest if floors[largest] > 0 else None
+
+
+def axis_for(ceiling: CeilingName, workload: str | None) -> Axis:
     if ceiling == "compute" and workload == "inference":
         return "distribute inference"
     return CEILING_AXIS[ceiling]
@@ -233,8 +244,7 @@ def _step(step: Step, hardware: Hardware, dominant: bool) -> StepResult:
     named = dict(zip(BOUND_ORDER, (floors["compute"], floors["memory"], floors["io"], floors["network"]),
                      strict=True))
     present = {bound: floor for bound, floor in named.items() if floor is not None}
-    # Largest floor; ties go to the earlier bound in BOUND_ORDER because max() keeps the first maximum.
-    bound = max(present, key=lambda b: present[b]) if present and max(present.values()) > 0 else None
+    bound = _largest(present)  # in BOUND_ORDER, so ties go to the earlier bound
     return StepResult(
         name=step.name,
         time_s=step.time,

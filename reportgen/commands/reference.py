@@ -9,6 +9,7 @@ there differ from what this module generates.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import sys
 from pathlib import Path
@@ -129,7 +130,7 @@ def _keys(path: str, schema: dict[str, Any]) -> list[tuple[str, str, str]]:
 
 def _type(schema: dict[str, Any]) -> str:
     if "enum" in schema:
-        return " or ".join(f'`"{value}"`' for value in schema["enum"])
+        return " or ".join("null" if value is None else f"`{json.dumps(value)}`" for value in schema["enum"])
     kinds = schema.get("type") or [option.get("type", "inf") for option in schema.get("anyOf", [])]
     kinds = [kinds] if isinstance(kinds, str) else kinds
     names = {"number": "number", "inf": '`"inf"`', "integer": "integer", "string": "text", "boolean": "boolean",

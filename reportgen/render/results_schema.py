@@ -10,9 +10,14 @@ from __future__ import annotations
 
 from typing import Any, get_args
 
-from reportgen.analysis.diagnosis import CeilingName
+from reportgen.analysis.checklist import TaxKind
+from reportgen.analysis.common import Origin
+from reportgen.analysis.decisions import GoalLimit
+from reportgen.analysis.diagnosis import Bound, CeilingName, TimeSource, WallName
+from reportgen.analysis.findings import Severity
 from reportgen.analysis.scaling import Cause
-from reportgen.project.model import ScalingMode
+from reportgen.analysis.summary import OptimumSource, VerdictState
+from reportgen.project.model import Axis, Objective, RegimeName, RunForm, ScalingMode
 
 Schema = dict[str, Any]
 
@@ -92,7 +97,7 @@ def _regime() -> Schema:
 
 
 _GOAL_ROW: dict[str, Schema] = {
-    "nodes": NODES, "regime": str_("on_demand, spot or local", null=True),
+    "nodes": NODES, "regime": one_of(RegimeName, "the price regime", null=True),
     "viable": bool_("the regime is viable"), "time_s": num("seconds per run", null=True),
     "cost": num("money per run", null=True), "co2_kg": num("kg CO2e per run", null=True),
     "meets_time": bool_("within the time limit; null without one", null=True),
@@ -101,7 +106,7 @@ _GOAL_ROW: dict[str, Schema] = {
     "met": bool_("every stated limit met", null=True),
     "time_ratio": num("time / the limit", null=True), "cost_ratio": num("cost / the limit", null=True),
     "monthly_cost": num("cost × runs per month (serving: × 730 hours)", null=True),
-    "source": {"enum": ["measured", "fitted"], "description": "where the values come from"},
+    "source": one_of(Origin, "where the values come from"),
     "time_s_ci": interval("time_s"),
     "cost_ci": interval("cost (proportional to the time)"),
     "failure_tax": num("the failure tax's overhead fraction folded into time, cost and CO2e (with reliability)",
@@ -115,10 +120,10 @@ _GOAL_ROW: dict[str, Schema] = {
     "latency_ratio": num("serving: p99 / the objective", null=True)}
 
 _POINT: dict[str, Schema] = {
-    "nodes": NODES, "regime": str_("its price regime", null=True),
+    "nodes": NODES, "regime": one_of(RegimeName, "its price regime", null=True),
     "cost": num("money per run", null=True), "time_s": num("seconds per run", null=True),
     "cost_per_hour": num("serving: money per hour", null=True),
-    "source": {"enum": ["measured", "fitted"], "description": "measured, or from the USL fit"}}
+    "source": one_of(Origin, "measured, or from the USL fit")}
 
 # The document's own keys; each section's schema follows, named after it (reportgen.render.sections uses them).
 HEADER: dict[str, Schema] = {
@@ -138,7 +143,8 @@ DIAGNOSIS: Schema = obj("§1: which resource runs out first, and the axis of dis
         "name": str_("the step's name"),
         "time_s": num("the measured time of the step"),
         "intensity": num("arithmetic intensity W/Q (FLOP per byte); inf when Q = 0 < W", null=True),
-        "bound": str_("the largest floor: compute, memory, io or network", null=True),
+        "bound": one_of(Bound, "the largest floor (ties: the earlier in this list)",
+                    null=True),
         "floors_s": obj("each resource's lower bound on the step's time", {
             name: num(f"the {name} floor in seconds", null=True)
             for name in ("compute", "memory", "io", "network")}),
@@ -148,7 +154,7 @@ DIAGNOSIS: Schema = obj("§1: which resource runs out first, and the axis of dis
         "roof_efficiency": num("the attained rate over the roofline's rate at this intensity", null=True),
     }),
     "walls": rows("each wall: what is demanded of one node against what it has", {
-        "wall": str_("memory, data, serving or time"),
+        "wall": one_of(WallName, "the wall"),
         "fill": num("demand / capacity; above 1 the wall binds", null=True),
         "binds": bool_("whether the wall binds"),
         "demand": num("what the workload needs (bytes, requests per second or seconds)", null=True),
@@ -163,14 +169,14 @@ DIAGNOSIS: Schema = obj("§1: which resource runs out first, and the axis of dis
     "binding_ceiling": one_of(CeilingName, "the ceiling that runs out first"),
     "node_ceiling": one_of(CeilingName, "with a within-node shard required: the ceiling the axis across nodes "
                            "must cure (the next that binds; none when one node holding the shard suffices)", null=True),
-    "node_axis": str_("the axis that cures node_ceiling", null=True),
-    "time_source": {"enum": ["measured", "modelled", None], "description": "where the time wall's single-machine "
-                    "time comes from: the measured 1-node run (it outranks the model) or 6·P·T / (MFU·π)"},
-    "axis": str_("the axis of distribution that cures the binding ceiling"),
-    "declared_axis": str_("design.axis as written", null=True),
+    "node_axis": one_of(Axis, "the axis that cures node_ceiling", null=True),
+    "time_source": one_of(TimeSource, "where the time wall's single-machine time comes from: the measured 1-node "
+                          "run (it outranks the model) or 6·P·T / (MFU·π)", null=True),
+    "axis": one_of(Axis, "the axis of distribution that cures the binding ceiling"),
+    "declared_axis": one_of(Axis, "design.axis", null=True),
     "axis_matches": bool_("whether the declared axis is the one the diagnosis names", null=True),
     "secondary_ceilings": rows("ceilings that also bind, with the axis each needs", {
-        "ceiling": str_("the ceiling"), "axis": str_("the axis that cures it")}),
+        "ceiling": one_of(CeilingName, "the ceiling"), "axis": one_of(Axis, "the axis that cures it")}),
     "workers_for_deadline": int_("workers needed to meet the training deadline at the stated MFU", null=True),
     "replicas_needed": int_("serving replicas needed for the request rate", null=True),
     "training_time_s": num("single-machine training time from baseline.training", null=True),
@@ -180,7 +186,8 @@ DIAGNOSIS: Schema = obj("§1: which resource runs out first, and the axis of dis
 
 CHECKLIST: Schema = obj("the six-stage design checklist and the communication tax", {
     "tax": obj("the communication tax against its budget", {
-        "kind": str_("interactive (fan-out against a latency SLO) or training (R(p) at the plan)", null=True),
+        "kind": one_of(TaxKind, "interactive (fan-out against a latency SLO) or training (R(p) at the plan)",
+                       null=True),
         "tax_s": num("the tax in seconds", null=True),
         "budget_left_s": num("what the budget leaves after the tax", null=True),
         "exhausting_fanout": int_("the fan-out at which the tax uses up the budget", null=True),
@@ -235,7 +242,7 @@ PREDICTION: Schema = obj("§2: predicted speedup from the alpha-beta communicati
 }, null=True)
 
 SCALING: Schema = obj("§3: measured scaling and where every lost fold of speedup went", {
-    "form": str_("how the runs were written: breakdown, total or throughput"),
+    "form": one_of(RunForm, "how the runs were written"),
     "reference_nodes": num("the smallest measured scale, the reference of speedup"),
     "per_unit_of_work": bool_("times are per unit of work (throughput form without scaling.work_per_run)"),
     "rows": rows("one row per measured node count", {
@@ -418,7 +425,7 @@ SERVING: Schema = obj("§5.x: a serving project's load served within its p99 obj
         "energy_measured": bool_("from the run's measured energy"),
         "co2_kg_per_hour": num("kg CO2e per hour", null=True)}),
     "regimes": rows("each price regime as a service sees it", {
-        "name": str_("on_demand, spot or local"), "price_per_node_hour": num("the price in this regime"),
+        "name": one_of(RegimeName, "the regime"), "price_per_node_hour": num("the price in this regime"),
         "viable": bool_("whether the regime can be used"), "reason": str_("why, in words"),
         "down_fraction": num("spot: expected share of nodes down after preemptions")}),
     "points": rows("every measured scale in every regime, against the goal (the decisions choose among those "
@@ -427,12 +434,11 @@ SERVING: Schema = obj("§5.x: a serving project's load served within its p99 obj
 
 SUMMARY: Schema = obj("§7.1: page 1, as a reviewer writes it", {
     "verdict": str_("the goal's verdict at the plan, in the project's dominant metric"),
-    "state": {"enum": ["met", "missed", "partly", "unjudged", "no-goal"],
-              "description": "how the verdict reads"},
+    "state": one_of(VerdictState, "how the verdict reads"),
     "gap": str_("when the goal is missed: the gap in its own terms and the cheapest way to meet it", null=True),
     "optimum": obj("the operating point the evidence supports", {
         "nodes": int_("the node count", null=True),
-        "source": {"enum": ["measured", "usl", "model", None], "description": "where it comes from"},
+        "source": one_of(OptimumSource, "where it comes from", null=True),
         "text": str_("the sentence")}),
     "model": str_("the α–β model's optimum as the model's, or why it does not describe the system", null=True),
     "evidence": str_("how strong the measurements are: single runs, intervals, flagged runs", null=True),
@@ -449,9 +455,9 @@ SUMMARY: Schema = obj("§7.1: page 1, as a reviewer writes it", {
 
 DECISIONS: Schema = rows("one recommendation per deployment context (a serving project: among the scales that serve, "
                   "with the hourly keys filled and the per-run ones null)", {
-    "name": str_("the context's name"), "optimize": str_("time, cost or carbon"),
+    "name": str_("the context's name"), "optimize": one_of(Objective, "the objective"),
     "nodes": int_("the recommended scale", null=True),
-    "regime": str_("the price regime it is priced in", null=True),
+    "regime": one_of(RegimeName, "the price regime it is priced in", null=True),
     "time_s": num("seconds per run", null=True), "cost": num("money per run", null=True),
     "co2_kg": num("kg CO2e per run", null=True),
     "p99_s": num("serving: the p99 there", null=True),
@@ -467,7 +473,7 @@ DECISIONS: Schema = rows("one recommendation per deployment context (a serving p
         "max_co2_kg": num("carbon limit", null=True),
         "max_p99_s": num("serving: p99 limit", null=True),
         "max_cost_per_hour": num("serving: hourly cost limit", null=True),
-        "from_goal": items("limits taken from the project's goal", str_("time or cost"))}),
+        "from_goal": items("limits taken from the project's goal", one_of(GoalLimit, "a limit"))}),
 }, null=True)
 
 TRADE_OFFS: Schema = rows("what each context gives up against another's choice", {
@@ -476,7 +482,7 @@ TRADE_OFFS: Schema = rows("what each context gives up against another's choice",
     "co2_ratio": num("× more CO2e", null=True)}, null=True)
 
 FINDINGS: Schema = rows("every warning and error the analyses raise, most severe first", {
-    "severity": {"enum": ["error", "warning", "info"], "description": "how serious"},
+    "severity": one_of(Severity, "how serious"),
     "code": str_("a stable identifier, for example wrong-axis"), "message": str_("the finding, with its numbers"),
     "path": str_("the project-file field it is about")})
 
