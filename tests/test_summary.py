@@ -33,9 +33,10 @@ def test_a_missed_goal_gives_its_gap_in_the_goals_own_terms(example) -> None:
                                       "budget); on demand, 2 h 1.8 min and 894 USD")
     # said once: Daly's τ at 8 nodes = √(2·45·2,835,000)·(1 + …) − 45 = 15,943 s = 4.43 h, overhead 0.572 %;
     # moving to it saves 7,152.6 × (3.780 − 0.572) % = 229 s = 3.82 min of the spot run
-    assert summary.verdict.endswith("These figures include the failure tax at 8 nodes: checkpoints and restarts add "
+    assert summary.failure_tax == ("These figures include the failure tax at 8 nodes: checkpoints and restarts add "
                                     "3.78 % to the run; checkpointing every 4.43 h (Daly's interval) instead of every "
                                     "20 min would save 3.82 min a run.")
+    assert "failure tax" not in summary.verdict  # said once
     # one node takes 32,400 + 600 = 33,000 s: finishing in 5,400 s needs a speedup of 33,000 / 5,400 = 6.11
     assert "needs a speedup of 6.11 over 1 node; the best measured is 4.95 (16 nodes)" in summary.gap
     peak = example.scaling.usl.peak_capacity
@@ -170,3 +171,13 @@ def test_page_one_lists_the_action_table_in_the_appendix(tmp_path: Path) -> None
         assert f"<code>{action.code}</code>" in appendix, action.code
     summary = " ".join(html.split('<section id="summary">', 1)[1].split("</section>", 1)[0].split())
     assert summary.index('id="goal-verdict"') < summary.index('id="next-action"') < summary.index("Findings")
+
+
+def test_the_gap_quotes_the_cheapest_run_with_its_failure_tax(example) -> None:
+    # 1 node on spot: the cost table's 217.4 USD (undisturbed) × (1 + 45/1,200 + (600 + 240)/22,680,000) =
+    # 217.4 × 1.03754 = 225.6 USD: every figure of the verdict carries the tax (§5.z)
+    cheapest = example.goal.cheapest_run
+    spot = next(r for r in example.cost.regimes["spot"].rows if r.nodes == 1)
+    assert (cheapest.nodes, cheapest.regime) == (1, "spot")
+    assert cheapest.cost == pytest.approx(spot.cost * (1 + 45 / 1200 + 840 / (6300 * 3600)))
+    assert f"the cheapest, 1 node on spot, costs {round(cheapest.cost)} USD" in example.summary.gap

@@ -64,6 +64,7 @@ class GoalResult:
     # A budget without prices cannot be judged: the measured scale meeting the time limit with the fewest node-hours
     # (the price-free measure of cost) is what the summary offers then.
     time_met_fewest_node_hours: GoalCheck | None = None
+    cheapest_run: GoalCheck | None = None  # the cheapest measured point in any viable regime, met or not
 
     @property
     def priced(self) -> bool:
@@ -152,7 +153,13 @@ def check_goal(goal: Goal | None, *, plan_nodes: int | None, scaling: ScalingRes
                       best.monthly_cost if best else None, note, tuple(fitted_plan),
                       None if meeting else _fitted_meeting(limits, scaling, cost, measured_nodes, max_nodes),
                       cost_unknown, None if meeting else nearest(checks),
-                      _fewest_node_hours([c for c in checks if c.meets_time]) if cost_unknown else None)
+                      _fewest_node_hours([c for c in checks if c.meets_time]) if cost_unknown else None,
+                      _cheapest_run(checks))
+
+
+def _cheapest_run(checks: list[GoalCheck]) -> GoalCheck | None:
+    priced = [c for c in checks if c.viable and c.cost is not None]
+    return first_min(priced, key=lambda c: c.cost or 0.0) if priced else None
 
 
 def _fewest_node_hours(checks: list[GoalCheck]) -> GoalCheck | None:

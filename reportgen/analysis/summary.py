@@ -53,6 +53,7 @@ class SummaryResult:
     knee: str | None = None  # the measured curve's knee and its cause (no cause named without a knee)
     kappa_ratio: float | None = None  # the measured USL κ over the model's α/T_comp: the model held to account
     blocker: str | None = None  # an error that says the design cannot start, which page 1 opens with (§7.1)
+    failure_tax: str | None = None  # the failure tax folded into the verdict's figures, said once (§5.z)
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,6 @@ def summarize(project: Project, *, scaling: ScalingResult | None, cost: CostResu
         optimum = _serving_optimum(serving, words)
     else:
         verdict, state, gap = _training_verdict(goal, plan, scaling, cost, words)
-        verdict = " ".join(part for part in (verdict, _failure_tax(goal, evidence.reliability)) if part)
         optimum = _training_optimum(project, goal, scaling, cost, prediction, words)
     codes = {f.code for f in findings}
     ratio = model_check.kappa_ratio if model_check else None
@@ -90,7 +90,8 @@ def summarize(project: Project, *, scaling: ScalingResult | None, cost: CostResu
                               "optimum is no guide until the design is fixed.")
     return SummaryResult(verdict, state, gap, optimum, model,
                          _evidence(scaling, findings, plan, optimum.nodes), next_action(findings, evidence),
-                         _knee(scaling), ratio, blocker)
+                         _knee(scaling), ratio, blocker,
+                         None if project.serving else _failure_tax(goal, evidence.reliability) or None)
 
 
 # Errors that say the design cannot run at all (§7.1, turn 4): page 1 opens with them and their fix.
@@ -120,7 +121,7 @@ def _training_verdict(goal: GoalResult | None, plan: int | None, scaling: Scalin
         return sentence("No goal is stated (add project.goal with time_per_run or cost_per_run)" +
                         (f"; {at}" if at else "")), "no-goal", None
     if not goal.at_plan:
-        gap = _training_gap(goal, scaling, cost, words) if goal.none_meets else None
+        gap = _training_gap(goal, scaling, words) if goal.none_meets else None
         if goal.plan_nodes is None and scaling is not None and not scaling.per_unit_of_work:
             return _measured_scales(goal, words), "missed" if goal.none_meets else "unjudged", gap
         return _unjudged_plan(goal, words), "unjudged", gap
@@ -140,7 +141,7 @@ def _training_verdict(goal: GoalResult | None, plan: int | None, scaling: Scalin
            "pricing.node_hour)") if goal.cost_unknown else ""
     if goal.met_at_plan is False:
         return sentence(f"The goal is not met {where}: {values}" + (f"; {why}" if why else "")), "missed", \
-            _training_gap(goal, scaling, cost, words)
+            _training_gap(goal, scaling, words)
     check = goal.at_plan[0]
     if goal.cost_unknown:
         if check.meets_time:
@@ -265,19 +266,17 @@ def _plan_values(plan: int | None, scaling: ScalingResult | None, cost: CostResu
     return f"at the planned {nodes(plan)} a run takes {duration(row.time_s)}{money_part}"
 
 
-def _training_gap(goal: GoalResult, scaling: ScalingResult | None, cost: CostResult | None,
-                  words: _Words) -> str | None:
+def _training_gap(goal: GoalResult, scaling: ScalingResult | None, words: _Words) -> str | None:
     """The goal in its own terms: the speedup the deadline needs against the best measured (and the fit's peak),
     the budget against the cheapest run, then the cheapest way to meet it, measured or fitted."""
     parts = []
     if goal.time_limit_s is not None and scaling is not None and not scaling.per_unit_of_work and \
             any(c.meets_time is False for c in goal.at_plan or goal.fitted_at_plan):
         parts.append(_speedup_gap(goal.time_limit_s, scaling))
-    cheapest_run = _cheapest_run(cost)
-    if goal.cost_limit is not None and cheapest_run is not None and cheapest_run[2] > goal.cost_limit:
-        nodes_, regime, amount = cheapest_run
+    cheapest_run = goal.cheapest_run  # with the failure tax, as every figure of the verdict
+    if goal.cost_limit is not None and cheapest_run is not None and (cheapest_run.cost or 0.0) > goal.cost_limit:
         parts.append(f"no measured run fits the {words.money(goal.cost_limit)} budget: the cheapest, "
-                     f"{nodes(nodes_)}{_on(regime)}, costs {words.money(amount)}")
+                     f"{nodes(cheapest_run.nodes)}{_on(cheapest_run.regime)}, costs {words.money(cheapest_run.cost)}")
     best = goal.cheapest_meeting
     if best is not None:
         price = f" for {words.money(best.cost)}" if best.cost is not None else ""
@@ -305,15 +304,6 @@ def _sentences(parts: list[str]) -> str | None:
     """Clauses as sentences of their own, each capitalised and ended."""
     kept = [part for part in parts if part]
     return " ".join(sentence(part[:1].upper() + part[1:]) for part in kept) if kept else None
-
-
-def _cheapest_run(cost: CostResult | None) -> tuple[int, str, float] | None:
-    """The cheapest measured run in any viable regime: (nodes, regime, cost)."""
-    if cost is None or cost.per_unit_of_work:
-        return None
-    runs = [(row.nodes, name, row.cost) for name, regime in cost.regimes.items() if regime.viable
-            for row in regime.rows]
-    return first_min(runs, key=lambda run: run[2]) if runs else None
 
 
 def _speedup_gap(limit_s: float, scaling: ScalingResult) -> str:

@@ -445,6 +445,8 @@ SUMMARY: Schema = obj("§7.1: page 1, as a reviewer writes it", {
     "knee": str_("the measured curve's knee and the largest loss beyond it (no cause without a knee)",
                  null=True),
     "blocker": str_("an error that says the design cannot start, with its fix: page 1 opens with it", null=True),
+    "failure_tax": str_("with reliability: the failure tax folded into the verdict's figures, and the time Daly's "
+                        "interval would save", null=True),
     "next_action": obj("the one next action: the step that most changes the verdict", {
         "code": str_("the finding code it comes from; none when no finding calls for one"),
         "text": str_("the action"),

@@ -323,6 +323,7 @@ def summary(s: SummaryResult | None) -> Json | None:
     return {"verdict": s.verdict, "state": s.state, "gap": s.gap,
             "optimum": {"nodes": s.optimum.nodes, "source": s.optimum.source, "text": s.optimum.text},
             "model": s.model, "evidence": s.evidence, "knee": s.knee, "blocker": s.blocker,
+            "failure_tax": s.failure_tax,
             "next_action": {"code": s.next_action.code, "text": s.next_action.text, "rank": s.next_action.rank}}
 
 
