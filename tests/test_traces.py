@@ -229,7 +229,8 @@ def test_ranks_must_fit_together(tmp_path: Path) -> None:
     assert "rank 0 again" in twice
     (tmp_path / "a" / "rank-1.json.gz").unlink()
     sampled = traces.combine(traces.reduce_files(traces.trace_files([tmp_path / "a"]), processes=1))
-    assert sampled.missing == (1,) and sampled.sampled  # a sample of the job's ranks, as HTA reads a folder
+    # a sample of the job's ranks, as HTA reads a folder
+    assert (sampled.missing_count, sampled.missing_first) == (1, (1,)) and sampled.sampled
     write_job(tmp_path / "b", [1000.0, 1100.0, 1200.0])
     assert "world size 3" in refused([tmp_path / "a" / "rank-0.json.gz", tmp_path / "b" / "rank-1.json.gz"])
 
@@ -319,3 +320,21 @@ def test_a_project_typed_in_says_so_in_one_sentence(tmp_path: Path) -> None:
     build(INPUTS / "finetune-7b.yaml", BuildOptions(out_root=tmp_path, formats=("html",)))
     html = (tmp_path / "finetune-7b" / "report.html").read_text()
     assert "Every measured number was typed into the project" in html and "times from</th>" not in html
+
+
+@pytest.mark.parametrize("world", [10**8, 2**62])
+def test_a_claimed_world_is_counted_never_enumerated(tmp_path: Path, world: int) -> None:
+    """A 1.4 kB trace claiming 10^8 … 2^62 ranks once built a set of every rank (MemoryError past 2 GiB)."""
+    trace = job_trace(0, 1, [1000.0])
+    trace["distributedInfo"]["world_size"] = world
+    (tmp_path / "rank-0.json").write_text(json.dumps(trace))
+    assert f"distributedInfo.world_size {world:,} is past the 16,777,216 ranks" in refused([tmp_path / "rank-0.json"])
+
+
+def test_a_sampled_world_at_the_limit_is_counted(tmp_path: Path) -> None:
+    trace = job_trace(0, 1, [1000.0])
+    trace["distributedInfo"]["world_size"] = traces.MAX_WORLD_SIZE
+    (tmp_path / "rank-0.json").write_text(json.dumps(trace))
+    job = traces.combine(traces.reduce_files([tmp_path / "rank-0.json"], processes=1))
+    assert job.missing_count == traces.MAX_WORLD_SIZE - 1
+    assert job.missing_first == tuple(range(1, traces.MISSING_SHOWN + 1))  # the lowest absent, for messages

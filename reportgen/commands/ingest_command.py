@@ -29,7 +29,7 @@ def _ingest_trace(arguments: argparse.Namespace) -> int:
     job = traces.combine(traces.reduce_files(traces.trace_files(arguments.paths), scheduler=arguments.scheduler))
     if arguments.project is not None and job.sampled and not arguments.sampled:
         raise UsageError(f"the traces hold {len(job.ranks)} of the {job.world_size} ranks of the job (missing: "
-                         f"{_listed_ranks(job.missing)}): pass --sampled to append the job from the ranks present "
+                         f"{_listed_ranks(job)}): pass --sampled to append the job from the ranks present "
                          "(their median rank, its wait a lower bound), or add the missing ranks' traces")
     nodes = _trace_nodes(arguments, job.world_size)
     if arguments.format == "json":
@@ -156,7 +156,8 @@ def _trace_document(job: traces.JobBreakdown, steps_per_run: float) -> dict[str,
                 "idle_s": run.idle_s * steps_per_run, "io_s": run.io_s * steps_per_run,
                 "workers_s": [w * steps_per_run for w in run.workers_s], "steps_per_run": steps_per_run,
                 "profiler_steps": run.steps, "wait_measured": run.wait_measured, "world_size": job.world_size,
-                "sampled": job.sampled, "missing_ranks": list(job.missing)},
+                "sampled": job.sampled, "missing_rank_count": job.missing_count,
+                "missing_ranks": list(job.missing_first)},
     }
 
 
@@ -175,18 +176,18 @@ def _print_trace_table(job: traces.JobBreakdown, steps_per_run: float) -> None:
           f"{'s' if k != 1 else ''}): compute {run.compute_s * k:.6g} s, "
           f"communication {run.communication_s * k:.6g} s, idle {run.idle_s * k:.6g} s, io {run.io_s * k:.6g} s")
     if job.sampled:
-        print(f"sampled: {len(job.missing)} of the {job.world_size} ranks have no trace here "
-              f"({_listed_ranks(job.missing)}); the wait for the slowest rank is split over the ranks present, a "
+        print(f"sampled: {job.missing_count:,} of the {job.world_size} ranks have no trace here "
+              f"({_listed_ranks(job)}); the wait for the slowest rank is split over the ranks present, a "
               "lower bound (the slowest may be one not sampled)")
     if not run.wait_measured:
         print("one rank only: waiting for the slowest rank is unknown, so all exposed communication is counted as "
               "communication")
 
 
-def _listed_ranks(ranks: tuple[int, ...]) -> str:
-    """A few rank numbers and how many more: a 1,024-rank job sampled at two ranks misses 1,022."""
-    shown = ", ".join(str(rank) for rank in ranks[:6])
-    return shown if len(ranks) <= 6 else f"{shown} and {len(ranks) - 6:,} more"
+def _listed_ranks(job: traces.JobBreakdown) -> str:
+    """A few absent rank numbers and how many more: a 1,024-rank job sampled at two ranks misses 1,022."""
+    shown = ", ".join(str(rank) for rank in job.missing_first[:6])
+    return shown if job.missing_count <= 6 else f"{shown} and {job.missing_count - 6:,} more"
 
 
 def with_trace_split(measurement: Any, trace_dir: Path, steps_per_run: float) -> Any:
@@ -203,7 +204,7 @@ def with_trace_split(measurement: Any, trace_dir: Path, steps_per_run: float) ->
     job = traces.combine(traces.reduce_files(traces.trace_files([trace_dir])))
     if job.sampled:
         raise UsageError(f"{trace_dir} holds {len(job.ranks)} of the {job.world_size} ranks of the job (missing: "
-                         f"{_listed_ranks(job.missing)}): measure records a whole job; ingest the folder with "
+                         f"{_listed_ranks(job)}): measure records a whole job; ingest the folder with "
                          "`reportgen ingest trace --sampled` instead")
     measured = replace(measurement, split_s=job.split_s(steps_per_run))
     return replace(measured, workers_s=tuple(w * steps_per_run for w in job.run.workers_s),

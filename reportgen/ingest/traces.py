@@ -97,11 +97,14 @@ class JobBreakdown:
     run: JobRun
     world_size: int | None
     files: tuple[tuple[str, str], ...]  # (file name, SHA-256) of every trace read
-    missing: tuple[int, ...] = ()  # ranks of the world with no trace: a sampled job (the run is the median rank)
+    # Ranks of the world with no trace (a sampled job: the run is the median rank): counted, never enumerated, since
+    # the world size is read from the file; the lowest few are kept for messages.
+    missing_count: int = 0
+    missing_first: tuple[int, ...] = ()
 
     @property
     def sampled(self) -> bool:
-        return bool(self.missing)
+        return self.missing_count > 0
 
     def provenance(self, nodes: int, steps_per_run: float) -> tuple[str, ...]:
         """The comment lines recorded above the job's run: what was read, the files' hashes, each rank's times."""
@@ -198,6 +201,7 @@ BLOCK_BYTES = 4 << 20  # events are decoded a block at a time: memory is a block
 # spaces or of one event repeated expands hundreds-fold); more than MAX_OUTSIDE_BYTES before the traceEvents array or
 # after it (a header of a few kB in a real trace); one event longer than MAX_EVENT_BYTES.
 MAX_TRACE_BYTES = 8 << 30
+MAX_WORLD_SIZE = 1 << 24  # ranks in one job: far past any run today, and a bound on what a 1 kB header can claim
 MAX_EXPANSION, EXPANSION_SLACK = 100, 64 << 20
 MAX_OUTSIDE_BYTES = 16 << 20
 MAX_EVENT_BYTES = 16 << 20
@@ -564,7 +568,8 @@ def combine(breakdowns: Sequence[RankBreakdown]) -> JobBreakdown:
     wait_s = [min(w, b.communication_us) * k if w is not None else 0.0 for b, w, k in zip(ranks, waits, per_step,
                                                                                         strict=True)]
     world = next((b.world_size for b in ranks if b.world_size is not None), None)
-    missing = tuple(sorted(set(range(world)) - {b.rank for b in ranks})) if world else ()
+    present = {b.rank for b in ranks}
+    missing = world - len(present) if world else 0
     # Every rank of the job: their mean. A sample of its ranks (a folder that keeps a few of a large job, as HTA
     # reads it): the median rank, which one odd rank does not move.
     middle = _median if missing else _mean
@@ -579,7 +584,22 @@ def combine(breakdowns: Sequence[RankBreakdown]) -> JobBreakdown:
         wait_measured=len(ranks) > 1,
     )
     return JobBreakdown(tuple(RankRow(b, w) for b, w in zip(ranks, waits, strict=True)), run, world,
-                        tuple((b.file, b.sha256) for b in ranks), missing)
+                        tuple((b.file, b.sha256) for b in ranks), missing,
+                        _lowest_absent(present, min(missing, MISSING_SHOWN)))
+
+
+MISSING_SHOWN = 1000  # absent ranks listed by number (messages show six; the JSON output up to this many)
+
+
+def _lowest_absent(present: set[int], count: int) -> tuple[int, ...]:
+    """The `count` lowest ranks not in `present`, without enumerating the world: O(len(present) + count)."""
+    out: list[int] = []
+    rank = 0
+    while len(out) < count:
+        if rank not in present:
+            out.append(rank)
+        rank += 1
+    return tuple(out)
 
 
 def _mean(values: list[float]) -> float:
@@ -617,6 +637,9 @@ def _check_ranks(breakdowns: Sequence[RankBreakdown]) -> None:
     for b in breakdowns:
         if b.world_size is not None and b.world_size < 1:
             refuse(b, f"distributedInfo.world_size {b.world_size}: a job has one rank or more")
+        elif b.world_size is not None and b.world_size > MAX_WORLD_SIZE:
+            refuse(b, f"distributedInfo.world_size {b.world_size:,} is past the {MAX_WORLD_SIZE:,} ranks reportgen "
+                   "reads (the largest jobs run about 10^5 ranks)")
         elif b.rank < 0 or (b.world_size is not None and b.rank >= b.world_size):
             world = b.world_size if b.world_size is not None else "unknown size"
             refuse(b, f"distributedInfo.rank {b.rank} is outside its world of {world} (ranks 0 to "
