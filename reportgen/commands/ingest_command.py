@@ -208,4 +208,4 @@ def with_trace_split(measurement: Any, trace_dir: Path, steps_per_run: float) ->
                          "`reportgen ingest trace --sampled` instead")
     measured = replace(measurement, split_s=job.split_s(steps_per_run))
     return replace(measured, workers_s=tuple(w * steps_per_run for w in job.run.workers_s),
-                   source=(provenance(measured), *job.provenance(measurement.nodes, steps_per_run)))
+                   source=(*provenance(measured), *job.provenance(measurement.nodes, steps_per_run)))

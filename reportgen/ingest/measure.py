@@ -26,7 +26,7 @@ from reportgen.errors import InputError, UsageError
 from reportgen.files import locked, open_regular, replace_file, why_unreadable
 from reportgen.project import measurements, units
 from reportgen.project.loader import LoadedProject, check_measurements
-from reportgen.project.records import PROVENANCE
+from reportgen.project.records import PROVENANCE, inert
 from reportgen.project.yaml_source import read_text
 
 SPLIT_FIELDS = ("compute", "communication", "idle", "io")
@@ -237,17 +237,17 @@ MEASURED = f"{PROVENANCE}measure:"
 COMMENT = PROVENANCE  # every provenance line reportgen writes starts so: replacing a row removes its lines
 
 
-def provenance(measurement: Measurement) -> str:
-    """The comment written above a measured row: what was measured, and the assumption behind its energy."""
+def provenance(measurement: Measurement) -> tuple[str, ...]:
+    """The comment lines written above a measured row: what was measured, and the assumption behind its energy."""
     if measurement.source:
-        return "\n".join(measurement.source)
+        return measurement.source
     if measurement.energy_kwh is None:
-        return f"{MEASURED} {measurement.nodes} nodes; no energy (the tracker failed)"
+        return (f"{MEASURED} {measurement.nodes} nodes; no energy (the tracker failed)",)
     if measurement.nodes == 1:
-        return f"{MEASURED} 1 node; energy is CodeCarbon's estimate for this machine"
+        return (f"{MEASURED} 1 node; energy is CodeCarbon's estimate for this machine",)
     return (f"{MEASURED} {measurement.nodes} nodes; energy is CodeCarbon's estimate for this machine "
             f"({number_text(measurement.energy_kwh)} kWh) × {measurement.nodes} nodes, assuming every node draws the "
-            "same")
+            "same",)
 
 
 def append_run(csv_path: Path, measurement: Measurement, *, time_unit_s: float | None, replace: bool,
@@ -267,7 +267,7 @@ def append_run(csv_path: Path, measurement: Measurement, *, time_unit_s: float |
         cells = {name: _cell(name, unit, measurement, time_unit_s) for name, unit in columns}
         row = ",".join(cells[name] for name, _ in columns)
         kept = lines if repeat else without_rows(lines, header_index, measurement.nodes)
-        write_lines(csv_path, [*kept, provenance(measurement), row], time_unit_s=time_unit_s)
+        write_lines(csv_path, [*kept, *provenance(measurement), row], time_unit_s=time_unit_s)
     return Appended(csv_path, cells)
 
 
@@ -318,8 +318,9 @@ def write_lines(csv_path: Path, lines: list[str], *, collectives: bool = False,
                 time_unit_s: float | None = None) -> None:
     """Replace the CSV with these lines, atomically (a stopped or failed write leaves it as it was), once every
     row reads as the project's loader reads it: no tool writes a value the project would refuse. Callers hold
-    `locked(csv_path.parent)` from their read of the file to this write."""
-    text = "\n".join(lines) + "\n"
+    `locked(csv_path.parent)` from their read of the file to this write. A provenance line is written inert:
+    text it quotes from outside (a file name, a run id) cannot end it and start a row."""
+    text = "\n".join(inert(line) if line.startswith(COMMENT) else line for line in lines) + "\n"
     try:
         check_measurements(text, csv_path.name, collectives=collectives, time_unit_s=time_unit_s)
     except InputError as error:  # located in the rows as they would have been: say that they were not written

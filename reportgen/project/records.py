@@ -7,9 +7,22 @@ assumptions behind its energy) and, for profiler traces, each rank's times; the 
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 PROVENANCE = "# reportgen "  # comments reportgen writes above a row it recorded: where the row came from
+# Characters a provenance line never carries as themselves: every one str.splitlines() breaks at (\n, \r, \v, \f,
+# \x1c-\x1e, \x85, U+2028, U+2029), every other control, and format characters (bidi overrides, zero-width) that
+# would reach a terminal or a report. Text from outside (a file name, a CodeCarbon run_id) is written escaped.
+_UNSAFE = frozenset({"Cc", "Cf", "Zl", "Zp"})
+
+
+def inert(line: str) -> str:
+    """The line with each unsafe character written as its escape, so it stays one line and shows what it held."""
+    return "".join(c.encode("unicode_escape").decode("ascii") if unicodedata.category(c) in _UNSAFE else c
+                   for c in line)
+
+
 _RANK_LINE = re.compile(r"^# reportgen rank (\d+): compute (\S+) s, communication (\S+) s, wait (\S+) s, "
                         r"idle (\S+) s, io (\S+) s$")
 

@@ -1,0 +1,74 @@
+"""The second hostile sweep (issue 33): each defect it found, grouped by mechanism, with the input that broke it.
+
+Every test here failed before its fix. The families are counted in docs/testing.md's table with the first sweep's
+(tests/test_hostile_sweep.py names them as attempts that live here).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from reportgen.project.loader import load_project
+from tests.conftest import DATA
+from tests.test_hostile_sweep import run
+
+EMISSIONS = DATA / "codecarbon" / "emissions.csv"
+PROJECT = "project: {title: H}\nscaling: {file: runs.csv, time_unit: s}\n"
+RUNS = "nodes,time [s]\n1,100\n2,60\n"
+# Every character str.splitlines() ends a line at: each once ended a `# reportgen` comment and started a row
+LINE_BREAKS = ("\n", "\r", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+
+
+def _project(folder: Path) -> Path:
+    (folder / "runs.csv").write_text(RUNS)
+    path = folder / "p.yaml"
+    path.write_text(PROJECT)
+    return path
+
+
+def _emissions_with_run_id(folder: Path, run_id: str) -> Path:
+    with EMISSIONS.open(newline="") as stream:
+        rows = list(csv.reader(stream))
+    column = rows[0].index("run_id")
+    rows[-1][column] = run_id
+    out = io.StringIO()
+    csv.writer(out).writerows(rows)  # quoted as CodeCarbon's writer (pandas) quotes a cell holding a line break
+    path = folder / "emissions.csv"
+    path.write_text(out.getvalue(), newline="")
+    return path
+
+
+# ------------------------------------------------------------------------- 2. text written into files is inert
+@pytest.mark.parametrize("brk", LINE_BREAKS, ids=[f"U+{ord(c):04X}" for c in LINE_BREAKS])
+def test_a_line_break_in_a_run_id_never_forges_a_row(tmp_path: Path, brk: str) -> None:
+    project = _project(tmp_path)
+    forged = f"x{brk}8,1{brk}16,0.5"  # what once became two measured runs, at 8 and 16 nodes
+    emissions = _emissions_with_run_id(tmp_path, forged)
+    status, said = run("ingest", "codecarbon", str(emissions), "--project", str(project), "--nodes", "2")
+    assert status == 0, said
+    runs = load_project(project).project.scaling.runs
+    assert sorted(r.nodes for r in runs) == [1, 2] and runs[-1].energy is not None
+    text = (tmp_path / "runs.csv").read_text()
+    comment = next(line for line in text.splitlines() if line.startswith("# reportgen ingest codecarbon"))
+    assert brk.encode("unicode_escape").decode("ascii") in comment  # shown, escaped, on the one line
+    assert len(text.splitlines()) == 4  # header, 1-node row, comment, 2-node row
+
+
+def test_a_line_break_in_a_trace_file_name_never_forges_a_row(tmp_path: Path) -> None:
+    from tests.test_hostile_sweep import SPLIT_RUNS
+    from tests.test_traces import job_trace
+
+    (tmp_path / "runs.csv").write_text(SPLIT_RUNS)
+    project = tmp_path / "p.yaml"
+    project.write_text(PROJECT)
+    trace = tmp_path / "rank\n8,1,1,1\u2028.json"
+    trace.write_text(json.dumps(job_trace(0, 1, [1000.0])))
+    status, said = run("ingest", "trace", str(trace), "--project", str(project), "--nodes", "1")
+    assert status == 0, said
+    assert sorted(r.nodes for r in load_project(project).project.scaling.runs) == [1, 2]
+    assert "rank\\n8,1,1,1\\u2028.json sha256" in (tmp_path / "runs.csv").read_text()
