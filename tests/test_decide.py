@@ -163,8 +163,27 @@ def test_decisions_within_limits_and_nearest() -> None:
     assert impossible.nodes == 1 and impossible.nearest is not None and impossible.nearest.nodes == 4
     # energy p·T·1 kW: 8, 8.4, 9.6, 12.8 kWh; p = 1 takes 8 h > 5 h, so the least within limits is p = 2
     assert by_name["green"].nodes == 2
-    trade = next(t for t in result.trade_offs if t.context == "cheap" and t.instead_of == "fast")
+    # contexts that chose one point are named together: cheap and impossible both chose 1 node
+    trade = next(t for t in result.trade_offs if t.context == "cheap and impossible" and t.instead_of == "fast")
     assert trade.time_ratio == pytest.approx(8 / 1.6) and trade.cost_ratio == pytest.approx(80 / 128)
+    assert len(result.trade_offs) == 6  # four distinct points (1, 2, 4, 8 nodes): 4·3/2 rows
+
+
+def test_trade_offs_grow_with_the_points_not_the_pairs_of_contexts() -> None:
+    """8,000 contexts once made 32 million trade-off rows (4 GiB); now 64 at most, and rows per distinct point."""
+    many = "decisions:\n" + "".join(f"  - {{name: c{i}, optimize: {('cost', 'time')[i % 2]}}}\n" for i in range(64))
+    result = analysis_of(DECISIONS.split("decisions:")[0] + many).decisions
+    assert len(result.decisions) == 64 and len(result.trade_offs) == 1  # two points: 1 node and 8 nodes
+    assert result.trade_offs[0].context.startswith("c0, c2, c4")
+
+
+def test_more_than_64_contexts_are_refused_where_the_list_starts(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from reportgen.commands.cli import main
+
+    many = "".join(f"  - {{name: c{i}, optimize: cost}}\n" for i in range(65))
+    (tmp_path / "p.yaml").write_text(f"project: {{title: T}}\ndecisions:\n{many}")
+    assert main(["check", str(tmp_path / "p.yaml")]) == 2
+    assert "p.yaml:3:3: error: decisions: expected at most 64 entries, got 65" in capsys.readouterr().err
 
 
 def test_carbon_decision_without_intensity_ranks_by_energy() -> None:

@@ -17,7 +17,7 @@ from reportgen.analysis.goal import scaled
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.analysis.serving import ServingResult
 from reportgen.project.model import REGIME_PHRASES, Decision, Goal, Objective, RegimeName
-from reportgen.wording import nodes
+from reportgen.wording import listed, nodes
 
 GoalLimit = Literal["time", "cost"]  # a limit a context takes from the project's goal
 
@@ -169,14 +169,15 @@ def _with_intervals(result: DecisionResult, scaling: ScalingResult) -> DecisionR
 
 
 def trade_offs(results: tuple[DecisionResult, ...]) -> tuple[TradeOff, ...]:
-    """One row per pair of contexts whose points differ, in the order listed (the mirror row is its reciprocal)."""
-    out = []
-    for index, a in enumerate(results):
-        for b in results[index + 1:]:
-            if a.nodes is None or b.nodes is None or (a.nodes, a.regime) == (b.nodes, b.regime):
-                continue
-            out.append(_trade_off(a, b))
-    return tuple(out)
+    """One row per pair of distinct points the contexts chose, in the order first chosen (the mirror row is its
+    reciprocal); contexts that chose one point are named together, so the rows grow with the points, not with the
+    pairs of contexts."""
+    chosen: dict[tuple[int, RegimeName | None], list[DecisionResult]] = {}
+    for result in results:
+        if result.nodes is not None:
+            chosen.setdefault((result.nodes, result.regime), []).append(result)
+    points = list(chosen.values())
+    return tuple(_trade_off(a, b) for index, a in enumerate(points) for b in points[index + 1:])
 
 
 def _objective(context: Decision, point: Candidate) -> float | None:
@@ -238,5 +239,7 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return a / b if a is not None and b not in (None, 0) else None
 
 
-def _trade_off(a: DecisionResult, b: DecisionResult) -> TradeOff:
-    return TradeOff(a.name, b.name, _ratio(a.time_s, b.time_s), _ratio(a.cost, b.cost), _ratio(a.co2_kg, b.co2_kg))
+def _trade_off(a: list[DecisionResult], b: list[DecisionResult]) -> TradeOff:
+    x, y = a[0], b[0]  # one point each: every context in a group chose it
+    return TradeOff(listed([d.name for d in a]), listed([d.name for d in b]), _ratio(x.time_s, y.time_s),
+                    _ratio(x.cost, y.cost), _ratio(x.co2_kg, y.co2_kg))

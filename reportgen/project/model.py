@@ -42,6 +42,7 @@ RunForm = Literal["breakdown", "total", "throughput"]  # how a measured run is w
 ScalingAxis = Literal["nodes", "load"]  # what a run's `nodes` counts
 ScalingMode = Literal["strong", "weak"]  # strong: the work per run is fixed; weak: the work per node (ANALYSES §4.z)
 RegimeName = Literal["on_demand", "spot", "local"]  # a price regime
+MAX_DECISIONS = 64  # deployment contexts: a team has a handful; each is held against every measured point
 
 WORKLOADS: tuple[Workload, ...] = get_args(Workload)
 TOPOLOGIES: tuple[Topology, ...] = get_args(Topology)
@@ -624,7 +625,8 @@ class Project:
     pricing: Pricing | None = field(Section(Pricing), starter=False)
     energy: Energy | None = field(Section(Energy), starter=False)
     reliability: Reliability | None = field(Section(Reliability), starter=False)
-    decisions: tuple[Decision, ...] = field(Items(Section(Decision), "Deployment contexts"), (), starter=False)
+    decisions: tuple[Decision, ...] = field(Items(Section(Decision), "Deployment contexts (at most 64)",
+                                                  max_items=MAX_DECISIONS), (), starter=False)
     # Not a field of the file: the currency of every amount, pricing.currency or else the first amount's code.
     money_currency: str = "USD"
 

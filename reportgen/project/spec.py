@@ -448,18 +448,22 @@ class Items(Spec, Generic[Value]):
     item: Reads[Value]
     doc: str = ""
     min_items: int = 1
+    max_items: int | None = None  # a bound on what a small file can make every analysis do (decisions pair up)
 
     def read(self, node: Node, path: str, reader: Reader) -> tuple[Value, ...]:
         if not isinstance(node, SequenceNode):
             return reader.error(node, path, f"expected a list, got {describe_node(node)}")
         if len(node.value) < self.min_items:
             return reader.error(node, path, f"expected at least {self.min_items} entries, got {len(node.value)}")
+        if self.max_items is not None and len(node.value) > self.max_items:
+            return reader.error(node, path, f"expected at most {self.max_items:,} entries, got {len(node.value):,}")
         values = [self.item.read(child, f"{path}[{index}]", reader) for index, child in enumerate(node.value)]
         return INVALID if any(v is INVALID for v in values) else tuple(values)
 
     def json_schema(self) -> dict[str, Any]:
-        return {"type": "array", "description": self.doc, "items": self.item.json_schema(),
-                "minItems": self.min_items}
+        schema = {"type": "array", "description": self.doc, "items": self.item.json_schema(),
+                  "minItems": self.min_items}
+        return schema if self.max_items is None else {**schema, "maxItems": self.max_items}
 
     def kind(self) -> str:
         return "a list of mappings" if isinstance(self.item, Section) else f"a list, each {self.item.kind()}"
