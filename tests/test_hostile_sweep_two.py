@@ -72,3 +72,27 @@ def test_a_line_break_in_a_trace_file_name_never_forges_a_row(tmp_path: Path) ->
     assert status == 0, said
     assert sorted(r.nodes for r in load_project(project).project.scaling.runs) == [1, 2]
     assert "rank\\n8,1,1,1\\u2028.json sha256" in (tmp_path / "runs.csv").read_text()
+
+
+# ------------------------------------------------------------------- 3. one reader of identity and numbers
+@pytest.mark.parametrize("spelling", ["2", "2.0", "02", "+2", "2e0", " 2"])
+def test_a_writer_finds_a_scale_by_the_nodes_column_and_its_value(tmp_path: Path, spelling: str) -> None:
+    """`nodes` not the first column, and 2 written as the loader reads it: the 2-node run is the one replaced."""
+    from reportgen.ingest.measure import Measurement, append_run
+
+    (tmp_path / "runs.csv").write_text(f"time [s],nodes\n100,8\n60,{spelling}\n")
+    append_run(tmp_path / "runs.csv", Measurement(2, 55.0, None, {}, 0), time_unit_s=None, replace=True)
+    project = tmp_path / "p.yaml"
+    project.write_text(PROJECT)
+    runs = sorted((r.nodes, r.time) for r in load_project(project).project.scaling.runs)
+    assert runs == [(2, 55.0), (8, 100.0)]  # the 8-node run kept, the old 2-node run replaced, no run added
+
+
+def test_codecarbon_energy_goes_to_the_run_at_its_node_count_whatever_the_column_order(tmp_path: Path) -> None:
+    (tmp_path / "runs.csv").write_text("time [s],nodes,energy [kWh]\n100,8,\n60,2.0,\n")
+    project = tmp_path / "p.yaml"
+    project.write_text(PROJECT)
+    status, said = run("ingest", "codecarbon", str(EMISSIONS), "--project", str(project), "--nodes", "2")
+    assert status == 0, said
+    energy = {r.nodes: r.energy for r in load_project(project).project.scaling.runs}
+    assert energy[8] is None and energy[2] is not None and energy[2] > 0

@@ -161,7 +161,7 @@ def attach_energy(csv_path: Path, run: TrackedRun, nodes: int, *, replace: bool,
 
 def _attach(csv_path: Path, run: TrackedRun, nodes: int, *, replace: bool, time_unit_s: float | None) -> float:
     lines, header = measure.csv_lines(csv_path)
-    rows = measure.rows_at(lines, header, nodes) if header is not None else []
+    rows = measurements.rows_at(lines, header, nodes) if header is not None else []
     if header is None or not rows:
         raise InputError([Problem(csv_path.name, 1, 1, "", f"no run at {nodes} nodes to attach the energy to; "
                                   "record the run first (measure, ingest trace, or by hand)")])

@@ -171,11 +171,6 @@ def csv_lines(csv_path: Path) -> tuple[list[str], int | None]:
     return lines, header
 
 
-def rows_at(lines: list[str], header: int | None, nodes: int) -> list[int]:
-    if header is None:
-        return []
-    return [i for i, line in enumerate(lines) if i > header and measurements.is_data_line(line)
-            and measurements.split_cells(line)[0][0] == str(nodes)]
 
 
 def csv_form(csv_path: Path) -> str | None:
@@ -191,7 +186,7 @@ def csv_form(csv_path: Path) -> str | None:
 
 def without_rows(lines: list[str], header: int, nodes: int) -> list[str]:
     """The CSV's lines less the rows at a node count and the provenance comments reportgen wrote above them."""
-    rows = set(rows_at(lines, header, nodes))
+    rows = set(measurements.rows_at(lines, header, nodes))
     for row_index in list(rows):
         above = row_index - 1
         while above > header and lines[above].startswith(COMMENT):
@@ -210,7 +205,7 @@ def check_can_append(csv_path: Path, nodes: int, *, replace: bool, split: bool |
     Returns the CSV's form.
     """
     lines, header = csv_lines(csv_path)
-    rows = rows_at(lines, header, nodes)
+    rows = measurements.rows_at(lines, header, nodes)
     if rows and not (replace or repeat):
         raise UsageError(f"{csv_path.name} already has a run at {nodes} nodes (line {rows[0] + 1}); use --repeat "
                          "to add another run of that scale (the report takes the median), or --replace to replace it")

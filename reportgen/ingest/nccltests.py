@@ -22,7 +22,7 @@ from pathlib import Path
 from reportgen.errors import InputError, Problem, UsageError
 from reportgen.files import locked
 from reportgen.ingest import measure
-from reportgen.project import units
+from reportgen.project import measurements, units
 from reportgen.project.yaml_source import read_text
 
 HEADER = "nodes,bytes [B],time [us],ranks"
@@ -157,8 +157,8 @@ def append_collectives(csv_path: Path, table: NcclTable, nodes: int, *, replace:
         if header is None:
             lines.append(HEADER)
             header = len(lines) - 1
-        elif measure.rows_at(lines, header, nodes) and not replace:
-            raise InputError([Problem(csv_path.name, measure.rows_at(lines, header, nodes)[0] + 1, 1, "",
+        elif measurements.rows_at(lines, header, nodes) and not replace:
+            raise InputError([Problem(csv_path.name, measurements.rows_at(lines, header, nodes)[0] + 1, 1, "",
                                       f"collectives at {nodes} nodes are already recorded; use --replace to replace "
                                       "them")])
         if lines[header] not in (HEADER, OLD_HEADER):

@@ -7,7 +7,7 @@ runs written inline, and errors point at `runs.csv:LINE:COL`. A header may carry
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from yaml.error import Mark
@@ -15,6 +15,7 @@ from yaml.nodes import Node, ScalarNode, SequenceNode
 
 from reportgen.errors import InputError, Problem
 from reportgen.project.records import PROVENANCE, RowSource
+from reportgen.project.spec import number_of
 from reportgen.project.yaml_source import mapping_node, mark_at, read_text, scalar_node
 
 MAX_CSV_BYTES = 16 << 20
@@ -175,6 +176,29 @@ def parse_rows(text: str, display: str,
         raise InputError(problems)
     first = mark_at(display, header_number, 1)
     return SequenceNode("tag:yaml.org,2002:seq", runs, start_mark=first, end_mark=first), sources
+
+
+def node_count(cell: str) -> float | None:
+    """A `nodes` cell's value as the loader reads it ("2", "2.0", "02", "+2" and "2e0" are all 2), or None: a writer
+    that finds a scale's rows by this never misses or mistakes one the report would read."""
+    return number_of(_typed(cell.strip(), mark_at("", 0, 0)))
+
+
+def rows_at(lines: Sequence[str], header: int | None, nodes: float) -> list[int]:
+    """The indexes of the rows at a node count, the `nodes` column found by its name in the header line."""
+    if header is None:
+        return []
+    names = [read[0] if (read := header_column(cell)) else "" for cell, _ in split_cells(lines[header])]
+    if "nodes" not in names:
+        return []
+    column = names.index("nodes")
+    found = []
+    for index in range(header + 1, len(lines)):
+        if is_data_line(lines[index]):
+            cells = split_cells(lines[index])
+            if column < len(cells) and node_count(cells[column][0]) == nodes:
+                found.append(index)
+    return found
 
 
 def _is_bare_number(cell: str) -> bool:

@@ -236,7 +236,7 @@ class Flag(Spec):
         return "false"
 
 
-def _number(node: Node) -> float | None:
+def number_of(node: Node) -> float | None:
     """A YAML number, or a string that is one (PyYAML reads 1.3e9 as a string: YAML 1.1 wants 1.3e+9)."""
     if not isinstance(node, ScalarNode) or node.tag == _YAML + "bool":
         return None
@@ -262,7 +262,7 @@ class Number(Spec):
     whole_as_int: bool = False  # a whole value is returned as an int (a load level that is often a node count)
 
     def read(self, node: Node, path: str, reader: Reader) -> float:
-        value = _number(node)
+        value = number_of(node)
         kind = "a whole number" if self.integer else "a number"
         if value is None:
             return reader.error(node, path, f"expected {kind} like {self.example}, got {describe_node(node)}")
@@ -355,7 +355,7 @@ class Quantity(Spec):
             return reader.error(node, path, f'expected {self.dimension.name} like '
                                 f'"{self.shown_example.replace("USD", reader.currency)}", got {describe_node(node)}')
         try:
-            if _number(node) is not None and self.bare_in_time_unit and reader.bare_time_unit is not None:
+            if number_of(node) is not None and self.bare_in_time_unit and reader.bare_time_unit is not None:
                 value = self._from_bare(float(text), reader.bare_time_unit)
             else:
                 value = self._parse(text, reader.currency)
