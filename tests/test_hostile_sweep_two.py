@@ -96,3 +96,27 @@ def test_codecarbon_energy_goes_to_the_run_at_its_node_count_whatever_the_column
     assert status == 0, said
     energy = {r.nodes: r.energy for r in load_project(project).project.scaling.runs}
     assert energy[8] is None and energy[2] is not None and energy[2] > 0
+
+
+# -------------------------------------------------------------- 1. counts and sizes from outside are bounded
+@pytest.mark.parametrize("unit", ["s**0", "s^0", "s**-0", "s^00", "s**2**0"])
+def test_a_unit_to_the_power_zero_is_refused_where_it_stands(tmp_path: Path, unit: str) -> None:
+    (tmp_path / "p.yaml").write_text(f"project: {{title: T}}\nbaseline: {{training: {{deadline: 5 {unit}, "
+                                     "tokens: 1e9}}\n")
+    status, said = run("check", str(tmp_path / "p.yaml"))
+    assert status == 2 and "Traceback" not in said
+    assert f'p.yaml:2:33: error: baseline.training.deadline: expected time like "90 min", got "5 {unit}"' in said
+    (tmp_path / "runs.csv").write_text(f"nodes,time [{unit}]\n1,100\n")
+    (tmp_path / "p.yaml").write_text("project: {title: T}\nscaling: {file: runs.csv}\n")
+    status, said = run("check", str(tmp_path / "p.yaml"))
+    assert status == 2 and "Traceback" not in said and "runs.csv:2:3: error: scaling.runs[0].time" in said
+
+
+@pytest.mark.parametrize("nodes", ["1e30", "1048577"])
+def test_a_node_count_past_any_cluster_is_refused_by_check_not_by_the_figures(tmp_path: Path, nodes: str) -> None:
+    (tmp_path / "p.yaml").write_text(f"project: {{title: T}}\nscaling: {{time_unit: s, runs: [{{nodes: 1, time: "
+                                     f"100}}, {{nodes: {nodes}, time: 50}}]}}\n")
+    status, said = run("build", str(tmp_path / "p.yaml"), "-o", str(tmp_path / "out"), "--format", "html")
+    assert status == 2 and "Traceback" not in said
+    assert "scaling.runs[1].nodes: must be greater than 0 and at most 1,048,576" in said
+    assert not (tmp_path / "out").exists()

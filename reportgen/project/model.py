@@ -13,12 +13,14 @@ from typing import Literal, get_args
 
 from reportgen.project import units as u
 from reportgen.project.spec import (
+    MAX_NODES,
     Choices,
     Count,
     Flag,
     Fraction,
     Items,
     Names,
+    NodeCount,
     Number,
     OneOf,
     Positive,
@@ -333,7 +335,7 @@ class Design:
 
     axis: Axis | None = field(OneOf("Axis of distribution the team declares", AXES,
                                    example="distribute training"))
-    nodes: int | None = field(Count("Node count the team plans to request"))
+    nodes: int | None = field(NodeCount("Node count the team plans to request"))
     slots: Slots | None = field(Section(Slots))
 
 
@@ -342,7 +344,7 @@ class Design:
 class Collective:
     """One measured collective time."""
 
-    nodes: int = field(Count("Node count"), required=True)
+    nodes: int = field(NodeCount("Node count"), required=True)
     time: float = field(Quantity(u.TIME, "Measured time of one all-reduce", example="52 ms"), required=True)
     bytes: float | None = field(Quantity(u.DATA, "Message size (nccl-tests' size column): fits the link bandwidth",
                                          example="256 MiB"), starter=False)
@@ -361,7 +363,7 @@ class Prediction:
                                         allow_zero=True, example="52 ms"), starter=False)
     message_bytes: float | None = field(Quantity(u.DATA, "Bytes all-reduced per step (β = bytes / bandwidth)",
                                                  example="2.6 GB"))
-    max_nodes: int = field(Count("Largest node count considered", "4096"), 4096, starter=False)
+    max_nodes: int = field(NodeCount("Largest node count considered", "4096"), 4096, starter=False)
     collectives: tuple[Collective, ...] = field(Items(Section(Collective), "Measured all-reduce times"), (),
                                                 starter=False)
     collectives_file: str | None = field(Text("CSV of measured collectives beside the project file (nodes, bytes, "
@@ -405,7 +407,8 @@ class Run:
 
     # A whole node count; with scaling.axis: load, a load level (concurrency, active sessions) that may be fractional.
     nodes: float = field(Number("Node count; a load level, possibly fractional, with scaling.axis: load", minimum=0.0,
-                              exclusive_minimum=True, whole_as_int=True, example="8"), required=True)
+                                exclusive_minimum=True, maximum=MAX_NODES, whole_as_int=True, example="8"),
+                         required=True)
     compute: float | None = field(_run_time("Compute time (breakdown form)", "4150 s", zero=False))
     communication: float | None = field(_run_time("Communication time (breakdown form)", "1500 s"))
     idle: float | None = field(_run_time("Idle time at barriers (breakdown form)", "1300 s"))

@@ -280,13 +280,16 @@ class Number(Spec):
         return int(value) if self.integer or (self.whole_as_int and value == int(value)) else value
 
     def _range(self) -> str:
+        def shown(bound: float) -> str:  # a whole bound with its thousands (1,048,576), else as %g
+            return f"{int(bound):,}" if bound == int(bound) else f"{bound:g}"
         if self.integer and self.minimum == 1:
-            return "a positive whole number"
-        if self.minimum is not None and self.maximum is not None:
-            return f"between {self.minimum:g} and {self.maximum:g}"
-        if self.minimum is not None:
-            return f"{'greater than' if self.exclusive_minimum else 'at least'} {self.minimum:g}"
-        return f"at most {self.maximum:g}"
+            return "a positive whole number" + (f" up to {shown(self.maximum)}" if self.maximum is not None else "")
+        if self.minimum is not None and self.maximum is not None and not self.exclusive_minimum:
+            return f"between {shown(self.minimum)} and {shown(self.maximum)}"
+        low = f"{'greater than' if self.exclusive_minimum else 'at least'} {shown(self.minimum)}" \
+            if self.minimum is not None else ""
+        high = f"at most {shown(self.maximum)}" if self.maximum is not None else ""
+        return " and ".join(part for part in (low, high) if part)
 
     def json_schema(self) -> dict[str, Any]:
         schema: dict[str, Any] = {"type": "integer" if self.integer else "number", "description": self.doc}
@@ -318,6 +321,13 @@ class Whole(Number):
 
 def Count(doc: str = "", example: str = "8") -> Whole:
     return Whole(doc=doc, minimum=1, example=example)
+
+
+MAX_NODES = 1 << 20  # node counts: past any cluster built, and a bound on what one number makes the model evaluate
+
+
+def NodeCount(doc: str = "", example: str = "8") -> Whole:
+    return Whole(doc=doc, minimum=1, maximum=MAX_NODES, example=example)
 
 
 def Fraction(doc: str = "") -> Number:

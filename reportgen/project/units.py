@@ -131,7 +131,8 @@ def _unit_tokens(unit_text: str) -> list[str]:
     """Split a unit expression into tokens, or raise UnitProblem if it is outside the safe grammar:
 
         expression := factor ((* | / | nothing) factor)*      factor := (name | "(" expression ")") [power]
-        power := (** | ^) integer of at most two digits
+        power := (** | ^) non-zero integer of at most two digits (a unit to the power 0 is no unit, and pint's
+                 dimension bookkeeping fails on one)
     """
     problem = UnitProblem(f"cannot read the unit {unit_text.strip()!r}")
     tokens: list[str] = []
@@ -150,7 +151,8 @@ def _unit_tokens(unit_text: str) -> list[str]:
                 raise problem
             want_operand = True
         elif token in ("**", "^"):
-            if want_operand or index + 1 >= len(tokens) or not tokens[index + 1].lstrip("-").isdigit():
+            if want_operand or index + 1 >= len(tokens) or not tokens[index + 1].lstrip("-").isdigit() \
+                    or int(tokens[index + 1]) == 0:
                 raise problem
             index += 1  # the exponent
         elif token == "(":
