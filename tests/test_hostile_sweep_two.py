@@ -120,3 +120,30 @@ def test_a_node_count_past_any_cluster_is_refused_by_check_not_by_the_figures(tm
     assert status == 2 and "Traceback" not in said
     assert "scaling.runs[1].nodes: must be greater than 0 and at most 1,048,576" in said
     assert not (tmp_path / "out").exists()
+
+
+# ----------------------------------------------------------------------- 4. the user's environment stays out
+@pytest.mark.slow
+def test_the_users_matplotlibrc_never_reaches_the_figures(tmp_path: Path) -> None:
+    """text.usetex in ./matplotlibrc or $MATPLOTLIBRC broke every build (no LaTeX); figure.dpi changed the report."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import INPUTS
+
+    rc = tmp_path / "rc"
+    rc.mkdir()
+    (rc / "matplotlibrc").write_text("text.usetex: True\nfigure.dpi: 300\nfont.size: 20\nlines.linewidth: 9\n")
+    clean = {k: v for k, v in os.environ.items() if k not in ("MATPLOTLIBRC", "MPLCONFIGDIR")}
+
+    def build(out: str, cwd: Path, env: dict[str, str]) -> str:
+        command = [sys.executable, "-m", "reportgen", "build", str(INPUTS / "mlperf-ssd.yaml"), "-o",
+                   str(tmp_path / out), "--format", "html", "-q"]
+        done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return (tmp_path / out / "mlperf-ssd" / "report.html").read_text()
+
+    reference = build("clean", tmp_path, clean)
+    assert build("cwd", rc, clean) == reference
+    assert build("env", tmp_path, {**clean, "MATPLOTLIBRC": str(rc / "matplotlibrc")}) == reference

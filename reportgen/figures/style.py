@@ -75,10 +75,23 @@ def figure(frame: FigureFrame) -> Iterator[Any]:
 
 
 def _style(key: str) -> Any:
-    """reportgen's matplotlib settings, with the figure's key as the hash salt of its SVG ids."""
+    """reportgen's matplotlib settings over matplotlib's own defaults, with the figure's key as the hash salt of its
+    SVG ids. The user's matplotlibrc (./matplotlibrc, $MATPLOTLIBRC, $MPLCONFIGDIR) is left out: text.usetex there
+    would break every build, figure.dpi would change the report."""
     import matplotlib
 
-    return matplotlib.rc_context({**_RC, "svg.hashsalt": f"reportgen-{key}"})  # type: ignore[dict-item]
+    return matplotlib.rc_context({**_package_defaults(), **_RC,  # type: ignore[dict-item]
+                                  "svg.hashsalt": f"reportgen-{key}"})
+
+
+@cache
+def _package_defaults() -> dict[str, Any]:
+    """matplotlib's defaults as shipped (rcParamsDefault is read from the package's matplotlibrc alone), less the
+    settings a style may not change (the backend and the like)."""
+    import matplotlib
+    from matplotlib.style.core import STYLE_BLACKLIST
+
+    return {key: value for key, value in matplotlib.rcParamsDefault.items() if key not in STYLE_BLACKLIST}
 
 
 def to_svg(fig: Any, key: str) -> str:
