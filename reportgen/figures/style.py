@@ -89,9 +89,14 @@ def _package_defaults() -> dict[str, Any]:
     """matplotlib's defaults as shipped (rcParamsDefault is read from the package's matplotlibrc alone), less the
     settings a style may not change (the backend and the like)."""
     import matplotlib
-    from matplotlib.style.core import STYLE_BLACKLIST
 
-    return {key: value for key, value in matplotlib.rcParamsDefault.items() if key not in STYLE_BLACKLIST}
+    return {key: value for key, value in matplotlib.rcParamsDefault.items() if key not in _NOT_STYLE}
+
+
+# What matplotlib's styles leave alone (its STYLE_BLACKLIST, whose module 3.11 deprecates): process settings, not looks
+_NOT_STYLE = frozenset({"backend", "backend_fallback", "date.epoch", "docstring.hardcopy", "figure.max_open_warning",
+                        "figure.raise_window", "interactive", "savefig.directory", "timezone", "tk.window_focus",
+                        "toolbar", "webagg.address", "webagg.open_in_browser", "webagg.port", "webagg.port_retries"})
 
 
 def to_svg(fig: Any, key: str) -> str:
