@@ -147,3 +147,22 @@ def test_the_users_matplotlibrc_never_reaches_the_figures(tmp_path: Path) -> Non
     reference = build("clean", tmp_path, clean)
     assert build("cwd", rc, clean) == reference
     assert build("env", tmp_path, {**clean, "MATPLOTLIBRC": str(rc / "matplotlibrc")}) == reference
+
+
+@pytest.mark.slow
+def test_a_long_tmpdir_still_makes_the_pdf(tmp_path: Path) -> None:
+    """Past ~75 characters of $TMPDIR the fork server's socket path exceeded AF_UNIX's 108 bytes: no PDF, ever."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import INPUTS
+
+    long = tmp_path / ("t" * 100)
+    long.mkdir()
+    command = [sys.executable, "-m", "reportgen", "build", str(INPUTS / "mlperf-ssd.yaml"), "-o", str(tmp_path / "o"),
+               "--format", "pdf", "-q"]
+    done = subprocess.run(command, env={**os.environ, "TMPDIR": str(long)}, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert (tmp_path / "o" / "mlperf-ssd" / "report.pdf").read_bytes().startswith(b"%PDF")

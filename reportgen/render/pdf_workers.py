@@ -34,6 +34,26 @@ def helpers_worthwhile() -> bool:
     return (os.cpu_count() or 1) >= 2 and hasattr(os, "fork")
 
 
+SOCKET_FOLDER_LIMIT = 64  # bytes of the folder the fork server's socket goes in: AF_UNIX paths end at 108
+
+
+def _short_socket_folder() -> None:
+    """multiprocessing keeps the fork server's socket in a folder under $TMPDIR: past about 75 characters there the
+    socket's path is longer than AF_UNIX allows and every PDF build would fail. The folder is then made under /tmp
+    (Python 3.13 does the same); it is created once per process and removed at exit by multiprocessing."""
+    import multiprocessing.util
+    import tempfile
+
+    if len(tempfile.gettempdir()) <= SOCKET_FOLDER_LIMIT or not os.access("/tmp", os.W_OK):
+        return
+    saved = tempfile.tempdir
+    tempfile.tempdir = "/tmp"
+    try:
+        multiprocessing.util.get_temp_dir()  # made now, under /tmp, and kept for this process
+    finally:
+        tempfile.tempdir = saved
+
+
 class PdfWorkers:
     """Two processes, forked from a fork server that loaded WeasyPrint, each making one document of a PDF."""
 
@@ -44,6 +64,7 @@ class PdfWorkers:
 
         self._context = multiprocessing.get_context("forkserver")
         self._context.set_forkserver_preload([SERVER_MODULE])
+        _short_socket_folder()
         multiprocessing.forkserver.ensure_running()  # at once: the server loads WeasyPrint while this one works on
         self._pool = ProcessPoolExecutor(max_workers=2, mp_context=self._context, initializer=as_worker)
         # A request that needs a new worker waits until the server has loaded WeasyPrint: a thread makes it
