@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -166,3 +167,34 @@ def test_a_long_tmpdir_still_makes_the_pdf(tmp_path: Path) -> None:
                           timeout=300)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     assert (tmp_path / "o" / "mlperf-ssd" / "report.pdf").read_bytes().startswith(b"%PDF")
+
+
+HOSTILE_TEXT = ("![x](http://e.example/i.png) [l](http://e.example) <img src=x onerror=1> </details> <a href=y>a</a> "
+                "www.evil.example https://evil.example/p me@evil.example **b** `c` | d")
+
+
+def test_diff_md_quotes_project_text_as_text_never_as_markup(tmp_path: Path) -> None:
+    """diff.md escaped only `|`: images, links and raw HTML from a title, a decision, a slot reached the comment."""
+    from markdown_it import MarkdownIt
+
+    from tests.conftest import INPUTS
+
+    text = (INPUTS / "finetune-r1.yaml").read_text(encoding="utf-8")
+    new = text.replace("  title: Full fine-tuning of a 30B-parameter model", f"  title: \"{HOSTILE_TEXT}\"")
+    new = new.replace("why: Four replicas each take a quarter of the examples.", f"why: \"{HOSTILE_TEXT}\"")
+    new = new.replace("name: GCP a2-highgpu-8g (8x A100 40GB)", f"name: \"{HOSTILE_TEXT}\"")
+    assert new.count(HOSTILE_TEXT) == 3
+    (tmp_path / "old.yaml").write_text(text, encoding="utf-8")
+    (tmp_path / "new.yaml").write_text(new, encoding="utf-8")
+    status, said = run("diff", str(tmp_path / "old.yaml"), str(tmp_path / "new.yaml"), "-o", str(tmp_path),
+                       "--format", "md")
+    assert status == 0, said
+    markdown = (tmp_path / "diff-old-vs-new" / "diff.md").read_text()
+    tokens = MarkdownIt("gfm-like").parse(markdown)
+    kinds = {t.type for t in tokens} | {c.type for t in tokens for c in t.children or ()}
+    assert not kinds & {"link_open", "image"}, kinds  # no link or image, not even an autolinked domain
+    raw = {c.content.strip() for t in tokens for c in (t.children or ()) if c.type == "html_inline"} | \
+        {t.content.strip() for t in tokens if t.type == "html_block"}
+    own = re.compile(r"^(<details><summary>\d+ changed inputs</summary>|</details>)$")  # the template's, no more
+    assert all(own.match(html) for html in raw), raw
+    assert "evil" in MarkdownIt("gfm-like").render(markdown)  # the text is there, shown as text

@@ -76,3 +76,24 @@ _FORMATTERS: dict[str, Callable[..., str]] = {
 }
 FILTERS: dict[str, Callable[..., Markup]] = {name: _markup(function) for name, function in _FORMATTERS.items()}
 FILTERS["ticked"] = ticked
+
+
+# Markdown written for a pull-request comment quotes project text (titles, names, slot choices, changed inputs):
+# it must stay text. Every character Markdown or an autolinker gives a meaning to is escaped: emphasis, code, links
+# and images, tables, headings and lists, and the dots, colons and at-signs of a URL, a domain or an address; HTML's
+# three specials become entities, so no tag (<img>, <a>, </details>) is ever written.
+_MARKDOWN_SPECIAL = frozenset("\\`*_{}[]()#+-.!|~:@$")
+_HTML_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+
+
+def markdown_text(text: Any) -> str:
+    """Project text as inert Markdown on one line: whitespace (every line break) collapsed, specials escaped."""
+    out = []
+    for char in " ".join(str(text).split()):
+        if char in _HTML_ENTITIES:
+            out.append(_HTML_ENTITIES[char])
+        elif char in _MARKDOWN_SPECIAL:
+            out.append("\\" + char)
+        else:
+            out.append(char)
+    return "".join(out)

@@ -83,9 +83,12 @@ def render_html(template: str, context: dict[str, Any]) -> str:
 
 @cache
 def markdown_environment() -> jinja2.Environment:
-    """Markdown for pull-request comments: no HTML escaping, but table cells keep their pipes escaped."""
+    """Markdown for pull-request comments: no HTML escaping; every quoted text goes through `cell`, which makes it
+    inert Markdown (no link, image, markup or raw HTML can come from a project file)."""
+    from reportgen.render.formatting import markdown_text
+
     env = _environment(autoescape=False)
-    env.filters["cell"] = lambda text: " ".join(str(text).split()).replace("|", "\\|")
+    env.filters["cell"] = markdown_text
     return env
 
 
