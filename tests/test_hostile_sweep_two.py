@@ -198,3 +198,27 @@ def test_diff_md_quotes_project_text_as_text_never_as_markup(tmp_path: Path) -> 
     own = re.compile(r"^(<details><summary>\d+ changed inputs</summary>|</details>)$")  # the template's, no more
     assert all(own.match(html) for html in raw), raw
     assert "evil" in MarkdownIt("gfm-like").render(markdown)  # the text is there, shown as text
+
+
+# ------------------------------------------------------------ 6. measure says what it measured before refusing
+@pytest.mark.slow
+@pytest.mark.parametrize("written", ["{\"compute\": -1, \"communication\": 0, \"idle\": 0}",
+                                     "{\"compute\": NaN, \"communication\": 0, \"idle\": 0}",
+                                     "{\"compute\": 1e40, \"communication\": 0, \"idle\": 0}",
+                                     "not json", "x" * ((1 << 20) + 10)],
+                         ids=["negative", "nan", "1e40", "not-json", "past-1-MiB"])
+def test_an_unusable_split_file_still_prints_the_measured_time_and_energy(tmp_path: Path, written: str) -> None:
+    import sys
+
+    project = tmp_path / "p.yaml"
+    project.write_text("project: {title: M}\nscaling: {file: runs.csv, time_unit: s}\n")
+    (tmp_path / "split.txt").write_text(written)
+    writer = (f"import os, shutil; shutil.copy({str(tmp_path / 'split.txt')!r}, "
+              "os.environ['REPORTGEN_SPLIT_FILE'])")
+    status, said = run("measure", "--project", str(project), "--nodes", "1", "--split", "--", sys.executable, "-c",
+                       writer)
+    assert status == 2 and "Traceback" not in said
+    line = next(line for line in said.splitlines() if "error:" in line)
+    assert re.search(r"error: measured: wall time [0-9.e+-]+ s, energy .*; not recorded: \$REPORTGEN_SPLIT_FILE: ",
+                     line), line
+    assert not (tmp_path / "runs.csv").exists()

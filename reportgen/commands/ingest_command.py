@@ -198,8 +198,7 @@ def with_trace_split(measurement: Any, trace_dir: Path, steps_per_run: float) ->
     from reportgen.ingest import traces
     from reportgen.ingest.measure import provenance
 
-    energy = f"{measurement.energy_kwh:.6g} kWh on this machine" if measurement.energy_kwh is not None else "none"
-    print(f"measured: wall time {measurement.wall_s:.6g} s, energy {energy}; reading the traces in {trace_dir}",
+    print(f"{measurement.said()}; reading the traces in {trace_dir}",
           file=sys.stderr)
     job = traces.combine(traces.reduce_files(traces.trace_files([trace_dir])))
     if job.sampled:

@@ -31,6 +31,8 @@ from reportgen.project.yaml_source import read_text
 
 SPLIT_FIELDS = ("compute", "communication", "idle", "io")
 SPLIT_ENV = "REPORTGEN_SPLIT_FILE"
+MAX_SPLIT_BYTES = 1 << 20
+MAX_SPLIT_SECONDS = units.MAX_MAGNITUDE  # NaN and infinity fail the comparison too
 COMMAND_GRACE_SECONDS = 1.0  # a stopped measure waits this long for its command to exit on the signal, then kills it
 
 
@@ -43,6 +45,11 @@ class Measurement:
     exit_status: int
     workers_s: tuple[float, ...] = ()  # per-worker compute (from profiler traces)
     source: tuple[str, ...] = ()  # provenance lines of an ingested run (file names and hashes); empty: measured
+
+    def said(self) -> str:
+        """What was measured, as the terminal shows it."""
+        energy = f"{self.energy_kwh:.6g} kWh on this machine" if self.energy_kwh is not None else "none"
+        return f"measured: wall time {self.wall_s:.6g} s, energy {energy}"
 
 
 @dataclass(frozen=True)
@@ -108,7 +115,11 @@ def run_measured(command: Sequence[str], nodes: int, place: dict[str, str]) -> M
             started = time.perf_counter()
             status = _run_to_the_end(command, environment)
             wall = time.perf_counter() - started
-        return Measurement(nodes, wall, energy[0], _read_split(split_file), status)
+        measured = Measurement(nodes, wall, energy[0], {}, status)
+        try:
+            return replace(measured, split_s=_read_split(split_file))
+        except UsageError as error:  # the measurement is said before the refusal: a long run is never lost
+            raise UsageError(f"{measured.said()}; not recorded: {error}") from None
 
 
 def _run_to_the_end(command: Sequence[str], environment: dict[str, str]) -> int:
@@ -145,7 +156,10 @@ def _read_split(path: Path) -> dict[str, float]:
         return {}
     try:
         with open_regular(path) as stream:  # the command may have made it a pipe: never wait on one
-            data: Any = json.loads(stream.read(1 << 20))
+            text = stream.read(MAX_SPLIT_BYTES + 1)
+        if len(text) > MAX_SPLIT_BYTES:
+            raise UsageError(f"${SPLIT_ENV}: past {MAX_SPLIT_BYTES >> 20} MiB; a split is a few numbers")
+        data: Any = json.loads(text)
     except OSError as error:
         raise UsageError(f"${SPLIT_ENV}: {why_unreadable(error)}") from None
     except ValueError as error:
@@ -157,8 +171,8 @@ def _read_split(path: Path) -> dict[str, float]:
     for name in SPLIT_FIELDS:
         value = data.get(name)
         if value is not None:
-            if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
-                raise UsageError(f"${SPLIT_ENV}: {name} must be a number of seconds, got {value!r}")
+            if not isinstance(value, int | float) or isinstance(value, bool) or not 0 <= value <= MAX_SPLIT_SECONDS:
+                raise UsageError(f"${SPLIT_ENV}: {name} must be a number of seconds from 0 to 10^30, got {value!r}")
             split[name] = float(value)
     return split
 
@@ -169,8 +183,6 @@ def csv_lines(csv_path: Path) -> tuple[list[str], int | None]:
     lines = text.splitlines()
     header = next((i for i, line in enumerate(lines) if measurements.is_data_line(line)), None)
     return lines, header
-
-
 
 
 def csv_form(csv_path: Path) -> str | None:
