@@ -222,3 +222,34 @@ def test_an_unusable_split_file_still_prints_the_measured_time_and_energy(tmp_pa
     assert re.search(r"error: measured: wall time [0-9.e+-]+ s, energy .*; not recorded: \$REPORTGEN_SPLIT_FILE: ",
                      line), line
     assert not (tmp_path / "runs.csv").exists()
+
+
+# ------------------------------------------- 1. (cont.) per-item rows aggregate: a count never makes a page huge
+def test_the_timeline_of_200000_workers_draws_groups_at_their_slowest() -> None:
+    from reportgen.analysis.scaling import PopRow
+    from reportgen.figures.jobs import FigureFrame
+    from reportgen.figures.scaling import MAX_DRAWN_WORKERS, _draw_timeline, _worker_group
+
+    assert (_worker_group(400), _worker_group(401), _worker_group(200_000)) == (1, 2, 500)
+    workers = tuple(float(100 + i % 7) for i in range(200_000))
+    workers = (*workers[:-1], 150.0)  # the straggler is the last worker: its group must show it
+    svg = _draw_timeline(FigureFrame("t", "", ""), PopRow(8, 0.9, None, None, 0.1, workers, 2.0))
+    bars = svg.count('id="t-patch_')
+    assert bars <= 3 * MAX_DRAWN_WORKERS + 16 and len(svg) < 600_000  # three layers of at most 400 bars
+    assert "w0–499" in svg and "w0<" not in svg  # groups labelled by the workers they hold
+
+
+def test_a_long_list_is_shown_by_its_head_and_spread_and_collectives_past_200_are_counted() -> None:
+    from reportgen.project.flatten import Leaf
+    from reportgen.render.context import normalized_inputs
+    from tests.conftest import make_project
+
+    shown = Leaf("scaling.runs[1].workers", tuple(float(i) for i in range(200_000)), "s").shown
+    assert shown.endswith("… (200,000 values; least 0, median 100000, most 199999)") and len(shown) < 200
+    collectives = ", ".join(f"{{nodes: {2 ** (1 + i % 3)}, bytes: {i + 1} MB, time: {i + 1} ms}}" for i in range(300))
+    project = make_project(f"project: {{title: T}}\nprediction: {{t_comp: 1 s, alpha: 8 us, message_bytes: 1 GB, "
+                           f"collectives: [{collectives}]}}\n")
+    rows = normalized_inputs(project, {})
+    listed = {row.path.partition("]")[0] for row in rows if row.path.startswith("prediction.collectives[")}
+    assert len(listed) == 3  # one of each node count (2, 4, 8)
+    assert any(row.value.startswith("… and 297 more collectives") for row in rows)

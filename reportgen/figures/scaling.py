@@ -127,10 +127,14 @@ def timeline(scaling: ScalingResult) -> FigureJob | None:
     pop = next((row for row in reversed(scaling.pop)), None)  # the largest scale with per-worker times
     if pop is None:
         return None
+    group = _worker_group(len(pop.workers_s))
+    grouped = (f" Each bar is {group:,} consecutive workers (of {len(pop.workers_s):,}), drawn at the slowest of "
+               "them." if group > 1 else "")
     frame = FigureFrame("timeline", f"Per-worker timeline at {pop.nodes:,} nodes: each worker computes, waits at the "
                         "barrier until the slowest finishes, then joins the collective. Load balance "
-                        f"{pop.load_balance:.3f}, imbalance (max/mean − 1) {pop.imbalance:.1%}.",
-                        "Gantt-style bars, one per worker.", height=min(0.9 + 0.16 * len(pop.workers_s), 4.6))
+                        f"{pop.load_balance:.3f}, imbalance (max/mean − 1) {pop.imbalance:.1%}.{grouped}",
+                        "Gantt-style bars, one per worker." if group == 1 else "Gantt-style bars, one per group of "
+                        "workers.", height=min(0.9 + 0.16 * len(pop.workers_s), 4.6))
     return FigureJob(frame, _draw_timeline, (pop,))
 
 
@@ -180,8 +184,21 @@ def _draw_ranks(frame: FigureFrame, times: tuple[RankTimes, ...]) -> str:
 MAX_WORKER_LABELS = 24
 
 
+# Past this many workers the timeline draws groups of consecutive workers, each at its slowest: a bar is then still
+# wider than a pixel, and 200,000 workers draw in the time of 400 (they once took minutes and gigabytes).
+MAX_DRAWN_WORKERS = 400
+
+
+def _worker_group(count: int) -> int:
+    """Workers per bar: 1 up to MAX_DRAWN_WORKERS, else the fewest that keep the bars within it."""
+    return -(-count // MAX_DRAWN_WORKERS)
+
+
 def _draw_timeline(frame: FigureFrame, pop: PopRow) -> str:
-    workers = np.array(pop.workers_s)
+    every = np.array(pop.workers_s)
+    group = _worker_group(len(every))
+    padded = np.pad(every, (0, -len(every) % group), constant_values=-np.inf)  # the last group may be short
+    workers = padded.reshape(-1, group).max(axis=1)  # each group at its slowest: the barrier's view of it
     slowest = workers.max()
     collective = pop.collective_s or 0.0
     few = len(workers) <= MAX_WORKER_LABELS
@@ -199,7 +216,8 @@ def _draw_timeline(frame: FigureFrame, pop: PopRow) -> str:
             ax.barh(rows, [collective] * len(workers), left=slowest, color=color, hatch=hatch if few else None,
                     label="collective", **bars)
         labelled = rows[::-(-len(workers) // MAX_WORKER_LABELS)]
-        ax.set_yticks(labelled, [f"w{i}" for i in labelled], fontsize=6.5)
+        names = [f"w{i}" if group == 1 else f"w{i * group}–{min((i + 1) * group, len(every)) - 1}" for i in labelled]
+        ax.set_yticks(labelled, names, fontsize=6.5)
         ax.invert_yaxis()
         ax.set_xlabel("time (s)")
         ax.grid(axis="y", visible=False)

@@ -17,8 +17,17 @@ class Leaf:
     @property
     def shown(self) -> str:
         if isinstance(self.value, tuple):
+            if len(self.value) > MAX_SHOWN_ITEMS:  # 200,000 workers: a line, not a 2 MB appendix
+                head = ", ".join(_show(v) for v in self.value[:SHOWN_HEAD])
+                ordered = sorted(self.value)
+                return (f"{head}, … ({len(self.value):,} values; least {_show(ordered[0])}, median "
+                        f"{_show(ordered[len(ordered) // 2])}, most {_show(ordered[-1])})")
             return ", ".join(_show(v) for v in self.value)
         return _show(self.value)
+
+
+MAX_SHOWN_ITEMS = 32  # a list (per-worker times) shown whole up to this many values; past it, its head and spread
+SHOWN_HEAD = 8
 
 
 def _show(value: Any) -> str:

@@ -98,30 +98,43 @@ def report_date(project: Project) -> tuple[str, str | None]:
     return "undated", None
 
 
-MAX_LISTED_RUNS = 200  # runs the appendix lists one field per line; past it, one run per shown scale
+MAX_LISTED_RUNS = 200  # runs (or collectives) the appendix lists one field per line; past it, one per shown scale
 
 
 def normalized_inputs(project: Project, written: dict[str, str],
                       shown: frozenset[float] | None = None) -> tuple[InputRow, ...]:
-    """Every input as read. Past MAX_LISTED_RUNS runs (thousands of repeats, or of scales), the appendix lists the
-    first run of each scale the tables show and counts the others (the CSV and its SHA-256 in the title block
-    identify them): 10,000 runs made a thousand-page appendix."""
-    left_out = set()
+    """Every input as read. Past MAX_LISTED_RUNS runs (thousands of repeats, or of scales) or collectives, the
+    appendix lists the first of each scale the tables show and counts the others (the CSV and its SHA-256 in the
+    title block identify them): 10,000 runs made a thousand-page appendix, 60,000 collectives a 12 MB page."""
     runs = project.scaling.runs if project.scaling is not None else ()
-    if len(runs) > MAX_LISTED_RUNS:
-        listed: set[float] = set()
-        for index, run in enumerate(runs):
-            if run.nodes in listed or (shown is not None and run.nodes not in shown):
-                left_out.add(f"scaling.runs[{index}]")
-            else:
-                listed.add(run.nodes)
+    collectives = project.prediction.collectives if project.prediction is not None else ()
+    left_runs = _left_out("scaling.runs", [run.nodes for run in runs], shown)
+    left_collectives = _left_out("prediction.collectives", [c.nodes for c in collectives], None)
+    left_out = left_runs | left_collectives
     rows = [InputRow(leaf.path, leaf.shown, leaf.unit, written.get(leaf.path))
             for leaf in flatten(project, currency=project.currency)
             if not left_out or leaf.path.partition("]")[0] + "]" not in left_out]
-    if left_out:
-        rows.append(InputRow("scaling.runs", f"… and {len(left_out):,} more runs (repeats, and the node counts the "
+    if left_runs:
+        rows.append(InputRow("scaling.runs", f"… and {len(left_runs):,} more runs (repeats, and the node counts the "
                              "tables leave out)", "", None))
+    if left_collectives:
+        rows.append(InputRow("prediction.collectives", f"… and {len(left_collectives):,} more collectives (one of "
+                             "each node count is listed)", "", None))
     return tuple(rows)
+
+
+def _left_out(prefix: str, scales: list[float], shown: frozenset[float] | None) -> set[str]:
+    """Past MAX_LISTED_RUNS items, the paths of all but the first item of each (shown) scale."""
+    if len(scales) <= MAX_LISTED_RUNS:
+        return set()
+    listed: set[float] = set()
+    out = set()
+    for index, scale in enumerate(scales):
+        if scale in listed or (shown is not None and scale not in shown):
+            out.add(f"{prefix}[{index}]")
+        else:
+            listed.add(scale)
+    return out
 
 
 def build_context(project: Project, analysis: Analysis, results: dict[str, Any], figures: dict[str, FigureFrame],
