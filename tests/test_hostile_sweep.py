@@ -503,6 +503,30 @@ FAMILIES = (
            (negative_energy, nan_energy, infinite_emissions, missing_column),
            ("tests/test_ingest_codecarbon.py::test_a_value_that_is_not_a_measurement_is_refused_before_anything_is"
             "_written",)),
+    Family("Provenance and pasted text (second sweep)", "text from outside (a run id, a file name, a title) is "
+           "written escaped: a line break never ends a provenance comment, Markdown and HTML in diff.md stay text",
+           (), ("tests/test_hostile_sweep_two.py::test_a_line_break_in_a_run_id_never_forges_a_row",
+                "tests/test_hostile_sweep_two.py::test_a_line_break_in_a_trace_file_name_never_forges_a_row",
+                "tests/test_hostile_sweep_two.py::test_diff_md_quotes_project_text_as_text_never_as_markup")),
+    Family("Counts and sizes (second sweep)", "bounded before anything is allocated, with located errors (2^24 "
+           "ranks, 2^20 nodes, 64 contexts, non-zero unit exponents); per-item rows aggregate past a few hundred",
+           (), ("tests/test_traces.py::test_a_claimed_world_is_counted_never_enumerated",
+                "tests/test_traces.py::test_a_sampled_world_at_the_limit_is_counted",
+                "tests/test_decide.py::test_trade_offs_grow_with_the_points_not_the_pairs_of_contexts",
+                "tests/test_decide.py::test_more_than_64_contexts_are_refused_where_the_list_starts",
+                "tests/test_hostile_sweep_two.py::test_a_unit_to_the_power_zero_is_refused_where_it_stands",
+                "tests/test_hostile_sweep_two.py::test_a_node_count_past_any_cluster_is_refused_by_check_not_by_the_figures",
+                "tests/test_hostile_sweep_two.py::test_the_timeline_of_200000_workers_draws_groups_at_their_slowest",
+                "tests/test_hostile_sweep_two.py::test_a_long_list_is_shown_by_its_head_and_spread_and_collectives_past_200_are_counted")),
+    Family("Identity of a scale (second sweep)", "CSV writers find a node count by the nodes column's name and its "
+           "value as the loader reads it (2.0, 02, +2, 2e0)", (),
+           ("tests/test_hostile_sweep_two.py::test_a_writer_finds_a_scale_by_the_nodes_column_and_its_value",
+            "tests/test_hostile_sweep_two.py::test_codecarbon_energy_goes_to_the_run_at_its_node_count_whatever_the_column_order")),
+    Family("User environment and measure (second sweep)", "the user's matplotlibrc and a long $TMPDIR change "
+           "nothing; measure prints what it measured before refusing a split file", (),
+           ("tests/test_hostile_sweep_two.py::test_the_users_matplotlibrc_never_reaches_the_figures",
+            "tests/test_hostile_sweep_two.py::test_a_long_tmpdir_still_makes_the_pdf",
+            "tests/test_hostile_sweep_two.py::test_an_unusable_split_file_still_prints_the_measured_time_and_energy")),
     Family("Git revisions", "a revision is never read as an option; a bad one is a usage error; a blob's size "
            "checked before it is read",
            (revision_that_is_an_option, revision_without_a_path, revision_that_does_not_exist),
