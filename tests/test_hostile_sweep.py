@@ -519,9 +519,11 @@ FAMILIES = (
                 "tests/test_hostile_sweep_two.py::test_the_timeline_of_200000_workers_draws_groups_at_their_slowest",
                 "tests/test_hostile_sweep_two.py::test_a_long_list_is_shown_by_its_head_and_spread_and_collectives_past_200_are_counted")),
     Family("Identity of a scale (second sweep)", "CSV writers find a node count by the nodes column's name and its "
-           "value as the loader reads it (2.0, 02, +2, 2e0)", (),
+           "value as the loader reads it (2.0, 02, +2, 2e0); an nccl-tests log of two tables or a row per data type is "
+           "refused, not merged", (),
            ("tests/test_hostile_sweep_two.py::test_a_writer_finds_a_scale_by_the_nodes_column_and_its_value",
-            "tests/test_hostile_sweep_two.py::test_codecarbon_energy_goes_to_the_run_at_its_node_count_whatever_the_column_order")),
+            "tests/test_hostile_sweep_two.py::test_codecarbon_energy_goes_to_the_run_at_its_node_count_whatever_the_column_order",
+            "tests/test_hostile_sweep_two.py::test_an_nccl_log_of_several_tables_or_types_is_refused_not_merged")),
     Family("User environment and measure (second sweep)", "the user's matplotlibrc and a long $TMPDIR change "
            "nothing; measure prints what it measured before refusing a split file", (),
            ("tests/test_hostile_sweep_two.py::test_the_users_matplotlibrc_never_reaches_the_figures",

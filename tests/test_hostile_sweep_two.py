@@ -253,3 +253,27 @@ def test_a_long_list_is_shown_by_its_head_and_spread_and_collectives_past_200_ar
     listed = {row.path.partition("]")[0] for row in rows if row.path.startswith("prediction.collectives[")}
     assert len(listed) == 3  # one of each node count (2, 4, 8)
     assert any(row.value.startswith("… and 297 more collectives") for row in rows)
+
+
+# ------------------------------------------------- 3. (cont.) nccl-tests: one table, one row per message size
+def _nccl_with(tmp_path: Path, edit: str) -> Path:
+    lines = (DATA / "nccl" / "all_reduce_perf-2x8-h100.txt").read_text().splitlines()
+    header = next(i for i, line in enumerate(lines) if "#wrong" in line)
+    rows = [i for i, line in enumerate(lines) if line.strip()[:1].isdigit() and i > header]
+    if edit == "two-tables":  # a second test's table appended after the first
+        lines += lines[header - 1: rows[-1] + 1]
+    else:  # a row per data type: the first size again, as float
+        lines.insert(rows[0] + 1, lines[rows[0]].replace("float", "half"))
+    path = tmp_path / f"{edit}.txt"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("edit", ["two-tables", "row-per-type"])
+def test_an_nccl_log_of_several_tables_or_types_is_refused_not_merged(tmp_path: Path, edit: str) -> None:
+    (tmp_path / "p.yaml").write_text(PROJECT.replace("scaling:", "prediction: {collectives_file: c.csv}\nscaling:"))
+    (tmp_path / "runs.csv").write_text(RUNS)
+    status, said = run("ingest", "nccl-tests", str(_nccl_with(tmp_path, edit)), "--project", str(tmp_path / "p.yaml"))
+    assert status == 2 and "Traceback" not in said, said
+    assert ("a second table" if edit == "two-tables" else "bytes again (first on line") in said
+    assert not (tmp_path / "c.csv").exists()

@@ -3,8 +3,10 @@
 The tools print a table after `#` comment lines: size (B), count, type, redop, root, then the out-of-place time
 (µs), algbw, busbw and #wrong, then the same in place (older releases print no root column). The columns are
 found by the table's own header line, and the out-of-place time is the one recorded. A row with #wrong other than
-0 is refused: nccl-tests found wrong results, and a timing of a broken collective fits nothing; so is a row that is
-not a row of the table (a number, then too few cells, or cells that are not numbers), where it stands.
+0 is refused: nccl-tests found wrong results, and a timing of a broken collective fits nothing; so are a second table
+(two tests in one log) and a message size seen twice (a row per data type or reduction: -d all, -o all), which
+would be fitted as one operation; and so is a row that is not a row of the table (a number, then too few cells, or
+cells that are not numbers), where it stands.
 
 The header names every rank and its host (`#  Rank  0 Group  0 Pid 41234 on node-a device  0 [0x18] ...`): the
 node count is the number of distinct hosts, and the rank count is recorded beside each collective, so that the
@@ -76,6 +78,8 @@ def read_nccl_tests(path: Path) -> NcclTable:
     timings: list[Timing] = []
     problems: list[Problem] = []
     ranks: dict[int, str] = {}
+    header_line = 0
+    sizes: dict[int, int] = {}  # message size → the line of its row: one row per size in one table
     for number, line in enumerate(lines, start=1):
         stripped = line.strip()
         if stripped.startswith("#"):
@@ -84,7 +88,12 @@ def read_nccl_tests(path: Path) -> NcclTable:
                 ranks[int(rank.group(1))] = rank.group(2)
             words = stripped.lstrip("#").split()
             if "size" in words and "time" in words and "#wrong" in words:
-                header = words
+                if timings:
+                    problems.append(Problem(shown, number, 1, "", f"a second table (the first is headed on line "
+                                            f"{header_line}): one log holds one test's table; split the log, and "
+                                            "ingest each operation on its own"))
+                    break
+                header, header_line = words, number
             continue
         words = stripped.split()
         if header is None or not words or not words[0][:1].isdigit():
@@ -112,7 +121,14 @@ def read_nccl_tests(path: Path) -> NcclTable:
             problems.append(Problem(shown, number, _column_of(line, header.index("time")), "",
                                     f"not a time in µs (a positive number): {time_text!r}"))
             continue
-        timings.append(Timing(int(size_text), time_us))
+        size = int(size_text)
+        if size in sizes:
+            problems.append(Problem(shown, number, 1, "", f"{size} bytes again (first on line {sizes[size]}): a row "
+                                    "per data type or reduction (-d all, -o all) is not one collective; run the test "
+                                    "with one type and one operation"))
+            continue
+        sizes[size] = number
+        timings.append(Timing(size, time_us))
     if problems:
         raise InputError(problems)
     if not timings:
