@@ -13,6 +13,7 @@ the error names the file and the reason in one line (OutputError).
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import time
@@ -156,9 +157,46 @@ def write_files(folder: Path, files: dict[str, bytes]) -> list[Path]:
     make_folder(folder)
     remove_stale_temporaries(folder)
     with _staged(folder, files) as staged, interrupts.held():
-        for temporary, target in staged:
-            _move(temporary, target)
+        backups = _backups([target for _, target in staged])
+        moved: list[Path] = []
+        try:
+            for temporary, target in staged:
+                _move(temporary, target)
+                moved.append(target)
+        except OutputError:  # a move failed midway: the ones made are undone, so no new file sits beside old ones
+            _roll_back(moved, backups)
+            raise
+        finally:
+            for backup in backups.values():
+                with contextlib.suppress(OSError):
+                    backup.unlink()
     return [target for _, target in staged]
+
+
+def _backups(targets: list[Path]) -> dict[Path, Path]:
+    """A hard link to each existing target, under a temporary's name: what a failed set of moves restores. Without
+    hard links (some file systems) there are none, and a move that fails midway is reported as such."""
+    import tempfile
+
+    out: dict[Path, Path] = {}
+    for target in targets:
+        if not target.is_file():
+            continue
+        name = tempfile.mktemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-", suffix=f".{target.name}.old",
+                               dir=target.parent)
+        with contextlib.suppress(OSError):
+            os.link(target, name)
+            out[target] = Path(name)
+    return out
+
+
+def _roll_back(moved: list[Path], backups: dict[Path, Path]) -> None:
+    for target in moved:
+        with contextlib.suppress(OSError):
+            if target in backups:
+                os.replace(backups.pop(target), target)
+            else:
+                target.unlink()
 
 
 def replace_file(path: Path, data: bytes, *, sync: bool = True) -> None:
@@ -186,7 +224,9 @@ def _move(temporary: Path, target: Path) -> None:
     try:
         os.replace(temporary, target)
     except OSError as error:  # the target is a folder, say, or permissions changed meanwhile
-        raise OutputError(f"cannot write {target}: {error.strerror or error}") from None
+        why = "; the folder lets files be created but not renamed or removed (append-only, chattr +a?): the " \
+            "temporaries named .reportgen-* there could not be removed either" if error.errno == errno.EPERM else ""
+        raise OutputError(f"cannot write {target}: {error.strerror or error}{why}") from None
 
 
 @contextmanager
@@ -218,7 +258,7 @@ def _staged(folder: Path, files: dict[str, bytes], *, mode: int | None = None,
     finally:
         with interrupts.held():
             for leftover, _ in staged:
-                with contextlib.suppress(FileNotFoundError):
+                with contextlib.suppress(OSError):  # gone (moved), or a folder that forbids removal (append-only)
                     leftover.unlink()
 
 

@@ -277,3 +277,29 @@ def test_an_nccl_log_of_several_tables_or_types_is_refused_not_merged(tmp_path: 
     assert status == 2 and "Traceback" not in said, said
     assert ("a second table" if edit == "two-tables" else "bytes again (first on line") in said
     assert not (tmp_path / "c.csv").exists()
+
+
+# ------------------------------------------------ 5. a failed build never mixes new and old outputs
+def test_a_move_that_fails_midway_leaves_every_output_as_it_was(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from reportgen import files
+    from reportgen.errors import OutputError
+
+    (tmp_path / "report.html").write_text("old html")
+    (tmp_path / "results.json").write_text("old json")
+    real, calls = os.replace, []
+
+    def failing_second(source: str, target: str) -> None:
+        calls.append(target)
+        if len(calls) == 2 and not str(source).endswith(".old"):
+            raise OSError(5, "Input/output error")
+        real(source, target)
+
+    monkeypatch.setattr(os, "replace", failing_second)
+    with pytest.raises(OutputError):
+        files.write_files(tmp_path, {"results.json": b"new json", "report.html": b"new html", "new.csv": b"x"})
+    assert (tmp_path / "report.html").read_text() == "old html"
+    assert (tmp_path / "results.json").read_text() == "old json"  # moved first, then put back
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html", "results.json"]  # no temporary left
