@@ -46,17 +46,27 @@ def kind_of(mode: int) -> str | None:
     return next((kind for test, kind in _KINDS if test(mode)), "not a regular file")
 
 
-def open_regular(path: Path) -> BinaryIO:
-    """The file opened for reading in binary; NotRegularFile, never a wait, for anything but a regular file."""
+class OutsideFolder(OSError):
+    """The file opened is not inside the folder it was checked to be in: a link swapped in after the check."""
+
+
+def open_regular(path: Path, *, within: Path | None = None) -> BinaryIO:
+    """The file opened for reading in binary; NotRegularFile, never a wait, for anything but a regular file.
+    With `within` (a resolved folder), the file opened, not the path, must lie inside it: a symbolic link swapped in
+    between the caller's check of the path and this open cannot take the read outside."""
     kind = kind_of(os.stat(path).st_mode)
     if kind is not None:
         raise NotRegularFile(kind, path)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    if within is not None:
+        flags |= getattr(os, "O_NOFOLLOW", 0)  # a resolved path has no link: one there now was swapped in
     descriptor = os.open(path, flags)
     try:
         kind = kind_of(os.fstat(descriptor).st_mode)  # what was opened, if the path changed since the stat
         if kind is not None:
             raise NotRegularFile(kind, path)
+        if within is not None and not _opened_inside(descriptor, within):
+            raise OutsideFolder(f"{path} now leads outside {within}")
         if hasattr(os, "set_blocking"):
             os.set_blocking(descriptor, True)
         return os.fdopen(descriptor, "rb")
@@ -65,8 +75,22 @@ def open_regular(path: Path) -> BinaryIO:
         raise
 
 
+def _opened_inside(descriptor: int, folder: Path) -> bool:
+    """Whether the open file lies in `folder`, by the kernel's own name for it (Linux /proc); True where the
+    system has no such name (O_NOFOLLOW still refuses a link at the last step)."""
+    try:
+        opened = Path(os.readlink(f"/proc/self/fd/{descriptor}"))
+    except OSError:
+        return True
+    return opened.is_relative_to(folder)
+
+
 def why_unreadable(error: OSError) -> str:
     """One line on why a file could not be read, for a located error."""
+    if isinstance(error, OutsideFolder):
+        return "was replaced by a link outside the project file's folder while it was being read"
+    if error.errno == errno.ELOOP:
+        return "is now a symbolic link (it was not when checked): refused"
     if isinstance(error, NotRegularFile):
         return f"is {error.kind}, not a regular file: reportgen reads only regular files"
     if isinstance(error, IsADirectoryError):

@@ -525,12 +525,14 @@ FAMILIES = (
             "tests/test_hostile_sweep_two.py::test_codecarbon_energy_goes_to_the_run_at_its_node_count_whatever_the_column_order",
             "tests/test_hostile_sweep_two.py::test_an_nccl_log_of_several_tables_or_types_is_refused_not_merged")),
     Family("User environment and measure (second sweep)", "the user's matplotlibrc and a long $TMPDIR change "
-           "nothing; measure prints what it measured before refusing a split file; a move that fails midway is undone",
+           "nothing; measure prints what it measured before refusing a split file; a move that fails midway is undone; "
+           "a CSV is opened once and must still be inside the project's folder",
            (),
            ("tests/test_hostile_sweep_two.py::test_the_users_matplotlibrc_never_reaches_the_figures",
             "tests/test_hostile_sweep_two.py::test_a_long_tmpdir_still_makes_the_pdf",
             "tests/test_hostile_sweep_two.py::test_an_unusable_split_file_still_prints_the_measured_time_and_energy",
-            "tests/test_hostile_sweep_two.py::test_a_move_that_fails_midway_leaves_every_output_as_it_was")),
+            "tests/test_hostile_sweep_two.py::test_a_move_that_fails_midway_leaves_every_output_as_it_was",
+            "tests/test_hostile_sweep_two.py::test_a_link_swapped_in_after_the_check_never_reads_outside_the_project")),
     Family("Git revisions", "a revision is never read as an option; a bad one is a usage error; a blob's size "
            "checked before it is read",
            (revision_that_is_an_option, revision_without_a_path, revision_that_does_not_exist),

@@ -303,3 +303,38 @@ def test_a_move_that_fails_midway_leaves_every_output_as_it_was(tmp_path: Path,
     assert (tmp_path / "report.html").read_text() == "old html"
     assert (tmp_path / "results.json").read_text() == "old json"  # moved first, then put back
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html", "results.json"]  # no temporary left
+
+
+def test_a_link_swapped_in_after_the_check_never_reads_outside_the_project(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """scaling.file was resolved (checked inside the folder), then opened by path: a symlink swapped in between
+    read a file outside the project."""
+    import os
+
+    from reportgen.project import measurements
+
+    project_folder = tmp_path / "project"
+    project_folder.mkdir()
+    secret = tmp_path / "secret.csv"
+    secret.write_text("nodes,time [s]\n1,1\n2,1\n4,1\n")
+    project = _project(project_folder)
+    real = measurements.resolve
+
+    def swapped_after_the_check(project_path: Path, relative: str) -> Path:
+        checked = real(project_path, relative)
+        checked.unlink()
+        os.symlink(secret, checked)  # the race, made certain
+        return checked
+
+    monkeypatch.setattr(measurements, "resolve", swapped_after_the_check)
+    status, said = run("check", str(project))
+    assert status == 2 and "Traceback" not in said
+    assert "runs.csv:1:1: error: is now a symbolic link (it was not when checked): refused" in said
+    # a folder on the way swapped for a link: the kernel's name for the opened file is outside
+    from reportgen.files import OutsideFolder, open_regular
+
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "runs.csv").write_text("x")
+    os.symlink(tmp_path / "elsewhere", project_folder / "sub")
+    with pytest.raises(OutsideFolder):
+        open_regular(project_folder / "sub" / "runs.csv", within=project_folder)

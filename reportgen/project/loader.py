@@ -155,8 +155,8 @@ def _with_file_runs(scaling: Scaling, root: Node, path: Path, reader: Reader, *,
     if csv_path is INVALID:
         return failed
     try:
-        runs_node, data, sources = measurements.read_runs(csv_path,
-                                                          str(Path(reader.display).parent / scaling.file))
+        runs_node, data, sources = measurements.read_runs(csv_path, str(Path(reader.display).parent / scaling.file),
+                                                          within=path.parent.resolve())
     except InputError as error:
         reader.problems.extend(error.problems)
         return failed
@@ -199,7 +199,7 @@ def _with_file_collectives(prediction: Prediction, root: Node, path: Path, reade
         return prediction if csv_path is None else INVALID
     try:
         rows, _, _ = measurements.read_runs(csv_path, str(Path(reader.display).parent / prediction.collectives_file),
-                                         measurements.COLLECTIVE_COLUMNS)
+                                         measurements.COLLECTIVE_COLUMNS, within=path.parent.resolve())
     except InputError as error:
         reader.problems.extend(error.problems)
         return INVALID

@@ -99,11 +99,12 @@ def header_column(cell: str) -> tuple[str, str | None] | None:
 COLLECTIVE_COLUMNS = ("nodes", "bytes", "time", "ranks")
 
 
-def read_runs(path: Path, display: str,
-              columns_known: tuple[str, ...] = COLUMNS) -> tuple[SequenceNode, bytes, list[RowSource]]:
+def read_runs(path: Path, display: str, columns_known: tuple[str, ...] = COLUMNS,
+              *, within: Path | None = None) -> tuple[SequenceNode, bytes, list[RowSource]]:
     """The rows of a CSV (measured runs, or collectives) as a sequence of mapping nodes, the file's bytes, and
-    each row's provenance (the `# reportgen` comments right above it)."""
-    text, data = read_text(path, display, limit=MAX_CSV_BYTES)
+    each row's provenance (the `# reportgen` comments right above it). With `within` (the project's folder, as
+    resolve() checked it), the file opened must still be inside it."""
+    text, data = read_text(path, display, limit=MAX_CSV_BYTES, within=within)
     node, sources = parse_rows(text, display, columns_known)
     return node, data, sources
 

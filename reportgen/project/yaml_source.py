@@ -33,13 +33,15 @@ def problem_at(mark: Mark | None, display: str, path: str, message: str) -> Prob
                    path, message)
 
 
-def read_text(path: Path, display: str, *, limit: int = MAX_FILE_BYTES) -> tuple[str, bytes]:
-    """The file's text and raw bytes ("-": standard input); InputError for a file too large or not UTF-8."""
+def read_text(path: Path, display: str, *, limit: int = MAX_FILE_BYTES,
+              within: Path | None = None) -> tuple[str, bytes]:
+    """The file's text and raw bytes ("-": standard input); InputError for a file too large or not UTF-8. With
+    `within`, the file opened must lie in that folder (see open_regular)."""
     try:
         if path == STDIN:
             data = stdin_bytes(limit)
         else:
-            with open_regular(path) as handle:
+            with open_regular(path, within=within) as handle:
                 data = handle.read(limit + 1)
     except OSError as error:
         raise InputError([Problem(display, 1, 1, "", why_unreadable(error))]) from None
