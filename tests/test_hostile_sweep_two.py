@@ -338,3 +338,39 @@ def test_a_link_swapped_in_after_the_check_never_reads_outside_the_project(tmp_p
     os.symlink(tmp_path / "elsewhere", project_folder / "sub")
     with pytest.raises(OutsideFolder):
         open_regular(project_folder / "sub" / "runs.csv", within=project_folder)
+
+
+# ---------------------------------------------------- 4. (cont.) streams a caller closed or filled: one line
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["check-to-dev-full", "schema-to-closed-stdout"])
+def test_a_full_or_closed_standard_output_is_one_line_and_exit_1(case: str) -> None:
+    import subprocess
+    import sys
+
+    from tests.conftest import INPUTS
+
+    if case == "check-to-dev-full":
+        if not Path("/dev/full").exists():
+            pytest.skip("no /dev/full")
+        with open("/dev/full", "w") as full:
+            done = subprocess.run([sys.executable, "-m", "reportgen", "check", str(INPUTS / "example.yaml")],
+                                  stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+        expected = "No space left on device"
+    else:
+        done = subprocess.run([sys.executable, "-m", "reportgen", "schema", "-o", "-"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True, timeout=120,
+                              preexec_fn=lambda: __import__("os").close(1))
+        expected = "it is closed"
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip() == f"reportgen: error: cannot write to standard output: {expected}"
+
+
+@pytest.mark.parametrize("interval", ["nan", "inf", "-1", "0", "1e9"])
+def test_a_watch_interval_that_is_not_a_pause_is_a_usage_error(interval: str,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    from reportgen.commands.cli import main
+
+    with pytest.raises(SystemExit) as stopped:  # --interval nan once reached time.sleep: ValueError, a traceback
+        main(["watch", "--interval", interval, "x.yaml"])
+    assert stopped.value.code == 2
+    assert "argument --interval: must be from 0.01 to 3600 seconds" in capsys.readouterr().err

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
+import io
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -91,8 +93,8 @@ def _parser() -> argparse.ArgumentParser:
     watch.add_argument("--format", type=_formats, default=DEFAULT_FORMATS, metavar="LIST",
                        help="comma-separated formats among html, pdf, json, csv (default: html,pdf,json)")
     watch.add_argument("--paper", choices=("a4", "letter"), default="a4", help="PDF paper size (default: a4)")
-    watch.add_argument("--interval", type=float, default=0.25, metavar="SECONDS",
-                       help="how often to look for a save (default: 0.25)")
+    watch.add_argument("--interval", type=_interval, default=0.25, metavar="SECONDS",
+                       help="how often to look for a save, 0.01 to 3600 (default: 0.25)")
     watch.add_argument("--max-builds", type=int, default=None, metavar="N",
                        help="stop after N builds (for scripts and tests; default: until Ctrl-C)")
 
@@ -245,7 +247,27 @@ def run() -> None:
     os._exit(code)
 
 
+class _ClosedStream(io.TextIOBase):
+    """Standard output or error closed by the caller (`reportgen … >&-`): writing fails as the shell's would."""
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "it is closed")
+
+
+def _interval(text: str) -> float:
+    """A polling interval in seconds: finite, from 0.01 (a busy loop below) to an hour."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0.01 <= value <= 3600:  # NaN fails this too
+        raise argparse.ArgumentTypeError(f"must be from 0.01 to 3600 seconds, got {text!r}")
+    return value
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    if sys.stdout is None:  # closed before the interpreter started: Python leaves None, and print() says nothing
+        sys.stdout = _ClosedStream()
     parser = _parser()
     arguments = parser.parse_args(argv)  # exits 2 on a usage error, as argparse does
     console.configure(quiet=getattr(arguments, "quiet", False), verbose=getattr(arguments, "verbose", False))
@@ -270,6 +292,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         cause = {143: "stopped by SIGTERM", 129: "stopped by SIGHUP (the terminal closed)"}.get(status, "interrupted")
         print(f"reportgen: {cause}; no output is half-written", file=sys.stderr)
         return status
+    except OSError as error:  # what is left: writing to the terminal or a redirect (> /dev/full, >&-)
+        _silence_stdout()  # its unflushed text would fail again at exit
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            print(printable(f"reportgen: error: cannot write to standard output: {error.strerror or error}"),
+                  file=sys.stderr)
+        return 1
 
 
 PIPE_CLOSED = 128 + 13  # the status of a command stopped by SIGPIPE, as the shell expects when a reader left early
