@@ -374,3 +374,13 @@ def test_a_watch_interval_that_is_not_a_pause_is_a_usage_error(interval: str,
         main(["watch", "--interval", interval, "x.yaml"])
     assert stopped.value.code == 2
     assert "argument --interval: must be from 0.01 to 3600 seconds" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_command_killed_by_a_signal_exits_as_a_shell_would(tmp_path: Path) -> None:
+    """A SIGKILLed command made measure exit 247 (−9 & 255); a shell says 137."""
+    project = tmp_path / "p.yaml"
+    project.write_text(PROJECT)
+    status, said = run("measure", "--project", str(project), "--nodes", "1", "--", "sh", "-c", "kill -9 $$")
+    assert status == 137 and "the command was killed by signal 9: nothing appended" in said
+    assert not (tmp_path / "runs.csv").exists()

@@ -498,9 +498,10 @@ def _measure(arguments: argparse.Namespace) -> int:
     measurement = run_measured(command, arguments.nodes, place)
     interrupts.check()  # an interrupted run appends nothing, whatever the command's status
     if measurement.exit_status != 0:
-        print(f"the command exited with status {measurement.exit_status}: nothing appended to {csv_path.name}",
-              file=sys.stderr)
-        return measurement.exit_status
+        status = measurement.exit_status
+        how = f"was killed by signal {-status}" if status < 0 else f"exited with status {status}"
+        print(f"the command {how}: nothing appended to {csv_path.name}", file=sys.stderr)
+        return 128 - status if status < 0 else status  # killed by signal N: 128 + N, as a shell reports it
     if from_traces:  # the split from the profiler traces the command wrote, each rank's times kept beside it
         from reportgen.commands.ingest_command import with_trace_split
 

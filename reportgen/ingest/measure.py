@@ -42,7 +42,7 @@ class Measurement:
     wall_s: float
     energy_kwh: float | None  # None when the tracker failed (CodeCarbon's stop() swallows its errors)
     split_s: dict[str, float]  # what the command reported, in seconds
-    exit_status: int
+    exit_status: int  # −N: killed by signal N
     workers_s: tuple[float, ...] = ()  # per-worker compute (from profiler traces)
     source: tuple[str, ...] = ()  # provenance lines of an ingested run (file names and hashes); empty: measured
 
@@ -123,7 +123,7 @@ def run_measured(command: Sequence[str], nodes: int, place: dict[str, str]) -> M
 
 
 def _run_to_the_end(command: Sequence[str], environment: dict[str, str]) -> int:
-    """The command's exit status. The command runs in a process group of its own, so that what it starts (a
+    """The command's exit status (−N for a command killed by signal N, as subprocess reports it). The command runs in a process group of its own, so that what it starts (a
     launcher's workers, a shell script's programs) can be stopped with it. Stopped (Ctrl-C, SIGTERM, SIGHUP), this
     passes the signal on to that whole group, gives it COMMAND_GRACE_SECONDS to exit, then kills what is left of
     the group and reaps the command: a supervisor's signal reaches every process of the command even when sent to
