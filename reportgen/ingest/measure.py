@@ -47,7 +47,7 @@ class Measurement:
     source: tuple[str, ...] = ()  # provenance lines of an ingested run (file names and hashes); empty: measured
 
     def said(self) -> str:
-    """What was measured, as the terminal shows it."""
+        """What was measured, as the terminal shows it."""
         energy = f"{self.energy_kwh:.6g} kWh on this machine" if self.energy_kwh is not None else "none"
         return f"measured: wall time {self.wall_s:.6g} s, energy {energy}"
 
@@ -70,7 +70,7 @@ def csv_of(loaded: LoadedProject) -> Path:
 
 
 def tracker_place(loaded: LoadedProject) -> dict[str, str]:
-"""The tracker's location: the project's country or cloud region (energy does not depend on it)."""
+    """The tracker's location: the project's country or cloud region (energy does not depend on it)."""
     location = loaded.project.energy.location if loaded.project.energy else None
     if location and location.country:
         return {"country_iso_code": location.country}
@@ -81,7 +81,7 @@ def tracker_place(loaded: LoadedProject) -> dict[str, str]:
 
 @contextmanager
 def _tracked(place: dict[str, str]) -> Iterator[list[float | None]]:
-"""CodeCarbon's offline tracker around a block; yields a one-element list that receives the energy in kWh.
+    """CodeCarbon's offline tracker around a block; yields a one-element list that receives the energy in kWh.
     An interrupted block gets no energy: the tracker is not stopped (its last reading can take a second), the
     process is leaving and the run is not recorded. A block that fails otherwise (a command that cannot start)
     stops the tracker before the error goes on: its scheduler would otherwise start a thread every second for as
@@ -107,7 +107,7 @@ def _tracked(place: dict[str, str]) -> Iterator[list[float | None]]:
 
 
 def run_measured(command: Sequence[str], nodes: int, place: dict[str, str]) -> Measurement:
-"""Run the command (its output goes straight to the terminal) and measure wall time and energy."""
+    """Run the command (its output goes straight to the terminal) and measure wall time and energy."""
     with tempfile.TemporaryDirectory(prefix="reportgen-measure-") as folder:
         split_file = Path(folder) / "split.json"
         environment = {**os.environ, SPLIT_ENV: str(split_file)}
@@ -123,12 +123,13 @@ def run_measured(command: Sequence[str], nodes: int, place: dict[str, str]) -> M
 
 
 def _run_to_the_end(command: Sequence[str], environment: dict[str, str]) -> int:
-"""The command's exit status (−N for a command killed by signal N, as subprocess reports it). The command runs in a process group of its own, so that what it starts (a
-    launcher's workers, a shell script's programs) can be stopped with it. Stopped (Ctrl-C, SIGTERM, SIGHUP), this
-    passes the signal on to that whole group, gives it COMMAND_GRACE_SECONDS to exit, then kills what is left of
-    the group and reaps the command: a supervisor's signal reaches every process of the command even when sent to
-    this one alone, nothing it started outlives it, and a command that ignores the signal never holds this one up.
-    (In its own group the command is in the terminal's background: it should not read from the terminal.)"""
+    """The command's exit status (−N for a command killed by signal N, as subprocess reports it). The command runs
+    in a process group of its own, so that what it starts (a launcher's workers, a shell script's programs) can be
+    stopped with it. Stopped (Ctrl-C, SIGTERM, SIGHUP), this passes the signal on to that whole group, gives it
+    COMMAND_GRACE_SECONDS to exit, then kills what is left of the group and reaps the command: a supervisor's signal
+    reaches every process of the command even when sent to this one alone, nothing it started outlives it, and a
+    command that ignores the signal never holds this one up. (In its own group the command is in the terminal's
+    background: it should not read from the terminal.)"""
     try:
         process = subprocess.Popen(list(command), env=environment, process_group=0)
     except FileNotFoundError:
@@ -178,7 +179,7 @@ def _read_split(path: Path) -> dict[str, float]:
 
 
 def csv_lines(csv_path: Path) -> tuple[list[str], int | None]:
-"""The CSV's lines and the index of its header line (None for a new or empty file)."""
+    """The CSV's lines and the index of its header line (None for a new or empty file)."""
     text = read_text(csv_path, csv_path.name, limit=measurements.MAX_CSV_BYTES)[0] if csv_path.exists() else ""
     lines = text.splitlines()
     header = next((i for i, line in enumerate(lines) if measurements.is_data_line(line)), None)
@@ -186,7 +187,7 @@ def csv_lines(csv_path: Path) -> tuple[list[str], int | None]:
 
 
 def csv_form(csv_path: Path) -> str | None:
-"""The run form the CSV records: "breakdown" (a compute column), "total" (time), or None while it has no
+    """The run form the CSV records: "breakdown" (a compute column), "total" (time), or None while it has no
     header (the first run decides)."""
     lines, header = csv_lines(csv_path)
     if header is None:
@@ -197,7 +198,7 @@ def csv_form(csv_path: Path) -> str | None:
 
 
 def without_rows(lines: list[str], header: int, nodes: int) -> list[str]:
-"""The CSV's lines less the rows at a node count and the provenance comments reportgen wrote above them."""
+    """The CSV's lines less the rows at a node count and the provenance comments reportgen wrote above them."""
     rows = set(measurements.rows_at(lines, header, nodes))
     for row_index in list(rows):
         above = row_index - 1
@@ -209,13 +210,13 @@ def without_rows(lines: list[str], header: int, nodes: int) -> list[str]:
 
 def check_can_append(csv_path: Path, nodes: int, *, replace: bool, split: bool | None = None,
                      repeat: bool = False) -> str | None:
-"""Refuse, before anything runs, what could not be recorded: a node count the CSV already has (unless it is to
+    """Refuse, before anything runs, what could not be recorded: a node count the CSV already has (unless it is to
     be replaced, or the run is a repeat of that scale), a split the CSV has no columns for, a split-form CSV whose
     command is not said to write one.
 
     `split` is whether the command writes its split (--split / --no-split); None leaves it to the command.
     Returns the CSV's form.
-"""
+    """
     lines, header = csv_lines(csv_path)
     rows = measurements.rows_at(lines, header, nodes)
     if rows and not (replace or repeat):
@@ -235,7 +236,7 @@ def check_can_append(csv_path: Path, nodes: int, *, replace: bool, split: bool |
 
 
 def missing_split(csv_path: Path, measurement: Measurement) -> bool:
-"""The CSV (or the run it is about to start with) needs a split the command did not write."""
+    """The CSV (or the run it is about to start with) needs a split the command did not write."""
     form = csv_form(csv_path)
     return form == "breakdown" and not {"compute", "communication", "idle"} <= measurement.split_s.keys()
 
@@ -245,7 +246,7 @@ COMMENT = PROVENANCE  # every provenance line reportgen writes starts so: replac
 
 
 def provenance(measurement: Measurement) -> tuple[str, ...]:
-"""The comment lines written above a measured row: what was measured, and the assumption behind its energy."""
+    """The comment lines written above a measured row: what was measured, and the assumption behind its energy."""
     if measurement.source:
         return measurement.source
     if measurement.energy_kwh is None:
@@ -259,7 +260,7 @@ def provenance(measurement: Measurement) -> tuple[str, ...]:
 
 def append_run(csv_path: Path, measurement: Measurement, *, time_unit_s: float | None, replace: bool,
                repeat: bool = False) -> Appended:
-"""Add the measurement as a row of the CSV (created with a header when absent), with a provenance comment
+    """Add the measurement as a row of the CSV (created with a header when absent), with a provenance comment
     above it, atomically: replacing the runs at its node count, or beside them as one more repeat. CodeCarbon
     measures this machine only: a run at N nodes records N times its energy."""
     with locked(csv_path.parent):  # read, check and replace as one step: concurrent writers lose no row
@@ -323,7 +324,7 @@ def _cell(name: str, unit: str | None, measurement: Measurement, time_unit_s: fl
 
 def write_lines(csv_path: Path, lines: list[str], *, collectives: bool = False,
                 time_unit_s: float | None = None) -> None:
-"""Replace the CSV with these lines, atomically (a stopped or failed write leaves it as it was), once every
+    """Replace the CSV with these lines, atomically (a stopped or failed write leaves it as it was), once every
     row reads as the project's loader reads it: no tool writes a value the project would refuse. Callers hold
     `locked(csv_path.parent)` from their read of the file to this write. A provenance line is written inert:
     text it quotes from outside (a file name, a run id) cannot end it and start a row."""
@@ -338,7 +339,7 @@ def write_lines(csv_path: Path, lines: list[str], *, collectives: bool = False,
 
 
 def number_text(value: float) -> str:
-"""A measured value at full precision: 15 significant digits, every digit a double holds reliably ("47535", not
+    """A measured value at full precision: 15 significant digits, every digit a double holds reliably ("47535", not
     "47535.0"; "0.1234567890123" where six digits would have dropped half of it), without the noise of its last
     binary digit that arithmetic leaves ("1.72259", not "1.7225899999999998")."""
     return f"{float(value):.15g}"
