@@ -384,3 +384,12 @@ def test_a_command_killed_by_a_signal_exits_as_a_shell_would(tmp_path: Path) -> 
     status, said = run("measure", "--project", str(project), "--nodes", "1", "--", "sh", "-c", "kill -9 $$")
     assert status == 137 and "the command was killed by signal 9: nothing appended" in said
     assert not (tmp_path / "runs.csv").exists()
+
+
+@pytest.mark.parametrize("code", ["ÉUR", "ＵＳＤ", "EUＲ"])
+def test_a_currency_code_is_three_ascii_capitals(tmp_path: Path, code: str) -> None:
+    """"ÉUR" passed str.isupper() and relabelled USD amounts as ÉUR."""
+    (tmp_path / "p.yaml").write_text(f"project: {{title: T}}\npricing: {{currency: {json.dumps(code)}, "
+                                     "node_hour: 10 USD}\n", encoding="utf-8")
+    status, said = run("check", str(tmp_path / "p.yaml"))
+    assert status == 2 and "pricing.currency: expected a three-letter currency code" in said

@@ -534,7 +534,7 @@ class Pricing:
     regimes: Regimes | None = field(Section(Regimes))
 
     def check(self) -> Checks:
-        if not (len(self.currency) == 3 and self.currency.isalpha() and self.currency.isupper()):
+        if not u.is_currency_code(self.currency):  # ASCII A-Z only: "ÉUR" or "ＵＳＤ" once relabelled USD amounts
             yield "currency", f'expected a three-letter currency code like "USD", got "{self.currency}"'
 
 

@@ -124,7 +124,8 @@ def is_number_text(text: str) -> bool:
 
 
 def is_currency_code(text: str) -> bool:
-    return bool(_CURRENCY_CODE_RE.match(text))
+    """Three ASCII capitals (ISO 4217's shape): str.isupper() would take "ÉUR" and fullwidth "ＵＳＤ"."""
+    return bool(_CURRENCY_CODE_RE.fullmatch(text))
 
 
 def _unit_tokens(unit_text: str) -> list[str]:
