@@ -10,13 +10,16 @@ import re
 from dataclasses import dataclass
 from enum import IntEnum
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Controls, and the invisible format characters that reorder or hide text on a terminal: bidi embeddings,
+# overrides and isolates (the "Trojan Source" characters), zero-width spaces and joiners, line and paragraph
+# separators, the byte-order mark, interlinear annotation marks.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]")
 
 
 def printable(text: str) -> str:
     """Text with its control characters written as escapes (\\x1b): a message quotes what the user wrote, and a
     terminal must never act on an escape sequence inside it."""
-    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+    return _CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
 
 
 class ExitCode(IntEnum):

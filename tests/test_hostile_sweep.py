@@ -507,7 +507,9 @@ FAMILIES = (
            "written escaped: a line break never ends a provenance comment, Markdown and HTML in diff.md stay text",
            (), ("tests/test_hostile_sweep_two.py::test_a_line_break_in_a_run_id_never_forges_a_row",
                 "tests/test_hostile_sweep_two.py::test_a_line_break_in_a_trace_file_name_never_forges_a_row",
-                "tests/test_hostile_sweep_two.py::test_diff_md_quotes_project_text_as_text_never_as_markup")),
+                "tests/test_hostile_sweep_two.py::test_diff_md_quotes_project_text_as_text_never_as_markup",
+                "tests/test_hostile_sweep_two.py::test_bidi_and_zero_width_characters_never_reach_the_terminal",
+                "tests/test_hostile_sweep_two.py::test_a_currency_code_is_three_ascii_capitals")),
     Family("Counts and sizes (second sweep)", "bounded before anything is allocated, with located errors (2^24 "
            "ranks, 2^20 nodes, 64 contexts, non-zero unit exponents); per-item rows aggregate past a few hundred",
            (), ("tests/test_traces.py::test_a_claimed_world_is_counted_never_enumerated",

@@ -393,3 +393,13 @@ def test_a_currency_code_is_three_ascii_capitals(tmp_path: Path, code: str) -> N
                                      "node_hour: 10 USD}\n", encoding="utf-8")
     status, said = run("check", str(tmp_path / "p.yaml"))
     assert status == 2 and "pricing.currency: expected a three-letter currency code" in said
+
+
+@pytest.mark.parametrize("hidden", ["\u202e", "\u2066", "\u200b", "\ufeff", "\u2067"])
+def test_bidi_and_zero_width_characters_never_reach_the_terminal(tmp_path: Path, hidden: str) -> None:
+    """A file name or a value quoting U+202E (right-to-left override) reordered the error line on a terminal."""
+    path = tmp_path / f"p{hidden}x.yaml"
+    path.write_text(f"project: {{title: T}}\ndesign: {{nodes: \"8{hidden}\"}}\n", encoding="utf-8")
+    status, said = run("check", str(path))
+    assert status == 2 and hidden not in said
+    assert hidden.encode("unicode_escape").decode("ascii") in said
