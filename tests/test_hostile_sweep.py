@@ -525,7 +525,8 @@ FAMILIES = (
            "refused, not merged", (),
            ("tests/test_hostile_sweep_two.py::test_a_writer_finds_a_scale_by_the_nodes_column_and_its_value",
             "tests/test_hostile_sweep_two.py::test_codecarbon_energy_goes_to_the_run_at_its_node_count_whatever_the_column_order",
-            "tests/test_hostile_sweep_two.py::test_an_nccl_log_of_several_tables_or_types_is_refused_not_merged")),
+            "tests/test_hostile_sweep_two.py::test_an_nccl_log_of_several_tables_or_types_is_refused_not_merged",
+            "tests/test_hostile_sweep_two.py::test_codecarbon_cells_and_machines_are_read_strictly")),
     Family("User environment and measure (second sweep)", "the user's matplotlibrc and a long $TMPDIR change "
            "nothing; measure prints what it measured before refusing a split file; a move that fails midway is undone; "
            "a CSV is opened once and must still be inside the project's folder",

@@ -403,3 +403,34 @@ def test_bidi_and_zero_width_characters_never_reach_the_terminal(tmp_path: Path,
     status, said = run("check", str(path))
     assert status == 2 and hidden not in said
     assert hidden.encode("unicode_escape").decode("ascii") in said
+
+
+def _emissions_rows(folder: Path, edit: str) -> Path:
+    lines = EMISSIONS.read_text().splitlines()
+    header = lines[0].split(",")
+    if edit == "duplicated-column":
+        lines[0] = lines[0] + ",energy_consumed"
+        lines[1:] = [line + ",0" for line in lines[1:]]
+    elif edit == "sixteen-machines":
+        lines = [lines[0], *[lines[-1]] * 16]
+    else:  # a number CodeCarbon never writes
+        cells = lines[-1].split(",")
+        cells[header.index("energy_consumed")] = edit
+        lines[-1] = ",".join(cells)
+    path = folder / "emissions.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize(("edit", "reason"), [
+    ("duplicated-column", "column energy_consumed appears twice"),
+    ("sixteen-machines", "has 16 rows in emissions.csv (one per tracked machine), more than the 2 nodes given"),
+    ("1_000", "energy_consumed must be a number"), ("infinity", "energy_consumed must be a number"),
+    ("١٢", "energy_consumed must be a number")])
+def test_codecarbon_cells_and_machines_are_read_strictly(tmp_path: Path, edit: str, reason: str) -> None:
+    project = _project(tmp_path)
+    before = (tmp_path / "runs.csv").read_bytes()
+    status, said = run("ingest", "codecarbon", str(_emissions_rows(tmp_path, edit)), "--project", str(project),
+                       "--nodes", "2")
+    assert status == 2 and "Traceback" not in said and reason in said, said
+    assert (tmp_path / "runs.csv").read_bytes() == before

@@ -18,11 +18,12 @@ import csv
 import hashlib
 import io
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reportgen.errors import InputError, Problem
+from reportgen.errors import InputError, Problem, UsageError
 from reportgen.files import locked
 from reportgen.ingest import measure
 from reportgen.project import measurements, units
@@ -45,12 +46,17 @@ class TrackedRun:
     emissions_kg: float | None = None  # CodeCarbon's own CO2e, summed over the rows (None: the file has none)
 
     def energy_at(self, nodes: int) -> float:
-        """The job's energy at `nodes`: the measured machines' sum, scaled to the nodes not measured."""
-        return self.energy_kwh * max(nodes, self.rows) / self.rows
+        """The job's energy at `nodes`: the measured machines' sum, scaled to the nodes not measured. More machines
+        tracked than the job's nodes is refused: their sum is not a run at that scale."""
+        if self.rows > nodes:
+            raise UsageError(f"run {self.run_id} has {self.rows} rows in {self.file} (one per tracked machine), more "
+                             f"than the {nodes} node{'s' if nodes != 1 else ''} given: give the run's node count, or "
+                             "name the run with --run-id")
+        return self.energy_kwh * nodes / self.rows
 
     def emissions_at(self, nodes: int) -> float | None:
         """CodeCarbon's recorded CO2e, scaled as the energy is."""
-        return None if self.emissions_kg is None else self.emissions_kg * max(nodes, self.rows) / self.rows
+        return None if self.emissions_kg is None else self.emissions_kg * self.energy_at(nodes) / self.energy_kwh
 
 
 def json_document(run: TrackedRun, nodes: int) -> dict[str, object]:
@@ -65,6 +71,9 @@ def read_emissions(path: Path, *, run_id: str | None = None) -> TrackedRun:
     shown = str(path)
     text, data = read_text(path, shown, limit=MAX_BYTES)
     reader = csv.DictReader(io.StringIO(text))
+    twice = sorted({name for name in reader.fieldnames or [] if (reader.fieldnames or []).count(name) > 1})
+    if twice:  # DictReader would keep the last of them, silently
+        raise InputError([Problem(shown, 1, 1, "", f"column {', '.join(twice)} appears twice")])
     missing = [name for name in REQUIRED if name not in (reader.fieldnames or [])]
     if missing:
         raise InputError([Problem(shown, 1, 1, "", f"not CodeCarbon's emissions.csv: no column {', '.join(missing)}")])
@@ -116,16 +125,15 @@ class Cell:
 
 
 KWH_J = 3.6e6
+_DECIMAL = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?", re.ASCII)
 
 
 def _value(row: dict[str, Any], name: str, cell: Cell, si_factor: float, *, positive: bool = False) -> float:
     """A number from a row that the project's CSV can hold (zero or more, more than zero when `positive`, within
     the project's range once in SI units: `si_factor` per unit of the column), else a located error at its cell."""
     text = (row.get(name) or "").strip()
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
+    # as CodeCarbon writes numbers (pandas' repr): float() alone would also take "1_000", "infinity" or "١٢"
+    value = float(text) if _DECIMAL.fullmatch(text) else math.nan
     if not (units.in_range(value * si_factor) and (value > 0 if positive else value >= 0)):
         wanted = "more than zero" if positive else "zero or more"
         raise InputError([Problem(cell.shown, cell.line, cell.column_of(name), "", f"{name} must be a number, "
