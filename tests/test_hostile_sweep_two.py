@@ -434,3 +434,17 @@ def test_codecarbon_cells_and_machines_are_read_strictly(tmp_path: Path, edit: s
                        "--nodes", "2")
     assert status == 2 and "Traceback" not in said and reason in said, said
     assert (tmp_path / "runs.csv").read_bytes() == before
+
+
+def test_profiler_steps_within_one_microsecond_are_refused_not_divided_by(tmp_path: Path) -> None:
+    from tests.test_traces import job_trace
+
+    trace = job_trace(0, 1, [1000.0], steps=2)
+    for event in trace["traceEvents"]:
+        event["dur"] = 0
+        if event["name"].startswith("ProfilerStep"):
+            event["ts"] = 5.0  # three steps at one instant: ZeroDivisionError
+    (tmp_path / "rank0.json").write_text(json.dumps(trace))
+    status, said = run("ingest", "trace", str(tmp_path / "rank0.json"))
+    assert status == 2 and "Traceback" not in said
+    assert "rank0.json:1:1: error: the 3 profiler steps start within one microsecond" in said

@@ -504,6 +504,10 @@ def reduce_events(events: Iterable[_Event], *, shown: str) -> tuple[np.ndarray, 
     # HTA's rounding of fractional microseconds: a start up to the next one, an end down to the previous one; an
     # event shorter than the gap this opens (1.5 µs long 0 rounds to 2…1) covers nothing, never negative time
     last_step = math.ceil(max(step_starts))
+    complete = sum(1 for s in step_starts if math.ceil(s) < last_step)
+    if complete == 0:  # every step starts within the last one's microsecond: no step has a length to divide by
+        raise InputError([Problem(shown, 1, 1, "", f"the {len(step_starts)} profiler steps start within one "
+                                  "microsecond: no complete step to measure")])
     starts = np.frombuffer(gpu_ts, dtype=np.float64)
     launches = np.frombuffer(launch_correlation, dtype=np.int64)
     early = launches[np.ceil(np.frombuffer(launch_ts, dtype=np.float64)) < last_step]
@@ -513,8 +517,7 @@ def reduce_events(events: Iterable[_Event], *, shown: str) -> tuple[np.ndarray, 
     rounded_starts = np.ceil(starts[kept])
     rounded_ends = np.maximum(np.floor(starts[kept] + np.frombuffer(gpu_dur, dtype=np.float64)[kept]), rounded_starts)
     return (rounded_starts, rounded_ends,
-            np.frombuffer(gpu_kind, dtype=np.int8)[kept], np.frombuffer(gpu_stream, dtype=np.int64)[kept],
-            sum(1 for s in step_starts if math.ceil(s) < last_step))
+            np.frombuffer(gpu_kind, dtype=np.int8)[kept], np.frombuffer(gpu_stream, dtype=np.int64)[kept], complete)
 
 
 def _breakdown(start: np.ndarray, end: np.ndarray, kind: np.ndarray, stream: np.ndarray, steps: int, *, rank: int,
