@@ -60,7 +60,12 @@ def open_regular(path: Path, *, within: Path | None = None) -> BinaryIO:
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
     if within is not None:
         flags |= getattr(os, "O_NOFOLLOW", 0)  # a resolved path has no link: one there now was swapped in
-    descriptor = os.open(path, flags)
+    try:
+        descriptor = os.open(path, flags)
+    except OSError as error:
+        if within is not None and error.errno == errno.ELOOP:
+            raise OutsideFolder(f"{path} became a symbolic link after it was checked") from None
+        raise
     try:
         kind = kind_of(os.fstat(descriptor).st_mode)  # what was opened, if the path changed since the stat
         if kind is not None:
@@ -88,9 +93,9 @@ def _opened_inside(descriptor: int, folder: Path) -> bool:
 def why_unreadable(error: OSError) -> str:
     """One line on why a file could not be read, for a located error."""
     if isinstance(error, OutsideFolder):
-        return "was replaced by a link outside the project file's folder while it was being read"
+        return "was replaced by a symbolic link after it was checked to be in the project file's folder: refused"
     if error.errno == errno.ELOOP:
-        return "is now a symbolic link (it was not when checked): refused"
+        return "is a loop of symbolic links"
     if isinstance(error, NotRegularFile):
         return f"is {error.kind}, not a regular file: reportgen reads only regular files"
     if isinstance(error, IsADirectoryError):

@@ -329,7 +329,8 @@ def test_a_link_swapped_in_after_the_check_never_reads_outside_the_project(tmp_p
     monkeypatch.setattr(measurements, "resolve", swapped_after_the_check)
     status, said = run("check", str(project))
     assert status == 2 and "Traceback" not in said
-    assert "runs.csv:1:1: error: is now a symbolic link (it was not when checked): refused" in said
+    assert "runs.csv:1:1: error: was replaced by a symbolic link after it was checked to be in the project file's " \
+        "folder: refused" in said
     # a folder on the way swapped for a link: the kernel's name for the opened file is outside
     from reportgen.files import OutsideFolder, open_regular
 
@@ -448,3 +449,29 @@ def test_profiler_steps_within_one_microsecond_are_refused_not_divided_by(tmp_pa
     status, said = run("ingest", "trace", str(tmp_path / "rank0.json"))
     assert status == 2 and "Traceback" not in said
     assert "rank0.json:1:1: error: the 3 profiler steps start within one microsecond" in said
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["symlink-loop", "non-utf8-name-on-ascii-terminal", "name-past-255-bytes"])
+def test_odd_paths_are_one_line_never_a_traceback(tmp_path: Path, case: str) -> None:
+    import os
+    import subprocess
+    import sys
+
+    environment = dict(os.environ)
+    if case == "symlink-loop":
+        os.symlink(tmp_path / "b.yaml", tmp_path / "a.yaml")
+        os.symlink(tmp_path / "a.yaml", tmp_path / "b.yaml")
+        target, expected, status = os.fsencode(tmp_path / "a.yaml"), "error: is a loop of symbolic links", 2
+    elif case == "non-utf8-name-on-ascii-terminal":
+        target = os.fsencode(tmp_path) + b"/bad\xff.yaml"
+        with open(target, "wb") as stream:
+            stream.write(b"project: {title: T}\n")
+        environment.update(LC_ALL="C", PYTHONIOENCODING="ascii")
+        expected, status = "bad\\udcff.yaml: ok", 0
+    else:
+        target, expected, status = os.fsencode(tmp_path / ("a" * 300 + ".yaml")), "cannot read", 2
+    done = subprocess.run([sys.executable.encode(), b"-m", b"reportgen", b"check", target], env=environment,
+                          capture_output=True, timeout=120)
+    said = (done.stdout + done.stderr).decode("ascii", "replace")
+    assert done.returncode == status and "Traceback" not in said and expected in said, said

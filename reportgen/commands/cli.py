@@ -268,6 +268,9 @@ def _interval(text: str) -> float:
 def main(argv: Sequence[str] | None = None) -> int:
     if sys.stdout is None:  # closed before the interpreter started: Python leaves None, and print() says nothing
         sys.stdout = _ClosedStream()
+    for stream in (sys.stdout, sys.stderr):  # a file name that is not text (b"\xff") on an ASCII terminal: escaped
+        with contextlib.suppress(AttributeError, ValueError):
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
     parser = _parser()
     arguments = parser.parse_args(argv)  # exits 2 on a usage error, as argparse does
     console.configure(quiet=getattr(arguments, "quiet", False), verbose=getattr(arguments, "verbose", False))
