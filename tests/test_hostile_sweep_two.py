@@ -475,3 +475,14 @@ def test_odd_paths_are_one_line_never_a_traceback(tmp_path: Path, case: str) -> 
                           capture_output=True, timeout=120)
     said = (done.stdout + done.stderr).decode("ascii", "replace")
     assert done.returncode == status and "Traceback" not in said and expected in said, said
+
+
+def test_collectives_read_from_their_csv_are_never_marked_default(tmp_path: Path) -> None:
+    from reportgen.render.context import normalized_inputs
+
+    (tmp_path / "c.csv").write_text("nodes,bytes [B],time [us]\n2,1000000,120\n4,1000000,180\n")
+    (tmp_path / "p.yaml").write_text("project: {title: T}\nprediction: {t_comp: 1 s, alpha: 8 us, message_bytes: 1 GB, "
+                                     "collectives_file: c.csv}\n")
+    rows = normalized_inputs(load_project(tmp_path / "p.yaml").project, {})
+    sources = {row.source for row in rows if row.path.startswith("prediction.collectives[") and row.unit}
+    assert sources == {"from c.csv"}

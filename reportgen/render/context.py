@@ -39,6 +39,7 @@ class InputRow:
     value: str
     unit: str
     written: str | None  # the quantity's text in the project file or CSV; None for defaults and plain values
+    source: str = "default"  # what a value without its text is: a default, or read from a file (collectives)
 
     @property
     def written_in_si(self) -> bool:
@@ -111,7 +112,12 @@ def normalized_inputs(project: Project, written: dict[str, str],
     left_runs = _left_out("scaling.runs", [run.nodes for run in runs], shown)
     left_collectives = _left_out("prediction.collectives", [c.nodes for c in collectives], None)
     left_out = left_runs | left_collectives
-    rows = [InputRow(leaf.path, leaf.shown, leaf.unit, written.get(leaf.path))
+    from_file = project.prediction.collectives_file if project.prediction is not None else None
+
+    def source(path: str) -> str:  # a value without its written text: a default, or a collective from its CSV
+        return f"from {from_file}" if from_file and path.startswith("prediction.collectives[") else "default"
+
+    rows = [InputRow(leaf.path, leaf.shown, leaf.unit, written.get(leaf.path), source(leaf.path))
             for leaf in flatten(project, currency=project.currency)
             if not left_out or leaf.path.partition("]")[0] + "]" not in left_out]
     if left_runs:
