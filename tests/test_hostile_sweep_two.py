@@ -486,3 +486,26 @@ def test_collectives_read_from_their_csv_are_never_marked_default(tmp_path: Path
     rows = normalized_inputs(load_project(tmp_path / "p.yaml").project, {})
     sources = {row.source for row in rows if row.path.startswith("prediction.collectives[") and row.unit}
     assert sources == {"from c.csv"}
+
+
+def test_a_trace_key_nested_in_another_object_is_not_the_trace(tmp_path: Path) -> None:
+    """The first "traceEvents": [ anywhere was taken: a nested one ({"meta": {"traceEvents": []}}) hid the trace."""
+    from reportgen.ingest import traces
+    from tests.test_traces import job_trace
+
+    trace = job_trace(0, 1, [1000.0])
+    (tmp_path / "rank0.json").write_text(json.dumps({"meta": {"note": 'a "traceEvents": [ in a string',
+                                                              "traceEvents": []}, **trace}))
+    job = traces.combine(traces.reduce_files([tmp_path / "rank0.json"], processes=1))
+    assert job.run.steps == 3 and job.run.compute_s > 0
+
+
+def test_an_id_past_64_bits_is_refused_where_it_stands(tmp_path: Path) -> None:
+    from tests.test_traces import job_trace
+
+    trace = job_trace(0, 1, [1000.0])
+    next(e for e in trace["traceEvents"] if "args" in e)["args"]["correlation"] = 1 << 70  # OverflowError before
+    (tmp_path / "rank0.json").write_text(json.dumps(trace))
+    status, said = run("ingest", "trace", str(tmp_path / "rank0.json"))
+    assert status == 2 and "Traceback" not in said
+    assert "Expected `int` <= 9223372036854775807 - at `$.traceEvents[" in said

@@ -155,9 +155,13 @@ def trace_files(paths: Sequence[Path]) -> list[Path]:
     return files
 
 
+# An id (stream, correlation) is kept in a 64-bit array: one past its range is refused by the decoder where it stands
+_Id = Annotated[int, msgspec.Meta(ge=-(1 << 63), le=(1 << 63) - 1)]
+
+
 class _Args(msgspec.Struct, gc=False):
-    stream: int | None = None
-    correlation: int | None = None
+    stream: _Id | None = None
+    correlation: _Id | None = None
 
 
 # Microseconds, as the profiler writes them. A negative duration, or a time past ±10¹⁸ µs (31,700 years: 1e400 reads
@@ -252,10 +256,13 @@ class _TraceFile:
 
     def _batches(self, source: _Readable) -> Iterator[list[_Event]]:
         found = None
+        depth = _Depth()
         while found is None:
             more = self._read(source)
-            # only what is new is searched (a key split across two blocks is found from 64 bytes back)
-            found = _EVENTS_KEY.search(self._buffer, max(0, self._searched - 64))
+            # only what is new is searched (a key split across two blocks is found from 64 bytes back); the key
+            # counts only in the document's own object, not nested in another ({"meta": {"traceEvents": []}})
+            found = next((match for match in _EVENTS_KEY.finditer(self._buffer, max(0, self._searched - 64))
+                          if match.start() >= depth.at and depth.at_top(self._buffer, match.start())), None)
             self._searched = len(self._buffer)
             if found is None and not more:
                 self._decode_header(bytes(self._buffer), len(self._buffer))  # raises when it is not JSON
@@ -449,6 +456,32 @@ def read_rank(path: Path) -> RankBreakdown:
 
 
 # ----------------------------------------------------------------------------------------------------- reducing
+class _Depth:
+    """How deep a position of a JSON text is, scanned once from the start as candidates come (strings skipped)."""
+
+    def __init__(self) -> None:
+        self.at, self.depth, self.in_string, self.escaped = 0, 0, False, False
+
+    def at_top(self, text: bytearray, position: int) -> bool:
+        """Whether `position` lies directly in the outermost object (depth 1), outside any string."""
+        for byte in memoryview(text)[self.at:position]:
+            if self.in_string:
+                if self.escaped:
+                    self.escaped = False
+                elif byte == 0x5C:  # backslash
+                    self.escaped = True
+                elif byte == 0x22:  # quote
+                    self.in_string = False
+            elif byte == 0x22:
+                self.in_string = True
+            elif byte in (0x7B, 0x5B):  # { [
+                self.depth += 1
+            elif byte in (0x7D, 0x5D):  # } ]
+                self.depth -= 1
+        self.at = position
+        return self.depth == 1 and not self.in_string
+
+
 def reduce_events(events: Iterable[_Event], *, shown: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
                                                                      int]:
     """A rank's events → the start, end, kind and stream of each GPU event kept, and the complete steps.
