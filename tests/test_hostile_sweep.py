@@ -543,7 +543,8 @@ FAMILIES = (
             "tests/test_hostile_sweep_two.py::test_a_full_or_closed_standard_output_is_one_line_and_exit_1",
             "tests/test_hostile_sweep_two.py::test_a_watch_interval_that_is_not_a_pause_is_a_usage_error",
             "tests/test_hostile_sweep_two.py::test_a_command_killed_by_a_signal_exits_as_a_shell_would",
-            "tests/test_hostile_sweep_two.py::test_odd_paths_are_one_line_never_a_traceback")),
+            "tests/test_hostile_sweep_two.py::test_odd_paths_are_one_line_never_a_traceback",
+            "tests/test_hostile_sweep_two.py::test_watch_notices_a_csv_created_after_it_started")),
     Family("Git revisions", "a revision is never read as an option; a bad one is a usage error; a blob's size "
            "checked before it is read",
            (revision_that_is_an_option, revision_without_a_path, revision_that_does_not_exist),

@@ -509,3 +509,28 @@ def test_an_id_past_64_bits_is_refused_where_it_stands(tmp_path: Path) -> None:
     status, said = run("ingest", "trace", str(tmp_path / "rank0.json"))
     assert status == 2 and "Traceback" not in said
     assert "Expected `int` <= 9223372036854775807 - at `$.traceEvents[" in said
+
+
+@pytest.mark.slow
+def test_watch_notices_a_csv_created_after_it_started(tmp_path: Path) -> None:
+    """A project whose scaling.file did not exist yet failed its first build, and watch never looked at the CSV."""
+    import threading
+    import time
+
+    from reportgen.commands.watch import WatchEvent, watch
+    from reportgen.pipeline import BuildOptions
+
+    project = tmp_path / "p.yaml"
+    project.write_text(PROJECT)  # names runs.csv, which is not there yet
+    events: list[WatchEvent] = []
+    thread = threading.Thread(target=watch, args=(project, BuildOptions(out_root=tmp_path / "out",
+                                                                        formats=("json",))),
+                              kwargs={"on_event": events.append, "interval": 0.05, "max_builds": 2}, daemon=True)
+    thread.start()
+    deadline = time.time() + 60
+    while not events and time.time() < deadline:
+        time.sleep(0.05)
+    assert events and not events[0].ok
+    (tmp_path / "runs.csv").write_text(RUNS)
+    thread.join(timeout=120)
+    assert len(events) == 2 and events[1].ok, events

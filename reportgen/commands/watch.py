@@ -53,11 +53,24 @@ def _stamp(paths: tuple[Path, ...]) -> tuple[tuple[str, int, int], ...]:
     return tuple(stamps)
 
 
-def _watched(project: Path, document_path: Path | None) -> tuple[Path, ...]:
-    """The project file and the CSV it names (read again after each build: scaling.file may change)."""
+def _watched(project: Path) -> tuple[Path, ...]:
+    """The project file and the CSVs it names (scaling.file, prediction.collectives_file), read from its text
+    again after each build, a failed one too: a CSV that does not exist yet is watched until it appears."""
+    from reportgen.project.spec import locate, scalar_text
+    from reportgen.project.yaml_source import compose, read_text
+
     paths = [project]
-    if document_path is not None:
-        paths.append(document_path)
+    try:
+        root = compose(read_text(project, str(project))[0], str(project))
+    except InputError:
+        return tuple(paths)
+    for key in ("scaling.file", "prediction.collectives_file"):
+        named = scalar_text(locate(root, key))
+        if named:
+            try:
+                paths.append(measurements.resolve(project, named))
+            except ValueError:  # outside the folder: the build says so
+                continue
     return tuple(paths)
 
 
@@ -88,6 +101,8 @@ def _rebuild(builder: Builder, path: Path, options: BuildOptions, state: _State)
     try:
         result = builder.build(path, formats=first_pass(options.formats))
     except InputError as error:
+        state.watched = _watched(path)
+        state.stamp = _stamp(state.watched)
         return WatchEvent(ok=False, errors=str(error))
     html_seconds = time.perf_counter() - started
     written = list(result.written)
@@ -99,8 +114,7 @@ def _rebuild(builder: Builder, path: Path, options: BuildOptions, state: _State)
         change for change in compare_results(state.analysis, result.analysis) if change.verdict != "same")
     first = state.analysis is None
     state.analysis = result.analysis
-    scaling = result.loaded.project.scaling
-    state.watched = _watched(path, measurements.resolve(path, scaling.file) if scaling and scaling.file else None)
+    state.watched = _watched(path)
     state.stamp = _stamp(state.watched)
     return WatchEvent(True, html_seconds, pdf_seconds, tuple(written), result.figures_drawn, changes, first,
                       currency=result.loaded.project.currency)
