@@ -548,7 +548,8 @@ FAMILIES = (
     Family("Git revisions", "a revision is never read as an option; a bad one is a usage error; a blob's size "
            "checked before it is read",
            (revision_that_is_an_option, revision_without_a_path, revision_that_does_not_exist),
-           ("tests/test_revisions.py::test_a_blob_past_the_limit_is_refused_before_it_is_read",)),
+           ("tests/test_revisions.py::test_a_blob_past_the_limit_is_refused_before_it_is_read",
+            "tests/test_hostile_sweep_two.py::test_a_revision_spec_without_a_revision_says_so")),
     Family("Special files", "refused at once, never opened (a pipe with no writer would wait forever)", (),
            ("tests/test_hostile.py::test_check_refuses_every_kind_of_special_file",
             "tests/test_hostile.py::test_every_reading_command_refuses_a_named_pipe_at_once")),

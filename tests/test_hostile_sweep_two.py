@@ -534,3 +534,10 @@ def test_watch_notices_a_csv_created_after_it_started(tmp_path: Path) -> None:
     (tmp_path / "runs.csv").write_text(RUNS)
     thread.join(timeout=120)
     assert len(events) == 2 and events[1].ok, events
+
+
+def test_a_revision_spec_without_a_revision_says_so(tmp_path: Path) -> None:
+    from tests.conftest import INPUTS
+
+    status, said = run("diff", ":p.yaml", str(INPUTS / "example.yaml"), "-o", str(tmp_path))
+    assert status == 2 and "no revision before the ':' (write REV:PATH" in said  # was "'' is not a revision"

@@ -83,7 +83,10 @@ class _Repository:
 
     def commit(self, revision: str) -> str:
         """The revision as a commit's SHA; refused if it could be read as an option."""
-        if not revision or revision.startswith("-"):
+        if not revision:  # ":p.yaml": git's own syntax for the index, which reportgen does not read
+            raise UsageError("no revision before the ':' (write REV:PATH, such as HEAD~1:p.yaml; a file whose name "
+                             "starts with ':' is ./:p.yaml)")
+        if revision.startswith("-"):
             raise UsageError(f"{revision!r} is not a revision (a revision never starts with '-')")
         out = self._git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{revision}^{{commit}}",
                         shown=revision)
