@@ -483,7 +483,8 @@ FAMILIES = (
             unit_exponent_that_overflows, large_file_without_aliases, error_on_line_300),
            ("tests/test_security.py::test_bombs_are_refused_fast",
             "tests/test_security.py::test_oversized_files_are_refused_without_reading_them_whole",
-            "tests/test_fuzz.py::test_mutated_projects_load_or_fail_with_located_errors")),
+            "tests/test_fuzz.py::test_mutated_projects_load_or_fail_with_located_errors",
+            "tests/test_hostile_sweep_two.py::test_block_nesting_too_deep_is_located_where_it_passes_the_limit")),
     Family("Measurement CSVs", "every bad cell located at its row and column, all at once, exit 2; past 250,000 "
            "values refused before parsing",
            (run_of_1e308_seconds, run_of_1e_320_seconds, negative_nan_and_infinite_times, formula_in_a_cell,

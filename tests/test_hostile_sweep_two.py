@@ -541,3 +541,13 @@ def test_a_revision_spec_without_a_revision_says_so(tmp_path: Path) -> None:
 
     status, said = run("diff", ":p.yaml", str(INPUTS / "example.yaml"), "-o", str(tmp_path))
     assert status == 2 and "no revision before the ':' (write REV:PATH" in said  # was "'' is not a revision"
+
+
+def test_block_nesting_too_deep_is_located_where_it_passes_the_limit(tmp_path: Path) -> None:
+    """'- - - …' past the composer's recursion was reported at 1:1."""
+    (tmp_path / "p.yaml").write_text("- " * 5000 + "\n")
+    status, said = run("check", str(tmp_path / "p.yaml"))
+    assert status == 2 and "Traceback" not in said
+    line = next(line for line in said.splitlines() if "error:" in line)
+    assert re.search(r"p\.yaml:1:(\d+): error: the document nests too deeply", line)
+    assert not line.split("p.yaml:")[1].startswith("1:1:")

@@ -80,7 +80,7 @@ def compose(text: str, display: str) -> Node:
     except yaml.YAMLError as error:  # any other error without a position
         raise InputError([Problem(display, 1, 1, "", f"invalid YAML: {error}")]) from None
     except RecursionError:  # PyYAML composes recursively: thousands of nested brackets exhaust the stack
-        line, column = _too_deep_at(text, MAX_DEPTH) or (1, 1)
+        line, column = _too_deep_at(text, MAX_DEPTH) or _deep_block_at(text, MAX_DEPTH) or (1, 1)
         raise InputError([Problem(display, line, column, "", "the document nests too deeply")]) from None
     if node is None:
         raise InputError([Problem(display, 1, 1, "", "the file is empty: it needs at least a `project` section")])
@@ -89,6 +89,23 @@ def compose(text: str, display: str) -> Node:
     if problems:
         raise InputError(problems)
     return node
+
+
+def _deep_block_at(text: str, limit: int) -> tuple[int, int] | None:
+    """Where collections first nest deeper than `limit`, block ones too ("- - - …", indented mappings), read from
+    PyYAML's events: its parser keeps a stack of states and does not recurse as its composer does."""
+    depth = 0
+    try:
+        for event in yaml.parse(io.StringIO(text), Loader=yaml.SafeLoader):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > limit and event.start_mark is not None:
+                    return event.start_mark.line + 1, event.start_mark.column + 1
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.YAMLError:
+        return None
+    return None
 
 
 def _too_deep_at(text: str, limit: int) -> tuple[int, int] | None:
