@@ -551,3 +551,67 @@ def test_block_nesting_too_deep_is_located_where_it_passes_the_limit(tmp_path: P
     line = next(line for line in said.splitlines() if "error:" in line)
     assert re.search(r"p\.yaml:1:(\d+): error: the document nests too deeply", line)
     assert not line.split("p.yaml:")[1].startswith("1:1:")
+
+
+# ------------------------------------------------------------------ 7. the same mechanisms, under hypothesis
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from tests.conftest import examples  # noqa: E402
+
+SWEEP = settings(max_examples=examples(200), deadline=None, derandomize=True)
+
+
+@SWEEP
+@given(st.text())
+def test_any_text_in_a_provenance_line_stays_one_inert_line(text: str) -> None:
+    import unicodedata
+
+    from reportgen.project.records import PROVENANCE, inert
+
+    line = inert(PROVENANCE + text)
+    assert len(line.splitlines()) == 1 and line.startswith(PROVENANCE)
+    assert not any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in line)
+
+
+@SWEEP
+@given(st.integers(1, 1 << 20), st.sampled_from(["{}", "{}.0", "0{}", "+{}", "{}e0", " {} ", "{}.000"]))
+def test_a_node_count_is_found_however_it_is_spelled(nodes: int, spelling: str) -> None:
+    from reportgen.project.measurements import node_count, rows_at
+
+    cell = spelling.format(nodes)
+    assert node_count(cell) == nodes
+    lines = ["time [s],nodes", f"1,{cell}", f"2,{nodes + 1}"]
+    assert rows_at(lines, 0, nodes) == [1]
+
+
+@SWEEP
+@given(st.integers(-99, 99), st.sampled_from(["s", "ms", "min", "h"]))
+def test_any_unit_exponent_is_read_or_refused_never_raised(exponent: int, unit: str) -> None:
+    from reportgen.project import units
+
+    try:
+        units.parse_unit(f"{unit}**{exponent}", units.TIME)
+    except units.UnitProblem:
+        return
+
+
+@SWEEP
+@given(st.integers(-(1 << 70), 1 << 70))
+def test_any_claimed_world_size_is_counted_or_refused(world: int) -> None:
+    import tempfile
+
+    from reportgen.errors import InputError
+    from reportgen.ingest import traces
+    from tests.test_traces import job_trace
+    with tempfile.TemporaryDirectory() as folder:
+        trace = job_trace(0, 1, [1000.0])
+        trace["distributedInfo"]["world_size"] = world
+        path = Path(folder) / "rank0.json"
+        path.write_text(json.dumps(trace))
+        try:
+            job = traces.combine(traces.reduce_files([path], processes=1))
+        except InputError as error:
+            assert "world_size" in str(error) or "Expected `int`" in str(error)
+            return
+        assert 1 <= job.world_size <= traces.MAX_WORLD_SIZE and job.missing_count == job.world_size - 1
