@@ -186,7 +186,7 @@ def test_the_job_run_lands_in_the_csv_with_its_provenance(tmp_path: Path) -> Non
                  "--steps-per-run", "1000"]) == 0
     lines = (tmp_path / "runs.csv").read_text().splitlines()
     assert lines[0] == "nodes,compute [s],communication [s],idle [s],io [s],workers [s],energy [kWh]"
-    assert lines[1].startswith("# reportgen ingest trace: 2 nodes, 2 ranks, 3 profiler step(s)")
+    assert lines[1].startswith("# reportgen ingest trace: 2 nodes, 2 ranks, GPU profile, 3 profiler step(s)")
     assert lines[2].startswith("# reportgen trace: rank-0.json.gz sha256 ")
     run = load_project(project).project.scaling.runs[0]
     assert run.nodes == 2 and run.workers == pytest.approx((1.0, 1.6))  # 1,000 steps of 1,000 and 1,600 µs
@@ -218,7 +218,8 @@ def test_bad_traces_are_located_errors(tmp_path: Path) -> None:
     cpu = job_trace(0, 1, [1000.0])
     cpu["traceEvents"] = [e for e in cpu["traceEvents"] if e["cat"] != "kernel"]
     (tmp_path / "cpu.json").write_text(json.dumps(cpu))
-    assert "CPU-only profile" in refused([tmp_path / "cpu.json"])
+    # no kernels and no CPU ops (only launches and steps): nothing to split, GPU or CPU (§6)
+    assert "neither GPU kernels, copies or sets nor CPU ops" in refused([tmp_path / "cpu.json"])
     (tmp_path / "one-step.json").write_text(json.dumps(job_trace(0, 1, [1000.0], steps=0)))
     assert "1 profiler step(s)" in refused([tmp_path / "one-step.json"])
 

@@ -46,6 +46,9 @@ from reportgen.project.records import PROVENANCE
 COMMUNICATION = re.compile(r"^nccl.*|^hip|^hccl|.*ncclKernel.*")
 MEMORY = re.compile(r"^(hip)?Memcpy|^(hip)?Memset|^dma")
 GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
+# A CPU profile (DDP over gloo on CPUs, MEASUREMENTS §6): compute is the main thread's CPU ops, communication the
+# gloo spans (on gloo's own threads) and the c10d calls that launch or wait for a collective, on any thread
+CPU_COMMUNICATION = re.compile(r"^(gloo:|c10d::)")
 COMPUTE, MEMORY_KIND, COMMUNICATION_KIND = 0, 1, 2
 TRACE_SUFFIXES = (".json", ".json.gz")
 
@@ -68,6 +71,8 @@ class RankBreakdown:
     steps: int  # complete profiler steps in the window
     collectives: tuple[tuple[float, ...], ...]  # per communication stream (by stream id), durations in order
     shown: str = ""  # the path as the user gave it, which an error about this rank names (`file` is its name)
+    backend: str | None = None  # distributedInfo.backend (nccl, gloo): said in the provenance
+    cpu: bool = False  # read as a CPU profile (no GPU work): compute is the main thread's CPU ops
 
 
 @dataclass(frozen=True)
@@ -114,7 +119,9 @@ class JobBreakdown:
             wait += " present (a lower bound: the slowest rank may be one not sampled)"
         ranks = (f"{len(self.ranks)} of {self.world_size} ranks (sampled: the run is the median rank)"
                  if self.sampled else f"{len(self.ranks)} ranks")
-        return (f"{PROVENANCE}ingest trace: {nodes} nodes, {ranks}, {run.steps} profiler step(s) per "
+        first = self.ranks[0].breakdown
+        how = (f"{'CPU' if first.cpu else 'GPU'} profile" + (f", backend {first.backend}" if first.backend else ""))
+        return (f"{PROVENANCE}ingest trace: {nodes} nodes, {ranks}, {how}, {run.steps} profiler step(s) per "
                 f"rank scaled to {k:g} per run; wait for the slowest rank {wait}",
                 *(f"{PROVENANCE}trace: {name} sha256 {digest}" for name, digest in self.files),
                 *(f"{PROVENANCE}rank {rank}: compute {c * k:.6g} s, communication {m * k:.6g} s, wait {w * k:.6g} s, "
@@ -182,11 +189,13 @@ class _Event(msgspec.Struct, gc=False):
     ts: _Timestamp | None = None
     dur: _Duration | None = None
     args: _Args | None = None
+    tid: int | str | None = None  # the thread (CPU events) or stream lane (GPU events)
 
 
 class _Distributed(msgspec.Struct, gc=False):
     rank: int = 0
     world_size: int | None = None
+    backend: str | None = None  # nccl, gloo, …: said in the provenance
 
 
 class _Trace(msgspec.Struct):
@@ -452,7 +461,7 @@ def read_rank(path: Path) -> RankBreakdown:
     intervals = reduce_events(chain.from_iterable(trace.event_batches()), shown=shown)
     info = trace.header.distributedInfo or _Distributed()
     breakdown = _breakdown(*intervals, rank=info.rank, world_size=info.world_size, file=path.name, sha256=trace.sha256)
-    return replace(breakdown, shown=shown)
+    return replace(breakdown, shown=shown, backend=info.backend, cpu=intervals[5] is not None)
 
 
 # ----------------------------------------------------------------------------------------------------- reducing
@@ -483,8 +492,10 @@ class _Depth:
 
 
 def reduce_events(events: Iterable[_Event], *, shown: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
-                                                                     int]:
-    """A rank's events → the start, end, kind and stream of each GPU event kept, and the complete steps.
+                                                                     int, float | None]:
+    """A rank's events → the start, end, kind and stream of each GPU event kept, the complete steps, and the window
+    (None: the GPU events' own span, as HTA takes it). A profile without GPU work is read as a CPU one (§6): the
+    main thread's CPU ops and the gloo / c10d communication spans, over the complete steps.
 
     The loop only appends raw fields to typed arrays (8 bytes an entry, where a list holds a 32-byte object); the
     rounding and the matching of kernels to their launches run on whole arrays in numpy afterwards, a third of the
@@ -497,6 +508,8 @@ def reduce_events(events: Iterable[_Event], *, shown: str) -> tuple[np.ndarray, 
     add_ts, add_dur, add_kind = gpu_ts.append, gpu_dur.append, gpu_kind.append
     add_stream, add_correlation = gpu_stream.append, gpu_correlation.append
     add_launch_ts, add_launch_correlation = launch_ts.append, launch_correlation.append
+    cpu = _CpuEvents()
+    step_threads: list[int | str | None] = []
     for event in events:  # the one loop over every event: kept lean (locals, the common cases tested first)
         if event.cat in GPU_CATEGORIES:
             ts = event.ts
@@ -527,9 +540,12 @@ def reduce_events(events: Iterable[_Event], *, shown: str) -> tuple[np.ndarray, 
         elif (isinstance(event.name, str) and event.name.startswith("ProfilerStep#") and event.ts is not None
               and event.ph == "X"):
             step_starts.append(event.ts)
-    if not gpu_ts:
-        raise InputError([Problem(shown, 1, 1, "", "no GPU kernels, copies or sets: a CPU-only profile cannot "
-                                  "split GPU time")])
+            step_threads.append(event.tid)
+        elif not gpu_ts and event.ph == "X" and event.ts is not None:  # kept only while no GPU work is seen
+            cpu.add(event)
+    if not gpu_ts and not cpu.ts:
+        raise InputError([Problem(shown, 1, 1, "", "neither GPU kernels, copies or sets nor CPU ops: nothing to "
+                                  "split")])
     if len(step_starts) < 2:
         raise InputError([Problem(shown, 1, 1, "", f"{len(step_starts)} profiler step(s): the last step is left "
                                   "out as HTA does, so a trace needs two or more (profile with a schedule of "
@@ -541,6 +557,9 @@ def reduce_events(events: Iterable[_Event], *, shown: str) -> tuple[np.ndarray, 
     if complete == 0:  # every step starts within the last one's microsecond: no step has a length to divide by
         raise InputError([Problem(shown, 1, 1, "", f"the {len(step_starts)} profiler steps start within one "
                                   "microsecond: no complete step to measure")])
+    if not gpu_ts:
+        main = max(set(step_threads), key=step_threads.count)  # the thread that marks the steps: the main one
+        return cpu.intervals(min(step_starts), float(last_step), main, complete, shown)
     starts = np.frombuffer(gpu_ts, dtype=np.float64)
     launches = np.frombuffer(launch_correlation, dtype=np.int64)
     early = launches[np.ceil(np.frombuffer(launch_ts, dtype=np.float64)) < last_step]
@@ -550,12 +569,54 @@ def reduce_events(events: Iterable[_Event], *, shown: str) -> tuple[np.ndarray, 
     rounded_starts = np.ceil(starts[kept])
     rounded_ends = np.maximum(np.floor(starts[kept] + np.frombuffer(gpu_dur, dtype=np.float64)[kept]), rounded_starts)
     return (rounded_starts, rounded_ends,
-            np.frombuffer(gpu_kind, dtype=np.int8)[kept], np.frombuffer(gpu_stream, dtype=np.int64)[kept], complete)
+            np.frombuffer(gpu_kind, dtype=np.int8)[kept], np.frombuffer(gpu_stream, dtype=np.int64)[kept], complete,
+            None)
 
 
-def _breakdown(start: np.ndarray, end: np.ndarray, kind: np.ndarray, stream: np.ndarray, steps: int, *, rank: int,
-               world_size: int | None, file: str, sha256: str) -> RankBreakdown:
-    window = float(end.max() - start.min())
+class _CpuEvents:
+    """The CPU ops and communication spans of a CPU profile, kept as typed arrays while the events stream past."""
+
+    def __init__(self) -> None:
+        self.ts, self.dur, self.thread, self.kind = array("d"), array("d"), array("q"), array("b")
+        self.lane = array("q")  # a communication span's lane, for the waits across ranks: 0 gloo, 1 c10d
+        self._threads: dict[int | str | None, int] = {}  # a thread id (an int, or a name) → a small number
+
+    def add(self, event: _Event) -> None:
+        name = event.name if isinstance(event.name, str) else ""
+        matched = CPU_COMMUNICATION.match(name)
+        if matched:
+            kind, lane = COMMUNICATION_KIND, 0 if matched.group(1) == "gloo:" else 1
+        elif event.cat == "cpu_op":
+            kind, lane = COMPUTE, -1
+        else:
+            return
+        self.ts.append(event.ts or 0.0)
+        self.dur.append(event.dur or 0.0)
+        self.thread.append(self._threads.setdefault(event.tid, len(self._threads)))
+        self.kind.append(kind)
+        self.lane.append(lane)
+
+    def intervals(self, first: float, last: float, main: int | str | None, steps: int,
+                  shown: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, float]:
+        """Compute: the main thread's CPU ops; communication: every thread's; both clipped to the complete steps
+        [first step's start, last step's start). Thread ids differ from rank to rank, so the spans are matched
+        across ranks by lane (gloo's own spans, the c10d calls), in time order."""
+        starts = np.frombuffer(self.ts, dtype=np.float64)
+        ends = starts + np.frombuffer(self.dur, dtype=np.float64)
+        kind = np.frombuffer(self.kind, dtype=np.int8)
+        thread = np.frombuffer(self.thread, dtype=np.int64)
+        main_thread = self._threads.get(main, -1)
+        kept = ((kind == COMMUNICATION_KIND) | (thread == main_thread)) & (ends > first) & (starts < last)
+        if not (kept & (kind == COMPUTE)).any():
+            raise InputError([Problem(shown, 1, 1, "", "no CPU op of the main thread (the one marking the profiler "
+                                      "steps) within a complete step: nothing to split")])
+        return (np.maximum(starts[kept], first), np.minimum(ends[kept], last), kind[kept],
+                np.frombuffer(self.lane, dtype=np.int64)[kept], steps, last - first)
+
+
+def _breakdown(start: np.ndarray, end: np.ndarray, kind: np.ndarray, stream: np.ndarray, steps: int,
+               window_us: float | None, *, rank: int, world_size: int | None, file: str, sha256: str) -> RankBreakdown:
+    window = float(end.max() - start.min()) if window_us is None else window_us
     everything = union(start, end)
     compute = union(start[kind == COMPUTE], end[kind == COMPUTE])
     communication = union(start[kind == COMMUNICATION_KIND], end[kind == COMMUNICATION_KIND])
