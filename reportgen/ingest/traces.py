@@ -47,8 +47,7 @@ COMMUNICATION = re.compile(r"^nccl.*|^hip|^hccl|.*ncclKernel.*")
 MEMORY = re.compile(r"^(hip)?Memcpy|^(hip)?Memset|^dma")
 GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
 # A CPU profile (DDP over gloo on CPUs, MEASUREMENTS §6): compute is the main thread's CPU ops, communication the
-# gloo spans (on gloo's own threads) and the c10d calls that launch or wait for a collective, on any thread
-CPU_COMMUNICATION = re.compile(r"^(gloo:|c10d::)")
+# gloo:* spans (on gloo's own threads) and the c10d::* calls that launch or wait for a collective, on any thread.
 COMPUTE, MEMORY_KIND, COMMUNICATION_KIND = 0, 1, 2
 TRACE_SUFFIXES = (".json", ".json.gz")
 
@@ -582,17 +581,24 @@ class _CpuEvents:
         self._threads: dict[int | str | None, int] = {}  # a thread id (an int, or a name) → a small number
 
     def add(self, event: _Event) -> None:
-        name = event.name if isinstance(event.name, str) else ""
-        matched = CPU_COMMUNICATION.match(name)
-        if matched:
-            kind, lane = COMMUNICATION_KIND, 0 if matched.group(1) == "gloo:" else 1
+        """One event, kept when it is a CPU op or a communication span (a GPU trace passes its CPU ops through here
+        until its first kernel: the tests are ordered for them)."""
+        name = event.name
+        if not isinstance(name, str):
+            return
+        if name.startswith(("gloo:", "c10d::")):
+            kind, lane = COMMUNICATION_KIND, 0 if name[0] == "g" else 1
         elif event.cat == "cpu_op":
             kind, lane = COMPUTE, -1
         else:
             return
         self.ts.append(event.ts or 0.0)
         self.dur.append(event.dur or 0.0)
-        self.thread.append(self._threads.setdefault(event.tid, len(self._threads)))
+        tid = event.tid
+        thread = self._threads.get(tid)
+        if thread is None:
+            thread = self._threads[tid] = len(self._threads)
+        self.thread.append(thread)
         self.kind.append(kind)
         self.lane.append(lane)
 
