@@ -425,7 +425,7 @@ def _emissions_rows(folder: Path, edit: str) -> Path:
 
 @pytest.mark.parametrize(("edit", "reason"), [
     ("duplicated-column", "column energy_consumed appears twice"),
-    ("sixteen-machines", "has 16 rows in emissions.csv (one per tracked machine), more than the 2 nodes given"),
+    ("sixteen-machines", "has 16 rows in emissions.csv (one per tracked machine), more than the 2 machines of the run"),
     ("1_000", "energy_consumed must be a number"), ("infinity", "energy_consumed must be a number"),
     ("١٢", "energy_consumed must be a number")])
 def test_codecarbon_cells_and_machines_are_read_strictly(tmp_path: Path, edit: str, reason: str) -> None:

@@ -56,7 +56,7 @@ def test_the_energy_lands_in_the_run_with_its_provenance(tmp_path: Path, capsys:
     lines = (tmp_path / "runs.csv").read_text().splitlines()
     assert lines[0] == "nodes,time [s],energy [kWh],co2_recorded [kg]" and lines[1] == "1,100,,"
     assert lines[2].startswith("# reportgen ingest codecarbon: emissions.csv sha256 ")
-    assert "scaled to 8 nodes assuming each draws the same" in lines[2]
+    assert "scaled to 8 machines assuming each draws the same" in lines[2]
     run = next(r for r in load_project(project).project.scaling.runs if r.nodes == 8)
     # at full precision (15 significant digits, where six were 1e-6 apart): eight times the tracked machine's
     assert run.energy == pytest.approx(8 * float(rows()[1]["energy_consumed"]) * 3.6e6, rel=1e-14, abs=0)
@@ -109,3 +109,14 @@ def test_json_prints_the_values_written(capsys: pytest.CaptureFixture[str]) -> N
     last = rows()[-1]
     assert document["energy_kwh"] == 2 * float(last["energy_consumed"])
     assert document["co2_recorded_kg"] == 2 * float(last["emissions"]) and document["nodes"] == 2
+
+
+def test_a_single_machine_run_of_many_ranks_keeps_its_measured_energy(tmp_path: Path) -> None:
+    """--nodes counts ranks; --machines 1 (a torchrun --standalone job) records CodeCarbon's reading as it is."""
+    last = rows()[-1]
+    (tmp_path / "p.yaml").write_text("project: {title: T}\nscaling: {file: runs.csv, time_unit: s}\n")
+    (tmp_path / "runs.csv").write_text("nodes,time [s]\n1,100\n4,40\n")
+    assert main(["ingest", "codecarbon", str(TRACKED), "--project", str(tmp_path / "p.yaml"), "--nodes", "4",
+                 "--machines", "1"]) == 0
+    energy = {r.nodes: r.energy for r in load_project(tmp_path / "p.yaml").project.scaling.runs}
+    assert energy[4] == pytest.approx(float(last["energy_consumed"]) * 3.6e6)  # J, as measured: never × 4 ranks

@@ -32,7 +32,7 @@ def test_creates_the_csv_and_appends_a_breakdown(project: Path, capsys: pytest.C
     csv = (project.parent / "runs.csv").read_text().splitlines()
     assert csv[0] == "nodes,compute [s],communication [s],idle [s],energy [kWh]"
     assert csv[1].startswith("# reportgen measure: 2 nodes; energy is CodeCarbon's estimate for this machine (")
-    assert csv[1].endswith("× 2 nodes, assuming every node draws the same")
+    assert csv[1].endswith("× 2 machines, assuming every machine draws the same")
     per_machine = float(csv[1].split("(")[1].split(" kWh")[0])
     nodes, compute, communication, idle, energy = csv[2].split(",")
     assert float(energy) == pytest.approx(2 * per_machine, rel=1e-5)  # this machine's energy × 2 nodes
@@ -134,3 +134,29 @@ def test_a_new_csv_gets_the_umask_mode(project: Path) -> None:
     finally:
         os.umask(previous)
     assert (project.parent / "runs.csv").stat().st_mode & 0o777 == 0o640  # 0666 less 027, not mkstemp's 0600
+
+
+@pytest.mark.parametrize(("launch", "machines"), [(["--machines", "1"], 1), (["--", "--standalone"], 1), ([], 4)])
+def test_energy_is_per_machine_never_per_rank(project: Path, launch: list[str], machines: int) -> None:
+    """4 ranks on one machine measured 0.155 Wh and recorded 0.621 Wh (× ranks): energy is × machines (§6)."""
+    options = [a for a in launch if a != "--" and a != "--standalone"]
+    marker = ["--standalone"] if "--standalone" in launch else []  # a single-host launch, as torchrun writes it
+    command = [sys.executable, "-c", f"import sys; {SPLIT}", *marker]
+    assert main(["measure", "--project", str(project), "--nodes", "4", *options, "--split", "--", *command]) == 0
+    lines = (project.parent / "runs.csv").read_text().splitlines()
+    comment, row = lines[1], lines[2]
+    energy = float(row.split(",")[-1])
+    if machines == 1:
+        assert "all 4 ranks on this one machine" in comment
+        measured = energy  # CodeCarbon's reading, as measured
+    else:
+        per_machine = float(comment.split("(")[1].split(" kWh")[0])
+        assert "× 4 machines" in comment and energy == pytest.approx(4 * per_machine, rel=1e-5)
+        measured = per_machine
+    assert measured > 0
+
+
+def test_machines_past_the_nodes_are_refused(project: Path) -> None:
+    assert main(["measure", "--project", str(project), "--nodes", "2", "--machines", "3", "--", sys.executable,
+                 "-c", "pass"]) == 2
+    assert not (project.parent / "runs.csv").exists()

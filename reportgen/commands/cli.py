@@ -130,6 +130,10 @@ def _parser() -> argparse.ArgumentParser:
         "95.5, \"idle\": 40.1} (seconds) to the file named by $REPORTGEN_SPLIT_FILE.")
     measure.add_argument("--project", type=Path, required=True, metavar="FILE", help="the project file")
     measure.add_argument("--nodes", type=int, required=True, metavar="N", help="the node count of this run")
+    measure.add_argument("--machines", type=int, default=None, metavar="K",
+                         help="the machines the run used, which CodeCarbon's reading on this one stands for (default: "
+                         "1 for a single-host launch such as torchrun --standalone or --nnodes 1, else N); the "
+                         "energy recorded is this machine's × K, never × ranks")
     _replace_or_repeat(measure)
     measure.add_argument("--split", action=argparse.BooleanOptionalAction, default=None,
                          help="the command writes its compute / communication / idle split to "
@@ -190,11 +194,14 @@ def _parser() -> argparse.ArgumentParser:
         "codecarbon", help="CodeCarbon's emissions.csv: a run's measured energy",
         description="Read a tracked run from CodeCarbon's emissions.csv (the last one, or --run-id; rows sharing "
         "a run_id are summed as the job's machines) and write its energy into the run at --nodes of the CSV named "
-        "by scaling.file, with the file's SHA-256 in a comment. When fewer machines were tracked than the job had "
-        "nodes, the energy is scaled by nodes / machines. The tracked country is checked against "
-        "energy.location.")
+        "by scaling.file, with the file's SHA-256 in a comment. When fewer machines were tracked than the job used "
+        "(--machines, default the node count), the energy is scaled by machines / tracked. The tracked country is "
+        "checked against energy.location.")
     carbon.add_argument("file", type=Path, metavar="FILE", help="CodeCarbon's emissions.csv")
     carbon.add_argument("--nodes", type=int, required=True, metavar="N", help="the node count of the run")
+    carbon.add_argument("--machines", type=int, default=None, metavar="K",
+                        help="the machines the run used (default: N); the energy is scaled from the machines tracked "
+                        "to K, never to ranks")
     carbon.add_argument("--format", choices=("table", "json"), default="table",
                         help="what to print: one line, or JSON with the values written (default table)")
     carbon.add_argument("--project", type=Path, metavar="FILE", help="write the energy into this project's CSV")
@@ -470,11 +477,13 @@ def _diff(arguments: argparse.Namespace) -> ExitCode:
 
 def _measure(arguments: argparse.Namespace) -> int:
     import shlex
+    from dataclasses import replace
 
     from reportgen.ingest.measure import (
         append_run,
         check_can_append,
         csv_of,
+        machines_of,
         missing_split,
         run_measured,
         tracker_place,
@@ -487,6 +496,9 @@ def _measure(arguments: argparse.Namespace) -> int:
                          "-- ./train.sh")
     if arguments.nodes < 1:
         raise UsageError(f"--nodes must be a positive whole number, got {arguments.nodes}")
+    machines = arguments.machines if arguments.machines is not None else machines_of(command, arguments.nodes)
+    if not 1 <= machines <= arguments.nodes:
+        raise UsageError(f"--machines must be from 1 to the {arguments.nodes} nodes, got {machines}")
     loaded = load_project(arguments.project, csv_files_may_be_missing=True)
     csv_path = csv_of(loaded)
     from_traces = arguments.trace_dir is not None
@@ -498,7 +510,7 @@ def _measure(arguments: argparse.Namespace) -> int:
     nodes = f"{arguments.nodes} node{'' if arguments.nodes == 1 else 's'}"
     print(f"measuring `{shlex.join(command)}` at {nodes} (tracker location: {', '.join(place.values())})",
           file=sys.stderr)
-    measurement = run_measured(command, arguments.nodes, place)
+    measurement = replace(run_measured(command, arguments.nodes, place), machines=machines)
     interrupts.check()  # an interrupted run appends nothing, whatever the command's status
     if measurement.exit_status != 0:
         status = measurement.exit_status
@@ -522,8 +534,8 @@ def _measure(arguments: argparse.Namespace) -> int:
     cells = ", ".join(f"{name} {value}" for name, value in appended.cells.items() if value)
     console.say(f"appended to {csv_path}: {cells}")
     if measurement.energy_kwh is not None:
-        scaled = f", multiplied by the {arguments.nodes} nodes (each assumed to draw the same)" \
-            if arguments.nodes > 1 else ""
+        scaled = f", multiplied by the {machines} machines (each assumed to draw the same)" if machines > 1 else \
+            f" (one machine ran all {arguments.nodes} ranks)" if arguments.nodes > 1 else ""
         print("energy is CodeCarbon's estimate for this machine's processes (from the CPU's TDP and load where "
               f"it has no power counters){scaled}; the report applies the PUE to it")
     return 0

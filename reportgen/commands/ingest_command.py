@@ -94,15 +94,17 @@ def _ingest_codecarbon(arguments: argparse.Namespace) -> int:
 
     if arguments.nodes < 1:
         raise UsageError(f"--nodes must be a positive whole number, got {arguments.nodes}")
+    machines = arguments.nodes if arguments.machines is None else arguments.machines
+    if not 1 <= machines <= arguments.nodes:
+        raise UsageError(f"--machines must be from 1 to the {arguments.nodes} nodes, got {machines}")
     run = emissions.read_emissions(arguments.file, run_id=arguments.run_id)
-    energy = run.energy_at(arguments.nodes)
+    energy = run.energy_at(machines)
     output = sys.stderr if arguments.format == "json" else sys.stdout  # JSON alone on standard output
     if arguments.format == "json":
-        print(json.dumps(emissions.json_document(run, arguments.nodes), indent=2))
+        print(json.dumps(emissions.json_document(run, arguments.nodes, machines), indent=2))
     else:
-        scaled = f", scaled from {run.rows} tracked machine(s) to {arguments.nodes} nodes" \
-            if arguments.nodes > run.rows else ""
-        recorded = f"; CodeCarbon recorded {run.emissions_at(arguments.nodes)!r} kg CO2e" \
+        scaled = f", scaled from {run.rows} tracked machine(s) to {machines} machines" if machines > run.rows else ""
+        recorded = f"; CodeCarbon recorded {run.emissions_at(machines)!r} kg CO2e" \
             if run.emissions_kg is not None else ""
         print(f"run {run.run_id}: {energy!r} kWh at {arguments.nodes} node{'s' if arguments.nodes != 1 else ''}"
               f"{scaled} ({run.duration_s!r} s, tracked in {run.country or 'an unknown country'}){recorded}")
@@ -118,7 +120,7 @@ def _ingest_codecarbon(arguments: argparse.Namespace) -> int:
               "energy is recorded; the report's CO2e uses energy.location", file=sys.stderr)
     csv_path = csv_of(loaded)
     scaling = loaded.project.scaling
-    emissions.attach_energy(csv_path, run, arguments.nodes, replace=arguments.replace,
+    emissions.attach_energy(csv_path, run, arguments.nodes, machines=machines, replace=arguments.replace,
                             time_unit_s=scaling.time_unit if scaling else None)
     console.say(f"wrote the energy of the run at {arguments.nodes} nodes in {csv_path}", file=output)
     return ExitCode.OK

@@ -45,24 +45,25 @@ class TrackedRun:
     sha256: str
     emissions_kg: float | None = None  # CodeCarbon's own CO2e, summed over the rows (None: the file has none)
 
-    def energy_at(self, nodes: int) -> float:
-        """The job's energy at `nodes`: the measured machines' sum, scaled to the nodes not measured. More machines
-        tracked than the job's nodes is refused: their sum is not a run at that scale."""
-        if self.rows > nodes:
+    def energy_at(self, machines: int) -> float:
+        """The job's energy on `machines` machines: the tracked machines' sum, scaled to the machines not tracked
+        (never to ranks: a single-host job of many ranks is one machine). More machines tracked than the job had
+        is refused: their sum is not this run."""
+        if self.rows > machines:
             raise UsageError(f"run {self.run_id} has {self.rows} rows in {self.file} (one per tracked machine), more "
-                             f"than the {nodes} node{'s' if nodes != 1 else ''} given: give the run's node count, or "
-                             "name the run with --run-id")
-        return self.energy_kwh * nodes / self.rows
+                             f"than the {machines} machine{'s' if machines != 1 else ''} of the run: give the run's "
+                             "machines (--machines), or name the run with --run-id")
+        return self.energy_kwh * machines / self.rows
 
-    def emissions_at(self, nodes: int) -> float | None:
+    def emissions_at(self, machines: int) -> float | None:
         """CodeCarbon's recorded CO2e, scaled as the energy is."""
-        return None if self.emissions_kg is None else self.emissions_kg * self.energy_at(nodes) / self.energy_kwh
+        return None if self.emissions_kg is None else self.emissions_kg * self.energy_at(machines) / self.energy_kwh
 
 
-def json_document(run: TrackedRun, nodes: int) -> dict[str, object]:
+def json_document(run: TrackedRun, nodes: int, machines: int) -> dict[str, object]:
     """What `ingest codecarbon --format json` prints: the values it writes (the same keys), and whence."""
     return {"run_id": run.run_id, "file": run.file, "sha256": run.sha256, "rows": run.rows, "nodes": nodes,
-            "energy_kwh": run.energy_at(nodes), "co2_recorded_kg": run.emissions_at(nodes),
+            "machines": machines, "energy_kwh": run.energy_at(machines), "co2_recorded_kg": run.emissions_at(machines),
             "measured_energy_kwh": run.energy_kwh, "duration_s": run.duration_s, "country": run.country,
             "region": run.region}
 
@@ -158,23 +159,24 @@ def _with_column(lines: list[str], header: int, name: str, unit: str) -> tuple[l
             for i, line in enumerate(lines)], unit
 
 
-def attach_energy(csv_path: Path, run: TrackedRun, nodes: int, *, replace: bool,
+def attach_energy(csv_path: Path, run: TrackedRun, nodes: int, *, machines: int, replace: bool,
                   time_unit_s: float | None = None) -> float:
     """Write the run's energy (kWh) into the CSV's row at `nodes` (the last one, when the scale has repeats: the run
     just recorded), with a provenance comment above it, atomically. The row must exist; an energy already there is
     kept unless replaced. Returns the energy written."""
     with locked(csv_path.parent):  # read, check and replace as one step: concurrent writers lose no row
-        return _attach(csv_path, run, nodes, replace=replace, time_unit_s=time_unit_s)
+        return _attach(csv_path, run, nodes, machines=machines, replace=replace, time_unit_s=time_unit_s)
 
 
-def _attach(csv_path: Path, run: TrackedRun, nodes: int, *, replace: bool, time_unit_s: float | None) -> float:
+def _attach(csv_path: Path, run: TrackedRun, nodes: int, *, machines: int, replace: bool,
+            time_unit_s: float | None) -> float:
     lines, header = measure.csv_lines(csv_path)
     rows = measurements.rows_at(lines, header, nodes) if header is not None else []
     if header is None or not rows:
         raise InputError([Problem(csv_path.name, 1, 1, "", f"no run at {nodes} nodes to attach the energy to; "
                                   "record the run first (measure, ingest trace, or by hand)")])
     lines, energy_unit = _with_column(lines, header, "energy", "kWh")
-    recorded = run.emissions_at(nodes)
+    recorded = run.emissions_at(machines)
     lines, mass_unit = _with_column(lines, header, "co2_recorded", "kg") if recorded is not None else (lines, "kg")
     names = _names(lines[header])
     row_index = rows[-1]
@@ -183,13 +185,13 @@ def _attach(csv_path: Path, run: TrackedRun, nodes: int, *, replace: bool, time_
     if row_cells[position] and not replace:
         raise InputError([Problem(csv_path.name, row_index + 1, 1, "", f"the run at {nodes} nodes already has an "
                                   "energy; use --replace to replace it")])
-    energy_kwh = run.energy_at(nodes)
+    energy_kwh = run.energy_at(machines)
     row_cells[position] = measure.number_text(energy_kwh * 3.6e6 / units.parse_unit(energy_unit, units.ENERGY))
     if recorded is not None:
         row_cells[names.index("co2_recorded")] = measure.number_text(recorded / units.parse_unit(mass_unit,
                                                                                                  units.MASS))
-    scaled = (f"; {run.rows} machine(s) tracked, scaled to {nodes} nodes assuming each draws the same"
-              if nodes > run.rows else "")
+    scaled = (f"; {run.rows} machine(s) tracked, scaled to {machines} machines assuming each draws the same"
+              if machines > run.rows else "")
     emitted = f", {run.emissions_kg!r} kg CO2e recorded by CodeCarbon" if run.emissions_kg is not None else ""
     comment = (f"{measure.COMMENT}ingest codecarbon: {run.file} sha256 {run.sha256}, run {run.run_id}, "
                f"{run.energy_kwh!r} kWh measured{emitted}{scaled}")

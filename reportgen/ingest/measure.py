@@ -45,6 +45,11 @@ class Measurement:
     exit_status: int  # −N: killed by signal N
     workers_s: tuple[float, ...] = ()  # per-worker compute (from profiler traces)
     source: tuple[str, ...] = ()  # provenance lines of an ingested run (file names and hashes); empty: measured
+    machines: int = 0  # the machines CodeCarbon's reading on this one stands for (0: one per node, as before)
+
+    @property
+    def machine_count(self) -> int:
+        return self.machines or self.nodes
 
     def said(self) -> str:
         """What was measured, as the terminal shows it."""
@@ -245,16 +250,30 @@ MEASURED = f"{PROVENANCE}measure:"
 COMMENT = PROVENANCE  # every provenance line reportgen writes starts so: replacing a row removes its lines
 
 
+# Launchers that run every rank on this machine: CodeCarbon's reading is then the whole run's (MEASUREMENTS §6)
+_SINGLE_HOST = ("--standalone", "--nnodes=1", "--nnodes 1", "--nnodes=1:1")
+
+
+def machines_of(command: Sequence[str], nodes: int) -> int:
+    """The machines a run used, as its launch says: 1 for a single-host launch (torchrun --standalone,
+    --nnodes 1), else one per node."""
+    line = " ".join(command)
+    return 1 if any(flag in line for flag in _SINGLE_HOST) else nodes
+
+
 def provenance(measurement: Measurement) -> tuple[str, ...]:
     """The comment lines written above a measured row: what was measured, and the assumption behind its energy."""
     if measurement.source:
         return measurement.source
     if measurement.energy_kwh is None:
         return (f"{MEASURED} {measurement.nodes} nodes; no energy (the tracker failed)",)
-    if measurement.nodes == 1:
-        return (f"{MEASURED} 1 node; energy is CodeCarbon's estimate for this machine",)
+    machines = measurement.machine_count
+    if machines == 1:
+        ranks = f", all {measurement.nodes} ranks on this one machine" if measurement.nodes > 1 else ""
+        return (f"{MEASURED} {measurement.nodes} node{'s' if measurement.nodes > 1 else ''}; energy is CodeCarbon's "
+                f"estimate for this machine{ranks}",)
     return (f"{MEASURED} {measurement.nodes} nodes; energy is CodeCarbon's estimate for this machine "
-            f"({number_text(measurement.energy_kwh)} kWh) × {measurement.nodes} nodes, assuming every node draws the "
+            f"({number_text(measurement.energy_kwh)} kWh) × {machines} machines, assuming every machine draws the "
             "same",)
 
 
@@ -297,10 +316,10 @@ def _cell(name: str, unit: str | None, measurement: Measurement, time_unit_s: fl
     if name == "energy":
         if measurement.energy_kwh is None:
             return ""
-        joules = measurement.energy_kwh * measurement.nodes * 3.6e6
+        kwh = measurement.energy_kwh * measurement.machine_count  # × machines, never × ranks
         if unit:
-            return number_text(joules / units.parse_unit(unit, units.ENERGY))
-        return f"{number_text(measurement.energy_kwh * measurement.nodes)} kWh"
+            return number_text(kwh * 3.6e6 / units.parse_unit(unit, units.ENERGY))
+        return f"{number_text(kwh)} kWh"
     if name == "workers":
         scale = units.parse_unit(unit, units.TIME) if unit else (time_unit_s or 1.0)
         return " ".join(number_text(seconds / scale) for seconds in measurement.workers_s)
