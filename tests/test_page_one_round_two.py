@@ -324,3 +324,37 @@ def test_the_results_reference_lists_every_value_of_each_vocabulary_key() -> Non
     # the diagnosis's bound is what the code writes (compute, memory-bandwidth, io, communication), not the
     # "memory or network" the hand-written text once claimed
     assert "network" not in rows["diagnosis.steps[].bound"]
+
+
+def test_four_ranks_on_two_cores_are_oversubscribed_and_page_one_says_what_to_do() -> None:
+    """§4.z contention: a 2-core machine running 4 ranks measures contention, not distribution."""
+    project = make_project("""
+project: {title: T, goal: {time_per_run: 10 s}}
+hardware: {cores: 2}
+design: {nodes: 4}
+scaling:
+  time_unit: s
+  runs:
+    - {nodes: 1, time: 34, ranks_per_node: 1}
+    - {nodes: 2, time: 20, ranks_per_node: 2}
+    - {nodes: 4, time: 17, ranks_per_node: 4}
+""")
+    analysis = analyze(project)
+    found = [f for f in analysis.findings if f.code == "oversubscribed"]
+    assert len(found) == 1 and found[0].severity == "warning"
+    assert "4 ranks per node at 4 nodes exceed the node's 2 cores" in found[0].message
+    assert "2 ranks per node" not in found[0].message  # 2 ranks on 2 cores are not oversubscribed
+    # the goal is missed; the knee's loss is contention, so no design remedy ("cut the communication loss") is offered
+    action = analysis.summary.next_action
+    assert action.code == "goal-unmet" and action.text.startswith("Measure 4 nodes again with a core per rank")
+    assert "communication" not in action.text
+
+
+def test_a_run_past_the_nodes_available_is_oversubscribed() -> None:
+    project = make_project("""
+project: {title: T}
+hardware: {nodes_available: 8}
+scaling: {time_unit: s, runs: [{nodes: 1, time: 100}, {nodes: 8, time: 15}, {nodes: 16, time: 12}]}
+""")
+    (found,) = [f for f in analyze(project).findings if f.code == "oversubscribed"]
+    assert "runs at 16 nodes exceed the 8 nodes available" in found.message

@@ -18,7 +18,7 @@ from reportgen.analysis.diagnosis import DiagnosisResult, diagnose
 from reportgen.analysis.energy import EnergyResult, analyze_energy
 from reportgen.analysis.findings import Finding, ordered
 from reportgen.analysis.goal import GoalResult, check_goal
-from reportgen.analysis.lint import lint
+from reportgen.analysis.lint import crowded_runs, lint
 from reportgen.analysis.model_check import ModelCheckResult, check_model
 from reportgen.analysis.peak import plan_past_peak
 from reportgen.analysis.prediction import PredictionResult, predict
@@ -50,6 +50,11 @@ class Analysis:
     serving: ServingResult | None = None  # a serving project's load, latency and hourly cost (§5.x)
     summary: SummaryResult | None = None  # page 1 (§7.1)
     model_check: ModelCheckResult | None = None  # the α–β model against the measured runs, scale by scale (§4)
+
+
+def _crowded(project: Project) -> tuple[float, ...]:
+    crowded, beyond = crowded_runs(project)
+    return tuple(sorted({p for p, _ in crowded} | set(beyond)))
 
 
 def analyze(project: Project, *, intensity: Intensity | None = None,
@@ -89,7 +94,8 @@ def analyze(project: Project, *, intensity: Intensity | None = None,
                             model_check=model_check, past_peak=past_peak))
     summary = summarize(project, scaling=scaling, cost=cost, prediction=prediction, goal=goal, serving=serving,
                         findings=findings, evidence=Evidence(diagnosis, prediction, scaling, goal, serving,
-                                                             reliability, planned, past_peak, project.currency),
+                                                             reliability, planned, past_peak, project.currency,
+                                                             _crowded(project)),
                         model_check=model_check)
     return Analysis(diagnosis, checklist, prediction, scaling, cost, energy, reliability, decisions, goal,
                     trace_provenance(scaling, sources or {}), findings, serving, summary, model_check)

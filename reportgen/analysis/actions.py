@@ -47,6 +47,7 @@ class Evidence:
     plan: int | None
     past_peak: PastPeak | None = None  # the plan against the smaller measured scales (reportgen.analysis.peak)
     currency: str = "USD"
+    crowded: tuple[float, ...] = ()  # node counts whose runs are oversubscribed (§4.z contention)
 
 
 def _regime(name: str | None) -> str:
@@ -137,6 +138,10 @@ def _goal_unmet(e: Evidence) -> str:
                 f"({duration(goal.fitted_meeting.time_s)} per run, fitted).")
     remedy = e.scaling.remedy if e.scaling and e.scaling.knee_cause else None
     cause = e.scaling.knee_cause if e.scaling else None
+    if e.crowded:  # the slowdown there is contention for cores: no remedy of the design applies to it
+        return (f"Measure {listed([nodes(p) for p in e.crowded])} again with a core per rank (on more machines): "
+                "those runs are oversubscribed, so their loss is contention, not the design's; no measured scale "
+                "meets the goal.")
     if remedy:
         return f"Cut the {cause} loss before adding nodes ({remedy}), then measure again: no measured scale meets " \
                "the goal."

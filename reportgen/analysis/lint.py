@@ -18,7 +18,7 @@ from reportgen.analysis.reliability import ReliabilityResult
 from reportgen.analysis.scaling import LOOKS_WEAK_SPREAD, ScalingResult
 from reportgen.analysis.serving import ServingResult
 from reportgen.project.model import REGIME_PHRASES, SLOT_VOCABULARY, Project, Slot
-from reportgen.wording import duration, money, nodes, number, percent, requests, signed_share, times
+from reportgen.wording import duration, listed, money, nodes, number, percent, requests, signed_share, times
 
 IDLE_SHARE_LIMIT = 0.20
 
@@ -41,6 +41,7 @@ def lint(project: Project, *, diagnosis: DiagnosisResult | None, prediction: Pre
          model_check: ModelCheckResult | None = None, past_peak: PastPeak | None = None) -> list[Finding]:
     findings: list[Finding] = []
     findings += _hardware(project)
+    findings += _oversubscribed(project)
     findings += _diagnosis(diagnosis, project.design.nodes if project.design else None)
     findings += _slots(project, diagnosis, scaling)
     findings += _prediction(project, prediction)
@@ -89,6 +90,38 @@ def _hardware(project: Project) -> list[Finding]:
     return [info("devices-per-node-unset", f"the node is described as “{hardware.name}” but devices_per_node is not "
                  "set: the memory wall holds one replica against the node's whole memory as if it were one device; "
                  f"set hardware.devices_per_node: {match.group(1)}", "hardware.devices_per_node", "diagnosis")]
+
+
+def crowded_runs(project: Project) -> tuple[list[tuple[float, int]], list[float]]:
+    """§4.z contention: the runs with more ranks per machine than its cores, as (nodes, ranks per node), and the
+    node counts past the nodes the cluster has."""
+    hardware, scaling = project.hardware, project.scaling
+    if hardware is None or scaling is None:
+        return [], []
+    crowded = sorted({(run.nodes, run.ranks_per_node) for run in scaling.runs
+                      if hardware.cores is not None and run.ranks_per_node is not None
+                      and run.ranks_per_node > hardware.cores}, key=lambda pair: pair[0])
+    beyond = sorted({run.nodes for run in scaling.runs
+                     if hardware.nodes_available is not None and run.nodes > hardware.nodes_available})
+    return crowded, beyond
+
+
+def _oversubscribed(project: Project) -> list[Finding]:
+    """Oversubscribed runs share hardware: their times measure contention, not distribution."""
+    crowded, beyond = crowded_runs(project)
+    hardware = project.hardware
+    out: list[Finding] = []
+    if hardware is None:
+        return out
+    if crowded:
+        runs = listed([f"{ranks} ranks per node at {nodes(p)}" for p, ranks in crowded])
+        out.append(warning("oversubscribed", f"{runs} exceed the node's {hardware.cores} cores: the ranks share cores, "
+                           "so those runs measure contention, not distribution", "scaling.runs", "measure"))
+    if beyond:
+        out.append(warning("oversubscribed", f"runs at {listed([nodes(p) for p in beyond])} exceed the "
+                           f"{hardware.nodes_available} nodes available: they share hardware as ranks of one machine "
+                           "do", "scaling.runs", "measure"))
+    return out
 
 
 def _reliability(reliability: ReliabilityResult | None) -> list[Finding]:

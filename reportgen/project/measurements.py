@@ -22,8 +22,8 @@ MAX_CSV_BYTES = 16 << 20
 # Values a CSV may hold: about 50,000 runs of five columns, read and checked in a few seconds and a few hundred MB.
 # Past it the file is refused at once, at the line where it crosses the limit, before any value is read.
 MAX_CSV_VALUES = 250_000
-COLUMNS = ("nodes", "compute", "communication", "idle", "io", "time", "throughput", "energy", "co2_recorded",
-           "p99_latency", "workers")
+COLUMNS = ("nodes", "compute", "communication", "idle", "io", "bubble", "time", "throughput", "energy",
+           "co2_recorded", "p99_latency", "workers", "ranks_per_node")
 _LINE_BREAK = re.compile("\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")  # what str.splitlines splits at
 _HEADER_RE = re.compile(r"^\s*(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*(?:\[(?P<unit>[^\]]*)\])?\s*$")
 

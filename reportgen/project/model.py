@@ -148,6 +148,10 @@ class Hardware:
                                                 example="4 GB/s"))
     storage: float | None = field(Quantity(u.DATA, "Local storage of one node (the data wall)", example="30 TB"),
                                   starter=False)
+    cores: int | None = field(Count("CPU cores of one node: a run with more ranks per node is oversubscribed", "2"),
+                              starter=False)
+    nodes_available: int | None = field(NodeCount("Nodes the cluster has: a run on more shares hardware", "64"),
+                                        starter=False)
 
     @property
     def memory_per_device(self) -> float | None:
@@ -430,6 +434,8 @@ class Run:
                                                 "throughput (a load test)", "18 ms", zero=False), starter=False)
     workers: tuple[float, ...] = field(Items(_run_time("Compute time of one worker", "4100 s", zero=False),
                                              "Per-worker compute times"), (), starter=False)
+    ranks_per_node: int | None = field(Count("Ranks on each machine of this run, for the oversubscription check "
+                                             "(measure records it)", "8"), starter=False)
 
     @property
     def form(self) -> RunForm | None:
