@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from reportgen import interrupts
+from reportgen import interrupts, wording
 from reportgen.errors import InputError, UsageError
 from reportgen.files import locked, open_regular, replace_file, why_unreadable
 from reportgen.project import measurements, units
@@ -52,9 +52,9 @@ class Measurement:
         return self.machines or self.nodes
 
     def said(self) -> str:
-        """What was measured, as the terminal shows it."""
-        energy = f"{self.energy_kwh:.6g} kWh on this machine" if self.energy_kwh is not None else "none"
-        return f"measured: wall time {self.wall_s:.6g} s, energy {energy}"
+        """What was measured, as the terminal shows it: in units that read ("27.3 s, 0.087 Wh")."""
+        measured = f"{wording.energy(self.energy_kwh)} on this machine" if self.energy_kwh is not None else "none"
+        return f"measured: wall time {wording.duration(self.wall_s)}, energy {measured}"
 
 
 @dataclass(frozen=True)
@@ -307,12 +307,15 @@ def _header(measurement: Measurement) -> str:
             columns.append("workers [s]")
     else:
         columns = ["nodes", "time [s]"]
-    return ",".join([*columns, "energy [kWh]"])
+    ranks = ["ranks_per_node"] if measurement.machine_count < measurement.nodes else []  # for the contention check
+    return ",".join([*columns, "energy [kWh]", *ranks])
 
 
 def _cell(name: str, unit: str | None, measurement: Measurement, time_unit_s: float | None) -> str:
     if name == "nodes":
         return str(measurement.nodes)
+    if name == "ranks_per_node":  # ranks on each machine: the nodes counted are ranks, on this many machines
+        return str(-(-measurement.nodes // measurement.machine_count))
     if name == "energy":
         if measurement.energy_kwh is None:
             return ""
