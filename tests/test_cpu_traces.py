@@ -106,3 +106,50 @@ def test_a_cpu_profile_without_ops_in_its_steps_is_still_refused(tmp_path: Path)
     (tmp_path / "rank0.json").write_text(json.dumps(document))
     with pytest.raises(InputError, match="no CPU op of the main thread"):
         traces.reduce_files([tmp_path / "rank0.json"], processes=1)
+
+
+def test_ingest_trace_completes_the_run_measure_recorded(tmp_path: Path) -> None:
+    """One row holds the run (MEASUREMENTS §6): measure's wall time, then the trace's breakdown beside it; the
+    difference is start-up (§4.z)."""
+    from reportgen.commands.cli import main
+    from reportgen.project.loader import load_project
+
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    for rank, compute in enumerate((400.0, 420.0)):
+        (folder / f"rank{rank}.json").write_text(json.dumps(gloo_rank(rank, compute)))
+    (tmp_path / "p.yaml").write_text("project: {title: T}\nscaling: {file: runs.csv, time_unit: s}\n")
+    (tmp_path / "runs.csv").write_text("nodes,time [s],energy [kWh]\n1,30,0.0001\n2,20,0.0001\n")
+    assert main(["ingest", "trace", str(folder), "--project", str(tmp_path / "p.yaml"), "--nodes", "2",
+                 "--steps-per-run", "10000"]) == 0
+    runs = {r.nodes: r for r in load_project(tmp_path / "p.yaml").project.scaling.runs}
+    two = runs[2]
+    # per step 430 + 52 + 518 µs = 1 ms; × 10,000 steps = 10 s of the 20 s wall: 10 s of start-up
+    assert (two.time, two.compute, two.communication, two.idle) == pytest.approx((20.0, 4.3, 0.52, 5.18))
+    assert two.start_up == pytest.approx(10.0) and two.energy is not None  # measure's energy kept
+    assert runs[1].compute is None and runs[1].time == 30.0  # the other run untouched
+    text = (tmp_path / "runs.csv").read_text()
+    assert "# reportgen ingest trace: 2 nodes, 2 ranks, CPU profile, backend gloo" in text
+    assert len([line for line in text.splitlines() if line[:1].isdigit()]) == 2  # no row added
+
+
+def test_wall_time_rows_beside_completed_rows_build_in_total_form(tmp_path: Path) -> None:
+    """Partial evidence: a run completed by its trace sits beside runs with their wall time only; the project reads
+    in total form (every run has its wall time) instead of being refused for mixing forms."""
+    from reportgen.analysis import analyze
+    from tests.conftest import make_project
+
+    project = make_project("""
+project: {title: T}
+scaling:
+  time_unit: s
+  runs:
+    - {nodes: 1, time: 30}
+    - {nodes: 2, time: 20, compute: 4.3, communication: 0.52, idle: 5.18}
+""")
+    scaling = analyze(project).scaling
+    assert scaling.form == "total" and [row.time_s for row in scaling.rows] == [30.0, 20.0]
+    assert scaling.rows[1].speedup == pytest.approx(1.5)
+    with pytest.raises(Exception, match="every run must be in one form"):  # a breakdown without its wall time
+        make_project("project: {title: T}\nscaling: {time_unit: s, runs: [{nodes: 1, time: 30}, "
+                     "{nodes: 2, compute: 4, communication: 1, idle: 1}]}\n")

@@ -20,7 +20,7 @@ from reportgen.analysis.fits import (
     usl_capacity,
 )
 from reportgen.analysis.prediction import model_curve, optimum
-from reportgen.project.model import BREAKDOWN_FIELDS, Run, RunForm, Scaling, ScalingMode
+from reportgen.project.model import BREAKDOWN_FIELDS, Run, RunForm, Scaling, ScalingMode, common_form
 from reportgen.wording import listed
 
 KNEE_THRESHOLD = 0.05
@@ -271,7 +271,7 @@ def analyze_scaling(scaling: Scaling | None, *, max_nodes: int = 4096, serving: 
     weak = scaling.mode == "weak"
     groups = repeats_by_nodes(scaling.runs)
     runs = [median_run(group) for group in groups]  # every analysis runs on the medians of the repeats
-    form = runs[0].form
+    form = common_form(runs)
     assert form is not None
     reference = runs[0]  # p = 1 when measured, else the smallest p (speedups relative to it)
     p_ref = reference.nodes

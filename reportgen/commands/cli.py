@@ -161,6 +161,9 @@ def _parser() -> argparse.ArgumentParser:
     trace.add_argument("--format", choices=("table", "json"), default="table", help="what to print (default table)")
     trace.add_argument("--project", type=Path, metavar="FILE", help="append the run to this project's CSV")
     trace.add_argument("--nodes", type=int, metavar="N", help="the node count of the job (with --project)")
+    trace.add_argument("--run", type=int, metavar="K",
+                       help="with --project: add the breakdown to the K-th run at that node count that records a wall "
+                       "time only (default: the latest such run, as `measure` recorded it)")
     trace.add_argument("--gpus-per-node", type=int, metavar="G",
                        help="derive the node count from the traces' world size (world size / G)")
     trace.add_argument("--steps-per-run", type=float, default=1.0, metavar="K",

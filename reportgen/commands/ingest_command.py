@@ -38,21 +38,39 @@ def _ingest_trace(arguments: argparse.Namespace) -> int:
         _print_trace_table(job, arguments.steps_per_run)
     if arguments.project is None:
         return ExitCode.OK
-    from reportgen.ingest.measure import Measurement, append_run, check_can_append, csv_of
+    from reportgen.ingest.measure import (
+        Measurement,
+        add_breakdown,
+        append_run,
+        check_can_append,
+        csv_of,
+        wall_time_row,
+    )
     from reportgen.project.loader import load_project
 
     loaded = load_project(arguments.project, csv_files_may_be_missing=True)
     csv_path = csv_of(loaded)
-    check_can_append(csv_path, nodes, replace=arguments.replace, split=True, repeat=arguments.repeat)
     k = arguments.steps_per_run
     split = job.split_s(k)
     measurement = Measurement(nodes, sum(split.values()), None, split, 0,
                               workers_s=tuple(w * k for w in job.run.workers_s), source=job.provenance(nodes, k))
     scaling = loaded.project.scaling
-    appended = append_run(csv_path, measurement, time_unit_s=scaling.time_unit if scaling else None,
-                          replace=arguments.replace, repeat=arguments.repeat)
+    time_unit = scaling.time_unit if scaling else None
+    # the run `measure` recorded (its wall time, no breakdown yet) takes the breakdown: one row holds the run (§6)
+    row = None if arguments.replace or arguments.repeat else wall_time_row(csv_path, nodes, arguments.run)
+    if row is not None:
+        appended = add_breakdown(csv_path, row, measurement, time_unit_s=time_unit)
+        verb = f"added to the run at {nodes} nodes (line {row + 1}) of"
+    else:
+        if arguments.run is not None:
+            raise UsageError(f"--run {arguments.run}: no run at {nodes} nodes of {csv_path.name} records a wall time "
+                             "without a breakdown")
+        check_can_append(csv_path, nodes, replace=arguments.replace, split=True, repeat=arguments.repeat)
+        appended = append_run(csv_path, measurement, time_unit_s=time_unit, replace=arguments.replace,
+                              repeat=arguments.repeat)
+        verb = "appended to"
     cells = ", ".join(f"{name} {value}" for name, value in appended.cells.items() if value and name != "workers")
-    console.say(f"appended to {csv_path}: {cells}", file=sys.stderr if arguments.format == "json" else sys.stdout)
+    console.say(f"{verb} {csv_path}: {cells}", file=sys.stderr if arguments.format == "json" else sys.stdout)
     return ExitCode.OK
 
 

@@ -142,23 +142,6 @@ def _value(row: dict[str, Any], name: str, cell: Cell, si_factor: float, *, posi
     return value
 
 
-def _names(header_line: str) -> list[str]:
-    return [column[0] if (column := measurements.header_column(cell)) else ""
-            for cell, _ in measurements.split_cells(header_line)]
-
-
-def _with_column(lines: list[str], header: int, name: str, unit: str) -> tuple[list[str], str]:
-    """The CSV's lines with the column (added empty for every run when absent), and the column's unit."""
-    names = _names(lines[header])
-    if name in names:
-        read = measurements.header_column([cell for cell, _ in measurements.split_cells(lines[header])][
-            names.index(name)])
-        return lines, (read[1] if read else None) or unit
-    return [line + f",{name} [{unit}]" if i == header else
-            line + "," if i > header and measurements.is_data_line(line) else line
-            for i, line in enumerate(lines)], unit
-
-
 def attach_energy(csv_path: Path, run: TrackedRun, nodes: int, *, machines: int, replace: bool,
                   time_unit_s: float | None = None) -> float:
     """Write the run's energy (kWh) into the CSV's row at `nodes` (the last one, when the scale has repeats: the run
@@ -175,10 +158,11 @@ def _attach(csv_path: Path, run: TrackedRun, nodes: int, *, machines: int, repla
     if header is None or not rows:
         raise InputError([Problem(csv_path.name, 1, 1, "", f"no run at {nodes} nodes to attach the energy to; "
                                   "record the run first (measure, ingest trace, or by hand)")])
-    lines, energy_unit = _with_column(lines, header, "energy", "kWh")
+    lines, energy_unit = measure.with_column(lines, header, "energy", "kWh")
     recorded = run.emissions_at(machines)
-    lines, mass_unit = _with_column(lines, header, "co2_recorded", "kg") if recorded is not None else (lines, "kg")
-    names = _names(lines[header])
+    lines, mass_unit = measure.with_column(lines, header, "co2_recorded", "kg") if recorded is not None \
+        else (lines, "kg")
+    names = measure.column_names(lines[header])
     row_index = rows[-1]
     row_cells = [cell for cell, _ in measurements.split_cells(lines[row_index])]
     position = names.index("energy")

@@ -240,6 +240,62 @@ def check_can_append(csv_path: Path, nodes: int, *, replace: bool, split: bool |
     return form
 
 
+def column_names(header_line: str) -> list[str]:
+    """The CSV header's column names, without their units."""
+    return [column[0] if (column := measurements.header_column(cell)) else ""
+            for cell, _ in measurements.split_cells(header_line)]
+
+
+def with_column(lines: list[str], header: int, name: str, unit: str) -> tuple[list[str], str]:
+    """The CSV's lines with the column (added empty for every run when absent), and the column's unit."""
+    names = column_names(lines[header])
+    if name in names:
+        read = measurements.header_column([cell for cell, _ in measurements.split_cells(lines[header])][
+            names.index(name)])
+        return lines, (read[1] if read else None) or unit
+    return [line + f",{name} [{unit}]" if i == header else
+            line + "," if i > header and measurements.is_data_line(line) else line
+            for i, line in enumerate(lines)], unit
+
+
+def wall_time_row(csv_path: Path, nodes: int, run: int | None = None) -> int | None:
+    """The row at `nodes` (the run-th of its repeats, 1-based; else the latest) that records a wall time and no
+    breakdown yet: the run `measure` recorded, which `ingest trace` of the same run completes (MEASUREMENTS §6)."""
+    lines, header = csv_lines(csv_path)
+    rows = measurements.rows_at(lines, header, nodes)
+    if header is None or not rows:
+        return None
+    if run is not None and not 1 <= run <= len(rows):
+        raise UsageError(f"--run {run}: {csv_path.name} has {len(rows)} run(s) at {nodes} nodes")
+    row = rows[run - 1] if run is not None else rows[-1]
+    names = column_names(lines[header])
+    cells = [cell for cell, _ in measurements.split_cells(lines[row])]
+    filled = {name for name, cell in zip(names, cells, strict=False) if cell}
+    return row if "time" in filled and "compute" not in filled else None
+
+
+def add_breakdown(csv_path: Path, row: int, measurement: Measurement, *, time_unit_s: float | None) -> Appended:
+    """The measurement's split written into an existing row (one that holds the run's wall time), with its
+    provenance above it, atomically; columns the CSV lacks are added, empty for the other runs. The wall time
+    minus the traced parts is the run's start-up (ANALYSES §4.z)."""
+    with locked(csv_path.parent):
+        lines, header = csv_lines(csv_path)
+        assert header is not None
+        for name in ("compute", "communication", "idle", *(("io",) if "io" in measurement.split_s else ())):
+            lines, _ = with_column(lines, header, name, "s")
+        units_of = {column[0]: column[1] for cell, _ in measurements.split_cells(lines[header])
+                    if (column := measurements.header_column(cell)) is not None}
+        names = column_names(lines[header])
+        cells = [cell for cell, _ in measurements.split_cells(lines[row])]
+        written = {}
+        for name in measurement.split_s:
+            if name in names:
+                cells[names.index(name)] = written[name] = _cell(name, units_of.get(name), measurement, time_unit_s)
+        lines[row] = ",".join(cells)
+        write_lines(csv_path, [*lines[:row], *provenance(measurement), *lines[row:]], time_unit_s=time_unit_s)
+    return Appended(csv_path, written)
+
+
 def missing_split(csv_path: Path, measurement: Measurement) -> bool:
     """The CSV (or the run it is about to start with) needs a split the command did not write."""
     form = csv_form(csv_path)

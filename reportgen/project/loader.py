@@ -14,7 +14,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from reportgen.errors import InputError
 from reportgen.project import carbon, measurements, units
 from reportgen.project.flatten import flatten
-from reportgen.project.model import Collective, Energy, Prediction, Project, Run, Scaling
+from reportgen.project.model import Collective, Energy, Prediction, Project, Run, Scaling, common_form
 from reportgen.project.records import RowSource
 from reportgen.project.spec import INVALID, Items, Reader, Section, locate, read_fields, scalar_text
 from reportgen.project.stdio import shown_name
@@ -229,10 +229,11 @@ def check_measurements(text: str, display: str, *, collectives: bool = False,
         with reader.time_unit(time_unit_s):
             runs = Items(Section(Run), min_items=0).read(node, "scaling.runs", reader)
         forms = [] if runs is INVALID else [run.form for run in runs]
-        for index, form in enumerate(forms):
-            if form != forms[0]:
-                reader.error(node.value[index], "", f"every run must be in one form: the first is {forms[0]}, this "
-                             f"one is {form}")
+        if runs is not INVALID and common_form(runs) is None:
+            for index, form in enumerate(forms):
+                if form != forms[0]:
+                    reader.error(node.value[index], "", f"every run must be in one form: the first is {forms[0]}, "
+                                 f"this one is {form}")
     if reader.problems:
         raise InputError(reader.problems)
 
@@ -251,10 +252,12 @@ def _check_runs(scaling: Scaling, runs_node: Node, root: Node, reader: Reader) -
                              f"expected a whole number of nodes, got {run.nodes:g}; a load level (concurrency, "
                              "active sessions) may be fractional with scaling.axis: load")
     first_form = scaling.runs[0].form if scaling.runs else None
-    for index, run in enumerate(scaling.runs):
-        if run.form != first_form:
-            reader.error(at(index), f"scaling.runs[{index}]",
-                         f"every run must be in one form: the first is {first_form}, this one is {run.form}")
+    if scaling.runs and common_form(scaling.runs) is None:
+        for index, run in enumerate(scaling.runs):
+            if run.form != first_form:
+                reader.error(at(index), f"scaling.runs[{index}]", f"every run must be in one form: the first is "
+                             f"{first_form}, this one is {run.form}")
+    first_form = common_form(scaling.runs) if scaling.runs else None
     if scaling.work_per_run is not None and first_form not in (None, "throughput"):
         reader.error(locate(root, "scaling.work_per_run"), "scaling.work_per_run",
                      "applies to runs in throughput form only")

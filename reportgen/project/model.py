@@ -7,7 +7,7 @@ and the documentation all read these. Cross-field rules of one section live in i
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal, get_args
 
@@ -494,7 +494,19 @@ class Scaling:
 
     @property
     def form(self) -> RunForm | None:
-        return self.runs[0].form if self.runs else None
+        return common_form(self.runs)
+
+
+def common_form(runs: Sequence[Run]) -> RunForm | None:
+    """The form the runs are analysed in: their one form, or total when wall-time rows sit beside breakdown rows
+    that give their wall time too (measure recorded the runs, `ingest trace` completed some: MEASUREMENTS §6);
+    None when they cannot be read in one form."""
+    forms = {run.form for run in runs}
+    if len(forms) == 1:
+        return next(iter(forms))
+    if forms == {"total", "breakdown"} and all(run.time is not None for run in runs):
+        return "total"
+    return None
 
 
 # ---------------------------------------------------------------------------------------------------------- pricing
