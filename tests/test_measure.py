@@ -30,13 +30,16 @@ def project(tmp_path: Path) -> Path:
 def test_creates_the_csv_and_appends_a_breakdown(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["measure", "--project", str(project), "--nodes", "2", "--", sys.executable, "-c", SPLIT]) == 0
     csv = (project.parent / "runs.csv").read_text().splitlines()
-    assert csv[0] == "nodes,compute [s],communication [s],idle [s],energy [kWh]"
+    assert csv[0] == "nodes,time [s],compute [s],communication [s],idle [s],energy [kWh]"  # one row holds the run
     assert csv[1].startswith("# reportgen measure: 2 nodes; energy is CodeCarbon's estimate for this machine (")
     assert csv[1].endswith("× 2 machines, assuming every machine draws the same")
     per_machine = float(csv[1].split("(")[1].split(" kWh")[0])
-    nodes, compute, communication, idle, energy = csv[2].split(",")
+    nodes, wall, compute, communication, idle, energy = csv[2].split(",")
     assert float(energy) == pytest.approx(2 * per_machine, rel=1e-5)  # this machine's energy × 2 nodes
     assert (nodes, compute, communication, idle) == ("2", "0.8", "0.1", "0.05")
+    # the command's wall time beside its split (the rest is start-up); left empty here, where the split the test
+    # command reports (0.95 s) is longer than the command took
+    assert wall == "" or float(wall) >= 0.95
     assert float(energy) > 0  # CodeCarbon's estimate for this process and its children
     assert "appended to" in capsys.readouterr().out
     run = load_project(project).project.scaling.runs[0]  # the project stays valid
@@ -108,8 +111,6 @@ def test_a_command_that_cannot_start_leaves_no_tracker_running(project: Path) ->
 def test_a_split_that_cannot_be_recorded_is_refused_before_running(project: Path, tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     command = ["--", sys.executable, "-c", f"open({str(marker)!r}, 'w')"]
-    (project.parent / "runs.csv").write_text("nodes,time [s]\n1,10\n")
-    assert main(["measure", "--project", str(project), "--nodes", "2", "--split", *command]) == 2
     (project.parent / "runs.csv").write_text("nodes,compute [s],communication [s],idle [s]\n1,10,0,0\n")
     assert main(["measure", "--project", str(project), "--nodes", "2", *command]) == 2  # may not write one
     assert not marker.exists()
@@ -162,3 +163,30 @@ def test_machines_past_the_nodes_are_refused(project: Path) -> None:
     assert main(["measure", "--project", str(project), "--nodes", "2", "--machines", "3", "--", sys.executable,
                  "-c", "pass"]) == 2
     assert not (project.parent / "runs.csv").exists()
+
+
+def test_a_csv_of_wall_times_gains_the_split_beside_the_time(project: Path) -> None:
+    """A CSV that measure started with wall times takes a later run's split in new columns (one row per run)."""
+    (project.parent / "runs.csv").write_text("nodes,time [ms]\n1,1000\n")
+    small = SPLIT.replace("0.8", "0.0008").replace("0.1", "0.0001").replace("0.05", "0.00005")  # within the wall
+    assert main(["measure", "--project", str(project), "--nodes", "2", "--split", "--", sys.executable, "-c",
+                 small]) == 0
+    runs = {r.nodes: r for r in load_project(project).project.scaling.runs}
+    assert runs[1].time == 1.0 and runs[1].compute is None
+    assert (runs[2].compute, runs[2].communication, runs[2].idle) == pytest.approx((0.0008, 0.0001, 0.00005))
+    assert runs[2].time > runs[2].parts  # the wall time beside the split: the rest is start-up
+
+
+def test_traces_that_cannot_be_read_never_cost_the_measured_run(project: Path, tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """measure --trace-dir printed the wall time and energy, refused the traces and appended nothing (§6)."""
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    (traces / "rank0.json").write_text('{"traceEvents": []}')  # a profile with nothing in it
+    assert main(["measure", "--project", str(project), "--nodes", "1", "--trace-dir", str(traces), "--",
+                 sys.executable, "-c", "pass"]) == 2
+    said = capsys.readouterr()
+    run = load_project(project).project.scaling.runs[0]
+    assert run.time is not None and run.time > 0 and run.compute is None and run.energy is not None
+    assert "appended to" in said.out
+    assert "the traces were not read, so the run has its wall time and energy only" in said.err

@@ -520,10 +520,17 @@ def _measure(arguments: argparse.Namespace) -> int:
         how = f"was killed by signal {-status}" if status < 0 else f"exited with status {status}"
         print(f"the command {how}: nothing appended to {csv_path.name}", file=sys.stderr)
         return 128 - status if status < 0 else status  # killed by signal N: 128 + N, as a shell reports it
+    refused: ReportgenError | None = None
     if from_traces:  # the split from the profiler traces the command wrote, each rank's times kept beside it
         from reportgen.commands.ingest_command import with_trace_split
 
-        measurement = with_trace_split(measurement, arguments.trace_dir, arguments.steps_per_run)
+        try:
+            measurement = with_trace_split(measurement, arguments.trace_dir, arguments.steps_per_run)
+        except (InputError, UsageError) as error:  # the run is kept where the CSV can hold its wall time (§6)
+            refused = error
+            if missing_split(csv_path, measurement):
+                raise
+            arguments.split = False
     if missing_split(csv_path, measurement) or (arguments.split and not measurement.split_s):
         energy = f"{measurement.energy_kwh:.6g} kWh on this machine" if measurement.energy_kwh is not None \
             else "not measured"
@@ -536,6 +543,10 @@ def _measure(arguments: argparse.Namespace) -> int:
                           replace=arguments.replace, repeat=arguments.repeat)
     cells = ", ".join(f"{name} {value}" for name, value in appended.cells.items() if value)
     console.say(f"appended to {csv_path}: {cells}")
+    if refused is not None:  # said after the run it did not cost
+        print(printable(f"the traces were not read, so the run has its wall time and energy only: {refused}"),
+              file=sys.stderr)
+        return int(refused.exit_code)
     if measurement.energy_kwh is not None:
         scaled = f", multiplied by the {machines} machines (each assumed to draw the same)" if machines > 1 else \
             f" (one machine ran all {arguments.nodes} ranks)" if arguments.nodes > 1 else ""

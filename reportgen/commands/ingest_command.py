@@ -53,7 +53,8 @@ def _ingest_trace(arguments: argparse.Namespace) -> int:
     k = arguments.steps_per_run
     split = job.split_s(k)
     measurement = Measurement(nodes, sum(split.values()), None, split, 0,
-                              workers_s=tuple(w * k for w in job.run.workers_s), source=job.provenance(nodes, k))
+                              workers_s=tuple(w * k for w in job.run.workers_s), source=job.provenance(nodes, k),
+                              wall_measured=False)
     scaling = loaded.project.scaling
     time_unit = scaling.time_unit if scaling else None
     # the run `measure` recorded (its wall time, no breakdown yet) takes the breakdown: one row holds the run (§6)

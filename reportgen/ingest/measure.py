@@ -46,6 +46,7 @@ class Measurement:
     workers_s: tuple[float, ...] = ()  # per-worker compute (from profiler traces)
     source: tuple[str, ...] = ()  # provenance lines of an ingested run (file names and hashes); empty: measured
     machines: int = 0  # the machines CodeCarbon's reading on this one stands for (0: one per node, as before)
+    wall_measured: bool = True  # False for a run read from traces alone: its "wall" is only the sum of its parts
 
     @property
     def machine_count(self) -> int:
@@ -231,9 +232,6 @@ def check_can_append(csv_path: Path, nodes: int, *, replace: bool, split: bool |
     if form == "throughput":
         raise UsageError(f"{csv_path.name} records throughput; measure records wall time or a compute / "
                          "communication / idle split")
-    if form == "total" and split:
-        raise UsageError(f"{csv_path.name} records wall time only (a `time` column): the split the command writes "
-                         "could not be recorded; start a CSV with compute, communication and idle columns")
     if form == "breakdown" and not split:
         raise UsageError(f"{csv_path.name} records a compute / communication / idle split: pass --split and have "
                          f"the command write it to ${SPLIT_ENV}, so that a run is never measured for nothing")
@@ -345,6 +343,9 @@ def append_run(csv_path: Path, measurement: Measurement, *, time_unit_s: float |
         if header_index is None:
             lines.append(_header(measurement))
             header_index = len(lines) - 1
+        elif {"compute", "communication", "idle"} <= measurement.split_s.keys():  # a CSV of wall times gains the
+            for name in ("compute", "communication", "idle"):                      # split's columns (§6)
+                lines, _ = with_column(lines, header_index, name, "s")
         columns = [column for cell, _ in measurements.split_cells(lines[header_index])
                    if (column := measurements.header_column(cell)) is not None]
         cells = {name: _cell(name, unit, measurement, time_unit_s) for name, unit in columns}
@@ -356,7 +357,9 @@ def append_run(csv_path: Path, measurement: Measurement, *, time_unit_s: float |
 
 def _header(measurement: Measurement) -> str:
     if {"compute", "communication", "idle"} <= measurement.split_s.keys():
-        columns = ["nodes", "compute [s]", "communication [s]", "idle [s]"]
+        # the command's wall time beside its split: one row holds the run, the difference is start-up (§4.z)
+        columns = ["nodes", *(["time [s]"] if measurement.wall_measured else []), "compute [s]", "communication [s]",
+                   "idle [s]"]
         if "io" in measurement.split_s:
             columns.append("io [s]")
         if measurement.workers_s:
@@ -383,6 +386,9 @@ def _cell(name: str, unit: str | None, measurement: Measurement, time_unit_s: fl
         scale = units.parse_unit(unit, units.TIME) if unit else (time_unit_s or 1.0)
         return " ".join(number_text(seconds / scale) for seconds in measurement.workers_s)
     if name == "time":
+        if not measurement.wall_measured or (measurement.split_s and
+                                             sum(measurement.split_s.values()) > measurement.wall_s):
+            return ""  # parts scaled past the wall (--steps-per-run too large?): the split alone, no start-up
         seconds = measurement.wall_s
     elif name in SPLIT_FIELDS:
         if name not in measurement.split_s:
