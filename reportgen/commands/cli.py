@@ -532,10 +532,8 @@ def _measure(arguments: argparse.Namespace) -> int:
                 raise
             arguments.split = False
     if missing_split(csv_path, measurement) or (arguments.split and not measurement.split_s):
-        energy = f"{measurement.energy_kwh:.6g} kWh on this machine" if measurement.energy_kwh is not None \
-            else "not measured"
         print(f"the command wrote no compute / communication / idle split to $REPORTGEN_SPLIT_FILE: nothing "
-              f"appended to {csv_path.name}. Measured: wall time {measurement.wall_s:.6g} s, energy {energy}",
+              f"appended to {csv_path.name}. {measurement.said()[0].upper()}{measurement.said()[1:]}",
               file=sys.stderr)
         return ExitCode.FAILURE
     scaling = loaded.project.scaling

@@ -232,7 +232,7 @@ def check_can_append(csv_path: Path, nodes: int, *, replace: bool, split: bool |
     if form == "throughput":
         raise UsageError(f"{csv_path.name} records throughput; measure records wall time or a compute / "
                          "communication / idle split")
-    if form == "breakdown" and not split:
+    if form == "breakdown" and not split and header is not None and "time" not in column_names(lines[header]):
         raise UsageError(f"{csv_path.name} records a compute / communication / idle split: pass --split and have "
                          f"the command write it to ${SPLIT_ENV}, so that a run is never measured for nothing")
     return form
@@ -295,9 +295,12 @@ def add_breakdown(csv_path: Path, row: int, measurement: Measurement, *, time_un
 
 
 def missing_split(csv_path: Path, measurement: Measurement) -> bool:
-    """The CSV (or the run it is about to start with) needs a split the command did not write."""
-    form = csv_form(csv_path)
-    return form == "breakdown" and not {"compute", "communication", "idle"} <= measurement.split_s.keys()
+    """The CSV (or the run it is about to start with) needs a split the command did not write: a CSV of splits
+    without a `time` column, where a run of wall time alone has no place."""
+    if csv_form(csv_path) != "breakdown" or {"compute", "communication", "idle"} <= measurement.split_s.keys():
+        return False
+    lines, header = csv_lines(csv_path)
+    return header is None or "time" not in column_names(lines[header])
 
 
 MEASURED = f"{PROVENANCE}measure:"
@@ -392,7 +395,7 @@ def _cell(name: str, unit: str | None, measurement: Measurement, time_unit_s: fl
         seconds = measurement.wall_s
     elif name in SPLIT_FIELDS:
         if name not in measurement.split_s:
-            if name == "io":
+            if name == "io" or not measurement.split_s:  # a run of wall time alone beside split runs (§6)
                 return ""
             raise UsageError(f"the CSV records {name} time per run, but the command reported no split: write "
                              f'{{"compute": …, "communication": …, "idle": …}} in seconds to ${SPLIT_ENV}')

@@ -1,0 +1,46 @@
+"""docs/tutorial.md runs end to end, in order, as a user would run it in a clone (MEASUREMENTS §6): every `sh` block
+of the page, in one shell, in a fresh folder; a step that fails fails the suite."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reportgen.project.loader import load_project
+from tests.conftest import ROOT
+
+TUTORIAL = ROOT / "docs" / "tutorial.md"
+
+
+def commands() -> str:
+    """The page's shell blocks, in order, with `reportgen` run from this interpreter."""
+    blocks = re.findall(r"```sh\n(.*?)```", TUTORIAL.read_text(encoding="utf-8"), flags=re.S)
+    script = "\n".join(blocks)
+    return re.sub(r"(?m)^reportgen ", f"{sys.executable} -m reportgen ", script)
+
+
+@pytest.mark.slow
+def test_the_tutorial_runs_end_to_end(tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "docs" / "tutorial-files", tmp_path / "docs" / "tutorial-files")
+    environment = {**os.environ, "HOME": str(tmp_path), "GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com",
+                   "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.com", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(["bash", "-e", "-x", "-c", commands()], cwd=tmp_path, env=environment, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
+    folder = tmp_path / "my-design"
+    runs = {run.nodes: run for run in load_project(folder / "project.yaml").project.scaling.runs}
+    # one row per run: the wall time, the breakdown the traces gave, and the start-up between them
+    assert set(runs) == {1, 2}
+    for run in runs.values():
+        assert run.time is not None and run.compute is not None and run.start_up is not None and run.start_up > 0
+    assert runs[2].energy is not None and "ingest codecarbon" in (folder / "runs.csv").read_text()
+    assert (folder / "build" / "project" / "report.pdf").exists()
+    assert (folder / "build" / "diff-HEAD~1-project-vs-project" / "diff.md").exists() or \
+        any((folder / "build").glob("diff-*/diff.md"))
+    assert "key result" in done.stdout + done.stderr
