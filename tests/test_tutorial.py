@@ -41,6 +41,10 @@ def test_the_tutorial_runs_end_to_end(tmp_path: Path) -> None:
         assert run.time is not None and run.compute is not None and run.start_up is not None and run.start_up > 0
     assert runs[2].energy is not None and "ingest codecarbon" in (folder / "runs.csv").read_text()
     assert (folder / "build" / "project" / "report.pdf").exists()
+    from reportgen.ingest.emissions import read_emissions
+
+    kept = read_emissions(folder / "emissions.csv")  # CodeCarbon's own record of each measured run, kept beside
+    assert kept.energy_kwh > 0 and len((folder / "emissions.csv").read_text().splitlines()) == 3  # header + 2 runs
     assert (folder / "build" / "diff-HEAD~1-project-vs-project" / "diff.md").exists() or \
         any((folder / "build").glob("diff-*/diff.md"))
     assert "key result" in done.stdout + done.stderr

@@ -486,6 +486,7 @@ def _measure(arguments: argparse.Namespace) -> int:
         append_run,
         check_can_append,
         csv_of,
+        keep_codecarbon_log,
         machines_of,
         missing_split,
         run_measured,
@@ -541,6 +542,9 @@ def _measure(arguments: argparse.Namespace) -> int:
                           replace=arguments.replace, repeat=arguments.repeat)
     cells = ", ".join(f"{name} {value}" for name, value in appended.cells.items() if value)
     console.say(f"appended to {csv_path}: {cells}")
+    kept = keep_codecarbon_log(csv_path, measurement)
+    if kept is not None:
+        console.say(f"CodeCarbon's record of the run appended to {kept}")
     if refused is not None:  # said after the run it did not cost
         print(printable(f"the traces were not read, so the run has its wall time and energy only: {refused}"),
               file=sys.stderr)

@@ -17,7 +17,7 @@ import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,7 @@ class Measurement:
     source: tuple[str, ...] = ()  # provenance lines of an ingested run (file names and hashes); empty: measured
     machines: int = 0  # the machines CodeCarbon's reading on this one stands for (0: one per node, as before)
     wall_measured: bool = True  # False for a run read from traces alone: its "wall" is only the sum of its parts
+    tracked: Any = field(default=None, compare=False, repr=False)  # CodeCarbon's EmissionsData of the run
 
     @property
     def machine_count(self) -> int:
@@ -86,7 +87,7 @@ def tracker_place(loaded: LoadedProject) -> dict[str, str]:
 
 
 @contextmanager
-def _tracked(place: dict[str, str]) -> Iterator[list[float | None]]:
+def _tracked(place: dict[str, str]) -> Iterator[list[Any]]:
     """CodeCarbon's offline tracker around a block; yields a one-element list that receives the energy in kWh.
     An interrupted block gets no energy: the tracker is not stopped (its last reading can take a second), the
     process is leaving and the run is not recorded. A block that fails otherwise (a command that cannot start)
@@ -97,7 +98,7 @@ def _tracked(place: dict[str, str]) -> Iterator[list[float | None]]:
 
     tracker = OfflineEmissionsTracker(**place, output_methods=[], log_level="error", tracking_mode="process",
                                       allow_multiple_runs=True, measure_power_secs=1)
-    energy: list[float | None] = [None]
+    energy: list[Any] = [None, None]  # the energy in kWh, and CodeCarbon's own record of the run
     tracker.start()
     try:
         yield energy
@@ -110,6 +111,7 @@ def _tracked(place: dict[str, str]) -> Iterator[list[float | None]]:
     data = getattr(tracker, "final_emissions_data", None)
     value = getattr(data, "energy_consumed", None)
     energy[0] = float(value) if isinstance(value, int | float) and value > 0 else None
+    energy[1] = data if energy[0] is not None else None
 
 
 def run_measured(command: Sequence[str], nodes: int, place: dict[str, str]) -> Measurement:
@@ -121,7 +123,7 @@ def run_measured(command: Sequence[str], nodes: int, place: dict[str, str]) -> M
             started = time.perf_counter()
             status = _run_to_the_end(command, environment)
             wall = time.perf_counter() - started
-        measured = Measurement(nodes, wall, energy[0], {}, status)
+        measured = Measurement(nodes, wall, energy[0], {}, status, tracked=energy[1])
         try:
             return replace(measured, split_s=_read_split(split_file))
         except UsageError as error:  # the measurement is said before the refusal: a long run is never lost
@@ -236,6 +238,25 @@ def check_can_append(csv_path: Path, nodes: int, *, replace: bool, split: bool |
         raise UsageError(f"{csv_path.name} records a compute / communication / idle split: pass --split and have "
                          f"the command write it to ${SPLIT_ENV}, so that a run is never measured for nothing")
     return form
+
+
+CODECARBON_FILE = "emissions.csv"  # CodeCarbon's own log, kept beside the runs CSV (MEASUREMENTS §6)
+
+
+def keep_codecarbon_log(csv_path: Path, measurement: Measurement) -> Path | None:
+    """CodeCarbon's record of the run appended to its own emissions.csv beside the runs CSV, written by CodeCarbon's
+    file output, so that `ingest codecarbon` and CodeCarbon's tools find it. A failure here costs the run nothing
+    (the row is already recorded): it returns None."""
+    if measurement.tracked is None:
+        return None
+    from codecarbon.output_methods.file import FileOutput
+
+    try:
+        with locked(csv_path.parent):
+            FileOutput(CODECARBON_FILE, str(csv_path.parent), on_csv_write="append").out(measurement.tracked, None)
+    except Exception:  # CodeCarbon's writer (pandas) may fail in many ways; the run is safe
+        return None
+    return csv_path.parent / CODECARBON_FILE
 
 
 def column_names(header_line: str) -> list[str]:
