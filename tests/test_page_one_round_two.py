@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from reportgen.analysis import analyze
-from tests.conftest import make_project
+from tests.conftest import INPUTS, make_project
 
 HARDWARE = "hardware: {memory_capacity: 640 GB, devices_per_node: 8, peak_compute: 1 PFLOP/s}\n"
 
@@ -358,3 +358,12 @@ scaling: {time_unit: s, runs: [{nodes: 1, time: 100}, {nodes: 8, time: 15}, {nod
 """)
     (found,) = [f for f in analyze(project).findings if f.code == "oversubscribed"]
     assert "runs at 16 nodes exceed the 8 nodes available" in found.message
+
+
+def test_p_star_is_capped_at_the_nodes_available() -> None:
+    """§4.z: p* and the plan are capped at what the hardware holds."""
+    text = (INPUTS / "example.yaml").read_text(encoding="utf-8")
+    free = analyze(make_project(text)).prediction
+    assert free.p_star > 16  # the example's model optimum, uncapped
+    capped = analyze(make_project(text.replace("hardware:\n", "hardware:\n  nodes_available: 16\n", 1))).prediction
+    assert capped.max_nodes == 16 and capped.p_star <= 16 and capped.capped

@@ -168,7 +168,9 @@ def predict(project: Project) -> PredictionResult | None:
     beta = fit.beta_s if uses_fit and fit else beta_given
     if alpha is None or beta is None:
         return None
-    t_comp, max_nodes = spec.t_comp, spec.max_nodes
+    available = project.hardware.nodes_available if project.hardware else None
+    # p* and the plan are capped at what the hardware holds (§4.z): the model is evaluated up to the nodes available
+    t_comp, max_nodes = spec.t_comp, min(spec.max_nodes, available or spec.max_nodes)
     grid = Grid.of(max_nodes)
     curve = model_curve(t_comp, alpha, beta, max_nodes, grid)
     best = optimum(curve)
