@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from reportgen import wording
 from reportgen.commands import console
 from reportgen.errors import ExitCode, UsageError
 from reportgen.ingest import traces
@@ -123,10 +124,10 @@ def _ingest_codecarbon(arguments: argparse.Namespace) -> int:
         print(json.dumps(emissions.json_document(run, arguments.nodes, machines), indent=2))
     else:
         scaled = f", scaled from {run.rows} tracked machine(s) to {machines} machines" if machines > run.rows else ""
-        recorded = f"; CodeCarbon recorded {run.emissions_at(machines)!r} kg CO2e" \
+        recorded = f"; CodeCarbon recorded {wording.mass(run.emissions_at(machines))} CO2e" \
             if run.emissions_kg is not None else ""
-        print(f"run {run.run_id}: {energy!r} kWh at {arguments.nodes} node{'s' if arguments.nodes != 1 else ''}"
-              f"{scaled} ({run.duration_s!r} s, tracked in {run.country or 'an unknown country'}){recorded}")
+        print(f"run {run.run_id}: {wording.energy(energy)} at {wording.nodes(arguments.nodes)}{scaled} "
+              f"({wording.duration(run.duration_s)}, tracked in {run.country or 'an unknown country'}){recorded}")
     if arguments.project is None:
         return ExitCode.OK
     from reportgen.ingest.measure import csv_of
