@@ -367,3 +367,27 @@ def test_p_star_is_capped_at_the_nodes_available() -> None:
     assert free.p_star > 16  # the example's model optimum, uncapped
     capped = analyze(make_project(text.replace("hardware:\n", "hardware:\n  nodes_available: 16\n", 1))).prediction
     assert capped.max_nodes == 16 and capped.p_star <= 16 and capped.capped
+
+
+def test_an_oversubscribed_runs_unshrunk_compute_is_contention_not_serial_fraction() -> None:
+    """§4.z: 4 ranks on 2 cores: compute per run 16 s at 4 ranks where 1 rank took 40 s (ideal 10 s); the 6 s that did
+    not shrink is contention there, while at 2 ranks (on 2 cores) it stays serial fraction."""
+    project = make_project("""
+project: {title: T}
+hardware: {cores: 2}
+scaling:
+  time_unit: s
+  runs:
+    - {nodes: 1, compute: 40, communication: 0, idle: 0, ranks_per_node: 1}
+    - {nodes: 2, compute: 21, communication: 1, idle: 0, ranks_per_node: 2}
+    - {nodes: 4, compute: 16, communication: 1, idle: 0, ranks_per_node: 4}
+""")
+    scaling = analyze(project).scaling
+    two, four = scaling.rows[1], scaling.rows[2]
+    assert two.lost_contention is None or two.lost_contention == 0.0
+    assert two.lost_serial > 0  # 21 − 40/2 = 1 s serial, 1 s communication
+    # at 4: serial 16 − 10 = 6 s → contention; communication 1 s; lost folds 4 − 40/17 = 1.647 shared 6 : 1
+    assert four.lost_serial == 0.0
+    assert four.lost_contention == pytest.approx((4 - 40 / 17) * 6 / 7)
+    assert scaling.knee_cause == "contention" or scaling.knee_nodes is None
+    assert "contention" in scaling.lost_to

@@ -408,7 +408,8 @@ def test_installed_wheel_finds_its_templates(tmp_path: Path) -> None:
 
 def test_activities_read_in_greyscale_with_cheap_hatches() -> None:
     """Each activity has its own colour and hatch; hatches are line patterns (no dots: matplotlib's dot hatch is a
-    19 kB path the PDF renderer parses once per bar), single but for the rare start-up layer's doubled one."""
+    19 kB path the PDF renderer parses once per bar), single but for the rare start-up and contention layers' doubled
+    ones."""
     from reportgen.figures.style import ACTIVITY
 
     colours = [colour for colour, _ in ACTIVITY.values()]

@@ -62,6 +62,7 @@ def analyze(project: Project, *, intensity: Intensity | None = None,
     """Every analysis; `sources` are the measured runs' provenance comments (by node count) from their CSV."""
     max_nodes = project.prediction.max_nodes if project.prediction else 4096
     scaling = analyze_scaling(project.scaling, max_nodes=max_nodes, serving=project.serving,
+                              cores=project.hardware.cores if project.hardware else None,
                               workload=project.project.workload)
     single_node = next((r.time_s for r in scaling.rows if r.nodes == 1 and not scaling.per_unit_of_work), None) \
         if scaling else None

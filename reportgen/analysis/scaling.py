@@ -32,11 +32,13 @@ COMPONENTS = ("compute", "communication", "idle", "io", "time", "throughput", "e
               "p99_latency")
 Interval = tuple[float, float]
 # Where lost speedup went (ANALYSES §4, §4.z); the order is the knee cause's tie order.
-Cause = Literal["communication", "load-imbalance", "serial-fraction", "io", "pipeline-bubble", "start-up"]
+Cause = Literal["communication", "load-imbalance", "serial-fraction", "io", "pipeline-bubble", "start-up",
+                "contention"]
 CAUSES: tuple[Cause, ...] = get_args(Cause)
 # The lost-time components of a breakdown (keys of ScaleRow.lost_time_s), each with the cause it names.
 CAUSE_OF: dict[str, Cause] = {"serial": "serial-fraction", "io": "io", "communication": "communication",
-                              "imbalance": "load-imbalance", "bubble": "pipeline-bubble", "startup": "start-up"}
+                              "imbalance": "load-imbalance", "bubble": "pipeline-bubble", "startup": "start-up",
+                              "contention": "contention"}
 Trend = Literal["rising", "flat", "falling"]  # of the Karp-Flatt serial fraction with p
 TREND_TOLERANCE = 0.10  # ANALYSES §4: a trend must move e by more than 10 % of its mean over the measured range
 # Without a breakdown the Karp–Flatt trend names the likely cause: an e that rises with p is an overhead that grows
@@ -57,6 +59,7 @@ REMEDIES: dict[Cause, str] = {
     "io": STORAGE_REMEDY,
     "pipeline-bubble": "more micro-batches per step, or interleaved pipeline stages",
     "start-up": "a shorter start-up (launch, rendezvous, loading), paid once for more steps per run",
+    "contention": "at most one rank per core (or device): measure the oversubscribed scales on more machines",
 }
 # A data-processing job's remedies speak of storage, shuffles and partitions, never of gradients.
 DATA_REMEDIES: dict[Cause, str] = {
@@ -87,7 +90,7 @@ LOOKS_WEAK_SPREAD = 0.15  # strong scaling whose time per run stays within this 
 # The §4.z losses beyond serial, communication and imbalance: (ScaleRow field, its name, the name in a sentence).
 # A table column, a figure layer and a results key each appear when some run gives that part.
 EXTRA_LOSSES = (("lost_io", "I/O", "I/O"), ("lost_bubble", "pipeline bubble", "the pipeline bubble"),
-                ("lost_startup", "start-up", "start-up"))
+                ("lost_startup", "start-up", "start-up"), ("lost_contention", "contention", "contention"))
 
 
 def remedies_for(workload: str | None, serving: bool) -> dict[Cause, str]:
@@ -122,6 +125,7 @@ class ScaleRow:
     lost_io: float | None = None  # folds lost to I/O that did not shrink (§4.z), when a run gives io
     lost_bubble: float | None = None  # folds lost to the pipeline bubble, when a run gives bubble
     lost_startup: float | None = None  # folds lost to start-up, when a run gives its wall time beside the breakdown
+    lost_contention: float | None = None  # an oversubscribed run's compute that did not shrink (§4.z), not serial
     gustafson: float | None = None  # weak scaling: Gustafson's serial fraction s_p = (q − S_p)/(q − 1)
 
     @property
@@ -264,7 +268,7 @@ def run_time(run: Run, work_per_run: float | None) -> float | None:
     return (work_per_run if work_per_run is not None else 1.0) / run.throughput
 
 
-def analyze_scaling(scaling: Scaling | None, *, max_nodes: int = 4096, serving: bool = False,
+def analyze_scaling(scaling: Scaling | None, *, max_nodes: int = 4096, serving: bool = False, cores: int | None = None,
                     workload: str | None = None) -> ScalingResult | None:
     if scaling is None or not scaling.runs:
         return None
@@ -288,7 +292,7 @@ def analyze_scaling(scaling: Scaling | None, *, max_nodes: int = 4096, serving: 
             speedup = float(run.throughput or 0.0) / float(reference.throughput or 1.0)
         else:
             speedup = (q if weak else 1.0) * t_ref / t_p
-        row = _row(run, reference, t_p, t_ref, q, speedup, form, weak=weak)
+        row = _row(run, reference, t_p, t_ref, q, speedup, form, weak=weak, cores=cores)
         rows.append(replace(row, repeats=len(group), ideal=q, time_ci=ci[0], speedup_ci=ci[1], efficiency_ci=ci[2]))
     speedups = [row.speedup for row in rows]
     qs = [row.nodes / p_ref for row in rows]
@@ -515,7 +519,7 @@ def knee_uncertain(rows: list[ScaleRow], knee: float | None) -> bool:
 
 
 def _row(run: Run, reference: Run, t_p: float, t_ref: float, q: float, speedup: float, form: RunForm, *,
-         weak: bool = False) -> ScaleRow:
+         weak: bool = False, cores: int | None = None) -> ScaleRow:
     lost_folds = q - speedup
     karp_flatt = (1.0 / speedup - 1.0 / q) / (1.0 - 1.0 / q) if q > 1 and not weak else None
     gustafson = (q - speedup) / (q - 1.0) if q > 1 and weak else None
@@ -540,13 +544,17 @@ def _row(run: Run, reference: Run, t_p: float, t_ref: float, q: float, speedup: 
                                   ("startup", run.start_up, reference.start_up)):
             if mine is not None or theirs is not None:
                 lost_time[key] = (mine or 0.0) - (theirs or 0.0) * shrink
+        if cores is not None and run.ranks_per_node is not None and run.ranks_per_node > cores:
+            # oversubscribed: the ranks share cores, so the compute that did not shrink is contention (§4.z)
+            lost_time["contention"] = lost_time.pop("serial")
+            lost_time["serial"] = 0.0
         lost = {**lost, **_apportion(lost_folds, lost_time)}
     workers = run.workers
     imbalance = max(workers) / (sum(workers) / len(workers)) - 1.0 if workers else None
     return ScaleRow(run.nodes, t_p, speedup, speedup / q, comm_share, idle_share, karp_flatt, lost_folds,
                     lost["serial"], lost["communication"], lost["imbalance"], lost_time, imbalance, superlinear,
                     run.energy, run, lost_io=lost["io"], lost_bubble=lost["bubble"], lost_startup=lost["startup"],
-                    gustafson=gustafson)
+                    gustafson=gustafson, lost_contention=lost["contention"])
 
 
 def _apportion(lost_folds: float, lost_time: dict[str, float]) -> dict[str, float | None]:

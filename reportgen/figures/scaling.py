@@ -301,7 +301,7 @@ def _draw_speedup(frame: FigureFrame, scaling: ScalingResult, needed: float | No
 
 
 # The activity (colour and hatch) each §4.z loss is drawn in (reportgen.analysis.scaling.EXTRA_LOSSES)
-LOSS_ACTIVITY = {"lost_io": "io", "lost_bubble": "bubble", "lost_startup": "startup"}
+LOSS_ACTIVITY = {"lost_io": "io", "lost_bubble": "bubble", "lost_startup": "startup", "lost_contention": "contention"}
 
 
 def lost_folds(scaling: ScalingResult) -> FigureJob | None:

@@ -23,6 +23,7 @@ GRID = "#d9d9d9"
 BLUE, ORANGE, SKY, GREEN, VERMILION, PURPLE = ("#0072b2", "#e69f00", "#56b4e9", "#009e73", "#d55e00", "#cc79a7")
 GREY = "#8c8c8c"
 YELLOW = "#f0e442"
+WINE = "#882255"
 # Causes and activities keep one colour and hatch across every figure.
 # Single-density line hatches: denser ones multiply the paths a PDF renderer must draw, and matplotlib's dot
 # hatch is a 19 kB path of tiny circles that WeasyPrint parses again for every bar (a fifth of a figure's time).
@@ -35,6 +36,7 @@ ACTIVITY = {
     "wait": (VERMILION, "|"),
     "bubble": (GREEN, "+"),
     "startup": (YELLOW, "//"),
+    "contention": (WINE, "\\\\"),  # Tol's wine: the ninth activity, after Okabe–Ito's eight
 }
 
 _RC: dict[str, Any] = {
@@ -317,7 +319,7 @@ def node_categories(ax: Any, count: int) -> None:
 
 
 COLOUR_NAMES = {BLUE: "blue", SKY: "sky blue", ORANGE: "orange", GREY: "grey", PURPLE: "pink", GREEN: "green",
-                VERMILION: "vermilion", INK: "black", YELLOW: "yellow"}
+                VERMILION: "vermilion", INK: "black", YELLOW: "yellow", WINE: "wine"}
 # (how captions name the drawn colours: a test holds them to it)
 GOAL_LINE = {"color": INK, "linestyle": (0, (6, 2, 1, 2)), "linewidth": 1.1}  # the goal's limit on every figure
 
@@ -328,7 +330,7 @@ def draw_goal_line(ax: Any, value: float | None, label: str, *, vertical: bool =
         return
     (ax.axvline if vertical else ax.axhline)(value, label=label, **GOAL_LINE)
 HATCH_NAMES = {"": "", "-": ", hatched —", "/": ", hatched /", "x": ", hatched ×", "\\": ", hatched \\",
-               "|": ", hatched |", "+": ", hatched +", "//": ", hatched //"}
+               "|": ", hatched |", "+": ", hatched +", "//": ", hatched //", "\\\\": ", hatched \\\\"}
 
 
 def colour_key(layers: list[tuple[str, str]]) -> str:

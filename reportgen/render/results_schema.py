@@ -257,6 +257,8 @@ SCALING: Schema = obj("§3: measured scaling and where every lost fold of speedu
         "lost_imbalance": num("the folds lost to load imbalance", null=True),
         "lost_io": num("the folds lost to I/O that did not shrink (runs that give io)", null=True),
         "lost_bubble": num("the folds lost to the pipeline bubble (runs that give bubble)", null=True),
+        "lost_contention": num("the folds lost to contention: an oversubscribed run's compute that did not shrink "
+                               "(runs whose ranks_per_node exceed hardware.cores)", null=True),
         "lost_startup": num("the folds lost to start-up: the wall time less the breakdown's parts (runs that give "
                             "both)", null=True),
         "gustafson": num("weak mode: Gustafson's serial fraction s_p = (q − S_p)/(q − 1)", null=True),

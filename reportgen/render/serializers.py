@@ -119,6 +119,7 @@ def scaling(s: ScalingResult | None) -> Json | None:
                   "lost_folds": r.lost_folds, "lost_serial": r.lost_serial,
                   "lost_communication": r.lost_communication, "lost_imbalance": r.lost_imbalance,
                   "lost_io": r.lost_io, "lost_bubble": r.lost_bubble, "lost_startup": r.lost_startup,
+                  "lost_contention": r.lost_contention,
                   "gustafson": r.gustafson, "time_ci": _pair(r.time_ci),
                   "imbalance": r.imbalance, "repeats": r.repeats, "time_s_ci": _pair(r.time_ci),
                   "speedup_ci": _pair(r.speedup_ci), "efficiency_ci": _pair(r.efficiency_ci)} for r in s.rows],
