@@ -211,3 +211,13 @@ def test_a_load_axis_takes_fractional_levels_into_the_fits() -> None:
     assert result.usl.peak_nodes == pytest.approx((0.94 / 0.004) ** 0.5)
     assert result.rows[1].karp_flatt is not None
     assert (integer(1.53), nodes(1.53), integer(8), nodes(8)) == ("1.53", "load 1.53", "8", "8 nodes")
+
+
+def test_a_coefficient_within_rounding_noise_of_zero_is_zero() -> None:
+    """An exact ring fit of a purely bandwidth-bound column once printed α = −4.71 × 10⁻⁹ µs."""
+    from reportgen.analysis.fits import fit_alpha_beta
+
+    beta = 0.7
+    nodes = [2, 4, 8, 16]
+    fit = fit_alpha_beta(nodes, [2 * beta * (p - 1) / p for p in nodes])
+    assert fit is not None and fit.alpha_s == 0.0 and fit.beta_s == pytest.approx(beta)
