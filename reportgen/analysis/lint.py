@@ -98,9 +98,8 @@ def crowded_runs(project: Project) -> tuple[list[tuple[float, int]], list[float]
     hardware, scaling = project.hardware, project.scaling
     if hardware is None or scaling is None:
         return [], []
-    crowded = sorted({(run.nodes, run.ranks_per_node) for run in scaling.runs
-                      if hardware.cores is not None and run.ranks_per_node is not None
-                      and run.ranks_per_node > hardware.cores}, key=lambda pair: pair[0])
+    crowded = sorted({(run.nodes, run.ranks_per_node or 0) for run in scaling.runs
+                      if run.oversubscribed(hardware.cores)}, key=lambda pair: pair[0])
     beyond = sorted({run.nodes for run in scaling.runs
                      if hardware.nodes_available is not None and run.nodes > hardware.nodes_available})
     return crowded, beyond

@@ -544,7 +544,7 @@ def _row(run: Run, reference: Run, t_p: float, t_ref: float, q: float, speedup: 
                                   ("startup", run.start_up, reference.start_up)):
             if mine is not None or theirs is not None:
                 lost_time[key] = (mine or 0.0) - (theirs or 0.0) * shrink
-        if cores is not None and run.ranks_per_node is not None and run.ranks_per_node > cores:
+        if run.oversubscribed(cores):
             # oversubscribed: the ranks share cores, so the compute that did not shrink is contention (§4.z)
             lost_time["contention"] = lost_time.pop("serial")
             lost_time["serial"] = 0.0

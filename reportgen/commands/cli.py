@@ -485,6 +485,7 @@ def _measure(arguments: argparse.Namespace) -> int:
     from reportgen.ingest.measure import (
         append_run,
         check_can_append,
+        checked_machines,
         csv_of,
         keep_codecarbon_log,
         machines_of,
@@ -500,9 +501,7 @@ def _measure(arguments: argparse.Namespace) -> int:
                          "-- ./train.sh")
     if arguments.nodes < 1:
         raise UsageError(f"--nodes must be a positive whole number, got {arguments.nodes}")
-    machines = arguments.machines if arguments.machines is not None else machines_of(command, arguments.nodes)
-    if not 1 <= machines <= arguments.nodes:
-        raise UsageError(f"--machines must be from 1 to the {arguments.nodes} nodes, got {machines}")
+    machines = checked_machines(arguments.machines, arguments.nodes, default=machines_of(command, arguments.nodes))
     loaded = load_project(arguments.project, csv_files_may_be_missing=True)
     csv_path = csv_of(loaded)
     from_traces = arguments.trace_dir is not None
@@ -533,9 +532,9 @@ def _measure(arguments: argparse.Namespace) -> int:
                 raise
             arguments.split = False
     if missing_split(csv_path, measurement) or (arguments.split and not measurement.split_s):
+        said = measurement.said()
         print(f"the command wrote no compute / communication / idle split to $REPORTGEN_SPLIT_FILE: nothing "
-              f"appended to {csv_path.name}. {measurement.said()[0].upper()}{measurement.said()[1:]}",
-              file=sys.stderr)
+              f"appended to {csv_path.name}. {said[:1].upper()}{said[1:]}", file=sys.stderr)
         return ExitCode.FAILURE
     scaling = loaded.project.scaling
     appended = append_run(csv_path, measurement, time_unit_s=scaling.time_unit if scaling else None,

@@ -39,14 +39,7 @@ def _ingest_trace(arguments: argparse.Namespace) -> int:
         _print_trace_table(job, arguments.steps_per_run)
     if arguments.project is None:
         return ExitCode.OK
-    from reportgen.ingest.measure import (
-        Measurement,
-        add_breakdown,
-        append_run,
-        check_can_append,
-        csv_of,
-        wall_time_row,
-    )
+    from reportgen.ingest.measure import Measurement, add_breakdown, append_run, check_can_append, csv_of
     from reportgen.project.loader import load_project
 
     loaded = load_project(arguments.project, csv_files_may_be_missing=True)
@@ -59,10 +52,11 @@ def _ingest_trace(arguments: argparse.Namespace) -> int:
     scaling = loaded.project.scaling
     time_unit = scaling.time_unit if scaling else None
     # the run `measure` recorded (its wall time, no breakdown yet) takes the breakdown: one row holds the run (§6)
-    row = None if arguments.replace or arguments.repeat else wall_time_row(csv_path, nodes, arguments.run)
-    if row is not None:
-        appended = add_breakdown(csv_path, row, measurement, time_unit_s=time_unit)
-        verb = f"added to the run at {nodes} nodes (line {row + 1}) of"
+    completed = None if arguments.replace or arguments.repeat else \
+        add_breakdown(csv_path, measurement, run=arguments.run, time_unit_s=time_unit)
+    if completed is not None:
+        appended = completed
+        verb = f"added to the run at {nodes} nodes (line {(completed.row or 0) + 1}) of"
     else:
         if arguments.run is not None:
             raise UsageError(f"--run {arguments.run}: no run at {nodes} nodes of {csv_path.name} records a wall time "
@@ -111,12 +105,11 @@ def _ingest_codecarbon(arguments: argparse.Namespace) -> int:
     import json
 
     from reportgen.ingest import emissions
+    from reportgen.ingest.measure import checked_machines
 
     if arguments.nodes < 1:
         raise UsageError(f"--nodes must be a positive whole number, got {arguments.nodes}")
-    machines = arguments.nodes if arguments.machines is None else arguments.machines
-    if not 1 <= machines <= arguments.nodes:
-        raise UsageError(f"--machines must be from 1 to the {arguments.nodes} nodes, got {machines}")
+    machines = checked_machines(arguments.machines, arguments.nodes, default=arguments.nodes)
     run = emissions.read_emissions(arguments.file, run_id=arguments.run_id)
     energy = run.energy_at(machines)
     output = sys.stderr if arguments.format == "json" else sys.stdout  # JSON alone on standard output

@@ -18,7 +18,6 @@ import csv
 import hashlib
 import io
 import math
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -126,7 +125,6 @@ class Cell:
 
 
 KWH_J = 3.6e6
-_DECIMAL = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?", re.ASCII)
 
 
 def _value(row: dict[str, Any], name: str, cell: Cell, si_factor: float, *, positive: bool = False) -> float:
@@ -134,7 +132,7 @@ def _value(row: dict[str, Any], name: str, cell: Cell, si_factor: float, *, posi
     the project's range once in SI units: `si_factor` per unit of the column), else a located error at its cell."""
     text = (row.get(name) or "").strip()
     # as CodeCarbon writes numbers (pandas' repr): float() alone would also take "1_000", "infinity" or "١٢"
-    value = float(text) if _DECIMAL.fullmatch(text) else math.nan
+    value = float(text) if units.is_ascii_number(text) else math.nan
     if not (units.in_range(value * si_factor) and (value > 0 if positive else value >= 0)):
         wanted = "more than zero" if positive else "zero or more"
         raise InputError([Problem(cell.shown, cell.line, cell.column_of(name), "", f"{name} must be a number, "
@@ -162,7 +160,7 @@ def _attach(csv_path: Path, run: TrackedRun, nodes: int, *, machines: int, repla
     recorded = run.emissions_at(machines)
     lines, mass_unit = measure.with_column(lines, header, "co2_recorded", "kg") if recorded is not None \
         else (lines, "kg")
-    names = measure.column_names(lines[header])
+    names = measurements.column_names(lines[header])
     row_index = rows[-1]
     row_cells = [cell for cell, _ in measurements.split_cells(lines[row_index])]
     position = names.index("energy")

@@ -63,6 +63,7 @@ class Measurement:
 class Appended:
     csv: Path
     cells: dict[str, str]  # column → the text written
+    row: int | None = None  # the line index written into, when an existing run was completed
 
 
 def csv_of(loaded: LoadedProject) -> Path:
@@ -200,8 +201,7 @@ def csv_form(csv_path: Path) -> str | None:
     lines, header = csv_lines(csv_path)
     if header is None:
         return None
-    columns = {column[0] for cell, _ in measurements.split_cells(lines[header])
-               if (column := measurements.header_column(cell)) is not None}
+    columns = set(measurements.column_names(lines[header]))
     return "breakdown" if "compute" in columns else "total" if "time" in columns else "throughput"
 
 
@@ -234,7 +234,8 @@ def check_can_append(csv_path: Path, nodes: int, *, replace: bool, split: bool |
     if form == "throughput":
         raise UsageError(f"{csv_path.name} records throughput; measure records wall time or a compute / "
                          "communication / idle split")
-    if form == "breakdown" and not split and header is not None and "time" not in column_names(lines[header]):
+    if form == "breakdown" and not split and header is not None and \
+            "time" not in measurements.column_names(lines[header]):
         raise UsageError(f"{csv_path.name} records a compute / communication / idle split: pass --split and have "
                          f"the command write it to ${SPLIT_ENV}, so that a run is never measured for nothing")
     return form
@@ -259,15 +260,9 @@ def keep_codecarbon_log(csv_path: Path, measurement: Measurement) -> Path | None
     return csv_path.parent / CODECARBON_FILE
 
 
-def column_names(header_line: str) -> list[str]:
-    """The CSV header's column names, without their units."""
-    return [column[0] if (column := measurements.header_column(cell)) else ""
-            for cell, _ in measurements.split_cells(header_line)]
-
-
 def with_column(lines: list[str], header: int, name: str, unit: str) -> tuple[list[str], str]:
     """The CSV's lines with the column (added empty for every run when absent), and the column's unit."""
-    names = column_names(lines[header])
+    names = measurements.column_names(lines[header])
     if name in names:
         read = measurements.header_column([cell for cell, _ in measurements.split_cells(lines[header])][
             names.index(name)])
@@ -277,34 +272,36 @@ def with_column(lines: list[str], header: int, name: str, unit: str) -> tuple[li
             for i, line in enumerate(lines)], unit
 
 
-def wall_time_row(csv_path: Path, nodes: int, run: int | None = None) -> int | None:
+def _wall_time_row(lines: list[str], header: int | None, nodes: int, run: int | None, name: str) -> int | None:
     """The row at `nodes` (the run-th of its repeats, 1-based; else the latest) that records a wall time and no
     breakdown yet: the run `measure` recorded, which `ingest trace` of the same run completes (MEASUREMENTS §6)."""
-    lines, header = csv_lines(csv_path)
     rows = measurements.rows_at(lines, header, nodes)
     if header is None or not rows:
         return None
     if run is not None and not 1 <= run <= len(rows):
-        raise UsageError(f"--run {run}: {csv_path.name} has {len(rows)} run(s) at {nodes} nodes")
+        raise UsageError(f"--run {run}: {name} has {len(rows)} run(s) at {nodes} nodes")
     row = rows[run - 1] if run is not None else rows[-1]
-    names = column_names(lines[header])
     cells = [cell for cell, _ in measurements.split_cells(lines[row])]
-    filled = {name for name, cell in zip(names, cells, strict=False) if cell}
+    filled = {column for column, cell in zip(measurements.column_names(lines[header]), cells, strict=False) if cell}
     return row if "time" in filled and "compute" not in filled else None
 
 
-def add_breakdown(csv_path: Path, row: int, measurement: Measurement, *, time_unit_s: float | None) -> Appended:
-    """The measurement's split written into an existing row (one that holds the run's wall time), with its
-    provenance above it, atomically; columns the CSV lacks are added, empty for the other runs. The wall time
-    minus the traced parts is the run's start-up (ANALYSES §4.z)."""
+def add_breakdown(csv_path: Path, measurement: Measurement, *, run: int | None,
+                  time_unit_s: float | None) -> Appended | None:
+    """The measurement's split written into the run `measure` recorded at its node count (see _wall_time_row),
+    with its provenance above it, atomically; columns the CSV lacks are added, empty for the other runs. The wall
+    time minus the traced parts is the run's start-up (ANALYSES §4.z). None when there is no such run. The row is
+    found under the lock, in the lines written back: a concurrent writer cannot move it."""
     with locked(csv_path.parent):
         lines, header = csv_lines(csv_path)
-        assert header is not None
+        row = _wall_time_row(lines, header, measurement.nodes, run, csv_path.name)
+        if row is None or header is None:
+            return None
         for name in ("compute", "communication", "idle", *(("io",) if "io" in measurement.split_s else ())):
             lines, _ = with_column(lines, header, name, "s")
         units_of = {column[0]: column[1] for cell, _ in measurements.split_cells(lines[header])
                     if (column := measurements.header_column(cell)) is not None}
-        names = column_names(lines[header])
+        names = measurements.column_names(lines[header])
         cells = [cell for cell, _ in measurements.split_cells(lines[row])]
         written = {}
         for name in measurement.split_s:
@@ -312,7 +309,7 @@ def add_breakdown(csv_path: Path, row: int, measurement: Measurement, *, time_un
                 cells[names.index(name)] = written[name] = _cell(name, units_of.get(name), measurement, time_unit_s)
         lines[row] = ",".join(cells)
         write_lines(csv_path, [*lines[:row], *provenance(measurement), *lines[row:]], time_unit_s=time_unit_s)
-    return Appended(csv_path, written)
+    return Appended(csv_path, written, row)
 
 
 def missing_split(csv_path: Path, measurement: Measurement) -> bool:
@@ -321,7 +318,7 @@ def missing_split(csv_path: Path, measurement: Measurement) -> bool:
     if csv_form(csv_path) != "breakdown" or {"compute", "communication", "idle"} <= measurement.split_s.keys():
         return False
     lines, header = csv_lines(csv_path)
-    return header is None or "time" not in column_names(lines[header])
+    return header is None or "time" not in measurements.column_names(lines[header])
 
 
 MEASURED = f"{PROVENANCE}measure:"
@@ -330,6 +327,14 @@ COMMENT = PROVENANCE  # every provenance line reportgen writes starts so: replac
 
 # Launchers that run every rank on this machine: CodeCarbon's reading is then the whole run's (MEASUREMENTS §6)
 _SINGLE_HOST = ("--standalone", "--nnodes=1", "--nnodes 1", "--nnodes=1:1")
+
+
+def checked_machines(machines: int | None, nodes: int, default: int) -> int:
+    """--machines as given (else `default`), from 1 to the run's nodes."""
+    count = default if machines is None else machines
+    if not 1 <= count <= nodes:
+        raise UsageError(f"--machines must be from 1 to the {nodes} nodes, got {count}")
+    return count
 
 
 def machines_of(command: Sequence[str], nodes: int) -> int:

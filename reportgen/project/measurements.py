@@ -185,11 +185,16 @@ def node_count(cell: str) -> float | None:
     return number_of(_typed(cell.strip(), mark_at("", 0, 0)))
 
 
+def column_names(header_line: str) -> list[str]:
+    """A CSV header's column names, without their units ("" for a cell that is not a column name)."""
+    return [read[0] if (read := header_column(cell)) else "" for cell, _ in split_cells(header_line)]
+
+
 def rows_at(lines: Sequence[str], header: int | None, nodes: float) -> list[int]:
     """The indexes of the rows at a node count, the `nodes` column found by its name in the header line."""
     if header is None:
         return []
-    names = [read[0] if (read := header_column(cell)) else "" for cell, _ in split_cells(lines[header])]
+    names = column_names(lines[header])
     if "nodes" not in names:
         return []
     column = names.index("nodes")

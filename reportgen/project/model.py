@@ -449,6 +449,10 @@ class Run:
             return None
         return RUN_FORMS[given.index(True)]
 
+    def oversubscribed(self, cores: int | None) -> bool:
+        """More ranks on each machine than it has cores (§4.z contention): the ranks shared cores."""
+        return cores is not None and self.ranks_per_node is not None and self.ranks_per_node > cores
+
     @property
     def parts(self) -> float:
         """The breakdown's parts summed: compute, communication, idle, io and bubble."""

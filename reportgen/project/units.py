@@ -24,6 +24,7 @@ MAX_QUANTITY_LENGTH = 80
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 _QUANTITY_RE = re.compile(rf"^\s*(?P<number>{_NUMBER})\s*(?P<unit>.*?)\s*$")
 _NUMBER_RE = re.compile(rf"^\s*{_NUMBER}\s*$")
+_ASCII_NUMBER_RE = re.compile(_NUMBER, re.ASCII)  # as tools write numbers: ASCII digits only (no "١٢")
 # A unit expression: names, * and /, parentheses, and small integer exponents (at most two digits).
 _UNIT_TOKEN_RE = re.compile(r"\s*(?:(?P<name>[^\W\d]\w*)|(?P<op>\*\*|\^|[*/()])|(?P<exp>-?\d{1,2}))")
 # Spellings seen in papers and dashboards that pint cannot read, with the one that means the same here.
@@ -121,6 +122,11 @@ def in_range(si_value: float) -> bool:
 
 def is_number_text(text: str) -> bool:
     return bool(_NUMBER_RE.match(text))
+
+
+def is_ascii_number(text: str) -> bool:
+    """A number as a tool writes it (CodeCarbon's pandas repr): the project grammar's, in ASCII digits only."""
+    return bool(_ASCII_NUMBER_RE.fullmatch(text))
 
 
 def is_currency_code(text: str) -> bool:
