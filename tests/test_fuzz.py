@@ -21,7 +21,7 @@ from reportgen.analysis import analyze
 from reportgen.errors import InputError
 from reportgen.project.carbon import intensity_for
 from reportgen.project.loader import load_project_text
-from reportgen.project.model import AXES, SLOT_VOCABULARY
+from reportgen.project.model import AXES, PATTERNS, SLOT_VOCABULARY
 from reportgen.render.results import dumps, results_document, results_schema
 from tests.conftest import ROOT, examples
 
@@ -36,7 +36,8 @@ UNITS = {
     "power": ["W", "kW"],
 }
 positive = st.floats(min_value=1e-3, max_value=1e6, allow_nan=False, allow_infinity=False)
-fraction = st.floats(min_value=0.0, max_value=1.0)
+# A fraction as a file writes it: 0, or from 10⁻⁶ up (numbers below 10⁻³⁰ are refused as out of range)
+fraction = st.one_of(st.just(0.0), st.floats(min_value=1e-6, max_value=1.0))
 text = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=40).filter(str.strip)
 
 
@@ -97,10 +98,16 @@ projects = st.fixed_dictionaries(
                               tax=st.fixed_dictionaries({"fanout": st.integers(1, 100), "hop_latency": quantity("time"),
                                                          "latency_slo": quantity("time")})),
         "design": optional(axis=st.sampled_from(AXES), nodes=st.integers(1, 4096),
-                           slots=optional(**{name: slot for name in SLOT_VOCABULARY})),
+                           slots=optional(**{name: slot for name in SLOT_VOCABULARY}),
+                           parallelism=optional(data=st.integers(1, 4096), tensor=st.integers(1, 16),
+                                                pipeline=st.integers(1, 16), micro_batches=st.integers(1, 64),
+                                                zero_stage=st.integers(0, 3), overlap=fraction)),
         "prediction": st.fixed_dictionaries({"t_comp": quantity("time"), "alpha": quantity("time"),
                                              "beta": quantity("time")},
                                             optional={"max_nodes": st.integers(1, 5000),
+                                                      "pattern": st.sampled_from([p for p in PATTERNS
+                                                                                  if p != "all-to-all"]),
+                                                      "servers": st.integers(1, 64), "peers": st.integers(1, 8),
                                                       "collectives": st.lists(st.fixed_dictionaries(
                                                           {"nodes": st.integers(2, 64), "time": quantity("time")}),
                                                           min_size=1, max_size=3)}),
@@ -121,7 +128,16 @@ projects = st.fixed_dictionaries(
                                                      "optimize": st.sampled_from(["cost", "time", "carbon"])},
                                                     optional={"max_time": quantity("time")}), min_size=1,
                                  max_size=3),
-    })
+    }).map(lambda document: _per_hour_limits(document))
+
+
+def _per_hour_limits(document: dict[str, Any]) -> dict[str, Any]:
+    """A serving project is judged per hour: a decision's per-run max_time is refused there (the project's own
+    check), so the generator leaves it out of inference projects."""
+    if document["project"].get("workload") == "inference":
+        for decision in document.get("decisions", []):
+            decision.pop("max_time", None)
+    return document
 
 
 RESULTS_SCHEMA = jsonschema.Draft7Validator(results_schema())

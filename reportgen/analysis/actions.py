@@ -219,6 +219,7 @@ ACTIONS: tuple[Action, ...] = (
            "names.", _wrong_axis),
     _fixed(1, "replica-cannot-fit", "Shard the model (partitioning: shard model): its state does not fit one "
            "device."),
+    _fixed(1, "layout-size", "Make data × tensor × pipeline equal design.nodes × devices_per_node."),
     _fixed(1, "layout-does-not-fit", "Raise the ZeRO stage or the data-parallel degree until the memory per device "
            "fits."),
     _fixed(1, "replica-exceeds-node", "Quantize the model or shorten the KV cache: one replica needs more devices "
@@ -258,6 +259,8 @@ ACTIONS: tuple[Action, ...] = (
     _fixed(5, "sync-without-straggler-plan", "Add straggler mitigation (backup tasks, rebalancing) to the "
            "load_balancing slot: idle time at the barriers is large."),
     _fixed(5, "allreduce-needs-replica", "Use all-gather and reduce-scatter (scatter-gather) for the sharded state."),
+    _fixed(5, "tensor-across-nodes", "Keep tensor parallelism within a node (at most devices_per_node); span nodes "
+           "with pipeline or data parallelism."),
     _fixed(5, "needless-model-split", "Keep the model whole: it fits one device and the ceiling is compute."),
     _fixed(5, "above-roof", "Check the profiled step's flops, bytes and time: it beats the roof."),
     _fixed(5, "unjustified-slot", "Justify each design slot (its why)."),

@@ -99,11 +99,13 @@ class DiagnosisResult:
     time_source: TimeSource | None = None  # where the time wall's single-machine time comes from
 
 
-def diagnose(project: Project, *, reference_time_s: float | None = None) -> DiagnosisResult | None:
+def diagnose(project: Project, *, reference_time_s: float | None = None,
+             layout_fits: bool | None = None) -> DiagnosisResult | None:
     """The diagnosis, or None when the project gives neither walls nor baseline steps.
 
     `reference_time_s` is the measured p = 1 run's time, which goal.time_per_run is checked against when the
-    project has no baseline.training.
+    project has no baseline.training; `layout_fits` says whether design.parallelism's memory per device fits
+    (§3.2): such a layout shards the model as `shard model` does.
     """
     hardware = project.hardware or Hardware()
     baseline = project.baseline
@@ -139,7 +141,7 @@ def diagnose(project: Project, *, reference_time_s: float | None = None) -> Diag
         else None
     declared = project.design.axis if project.design else None
     slots = project.design.slots if project.design else None
-    shards = bool(slots and slots.partitioning and "shard model" in slots.partitioning.choice)
+    shards = bool(slots and slots.partitioning and "shard model" in slots.partitioning.choice) or bool(layout_fits)
     return DiagnosisResult(
         ridge_intensity=_ratio(hardware.peak_compute, hardware.memory_bandwidth),
         steps=steps,
@@ -154,7 +156,7 @@ def diagnose(project: Project, *, reference_time_s: float | None = None) -> Diag
         replicas_needed=details.get("replicas_needed"),
         training_time_s=details.get("training_time_s"),
         memory_stack=details.get("memory_stack", ()),
-        bytes_per_parameter=baseline.memory.bytes_per_parameter if baseline and baseline.memory else None,
+        bytes_per_parameter=baseline.memory.per_parameter.total if baseline and baseline.memory else None,
         device_memory=hardware.memory_per_device,
         devices_per_node=hardware.devices_per_node,
         shard_within_node=shard_within_node,
@@ -281,7 +283,7 @@ def _walls(project: Project, hardware: Hardware,
     details: dict[str, Any] = {}
     if baseline and baseline.memory:
         memory = baseline.memory
-        stack = [("parameters × bytes per parameter", memory.parameters * memory.bytes_per_parameter)]
+        stack = [("parameters × bytes per parameter", memory.parameters * memory.per_parameter.total)]
         if memory.activations:
             stack.append(("activations", memory.activations))
         if memory.other:

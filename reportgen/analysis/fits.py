@@ -35,13 +35,24 @@ class USLFit:
     peak_capacity: float | None = None  # X at the continuous peak: the predicted peak throughput (or speedup)
 
 
-def ring_comm_basis(nodes: np.ndarray) -> np.ndarray:
-    """Columns (p − 1) and 2(p − 1)/p: T_comm(p) = α·col0 + β·col1 for the ring all-reduce."""
-    return np.column_stack((nodes - 1.0, 2.0 * (nodes - 1.0) / nodes))
+# T_comm(p) = α·a(p) + β·b(p): a pattern's two coefficient columns at the given node counts (ANALYSES §3.1)
+Coefficients = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 
-def fit_alpha_beta(nodes: list[float], times: list[float]) -> AlphaBetaFit | None:
-    """Least squares of t = α(p − 1) + 2β(p − 1)/p over points with p > 1; None without two distinct p > 1.
+def ring_coefficients(nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(p − 1, 2(p − 1)/p): the ring all-reduce's."""
+    return nodes - 1.0, 2.0 * (nodes - 1.0) / nodes
+
+
+def _separable(basis: np.ndarray) -> bool:
+    """The two columns can be told apart: gossip's k(α + β), or a tree's points all at one ⌈log2 p⌉, cannot."""
+    return bool(np.linalg.matrix_rank(basis / np.maximum(np.abs(basis).max(axis=0), 1e-300)) == 2)
+
+
+def fit_alpha_beta(nodes: list[float], times: list[float],
+                   coefficients: Coefficients = ring_coefficients) -> AlphaBetaFit | None:
+    """Least squares of t = α·a(p) + β·b(p) (the ring's α(p − 1) + 2β(p − 1)/p by default) over points with
+    p > 1; None without two distinct p > 1 or when the pattern's columns cannot be told apart there.
 
     Exact with two points. Negative values are returned as they are: the caller reports them (bad-fit).
     """
@@ -50,7 +61,9 @@ def fit_alpha_beta(nodes: list[float], times: list[float]) -> AlphaBetaFit | Non
         return None
     p = np.array([p for p, _ in pairs], dtype=float)
     t = np.array([t for _, t in pairs], dtype=float)
-    basis = ring_comm_basis(p)
+    basis = np.column_stack(coefficients(p))
+    if not _separable(basis):
+        return None
     (alpha, beta), *_ = np.linalg.lstsq(basis, t, rcond=None)
     alpha, beta = _without_noise(float(alpha), t), _without_noise(float(beta), t)
     residual = _rms(basis @ np.array([alpha, beta]) - t, t)
@@ -70,8 +83,10 @@ def _rms(errors: np.ndarray, values: np.ndarray) -> float:
 
 
 def fit_alpha_bandwidth(nodes: list[int], sizes: list[float], times: list[float], *, message_bytes: float,
-                        min_bytes: float | None = None) -> AlphaBetaFit | None:
-    """Least squares of t = α(p − 1) + 2(p − 1)/p · n / B over the collectives of at least `min_bytes`.
+                        min_bytes: float | None = None,
+                        coefficients: Coefficients = ring_coefficients) -> AlphaBetaFit | None:
+    """Least squares of t = α·a(p) + b(p) · n / B (the ring's α(p − 1) + 2(p − 1)/p · n / B) over the collectives
+    of at least `min_bytes`.
 
     The default floor is the measured size nearest the model's message (on a log scale) and every larger one: a
     straight line fits badly across the protocol changes between small and large messages. With fewer than two
@@ -94,9 +109,12 @@ def fit_alpha_bandwidth(nodes: list[int], sizes: list[float], times: list[float]
     p = np.array([u[0] for u in used], dtype=float)
     n = np.array([u[1] for u in used], dtype=float)
     t = np.array([u[2] for u in used], dtype=float)
-    basis = np.column_stack((p - 1.0, 2.0 * (p - 1.0) / p * n))
-    (alpha, inverse_bandwidth), *_ = np.linalg.lstsq(basis, t, rcond=None)
-    residual = _rms(basis @ np.array([alpha, inverse_bandwidth]) - t, t)
+    latency, per_byte = coefficients(p)
+    columns = np.column_stack((latency, per_byte * n))
+    if not _separable(columns):
+        return None
+    (alpha, inverse_bandwidth), *_ = np.linalg.lstsq(columns, t, rcond=None)
+    residual = _rms(columns @ np.array([alpha, inverse_bandwidth]) - t, t)
     bandwidth = 1.0 / inverse_bandwidth if inverse_bandwidth > 0 else math.inf
     return AlphaBetaFit(float(alpha), float(message_bytes * inverse_bandwidth), residual, float(bandwidth),
                         float(floor), len(used))

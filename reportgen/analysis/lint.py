@@ -11,6 +11,7 @@ from reportgen.analysis.checklist import ChecklistResult
 from reportgen.analysis.diagnosis import DiagnosisResult
 from reportgen.analysis.findings import Finding, error, info, warning
 from reportgen.analysis.goal import GoalResult
+from reportgen.analysis.layout import STAGES, LayoutResult
 from reportgen.analysis.model_check import COMM_SHARE_FACTOR, SPEEDUP_SHORTFALL, ModelCheckResult
 from reportgen.analysis.peak import PastPeak, past_peak_words
 from reportgen.analysis.prediction import PredictionResult
@@ -18,7 +19,7 @@ from reportgen.analysis.reliability import ReliabilityResult
 from reportgen.analysis.scaling import LOOKS_WEAK_SPREAD, ScalingResult
 from reportgen.analysis.serving import ServingResult
 from reportgen.project.model import REGIME_PHRASES, SLOT_VOCABULARY, Project, Slot
-from reportgen.wording import duration, listed, money, nodes, number, percent, requests, signed_share, times
+from reportgen.wording import duration, listed, money, nodes, number, percent, requests, signed_share, size, times
 
 IDLE_SHARE_LIMIT = 0.20
 
@@ -38,12 +39,14 @@ AXIS_FAILURE = {
 def lint(project: Project, *, diagnosis: DiagnosisResult | None, prediction: PredictionResult | None,
          scaling: ScalingResult | None, checklist: ChecklistResult | None, reliability: ReliabilityResult | None,
          goal: GoalResult | None, serving: ServingResult | None = None,
-         model_check: ModelCheckResult | None = None, past_peak: PastPeak | None = None) -> list[Finding]:
+         model_check: ModelCheckResult | None = None, past_peak: PastPeak | None = None,
+         layout: LayoutResult | None = None) -> list[Finding]:
     findings: list[Finding] = []
     findings += _hardware(project)
     findings += _oversubscribed(project)
     findings += _diagnosis(diagnosis, project.design.nodes if project.design else None)
-    findings += _slots(project, diagnosis, scaling)
+    findings += _layout(project, layout)
+    findings += _slots(project, diagnosis, scaling, layout)
     findings += _prediction(project, prediction)
     findings += _tax(checklist, prediction)
     findings += plausibility(scaling)
@@ -265,7 +268,39 @@ def _choices(slot: Slot | None) -> set[str]:
     return set(slot.choice) if slot else set()
 
 
-def _slots(project: Project, diagnosis: DiagnosisResult | None, scaling: ScalingResult | None) -> list[Finding]:
+def _layout(project: Project, layout: LayoutResult | None) -> list[Finding]:
+    """§3.2: the layout's size against the plan, its memory per device, tensor parallelism across nodes."""
+    if layout is None:
+        return []
+    out = []
+    g, planned = layout.devices_per_node, layout.planned_nodes
+    model_parallel = layout.tensor * layout.pipeline
+    if layout.size_matches is False and layout.devices is not None and planned is not None:
+        out.append(error("layout-size", f"the layout's data × tensor × pipeline = {layout.data} × {layout.tensor} × "
+                         f"{layout.pipeline} = {number(layout.devices)} devices, but design.nodes × devices_per_node "
+                         f"= {planned} × {g} = {number(planned * g)}", "design.parallelism", "design"))
+    elif layout.data is None and planned is not None:
+        out.append(error("layout-size", f"tensor × pipeline = {model_parallel} does not divide the "
+                         f"{number(planned * g)} devices of design.nodes × devices_per_node = {planned} × {g}: give "
+                         "design.parallelism.data, or a layout that divides them", "design.parallelism", "design"))
+    if layout.fits is False and layout.memory_per_device_b is not None and layout.device_memory_b is not None:
+        fitting = [f"stage {stage} from d = {number(d)}" for stage, d in zip(STAGES, layout.min_data_for_stage,
+                                                                           strict=True) if d is not None]
+        out.append(error("layout-does-not-fit", f"ZeRO stage {layout.zero_stage} at d = {layout.data} leaves "
+                         f"{size(layout.memory_per_device_b)} per device, more than its "
+                         f"{size(layout.device_memory_b)}; "
+                         + (f"the state fits with {listed(fitting)}" if fitting else
+                            "no ZeRO stage fits at any data-parallel degree: raise tensor or pipeline parallelism"),
+                         "design.parallelism", "design"))
+    if layout.tensor_across_nodes:
+        out.append(warning("tensor-across-nodes", f"tensor parallelism of {layout.tensor} spans more than a node's "
+                           f"{g} devices: its all-reduces, four per layer per micro-batch, cross the network at "
+                           "network, not NVLink, bandwidth", "design.parallelism.tensor", "design"))
+    return out
+
+
+def _slots(project: Project, diagnosis: DiagnosisResult | None, scaling: ScalingResult | None,
+           layout: LayoutResult | None = None) -> list[Finding]:
     slots = project.design.slots if project.design else None
     if slots is None:
         return []
@@ -273,16 +308,24 @@ def _slots(project: Project, diagnosis: DiagnosisResult | None, scaling: Scaling
     ceiling = diagnosis.binding_ceiling if diagnosis else None
     partitioning, communication = _choices(slots.partitioning), _choices(slots.communication)
     memory = next((w for w in diagnosis.walls if w.wall == "memory"), None) if diagnosis else None
-    if memory is not None and memory.binds and partitioning == {"split data"}:
+    layout_fits = bool(layout and layout.fits)
+    # A layout splits the model when it has tensor or pipeline parallelism or shards the weights (ZeRO-3)
+    layout_splits = bool(layout and (layout.tensor * layout.pipeline > 1 or layout.zero_stage == 3))
+    if memory is not None and memory.binds and partitioning == {"split data"} and not layout_fits:
         where = "one device" if diagnosis and diagnosis.devices_per_node > 1 else "one node"
         out.append(error("replica-cannot-fit", f"the model's state does not fit {where}, yet partitioning only "
                          "splits data: every replica would need the whole state (data parallelism multiplies "
                          "throughput, never capacity)", "design.slots.partitioning", "design"))
-    if "shard model" in partitioning and communication == {"all-reduce"}:
+    # Under a layout with ZeRO stages 0–2 the all-reduce runs over the data-parallel group of model shards
+    # (Megatron's): it is the right collective. Sharded weights (stage 3) need the all-gathers.
+    sharded_state = ("shard model" in partitioning and (layout is None or layout.zero_stage == 3)) \
+        or bool(layout and layout.zero_stage == 3)
+    if sharded_state and communication == {"all-reduce"}:
         out.append(warning("allreduce-needs-replica", "all-reduce averages full replicas, but the model is sharded: "
                            "sharded state needs all-gather and reduce-scatter (scatter-gather)",
                            "design.slots.communication", "design"))
-    if ceiling == "compute" and memory is not None and not memory.binds and "shard model" in partitioning:
+    if ceiling == "compute" and memory is not None and not memory.binds \
+            and ("shard model" in partitioning or layout_splits):
         out.append(warning("needless-model-split", "the model fits one device and the ceiling is compute: "
                            "sharding it adds communication without lifting the ceiling",
                            "design.slots.partitioning", "design"))
@@ -317,7 +360,8 @@ def _prediction(project: Project, prediction: PredictionResult | None) -> list[F
     if fit and (fit.alpha_s < 0 or fit.beta_s < 0):
         used = "the given α and β are used instead" if not prediction.uses_fit else ""
         out.append(error("bad-fit", f"the measured collectives fit α = {fit.alpha_s:.3g} s and β = "
-                         f"{fit.beta_s:.3g} s: a negative value means the ring model does not describe these "
+                         f"{fit.beta_s:.3g} s: a negative value means the {prediction.pattern.name} model does not "
+                         "describe these "
                          f"measurements (protocol changes, contention); {used or 'check the measurements'}",
                          "prediction.collectives", "design"))
     planned = project.design.nodes if project.design else None

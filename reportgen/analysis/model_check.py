@@ -44,14 +44,17 @@ class ModelCheckRow:
 @dataclass(frozen=True)
 class ModelCheckResult:
     rows: tuple[ModelCheckRow, ...]  # every measured scale beyond the reference
-    sigma_model: float  # 2β / T_comp
-    kappa_model: float  # α / T_comp
+    sigma_model: float | None  # 2β / T_comp (the ring's USL equivalent; None for other patterns, §3.1)
+    kappa_model: float | None  # α / T_comp
     sigma_measured: float | None  # the USL fit's, with at least three scales
     kappa_measured: float | None
     kappa_ratio: float | None  # measured κ / the model's: how far the coherency cost assumed is from the measured
     lowest_speedup_ratio: float | None  # the measured speedup furthest below the model's, as a share of it
     speedup_held: bool | None  # no measured speedup more than 25 % below the model's (None: nothing to compare)
     comm_held: bool | None  # every measured R(p) within 2× of the model's (None: no breakdown to compare)
+    # The largest |S_pred − S_meas| / S_meas at the measured scales (§3.1): how far the pattern's curve is from the
+    # measurements, for every pattern
+    model_departure: float | None = None
 
 
 def check_model(prediction: PredictionResult | None, scaling: ScalingResult | None) -> ModelCheckResult | None:
@@ -70,10 +73,12 @@ def check_model(prediction: PredictionResult | None, scaling: ScalingResult | No
         kappa_model=prediction.usl_kappa,
         sigma_measured=usl.sigma if usl else None,
         kappa_measured=usl.kappa if usl else None,
-        kappa_ratio=usl.kappa / prediction.usl_kappa if usl and prediction.usl_kappa > 0 else None,
+        kappa_ratio=usl.kappa / prediction.usl_kappa if usl and prediction.usl_kappa else None,
         lowest_speedup_ratio=min((row.speedup_ratio for row in rows), default=None),
         speedup_held=not any(row.below_prediction for row in rows) if rows else None,
         comm_held=not any(row.comm_departs for row in compared) if compared else None,
+        model_departure=max((abs(row.predicted_speedup - row.measured_speedup) / row.measured_speedup
+                             for row in rows if row.measured_speedup > 0), default=None),
     )
 
 

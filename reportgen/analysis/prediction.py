@@ -1,4 +1,5 @@
-"""§3 Predicted speedup from the ring all-reduce alpha-beta model, evaluated with numpy over 1…max_nodes."""
+"""§3 Predicted speedup from the alpha-beta communication model of the design's pattern (§3.1), evaluated with numpy
+over 1…max_nodes."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import numpy as np
 
 from reportgen.analysis.common import TIE_TOLERANCE
 from reportgen.analysis.fits import AlphaBetaFit, fit_alpha_bandwidth, fit_alpha_beta
+from reportgen.analysis.layout import LayoutResult
+from reportgen.analysis.patterns import Pattern, PatternSource, resolve_pattern
 from reportgen.project.model import Prediction, Project
 
 SENSITIVITY_SCALES = (0.1, 1.0, 10.0)
@@ -58,13 +61,13 @@ class PredictionResult:
     comm_ratio_at_p_star: float
     p_comm_dominated: int | None
     speedup_at_p_comm_dominated: float | None
-    rule_of_thumb_nodes: float  # √(T_comp / α)
-    continuous_optimum_nodes: float | None  # √((T_comp − 2β)/α) when T_comp > 2β
+    rule_of_thumb_nodes: float | None  # √(T_comp / α), the seeds' rule for the ring; None for other patterns
+    continuous_optimum_nodes: float | None  # where dT_p/dp = 0 (ring: √((T_comp − 2β)/α) when T_comp > 2β)
     rows: tuple[PredictionRow, ...]
     sensitivity: tuple[Sensitivity, ...]
     fit: AlphaBetaFit | None
-    usl_sigma: float  # 2β / T_comp
-    usl_kappa: float  # α / T_comp
+    usl_sigma: float | None  # 2β / T_comp: the ring's USL equivalent (None for other patterns)
+    usl_kappa: float | None  # α / T_comp
     planned_nodes: int | None
     curve: Curve
     capped: bool  # p* = max_nodes: the optimum lies at or beyond the range
@@ -75,6 +78,13 @@ class PredictionResult:
     # The fitted per-node bandwidth B as nccl-tests' own bus bandwidth, at each (nodes, ranks) the fit used:
     # busbw = algbw × 2(r − 1)/r and B = algbw × 2(p − 1)/p, so busbw = B × ((r − 1)/r) / ((p − 1)/p)
     bus_bandwidths: tuple[tuple[int, int, float], ...] = ()
+    pattern: Pattern = Pattern()
+    pattern_source: PatternSource = "default"
+    pattern_note: str | None = None  # why the ring was assumed (a hybrid or a free-text slot)
+    # Filled in by analyze() once the layout and the measurements are known, so results.json keeps them under
+    # prediction (RESULTS turn 4): design.parallelism's layout (§3.2), and the model check's largest departure
+    layout: LayoutResult | None = None
+    model_departure: float | None = None
 
     @property
     def sensitivity_uniform(self) -> bool:
@@ -83,7 +93,11 @@ class PredictionResult:
 
     def at(self, nodes: int) -> PredictionRow:
         """The model at any node count, inside the evaluated range or beyond it."""
-        return _row(self.curve, nodes, self.t_comp_s, self.alpha_s, self.beta_s)
+        return _row(self.curve, nodes, self.t_comp_s, self.alpha_s, self.beta_s, self.pattern)
+
+    @property
+    def formula(self) -> str:
+        return self.pattern.formula
 
 
 @dataclass(frozen=True)
@@ -98,24 +112,25 @@ class Grid:
 
     nodes: np.ndarray  # p
     inverse: np.ndarray  # 1/p
-    hops: np.ndarray  # p − 1
-    ring: np.ndarray  # 2(p − 1)/p
+    latency: np.ndarray  # a(p): T_comm's coefficient of α (the ring's p − 1)
+    bandwidth: np.ndarray  # b(p): its coefficient of β (the ring's 2(p − 1)/p)
 
     @classmethod
-    def of(cls, max_nodes: int) -> Grid:
+    def of(cls, max_nodes: int, pattern: Pattern | None = None) -> Grid:
         p = np.arange(1, max_nodes + 1, dtype=float)
-        inverse = 1.0 / p
-        hops = p - 1.0
-        return cls(p, inverse, hops, 2.0 * hops * inverse)
+        latency, bandwidth = (pattern or Pattern()).coefficients(p)
+        return cls(p, 1.0 / p, latency, bandwidth)
 
     def t_step(self, t_comp: float, alpha: float, beta: float) -> np.ndarray:
-        return t_comp * self.inverse + alpha * self.hops + beta * self.ring
+        return t_comp * self.inverse + alpha * self.latency + beta * self.bandwidth
 
 
-def model_curve(t_comp: float, alpha: float, beta: float, max_nodes: int, grid: Grid | None = None) -> Curve:
-    """T_comm(p) = α(p − 1) + 2β(p − 1)/p (0 at p = 1); T_p = T_comp/p + T_comm(p); S = T_comp/T_p."""
-    grid = grid or Grid.of(max_nodes)
-    t_comm = alpha * grid.hops + beta * grid.ring  # exactly 0 at p = 1
+def model_curve(t_comp: float, alpha: float, beta: float, max_nodes: int, grid: Grid | None = None,
+                pattern: Pattern | None = None) -> Curve:
+    """T_comm(p) = α·a(p) + β·b(p) (the ring: α(p − 1) + 2β(p − 1)/p; 0 at p = 1); T_p = T_comp/p + T_comm(p);
+    S = T_comp/T_p."""
+    grid = grid or Grid.of(max_nodes, pattern)
+    t_comm = alpha * grid.latency + beta * grid.bandwidth  # exactly 0 at p = 1
     per_node = t_comp * grid.inverse
     t_step = per_node + t_comm
     return Curve(grid.nodes, t_comm, t_step, t_comp / t_step, t_comm / per_node)
@@ -138,12 +153,12 @@ def comm_dominated(curve: Curve) -> int | None:
     return int(np.argmax(reached)) + 1 if reached.any() else None
 
 
-def _row(curve: Curve, nodes: int, t_comp: float, alpha: float, beta: float) -> PredictionRow:
+def _row(curve: Curve, nodes: int, t_comp: float, alpha: float, beta: float, pattern: Pattern) -> PredictionRow:
     if nodes <= len(curve.nodes):
         i = nodes - 1
         return PredictionRow(nodes, t_comp / nodes, float(curve.t_comm[i]), float(curve.t_step[i]),
                              float(curve.speedup[i]), float(curve.comm_ratio[i]))
-    t_comm = alpha * (nodes - 1) + 2 * beta * (nodes - 1) / nodes  # beyond the range (a planned p): same formula
+    t_comm = pattern.t_comm(nodes, alpha, beta)  # beyond the range (a planned p): same formula
     t_step = t_comp / nodes + t_comm
     return PredictionRow(nodes, t_comp / nodes, t_comm, t_step, t_comp / t_step, t_comm / (t_comp / nodes))
 
@@ -158,7 +173,9 @@ def predict(project: Project) -> PredictionResult | None:
     beta_given = spec.beta
     if beta_given is None and spec.message_bytes is not None and hardware and hardware.network_bandwidth:
         beta_given = spec.message_bytes / hardware.network_bandwidth
-    fit = _fit(spec)
+    resolved = resolve_pattern(project)
+    pattern = resolved.pattern
+    fit = _fit(spec, pattern)
     fit_usable = fit is not None and fit.alpha_s >= 0 and fit.beta_s >= 0
     # Without a given α or β the measured collectives are the only evidence of the network: the fit predicts
     # (§7.2), and the report says so.
@@ -171,14 +188,14 @@ def predict(project: Project) -> PredictionResult | None:
     available = project.hardware.nodes_available if project.hardware else None
     # p* and the plan are capped at what the hardware holds (§4.z): the model is evaluated up to the nodes available
     t_comp, max_nodes = spec.t_comp, min(spec.max_nodes, available or spec.max_nodes)
-    grid = Grid.of(max_nodes)
+    grid = Grid.of(max_nodes, pattern)
     curve = model_curve(t_comp, alpha, beta, max_nodes, grid)
     best = optimum(curve)
     p_dom = comm_dominated(curve)
     planned = project.design.nodes if project.design else None
     wanted = {1 << k for k in range(max_nodes.bit_length()) if 1 << k <= max_nodes}
     wanted |= {best.p_star} | ({p_dom} if p_dom else set()) | ({planned} if planned else set())
-    rows = tuple(_row(curve, p, t_comp, alpha, beta) for p in sorted(wanted))
+    rows = tuple(_row(curve, p, t_comp, alpha, beta, pattern) for p in sorted(wanted))
     star = rows[[r.nodes for r in rows].index(best.p_star)]
     fit_best = optimum_of(grid.t_step(t_comp, fit.alpha_s, fit.beta_s), t_comp) if fit and fit_usable else None
     return PredictionResult(
@@ -195,22 +212,25 @@ def predict(project: Project) -> PredictionResult | None:
         comm_ratio_at_p_star=star.comm_ratio,
         p_comm_dominated=p_dom,
         speedup_at_p_comm_dominated=float(curve.speedup[p_dom - 1]) if p_dom else None,
-        rule_of_thumb_nodes=math.sqrt(t_comp / alpha) if alpha > 0 else math.inf,
-        continuous_optimum_nodes=continuous_optimum(t_comp, alpha, beta),
+        rule_of_thumb_nodes=(math.sqrt(t_comp / alpha) if alpha > 0 else math.inf) if pattern.ring_like else None,
+        continuous_optimum_nodes=pattern.continuous_optimum(t_comp, alpha, beta),
         rows=rows,
         sensitivity=_sensitivity(t_comp, alpha, beta, grid),
         fit=fit,
-        usl_sigma=2 * beta / t_comp,
-        usl_kappa=alpha / t_comp,
+        usl_sigma=2 * beta / t_comp if pattern.ring_like else None,
+        usl_kappa=alpha / t_comp if pattern.ring_like else None,
         planned_nodes=planned,
         curve=curve,
         capped=best.p_star == max_nodes and max_nodes > 1,
         fit_p_star=fit_best.p_star if fit_best else None,
         fit_speedup_at_p_star=fit_best.speedup if fit_best else None,
-        fit_continuous_optimum_nodes=continuous_optimum(t_comp, fit.alpha_s, fit.beta_s) if fit and fit_usable
-        else None,
+        fit_continuous_optimum_nodes=pattern.continuous_optimum(t_comp, fit.alpha_s, fit.beta_s)
+        if fit and fit_usable else None,
         fit_stands_in=fit_stands_in,
-        bus_bandwidths=bus_bandwidths(spec, fit),
+        bus_bandwidths=bus_bandwidths(spec, fit) if pattern.ring_like else (),
+        pattern=pattern,
+        pattern_source=resolved.source,
+        pattern_note=resolved.note,
     )
 
 
@@ -225,22 +245,15 @@ def bus_bandwidths(spec: Prediction, fit: AlphaBetaFit | None) -> tuple[tuple[in
     return tuple((p, r, fit.bandwidth_bytes_per_s * ((r - 1) / r) / ((p - 1) / p)) for p, r in pairs if r)
 
 
-def continuous_optimum(t_comp: float, alpha: float, beta: float) -> float | None:
-    """√((T_comp − 2β)/α), where dT_p/dp = 0; infinite without latency, None when T_comp ≤ 2β."""
-    if t_comp <= 2 * beta:
-        return None
-    return math.sqrt((t_comp - 2 * beta) / alpha) if alpha > 0 else math.inf
-
-
-def _fit(spec: Prediction) -> AlphaBetaFit | None:
-    """α and β from the measured collectives: size-aware when they carry message bytes (nccl-tests), else over
-    node counts."""
+def _fit(spec: Prediction, pattern: Pattern) -> AlphaBetaFit | None:
+    """α and β from the measured collectives, by least squares of the pattern's own T_comm: size-aware when they
+    carry message bytes (nccl-tests), else over node counts."""
     collectives = spec.collectives
     if collectives and all(c.bytes is not None for c in collectives) and spec.message_bytes is not None:
         return fit_alpha_bandwidth([c.nodes for c in collectives], [c.bytes or 0.0 for c in collectives],
                                    [c.time for c in collectives], message_bytes=spec.message_bytes,
-                                   min_bytes=spec.fit_min_bytes)
-    return fit_alpha_beta([c.nodes for c in collectives], [c.time for c in collectives])
+                                   min_bytes=spec.fit_min_bytes, coefficients=pattern.coefficients)
+    return fit_alpha_beta([c.nodes for c in collectives], [c.time for c in collectives], coefficients=pattern.coefficients)
 
 
 def _sensitivity(t_comp: float, alpha: float, beta: float, grid: Grid) -> tuple[Sensitivity, ...]:

@@ -19,6 +19,7 @@ from reportgen.analysis.fits import (
     slope,
     usl_capacity,
 )
+from reportgen.analysis.patterns import Pattern
 from reportgen.analysis.prediction import model_curve, optimum
 from reportgen.project.model import BREAKDOWN_FIELDS, Run, RunForm, Scaling, ScalingMode, common_form
 from reportgen.wording import listed
@@ -269,7 +270,8 @@ def run_time(run: Run, work_per_run: float | None) -> float | None:
 
 
 def analyze_scaling(scaling: Scaling | None, *, max_nodes: int = 4096, serving: bool = False, cores: int | None = None,
-                    workload: str | None = None) -> ScalingResult | None:
+                    workload: str | None = None, pattern: Pattern | None = None) -> ScalingResult | None:
+    """Measured scaling (§4); `pattern` is the design's communication pattern the measured column is fitted with."""
     if scaling is None or not scaling.runs:
         return None
     weak = scaling.mode == "weak"
@@ -307,7 +309,7 @@ def analyze_scaling(scaling: Scaling | None, *, max_nodes: int = 4096, serving: 
     trend = karp_flatt_trend(kf, kf_slope)
     if form != "breakdown" and trend is not None:
         cause, inferred = LIKELY_CAUSE[trend], True
-    comm_fit, implied = _comm_fit(runs, form, t_ref, p_ref, max_nodes)
+    comm_fit, implied = _comm_fit(runs, form, p_ref, max_nodes, pattern or Pattern())
     return ScalingResult(
         form=form,
         reference_nodes=p_ref,
@@ -628,13 +630,14 @@ def _pop(row: ScaleRow) -> PopRow:
                   worst / mean - 1.0, workers, collective)
 
 
-def _comm_fit(runs: list[Run], form: RunForm, t_ref: float, p_ref: float,
-              max_nodes: int) -> tuple[AlphaBetaFit | None, int | None]:
-    """Fit the ring model to the measured communication column; the node count it implies for this workload."""
+def _comm_fit(runs: list[Run], form: RunForm, p_ref: float, max_nodes: int,
+              pattern: Pattern) -> tuple[AlphaBetaFit | None, int | None]:
+    """Fit the design's communication model (§3.1) to the measured communication column; the node count it implies
+    for this workload."""
     if form != "breakdown":
         return None, None
-    fit = fit_alpha_beta([r.nodes for r in runs], [r.communication or 0.0 for r in runs])
+    fit = fit_alpha_beta([r.nodes for r in runs], [r.communication or 0.0 for r in runs], coefficients=pattern.coefficients)
     if fit is None or fit.alpha_s < 0 or fit.beta_s < 0:
         return fit, None
     t_comp = (runs[0].compute or 0.0) * p_ref  # single-node compute of the whole run
-    return fit, optimum(model_curve(t_comp, fit.alpha_s, fit.beta_s, max_nodes)).p_star
+    return fit, optimum(model_curve(t_comp, fit.alpha_s, fit.beta_s, max_nodes, pattern=pattern)).p_star

@@ -28,6 +28,7 @@ from reportgen.project.spec import (
     Section,
     Text,
     Unit,
+    Whole,
     field,
 )
 
@@ -44,6 +45,7 @@ RunForm = Literal["breakdown", "total", "throughput"]  # how a measured run is w
 ScalingAxis = Literal["nodes", "load"]  # what a run's `nodes` counts
 ScalingMode = Literal["strong", "weak"]  # strong: the work per run is fixed; weak: the work per node (ANALYSES §4.z)
 RegimeName = Literal["on_demand", "spot", "local"]  # a price regime
+PatternName = Literal["ring", "tree", "parameter-server", "scatter-gather", "gossip", "sharded", "all-to-all"]
 MAX_DECISIONS = 64  # deployment contexts: a team has a handful; each is held against every measured point
 
 WORKLOADS: tuple[Workload, ...] = get_args(Workload)
@@ -56,6 +58,7 @@ RUN_FORMS: tuple[RunForm, ...] = get_args(RunForm)
 SCALING_AXES: tuple[ScalingAxis, ...] = get_args(ScalingAxis)
 SCALING_MODES: tuple[ScalingMode, ...] = get_args(ScalingMode)
 REGIMES: tuple[RegimeName, ...] = get_args(RegimeName)
+PATTERNS: tuple[PatternName, ...] = get_args(PatternName)
 PRESSURE_AXES = ("data", "training", "model", "inference", "coordination", "intelligence")
 SERVING_GOAL_FIELDS = ("load", "p99_latency", "headroom", "cost_per_hour")
 SLOT_VOCABULARY = {
@@ -144,6 +147,11 @@ class Hardware:
     network_bandwidth: float | None = field(Quantity(u.BANDWIDTH, "β_net: network bandwidth per node",
                                                      example="50 GB/s"))
     network_latency: float | None = field(Quantity(u.TIME, "α: network latency per hop", example="8 us"))
+    intra_node_bandwidth: float | None = field(Quantity(u.BANDWIDTH, "Bandwidth between a node's devices (NVLink or "
+                                                        "PCIe): tensor parallelism's all-reduces",
+                                                        example="450 GB/s"), starter=False)
+    intra_node_latency: float | None = field(Quantity(u.TIME, "Latency of one message between a node's devices",
+                                                      allow_zero=True, example="2 us"), starter=False)
     io_bandwidth: float | None = field(Quantity(u.BANDWIDTH, "Storage read bandwidth, for I/O floors",
                                                 example="4 GB/s"))
     storage: float | None = field(Quantity(u.DATA, "Local storage of one node (the data wall)", example="30 TB"),
@@ -184,6 +192,20 @@ class Step:
 
 
 @dataclass(frozen=True)
+class MemorySplit:
+    """The bytes per parameter as weights, gradients and optimizer state (ZeRO shards each from its stage on)."""
+
+    weights: float = field(Quantity(u.DATA, "Weights per parameter (bf16)", example="2 B"), 2.0)
+    gradients: float = field(Quantity(u.DATA, "Gradients per parameter (bf16)", allow_zero=True, example="2 B"), 2.0)
+    optimizer: float = field(Quantity(u.DATA, "Optimizer state per parameter (fp32 master, Adam m and v)",
+                                      allow_zero=True, example="12 B"), 12.0)
+
+    @property
+    def total(self) -> float:
+        return self.weights + self.gradients + self.optimizer
+
+
+@dataclass(frozen=True)
 class Memory:
     """What one replica must hold (the memory wall)."""
 
@@ -193,6 +215,21 @@ class Memory:
     activations: float | None = field(Quantity(u.DATA, "Activation memory", allow_zero=True, example="18 GB"))
     other: float | None = field(Quantity(u.DATA, "Any other resident memory (buffers, KV cache)", allow_zero=True,
                                          example="4 GB"), starter=False)
+    split: MemorySplit | None = field(Section(MemorySplit), starter=False)
+
+    @property
+    def per_parameter(self) -> MemorySplit:
+        """The split as given, else 2 + 2 + 12 B scaled to bytes_per_parameter (16 B: mixed-precision Adam)."""
+        if self.split is not None:
+            return self.split
+        scale = self.bytes_per_parameter / 16.0
+        return MemorySplit(2.0 * scale, 2.0 * scale, 12.0 * scale)
+
+    def check(self) -> Checks:
+        if self.split is not None and abs(self.split.total - self.bytes_per_parameter) > 1e-9 * self.split.total \
+                and self.bytes_per_parameter != 16.0:
+            yield "split", (f"weights + gradients + optimizer make {self.split.total:g} B per parameter but "
+                            f"bytes_per_parameter says {self.bytes_per_parameter:g} B: give one, or make them agree")
 
 
 @dataclass(frozen=True)
@@ -232,6 +269,21 @@ class Serving:
 
 
 @dataclass(frozen=True)
+class ModelShape:
+    """The model's shape, for the activations tensor and pipeline parallelism exchange (ANALYSES §3.2)."""
+
+    layers: int = field(Count("Transformer layers", "80"), required=True)
+    hidden: int = field(Count("Hidden size", "8192"), required=True)
+    sequence: int = field(Count("Sequence length in tokens", "4096"), required=True)
+    micro_batch: int = field(Count("Sequences per micro-batch", "1"), 1)
+
+    @property
+    def activation_bytes(self) -> float:
+        """A = micro_batch × sequence × hidden × 2 B: one bf16 activation tensor of a micro-batch."""
+        return float(self.micro_batch * self.sequence * self.hidden * 2)
+
+
+@dataclass(frozen=True)
 class Baseline:
     """Single-machine evidence."""
 
@@ -240,6 +292,7 @@ class Baseline:
     training: Training | None = field(Section(Training), starter=False)
     dataset: Dataset | None = field(Section(Dataset), starter=False)
     serving: Serving | None = field(Section(Serving), starter=False)
+    model: ModelShape | None = field(Section(ModelShape), starter=False)
 
     def check(self) -> Checks:
         names = [step.name for step in self.steps]
@@ -334,6 +387,21 @@ class Slots:
 
 
 @dataclass(frozen=True)
+class Parallelism:
+    """A parallel layout: data × tensor × pipeline devices, with ZeRO sharding over the data-parallel group."""
+
+    data: int | None = field(Whole(doc="d: data-parallel degree (default: the devices left by tensor and pipeline)",
+                                   minimum=1, maximum=MAX_NODES * 1024, example="16"))
+    tensor: int = field(Whole(doc="t: tensor-parallel degree (Megatron)", minimum=1, maximum=4096, example="8"), 1)
+    pipeline: int = field(Whole(doc="pp: pipeline stages", minimum=1, maximum=4096, example="4"), 1)
+    micro_batches: int = field(Whole(doc="m: micro-batches per step (the 1F1B bubble is (pp − 1)/m)", minimum=1,
+                                     maximum=1 << 20, example="32"), 1)
+    zero_stage: int = field(Whole(doc="ZeRO stage: 0 none, 1 optimizer state, 2 and gradients, 3 and weights "
+                                      "sharded over the data-parallel group", minimum=0, maximum=3, example="1"), 0)
+    overlap: float = field(Fraction("Share of the data-parallel collective hidden behind compute"), 0.0)
+
+
+@dataclass(frozen=True)
 class Design:
     """The declared distributed design."""
 
@@ -341,6 +409,7 @@ class Design:
                                    example="distribute training"))
     nodes: int | None = field(NodeCount("Node count the team plans to request"))
     slots: Slots | None = field(Section(Slots))
+    parallelism: Parallelism | None = field(Section(Parallelism), starter=False)
 
 
 # ------------------------------------------------------------------------------------------------------- prediction
@@ -358,7 +427,7 @@ class Collective:
 
 @dataclass(frozen=True)
 class Prediction:
-    """Inputs of the alpha-beta ring all-reduce model."""
+    """Inputs of the alpha-beta communication model (ring all-reduce unless the design names another pattern)."""
 
     t_comp: float | None = field(Quantity(u.TIME, "T_comp: single-machine compute time of one step", example="5.1 s"))
     alpha: float | None = field(Quantity(u.TIME, "α: latency per hop (default: hardware.network_latency)",
@@ -377,9 +446,18 @@ class Prediction:
                                                  "measured size nearest message_bytes, and larger ones)",
                                                  example="256 MiB"), starter=False)
     use_fit: bool = field(Flag("Predict with the α and β fitted from `collectives`"), False, starter=False)
+    pattern: PatternName | None = field(OneOf("Communication pattern of T_comm(p) (default: from "
+                                              "design.slots.communication, else ring)", PATTERNS,
+                                              example="parameter-server"), starter=False)
+    servers: int = field(Count("Parameter servers S (pattern parameter-server)", "4"), 1, starter=False)
+    peers: int = field(Count("Peers k each node exchanges with per step (pattern gossip)", "2"), 2, starter=False)
+    exchanges: int | None = field(Count("All-to-all exchanges E per step (pattern all-to-all: four per MoE layer)",
+                                        "4"), starter=False)
 
     def check(self) -> Checks:
         yield from _at_most_one(self, "beta", "message_bytes")
+        if self.pattern == "all-to-all" and self.exchanges is None:
+            yield "exchanges", "the all-to-all pattern needs exchanges, the all-to-alls per step (four per MoE layer)"
         sized = {c.bytes is not None for c in self.collectives}
         if len(sized) > 1:
             yield "collectives", "give every collective its message bytes, or none"

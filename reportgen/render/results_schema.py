@@ -15,9 +15,10 @@ from reportgen.analysis.common import Origin
 from reportgen.analysis.decisions import GoalLimit
 from reportgen.analysis.diagnosis import Bound, CeilingName, TimeSource, WallName
 from reportgen.analysis.findings import Severity
+from reportgen.analysis.patterns import PatternSource
 from reportgen.analysis.scaling import Cause
 from reportgen.analysis.summary import OptimumSource, VerdictState
-from reportgen.project.model import Axis, Objective, RegimeName, RunForm, ScalingMode
+from reportgen.project.model import Axis, Objective, PatternName, RegimeName, RunForm, ScalingMode
 
 Schema = dict[str, Any]
 
@@ -202,6 +203,33 @@ CHECKLIST: Schema = obj("the six-stage design checklist and the communication ta
     "top_pressures": items("the pressures ranked highest", str_("a pressure")),
 }, null=True)
 
+STAGE_DEGREES = {str(stage): int_(f"the smallest d at which ZeRO stage {stage} fits one device", null=True)
+                 for stage in range(4)}
+LAYOUT: Schema = obj("§3.2: the parallel layout of design.parallelism: memory per device and the step's terms", {
+    "data": int_("d: the data-parallel degree (declared, or the devices left by tensor and pipeline)", null=True),
+    "tensor": int_("t: the tensor-parallel degree"), "pipeline": int_("pp: pipeline stages"),
+    "micro_batches": int_("m: micro-batches per step"), "zero_stage": int_("the ZeRO stage, 0 to 3"),
+    "overlap": num("share of the data-parallel collective hidden behind compute"),
+    "devices": int_("d · t · pp", null=True), "nodes": num("devices / devices_per_node", null=True),
+    "memory_per_device_b": num("bytes per device at the declared stage and d", null=True),
+    "device_memory_b": num("one device's memory", null=True),
+    "fits": bool_("the declared layout's memory per device fits one device", null=True),
+    "memory_by_stage": rows("every ZeRO stage's bytes per device at the declared d", {
+        "stage": int_("the ZeRO stage"), "weights_b": num("weights per device"),
+        "gradients_b": num("gradients per device"), "optimizer_b": num("optimizer state per device"),
+        "activations_b": num("activations and other resident memory, as given"), "total_b": num("their sum")}),
+    "min_data_for_stage": obj("the smallest d at which each stage fits, by stage", STAGE_DEGREES),
+    "step": obj("the step's terms at the declared layout (§3.2)", {
+        "compute_s": num("T_comp · g / (d·t·pp)"), "bubble_s": num("compute × (pp − 1)/m, the 1F1B bubble"),
+        "tensor_s": num("tensor parallelism's all-reduces"), "pipeline_s": num("pipeline sends"),
+        "data_s": num("(1 − overlap) × the data-parallel collective"), "total_s": num("the step")}, null=True),
+    "step_missing": items("the inputs the step time lacks", str_("a field")),
+    "data_pattern": one_of(PatternName, "the data-parallel group's collective: ring for stages 0–2, sharded for 3"),
+    "optimum": obj("the data-parallel degree with the shortest step at the declared t and pp", {
+        "data": int_("d*"), "nodes": num("the nodes it takes"), "speedup": num("T_comp / T_step there")},
+        null=True),
+}, null=True)
+
 PREDICTION: Schema = obj("§2: predicted speedup from the alpha-beta communication model", {
     "t_comp_s": num("single-node compute time per step, T_comp"),
     "alpha_s": num("α, the latency term per node, as used"),
@@ -214,8 +242,10 @@ PREDICTION: Schema = obj("§2: predicted speedup from the alpha-beta communicati
     "comm_ratio_at_p_star": num("R(p*) = T_comm / T_comp there"),
     "p_comm_dominated": int_("the first node count where communication exceeds computation", null=True),
     "speedup_at_p_comm_dominated": num("the predicted speedup there", null=True),
-    "rule_of_thumb_nodes": num("√(T_comp / α): the textbook estimate of the optimum"),
-    "continuous_optimum_nodes": num("√((T_comp − 2β)/α), when T_comp > 2β", null=True),
+    "rule_of_thumb_nodes": num("√(T_comp / α): the textbook estimate of the ring's optimum (null for other "
+                               "patterns)", null=True),
+    "continuous_optimum_nodes": num("where dT_p/dp = 0 (the ring: √((T_comp − 2β)/α), when T_comp > 2β); \"inf\" "
+                                    "when T_p keeps falling", null=True),
     "rows": rows("the predicted curve at the report's node counts", {
         "nodes": NODES, "t_comp_s": num("T_comp / p"), "t_comm_s": num("T_comm(p)"),
         "t_step_s": num("the predicted step time"), "speedup": num("T_comp / t_step"),
@@ -237,8 +267,16 @@ PREDICTION: Schema = obj("§2: predicted speedup from the alpha-beta communicati
                            "busbw column", {
                                "nodes": NODES, "ranks": int_("ranks (GPUs) the collectives ran over"),
                                "bytes_per_s": num("the bus bandwidth")}),
-    "usl_equivalent": obj("the USL coefficients the alpha-beta model corresponds to", {
-        "sigma": num("σ, contention"), "kappa": num("κ, coherency")}),
+    "usl_equivalent": obj("the USL coefficients the alpha-beta model corresponds to (the ring's only: null for "
+                          "other patterns)", {
+        "sigma": num("σ = 2β / T_comp, contention", null=True), "kappa": num("κ = α / T_comp, coherency", null=True)}),
+    "pattern": one_of(PatternName, "the communication pattern T_comm(p) follows (§3.1)"),
+    "pattern_source": one_of(PatternSource, "where the pattern was read: prediction.pattern, the layout's data-"
+                             "parallel group, the communication slot, or the ring by default"),
+    "formula": str_("the T_comm(p) formula used, as the methodology prints it"),
+    "formula_source": str_("where the formula comes from, and what it leaves out"),
+    "layout": LAYOUT,
+    "model_departure": num("the largest |S_pred − S_meas| / S_meas at the measured scales", null=True),
 }, null=True)
 
 SCALING: Schema = obj("§3: measured scaling and where every lost fold of speedup went", {

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from reportgen.analysis.layout import LayoutResult
 from reportgen.analysis.checklist import ChecklistResult
 from reportgen.analysis.cost import CostResult, Regime
 from reportgen.analysis.decisions import DecisionsResult
@@ -104,6 +105,35 @@ def prediction(p: PredictionResult | None) -> Json | None:
         "fit_continuous_optimum_nodes": p.fit_continuous_optimum_nodes,
         "bus_bandwidths": [{"nodes": n, "ranks": r, "bytes_per_s": b} for n, r, b in p.bus_bandwidths],
         "usl_equivalent": {"sigma": p.usl_sigma, "kappa": p.usl_kappa},
+        "pattern": p.pattern.name,
+        "pattern_source": p.pattern_source,
+        "formula": p.formula,
+        "formula_source": p.pattern.source,
+        "layout": layout(p.layout),
+        "model_departure": p.model_departure,
+    }
+
+
+def layout(result: LayoutResult | None) -> Json | None:
+    if result is None:
+        return None
+    step = result.step
+    return {
+        "data": result.data, "tensor": result.tensor, "pipeline": result.pipeline,
+        "micro_batches": result.micro_batches, "zero_stage": result.zero_stage, "overlap": result.overlap,
+        "devices": result.devices, "nodes": result.nodes, "memory_per_device_b": result.memory_per_device_b,
+        "device_memory_b": result.device_memory_b, "fits": result.fits,
+        "memory_by_stage": [{"stage": m.stage, "weights_b": m.weights_b, "gradients_b": m.gradients_b,
+                             "optimizer_b": m.optimizer_b, "activations_b": m.activations_b, "total_b": m.total_b}
+                            for m in result.memory],
+        "min_data_for_stage": {str(stage): d for stage, d in enumerate(result.min_data_for_stage)},
+        "step": None if step is None else {
+            "compute_s": step.compute_s, "bubble_s": step.bubble_s, "tensor_s": step.tensor_s,
+            "pipeline_s": step.pipeline_s, "data_s": step.data_s, "total_s": step.total_s},
+        "step_missing": list(result.step_missing),
+        "data_pattern": result.data_pattern.name,
+        "optimum": None if result.optimum_data is None else {
+            "data": result.optimum_data, "nodes": result.optimum_nodes, "speedup": result.optimum_speedup},
     }
 
 

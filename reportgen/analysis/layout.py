@@ -1,0 +1,261 @@
+"""§3.2 A parallel layout (data × tensor × pipeline, ZeRO over the data-parallel group): memory per device and the
+step time, over the data-parallel degree.
+
+Memory per device follows the ZeRO paper (Rajbhandari et al. 2020, §5 and Table 1); the step time the Megatron-LM
+paper's account of the 1F1B schedule and tensor parallelism (Narayanan et al. 2021, §3). Both are evaluated with
+numpy over every data-parallel degree at once, so a sweep to 10⁶ costs what §3's prediction does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from reportgen.analysis.common import TIE_TOLERANCE, at_least, ceil_ratio
+from reportgen.analysis.patterns import Pattern
+from reportgen.project.model import MemorySplit, Parallelism, Project
+
+STAGES = (0, 1, 2, 3)
+MAX_DATA_DEGREE = 1 << 24  # the sweep's bound: far past any cluster, and a bound on the arrays it allocates
+
+
+@dataclass(frozen=True)
+class StageMemory:
+    """One ZeRO stage's bytes per device at the declared layout: the state it keeps whole and the state it shards."""
+
+    stage: int
+    weights_b: float
+    gradients_b: float
+    optimizer_b: float
+    activations_b: float  # activations and other resident memory, as given (not sharded)
+
+    @property
+    def total_b(self) -> float:
+        return self.weights_b + self.gradients_b + self.optimizer_b + self.activations_b
+
+
+@dataclass(frozen=True)
+class StepTerms:
+    """One step of the layout, each term in seconds (§3.2)."""
+
+    compute_s: float  # T_comp · g / (d·t·pp): the layout's share of the single-node compute
+    bubble_s: float  # compute × (pp − 1)/m: the 1F1B pipeline bubble
+    tensor_s: float  # tensor parallelism's all-reduces within the node
+    pipeline_s: float  # activations sent between stages
+    data_s: float  # the data-parallel group's collective, less what overlaps compute
+
+    @property
+    def total_s(self) -> float:
+        return self.compute_s + self.bubble_s + self.tensor_s + self.pipeline_s + self.data_s
+
+
+@dataclass(frozen=True)
+class LayoutCurve:
+    """The step over every data-parallel degree d = 1…max at the declared t and pp."""
+
+    data: np.ndarray
+    nodes: np.ndarray  # d·t·pp / devices_per_node (fractional when one node holds several groups)
+    t_step: np.ndarray
+    speedup: np.ndarray  # T_comp / T_step
+
+
+@dataclass(frozen=True)
+class LayoutResult:
+    data: int | None  # the declared (or derived) data-parallel degree; None when neither given nor derivable
+    tensor: int
+    pipeline: int
+    micro_batches: int
+    zero_stage: int
+    overlap: float
+    devices_per_node: int
+    planned_nodes: int | None  # design.nodes
+    size_matches: bool | None  # d·t·pp = design.nodes × devices_per_node (None: nothing to compare)
+    tensor_across_nodes: bool  # t > devices_per_node: tensor all-reduces cross the network
+    device_memory_b: float | None
+    memory: tuple[StageMemory, ...]  # every stage at the declared d (empty without parameters or d)
+    min_data_for_stage: tuple[int | None, ...]  # the smallest d at which each stage fits one device
+    step: StepTerms | None  # at the declared layout, when every term's inputs are there
+    step_missing: tuple[str, ...]  # the inputs the step lacks
+    data_pattern: Pattern  # the data-parallel collective: ring (stages 0–2) or sharded (stage 3)
+    curve: LayoutCurve | None
+    optimum_data: int | None  # d* = argmin T_step over d (ties: the smallest)
+    optimum_speedup: float | None
+
+    @property
+    def devices(self) -> int | None:
+        return self.data * self.tensor * self.pipeline if self.data is not None else None
+
+    @property
+    def nodes(self) -> float | None:
+        devices = self.devices
+        return devices / self.devices_per_node if devices is not None else None
+
+    @property
+    def declared_memory(self) -> StageMemory | None:
+        return self.memory[self.zero_stage] if self.memory else None
+
+    @property
+    def memory_per_device_b(self) -> float | None:
+        declared = self.declared_memory
+        return declared.total_b if declared else None
+
+    @property
+    def fits(self) -> bool | None:
+        """The declared layout's memory per device fits one device (None: no memory or no device size)."""
+        if self.memory_per_device_b is None or self.device_memory_b is None:
+            return None
+        return self.memory_per_device_b <= self.device_memory_b * (1 + 1e-12)
+
+    @property
+    def optimum_nodes(self) -> float | None:
+        if self.optimum_data is None:
+            return None
+        return self.optimum_data * self.tensor * self.pipeline / self.devices_per_node
+
+    @property
+    def bubble_fraction(self) -> float:
+        """(pp − 1)/m of the compute."""
+        return (self.pipeline - 1) / self.micro_batches
+
+
+def stage_memory(stage: int, split: MemorySplit, psi: float, data: int, resident: float) -> StageMemory:
+    """Bytes per device at one ZeRO stage: stage s shards, over d, the optimizer (s ≥ 1), the gradients (s ≥ 2) and
+    the weights (s = 3)."""
+    return StageMemory(stage,
+                       split.weights * psi / (data if stage >= 3 else 1),
+                       split.gradients * psi / (data if stage >= 2 else 1),
+                       split.optimizer * psi / (data if stage >= 1 else 1),
+                       resident)
+
+
+def min_data_degree(stage: int, split: MemorySplit, psi: float, resident: float, capacity: float) -> int | None:
+    """The smallest d at which the stage's state fits `capacity`: the unsharded part must leave room for the sharded
+    part divided by d; None when it never does."""
+    whole = stage_memory(stage, split, psi, 1, resident)
+    sharded = (split.optimizer if stage >= 1 else 0.0) + (split.gradients if stage >= 2 else 0.0) \
+        + (split.weights if stage >= 3 else 0.0)
+    kept = whole.total_b - sharded * psi
+    if sharded == 0.0:
+        return 1 if at_least(capacity, kept) else None
+    room = capacity - kept
+    if room <= 0:
+        return None
+    return max(1, ceil_ratio(sharded * psi, room))
+
+
+def analyze_layout(project: Project, *, t_comp: float | None, alpha: float | None,
+                   max_nodes: int) -> LayoutResult | None:
+    """The layout of design.parallelism, or None without one. `t_comp` and `alpha` are the prediction's (§3)."""
+    design = project.design
+    if design is None or design.parallelism is None:
+        return None
+    layout = design.parallelism
+    hardware = project.hardware
+    g = hardware.devices_per_node if hardware else 1
+    model_parallel = layout.tensor * layout.pipeline
+    data = _data_degree(layout, design.nodes, g)
+    memory = project.baseline.memory if project.baseline else None
+    device = hardware.memory_per_device if hardware else None
+    split = memory.per_parameter if memory else None
+    psi = memory.parameters / model_parallel if memory else None
+    resident = ((memory.activations or 0.0) + (memory.other or 0.0)) if memory else 0.0
+    stages: tuple[StageMemory, ...] = ()
+    if split is not None and psi is not None and data is not None:
+        stages = tuple(stage_memory(s, split, psi, data, resident) for s in STAGES)
+    min_data: tuple[int | None, ...] = (None,) * len(STAGES)
+    if split is not None and psi is not None and device is not None:
+        min_data = tuple(min_data_degree(s, split, psi, resident, device) for s in STAGES)
+    data_pattern = Pattern("sharded" if layout.zero_stage == 3 else "ring")
+    inputs = _StepInputs.of(project, layout, t_comp, alpha, psi, split)
+    step, curve, best = None, None, None
+    if inputs.missing == ():
+        top = max(1, min(MAX_DATA_DEGREE, max_nodes * g // model_parallel))
+        degrees = np.arange(1, top + 1, dtype=float)
+        t_step = inputs.t_step(degrees, g, data_pattern)
+        curve = LayoutCurve(degrees, degrees * model_parallel / g, t_step, inputs.t_comp / t_step)
+        lowest = t_step.min()
+        best = int(np.argmax(t_step <= lowest * (1.0 + TIE_TOLERANCE))) + 1
+        if data is not None:
+            step = inputs.terms(data, g, data_pattern)
+    size_matches = None
+    if data is not None and design.nodes is not None and layout.data is not None:
+        size_matches = data * model_parallel == design.nodes * g
+    return LayoutResult(
+        data=data, tensor=layout.tensor, pipeline=layout.pipeline, micro_batches=layout.micro_batches,
+        zero_stage=layout.zero_stage, overlap=layout.overlap, devices_per_node=g, planned_nodes=design.nodes,
+        size_matches=size_matches, tensor_across_nodes=layout.tensor > g, device_memory_b=device, memory=stages,
+        min_data_for_stage=min_data, step=step, step_missing=inputs.missing, data_pattern=data_pattern, curve=curve,
+        optimum_data=best, optimum_speedup=float(curve.speedup[best - 1]) if curve is not None and best else None)
+
+
+def _data_degree(layout: Parallelism, nodes: int | None, g: int) -> int | None:
+    """d as declared, else the devices left by tensor and pipeline parallelism (when they divide evenly)."""
+    if layout.data is not None:
+        return layout.data
+    if nodes is None:
+        return None
+    devices, model_parallel = nodes * g, layout.tensor * layout.pipeline
+    return devices // model_parallel if devices % model_parallel == 0 else None
+
+
+@dataclass(frozen=True)
+class _StepInputs:
+    """What the step time needs, each None when the project does not give it, and the names of those missing."""
+
+    t_comp: float
+    alpha: float
+    bandwidth: float  # B: the network, per node
+    intra_bandwidth: float
+    intra_alpha: float
+    activation_b: float  # A = micro_batch · sequence · hidden · 2 B
+    layers: int
+    data_message_b: float  # M_dp = w·Ψ
+    tensor: int
+    pipeline: int
+    micro_batches: int
+    overlap: float
+    missing: tuple[str, ...]
+
+    @classmethod
+    def of(cls, project: Project, layout: Parallelism, t_comp: float | None, alpha: float | None, psi: float | None,
+           split: MemorySplit | None) -> _StepInputs:
+        hardware = project.hardware
+        shape = project.baseline.model if project.baseline else None
+        bandwidth = hardware.network_bandwidth if hardware else None
+        intra = hardware.intra_node_bandwidth if hardware else None
+        needs: dict[str, object] = {"prediction.t_comp": t_comp, "hardware.network_latency or prediction.alpha": alpha,
+                                    "hardware.network_bandwidth": bandwidth, "baseline.memory": psi}
+        if layout.tensor > 1 or layout.pipeline > 1:
+            needs["baseline.model"] = shape
+        if layout.tensor > 1:
+            needs["hardware.intra_node_bandwidth"] = intra
+        missing = tuple(name for name, value in needs.items() if value is None)
+        return cls(t_comp or 0.0, alpha or 0.0, bandwidth or 1.0, intra or 1.0,
+                   (hardware.intra_node_latency or 0.0) if hardware else 0.0,
+                   shape.activation_bytes if shape else 0.0, shape.layers if shape else 0,
+                   (split.weights * psi) if split and psi else 0.0, layout.tensor, layout.pipeline,
+                   layout.micro_batches, layout.overlap, missing)
+
+    def _fixed_terms(self) -> tuple[float, float]:
+        """T_tp and T_pp, which do not depend on d."""
+        t, pp, m = self.tensor, self.pipeline, self.micro_batches
+        tensor = 4.0 * (self.layers / pp) * m * (2.0 * (t - 1) / t * self.activation_b / self.intra_bandwidth
+                                                 + 2.0 * (t - 1) * self.intra_alpha) if t > 1 else 0.0
+        pipeline = 2.0 * m * (self.alpha + self.activation_b / self.bandwidth) if pp > 1 else 0.0
+        return tensor, pipeline
+
+    def t_step(self, degrees: np.ndarray, g: int, data_pattern: Pattern) -> np.ndarray:
+        compute = self.t_comp * g / (degrees * self.tensor * self.pipeline)
+        tensor, pipeline = self._fixed_terms()
+        latency, bandwidth = data_pattern.coefficients(degrees)
+        data = (1.0 - self.overlap) * (self.alpha * latency + self.data_message_b / self.bandwidth * bandwidth)
+        step: np.ndarray = compute * (1.0 + (self.pipeline - 1) / self.micro_batches) + tensor + pipeline + data
+        return step
+
+    def terms(self, data: int, g: int, data_pattern: Pattern) -> StepTerms:
+        compute = self.t_comp * g / (data * self.tensor * self.pipeline)
+        tensor, pipeline = self._fixed_terms()
+        collective = data_pattern.t_comm(data, self.alpha, self.data_message_b / self.bandwidth)
+        return StepTerms(compute, compute * (self.pipeline - 1) / self.micro_batches, tensor, pipeline,
+                         (1.0 - self.overlap) * collective)
