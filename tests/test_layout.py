@@ -4,6 +4,8 @@ and the findings and diagnosis that read it."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from reportgen.analysis import analyze
@@ -157,3 +159,39 @@ def test_the_sweep_is_bounded() -> None:
     layout = analyze(make_project(text)).layout
     assert layout is not None and layout.curve is not None
     assert len(layout.curve.data) == min(MAX_DATA_DEGREE, 1048576 * 8)
+
+
+def test_the_report_shows_the_layout_its_memory_verdict_and_the_step(tmp_path) -> None:
+    import html as html_module
+    from pathlib import Path
+
+    from reportgen.pipeline import BuildOptions, build
+
+    inputs = Path(__file__).resolve().parent.parent / "inputs"
+    build(inputs / "llm-70b-3d.yaml", BuildOptions(out_root=tmp_path, formats=("html", "json")))
+    raw = (tmp_path / "llm-70b-3d" / "report.html").read_text(encoding="utf-8")
+    assert 'id="layout"' in raw and 'id="fig-layout-step"' in raw
+    page = " ".join(html_module.unescape(re.sub(r"<[^>]+>", "", raw)).split())  # the text as a reader sees it
+    assert "16 × 8 × 4 = 512 devices (64 nodes of 8 devices)" in page
+    assert "22.4 GB against its 80.0 GB: it fits" in page
+    # page 1 names the layout and its memory verdict
+    summary = raw.split('id="summary"', 1)[1].split("</section>", 1)[0]
+    assert "Layout." in summary and "ZeRO stage 1" in summary and "it fits" in summary
+    # the step terms' table holds the bubble as its own row: 64 micro-batches, pp = 4 → 3/64 of the compute
+    assert "pipeline bubble" in page and "3.84 %" in page  # 0.408 s of a 10.6 s step
+
+
+def test_the_model_check_uses_the_layouts_step_at_the_measured_scales() -> None:
+    from pathlib import Path
+
+    from reportgen.project.loader import load_project
+
+    inputs = Path(__file__).resolve().parent.parent / "inputs"
+    analysis = analyze(load_project(inputs / "llm-70b-3d.yaml").project)
+    layout, check = analysis.layout, analysis.model_check
+    assert layout is not None and check is not None
+    reference = 557.0 / layout.at_nodes(16).total_s  # type: ignore[union-attr]
+    row = next(r for r in check.rows if r.nodes == 64)
+    assert row.predicted_speedup == pytest.approx(557.0 / layout.at_nodes(64).total_s / reference)  # type: ignore
+    assert layout.at_nodes(12) is not None  # 12 × 8 / 32 = 3: a whole data-parallel degree
+    assert layout.at_nodes(10) is None  # 10 × 8 / 32 = 2.5 is not: the pattern's curve answers there

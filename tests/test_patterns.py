@@ -158,3 +158,22 @@ def test_the_model_check_compares_every_pattern_with_the_measurements() -> None:
     assert check is not None and check.model_departure == pytest.approx(departure)
     assert analysis.prediction is not None and analysis.prediction.model_departure == pytest.approx(departure)
     assert check.sigma_model is None  # σ, κ only for the ring
+
+
+def test_a_parameter_server_report_names_its_pattern_formula_and_optimum(tmp_path) -> None:
+    import html as html_module
+    import re
+    from pathlib import Path
+
+    from reportgen.pipeline import BuildOptions, build
+
+    inputs = Path(__file__).resolve().parent.parent / "inputs"
+    build(inputs / "parameter-server.yaml", BuildOptions(out_root=tmp_path, formats=("html",)))
+    raw = (tmp_path / "parameter-server" / "report.html").read_text(encoding="utf-8")
+    page = " ".join(html_module.unescape(re.sub(r"<[^>]+>", "", raw)).split())
+    assert "(parameter server, 4 servers): T_comm(p) = 2α + 2βp/S, S = 4" in page
+    assert "read from design.slots.communication" in page
+    # p* ≈ √(S·T_comp/(2β)) = √(4 × 2.4 / 0.256) = 6.12; the whole optimum is 6
+    assert "The continuous optimum of this pattern, √(S·T_comp/(2β)), lies at 6.12 nodes" in page
+    assert "p* = 6" in page and "√(T_comp/α) gives" not in page  # no ring rule of thumb for another pattern
+    assert "The USL equivalence (σ = 2β/T_comp, κ = α/T_comp) holds for the ring only" in page

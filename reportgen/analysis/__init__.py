@@ -93,7 +93,7 @@ def analyze(project: Project, *, intensity: Intensity | None = None,
     goal = None if project.serving else check_goal(
         goal_spec, plan_nodes=planned, scaling=scaling, cost=cost, energy=energy,
         runs_per_month=project.pricing.runs_per_month if project.pricing else None, max_nodes=max_nodes, tax=tax)
-    model_check = check_model(prediction, scaling)
+    model_check = check_model(prediction, scaling, layout)
     if prediction is not None:
         prediction = replace(prediction, layout=layout,
                              model_departure=model_check.model_departure if model_check else None)
@@ -105,7 +105,7 @@ def analyze(project: Project, *, intensity: Intensity | None = None,
                         findings=findings, evidence=Evidence(diagnosis, prediction, scaling, goal, serving,
                                                              reliability, planned, past_peak, project.currency,
                                                              _crowded(project)),
-                        model_check=model_check)
+                        model_check=model_check, layout=layout)
     return Analysis(diagnosis, checklist, prediction, scaling, cost, energy, reliability, decisions, goal,
                     trace_provenance(scaling, sources or {}), findings, serving, summary, model_check, layout)
 

@@ -8,7 +8,7 @@ numpy over every data-parallel degree at once, so a sweep to 10⁶ costs what §
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -29,6 +29,7 @@ class StageMemory:
     gradients_b: float
     optimizer_b: float
     activations_b: float  # activations and other resident memory, as given (not sharded)
+    fits: bool | None = None  # within one device's memory (None: the device's size is not given)
 
     @property
     def total_b(self) -> float:
@@ -48,6 +49,15 @@ class StepTerms:
     @property
     def total_s(self) -> float:
         return self.compute_s + self.bubble_s + self.tensor_s + self.pipeline_s + self.data_s
+
+    @property
+    def rows(self) -> tuple[tuple[str, float, float], ...]:
+        """(term, seconds, share of the step) in the order of §3.2."""
+        total = self.total_s
+        terms = (("compute", self.compute_s), ("pipeline bubble", self.bubble_s),
+                 ("tensor-parallel all-reduces", self.tensor_s), ("pipeline sends", self.pipeline_s),
+                 ("data-parallel collective", self.data_s))
+        return tuple((name, seconds, seconds / total if total > 0 else 0.0) for name, seconds in terms)
 
 
 @dataclass(frozen=True)
@@ -81,6 +91,7 @@ class LayoutResult:
     curve: LayoutCurve | None
     optimum_data: int | None  # d* = argmin T_step over d (ties: the smallest)
     optimum_speedup: float | None
+    inputs: StepInputs | None = None  # what the step time is computed from (None while some input is missing)
 
     @property
     def devices(self) -> int | None:
@@ -89,7 +100,7 @@ class LayoutResult:
     @property
     def nodes(self) -> float | None:
         devices = self.devices
-        return devices / self.devices_per_node if devices is not None else None
+        return _nodes(devices, self.devices_per_node) if devices is not None else None
 
     @property
     def declared_memory(self) -> StageMemory | None:
@@ -103,20 +114,39 @@ class LayoutResult:
     @property
     def fits(self) -> bool | None:
         """The declared layout's memory per device fits one device (None: no memory or no device size)."""
-        if self.memory_per_device_b is None or self.device_memory_b is None:
-            return None
-        return self.memory_per_device_b <= self.device_memory_b * (1 + 1e-12)
+        declared = self.declared_memory
+        return declared.fits if declared else None
 
     @property
     def optimum_nodes(self) -> float | None:
         if self.optimum_data is None:
             return None
-        return self.optimum_data * self.tensor * self.pipeline / self.devices_per_node
+        return _nodes(self.optimum_data * self.tensor * self.pipeline, self.devices_per_node)
+
+    @property
+    def optimum_capped(self) -> bool:
+        """d* is the largest degree evaluated: the step still falls at the end of the range."""
+        return self.curve is not None and self.optimum_data == len(self.curve.data) and len(self.curve.data) > 1
+
+    def at_nodes(self, nodes: float) -> StepTerms | None:
+        """The step at a node count the layout reaches with a whole data-parallel degree (a measured scale), else
+        None: d = nodes × devices_per_node / (t·pp)."""
+        if self.inputs is None:
+            return None
+        degree = nodes * self.devices_per_node / (self.tensor * self.pipeline)
+        if degree < 1 or degree != int(degree):
+            return None
+        return self.inputs.terms(int(degree), self.devices_per_node, self.data_pattern)
 
     @property
     def bubble_fraction(self) -> float:
         """(pp − 1)/m of the compute."""
         return (self.pipeline - 1) / self.micro_batches
+
+
+def _nodes(devices: int, per_node: int) -> float:
+    """Devices as nodes: a whole number when they fill whole nodes (an int, so it reads "64", not "64.0")."""
+    return devices // per_node if devices % per_node == 0 else devices / per_node
 
 
 def stage_memory(stage: int, split: MemorySplit, psi: float, data: int, resident: float) -> StageMemory:
@@ -162,12 +192,13 @@ def analyze_layout(project: Project, *, t_comp: float | None, alpha: float | Non
     resident = ((memory.activations or 0.0) + (memory.other or 0.0)) if memory else 0.0
     stages: tuple[StageMemory, ...] = ()
     if split is not None and psi is not None and data is not None:
-        stages = tuple(stage_memory(s, split, psi, data, resident) for s in STAGES)
+        stages = tuple(replace(memory, fits=None if device is None else memory.total_b <= device * (1 + 1e-12))
+                       for memory in (stage_memory(s, split, psi, data, resident) for s in STAGES))
     min_data: tuple[int | None, ...] = (None,) * len(STAGES)
     if split is not None and psi is not None and device is not None:
         min_data = tuple(min_data_degree(s, split, psi, resident, device) for s in STAGES)
     data_pattern = Pattern("sharded" if layout.zero_stage == 3 else "ring")
-    inputs = _StepInputs.of(project, layout, t_comp, alpha, psi, split)
+    inputs = StepInputs.of(project, layout, t_comp, alpha, psi, split)
     step, curve, best = None, None, None
     if inputs.missing == ():
         top = max(1, min(MAX_DATA_DEGREE, max_nodes * g // model_parallel))
@@ -186,7 +217,8 @@ def analyze_layout(project: Project, *, t_comp: float | None, alpha: float | Non
         zero_stage=layout.zero_stage, overlap=layout.overlap, devices_per_node=g, planned_nodes=design.nodes,
         size_matches=size_matches, tensor_across_nodes=layout.tensor > g, device_memory_b=device, memory=stages,
         min_data_for_stage=min_data, step=step, step_missing=inputs.missing, data_pattern=data_pattern, curve=curve,
-        optimum_data=best, optimum_speedup=float(curve.speedup[best - 1]) if curve is not None and best else None)
+        optimum_data=best, optimum_speedup=float(curve.speedup[best - 1]) if curve is not None and best else None,
+        inputs=inputs if inputs.missing == () else None)
 
 
 def _data_degree(layout: Parallelism, nodes: int | None, g: int) -> int | None:
@@ -200,7 +232,7 @@ def _data_degree(layout: Parallelism, nodes: int | None, g: int) -> int | None:
 
 
 @dataclass(frozen=True)
-class _StepInputs:
+class StepInputs:
     """What the step time needs, each None when the project does not give it, and the names of those missing."""
 
     t_comp: float
@@ -219,7 +251,7 @@ class _StepInputs:
 
     @classmethod
     def of(cls, project: Project, layout: Parallelism, t_comp: float | None, alpha: float | None, psi: float | None,
-           split: MemorySplit | None) -> _StepInputs:
+           split: MemorySplit | None) -> StepInputs:
         hardware = project.hardware
         shape = project.baseline.model if project.baseline else None
         bandwidth = hardware.network_bandwidth if hardware else None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from reportgen.analysis.layout import LayoutResult
 from reportgen.analysis.prediction import PredictionResult
 from reportgen.analysis.scaling import ScaleRow, ScalingResult
 
@@ -57,13 +58,16 @@ class ModelCheckResult:
     model_departure: float | None = None
 
 
-def check_model(prediction: PredictionResult | None, scaling: ScalingResult | None) -> ModelCheckResult | None:
-    """The model against the measurements; None without both."""
+def check_model(prediction: PredictionResult | None, scaling: ScalingResult | None,
+                layout: LayoutResult | None = None) -> ModelCheckResult | None:
+    """The model against the measurements; None without both. With a layout whose step is known, the layout's step
+    (§3.2) is the model at every measured scale it reaches with a whole data-parallel degree."""
     if prediction is None or scaling is None:
         return None
-    reference = prediction.at(int(scaling.reference_nodes)).speedup
+    model = _Model(prediction, layout)
+    reference = model.at(scaling.reference_nodes)[0]
     breakdown = scaling.form == "breakdown"
-    rows = tuple(_row(prediction, row, reference, breakdown=breakdown) for row in scaling.rows
+    rows = tuple(_row(model, row, reference, breakdown=breakdown) for row in scaling.rows
                  if row.nodes != scaling.reference_nodes)
     compared = [row for row in rows if row.measured_comm_ratio is not None]
     usl = scaling.usl
@@ -82,9 +86,26 @@ def check_model(prediction: PredictionResult | None, scaling: ScalingResult | No
     )
 
 
-def _row(prediction: PredictionResult, row: ScaleRow, reference: float, *, breakdown: bool) -> ModelCheckRow:
-    model = prediction.at(int(row.nodes))
-    predicted = model.speedup / reference
+@dataclass(frozen=True)
+class _Model:
+    """The speedup and R(p) the design predicts at a node count: the layout's step where it reaches that count,
+    else the pattern's curve (§3.1)."""
+
+    prediction: PredictionResult
+    layout: LayoutResult | None
+
+    def at(self, nodes: float) -> tuple[float, float]:
+        step = self.layout.at_nodes(nodes) if self.layout is not None else None
+        if step is not None:
+            exchanged = step.tensor_s + step.pipeline_s + step.data_s
+            return self.prediction.t_comp_s / step.total_s, exchanged / step.compute_s
+        row = self.prediction.at(int(nodes))
+        return row.speedup, row.comm_ratio
+
+
+def _row(model: _Model, row: ScaleRow, reference: float, *, breakdown: bool) -> ModelCheckRow:
+    speedup, comm_ratio = model.at(row.nodes)
+    predicted = speedup / reference
     run = row.run
     measured_comm = (run.communication or 0.0) / run.compute if breakdown and row.nodes > 1 and run.compute else None
-    return ModelCheckRow(row.nodes, predicted, row.speedup, row.speedup / predicted, model.comm_ratio, measured_comm)
+    return ModelCheckRow(row.nodes, predicted, row.speedup, row.speedup / predicted, comm_ratio, measured_comm)

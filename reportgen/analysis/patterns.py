@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 
@@ -35,9 +35,10 @@ class Pattern:
         """(a(p), b(p)) with T_comm(p) = α·a(p) + β·b(p); both exactly 0 where p = 1."""
         many = (p > 1).astype(float)
         hops = p - 1.0
-        share = hops / p  # (p − 1)/p: the share of M each node sends in a reduce-scatter or all-gather
-        if self.name == "ring":
-            return hops, 2.0 * share
+        inverse = 1.0 / p
+        if self.name == "ring":  # the products in this order keep the seeds' ring numbers to the last bit
+            return hops, 2.0 * hops * inverse
+        share = hops * inverse  # (p − 1)/p: the share of M each node sends in a reduce-scatter or all-gather
         if self.name == "tree":
             return 2.0 * np.ceil(np.log2(p)), 2.0 * many
         if self.name == "parameter-server":
@@ -72,16 +73,36 @@ class Pattern:
         return math.sqrt((t_comp - c_b * beta) / (c_a * alpha)) if alpha > 0 else math.inf
 
     @property
-    def formula(self) -> str:
-        """T_comm(p) for p > 1, as the methodology prints it (with the pattern's parameters substituted)."""
+    def generic_formula(self) -> str:
+        """T_comm(p) for p > 1 in the spec's symbols (S servers, k peers, E exchanges)."""
         return {
             "ring": "α(p − 1) + 2β(p − 1)/p",
             "tree": "2α⌈log2 p⌉ + 2β",
-            "parameter-server": f"2α + 2βp/S, S = {self.servers}",
+            "parameter-server": "2α + 2βp/S",
             "scatter-gather": "2[(p − 1)α + β(p − 1)/p]",
-            "gossip": f"k(α + β), k = {self.peers}",
+            "gossip": "k(α + β)",
             "sharded": "3[(p − 1)α + β(p − 1)/p]",
-            "all-to-all": f"E[(p − 1)α + β(p − 1)/p], E = {self.exchanges}",
+            "all-to-all": "E[(p − 1)α + β(p − 1)/p]",
+        }[self.name]
+
+    @property
+    def formula(self) -> str:
+        """T_comm(p) for p > 1 as the methodology prints it, with the pattern's parameter given."""
+        parameter = {"parameter-server": f"S = {self.servers}", "gossip": f"k = {self.peers}",
+                     "all-to-all": f"E = {self.exchanges}"}.get(self.name)
+        return self.generic_formula + (f", {parameter}" if parameter else "")
+
+    @property
+    def label(self) -> str:
+        """The pattern as the report names it."""
+        return {
+            "ring": "ring all-reduce",
+            "tree": "tree all-reduce",
+            "parameter-server": f"parameter server, {self.servers} server{'s' if self.servers != 1 else ''}",
+            "scatter-gather": "scatter-gather through a coordinator",
+            "gossip": f"gossip, {self.peers} peer{'s' if self.peers != 1 else ''}",
+            "sharded": "sharded state: FSDP full shard or ZeRO-3",
+            "all-to-all": f"all-to-all, {self.exchanges} per step",
         }[self.name]
 
     @property
@@ -118,6 +139,10 @@ class Pattern:
     def ring_like(self) -> bool:
         """The seeds' ring: the USL equivalence σ = 2β/T_comp, κ = α/T_comp and the rule of thumb hold only here."""
         return self.name == "ring"
+
+
+RING = Pattern()  # the default: the seeds' ring all-reduce
+EVERY_PATTERN = tuple(Pattern(name) for name in get_args(PatternName))  # for the methodology's table
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import numpy as np
 from reportgen.analysis.common import TIE_TOLERANCE
 from reportgen.analysis.fits import AlphaBetaFit, fit_alpha_bandwidth, fit_alpha_beta
 from reportgen.analysis.layout import LayoutResult
-from reportgen.analysis.patterns import Pattern, PatternSource, resolve_pattern
+from reportgen.analysis.patterns import RING, Pattern, PatternSource, resolve_pattern
 from reportgen.project.model import Prediction, Project
 
 SENSITIVITY_SCALES = (0.1, 1.0, 10.0)
@@ -78,7 +78,7 @@ class PredictionResult:
     # The fitted per-node bandwidth B as nccl-tests' own bus bandwidth, at each (nodes, ranks) the fit used:
     # busbw = algbw × 2(r − 1)/r and B = algbw × 2(p − 1)/p, so busbw = B × ((r − 1)/r) / ((p − 1)/p)
     bus_bandwidths: tuple[tuple[int, int, float], ...] = ()
-    pattern: Pattern = Pattern()
+    pattern: Pattern = RING
     pattern_source: PatternSource = "default"
     pattern_note: str | None = None  # why the ring was assumed (a hybrid or a free-text slot)
     # Filled in by analyze() once the layout and the measurements are known, so results.json keeps them under
@@ -253,7 +253,8 @@ def _fit(spec: Prediction, pattern: Pattern) -> AlphaBetaFit | None:
         return fit_alpha_bandwidth([c.nodes for c in collectives], [c.bytes or 0.0 for c in collectives],
                                    [c.time for c in collectives], message_bytes=spec.message_bytes,
                                    min_bytes=spec.fit_min_bytes, coefficients=pattern.coefficients)
-    return fit_alpha_beta([c.nodes for c in collectives], [c.time for c in collectives], coefficients=pattern.coefficients)
+    return fit_alpha_beta([c.nodes for c in collectives], [c.time for c in collectives],
+                          coefficients=pattern.coefficients)
 
 
 def _sensitivity(t_comp: float, alpha: float, beta: float, grid: Grid) -> tuple[Sensitivity, ...]:

@@ -19,7 +19,7 @@ from reportgen.analysis.fits import (
     slope,
     usl_capacity,
 )
-from reportgen.analysis.patterns import Pattern
+from reportgen.analysis.patterns import RING, Pattern
 from reportgen.analysis.prediction import model_curve, optimum
 from reportgen.project.model import BREAKDOWN_FIELDS, Run, RunForm, Scaling, ScalingMode, common_form
 from reportgen.wording import listed
@@ -309,7 +309,7 @@ def analyze_scaling(scaling: Scaling | None, *, max_nodes: int = 4096, serving: 
     trend = karp_flatt_trend(kf, kf_slope)
     if form != "breakdown" and trend is not None:
         cause, inferred = LIKELY_CAUSE[trend], True
-    comm_fit, implied = _comm_fit(runs, form, p_ref, max_nodes, pattern or Pattern())
+    comm_fit, implied = _comm_fit(runs, form, p_ref, max_nodes, pattern or RING)
     return ScalingResult(
         form=form,
         reference_nodes=p_ref,
@@ -636,7 +636,8 @@ def _comm_fit(runs: list[Run], form: RunForm, p_ref: float, max_nodes: int,
     for this workload."""
     if form != "breakdown":
         return None, None
-    fit = fit_alpha_beta([r.nodes for r in runs], [r.communication or 0.0 for r in runs], coefficients=pattern.coefficients)
+    fit = fit_alpha_beta([r.nodes for r in runs], [r.communication or 0.0 for r in runs],
+                         coefficients=pattern.coefficients)
     if fit is None or fit.alpha_s < 0 or fit.beta_s < 0:
         return fit, None
     t_comp = (runs[0].compute or 0.0) * p_ref  # single-node compute of the whole run

@@ -20,13 +20,14 @@ from reportgen.analysis.common import first_min
 from reportgen.analysis.cost import CostResult
 from reportgen.analysis.findings import Finding
 from reportgen.analysis.goal import GoalCheck, GoalResult
+from reportgen.analysis.layout import LayoutResult
 from reportgen.analysis.model_check import ModelCheckResult
 from reportgen.analysis.prediction import PredictionResult
 from reportgen.analysis.reliability import ReliabilityResult
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.analysis.serving import ServingCheck, ServingResult, ServingRow
 from reportgen.project.model import REGIME_NAMES, REGIME_PHRASES, Project
-from reportgen.wording import duration, listed, margin, money, nodes, number, percent, requests, sentence, times
+from reportgen.wording import duration, listed, margin, money, nodes, number, percent, requests, sentence, size, times
 
 # Findings that say the α–β model does not describe the measured system: page 1 then does not headline its p*.
 OptimumSource = Literal["measured", "usl", "model"]
@@ -54,6 +55,7 @@ class SummaryResult:
     kappa_ratio: float | None = None  # the measured USL κ over the model's α/T_comp: the model held to account
     blocker: str | None = None  # an error that says the design cannot start, which page 1 opens with (§7.1)
     failure_tax: str | None = None  # the failure tax folded into the verdict's figures, said once (§5.z)
+    layout: str | None = None  # design.parallelism: the layout and its memory verdict (§3.2)
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,7 @@ class _Words:
 def summarize(project: Project, *, scaling: ScalingResult | None, cost: CostResult | None,
               prediction: PredictionResult | None, goal: GoalResult | None, serving: ServingResult | None,
               findings: tuple[Finding, ...], evidence: Evidence,
-              model_check: ModelCheckResult | None = None) -> SummaryResult:
+              model_check: ModelCheckResult | None = None, layout: LayoutResult | None = None) -> SummaryResult:
     words = _Words(project.currency)
     plan = project.design.nodes if project.design else None
     if project.serving:
@@ -91,7 +93,31 @@ def summarize(project: Project, *, scaling: ScalingResult | None, cost: CostResu
     return SummaryResult(verdict, state, gap, optimum, model,
                          _evidence(scaling, findings, plan, optimum.nodes), next_action(findings, evidence),
                          _knee(scaling), ratio, blocker,
-                         None if project.serving else _failure_tax(goal, evidence.reliability) or None)
+                         None if project.serving else _failure_tax(goal, evidence.reliability) or None,
+                         _layout(layout))
+
+
+def _layout(layout: LayoutResult | None) -> str | None:
+    """§3.2 on page 1: the declared layout, its memory per device against the device, and where each stage fits."""
+    if layout is None:
+        return None
+    if layout.data is None:
+        shape = f"tensor {layout.tensor} × pipeline {layout.pipeline} with no whole data-parallel degree for the plan"
+    else:
+        shape = (f"data {layout.data:,} × tensor {layout.tensor} × pipeline {layout.pipeline} = "
+                 f"{layout.devices:,} devices")
+    parts = [f"{shape}, ZeRO stage {layout.zero_stage}"]
+    if layout.memory_per_device_b is not None and layout.device_memory_b is not None:
+        verdict = "fits" if layout.fits else "does not fit"
+        parts.append(f"{size(layout.memory_per_device_b)} per device against {size(layout.device_memory_b)}: it "
+                     f"{verdict}")
+    if layout.fits is False:
+        fitting = [f"stage {stage} from d = {d:,}" for stage, d in enumerate(layout.min_data_for_stage)
+                   if d is not None]
+        parts.append(f"the state fits with {listed(fitting)}" if fitting else "no ZeRO stage fits at any d")
+    if layout.step is not None and layout.step.bubble_s > 0:
+        parts.append(f"the pipeline bubble is {percent(layout.bubble_fraction)} of the compute")
+    return sentence("; ".join(parts))
 
 
 # Errors that say the design cannot run at all (§7.1, turn 4): page 1 opens with them and their fix.
@@ -558,15 +584,17 @@ def _model(prediction: PredictionResult | None, scaling: ScalingResult | None, c
         if ratio is not None:
             why.append(f"the measured κ is {times(ratio)} the predicted")
         if scaling is not None and scaling.comm_fit_implied_p_star is not None:
-            why.append(f"the ring model fitted to the measured communication implies p* = "
+            model = "ring" if prediction.pattern.ring_like else prediction.pattern.label
+            why.append(f"the {model} model fitted to the measured communication implies p* = "
                        f"{scaling.comm_fit_implied_p_star:,}")
         reason = f" ({'; '.join(why)})" if why else f" (see {listed(refuted)})"
         return sentence(f"The design's α–β model does not describe this system{reason}: its optimum p* = "
                         f"{prediction.p_star:,} is not a guide")
     tail = "" if scaling is not None else "; nothing is measured to check it against"
     capped = " or more (the range ends there)" if prediction.capped else ""
-    return sentence(f"The design's α–β model puts the optimum at p* = {prediction.p_star:,}{capped}, with a speedup "
-                    f"of {number(prediction.speedup_at_p_star)}: the model's, not a measurement{tail}"
+    pattern = "" if prediction.pattern.ring_like else f" ({prediction.pattern.label})"
+    return sentence(f"The design's α–β model{pattern} puts the optimum at p* = {prediction.p_star:,}{capped}, with a "
+                    f"speedup of {number(prediction.speedup_at_p_star)}: the model's, not a measurement{tail}"
                     f"{_one_count(prediction)}")
 
 

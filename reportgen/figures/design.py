@@ -1,4 +1,5 @@
-"""Design figures: pressures radar, fan-out budget, predicted speedup and ratio, sensitivity heat map."""
+"""Design figures: pressures radar, fan-out budget, predicted speedup and ratio, sensitivity heat map, and a parallel
+layout's step terms beside the measured breakdown."""
 
 from __future__ import annotations
 
@@ -8,16 +9,19 @@ from typing import Any
 import numpy as np
 
 from reportgen.analysis.checklist import ChecklistResult, TaxResult
+from reportgen.analysis.layout import LayoutResult
 from reportgen.analysis.prediction import Curve, PredictionResult, Sensitivity
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.figures.jobs import FigureFrame, FigureJob, present
-from reportgen.figures.style import BLUE, GREEN, GREY, INK, ORANGE, VERMILION, figure, log_axes, to_svg
-from reportgen.project.model import Project
+from reportgen.figures.style import ACTIVITY, BLUE, GREEN, GREY, INK, ORANGE, VERMILION, figure, log_axes, to_svg
+from reportgen.project.model import Project, Run
+from reportgen.wording import duration
 
 
 def jobs(analysis: Any, project: Project, full: Any = None) -> list[FigureJob]:
     return present(radar(analysis.checklist), fanout_budget(analysis.checklist),
-                   predicted(analysis.prediction, analysis.scaling), sensitivity(analysis.prediction))
+                   predicted(analysis.prediction, analysis.scaling), sensitivity(analysis.prediction),
+                   layout_step(analysis.layout, analysis.scaling))
 
 
 def _plotted(prediction: PredictionResult | None) -> PredictionResult | None:
@@ -30,7 +34,8 @@ def _plotted(prediction: PredictionResult | None) -> PredictionResult | None:
     shown = np.unique(np.geomspace(1, limit, 300).round().astype(int)) - 1
     thinned = Curve(curve.nodes[shown], curve.t_comm[shown], curve.t_step[shown], curve.speedup[shown],
                     curve.comm_ratio[shown])
-    return dataclasses.replace(prediction, curve=thinned)
+    # the layout travels on its own (its curve may hold 10^7 degrees): the job carries only what it draws
+    return dataclasses.replace(prediction, curve=thinned, layout=None)
 
 
 def radar(checklist: ChecklistResult | None) -> FigureJob | None:
@@ -94,7 +99,8 @@ def predicted(prediction: PredictionResult | None, scaling: ScalingResult | None
         return None
     measured = scaling is not None and scaling.reference_nodes == 1
     dominated = prediction.p_comm_dominated is not None
-    frame = FigureFrame("predicted-speedup", "Predicted speedup S(p) of the ring all-reduce alpha-beta model (left "
+    frame = FigureFrame("predicted-speedup", "Predicted speedup S(p) of the alpha-beta model "
+                        f"({prediction.pattern.label}; left "
                         "axis) and the communication-to-computation ratio R(p) (right axis, log scale), with the "
                         "optimum p*" + (" and the first communication-dominated node count p_dom" if dominated else "")
                         + " marked (S blue, ideal grey dotted, R orange dashed, p* green dashed"
@@ -165,4 +171,64 @@ def _draw_sensitivity(frame: FigureFrame, cells: tuple[Sensitivity, ...]) -> str
         ax.set_xticks(range(len(scales)), labels)
         ax.set_yticks(range(len(scales)), [f"α × {s:g}" for s in scales])
         ax.grid(False)  # no colour bar: matplotlib draws it as a raster image; the cells carry their values
+        return to_svg(fig, frame.key)
+
+
+# The layout's step terms and the measured breakdown's parts in the report's activity colours: the three exchanges
+# of the step are communication's orange, told apart by their hatches (single-density, as every figure's)
+STEP_TERMS = (("compute", "compute_s", *ACTIVITY["compute"]), ("pipeline bubble", "bubble_s", *ACTIVITY["bubble"]),
+              ("tensor all-reduces", "tensor_s", ORANGE, "/"), ("pipeline sends", "pipeline_s", ORANGE, "|"),
+              ("data-parallel collective", "data_s", ORANGE, "-"))
+MEASURED_PARTS = (("compute", "compute", *ACTIVITY["compute"]), ("pipeline bubble", "bubble", *ACTIVITY["bubble"]),
+                  ("communication (measured)", "communication", ORANGE, "x"), ("idle", "idle", *ACTIVITY["idle"]),
+                  ("I/O", "io", *ACTIVITY["io"]))
+
+
+def layout_step(layout: LayoutResult | None, scaling: ScalingResult | None) -> FigureJob | None:
+    """The predicted step's terms at the declared layout, beside the measured breakdown at the plan when one exists:
+    each bar as shares of its own total (a step and a run are different lengths), its total written above it."""
+    if layout is None or layout.step is None:
+        return None
+    step = layout.step
+    bars = [(f"predicted step\nd = {layout.data:,}", [(name, getattr(step, key), colour, hatch)
+                                                     for name, key, colour, hatch in STEP_TERMS], step.total_s)]
+    run = _measured_at(scaling, layout.planned_nodes)
+    if run is not None:
+        parts = [(name, getattr(run, key) or 0.0, colour, hatch) for name, key, colour, hatch in MEASURED_PARTS]
+        bars.append((f"measured run\n{layout.planned_nodes:,} nodes", parts, sum(v for _, v, _, _ in parts)))
+    measured = " beside the breakdown measured at the plan" if run is not None else ""
+    frame = FigureFrame("layout-step", f"The step of the declared layout (d = {layout.data:,}, t = {layout.tensor}, "
+                        f"pp = {layout.pipeline}, m = {layout.micro_batches}) by term, as shares of the step"
+                        f"{measured}; each bar's total is written above it.",
+                        "Stacked bars of the step's terms.", width=4.6, height=3.0)
+    return FigureJob(frame, _draw_layout_step, (tuple((label, tuple(parts), total) for label, parts, total in bars),))
+
+
+def _measured_at(scaling: ScalingResult | None, nodes: int | None) -> Run | None:
+    if scaling is None or nodes is None or scaling.form != "breakdown":
+        return None
+    return next((row.run for row in scaling.rows if row.nodes == nodes), None)
+
+
+def _draw_layout_step(frame: FigureFrame,
+                      bars: tuple[tuple[str, tuple[tuple[str, float, str, str], ...], float], ...]) -> str:
+    with figure(frame) as fig:
+        ax = fig.subplots()
+        seen: set[str] = set()
+        for index, (_, parts, total) in enumerate(bars):
+            bottom = 0.0
+            for name, value, colour, hatch in parts:
+                share = value / total if total > 0 else 0.0
+                if share <= 0:
+                    continue
+                ax.bar(index, share, bottom=bottom, color=colour, hatch=hatch or None, edgecolor=INK, linewidth=0.5,
+                       width=0.55, label=None if name in seen else name)
+                seen.add(name)
+                bottom += share
+            ax.text(index, 1.02, duration(total), ha="center", va="bottom", fontsize=7.5)
+        ax.set_xticks(range(len(bars)), [label for label, _, _ in bars])
+        ax.set_xlim(-0.6, len(bars) - 0.4 + 1.1)  # room on the right for the legend
+        ax.set_ylim(0, 1.12)
+        ax.set_ylabel("share of the step (or run)")
+        ax.legend(loc="center right", fontsize=7)
         return to_svg(fig, frame.key)

@@ -14,6 +14,7 @@ from reportgen import __version__
 from reportgen.analysis import Analysis
 from reportgen.analysis.actions import ACTIONS
 from reportgen.analysis.diagnosis import CEILING_AXIS, TYPICAL_TOOLS
+from reportgen.analysis.patterns import EVERY_PATTERN, Pattern
 from reportgen.analysis.selection import shown_nodes
 from reportgen.figures.jobs import FigureFrame
 from reportgen.project.flatten import flatten
@@ -76,6 +77,7 @@ class ReportContext:
     table_nodes: tuple[float, ...] | None = None  # the node counts tables show, when not all (analysis.selection)
     actions: tuple[tuple[str, int, str], ...] = ()  # (finding code, rank, the next action it calls for), in order
     lost_extra: dict[str, str] | None = None  # the §4.z causes some run gives (column name → scaling row field)
+    patterns: tuple[Pattern, ...] = EVERY_PATTERN  # the communication patterns the methodology tabulates (§3.1)
 
 
 def epoch_of(created: str | None) -> int:

@@ -217,7 +217,8 @@ LAYOUT: Schema = obj("§3.2: the parallel layout of design.parallelism: memory p
     "memory_by_stage": rows("every ZeRO stage's bytes per device at the declared d", {
         "stage": int_("the ZeRO stage"), "weights_b": num("weights per device"),
         "gradients_b": num("gradients per device"), "optimizer_b": num("optimizer state per device"),
-        "activations_b": num("activations and other resident memory, as given"), "total_b": num("their sum")}),
+        "activations_b": num("activations and other resident memory, as given"), "total_b": num("their sum"),
+        "fits": bool_("within one device's memory", null=True)}),
     "min_data_for_stage": obj("the smallest d at which each stage fits, by stage", STAGE_DEGREES),
     "step": obj("the step's terms at the declared layout (§3.2)", {
         "compute_s": num("T_comp · g / (d·t·pp)"), "bubble_s": num("compute × (pp − 1)/m, the 1F1B bubble"),
@@ -487,6 +488,8 @@ SUMMARY: Schema = obj("§7.1: page 1, as a reviewer writes it", {
     "blocker": str_("an error that says the design cannot start, with its fix: page 1 opens with it", null=True),
     "failure_tax": str_("with reliability: the failure tax folded into the verdict's figures, and the time Daly's "
                         "interval would save", null=True),
+    "layout": str_("with design.parallelism: the layout, its memory per device against the device, and where each "
+                   "ZeRO stage fits", null=True),
     "next_action": obj("the one next action: the step that most changes the verdict", {
         "code": str_("the finding code it comes from; none when no finding calls for one"),
         "text": str_("the action"),

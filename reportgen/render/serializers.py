@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from reportgen.analysis.layout import LayoutResult
 from reportgen.analysis.checklist import ChecklistResult
 from reportgen.analysis.cost import CostResult, Regime
 from reportgen.analysis.decisions import DecisionsResult
@@ -18,6 +17,7 @@ from reportgen.analysis.energy import EnergyResult
 from reportgen.analysis.findings import Finding
 from reportgen.analysis.fits import AlphaBetaFit
 from reportgen.analysis.goal import GoalCheck, GoalResult
+from reportgen.analysis.layout import LayoutResult
 from reportgen.analysis.prediction import PredictionResult
 from reportgen.analysis.provenance import ProvenanceResult
 from reportgen.analysis.reliability import ReliabilityResult
@@ -124,7 +124,8 @@ def layout(result: LayoutResult | None) -> Json | None:
         "devices": result.devices, "nodes": result.nodes, "memory_per_device_b": result.memory_per_device_b,
         "device_memory_b": result.device_memory_b, "fits": result.fits,
         "memory_by_stage": [{"stage": m.stage, "weights_b": m.weights_b, "gradients_b": m.gradients_b,
-                             "optimizer_b": m.optimizer_b, "activations_b": m.activations_b, "total_b": m.total_b}
+                             "optimizer_b": m.optimizer_b, "activations_b": m.activations_b, "total_b": m.total_b,
+                             "fits": m.fits}
                             for m in result.memory],
         "min_data_for_stage": {str(stage): d for stage, d in enumerate(result.min_data_for_stage)},
         "step": None if step is None else {
@@ -355,6 +356,7 @@ def summary(s: SummaryResult | None) -> Json | None:
             "optimum": {"nodes": s.optimum.nodes, "source": s.optimum.source, "text": s.optimum.text},
             "model": s.model, "evidence": s.evidence, "knee": s.knee, "blocker": s.blocker,
             "failure_tax": s.failure_tax,
+            "layout": s.layout,
             "next_action": {"code": s.next_action.code, "text": s.next_action.text, "rank": s.next_action.rank}}
 
 
