@@ -124,6 +124,16 @@ def _load_and_analyze(text: str) -> object:
     return analyze(load_project_text(text, ROOT / "b.yaml", "b.yaml").project)
 
 
+def _layout(project: object) -> None:
+    from reportgen.analysis.layout import analyze_layout
+    from reportgen.project.model import Project
+
+    assert isinstance(project, Project) and project.prediction is not None
+    layout = analyze_layout(project, t_comp=project.prediction.t_comp, alpha=5e-6,
+                            max_nodes=project.prediction.max_nodes)
+    assert layout is not None and layout.curve is not None and len(layout.curve.data) == 10**6
+
+
 def in_process(repeats: int) -> list[Case]:
     from reportgen.analysis import analyze
     from reportgen.analysis.prediction import predict
@@ -140,6 +150,19 @@ def in_process(repeats: int) -> list[Case]:
                                                                               max_nodes=max_nodes))
         cases.append(Case(f"prediction, max_nodes = {max_nodes:,}", 200 if max_nodes == 10**6 else None,
                           timed(functools.partial(predict, scaled), repeats * 2)))
+    # §3.2: a layout's sweep over every data-parallel degree up to 10^6 (t = pp = 1 on 1-device nodes), with the
+    # pattern's prediction beside it: issue 35 holds it to today's prediction time
+    layout_example = load_project(ROOT / "inputs" / "llm-70b-3d.yaml").project
+    assert layout_example.design is not None and layout_example.design.parallelism is not None
+    assert layout_example.hardware is not None and layout_example.prediction is not None
+    flat = dataclasses.replace(
+        layout_example,
+        hardware=dataclasses.replace(layout_example.hardware, devices_per_node=1),
+        design=dataclasses.replace(layout_example.design, nodes=None, parallelism=dataclasses.replace(
+            layout_example.design.parallelism, data=16, tensor=1, pipeline=1)),
+        prediction=dataclasses.replace(layout_example.prediction, max_nodes=10**6))
+    cases.append(Case("layout sweep, d up to 1,000,000", 200,
+                      timed(functools.partial(_layout, flat), repeats * 2)))
     for runs in (5, 100, 1000):
         rows = "\n".join(f"    - {{nodes: {p}, compute: {32400 / p + 3 * p:.3f}, communication: {40 * p ** 0.5:.3f}, "
                          f"idle: {2 * p:.3f}}}" for p in range(1, runs + 1))

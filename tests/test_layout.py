@@ -195,3 +195,22 @@ def test_the_model_check_uses_the_layouts_step_at_the_measured_scales() -> None:
     assert row.predicted_speedup == pytest.approx(557.0 / layout.at_nodes(64).total_s / reference)  # type: ignore
     assert layout.at_nodes(12) is not None  # 12 × 8 / 32 = 3: a whole data-parallel degree
     assert layout.at_nodes(10) is None  # 10 × 8 / 32 = 2.5 is not: the pattern's curve answers there
+
+
+def test_a_layout_that_does_not_fit_opens_page_one_with_its_fix() -> None:
+    summary = analyze(make_project(zero_project(0))).summary
+    assert summary is not None and summary.blocker is not None
+    assert "layout-does-not-fit" not in summary.blocker and "120 GB per device" in summary.blocker
+    assert "Raise the ZeRO stage" in summary.blocker
+    assert summary.layout is not None
+    assert "it does not fit" in summary.layout and "stage 1 from d = 45" in summary.layout
+
+
+def test_tensor_and_pipeline_that_do_not_divide_the_devices_are_an_error() -> None:
+    text = layout_project().replace("data: 4, ", "").replace("pipeline: 4", "pipeline: 3")
+    analysis = analyze(make_project(text))
+    assert analysis.layout is not None and analysis.layout.data is None
+    finding = next(f for f in analysis.findings if f.code == "layout-size")
+    assert "tensor × pipeline = 24 does not divide the 128 devices" in finding.message
+    assert analysis.layout.memory == () and analysis.layout.step is None  # nothing is computed at an unknown d
+    assert analysis.layout.min_data_for_stage != (None, None, None, None)  # what does not need d still is
