@@ -177,3 +177,13 @@ def test_a_parameter_server_report_names_its_pattern_formula_and_optimum(tmp_pat
     assert "The continuous optimum of this pattern, √(S·T_comp/(2β)), lies at 6.12 nodes" in page
     assert "p* = 6" in page and "√(T_comp/α) gives" not in page  # no ring rule of thumb for another pattern
     assert "The USL equivalence (σ = 2β/T_comp, κ = α/T_comp) holds for the ring only" in page
+
+
+def test_a_communication_loss_gets_the_patterns_own_remedy() -> None:
+    runs = ("scaling: {runs: [{nodes: 1, time: 36000 s}, {nodes: 2, time: 20400 s}, {nodes: 4, time: 13300 s}, "
+            "{nodes: 8, time: 12900 s}, {nodes: 16, time: 18600 s}]}")
+    server = analyze(project(runs, pattern="parameter-server", servers="4")).scaling
+    ring = analyze(project(runs)).scaling
+    assert server is not None and ring is not None and server.knee_cause == ring.knee_cause == "communication"
+    assert server.remedy is not None and "more parameter servers" in server.remedy
+    assert ring.remedy is not None and "parameter servers" not in ring.remedy

@@ -94,10 +94,23 @@ EXTRA_LOSSES = (("lost_io", "I/O", "I/O"), ("lost_bubble", "pipeline bubble", "t
                 ("lost_startup", "start-up", "start-up"), ("lost_contention", "contention", "contention"))
 
 
-def remedies_for(workload: str | None, serving: bool) -> dict[Cause, str]:
+# A communication loss is cured differently by pattern (§3.1): a parameter server's links grow with the workers,
+# gossip's consistency, an all-to-all's exchanges
+PATTERN_COMMUNICATION_REMEDIES = {
+    "parameter-server": "more parameter servers, since each carries 2pM/S; sparse or compressed updates",
+    "gossip": "fewer or cheaper exchanges per step (fewer peers, compressed messages)",
+    "all-to-all": "fewer all-to-all exchanges per step (fewer MoE layers, expert placement within the node)",
+    "sharded": "a hybrid shard (shard within the node, replicate across nodes), or the all-gathers overlapped with "
+               "compute",
+}
+
+
+def remedies_for(workload: str | None, serving: bool, pattern: Pattern | None = None) -> dict[Cause, str]:
     if serving:
         return SERVING_REMEDIES
-    return DATA_REMEDIES if workload == "data-processing" else REMEDIES
+    remedies = DATA_REMEDIES if workload == "data-processing" else REMEDIES
+    special = PATTERN_COMMUNICATION_REMEDIES.get(pattern.name) if pattern is not None else None
+    return {**remedies, "communication": special} if special else remedies
 
 
 @dataclass(frozen=True)
@@ -321,7 +334,7 @@ def analyze_scaling(scaling: Scaling | None, *, max_nodes: int = 4096, serving: 
         knee_cause=cause,
         knee_cause_inferred=inferred,
         knee_cause_at=cause_at,
-        remedy=remedies_for(workload, serving)[cause] if cause else None,
+        remedy=remedies_for(workload, serving, pattern)[cause] if cause else None,
         peak_nodes=first_max(rows, key=lambda r: r.speedup).nodes,
         first_below_half_efficiency=next((r.nodes for r in rows if r.efficiency < 0.5), None),
         amdahl=fit_amdahl(qs, speedups) if two_scales and not weak else None,
