@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 SECTIONS = tuple(BY_KEY)
 # Keys of results.json that hold money, in the project's currency; a DataFrame names the currency beside them.
 MONEY = frozenset({"cost", "d_cost", "total_with_time_value", "price_per_node_hour", "monthly_cost", "cost_per_hour",
-                   "cost_per_million_requests", "cost_per_run", "max_cost", "max_cost_per_hour",
+                   "cost_per_million_requests", "cost_per_million", "cost_per_run", "max_cost", "max_cost_per_hour",
                    "cost_per_hour_limit", "cost_ci"})
 HTML_ROWS = 20  # rows a section shows in a notebook before it says how many more there are
 

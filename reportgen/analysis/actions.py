@@ -119,13 +119,14 @@ def _goal_unmet(e: Evidence) -> str:
         serving = e.serving
         if serving.nodes_to_serve is not None and serving.nodes_to_serve_source == "fitted":
             return (f"Load-test {nodes(serving.nodes_to_serve)}, where the USL fit says the need of "
-                    f"{requests(serving.capacity_needed_rps)} is met.")
+                    f"{requests(serving.capacity_needed_rps, serving.unit)} is met.")
         if serving.limited_by == "latency":
             return ("Cut the p99 latency before adding replicas: fewer fan-out hops, hedged requests, batching or "
                     "a smaller or quantized model.")
         bound = f" (at least {nodes(serving.nodes_lower_bound)} at the best capacity per node measured)" \
             if serving.nodes_lower_bound else ""
-        return f"Add replicas{bound} and load-test the scale that reaches {requests(serving.capacity_needed_rps)}."
+        return (f"Add replicas{bound} and load-test the scale that reaches "
+                f"{requests(serving.capacity_needed_rps, serving.unit)}.")
     if e.scaling is not None and e.scaling.single_scale:
         only = e.scaling.rows[0].nodes
         which = e.scaling.another_scale if only == 1 else \

@@ -19,7 +19,7 @@ from reportgen.analysis.reliability import ReliabilityResult
 from reportgen.analysis.scaling import LOOKS_WEAK_SPREAD, ScalingResult
 from reportgen.analysis.serving import ServingResult
 from reportgen.project.model import REGIME_PHRASES, SLOT_VOCABULARY, Project, Slot
-from reportgen.wording import duration, listed, money, nodes, number, percent, requests, signed_share, size, times
+from reportgen.wording import duration, listed, money, nodes, number, percent, signed_share, size, times
 
 IDLE_SHARE_LIMIT = 0.20
 
@@ -206,8 +206,7 @@ def _serving(serving: ServingResult | None, currency: str) -> list[Finding]:
     """The serving goal (§5.x): a plan that misses it while another scale meets it; no scale that meets it."""
     if serving is None or not serving.points:
         return []
-    need = f"{requests(serving.capacity_needed_rps)}" + (f" within a p99 of {duration(serving.p99_objective_s)}"
-                                                          if serving.p99_objective_s is not None else "")
+    need = serving.need_words
     budget = f" for at most {money(serving.cost_limit_per_hour, currency)} an hour" \
         if serving.cost_limit_per_hour is not None else ""
     if all(point.met is False for point in serving.points):

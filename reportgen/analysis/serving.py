@@ -8,7 +8,7 @@ never on the time of a run. Everything here is a pure function of the project an
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 
@@ -18,8 +18,14 @@ from reportgen.analysis.energy import JOULES_PER_KWH
 from reportgen.analysis.fits import USLFit, usl_capacity
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.project.model import Project, RegimeName
+from reportgen.wording import duration, listed, requests
 
 LatencyOrigin = Literal["measured", "interpolated", "modelled"]
+ObjectiveName = Literal["p99", "ttft_p99", "tpot_p99"]  # end-to-end latency, time to first token, per output token
+OBJECTIVES: tuple[ObjectiveName, ...] = get_args(ObjectiveName)
+RUN_FIELDS: dict[ObjectiveName, str] = {"p99": "p99_latency", "ttft_p99": "ttft_p99", "tpot_p99": "tpot_p99"}
+OBJECTIVE_NAMES: dict[ObjectiveName, str] = {"p99": "p99", "ttft_p99": "p99 time to first token",
+                                             "tpot_p99": "p99 time per output token"}
 
 HOURS_PER_MONTH = 730.0  # 8,760 hours a year / 12
 MILLION = 1e6
@@ -35,13 +41,28 @@ class ServingRow:
     p99_s: float | None
     p99_source: LatencyOrigin | None  # None: unknown there
     meets_load: bool | None
-    meets_latency: bool | None  # None: no p99 known at this scale, or no objective
-    serves: bool  # capacity reaches the need and, where a p99 is known, it is within the objective
+    meets_latency: bool | None  # every stated objective met (None: one is not known here, or none is stated)
+    # Capacity reaches the need and every stated objective is known and met; None when one is not known there
+    # ("not known", never true: ANALYSES §5.y)
+    serves: bool | None
     cost_per_hour: float | None
-    cost_per_million_requests: float | None
+    cost_per_million_requests: float | None  # per million of the load's unit (the old key's name)
     energy_kwh_per_hour: float | None
     energy_measured: bool
     co2_kg_per_hour: float | None
+    ttft_p99_s: float | None = None
+    ttft_source: LatencyOrigin | None = None
+    tpot_p99_s: float | None = None
+    tpot_source: LatencyOrigin | None = None
+    unknown: tuple[ObjectiveName, ...] = ()  # the stated objectives not known at this scale
+
+    @property
+    def capacity_per_s(self) -> float | None:
+        return self.capacity_rps
+
+    @property
+    def cost_per_million(self) -> float | None:
+        return self.cost_per_million_requests
 
 
 @dataclass(frozen=True)
@@ -74,16 +95,18 @@ class ServingCheck:
     monthly_cost: float | None  # 730 hours of it
     met: bool | None  # every stated limit met in a viable regime; None when a stated limit cannot be checked
     source: Origin  # where the capacity comes from
+    unknown: tuple[ObjectiveName, ...] = ()  # the stated objectives not known at this scale
 
     @property
     def serves(self) -> bool:
-        return self.viable and bool(self.meets_load) and self.meets_latency is not False
+        """Serves for certain: capacity met and every stated objective known and met."""
+        return self.viable and bool(self.meets_load) and self.meets_latency is not False and not self.unknown
 
 
 @dataclass(frozen=True)
 class ServingResult:
     goal_text: str | None
-    load_rps: float
+    load_rps: float  # in the load's own unit per second (the old key's name: `unit` says what it counts)
     p99_objective_s: float | None
     headroom: float
     capacity_needed_rps: float
@@ -107,6 +130,44 @@ class ServingResult:
     usl: USLFit | None
     runs_per_month_hours: float  # hours a month counts
     note: str  # what the analysis lacks, when it lacks something
+    unit: str = "request"  # the unit of work the load counts: "request", "token", ... (ANALYSES §5.y)
+    objectives: tuple[tuple[ObjectiveName, float], ...] = ()  # every stated latency objective, in OBJECTIVES order
+    # nodes_to_serve is a fitted scale whose capacity suffices while some objective is not known there
+    capacity_only: bool = False
+
+    @property
+    def load_per_s(self) -> float:
+        return self.load_rps
+
+    @property
+    def capacity_needed_per_s(self) -> float:
+        return self.capacity_needed_rps
+
+    def objective(self, name: ObjectiveName) -> float | None:
+        return dict(self.objectives).get(name)
+
+    @property
+    def objective_words(self) -> tuple[tuple[str, float], ...]:
+        """Each stated objective as the report names it, with its limit in seconds."""
+        return tuple((OBJECTIVE_NAMES[name], limit) for name, limit in self.objectives)
+
+    @property
+    def latency_columns(self) -> tuple[tuple[str, str, str], ...]:
+        """The serving table's latency columns as (heading, row attribute, its source attribute): the end-to-end p99
+        always, the time to first token and per output token when the goal states them."""
+        stated = {name for name, _ in self.objectives}
+        columns = [("p99", "p99_s", "p99_source")]
+        if "ttft_p99" in stated:
+            columns.append(("p99 TTFT", "ttft_p99_s", "ttft_source"))
+        if "tpot_p99" in stated:
+            columns.append(("p99 TPOT", "tpot_p99_s", "tpot_source"))
+        return tuple(columns)
+
+    @property
+    def need_words(self) -> str:
+        """The need in words: "138,000 tokens/s within a p99 time to first token of 1.5 s and ..."."""
+        limits = [f"a {OBJECTIVE_NAMES[name]} of {duration(limit)}" for name, limit in self.objectives]
+        return requests(self.capacity_needed_rps, self.unit) + (f" within {listed(limits)}" if limits else "")
 
     @property
     def plan_measured(self) -> bool:
@@ -123,27 +184,33 @@ def analyze_serving(project: Project, scaling: ScalingResult | None, *, intensit
     load = goal.load if goal and goal.load is not None else (serving.requests_per_second if serving else None)
     if load is None:
         return None
-    objective = goal.p99_latency if goal and goal.p99_latency is not None else (serving.latency_slo if serving
-                                                                                    else None)
+    objectives = _objectives(project)
+    objective = dict(objectives).get("p99")
     headroom = goal.headroom if goal and goal.headroom is not None else 0.0
     need = load * (1.0 + headroom)
     cost_limit = goal.cost_per_hour * 3600.0 if goal and goal.cost_per_hour is not None else None
     measured = _measured(scaling)
-    latency = _LatencyModel.of(project, measured)
+    latencies = {name: _LatencyModel.of(project, measured, name) for name in OBJECTIVES}
     plan = project.design.nodes if project.design else None
     usl = scaling.usl if scaling is not None and measured else None
     money = _Money.of(project, intensity_g_per_kwh, load)
 
     def row(nodes: float, capacity: float | None, source: Origin, energy_j_per_s: float | None = None) -> ServingRow:
-        p99, p99_source = latency.at(nodes)
+        known = {name: latencies[name].at(nodes) for name in OBJECTIVES}
         meets_load = None if capacity is None else at_least(capacity, need)
-        meets_latency = None if p99 is None or objective is None else p99 <= objective * (1 + 1e-12)
-        serves = bool(meets_load) and meets_latency is not False
-        return ServingRow(nodes, capacity, source, p99, p99_source, meets_load, meets_latency, serves,
-                          *money.hourly(nodes, energy_j_per_s))
+        verdicts = [value <= limit * (1 + 1e-12) for name, limit in objectives
+                    if (value := known[name][0]) is not None]
+        unknown = tuple(name for name, _ in objectives if known[name][0] is None)
+        meets_latency = False if False in verdicts else None if unknown or not objectives else True
+        serves = False if meets_load is False or meets_latency is False else \
+            None if meets_load is None or unknown else True
+        cost, per_million, kwh, energy_measured, co2 = money.hourly(nodes, energy_j_per_s)
+        (p99, p99_source), (ttft, ttft_source), (tpot, tpot_source) = (known[name] for name in OBJECTIVES)
+        return ServingRow(nodes, capacity, source, p99, p99_source, meets_load, meets_latency, serves, cost,
+                          per_million, kwh, energy_measured, co2, ttft, ttft_source, tpot, tpot_source, unknown)
 
     rows = {nodes: row(nodes, capacity, "measured", energy) for nodes, (capacity, energy) in measured.items()}
-    fitted = _fitted_to_serve(usl, need, objective, latency, set(rows), max_nodes)
+    fitted = _fitted_to_serve(usl, need, objectives, latencies, set(rows), max_nodes)
     to_serve = next((r for r in sorted(rows.values(), key=lambda r: r.nodes) if r.serves), None)
     source: Origin | None = "measured" if to_serve else ("fitted" if fitted.nodes is not None else None)
     nodes_to_serve = to_serve.nodes if to_serve else fitted.nodes
@@ -154,10 +221,10 @@ def analyze_serving(project: Project, scaling: ScalingResult | None, *, intensit
     ordered = tuple(rows[nodes] for nodes in sorted(rows))
     regimes = _regimes(project)
     priced: tuple[ServingRegime | None, ...] = regimes or (None,)  # without prices: one unpriced check per scale
-    points = tuple(_check(r, regime, need, objective, cost_limit) for r in ordered if r.capacity_source == "measured"
-                   for regime in priced)
+    points = tuple(_check(r, regime, need, objectives, cost_limit) for r in ordered
+                   if r.capacity_source == "measured" for regime in priced)
     plan_row = rows.get(plan) if plan is not None else None
-    at_plan = tuple(_check(plan_row, regime, need, objective, cost_limit) for regime in priced) if plan_row else ()
+    at_plan = tuple(_check(plan_row, regime, need, objectives, cost_limit) for regime in priced) if plan_row else ()
     verdicts = [check.met for check in at_plan]
     met = None if not at_plan else True if True in verdicts else False if all(v is False for v in verdicts) else None
     meeting = [p for p in points if p.met]
@@ -185,15 +252,33 @@ def analyze_serving(project: Project, scaling: ScalingResult | None, *, intensit
         cheapest_serving=_cheapest(serving_points),
         regimes=regimes,
         points=points,
-        latency_model=latency.description,
+        latency_model=latencies["p99"].description,
         usl=usl,
         runs_per_month_hours=HOURS_PER_MONTH,
-        note=_note(scaling, measured, plan, plan_row),
+        note=_note(scaling, measured, plan, plan_row, project.work_unit),
+        unit=project.work_unit,
+        objectives=objectives,
+        capacity_only=to_serve is None and fitted.capacity_only,
     )
 
 
+def _objectives(project: Project) -> tuple[tuple[ObjectiveName, float], ...]:
+    """Every latency objective the project states: goal.latency's, with goal.p99_latency (else the baseline's
+    latency_slo) as the end-to-end p99."""
+    goal = project.project.goal
+    serving = project.baseline.serving if project.baseline else None
+    latency = goal.latency if goal else None
+    stated: dict[ObjectiveName, float | None] = {
+        "p99": goal.p99_latency if goal and goal.p99_latency is not None
+        else latency.p99 if latency and latency.p99 is not None else serving.latency_slo if serving else None,
+        "ttft_p99": latency.ttft_p99 if latency else None,
+        "tpot_p99": latency.tpot_p99 if latency else None,
+    }
+    return tuple((name, value) for name, value in stated.items() if value is not None)
+
+
 def _measured(scaling: ScalingResult | None) -> dict[float, tuple[float | None, float | None]]:
-    """Each measured scale's capacity (requests/s) and, where measured, its energy per second of service."""
+    """Each measured scale's capacity (work per second) and, where measured, its energy per second of service."""
     if scaling is None or scaling.form != "throughput":
         return {}
     out: dict[float, tuple[float | None, float | None]] = {}
@@ -215,11 +300,14 @@ class _LatencyModel:
     description: str
 
     @classmethod
-    def of(cls, project: Project, measured: dict[float, tuple[float | None, float | None]]) -> _LatencyModel:
-        runs = {r.nodes: r.p99_latency for r in (project.scaling.runs if project.scaling else ())}
+    def of(cls, project: Project, measured: dict[float, tuple[float | None, float | None]],
+           objective: ObjectiveName = "p99") -> _LatencyModel:
+        runs = {r.nodes: getattr(r, RUN_FIELDS[objective]) for r in (project.scaling.runs if project.scaling else ())}
         p99 = {nodes: value for nodes, value in sorted(runs.items()) if value is not None and nodes in measured}
         if p99:
             return cls(p99, None, "measured at each load test; interpolated between measured scales")
+        if objective != "p99":  # a time to first token or per output token is known only where it was measured
+            return cls({}, None, "unknown: no run measured it")
         serving = project.baseline.serving if project.baseline else None
         tax = project.checklist.tax if project.checklist else None
         if serving is None or serving.p99_latency is None:
@@ -253,21 +341,29 @@ class _LatencyModel:
 class _Fitted:
     nodes: int | None  # the smallest unmeasured scale the USL fit says serves
     capacity_reached: bool  # some scale in the range reaches the capacity needed, whatever its latency
+    capacity_only: bool = False  # no scale's every objective is known: `nodes` is the capacity's alone
 
 
-def _fitted_to_serve(usl: USLFit | None, need: float, objective: float | None, latency: _LatencyModel,
-                     measured: set[float], max_nodes: int) -> _Fitted:
-    """The smallest unmeasured scale in 1…max_nodes the USL fit says serves: its capacity reaches the need and,
-    where a p99 is known (measured neighbours on both sides, or the model), it is within the objective."""
+def _fitted_to_serve(usl: USLFit | None, need: float, objectives: tuple[tuple[ObjectiveName, float], ...],
+                     latencies: dict[ObjectiveName, _LatencyModel], measured: set[float], max_nodes: int) -> _Fitted:
+    """The smallest unmeasured scale in 1…max_nodes the USL fit says serves: its capacity reaches the need and every
+    objective is known there (measured neighbours on both sides, or the model) and met; else the smallest whose
+    capacity suffices and whose known objectives are met, marked capacity-only (its latency is not measured)."""
     if usl is None:
         return _Fitted(None, False)
     nodes = np.arange(1, max_nodes + 1, dtype=float)
     enough = usl_capacity(nodes, usl.gamma, usl.sigma, usl.kappa) >= need * (1 - 1e-12)
-    ok = enough & ~np.isin(nodes, list(measured))
-    if objective is not None:
-        p99 = latency.array(nodes)
-        ok &= np.isnan(p99) | (p99 <= objective * (1 + 1e-12))
-    return _Fitted(int(nodes[np.argmax(ok)]) if ok.any() else None, bool(enough.any()))
+    known = enough & ~np.isin(nodes, list(measured))
+    possible = known.copy()
+    for name, limit in objectives:
+        values = latencies[name].array(nodes)
+        within = values <= limit * (1 + 1e-12)
+        known &= ~np.isnan(values) & within
+        possible &= np.isnan(values) | within
+    if known.any():
+        return _Fitted(int(nodes[np.argmax(known)]), True)
+    return _Fitted(int(nodes[np.argmax(possible)]) if possible.any() else None, bool(enough.any()),
+                   capacity_only=bool(possible.any()) and bool(objectives))
 
 
 def _limit(rows: tuple[ServingRow, ...], fitted: _Fitted) -> str | None:
@@ -294,7 +390,7 @@ class _Money:
 
     def hourly(self, nodes: float, measured_j_per_s: float | None) -> tuple[float | None, float | None,
                                                                         float | None, bool, float | None]:
-        """Cost per hour, cost per million requests at the goal's load, energy and CO2e per hour."""
+        """Cost per hour, cost per million of the load's unit at the goal's load, energy and CO2e per hour."""
         cost = nodes * self.price if self.price is not None else None
         per_million = cost / (self.load * 3600.0) * MILLION if cost is not None else None
         if measured_j_per_s is not None:
@@ -328,27 +424,32 @@ def _regimes(project: Project) -> tuple[ServingRegime, ...]:
     return tuple(out)
 
 
-def _check(row: ServingRow, regime: ServingRegime | None, need: float, objective: float | None,
-           cost_limit: float | None) -> ServingCheck:
+def latency_of(row: ServingRow, name: ObjectiveName) -> float | None:
+    return {"p99": row.p99_s, "ttft_p99": row.ttft_p99_s, "tpot_p99": row.tpot_p99_s}[name]
+
+
+def _check(row: ServingRow, regime: ServingRegime | None, need: float,
+           objectives: tuple[tuple[ObjectiveName, float], ...], cost_limit: float | None) -> ServingCheck:
     capacity = row.capacity_rps * (1.0 - regime.down_fraction) if row.capacity_rps is not None and regime \
         else row.capacity_rps
     cost = row.nodes * regime.price_per_node_hour if regime else None
     viable = regime.viable if regime else True
     load_ratio = capacity / need if capacity is not None else None
-    latency_ratio = row.p99_s / objective if row.p99_s is not None and objective else None
+    # the objective nearest its limit speaks for them all: the largest value / objective of those known
+    ratios = [value / limit for name, limit in objectives if (value := latency_of(row, name)) is not None and limit]
+    latency_ratio = max(ratios) if ratios else None
     cost_ratio = cost / cost_limit if cost is not None and cost_limit else None
     meets_load = None if capacity is None else at_least(capacity, need)
-    meets_latency = None if latency_ratio is None else latency_ratio <= 1 + 1e-12
+    meets_latency = row.meets_latency
     meets_cost = None if cost_ratio is None else cost_ratio <= 1 + 1e-12
     met: bool | None = True
     if not viable or meets_load is False or meets_latency is False or meets_cost is False:
         met = False
-    elif meets_load is None or (objective is not None and meets_latency is None) or \
-            (cost_limit is not None and meets_cost is None):
+    elif meets_load is None or row.unknown or (cost_limit is not None and meets_cost is None):
         met = None
     return ServingCheck(row.nodes, regime.name if regime else None, viable, capacity, row.p99_s, cost, meets_load,
                         meets_latency, meets_cost, load_ratio, latency_ratio, cost_ratio,
-                        cost * HOURS_PER_MONTH if cost is not None else None, met, row.capacity_source)
+                        cost * HOURS_PER_MONTH if cost is not None else None, met, row.capacity_source, row.unknown)
 
 
 def _cheapest(points: list[ServingCheck]) -> ServingCheck | None:
@@ -359,12 +460,12 @@ def _cheapest(points: list[ServingCheck]) -> ServingCheck | None:
 
 
 def _note(scaling: ScalingResult | None, measured: dict[float, tuple[float | None, float | None]], plan: int | None,
-          plan_row: ServingRow | None) -> str:
+          plan_row: ServingRow | None, unit: str) -> str:
     if scaling is None:
-        return "no load test is measured: add scaling.runs in throughput form (requests/s at each node count)"
+        return f"no load test is measured: add scaling.runs in throughput form ({unit}s/s at each node count)"
     if scaling.form != "throughput":
         return (f"the runs are in {scaling.form} form: a service's capacity is measured as throughput "
-                "(requests/s at each node count, with its p99_latency)")
+                f"({unit}s/s at each node count, with its p99_latency)")
     if plan is not None and plan_row is None:
         return (f"the planned {plan} nodes were not measured and {len(measured)} measured "
                 f"{'scale does' if len(measured) == 1 else 'scales do'} not support a fit (three are needed)")

@@ -25,9 +25,29 @@ from reportgen.analysis.model_check import ModelCheckResult
 from reportgen.analysis.prediction import PredictionResult
 from reportgen.analysis.reliability import ReliabilityResult
 from reportgen.analysis.scaling import ScalingResult
-from reportgen.analysis.serving import ServingCheck, ServingResult, ServingRow
+from reportgen.analysis.serving import (
+    OBJECTIVE_NAMES,
+    ObjectiveName,
+    ServingCheck,
+    ServingResult,
+    ServingRow,
+    latency_of,
+)
 from reportgen.project.model import REGIME_NAMES, REGIME_PHRASES, Project
-from reportgen.wording import duration, listed, margin, money, nodes, number, percent, requests, sentence, size, times
+from reportgen.wording import (
+    duration,
+    listed,
+    margin,
+    money,
+    nodes,
+    number,
+    percent,
+    plural,
+    requests,
+    sentence,
+    size,
+    times,
+)
 
 # Findings that say the α–β model does not describe the measured system: page 1 then does not headline its p*.
 OptimumSource = Literal["measured", "usl", "model"]
@@ -453,8 +473,8 @@ def _serving_verdict(serving: ServingResult | None, plan: int | None,
 def _need(serving: ServingResult) -> str:
     headroom = f" ({number(serving.load_rps)} at the peak plus {percent(serving.headroom, 2)} headroom)" \
         if serving.headroom else ""
-    latency = f" within a p99 of {duration(serving.p99_objective_s)}" if serving.p99_objective_s is not None else ""
-    return f"{requests(serving.capacity_needed_rps)}{headroom}{latency}"
+    need, *within = serving.need_words.split(" within ", 1)
+    return need + headroom + (f" within {within[0]}" if within else "")
 
 
 def _plan_check(serving: ServingResult) -> ServingCheck:
@@ -467,23 +487,26 @@ def _serving_values(check: ServingCheck, serving: ServingResult, words: _Words) 
     """What the plan serves, how fast and at what cost, each with its margin against the goal."""
     parts = []
     need = number(serving.capacity_needed_rps)
+    per_second = f"{plural(serving.unit)}/s"
     if check.capacity_rps is None:
         parts.append("their capacity is not known")
     elif check.meets_load is False:
-        parts.append(f"they serve {number(check.capacity_rps)} of the {need} requests/s needed "
+        parts.append(f"they serve {number(check.capacity_rps)} of the {need} {per_second} needed "
                      f"({percent(1 - (check.load_ratio or 0.0), 2)} short)")
     else:
-        parts.append(f"they serve {number(check.capacity_rps)} requests/s against the {need} needed "
+        parts.append(f"they serve {number(check.capacity_rps)} {per_second} against the {need} needed "
                      f"({percent((check.load_ratio or 1.0) - 1, 2)} to spare)")
-    if serving.p99_objective_s is not None:
-        if check.p99_s is None:
-            parts.append(f"no p99 is known there (the objective is {duration(serving.p99_objective_s)})")
+    row = _row(serving, check.nodes)
+    for name, limit in serving.objectives:
+        value, source = (latency_of(row, name), _source_of(row, name)) if row else (None, None)
+        what = OBJECTIVE_NAMES[name]
+        if value is None:
+            parts.append(f"no {what} is known there (the objective is {duration(limit)}): a load test at "
+                         f"{nodes(check.nodes)} that measures it would decide")
         else:
-            row = _row(serving, check.nodes)
-            how = f"an {row.p99_source}" if row and row.p99_source in ("interpolated",) else \
-                f"a {row.p99_source}" if row and row.p99_source == "modelled" else "a"
-            parts.append(f"at {how} p99 of {duration(check.p99_s)} ({margin(check.latency_ratio)} the "
-                         f"{duration(serving.p99_objective_s)} objective)")
+            how = "an interpolated" if source == "interpolated" else "a modelled" if source == "modelled" else "a"
+            parts.append(f"at {how} {what} of {duration(value)} ({margin(value / limit)} the {duration(limit)} "
+                         "objective)")
     if check.cost_per_hour is not None:
         budget = f" ({margin(check.cost_ratio)} the {words.money(serving.cost_limit_per_hour)} budget)" \
             if serving.cost_limit_per_hour is not None else ""
@@ -498,6 +521,10 @@ def _row(serving: ServingResult, nodes_: float) -> ServingRow | None:
     return next((r for r in serving.rows if r.nodes == nodes_), None)
 
 
+def _source_of(row: ServingRow, name: ObjectiveName) -> str | None:
+    return {"p99": row.p99_source, "ttft_p99": row.ttft_source, "tpot_p99": row.tpot_source}[name]
+
+
 def _serving_gap(serving: ServingResult, words: _Words) -> str | None:
     parts = []
     best = serving.cheapest_meeting
@@ -505,12 +532,13 @@ def _serving_gap(serving: ServingResult, words: _Words) -> str | None:
         p99 = f" at a p99 of {duration(best.p99_s)}" if best.p99_s is not None else ""
         cost = f" for {words.hourly(best.cost_per_hour)}" if best.cost_per_hour is not None else ""
         parts.append(f"the cheapest measured way to meet it is {nodes(best.nodes)}{_on(best.regime)}: "
-                     f"{requests(best.capacity_rps)}{p99}{cost}")
+                     f"{requests(best.capacity_rps, serving.unit)}{p99}{cost}")
     elif serving.nodes_to_serve is not None and serving.nodes_to_serve_source == "fitted":
         row = _row(serving, serving.nodes_to_serve)
-        capacity = f" ({requests(row.capacity_rps)}, fitted)" if row and row.capacity_rps else ""
+        capacity = f" ({requests(row.capacity_rps, serving.unit)}, fitted)" if row and row.capacity_rps else ""
+        unmeasured = "; capacity only: its latency is not measured there" if serving.capacity_only else ""
         parts.append(f"no measured scale serves it; the USL fit puts the capacity needed at "
-                     f"{nodes(serving.nodes_to_serve)}{capacity}")
+                     f"{nodes(serving.nodes_to_serve)}{capacity}{unmeasured}")
     elif serving.cheapest_serving is not None:
         serve = serving.cheapest_serving
         parts.append(f"{nodes(serve.nodes)}{_on(serve.regime)} serve the load within the latency objective but cost "
@@ -525,19 +553,21 @@ def _serving_gap(serving: ServingResult, words: _Words) -> str | None:
         largest = max((r for r in serving.rows if r.capacity_rps), key=lambda r: r.capacity_rps or 0.0,
                       default=None)
         if largest is not None:
-            parts.append(f"no scale serves the load: the most measured is {requests(largest.capacity_rps)} at "
+            parts.append(f"no scale serves the load: the most measured is "
+                         f"{requests(largest.capacity_rps, serving.unit)} at "
                          f"{nodes(largest.nodes)}")
         if serving.nodes_lower_bound:
             parts.append(f"even at the best capacity per node measured ({number(serving.best_per_node_rps)} "
-                         f"requests/s per node at {nodes(serving.best_per_node_at)}) it needs at least "
+                         f"{plural(serving.unit)}/s per node at {nodes(serving.best_per_node_at)}) it needs at least "
                          f"{nodes(serving.nodes_lower_bound)}")
     return _sentences(parts)
 
 
 def _serving_optimum(serving: ServingResult | None, words: _Words) -> Optimum:
     if serving is None or not serving.rows:
-        return Optimum(None, None, "No load test is measured: add runs in throughput form (requests/s at each node "
-                       "count, with p99_latency).")
+        unit = serving.unit if serving else "request"
+        return Optimum(None, None, f"No load test is measured: add runs in throughput form ({plural(unit)}/s at each "
+                       "node count, with the latencies the goal states).")
     if serving.cheapest_meeting is not None:
         best = serving.cheapest_meeting
         return Optimum(best.nodes, "measured", f"The evidence supports {nodes(best.nodes)}{_on(best.regime)}, the "
@@ -547,7 +577,8 @@ def _serving_optimum(serving: ServingResult | None, words: _Words) -> Optimum:
     if serving.nodes_to_serve is not None:
         source: OptimumSource = "measured" if serving.nodes_to_serve_source == "measured" else "usl"
         what = "the smallest measured scale that serves the load" if source == "measured" else \
-            "the smallest scale the USL fit says serves the load (fitted, not measured)"
+            "the smallest scale whose fitted capacity suffices (capacity only, latency unmeasured)" \
+            if serving.capacity_only else "the smallest scale the USL fit says serves the load (fitted, not measured)"
         return Optimum(serving.nodes_to_serve, source, f"The evidence supports {nodes(serving.nodes_to_serve)}, "
                        f"{what}.")
     limit = {"capacity": "no scale reaches the capacity needed", "latency": "no scale meets the p99 objective"}

@@ -86,7 +86,7 @@ def load_project_text(text: str, path: Path, display: str, *, data: bytes | None
     if sections.get("project") not in (None, INVALID) and scaling not in (None, INVALID) and runs_node is not None:
         _check_serving_runs(sections["project"].workload == "inference", scaling, runs_node, reader)
     project = INVALID if INVALID in sections.values() or not keys_sound \
-        else Project(**sections, money_currency=currency)
+        else Project(**sections, money_currency=currency, work_unit=_work_unit(root))
     if project is not INVALID:
         for relative, message in project.check():
             reader.error(locate(root, relative), relative, message)
@@ -118,6 +118,32 @@ _AMOUNTS = ("pricing.node_hour", "pricing.value_of_time", "project.goal.cost_per
 _DECISION_AMOUNTS = ("max_cost", "max_cost_per_hour")
 
 
+# Where a service's load is written, in the order its work unit is taken from (ANALYSES §5.y: the unit is kept)
+_LOADS = ("project.goal.load", "baseline.serving.requests_per_second", "baseline.serving.capacity_per_replica",
+          "scaling.runs[0].throughput")
+
+
+def _work_unit(root: Node) -> str:
+    """The unit of work a service's load counts ("token", "request", ...), from the first load written with one;
+    "request" when none names it (a bare 1/s)."""
+    for path in _LOADS:
+        text = _scalar_at(root, path)
+        unit = units.work_unit(text) if text else None
+        if unit is not None:
+            return unit
+    return "request"
+
+
+def _scalar_at(root: Node, path: str) -> str | None:
+    """The text at a field path when that very field is written, else None (locate stops at the deepest node that
+    exists, which may be an ancestor)."""
+    parent, _, name = path.rpartition(".")
+    owner = locate(root, parent)  # the field's own mapping (or, when that is missing, one with no such key)
+    node = next((value for key, value in owner.value if scalar_text(key) == name), None) \
+        if isinstance(owner, MappingNode) else None
+    return scalar_text(node) if node is not None else None
+
+
 def _declared_currency(root: Node) -> tuple[str, bool]:
     """The project's currency, read first because every money field is parsed in it, and whether pricing.currency
     states it: pricing.currency, else the code of the first amount written (a team without prices yet states its
@@ -129,11 +155,7 @@ def _declared_currency(root: Node) -> tuple[str, bool]:
     paths = [*_AMOUNTS, *(f"decisions[{index}].{name}" for index in range(len(decisions.value))
                           for name in _DECISION_AMOUNTS)] if isinstance(decisions, SequenceNode) else list(_AMOUNTS)
     for path in paths:
-        parent, _, name = path.rpartition(".")
-        owner = locate(root, parent)  # the amount's own mapping (or, when that is missing, one with no such key)
-        node = next((value for key, value in owner.value if scalar_text(key) == name), None) \
-            if isinstance(owner, MappingNode) else None
-        for token in re.split(r"[\s*/()^]+", (scalar_text(node) if node is not None else None) or ""):
+        for token in re.split(r"[\s*/()^]+", _scalar_at(root, path) or ""):
             if units.is_currency_code(token):
                 return token, False
     return "USD", False
@@ -271,11 +293,12 @@ def _check_serving_runs(serving: bool, scaling: Scaling, runs_node: Node, reader
     if serving:
         return
     for index, run in enumerate(scaling.runs):
-        if run.p99_latency is not None:
-            node = runs_node.value[index] if isinstance(runs_node, SequenceNode) else runs_node
-            reader.error(locate(node, "p99_latency") if isinstance(node, MappingNode) else node,
-                         f"scaling.runs[{index}].p99_latency",
-                         "applies to serving projects only: set project.workload: inference")
+        for name in ("p99_latency", "ttft_p99", "tpot_p99"):
+            if getattr(run, name) is not None:
+                node = runs_node.value[index] if isinstance(runs_node, SequenceNode) else runs_node
+                reader.error(locate(node, name) if isinstance(node, MappingNode) else node,
+                             f"scaling.runs[{index}].{name}",
+                             "applies to serving projects only: set project.workload: inference")
 
 
 _RATE_NAMES = {"1/s": "items per second", "FLOP/s": "FLOP/s"}

@@ -60,7 +60,7 @@ SCALING_MODES: tuple[ScalingMode, ...] = get_args(ScalingMode)
 REGIMES: tuple[RegimeName, ...] = get_args(RegimeName)
 PATTERNS: tuple[PatternName, ...] = get_args(PatternName)
 PRESSURE_AXES = ("data", "training", "model", "inference", "coordination", "intelligence")
-SERVING_GOAL_FIELDS = ("load", "p99_latency", "headroom", "cost_per_hour")
+SERVING_GOAL_FIELDS = ("load", "p99_latency", "headroom", "cost_per_hour", "latency")
 SLOT_VOCABULARY = {
     "partitioning": ("split data", "shard model", "split work"),
     "communication": ("all-reduce", "parameter server", "gossip", "scatter-gather"),
@@ -83,6 +83,16 @@ def _at_most_one(obj: object, *names: str) -> Checks:
 
 # ---------------------------------------------------------------------------------------------------------- project
 @dataclass(frozen=True)
+class Latency:
+    """A service's latency objectives at p99: any of them (ANALYSES §5.y)."""
+
+    p99: float | None = field(Quantity(u.TIME, "End-to-end p99 latency objective (the same as goal.p99_latency)",
+                                       example="25 ms"))
+    ttft_p99: float | None = field(Quantity(u.TIME, "p99 time to first token", example="2 s"))
+    tpot_p99: float | None = field(Quantity(u.TIME, "p99 time per output token", example="200 ms"))
+
+
+@dataclass(frozen=True)
 class Goal:
     """What the team must achieve."""
 
@@ -99,10 +109,17 @@ class Goal:
                                                "baseline.serving.latency_slo)", example="25 ms"), starter=False)
     headroom: float | None = field(Fraction("Serving: spare capacity wanted at the peak, as a fraction of the load "
                                             "(default 0)"), starter=False)
+    latency: Latency | None = field(Section(Latency, "Serving: p99 objectives of end-to-end latency, time to first "
+                                            "token and time per output token (any of them)"), starter=False)
     cost_per_hour: float | None = field(Quantity(u.MONEY_RATE, "Serving: budget per hour of service (the field's "
                                                  "name says the rate: 400 USD is 400 USD per hour)",
                                                  per_name=(u.MONEY, 3600.0),
                                                  example="400 USD/h"), starter=False)
+
+    def check(self) -> Checks:
+        if self.p99_latency is not None and self.latency is not None and self.latency.p99 is not None \
+                and self.latency.p99 != self.p99_latency:
+            yield "latency.p99", "goal.p99_latency already states the p99 objective: give it once"
 
     @property
     def serving_fields(self) -> tuple[str, ...]:
@@ -258,6 +275,14 @@ class Serving:
     capacity_per_replica: float | None = field(Quantity(u.RATE, "Load one replica sustains", example="2000 request/s"))
     p99_latency: float | None = field(Quantity(u.TIME, "Measured 99th-percentile latency", example="35 ms"))
     latency_slo: float | None = field(Quantity(u.TIME, "Latency objective", example="20 ms"))
+    kv_bytes_per_token: float | None = field(Quantity(u.DATA, "KV cache per token in flight: layers × KV heads × "
+                                                      "head dim × 2 (K and V) × bytes", example="327680 B"),
+                                             starter=False)
+    tokens_in_flight: float | None = field(Positive("Tokens held in one replica's KV cache at the peak: concurrent "
+                                                    "sequences × their context"), starter=False)
+    input_tokens_per_output: float | None = field(Positive("Input (prompt) tokens per output token, when the load "
+                                                           "counts output tokens: says which tokens a price is per"),
+                                                  starter=False)
 
     def check(self) -> Checks:
         if (self.requests_per_second is None) != (self.capacity_per_replica is None):
@@ -510,6 +535,10 @@ class Run:
                                        starter=False)
     p99_latency: float | None = field(_run_time("Serving: 99th-percentile latency measured at this scale's "
                                                 "throughput (a load test)", "18 ms", zero=False), starter=False)
+    ttft_p99: float | None = field(_run_time("Serving: 99th-percentile time to first token measured at this scale's "
+                                             "throughput", "1.2 s", zero=False), starter=False)
+    tpot_p99: float | None = field(_run_time("Serving: 99th-percentile time per output token measured at this "
+                                             "scale's throughput", "95 ms", zero=False), starter=False)
     workers: tuple[float, ...] = field(Items(_run_time("Compute time of one worker", "4100 s", zero=False),
                                              "Per-worker compute times"), (), starter=False)
     ranks_per_node: int | None = field(Count("Ranks on each machine of this run, for the oversubscription check "
@@ -732,6 +761,8 @@ class Project:
                                                   max_items=MAX_DECISIONS), (), starter=False)
     # Not a field of the file: the currency of every amount, pricing.currency or else the first amount's code.
     money_currency: str = "USD"
+    # Not a field of the file: the unit of work a service's load counts ("token", "request"), as its load is written
+    work_unit: str = "request"
 
     def check(self) -> Checks:
         if self.scaling is not None and self.scaling.axis == "load":

@@ -35,6 +35,27 @@ _RECIPROCAL_RE = re.compile(r"^\s*(?:1\s*)?/")  # "1/s" and "/s": a rate written
 _CURRENCY_CODE_RE = re.compile(r"^[A-Z]{3}$")
 
 
+# The units of work (units.txt: counts), by every name they are written with, as the report names them
+_WORK_UNITS = {"sample": "sample", "sequence": "sequence", "image": "image", "token": "token", "request": "request",
+               "req": "request", "reqs": "request", "step": "step", "it": "step"}
+
+
+def work_unit(text: str) -> str | None:
+    """The unit of work a rate or an amount counts, as the report names it: "token" for "138000 tokens/s" or
+    "12 tps", "request" for "40 req/s", read from the text as written; None when it names none (1/s, FLOP/s)."""
+    match = _QUANTITY_RE.match(text)
+    unit = match.group("unit") if match else text
+    unit = _SPELLINGS.get(unit.strip(), unit)
+    for found in _UNIT_TOKEN_RE.finditer(unit):
+        name = found.group("name")
+        if name is None:
+            continue
+        for candidate in (name, name[:-1] if name.endswith("s") else name):
+            if candidate in _WORK_UNITS:
+                return _WORK_UNITS[candidate]
+    return None
+
+
 class UnitProblem(ValueError):
     """Quantity text that cannot be read as the expected dimension; the message is for the user."""
 

@@ -27,6 +27,7 @@ from reportgen.wording import (
     nodes,
     number,
     percent,
+    plural,
     rate,
     requests,
     size,
@@ -73,6 +74,7 @@ _FORMATTERS: dict[str, Callable[..., str]] = {
     "duration": duration, "size": size, "rate": rate, "money": money, "mass": mass, "energy": energy,
     "regime": regime, "keyvalue": key_value, "counted": counted, "margin": margin, "headroom": headroom,
     "requests": requests,
+    "plural": plural,
 }
 FILTERS: dict[str, Callable[..., Markup]] = {name: _markup(function) for name, function in _FORMATTERS.items()}
 FILTERS["ticked"] = ticked

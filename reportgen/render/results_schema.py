@@ -17,6 +17,7 @@ from reportgen.analysis.diagnosis import Bound, CeilingName, TimeSource, WallNam
 from reportgen.analysis.findings import Severity
 from reportgen.analysis.patterns import PatternSource
 from reportgen.analysis.scaling import Cause
+from reportgen.analysis.serving import ObjectiveName
 from reportgen.analysis.summary import OptimumSource, VerdictState
 from reportgen.project.model import Axis, Objective, PatternName, RegimeName, RunForm, ScalingMode
 
@@ -459,18 +460,37 @@ SERVING: Schema = obj("§5.x: a serving project's load served within its p99 obj
                        "description": "how the p99 is known (null: unknown there)"},
         "meets_load": bool_("capacity ≥ capacity needed", null=True),
         "meets_latency": bool_("p99 ≤ the objective; null when unknown", null=True),
-        "serves": bool_("meets the load and, where a p99 is known, the objective"),
+        "serves": bool_("meets the load and every stated objective, each known there; null when one is not known "
+                        "(never true with an objective unknown)", null=True),
         "cost_per_hour": num("nodes × the on-demand price", null=True),
         "cost_per_million_requests": num("cost per hour / (load × 3600) × 10⁶", null=True),
         "energy_kwh_per_hour": num("kWh per hour of service, PUE included", null=True),
         "energy_measured": bool_("from the run's measured energy"),
-        "co2_kg_per_hour": num("kg CO2e per hour", null=True)}),
+        "co2_kg_per_hour": num("kg CO2e per hour", null=True),
+        "capacity_per_s": num("the load's unit per second sustained (capacity_rps, named for any unit)", null=True),
+        "ttft_p99_s": num("p99 time to first token there", null=True),
+        "ttft_p99_source": {"enum": ["measured", "interpolated", None],
+                            "description": "how the p99 TTFT is known (null: unknown there)"},
+        "tpot_p99_s": num("p99 time per output token there", null=True),
+        "tpot_p99_source": {"enum": ["measured", "interpolated", None],
+                            "description": "how the p99 TPOT is known (null: unknown there)"},
+        "cost_per_million": num("cost per hour / (load × 3600) × 10⁶, per million of serving.unit", null=True),
+        "unknown": items("the stated objectives not known at this scale: the measurement that would decide it",
+                         one_of(ObjectiveName, "an objective"))}),
     "regimes": rows("each price regime as a service sees it", {
         "name": one_of(RegimeName, "the regime"), "price_per_node_hour": num("the price in this regime"),
         "viable": bool_("whether the regime can be used"), "reason": str_("why, in words"),
         "down_fraction": num("spot: expected share of nodes down after preemptions")}),
     "points": rows("every measured scale in every regime, against the goal (the decisions choose among those "
                    "that serve)", dict(_GOAL_ROW)),
+    "unit": str_("the unit of work the load counts: request, token, sample, ... (every label says it)"),
+    "load_per_s": num("the peak load, in serving.unit per second (load_rps, named for any unit)"),
+    "capacity_needed_per_s": num("load × (1 + headroom), in serving.unit per second"),
+    "objectives": obj("every latency objective, null when not stated", {
+        "p99_s": num("end-to-end p99 latency", null=True), "ttft_p99_s": num("p99 time to first token", null=True),
+        "tpot_p99_s": num("p99 time per output token", null=True)}),
+    "capacity_only": bool_("nodes_to_serve is a fitted scale whose capacity suffices but some objective is not "
+                           "known there (capacity only, latency unmeasured)"),
 }, null=True)
 
 SUMMARY: Schema = obj("§7.1: page 1, as a reviewer writes it", {

@@ -22,7 +22,7 @@ from reportgen.analysis.prediction import PredictionResult
 from reportgen.analysis.provenance import ProvenanceResult
 from reportgen.analysis.reliability import ReliabilityResult
 from reportgen.analysis.scaling import ScalingResult
-from reportgen.analysis.serving import ServingCheck, ServingResult
+from reportgen.analysis.serving import OBJECTIVES, ServingCheck, ServingResult
 from reportgen.analysis.summary import SummaryResult
 
 Json = dict[str, Any]
@@ -342,10 +342,16 @@ def serving(s: ServingResult | None) -> Json | None:
                   "meets_latency": r.meets_latency, "serves": r.serves, "cost_per_hour": r.cost_per_hour,
                   "cost_per_million_requests": r.cost_per_million_requests,
                   "energy_kwh_per_hour": r.energy_kwh_per_hour, "energy_measured": r.energy_measured,
-                  "co2_kg_per_hour": r.co2_kg_per_hour} for r in s.rows],
+                  "co2_kg_per_hour": r.co2_kg_per_hour, "capacity_per_s": r.capacity_per_s,
+                  "ttft_p99_s": r.ttft_p99_s, "ttft_p99_source": r.ttft_source, "tpot_p99_s": r.tpot_p99_s,
+                  "tpot_p99_source": r.tpot_source, "cost_per_million": r.cost_per_million,
+                  "unknown": list(r.unknown)} for r in s.rows],
         "regimes": [{"name": r.name, "price_per_node_hour": r.price_per_node_hour, "viable": r.viable,
                      "reason": r.reason, "down_fraction": r.down_fraction} for r in s.regimes],
         "points": [_serving_check(c) for c in s.points],
+        "unit": s.unit, "load_per_s": s.load_per_s, "capacity_needed_per_s": s.capacity_needed_per_s,
+        "objectives": {f"{name}_s": s.objective(name) for name in OBJECTIVES},
+        "capacity_only": s.capacity_only,
     }
 
 
