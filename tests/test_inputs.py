@@ -122,7 +122,7 @@ def test_defaults_apply(write_project) -> None:
     path = write_project("project: {title: T}\nbaseline: {memory: {parameters: 1e9}}\n"
                          "prediction: {t_comp: 1 s}\nenergy: {node_power: 1 kW}\n")
     project = load_project(path).project
-    assert project.baseline.memory.bytes_per_parameter == 16.0
+    assert project.baseline.memory.bytes_per(serving=False) == 16.0  # mixed-precision Adam; a service: 2 B
     assert project.prediction.max_nodes == 4096
     assert project.energy.pue == 1.0
     assert project.currency == "USD"

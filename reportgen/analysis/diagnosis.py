@@ -156,7 +156,7 @@ def diagnose(project: Project, *, reference_time_s: float | None = None,
         replicas_needed=details.get("replicas_needed"),
         training_time_s=details.get("training_time_s"),
         memory_stack=details.get("memory_stack", ()),
-        bytes_per_parameter=baseline.memory.per_parameter.total if baseline and baseline.memory else None,
+        bytes_per_parameter=baseline.memory.bytes_per(project.serving) if baseline and baseline.memory else None,
         device_memory=hardware.memory_per_device,
         devices_per_node=hardware.devices_per_node,
         shard_within_node=shard_within_node,
@@ -283,7 +283,10 @@ def _walls(project: Project, hardware: Hardware,
     details: dict[str, Any] = {}
     if baseline and baseline.memory:
         memory = baseline.memory
-        stack = [("parameters × bytes per parameter", memory.parameters * memory.per_parameter.total)]
+        stack = [("parameters × bytes per parameter", memory.parameters * memory.bytes_per(project.serving))]
+        kv = kv_cache_bytes(baseline.serving) if project.serving else None
+        if kv:
+            stack.append(("KV cache", kv))
         if memory.activations:
             stack.append(("activations", memory.activations))
         if memory.other:
@@ -302,7 +305,8 @@ def _walls(project: Project, hardware: Hardware,
         walls.append(Wall("data", fill, at_least(fill, 1.0), baseline.dataset.size, hardware.storage, "B",
                           "data set against one node's storage"))
     if baseline and baseline.serving:
-        wall, replicas = _serving_wall(baseline.serving)
+        goal = project.project.goal
+        wall, replicas = _serving_wall(baseline.serving, goal.headroom if goal and goal.headroom else 0.0)
         if wall:
             walls.append(wall)
             details["replicas_needed"] = replicas
@@ -312,13 +316,22 @@ def _walls(project: Project, hardware: Hardware,
     return walls, details
 
 
-def _serving_wall(serving: Serving) -> tuple[Wall | None, int | None]:
+def kv_cache_bytes(serving: Serving | None) -> float | None:
+    """One replica's KV cache at the peak: kv_bytes_per_token × tokens_in_flight (§5.y), when both are given."""
+    if serving is None or serving.kv_bytes_per_token is None or serving.tokens_in_flight is None:
+        return None
+    return serving.kv_bytes_per_token * serving.tokens_in_flight
+
+
+def _serving_wall(serving: Serving, headroom: float) -> tuple[Wall | None, int | None]:
+    """The load against one replica's capacity (the replicas it takes include the goal's headroom, §1.2) and the p99
+    against its objective."""
     fills: list[float] = []
     replicas = None
     notes = []
     if serving.requests_per_second is not None and serving.capacity_per_replica is not None:
         fills.append(serving.requests_per_second / serving.capacity_per_replica)
-        replicas = ceil_ratio(serving.requests_per_second, serving.capacity_per_replica)
+        replicas = ceil_ratio(serving.requests_per_second * (1.0 + headroom), serving.capacity_per_replica)
         notes.append("load against one replica's capacity")
     if serving.p99_latency is not None and serving.latency_slo is not None:
         fills.append(serving.p99_latency / serving.latency_slo)

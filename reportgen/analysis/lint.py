@@ -53,6 +53,7 @@ def lint(project: Project, *, diagnosis: DiagnosisResult | None, prediction: Pre
     findings += _measurements(project, scaling, goal)
     findings += _past_peak(project, past_peak)
     findings += _serving(serving, project.currency)
+    findings += _replica(serving)
     findings += _model_against_measurements(prediction, model_check)
     findings += _reliability(reliability)
     findings += _unstated(project)
@@ -200,6 +201,17 @@ def plausibility(scaling: ScalingResult | None) -> list[Finding]:
                            f"{'faster' if faster else 'slower'} than the USL fitted to the other scales predicts: "
                            "re-measure it before trusting the fits", "scaling.runs", "measure"))
     return out
+
+
+def _replica(serving: ServingResult | None) -> list[Finding]:
+    """§5.y: a replica is tensor-parallel within a node; one larger than a node cannot be served as declared."""
+    replica = serving.replica if serving else None
+    if replica is None or not replica.exceeds_node:
+        return []
+    kv = f" and {size(replica.kv_b)} of KV cache" if replica.kv_b else ""
+    return [error("replica-exceeds-node", f"one replica holds {size(replica.weights_b)} of weights{kv}: "
+                  f"{size(replica.memory_b)} needs {replica.devices} devices of {size(replica.device_memory_b)}, more "
+                  f"than a node's {replica.devices_per_node}", "baseline.serving", "diagnosis")]
 
 
 def _serving(serving: ServingResult | None, currency: str) -> list[Finding]:

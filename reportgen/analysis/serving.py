@@ -104,6 +104,48 @@ class ServingCheck:
 
 
 @dataclass(frozen=True)
+class Replica:
+    """What one replica holds (§5.y): its weights and KV cache, the devices it takes and how many fit a node."""
+
+    weights_b: float  # parameters × bytes per parameter (2 B for a service by default)
+    kv_b: float | None  # kv_bytes_per_token × tokens_in_flight
+    other_b: float  # activations and other resident memory, as given
+    device_memory_b: float
+    devices_per_node: int
+
+    @property
+    def memory_b(self) -> float:
+        return self.weights_b + (self.kv_b or 0.0) + self.other_b
+
+    @property
+    def devices(self) -> int:
+        """ceil(memory / device memory): tensor-parallel within a node."""
+        return max(1, ceil_ratio(self.memory_b, self.device_memory_b))
+
+    @property
+    def replicas_per_node(self) -> int:
+        return self.devices_per_node // self.devices
+
+    @property
+    def exceeds_node(self) -> bool:
+        return self.devices > self.devices_per_node
+
+
+def replica_of(project: Project) -> Replica | None:
+    """One replica's memory and devices, when the model's size and the device's memory are known."""
+    memory = project.baseline.memory if project.baseline else None
+    hardware = project.hardware
+    device = hardware.memory_per_device if hardware else None
+    if memory is None or device is None or hardware is None:
+        return None
+    serving = project.baseline.serving if project.baseline else None
+    kv = serving.kv_bytes_per_token * serving.tokens_in_flight if serving and serving.kv_bytes_per_token \
+        and serving.tokens_in_flight else None
+    return Replica(memory.parameters * memory.bytes_per(True), kv, (memory.activations or 0.0) + (memory.other or 0.0),
+                   device, hardware.devices_per_node)
+
+
+@dataclass(frozen=True)
 class ServingResult:
     goal_text: str | None
     load_rps: float  # in the load's own unit per second (the old key's name: `unit` says what it counts)
@@ -134,6 +176,8 @@ class ServingResult:
     objectives: tuple[tuple[ObjectiveName, float], ...] = ()  # every stated latency objective, in OBJECTIVES order
     # nodes_to_serve is a fitted scale whose capacity suffices while some objective is not known there
     capacity_only: bool = False
+    replica: Replica | None = None
+    input_tokens_per_output: float | None = None  # the load counts output tokens; this many input tokens go with each
 
     @property
     def load_per_s(self) -> float:
@@ -259,6 +303,8 @@ def analyze_serving(project: Project, scaling: ScalingResult | None, *, intensit
         unit=project.work_unit,
         objectives=objectives,
         capacity_only=to_serve is None and fitted.capacity_only,
+        replica=replica_of(project),
+        input_tokens_per_output=serving.input_tokens_per_output if serving else None,
     )
 
 

@@ -497,16 +497,20 @@ def _serving_values(check: ServingCheck, serving: ServingResult, words: _Words) 
         parts.append(f"they serve {number(check.capacity_rps)} {per_second} against the {need} needed "
                      f"({percent((check.load_ratio or 1.0) - 1, 2)} to spare)")
     row = _row(serving, check.nodes)
+    unknown = []
     for name, limit in serving.objectives:
         value, source = (latency_of(row, name), _source_of(row, name)) if row else (None, None)
-        what = OBJECTIVE_NAMES[name]
         if value is None:
-            parts.append(f"no {what} is known there (the objective is {duration(limit)}): a load test at "
-                         f"{nodes(check.nodes)} that measures it would decide")
-        else:
-            how = "an interpolated" if source == "interpolated" else "a modelled" if source == "modelled" else "a"
-            parts.append(f"at {how} {what} of {duration(value)} ({margin(value / limit)} the {duration(limit)} "
-                         "objective)")
+            unknown.append((OBJECTIVE_NAMES[name], limit))
+            continue
+        how = "an interpolated" if source == "interpolated" else "a modelled" if source == "modelled" else "a"
+        parts.append(f"at {how} {OBJECTIVE_NAMES[name]} of {duration(value)} ({margin(value / limit)} the "
+                     f"{duration(limit)} objective)")
+    if unknown:  # §5.y: named, with the measurement that would decide it, never taken as met
+        objectives = "the objective is" if len(unknown) == 1 else "the objectives are"
+        parts.append(f"no {' or '.join(what for what, _ in unknown)} is known there ({objectives} "
+                     f"{listed([duration(limit) for _, limit in unknown])}): a load test at {nodes(check.nodes)} "
+                     "that measures it would decide")
     if check.cost_per_hour is not None:
         budget = f" ({margin(check.cost_ratio)} the {words.money(serving.cost_limit_per_hour)} budget)" \
             if serving.cost_limit_per_hour is not None else ""
@@ -576,9 +580,12 @@ def _serving_optimum(serving: ServingResult | None, words: _Words) -> Optimum:
                        f"The evidence supports {nodes(best.nodes)}, the smallest measured scale that meets the goal.")
     if serving.nodes_to_serve is not None:
         source: OptimumSource = "measured" if serving.nodes_to_serve_source == "measured" else "usl"
+        if serving.capacity_only:
+            return Optimum(serving.nodes_to_serve, source, f"The USL fit puts the capacity needed at "
+                           f"{nodes(serving.nodes_to_serve)} (capacity only, latency unmeasured there): no measured "
+                           "scale serves the load yet.")
         what = "the smallest measured scale that serves the load" if source == "measured" else \
-            "the smallest scale whose fitted capacity suffices (capacity only, latency unmeasured)" \
-            if serving.capacity_only else "the smallest scale the USL fit says serves the load (fitted, not measured)"
+            "the smallest scale the USL fit says serves the load (fitted, not measured)"
         return Optimum(serving.nodes_to_serve, source, f"The evidence supports {nodes(serving.nodes_to_serve)}, "
                        f"{what}.")
     limit = {"capacity": "no scale reaches the capacity needed", "latency": "no scale meets the p99 objective"}

@@ -24,7 +24,7 @@ from reportgen.figures.style import (
     to_svg,
 )
 from reportgen.project.model import REGIME_NAMES, Project
-from reportgen.wording import money
+from reportgen.wording import money, plural
 
 
 def jobs(analysis: Any, project: Project, full: Any = None) -> list[FigureJob]:
@@ -70,7 +70,7 @@ def _draw_capacity(frame: FigureFrame, serving: ServingResult) -> str:
         log2_axis(ax, [r.nodes for r in rows])
         ax.set_ylim(0, max([r.capacity_rps or 0.0 for r in rows] + [serving.capacity_needed_rps]) * 1.15)
         ax.set_xlabel("nodes (log scale)")
-        ax.set_ylabel("capacity (requests/s)")
+        ax.set_ylabel(f"capacity ({plural(serving.unit)}/s)")
         ax.legend(loc="upper left")
         if with_latency:
             _draw_latency(axes[1], serving)

@@ -227,24 +227,34 @@ class Memory:
     """What one replica must hold (the memory wall)."""
 
     parameters: float = field(Positive("Number of model parameters"), required=True)
-    bytes_per_parameter: float = field(
-        Quantity(u.DATA, "Bytes of state per parameter (16 B for mixed-precision Adam)", example="16 B"), 16.0)
+    bytes_per_parameter: float | None = field(
+        Quantity(u.DATA, "Bytes of state per parameter (default 16 B, mixed-precision Adam; 2 B, bf16 weights, in a "
+                 "serving project)", example="16 B"))
     activations: float | None = field(Quantity(u.DATA, "Activation memory", allow_zero=True, example="18 GB"))
     other: float | None = field(Quantity(u.DATA, "Any other resident memory (buffers, KV cache)", allow_zero=True,
                                          example="4 GB"), starter=False)
     split: MemorySplit | None = field(Section(MemorySplit), starter=False)
+
+    def bytes_per(self, serving: bool) -> float:
+        """Bytes per parameter: the split's sum, else as given, else 16 B for training and 2 B for a service
+        (ANALYSES §5.y: the 16 B Adam stack is a training default)."""
+        if self.split is not None:
+            return self.split.total
+        if self.bytes_per_parameter is not None:
+            return self.bytes_per_parameter
+        return 2.0 if serving else 16.0
 
     @property
     def per_parameter(self) -> MemorySplit:
         """The split as given, else 2 + 2 + 12 B scaled to bytes_per_parameter (16 B: mixed-precision Adam)."""
         if self.split is not None:
             return self.split
-        scale = self.bytes_per_parameter / 16.0
+        scale = (self.bytes_per_parameter or 16.0) / 16.0
         return MemorySplit(2.0 * scale, 2.0 * scale, 12.0 * scale)
 
     def check(self) -> Checks:
-        if self.split is not None and abs(self.split.total - self.bytes_per_parameter) > 1e-9 * self.split.total \
-                and self.bytes_per_parameter != 16.0:
+        if self.split is not None and self.bytes_per_parameter is not None \
+                and abs(self.split.total - self.bytes_per_parameter) > 1e-9 * self.split.total:
             yield "split", (f"weights + gradients + optimizer make {self.split.total:g} B per parameter but "
                             f"bytes_per_parameter says {self.bytes_per_parameter:g} B: give one, or make them agree")
 

@@ -491,6 +491,13 @@ SERVING: Schema = obj("§5.x: a serving project's load served within its p99 obj
         "tpot_p99_s": num("p99 time per output token", null=True)}),
     "capacity_only": bool_("nodes_to_serve is a fitted scale whose capacity suffices but some objective is not "
                            "known there (capacity only, latency unmeasured)"),
+    "replica": obj("one replica's memory (§5.y): weights at 2 B per parameter unless stated, and the KV cache", {
+        "memory_b": num("weights + KV cache + activations and other memory"), "weights_b": num("the weights"),
+        "kv_b": num("kv_bytes_per_token × tokens_in_flight", null=True),
+        "devices": int_("ceil(memory / device memory): tensor-parallel within a node"),
+        "replicas_per_node": int_("floor(devices_per_node / devices); 0 when a replica exceeds a node")},
+        null=True),
+    "input_tokens_per_output": num("input tokens per output token, when the load counts output tokens", null=True),
 }, null=True)
 
 SUMMARY: Schema = obj("§7.1: page 1, as a reviewer writes it", {

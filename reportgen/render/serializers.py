@@ -352,6 +352,10 @@ def serving(s: ServingResult | None) -> Json | None:
         "unit": s.unit, "load_per_s": s.load_per_s, "capacity_needed_per_s": s.capacity_needed_per_s,
         "objectives": {f"{name}_s": s.objective(name) for name in OBJECTIVES},
         "capacity_only": s.capacity_only,
+        "replica": None if s.replica is None else {
+            "memory_b": s.replica.memory_b, "weights_b": s.replica.weights_b, "kv_b": s.replica.kv_b,
+            "devices": s.replica.devices, "replicas_per_node": s.replica.replicas_per_node},
+        "input_tokens_per_output": s.input_tokens_per_output,
     }
 
 
