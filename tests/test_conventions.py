@@ -79,7 +79,7 @@ def test_bash_completes_commands_options_and_choices(tmp_path: Path) -> None:
     script.write_text(reportgen("completion", "bash").stdout)
     assert subprocess.run(["bash", "-n", str(script)], check=False).returncode == 0
     assert complete(script, "reportgen", "bu") == ["build"]
-    assert complete(script, "reportgen", "ingest", "") == ["trace", "nccl-tests", "codecarbon"]
+    assert complete(script, "reportgen", "ingest", "") == ["trace", "nccl-tests", "codecarbon", "serving"]
     assert complete(script, "reportgen", "ingest", "trace", "--for") == ["--format"]
     assert complete(script, "reportgen", "ingest", "trace", "--format", "") == ["table", "json"]
     assert complete(script, "reportgen", "build", "--paper", "") == ["a4", "letter"]
@@ -92,7 +92,7 @@ def test_zsh_and_fish_scripts_name_every_command(shell: str) -> None:
     text = reportgen("completion", shell).stdout
     option = "-l format" if shell == "fish" else "--format"  # fish names long options without their dashes
     for command in ("check", "build", "watch", "schema", "diff", "measure", "ingest", "init", "completion",
-                    "trace", "nccl-tests", "codecarbon", option):
+                    "trace", "nccl-tests", "codecarbon", "serving", option):
         assert command in text, command
     if shutil.which(shell):
         check = [shell, "-n"] if shell == "zsh" else [shell, "--no-execute"]

@@ -38,6 +38,7 @@ Examples:
   reportgen ingest trace traces/ --project p.yaml --gpus-per-node 8 --steps-per-run 1000
   reportgen ingest nccl-tests all_reduce.txt --project p.yaml
   reportgen ingest codecarbon emissions.csv --nodes 8 --project p.yaml
+  reportgen ingest serving vllm-result.json --nodes 4 --project p.yaml
   reportgen schema > schema.json
   reportgen init my-project.yaml"""
 
@@ -210,6 +211,22 @@ def _parser() -> argparse.ArgumentParser:
     carbon.add_argument("--project", type=Path, metavar="FILE", help="write the energy into this project's CSV")
     carbon.add_argument("--run-id", metavar="ID", help="the tracked run to read (default: the file's last)")
     carbon.add_argument("--replace", action="store_true", help="replace an energy the run already has")
+
+    serve = sources.add_parser(
+        "serving", help="a serving benchmark (vLLM bench serve, MLPerf loadgen): one load test",
+        description="Read one load test from vLLM's `bench serve` (its --save-result JSON or its printed \"Serving "
+        "Benchmark Result\") or MLPerf loadgen's mlperf_log_summary.txt: the throughput in the unit the project's "
+        "load counts (output tokens per second for a service in tokens, else requests or samples per second), and "
+        "the p99 end-to-end latency, time to first token and time per output token where the file gives them. A "
+        "loadgen run marked INVALID is refused with loadgen's reasons. Without --project it prints what it read; "
+        "with --project it appends the run at --nodes to the CSV named by scaling.file, with the file's SHA-256 in a "
+        "comment above it.")
+    serve.add_argument("file", type=Path, metavar="FILE", help="the benchmark's result file")
+    serve.add_argument("--nodes", type=int, required=True, metavar="N", help="the node count the load test ran on")
+    serve.add_argument("--format", choices=("table", "json"), default="table",
+                       help="what to print: one line, or JSON with the values read (default table)")
+    serve.add_argument("--project", type=Path, metavar="FILE", help="append the run to this project's CSV")
+    _replace_or_repeat(serve)
 
     init = commands.add_parser("init", help="write a fully commented starter project that passes check",
                                description="Write a commented starter project file. Refuses to overwrite a file.")

@@ -18,7 +18,8 @@ from reportgen.ingest import traces
 
 
 def run(arguments: argparse.Namespace) -> int:
-    commands = {"trace": _ingest_trace, "nccl-tests": _ingest_nccl_tests, "codecarbon": _ingest_codecarbon}
+    commands = {"trace": _ingest_trace, "nccl-tests": _ingest_nccl_tests, "codecarbon": _ingest_codecarbon,
+                "serving": _ingest_serving}
     return commands[arguments.source](arguments)
 
 
@@ -136,6 +137,44 @@ def _ingest_codecarbon(arguments: argparse.Namespace) -> int:
     emissions.attach_energy(csv_path, run, arguments.nodes, machines=machines, replace=arguments.replace,
                             time_unit_s=scaling.time_unit if scaling else None)
     console.say(f"wrote the energy of the run at {arguments.nodes} nodes in {csv_path}", file=output)
+    return ExitCode.OK
+
+
+def _ingest_serving(arguments: argparse.Namespace) -> int:
+    import json
+
+    from reportgen.ingest import serving_bench
+
+    if arguments.nodes < 1:
+        raise UsageError(f"--nodes must be a positive whole number, got {arguments.nodes}")
+    benchmark = serving_bench.read_serving(arguments.file)
+    unit = None
+    if arguments.project is not None:
+        from reportgen.project.loader import load_project
+
+        loaded = load_project(arguments.project, csv_files_may_be_missing=True)
+        unit = loaded.project.work_unit
+    output = sys.stderr if arguments.format == "json" else sys.stdout  # JSON alone on standard output
+    if arguments.format == "json":
+        print(json.dumps(serving_bench.json_document(benchmark, arguments.nodes, unit), indent=2))
+    else:
+        rates = [f"{wording.number(value)} {name}/s" for value, name in
+                 ((benchmark.requests_per_s, "requests"), (benchmark.tokens_per_s, "output tokens"))
+                 if value is not None]
+        latencies = [f"{name} {wording.duration(value)}" for value, name in
+                     ((benchmark.p99_s, "p99"), (benchmark.ttft_p99_s, "p99 TTFT"),
+                      (benchmark.tpot_p99_s, "p99 TPOT")) if value is not None]
+        print(f"{serving_bench.TOOL_NAMES[benchmark.tool]} at {wording.nodes(arguments.nodes)}: "
+              f"{', '.join(rates + latencies)}")
+    if arguments.project is None:
+        return ExitCode.OK
+    from reportgen.ingest.measure import csv_of
+
+    csv_path = csv_of(loaded)
+    cells = serving_bench.append_load_test(csv_path, benchmark, arguments.nodes, unit or "request",
+                                           replace=arguments.replace, repeat=arguments.repeat)
+    written = ", ".join(f"{name} {value}" for name, value in cells.items() if value)
+    console.say(f"appended to {csv_path}: {written}", file=output)
     return ExitCode.OK
 
 

@@ -1,0 +1,281 @@
+"""Serving benchmarks → one load-test run (MEASUREMENTS §6 "Serving benchmarks").
+
+Three shapes, each as its tool writes it:
+- vLLM `bench serve --save-result`: a JSON object with `request_throughput`, `output_throughput` (tokens/s),
+  `total_token_throughput`, and `p99_ttft_ms`, `p99_tpot_ms`, `p99_e2el_ms` (the last when e2el is among the
+  `--percentile-metrics`), all in milliseconds;
+- vLLM's printed summary ("============ Serving Benchmark Result ============"): `Request throughput (req/s):`,
+  `Output token throughput (tok/s):`, `P99 TTFT (ms):`, `P99 TPOT (ms):`, `P99 E2EL (ms):`;
+- MLPerf loadgen's `mlperf_log_summary.txt`: `Completed samples per second` (Server) or `Samples per second`
+  (Offline), `Completed tokens per second`, `Result is : VALID|INVALID` with the constraints that failed,
+  `Scheduled samples per second`, and in nanoseconds `99.00 percentile latency (ns)`, `99.00 percentile first token
+  latency (ns)`, `99.00 percentile time to output token (ns)`.
+
+A file is bounded in size, every value must be a finite, non-negative ASCII number, and an INVALID loadgen run is
+refused with loadgen's own reasons: a run the benchmark itself rejects is not a measurement of capacity.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from reportgen.errors import InputError, Problem, UsageError
+from reportgen.files import locked
+from reportgen.project import measurements, units
+from reportgen.project.yaml_source import read_text
+
+MAX_BYTES = 64 << 20  # --save-detailed keeps every request's latencies: a long run's JSON reaches tens of MB
+Tool = Literal["vllm-json", "vllm-summary", "mlperf-loadgen"]
+TOOL_NAMES: dict[Tool, str] = {"vllm-json": "vLLM bench serve (--save-result JSON)",
+                               "vllm-summary": "vLLM bench serve (printed summary)",
+                               "mlperf-loadgen": "MLPerf loadgen (mlperf_log_summary.txt)"}
+
+
+@dataclass(frozen=True)
+class ServingBenchmark:
+    """One load test, in SI units: rates per second, latencies in seconds."""
+
+    tool: Tool
+    file: str
+    sha256: str
+    requests_per_s: float | None  # requests (loadgen: samples) completed per second
+    tokens_per_s: float | None  # output tokens per second
+    p99_s: float | None  # end-to-end
+    ttft_p99_s: float | None
+    tpot_p99_s: float | None
+    scheduled_per_s: float | None = None  # loadgen: the rate it offered
+    scenario: str | None = None  # loadgen: Server, Offline, ...
+
+    def throughput(self, unit: str) -> float:
+        """The capacity in the project's unit of work: tokens for a service counted in tokens, else requests."""
+        value = self.tokens_per_s if unit == "token" else self.requests_per_s
+        if value is None:
+            counted = "tokens" if unit == "token" else "requests or samples"
+            raise InputError([Problem(self.file, 0, 0, "", f"the {TOOL_NAMES[self.tool]} file gives no {counted} "
+                                      f"per second, the unit the project's load counts ({unit})")])
+        return value
+
+    def provenance(self, nodes: int) -> tuple[str, ...]:
+        return (f"# ingested: {TOOL_NAMES[self.tool]} at {nodes} nodes from {Path(self.file).name} "
+                f"(sha256 {self.sha256})",)
+
+
+def read_serving(path: Path) -> ServingBenchmark:
+    """The load test in the file, whichever of the three shapes it has."""
+    shown = str(path)
+    text, raw = read_text(path, shown, limit=MAX_BYTES)
+    sha = hashlib.sha256(raw).hexdigest()
+    stripped = text.lstrip()
+    if stripped.startswith("{"):
+        return _vllm_json(text, shown, sha)
+    if "MLPerf Results Summary" in text:
+        return _loadgen(text, shown, sha)
+    if "Serving Benchmark Result" in text:
+        return _vllm_summary(text, shown, sha)
+    raise InputError([Problem(shown, 1, 1, "", "not a serving benchmark: expected vLLM's --save-result JSON, "
+                              "its printed \"Serving Benchmark Result\", or MLPerf loadgen's mlperf_log_summary.txt")])
+
+
+def _vllm_json(text: str, file: str, sha: str) -> ServingBenchmark:
+    def refuse_constant(name: str) -> Any:
+        raise ValueError(f"{name} is not a number JSON allows")
+
+    try:
+        document = json.loads(text, parse_constant=refuse_constant)
+    except (ValueError, RecursionError) as error:
+        raise InputError([Problem(file, 1, 1, "", f"invalid JSON: {error}")]) from None
+    if not isinstance(document, dict):
+        raise InputError([Problem(file, 1, 1, "", "expected vLLM's result object")])
+    reader = _Values(file)
+    value = {key: reader.json_number(document, key) for key in (
+        "request_throughput", "output_throughput", "p99_ttft_ms", "p99_tpot_ms", "p99_e2el_ms")}
+    reader.done()
+    if value["request_throughput"] is None and value["output_throughput"] is None:
+        raise InputError([Problem(file, 1, 1, "", "no request_throughput or output_throughput: not the result of "
+                                  "vLLM bench serve")])
+    return ServingBenchmark("vllm-json", file, sha, value["request_throughput"], value["output_throughput"],
+                            _ms(value["p99_e2el_ms"]), _ms(value["p99_ttft_ms"]), _ms(value["p99_tpot_ms"]))
+
+
+_VLLM_LINES = {"request": "Request throughput (req/s)", "tokens": "Output token throughput (tok/s)",
+               "ttft": "P99 TTFT (ms)", "tpot": "P99 TPOT (ms)", "e2el": "P99 E2EL (ms)"}
+
+
+def _vllm_summary(text: str, file: str, sha: str) -> ServingBenchmark:
+    reader = _Values(file)
+    fields = reader.labelled(text, _VLLM_LINES)
+    reader.done()
+    if fields["request"] is None and fields["tokens"] is None:
+        raise InputError([Problem(file, 1, 1, "", "no \"Request throughput\" or \"Output token throughput\" line in "
+                                  "the Serving Benchmark Result")])
+    return ServingBenchmark("vllm-summary", file, sha, fields["request"], fields["tokens"], _ms(fields["e2el"]),
+                            _ms(fields["ttft"]), _ms(fields["tpot"]))
+
+
+_LOADGEN_LINES = {"samples": "Completed samples per second", "offline": "Samples per second",
+                  "tokens": "Completed tokens per second", "offline_tokens": "Tokens per second",
+                  "scheduled": "Scheduled samples per second", "p99": "99.00 percentile latency (ns)",
+                  "ttft": "99.00 percentile first token latency (ns)",
+                  "tpot": "99.00 percentile time to output token (ns)"}
+
+
+def _loadgen(text: str, file: str, sha: str) -> ServingBenchmark:
+    result = re.search(r"^Result is\s*:\s*(\S+)", text, re.M)
+    if result is None:
+        raise InputError([Problem(file, 1, 1, "", "no \"Result is :\" line: not a complete loadgen summary")])
+    line = text[:result.start()].count("\n") + 1
+    if result.group(1) != "VALID":
+        failed = [f"{m.group(1).strip()}: {m.group(2)}" for m in
+                  re.finditer(r"^\s+(.+?satisfied)\s*:\s*(NO|No)\s*$", text, re.M)]
+        advice = [m.group(1).strip() for m in re.finditer(r"^\s*\*\s*(.+)$", text[result.end():], re.M)
+                  if not m.group(1).startswith("Run successful")]
+        why = "; ".join(failed + advice[:3]) or "no reason given"
+        raise InputError([Problem(file, line, 1, "", f"loadgen marked this run {result.group(1)} ({why}): an invalid "
+                                  "run is not a measurement of capacity; lower the target rate and run it again")])
+    scenario = re.search(r"^Scenario\s*:\s*(\S+)", text, re.M)
+    reader = _Values(file)
+    fields = reader.labelled(text, _LOADGEN_LINES)
+    reader.done()
+    samples = fields["samples"] if fields["samples"] is not None else fields["offline"]
+    tokens = fields["tokens"] if fields["tokens"] is not None else fields["offline_tokens"]
+    if samples is None and tokens is None:
+        raise InputError([Problem(file, 1, 1, "", "no samples or tokens per second in the loadgen summary")])
+    return ServingBenchmark("mlperf-loadgen", file, sha, samples, tokens, _ns(fields["p99"]), _ns(fields["ttft"]),
+                            _ns(fields["tpot"]), fields["scheduled"], scenario.group(1) if scenario else None)
+
+
+def _ms(value: float | None) -> float | None:
+    return None if value is None else value / 1e3
+
+
+def _ns(value: float | None) -> float | None:
+    return None if value is None else value / 1e9
+
+
+@dataclass
+class _Values:
+    """Values read from one file, each checked; every problem is collected and raised together."""
+
+    file: str
+
+    def __post_init__(self) -> None:
+        self.problems: list[Problem] = []
+
+    def json_number(self, document: dict[str, Any], key: str) -> float | None:
+        value = document.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            self.problems.append(Problem(self.file, 1, 1, key, f"expected a number, got {json.dumps(value)[:40]}"))
+            return None
+        return self._checked(float(value), key, 1)
+
+    def labelled(self, text: str, labels: dict[str, str]) -> dict[str, float | None]:
+        """The number after each label ("Label : 12.5"), the first line that carries it; a label seen twice with
+        different values is refused (two runs in one file)."""
+        found: dict[str, float | None] = {}
+        for name, label in labels.items():
+            pattern = re.compile(rf"^\s*{re.escape(label)}\s*:\s*(\S*)\s*$", re.M)
+            values = []
+            for match in pattern.finditer(text):
+                line = text[:match.start()].count("\n") + 1
+                cell = match.group(1)
+                if not units.is_ascii_number(cell):
+                    self.problems.append(Problem(self.file, line, match.start(1) - match.start() + 1, label,
+                                                 f"expected a number, got \"{cell[:40]}\""))
+                    continue
+                checked = self._checked(float(cell), label, line)
+                if checked is not None:
+                    values.append((line, checked))
+            if len({value for _, value in values}) > 1:
+                self.problems.append(Problem(self.file, values[1][0], 1, label, "appears twice with different values: "
+                                             "one load test per file"))
+            found[name] = values[0][1] if values else None
+        return found
+
+    def _checked(self, value: float, label: str, line: int) -> float | None:
+        if not math.isfinite(value) or value < 0 or value > units.MAX_MAGNITUDE:
+            self.problems.append(Problem(self.file, line, 1, label, f"must be a finite number ≥ 0, got {value:g}"))
+            return None
+        return value
+
+    def done(self) -> None:
+        if self.problems:
+            raise InputError(self.problems)
+
+
+def json_document(benchmark: ServingBenchmark, nodes: int, unit: str | None) -> dict[str, object]:
+    return {"tool": benchmark.tool, "file": benchmark.file, "sha256": benchmark.sha256, "nodes": nodes,
+            "requests_per_s": benchmark.requests_per_s, "tokens_per_s": benchmark.tokens_per_s,
+            "p99_s": benchmark.p99_s, "ttft_p99_s": benchmark.ttft_p99_s, "tpot_p99_s": benchmark.tpot_p99_s,
+            "scheduled_per_s": benchmark.scheduled_per_s, "scenario": benchmark.scenario, "unit": unit}
+
+
+# The runs CSV's columns a load test fills, with the unit a new header gives them
+LATENCY_COLUMNS = (("p99_latency", "p99_s"), ("ttft_p99", "ttft_p99_s"), ("tpot_p99", "tpot_p99_s"))
+
+
+def append_load_test(csv_path: Path, benchmark: ServingBenchmark, nodes: int, unit: str, *, replace: bool,
+                     repeat: bool) -> dict[str, str]:
+    """Add the load test as a throughput-form run of the runs CSV (created when absent), with its file and SHA-256
+    in a comment above it, under the CSV lock; the latency columns it measured are added when the CSV lacks them.
+    Returns the cells written."""
+    from reportgen.ingest.measure import csv_form, csv_lines, with_column, without_rows, write_lines
+
+    capacity = benchmark.throughput(unit)
+    latencies = {column: getattr(benchmark, key) for column, key in LATENCY_COLUMNS}
+    with locked(csv_path.parent):
+        lines, header = csv_lines(csv_path)
+        if header is None:
+            given = [column for column, value in latencies.items() if value is not None]
+            lines.append(",".join(["nodes", f"throughput [{unit}/s]", *(f"{column} [s]" for column in given)]))
+            header = len(lines) - 1
+        else:
+            form = csv_form(csv_path)
+            if form not in (None, "throughput"):
+                raise UsageError(f"{csv_path.name} records runs in {form} form; a load test is a throughput run: "
+                                 "keep a service's runs in a CSV of their own")
+            rows = measurements.rows_at(lines, header, nodes)
+            if rows and not (replace or repeat):
+                raise UsageError(f"{csv_path.name} already has a run at {nodes} nodes (line {rows[0] + 1}); use "
+                                 "--repeat to add another load test of that scale, or --replace to replace it")
+            for name, value in latencies.items():
+                if value is not None:
+                    lines, _ = with_column(lines, header, name, "s")
+        columns = [column for cell, _ in measurements.split_cells(lines[header])
+                   if (column := measurements.header_column(cell)) is not None]
+        cells = {name: _cell(name, column_unit, nodes, capacity, unit, latencies, csv_path)
+                 for name, column_unit in columns}
+        kept = lines if repeat else without_rows(lines, header, nodes)
+        write_lines(csv_path, [*kept, *benchmark.provenance(nodes), ",".join(cells[name] for name, _ in columns)])
+    return cells
+
+
+def _cell(name: str, column_unit: str | None, nodes: int, capacity: float, unit: str,
+          latencies: dict[str, float | None], csv_path: Path) -> str:
+    from reportgen.ingest.measure import number_text
+
+    if name == "nodes":
+        return str(nodes)
+    if name == "throughput":
+        named = units.work_unit(column_unit) if column_unit else None
+        if named is not None and named != unit:
+            raise UsageError(f"{csv_path.name} records throughput in {column_unit}, but the project's load counts "
+                             f"{unit}s")
+        if not column_unit:
+            return f"{number_text(capacity)} {unit}/s"
+        return number_text(capacity / units.parse_unit(column_unit, units.RATE))
+    if name in latencies:
+        seconds = latencies[name]
+        if seconds is None:
+            return ""
+        if not column_unit:
+            return f"{number_text(seconds)} s"
+        return number_text(seconds / units.parse_unit(column_unit, units.TIME))
+    return ""

@@ -1,0 +1,114 @@
+"""`reportgen ingest serving`: vLLM's bench serve (its JSON and its printed summary) and MLPerf loadgen's summary,
+each into one load-test run with throughput, p99 TTFT and p99 TPOT in the right units (MEASUREMENTS §6)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from reportgen.errors import InputError, UsageError
+from reportgen.ingest.serving_bench import append_load_test, read_serving
+
+DATA = Path(__file__).resolve().parent / "data" / "serving"
+INPUTS = Path(__file__).resolve().parent.parent / "inputs"
+
+
+@pytest.mark.parametrize("name", ["vllm-result.json", "vllm-summary.txt"])
+def test_vllm_files_give_the_load_test_in_seconds(name: str) -> None:
+    bench = read_serving(DATA / name)
+    assert bench.tokens_per_s == pytest.approx(2123.35)  # Output token throughput (tok/s)
+    assert bench.requests_per_s == pytest.approx(10.705 if name.endswith("json") else 10.71)
+    assert bench.ttft_p99_s == pytest.approx(1.1504)  # P99 TTFT (ms): 1150.40
+    assert bench.tpot_p99_s == pytest.approx(0.0882)  # P99 TPOT (ms): 88.20
+    assert bench.p99_s is None  # e2el was not among the percentile metrics
+    assert bench.throughput("token") == bench.tokens_per_s and bench.throughput("request") == bench.requests_per_s
+
+
+def test_mlperf_loadgen_summary_in_nanoseconds() -> None:
+    bench = read_serving(DATA / "mlperf_log_summary.txt")
+    assert bench.scenario == "Server" and bench.scheduled_per_s == pytest.approx(102.71)
+    assert bench.requests_per_s == pytest.approx(101.87)  # Completed samples per second
+    assert bench.tokens_per_s == pytest.approx(29715.28)  # Completed tokens per second
+    assert bench.ttft_p99_s == pytest.approx(1.760966679)  # 99.00 percentile first token latency (ns)
+    assert bench.tpot_p99_s == pytest.approx(0.15803211)  # 99.00 percentile time to output token (ns)
+    assert bench.p99_s == pytest.approx(121.801757289)  # 99.00 percentile latency (ns)
+
+
+def test_an_invalid_loadgen_run_is_refused_with_loadgens_reason() -> None:
+    with pytest.raises(InputError) as caught:
+        read_serving(DATA / "mlperf_log_summary_invalid.txt")
+    message = str(caught.value.problems[0])
+    assert message.startswith(f"{DATA / 'mlperf_log_summary_invalid.txt'}:9:1: error:")
+    assert "INVALID" in message and "Performance constraints satisfied: NO" in message
+    assert "Reduce target QPS" in message
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ('{"output_throughput": NaN}', "not a number JSON allows"),
+    ('{"output_throughput": "fast"}', "expected a number"),
+    ('{"output_throughput": -3}', "finite number ≥ 0"),
+    ('{"duration": 3}', "no request_throughput or output_throughput"),
+    ("============ Serving Benchmark Result ============\nOutput token throughput (tok/s):  ١٢\n",
+     "expected a number"),
+    ("============ Serving Benchmark Result ============\nOutput token throughput (tok/s): 5\n"
+     "Output token throughput (tok/s): 7\n", "appears twice"),
+    ("hello", "not a serving benchmark"),
+])
+def test_hostile_files_get_one_located_line(tmp_path: Path, text: str, expected: str) -> None:
+    path = tmp_path / "bench.txt"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        read_serving(path)
+    assert any(expected in str(problem) for problem in caught.value.problems)
+
+
+def test_a_file_past_the_limit_is_refused_before_it_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from reportgen.ingest import serving_bench
+
+    monkeypatch.setattr(serving_bench, "MAX_BYTES", 64)
+    path = tmp_path / "big.json"
+    path.write_text('{"output_throughput": 1' + " " * 100 + "}", encoding="utf-8")
+    with pytest.raises(InputError, match="larger than"):
+        read_serving(path)
+
+
+def test_load_tests_append_as_throughput_runs_the_project_reads(tmp_path: Path) -> None:
+    from reportgen.analysis import analyze
+    from reportgen.project.loader import load_project
+
+    text = (INPUTS / "llm-service.yaml").read_text(encoding="utf-8")
+    start, end = text.index("scaling:"), text.index("pricing:")
+    project = tmp_path / "p.yaml"
+    project.write_text(text[:start] + "scaling:\n  file: runs.csv\n\n" + text[end:], encoding="utf-8")
+    runs = tmp_path / "runs.csv"
+    for nodes, name in ((8, "vllm-result.json"), (16, "vllm-summary.txt"), (24, "mlperf_log_summary.txt")):
+        shutil.copy(DATA / name, tmp_path / name)
+        append_load_test(runs, read_serving(tmp_path / name), nodes, "token", replace=False, repeat=False)
+    written = runs.read_text(encoding="utf-8").splitlines()
+    assert written[0] == "nodes,throughput [token/s],ttft_p99 [s],tpot_p99 [s],p99_latency [s]"
+    assert written[-1] == "24,29715.28,1.760966679,0.15803211,121.801757289"
+    assert sum(line.startswith("# ingested:") for line in written) == 3
+    serving = analyze(load_project(project).project).serving
+    assert serving is not None and serving.unit == "token"
+    row = next(r for r in serving.rows if r.nodes == 24)
+    assert row.capacity_per_s == pytest.approx(29715.28) and row.ttft_p99_s == pytest.approx(1.760966679)
+    assert row.serves is False  # 29,715 tokens/s is far short of the 138,000 needed, and TTFT is over 1.5 s
+    with pytest.raises(UsageError, match="already has a run at 24 nodes"):
+        append_load_test(runs, read_serving(tmp_path / "mlperf_log_summary.txt"), 24, "token", replace=False,
+                         repeat=False)
+    with pytest.raises(UsageError, match="project's load counts requests"):
+        append_load_test(runs, read_serving(tmp_path / "vllm-result.json"), 32, "request", replace=False,
+                         repeat=False)
+
+
+def test_the_command_prints_and_appends(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from reportgen.commands.cli import main
+
+    assert main(["ingest", "serving", str(DATA / "vllm-result.json"), "--nodes", "4", "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["tokens_per_s"] == pytest.approx(2123.35) and document["nodes"] == 4
+    assert main(["ingest", "serving", str(DATA / "mlperf_log_summary_invalid.txt"), "--nodes", "4"]) == 2
