@@ -48,3 +48,10 @@ def test_the_tutorial_runs_end_to_end(tmp_path: Path) -> None:
     assert (folder / "build" / "diff-HEAD~1-project-vs-project" / "diff.md").exists() or \
         any((folder / "build").glob("diff-*/diff.md"))
     assert "key result" in done.stdout + done.stderr
+    service = tmp_path / "my-service"  # step 5: load tests from vLLM and MLPerf loadgen
+    loads = {run.nodes: run for run in load_project(service / "project.yaml").project.scaling.runs}
+    assert set(loads) == {1, 8} and loads[8].ttft_p99 is not None and loads[8].throughput is not None
+    import json
+
+    serving = json.loads((service / "build" / "project" / "results.json").read_text())["serving"]
+    assert serving["unit"] == "token" and [row["serves"] for row in serving["rows"]] == [False, True]
