@@ -98,6 +98,11 @@ class DiagnosisResult:
     design_shards_model: bool = False  # partitioning includes `shard model`
     time_source: TimeSource | None = None  # where the time wall's single-machine time comes from
 
+    @property
+    def memory_demand(self) -> float | None:
+        """What one replica asks of one device: the memory stack summed (None without baseline.memory)."""
+        return sum(size for _, size in self.memory_stack) if self.memory_stack else None
+
 
 def diagnose(project: Project, *, reference_time_s: float | None = None,
              layout_fits: bool | None = None) -> DiagnosisResult | None:

@@ -87,6 +87,12 @@ class PredictionResult:
     model_departure: float | None = None
 
     @property
+    def sensitivity_speedups(self) -> tuple[float, float]:
+        """The lowest and highest speedup at p* over the nine α × β cells."""
+        speedups = [cell.speedup for cell in self.sensitivity]
+        return min(speedups), max(speedups)
+
+    @property
     def sensitivity_uniform(self) -> bool:
         """Every α × β cell has the same p*: the table says nothing a sentence would not."""
         return len({cell.p_star for cell in self.sensitivity}) == 1

@@ -92,11 +92,11 @@ def diff_document(result: DiffResult) -> dict[str, Any]:
 def _report(result: DiffResult, old: dict[str, Any], new: dict[str, Any], old_title: str, project: Any,
             options: DiffOptions) -> Report:
     """The diff's page with its overlaid figures drawn (in this process: there are four at most)."""
-    from reportgen import __version__
     from reportgen.figures import FigurePool, draw_figures
     from reportgen.figures.overlay import jobs
     from reportgen.render.context import epoch_of, report_date
     from reportgen.render.report import Report, render_page, template_vars
+    from reportgen.version import __version__
 
     overlays = jobs(old, new, result.old_label, result.new_label)
     drawings = draw_figures(overlays, pool=FigurePool(None)).svgs

@@ -26,7 +26,7 @@ MAX_DISK_ENTRIES = 400  # about 10 MB of SVG; the oldest entries go first
 @cache
 def code_fingerprint() -> str:
     """A hash of the figure modules' source: a change to how figures are drawn invalidates every entry."""
-    from reportgen import __version__
+    from reportgen.version import __version__
 
     digest = hashlib.sha256(__version__.encode())
     for path in sorted(Path(__file__).parent.glob("*.py")):

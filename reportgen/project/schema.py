@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from reportgen import __version__
 from reportgen.project.model import Project
 from reportgen.project.spec import struct_schema
+from reportgen.version import __version__
 
 
 def project_schema() -> dict[str, Any]:

@@ -10,7 +10,6 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from reportgen import __version__
 from reportgen.analysis import Analysis
 from reportgen.analysis.actions import ACTIONS
 from reportgen.analysis.diagnosis import CEILING_AXIS, TYPICAL_TOOLS
@@ -21,6 +20,7 @@ from reportgen.project.flatten import flatten
 from reportgen.project.model import SLOT_VOCABULARY, Project
 from reportgen.render.sections import for_tables
 from reportgen.reproducible import source_date_epoch
+from reportgen.version import __version__
 
 SECTIONS = (
     ("summary", "Summary"),

@@ -12,6 +12,7 @@ that way).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
@@ -66,7 +67,11 @@ class PdfWorkers:
         self._context.set_forkserver_preload([SERVER_MODULE])
         _short_socket_folder()
         multiprocessing.forkserver.ensure_running()  # at once: the server loads WeasyPrint while this one works on
-        self._pool = ProcessPoolExecutor(max_workers=2, mp_context=self._context, initializer=as_worker)
+        # Each worker says its process id as it starts: the pool names its processes nowhere public, and close()
+        # must kill a worker still at work
+        self._started = self._context.SimpleQueue()
+        self._pool = ProcessPoolExecutor(max_workers=2, mp_context=self._context, initializer=_worker_start,
+                                         initargs=(self._started,))
         # A request that needs a new worker waits until the server has loaded WeasyPrint: a thread makes it
         self._requests = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reportgen-pdf-requests")
         self._unfinished: set[Future[bytes]] = set()
@@ -97,10 +102,19 @@ class PdfWorkers:
         """
         self._requests.shutdown(cancel_futures=True)  # waits for a request being made
         if self._unfinished:
-            # ProcessPoolExecutor names its processes nowhere public; `_processes` (pid: process) since 3.2
-            for worker in list((self._pool._processes or {}).values()):
-                worker.kill()
+            import signal
+
+            while not self._started.empty():
+                with contextlib.suppress(ProcessLookupError):  # a worker that has already left
+                    os.kill(self._started.get(), signal.SIGKILL)
         self._pool.shutdown(wait=True, cancel_futures=True)
+        self._started.close()
+
+
+def _worker_start(started: Any) -> None:
+    """A worker's first act: behave as a worker (interrupts.as_worker), then say its process id."""
+    as_worker()
+    started.put(os.getpid())
 
 
 class _PendingPdf:

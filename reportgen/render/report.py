@@ -31,7 +31,7 @@ def _bytecode_cache(options: str) -> jinja2.BytecodeCache | None:
     which change the compiled code too: a folder per version and options. None where nothing can be written."""
     import jinja2
 
-    from reportgen import __version__
+    from reportgen.version import __version__
 
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     folder = base / "reportgen" / f"templates-{__version__}-{options}"

@@ -11,11 +11,11 @@ import json
 import math
 from typing import Any
 
-from reportgen import __version__
 from reportgen.analysis import Analysis
 from reportgen.project.loader import LoadedProject
 from reportgen.render.results_schema import HEADER, Schema
 from reportgen.render.sections import SECTIONS, sections_document
+from reportgen.version import __version__
 
 SCHEMA_VERSION = 1
 Json = dict[str, Any]
