@@ -221,3 +221,14 @@ def test_the_console_entry_runs_exit_handlers_and_flushes_its_output() -> None:
     assert result.returncode == 2
     assert result.stdout.startswith("before") and "handler ran" in result.stdout
     assert "no-such-project.yaml" in result.stderr
+
+
+def test_every_command_is_one_entry_of_the_table() -> None:
+    """The parser is built from the table of commands, and each runs through its entry's function: a command is
+    added in one place (commands/cli.py COMMANDS)."""
+    from reportgen.commands.argtree import subcommands
+    from reportgen.commands.cli import BY_NAME, COMMANDS, _parser
+
+    top = [path[0] for path, _ in subcommands(_parser()) if len(path) == 1]
+    assert [command.name for command in COMMANDS] == top == list(BY_NAME)
+    assert {name for name, command in BY_NAME.items() if command.writes_outputs} == {"build", "watch", "diff"}

@@ -8,7 +8,9 @@ import errno
 import io
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 from reportgen import interrupts
 from reportgen.commands import console
@@ -63,11 +65,22 @@ def _parser() -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"reportgen {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for entry in COMMANDS:
+        entry.parser(commands)
+    for _, command in subcommands(parser):
+        group = command.add_mutually_exclusive_group()
+        group.add_argument("-q", "--quiet", action="store_true", help="print only errors and the data asked for")
+        group.add_argument("-v", "--verbose", action="store_true", help="also print each build's stage timings")
+    return parser
 
+
+def _check_parser(commands: Subcommands) -> None:
     check = commands.add_parser("check", help="validate project files; print one ok line per file or every error",
                                 description="Validate project files without building anything.")
     check.add_argument("files", nargs="+", metavar="FILE", type=Path, help="project files (YAML; `-`: standard input)")
 
+
+def _build_parser(commands: Subcommands) -> None:
     build = commands.add_parser("build", help="build the report (HTML, PDF, results.json) of project files",
                                 description="Build OUT/<file stem>/report.html, report.pdf and results.json. "
                                 "A failed build leaves the previous outputs untouched.")
@@ -85,6 +98,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="draw every figure anew instead of reusing OUT/.cache (the cache is keyed by a hash of "
                        "exactly what each figure is drawn from)")
 
+
+def _watch_parser(commands: Subcommands) -> None:
     watch = commands.add_parser("watch", help="rebuild a project on every save and print what changed",
                                 description="Build FILE, then rebuild it whenever it (or the CSV it names) is "
                                 "saved, in a warm process that redraws only the figures whose inputs changed. "
@@ -100,6 +115,8 @@ def _parser() -> argparse.ArgumentParser:
     watch.add_argument("--max-builds", type=int, default=None, metavar="N",
                        help="stop after N builds (for scripts and tests; default: until Ctrl-C)")
 
+
+def _schema_parser(commands: Subcommands) -> None:
     schema = commands.add_parser("schema", help="print the JSON Schema (draft-07) of the project file",
                                  description="Print the JSON Schema of the project file. Editors that use "
                                  "yaml-language-server pick it up from a `# yaml-language-server: $schema=PATH` "
@@ -109,6 +126,8 @@ def _parser() -> argparse.ArgumentParser:
     schema.add_argument("--results", action="store_true",
                         help="the schema of results.json instead of the project file's")
 
+
+def _diff_parser(commands: Subcommands) -> None:
     diff = commands.add_parser("diff", help="compare two revisions of a project: inputs, design, results, findings",
                                description="Compare two project files, each a path or REV:PATH read from git "
                                "(reportgen diff HEAD~1:inputs/example.yaml inputs/example.yaml). Writes "
@@ -123,6 +142,8 @@ def _parser() -> argparse.ArgumentParser:
     diff.add_argument("--exit-code", action="store_true",
                       help="exit 1 when a key result got worse, 0 otherwise (as git diff --exit-code)")
 
+
+def _measure_parser(commands: Subcommands) -> None:
     measure = commands.add_parser(
         "measure", help="run a command under CodeCarbon's offline tracker and append its run to the project's CSV",
         description="Run COMMAND, measuring its wall time and energy (CodeCarbon's offline tracker in the "
@@ -148,6 +169,8 @@ def _parser() -> argparse.ArgumentParser:
     measure.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND...",
                          help="the command to run, after --")
 
+
+def _ingest_parser(commands: Subcommands) -> None:
     ingest = commands.add_parser("ingest", help="read what profilers leave behind into the project's measurements",
                                  description="Read measurements from the files tools write.")
     sources = ingest.add_subparsers(dest="source", metavar="SOURCE", required=True)
@@ -229,21 +252,20 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--project", type=Path, metavar="FILE", help="append the run to this project's CSV")
     _replace_or_repeat(serve)
 
+
+def _init_parser(commands: Subcommands) -> None:
     init = commands.add_parser("init", help="write a fully commented starter project that passes check",
                                description="Write a commented starter project file. Refuses to overwrite a file.")
     init.add_argument("path", nargs="?", type=Path, default=Path("project.yaml"), metavar="PATH",
                       help="where to write it (default: project.yaml; `-`: standard output)")
 
+
+def _completion_parser(commands: Subcommands) -> None:
     completion = commands.add_parser("completion", help="print a shell completion script (bash, zsh or fish)",
                                      description="Print a completion script for the shell. Load it with, for "
                                      "example, `eval \"$(reportgen completion bash)\"` in ~/.bashrc, or write the "
                                      "fish one to ~/.config/fish/completions/reportgen.fish.")
     completion.add_argument("shell", choices=("bash", "zsh", "fish"), help="the shell")
-    for _, command in subcommands(parser):
-        group = command.add_mutually_exclusive_group()
-        group.add_argument("-q", "--quiet", action="store_true", help="print only errors and the data asked for")
-        group.add_argument("-v", "--verbose", action="store_true", help="also print each build's stage timings")
-    return parser
 
 
 def _replace_or_repeat(command: argparse.ArgumentParser) -> None:
@@ -340,36 +362,27 @@ def _silence_stdout() -> None:
 
 
 def _run(arguments: argparse.Namespace) -> int:
-    if arguments.command in ("build", "diff", "watch"):
+    command = BY_NAME[arguments.command]
+    if command.writes_outputs:
         from reportgen.files import check_output_folder
         from reportgen.reproducible import source_date_epoch
 
         check_output_folder(arguments.output)  # before any work: a build should not fail only at its last step
         source_date_epoch()  # likewise
-    if arguments.command == "check":
-        return _check(arguments.files)
-    if arguments.command == "build":
-        return _build(arguments)
-    if arguments.command == "schema":
-        return _schema(arguments.output, results=arguments.results)
-    if arguments.command == "init":
-        return _init(arguments.path)
-    if arguments.command == "diff":
-        return _diff(arguments)
-    if arguments.command == "measure":
-        return _measure(arguments)
-    if arguments.command == "ingest":
-        from reportgen.commands import ingest_command as ingest_commands
+    return command.run(arguments)
 
-        return ingest_commands.run(arguments)
-    if arguments.command == "watch":
-        return _watch(arguments)
-    if arguments.command == "completion":
-        from reportgen.commands.completion import script
 
-        sys.stdout.write(script(arguments.shell, _parser()))
-        return ExitCode.OK
-    raise AssertionError(arguments.command)
+def _ingest(arguments: argparse.Namespace) -> int:
+    from reportgen.commands import ingest_command
+
+    return ingest_command.run(arguments)
+
+
+def _completion(arguments: argparse.Namespace) -> int:
+    from reportgen.commands.completion import script
+
+    sys.stdout.write(script(arguments.shell, _parser()))
+    return ExitCode.OK
 
 
 def _check(files: list[Path]) -> ExitCode:
@@ -614,3 +627,34 @@ def _write_new(path: Path, text: str, *, option: str, overwrite: bool) -> None:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+class Subcommands(Protocol):
+    """What argparse's add_subparsers returns, as far as the commands use it."""
+
+    def add_parser(self, name: str, **options: Any) -> argparse.ArgumentParser: ...
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command of the command line: how its arguments are declared, and the function that runs it."""
+
+    name: str
+    parser: Callable[[Subcommands], None]
+    run: Callable[[argparse.Namespace], int]
+    writes_outputs: bool = False  # writes under --output: the folder is checked before any work
+
+
+# Every command, in the order `reportgen --help` lists them
+COMMANDS = (
+    Command("check", _check_parser, lambda arguments: _check(arguments.files)),
+    Command("build", _build_parser, _build, writes_outputs=True),
+    Command("watch", _watch_parser, _watch, writes_outputs=True),
+    Command("schema", _schema_parser, lambda arguments: _schema(arguments.output, results=arguments.results)),
+    Command("diff", _diff_parser, _diff, writes_outputs=True),
+    Command("measure", _measure_parser, _measure),
+    Command("ingest", _ingest_parser, _ingest),
+    Command("init", _init_parser, lambda arguments: _init(arguments.path)),
+    Command("completion", _completion_parser, _completion),
+)
+BY_NAME = {command.name: command for command in COMMANDS}
