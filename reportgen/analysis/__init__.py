@@ -6,9 +6,10 @@ passes it in, so that everything here stays a pure function of its arguments.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from functools import partial
+from typing import Any
 
 from reportgen.analysis.actions import Evidence
 from reportgen.analysis.checklist import ChecklistResult, build_checklist
@@ -22,7 +23,7 @@ from reportgen.analysis.layout import LayoutResult, analyze_layout
 from reportgen.analysis.lint import crowded_runs, lint
 from reportgen.analysis.model_check import ModelCheckResult, check_model
 from reportgen.analysis.patterns import resolve_pattern
-from reportgen.analysis.peak import plan_past_peak
+from reportgen.analysis.peak import PastPeak, plan_past_peak
 from reportgen.analysis.prediction import PredictionResult, predict
 from reportgen.analysis.provenance import ProvenanceResult, trace_provenance
 from reportgen.analysis.reliability import ReliabilityResult, analyze_reliability, default_scales, folded_fraction
@@ -38,21 +39,183 @@ from reportgen.project.records import RowSource
 class Analysis:
     """Every analysis of one project; a section whose inputs are absent is None."""
 
-    diagnosis: DiagnosisResult | None
-    checklist: ChecklistResult | None
-    prediction: PredictionResult | None
-    scaling: ScalingResult | None
-    cost: CostResult | None
-    energy: EnergyResult | None
-    reliability: ReliabilityResult | None
-    decisions: DecisionsResult | None
-    goal: GoalResult | None
-    provenance: ProvenanceResult | None
-    findings: tuple[Finding, ...]
+    diagnosis: DiagnosisResult | None = None
+    checklist: ChecklistResult | None = None
+    prediction: PredictionResult | None = None
+    scaling: ScalingResult | None = None
+    cost: CostResult | None = None
+    energy: EnergyResult | None = None
+    reliability: ReliabilityResult | None = None
+    decisions: DecisionsResult | None = None
+    goal: GoalResult | None = None
+    provenance: ProvenanceResult | None = None
+    findings: tuple[Finding, ...] = ()
     serving: ServingResult | None = None  # a serving project's load, latency and hourly cost (§5.x)
     summary: SummaryResult | None = None  # page 1 (§7.1)
     model_check: ModelCheckResult | None = None  # the α–β model against the measured runs, scale by scale (§4)
     layout: LayoutResult | None = None  # design.parallelism: memory per device and the step's terms (§3.2)
+    past_peak: PastPeak | None = None  # the plan past the measured peak (§5.z), for the lint and page 1
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What the analyses are a function of: the project, the carbon intensity looked up for it, and the measured
+    runs' provenance comments (by node count) from their CSV."""
+
+    project: Project
+    intensity: Intensity | None = None
+    sources: Mapping[float, RowSource] = field(default_factory=dict)
+
+    @property
+    def max_nodes(self) -> int:
+        return self.project.prediction.max_nodes if self.project.prediction else 4096
+
+    @property
+    def planned(self) -> int | None:
+        return self.project.design.nodes if self.project.design else None
+
+    @property
+    def g_per_kwh(self) -> float | None:
+        return self.intensity.g_per_kwh if self.intensity else None
+
+    @property
+    def tax(self) -> Callable[[float], float] | None:
+        """§5.z: the failure tax is in the time the goal, the decisions and page 1 quote (not in measured tables)."""
+        reliability = self.project.reliability
+        return partial(folded_fraction, reliability) if reliability else None
+
+
+@dataclass(frozen=True)
+class Step:
+    """One analysis of the registry: the Analysis field it fills, the fields it reads, and how it is computed."""
+
+    name: str
+    needs: tuple[str, ...]
+    run: Callable[[Inputs, Analysis], Any]  # returns the type of Analysis.<name>
+
+
+def _scaling(i: Inputs, _: Analysis) -> ScalingResult | None:
+    project = i.project
+    return analyze_scaling(project.scaling, max_nodes=i.max_nodes, serving=project.serving,
+                           cores=project.hardware.cores if project.hardware else None,
+                           workload=project.project.workload, pattern=resolve_pattern(project).pattern)
+
+
+def _layout(i: Inputs, a: Analysis) -> LayoutResult | None:
+    spec = i.project.prediction
+    return analyze_layout(i.project, t_comp=spec.t_comp if spec else None, alpha=_latency(i.project, a.prediction),
+                          max_nodes=i.max_nodes)
+
+
+def _diagnosis(i: Inputs, a: Analysis) -> DiagnosisResult | None:
+    scaling = a.scaling
+    single_node = next((r.time_s for r in scaling.rows if r.nodes == 1 and not scaling.per_unit_of_work), None) \
+        if scaling else None
+    return diagnose(i.project, reference_time_s=single_node, layout_fits=a.layout.fits if a.layout else None)
+
+
+def _reliability(i: Inputs, a: Analysis) -> ReliabilityResult | None:
+    scaling = a.scaling
+    measured_times = {r.nodes: r.time_s for r in scaling.rows if r.time_s is not None} if scaling else {}
+    return analyze_reliability(i.project.reliability,
+                               [r.nodes for r in scaling.rows] if scaling else default_scales(i.planned),
+                               planned_nodes=i.planned, measured_times=measured_times)
+
+
+def _energy(i: Inputs, a: Analysis) -> EnergyResult | None:
+    pricing = i.project.pricing
+    return analyze_energy(a.scaling, i.project.energy, intensity_g_per_kwh=i.g_per_kwh,
+                          source=i.intensity.source if i.intensity else None,
+                          runs_per_month=pricing.runs_per_month if pricing else None)
+
+
+def _goal(i: Inputs, a: Analysis) -> GoalResult | None:
+    project = i.project
+    if project.serving:  # a service's goal is held in the serving analysis (§5.x)
+        return None
+    return check_goal(project.project.goal, plan_nodes=i.planned, scaling=a.scaling, cost=a.cost, energy=a.energy,
+                      runs_per_month=project.pricing.runs_per_month if project.pricing else None,
+                      max_nodes=i.max_nodes, tax=i.tax)
+
+
+def _with_layout(_: Inputs, a: Analysis) -> PredictionResult | None:
+    """The prediction carries the layout and the model check's departure under its results key (RESULTS turn 4)."""
+    if a.prediction is None:
+        return None
+    return replace(a.prediction, layout=a.layout,
+                   model_departure=a.model_check.model_departure if a.model_check else None)
+
+
+def _findings(i: Inputs, a: Analysis) -> tuple[Finding, ...]:
+    return ordered(lint(i.project, diagnosis=a.diagnosis, prediction=a.prediction, scaling=a.scaling,
+                        checklist=a.checklist, reliability=a.reliability, goal=a.goal, serving=a.serving,
+                        model_check=a.model_check, past_peak=a.past_peak, layout=a.layout))
+
+
+def _summary(i: Inputs, a: Analysis) -> SummaryResult | None:
+    project = i.project
+    evidence = Evidence(a.diagnosis, a.prediction, a.scaling, a.goal, a.serving, a.reliability, i.planned,
+                        a.past_peak, project.currency, _crowded(project))
+    return summarize(project, scaling=a.scaling, cost=a.cost, prediction=a.prediction, goal=a.goal,
+                     serving=a.serving, findings=a.findings, evidence=evidence, model_check=a.model_check,
+                     layout=a.layout)
+
+
+def _checklist(i: Inputs, a: Analysis) -> ChecklistResult | None:
+    return build_checklist(i.project, a.diagnosis, a.prediction, a.reliability)
+
+
+def _serving(i: Inputs, a: Analysis) -> ServingResult | None:
+    return analyze_serving(i.project, a.scaling, intensity_g_per_kwh=i.g_per_kwh, max_nodes=i.max_nodes)
+
+
+def _decisions(i: Inputs, a: Analysis) -> DecisionsResult | None:
+    return decide(i.project.decisions, a.scaling, a.cost, a.energy, goal=i.project.project.goal, serving=a.serving,
+                  tax=i.tax)
+
+
+def _model_check(_: Inputs, a: Analysis) -> ModelCheckResult | None:
+    return check_model(a.prediction, a.scaling, a.layout)
+
+
+def _past_peak(i: Inputs, a: Analysis) -> PastPeak | None:
+    return plan_past_peak(a.scaling, a.cost, i.planned)
+
+
+def _cost(i: Inputs, a: Analysis) -> CostResult | None:
+    return analyze_cost(a.scaling, i.project.pricing)
+
+
+def _prediction(i: Inputs, _: Analysis) -> PredictionResult | None:
+    return predict(i.project)
+
+
+def _provenance(i: Inputs, a: Analysis) -> ProvenanceResult | None:
+    return trace_provenance(a.scaling, i.sources)
+
+
+# The analyses in the order they run; each reads only what an earlier one filled (tests/test_registry.py checks it)
+REGISTRY: tuple[Step, ...] = (
+    Step("scaling", (), _scaling),
+    Step("prediction", (), _prediction),
+    Step("layout", ("prediction",), _layout),
+    Step("diagnosis", ("scaling", "layout"), _diagnosis),
+    Step("reliability", ("scaling",), _reliability),
+    Step("checklist", ("diagnosis", "prediction", "reliability"), _checklist),
+    Step("cost", ("scaling",), _cost),
+    Step("energy", ("scaling",), _energy),
+    Step("serving", ("scaling",), _serving),
+    Step("decisions", ("scaling", "cost", "energy", "serving"), _decisions),
+    Step("goal", ("scaling", "cost", "energy"), _goal),
+    Step("model_check", ("prediction", "scaling", "layout"), _model_check),
+    Step("prediction", ("prediction", "layout", "model_check"), _with_layout),
+    Step("past_peak", ("scaling", "cost"), _past_peak),
+    Step("findings", ("diagnosis", "prediction", "scaling", "checklist", "reliability", "goal", "serving",
+                      "model_check", "past_peak", "layout"), _findings),
+    Step("summary", ("scaling", "cost", "prediction", "goal", "serving", "findings", "diagnosis", "reliability",
+                     "past_peak", "model_check", "layout"), _summary),
+    Step("provenance", ("scaling",), _provenance),
+)
 
 
 def _crowded(project: Project) -> tuple[float, ...]:
@@ -62,52 +225,13 @@ def _crowded(project: Project) -> tuple[float, ...]:
 
 def analyze(project: Project, *, intensity: Intensity | None = None,
             sources: Mapping[float, RowSource] | None = None) -> Analysis:
-    """Every analysis; `sources` are the measured runs' provenance comments (by node count) from their CSV."""
-    max_nodes = project.prediction.max_nodes if project.prediction else 4096
-    scaling = analyze_scaling(project.scaling, max_nodes=max_nodes, serving=project.serving,
-                              cores=project.hardware.cores if project.hardware else None,
-                              workload=project.project.workload, pattern=resolve_pattern(project).pattern)
-    single_node = next((r.time_s for r in scaling.rows if r.nodes == 1 and not scaling.per_unit_of_work), None) \
-        if scaling else None
-    prediction = predict(project)
-    layout = analyze_layout(project, t_comp=project.prediction.t_comp if project.prediction else None,
-                            alpha=_latency(project, prediction), max_nodes=max_nodes)
-    diagnosis = diagnose(project, reference_time_s=single_node, layout_fits=layout.fits if layout else None)
-    planned = project.design.nodes if project.design else None
-    measured_times = {r.nodes: r.time_s for r in scaling.rows if r.time_s is not None} if scaling else {}
-    reliability = analyze_reliability(project.reliability,
-                                      [r.nodes for r in scaling.rows] if scaling else default_scales(planned),
-                                      planned_nodes=planned, measured_times=measured_times)
-    checklist = build_checklist(project, diagnosis, prediction, reliability)
-    cost = analyze_cost(scaling, project.pricing)
-    energy = analyze_energy(scaling, project.energy,
-                            intensity_g_per_kwh=intensity.g_per_kwh if intensity else None,
-                            source=intensity.source if intensity else None,
-                            runs_per_month=project.pricing.runs_per_month if project.pricing else None)
-    goal_spec = project.project.goal
-    serving = analyze_serving(project, scaling, intensity_g_per_kwh=intensity.g_per_kwh if intensity else None,
-                              max_nodes=max_nodes)
-    # §5.z: the failure tax is in the time the goal, the decisions and page 1 quote (not in the measured tables)
-    tax = partial(folded_fraction, project.reliability) if project.reliability else None
-    decisions = decide(project.decisions, scaling, cost, energy, goal=goal_spec, serving=serving, tax=tax)
-    goal = None if project.serving else check_goal(
-        goal_spec, plan_nodes=planned, scaling=scaling, cost=cost, energy=energy,
-        runs_per_month=project.pricing.runs_per_month if project.pricing else None, max_nodes=max_nodes, tax=tax)
-    model_check = check_model(prediction, scaling, layout)
-    if prediction is not None:
-        prediction = replace(prediction, layout=layout,
-                             model_departure=model_check.model_departure if model_check else None)
-    past_peak = plan_past_peak(scaling, cost, planned)
-    findings = ordered(lint(project, diagnosis=diagnosis, prediction=prediction, scaling=scaling,
-                            checklist=checklist, reliability=reliability, goal=goal, serving=serving,
-                            model_check=model_check, past_peak=past_peak, layout=layout))
-    summary = summarize(project, scaling=scaling, cost=cost, prediction=prediction, goal=goal, serving=serving,
-                        findings=findings, evidence=Evidence(diagnosis, prediction, scaling, goal, serving,
-                                                             reliability, planned, past_peak, project.currency,
-                                                             _crowded(project)),
-                        model_check=model_check, layout=layout)
-    return Analysis(diagnosis, checklist, prediction, scaling, cost, energy, reliability, decisions, goal,
-                    trace_provenance(scaling, sources or {}), findings, serving, summary, model_check, layout)
+    """Every analysis, in the registry's order; `sources` are the measured runs' provenance comments (by node count)
+    from their CSV."""
+    inputs = Inputs(project, intensity, sources or {})
+    analysis = Analysis()
+    for step in REGISTRY:
+        analysis = replace(analysis, **{step.name: step.run(inputs, analysis)})
+    return analysis
 
 
 def _latency(project: Project, prediction: PredictionResult | None) -> float | None:
