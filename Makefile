@@ -3,16 +3,50 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip install --quiet --disable-pip-version-check --constraint constraints.txt
+# The other Python versions reportgen supports: `make test` builds the example on each one found on PATH
+OTHER_PYTHONS ?= python3.12 python3.13
 
-.PHONY: report test check lint package bench clean golden bytecode docs reference constraints
+# A .venv made by another Python (an older checkout, another PYTHON=) is made anew: its packages would not import
+WANT := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+HAVE := $(shell test -x $(BIN)/python && $(BIN)/python -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+ifneq ($(HAVE),)
+ifneq ($(HAVE),$(WANT))
+$(info .venv holds Python $(HAVE) but $(PYTHON) is $(WANT): making it anew)
+$(shell rm -rf $(VENV))
+endif
+endif
+
+.PHONY: report test check lint package bench clean golden bytecode docs reference constraints other-pythons
 
 report: $(VENV)/.installed bytecode
 	$(BIN)/reportgen build inputs/example.yaml -o build
 	$(BIN)/reportgen schema -o build/schema.json
 
-# The whole suite, as CI runs it: the linters, the documentation site, the packages, then every test.
+# The whole suite, as CI runs it: the linters, the documentation site, the packages, every test, then the example
+# built on the other supported Pythons.
 test: lint docs package
 	$(BIN)/python -m pytest
+	$(MAKE) --no-print-directory other-pythons
+
+# The example built on each other supported Python found (on PATH, else among pyenv's versions), in
+# build/venv-<name> (made once per constraints), its results.json compared with this Python's: the same numbers on
+# every supported version.
+other-pythons: report
+	@for name in $(OTHER_PYTHONS); do \
+	  python=$$name; \
+	  if ! $$python -c 'import venv' >/dev/null 2>&1; then \
+	    python=$$(ls -d "$${PYENV_ROOT:-$$HOME/.pyenv}"/versions/$${name#python}*/bin/$$name 2>/dev/null | tail -1); fi; \
+	  if [ -z "$$python" ] || ! $$python -c 'import venv' >/dev/null 2>&1; then \
+	    echo "$$name: not found, skipped"; continue; fi; \
+	  venv=build/venv-$$name; \
+	  if ! cmp -s constraints.txt $$venv/constraints.txt; then \
+	    rm -rf $$venv && $$python -m venv $$venv && \
+	    $$venv/bin/python -m pip install --quiet --disable-pip-version-check --constraint constraints.txt . && \
+	    cp constraints.txt $$venv/constraints.txt || exit 1; fi; \
+	  (cd build && ../$$venv/bin/reportgen build ../inputs/example.yaml -o $$name --format html,pdf,json) || exit 1; \
+	  cmp build/example/results.json build/$$name/example/results.json || exit 1; \
+	  echo "$$name ($$python): the example builds, with the same results.json"; \
+	done
 
 # The fast tier, for the inner loop (under 90 s): the linters, then the suite without its slow tests (many processes,
 # signals, PDFs) and with each property tried on a tenth of its examples.
