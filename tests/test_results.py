@@ -129,3 +129,25 @@ def test_schema_results_prints_the_results_schema(capsys: pytest.CaptureFixture[
     assert main(["schema", "--results", "-o", "-"]) == 0
     schema = json.loads(capsys.readouterr().out)
     assert schema["title"] == "reportgen results.json" and "scaling" in schema["properties"]
+
+
+def _key_paths(schema: dict, prefix: str = "") -> set[str]:
+    paths = set()
+    for name, sub in schema.get("properties", {}).items():
+        path = f"{prefix}.{name}" if prefix else name
+        paths |= {path} | _key_paths(sub, path)
+        if isinstance(sub.get("items"), dict):
+            paths |= _key_paths(sub["items"], f"{path}[]")
+    return paths
+
+
+def test_the_results_contract_is_additive() -> None:
+    """No key of results.json as released is removed or renamed: the schema holds every path of the contract file
+    (tests/data/results-keys.txt, which grows only)."""
+    from reportgen.render.results import results_schema
+
+    lines = (Path(__file__).parent / "data" / "results-keys.txt").read_text(encoding="utf-8").splitlines()
+    released = [line for line in lines if line and not line.startswith("#")]
+    assert released == sorted(set(released))
+    missing = set(released) - _key_paths(results_schema())
+    assert not missing, f"results.json lost released keys: {sorted(missing)[:10]}"
