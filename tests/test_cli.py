@@ -232,3 +232,34 @@ def test_every_command_is_one_entry_of_the_table() -> None:
     top = [path[0] for path, _ in subcommands(_parser()) if len(path) == 1]
     assert [command.name for command in COMMANDS] == top == list(BY_NAME)
     assert {name for name, command in BY_NAME.items() if command.writes_outputs} == {"build", "watch", "diff"}
+
+
+def test_quiet_and_verbose_before_the_command_too(capsys: pytest.CaptureFixture[str]) -> None:
+    from reportgen.commands.cli import main
+
+    assert main(["-q", "check", str(ROOT / "inputs" / "example.yaml")]) == 0
+    assert capsys.readouterr().out == ""  # the ok line is a status line: silent under -q
+    assert main(["check", str(ROOT / "inputs" / "example.yaml")]) == 0
+    assert "ok" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("argv", "hint"), [(["buidl", "x.yaml"], "did you mean `build`?"),
+                                            (["ingest", "traec", "t/"], "did you mean `ingest trace`?"),
+                                            (["frobnicate"], "(commands: check, build,")])
+def test_a_misspelt_command_gets_the_nearest(argv: list[str], hint: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from reportgen.commands.cli import main
+
+    with pytest.raises(SystemExit) as leaving:
+        main(argv)
+    assert leaving.value.code == 2
+    error = capsys.readouterr().err
+    assert error.startswith("reportgen: error: unknown command") and hint in error and error.count("\n") == 1
+
+
+def test_format_completes_its_values() -> None:
+    from reportgen.commands.cli import _parser
+    from reportgen.commands.completion import script
+
+    bash, fish = script("bash", _parser()), script("fish", _parser())
+    assert "--format) COMPREPLY=($(compgen -W 'html pdf json csv'" in bash
+    assert "-l format -x -a 'html pdf json csv'" in fish

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from reportgen import interrupts
 from reportgen.commands import console
-from reportgen.commands.argtree import subcommands
+from reportgen.commands.argtree import children, subcommands
 from reportgen.errors import ExitCode, InputError, OutputError, RenderError, ReportgenError, UsageError, printable
 from reportgen.project.stdio import STDIN, output_name, shown_name, stdin_bytes
 from reportgen.version import __version__
@@ -46,24 +46,35 @@ Examples:
   reportgen init my-project.yaml"""
 
 
-def _format_list(allowed: tuple[str, ...]) -> Callable[[str], tuple[str, ...]]:
-    def parse(text: str) -> tuple[str, ...]:
+@dataclass(frozen=True)
+class FormatList:
+    """An option's comma-separated list of formats; `allowed` is also what shell completion offers."""
+
+    allowed: tuple[str, ...]
+
+    def __call__(self, text: str) -> tuple[str, ...]:
         chosen = tuple(part.strip() for part in text.split(",") if part.strip())
-        unknown = [part for part in chosen if part not in allowed]
+        unknown = [part for part in chosen if part not in self.allowed]
         if unknown or not chosen:
-            raise argparse.ArgumentTypeError(f"formats are {', '.join(allowed)} (comma-separated), got {text!r}")
+            raise argparse.ArgumentTypeError(f"formats are {', '.join(self.allowed)} (comma-separated), got {text!r}")
         return chosen
-    return parse
 
 
-_formats = _format_list(FORMATS)
-_diff_formats = _format_list(DIFF_FORMATS)
+_formats = FormatList(FORMATS)
+_diff_formats = FormatList(DIFF_FORMATS)
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="reportgen", description=DESCRIPTION, epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"reportgen {__version__}")
+    # -q and -v before the command too (`reportgen -q build …`); their own names, since a subcommand's defaults
+    # would overwrite the same names set here
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("-q", "--quiet", dest="quiet_all", action="store_true",
+                       help="print only errors and the data asked for")
+    group.add_argument("-v", "--verbose", dest="verbose_all", action="store_true",
+                       help="also print each build's stage timings")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for entry in COMMANDS:
         entry.parser(commands)
@@ -300,6 +311,26 @@ class _ClosedStream(io.TextIOBase):
         raise OSError(errno.EBADF, "it is closed")
 
 
+def _suggest_command(parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """A misspelt command gets the nearest one (`reportgen buidl` → did you mean `build`?), at every level of
+    commands (`ingest traec`), as a one-line usage error with argparse's exit status."""
+    import difflib
+
+    words = [word for word in argv if not word.startswith("-")]
+    path: tuple[str, ...] = ()
+    names = children(parser)
+    for word in words:
+        if not names:
+            return
+        if word not in names:
+            near = difflib.get_close_matches(word, names, n=1, cutoff=0.6)
+            hint = f"; did you mean `{' '.join((*path, near[0]))}`?" if near else f" (commands: {', '.join(names)})"
+            print(printable(f"reportgen: error: unknown command `{' '.join((*path, word))}`{hint}"), file=sys.stderr)
+            raise SystemExit(ExitCode.INPUT)
+        path = (*path, word)
+        names = children(dict(subcommands(parser))[path])
+
+
 def _interval(text: str) -> float:
     """A polling interval in seconds: finite, from 0.01 (a busy loop below) to an hour."""
     try:
@@ -318,8 +349,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         with contextlib.suppress(AttributeError, ValueError):
             stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
     parser = _parser()
+    _suggest_command(parser, sys.argv[1:] if argv is None else list(argv))
     arguments = parser.parse_args(argv)  # exits 2 on a usage error, as argparse does
-    console.configure(quiet=getattr(arguments, "quiet", False), verbose=getattr(arguments, "verbose", False))
+    quiet = getattr(arguments, "quiet", False) or arguments.quiet_all
+    console.configure(quiet=quiet, verbose=(getattr(arguments, "verbose", False) or arguments.verbose_all)
+                      and not quiet)
+    arguments.quiet, arguments.verbose = quiet, getattr(arguments, "verbose", False) or arguments.verbose_all
     try:
         with interrupts.stoppable():  # Ctrl-C and SIGTERM stop any command at once, a write once it is finished
             try:

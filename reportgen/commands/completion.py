@@ -27,6 +27,13 @@ def _options(parser: argparse.ArgumentParser) -> list[argparse.Action]:
     return [a for a in parser._actions if a.option_strings and not isinstance(a, argparse._SubParsersAction)]
 
 
+def _values(action: argparse.Action) -> tuple[str, ...]:
+    """What an option's value completes to: its choices, or the values a list type allows (`--format`)."""
+    if action.choices:
+        return tuple(str(choice) for choice in action.choices)
+    return tuple(getattr(action.type, "allowed", ()))
+
+
 def _help(parser: argparse.ArgumentParser, name: str) -> str:
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
@@ -42,9 +49,9 @@ def _bash(commands: list[Command]) -> str:
     for words, parser in commands:
         names = " ".join(children(parser))
         options = " ".join(o for a in _options(parser) for o in a.option_strings)
-        choices = "".join(f"        {shlex.quote(o)}) COMPREPLY=($(compgen -W {shlex.quote(' '.join(a.choices))} "
+        choices = "".join(f"        {shlex.quote(o)}) COMPREPLY=($(compgen -W {shlex.quote(' '.join(_values(a)))} "
                           '-- "$cur")); return;;\n'
-                          for a in _options(parser) if a.choices for o in a.option_strings)
+                          for a in _options(parser) if _values(a) for o in a.option_strings)
         values = " ".join(v for a in parser._actions if not a.option_strings and a.choices
                           and not isinstance(a, argparse._SubParsersAction) for v in a.choices)
         cases.append(f"    {_label(words)})\n"
@@ -103,8 +110,8 @@ def _fish(commands: list[Command]) -> str:
                          f"-d {shlex.quote(_help(parser, name) or child.description or '')}")
         for action in _options(parser):
             flags = " ".join(f"-l {o[2:]}" if o.startswith("--") else f"-s {o[1:]}" for o in action.option_strings)
-            takes = "" if action.nargs == 0 else (f" -x -a {shlex.quote(' '.join(action.choices))}" if action.choices
-                                                  else " -r -F")
+            takes = "" if action.nargs == 0 else (f" -x -a {shlex.quote(' '.join(_values(action)))}"
+                                                  if _values(action) else " -r -F")
             lines.append(f"complete -c reportgen -n {shlex.quote(condition)} {flags}{takes} "
                          f"-d {shlex.quote(action.help or '')}")
         for action in parser._actions:
