@@ -7,6 +7,7 @@ DataFrame to explore and plot further, without parsing results.json.
     results.scaling.to_frame()          # one row per measured node count, the columns of results.json
     results.scaling.knee_nodes          # every field of the typed analysis result
     results.tables                      # every table, by name ("prediction.sensitivity", "cost.regimes.spot")
+    reportgen.build("inputs/example.yaml", "build", ["html", "json"])   # the report itself, as `reportgen build`
 
 The sections are those of reportgen.render.sections, by the same names as in results.json. Money columns carry the
 project's currency in their name in a DataFrame (`cost [EUR]`); every other column's unit is in its name already
@@ -51,6 +52,21 @@ def analyze(project: LoadedProject | str | Path) -> Results:
     loaded = project if isinstance(project, LoadedProject) else load(project)
     analysis, document = analyze_loaded(loaded)
     return Results(loaded, analysis, document)
+
+
+def build(project: LoadedProject | str | Path, out: str | Path = "build",
+          formats: tuple[str, ...] | list[str] = ("html", "pdf", "json"), *, paper: str = "a4") -> list[Path]:
+    """Build the report of a project (a loaded one, or the file at a path) into OUT/<file stem>/, as
+    `reportgen build` does, and return the files written; a failed build leaves the previous report intact."""
+    from reportgen.pipeline import BuildOptions
+    from reportgen.pipeline import build as build_project
+
+    allowed = ("html", "pdf", "json", "csv")
+    unknown = [name for name in formats if name not in allowed]
+    if unknown or not formats:
+        raise ValueError(f"formats are {', '.join(allowed)}, got {list(formats)}")
+    path = project.path if isinstance(project, LoadedProject) else Path(project)
+    return build_project(path, BuildOptions(out_root=Path(out), formats=tuple(formats), paper=paper))
 
 
 @dataclass(frozen=True, repr=False)

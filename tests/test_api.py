@@ -127,3 +127,14 @@ def test_every_money_key_of_the_schema_is_known_as_money() -> None:
     named = {key for key in keys(results_schema()) if ("cost" in key or "price" in key)
              and not any(part in key for part in ("ratio", "optimal", "per_cost", "meets", "limits_from"))}
     assert named - MONEY == set() and MONEY - named <= {"cost_ci", "total_with_time_value"}
+
+
+def test_a_notebook_builds_the_report(tmp_path) -> None:
+    import reportgen
+
+    written = reportgen.build(reportgen.load(INPUTS / "example.yaml"), tmp_path, ["html", "json"])
+    assert sorted(path.name for path in written) == ["report.html", "results.json"]
+    assert all(path.parent == tmp_path / "example" for path in written)
+    assert "build" in dir(reportgen)
+    with pytest.raises(ValueError, match="formats are html, pdf, json, csv"):
+        reportgen.build(INPUTS / "example.yaml", tmp_path, ["docx"])
