@@ -213,7 +213,7 @@ def test_console_script_and_readme_commands() -> None:
 
 
 def test_the_console_entry_runs_exit_handlers_and_flushes_its_output() -> None:
-    """run() skips the collector's shutdown walk (gc.freeze): handlers, output and status must survive."""
+    """run() leaves with os._exit to skip the interpreter's teardown: handlers, output and status must survive."""
     code = ("import atexit, sys\nfrom reportgen.commands import cli\natexit.register(lambda: print('handler ran'))\n"
             "sys.argv = ['reportgen', 'check', 'no-such-project.yaml']\nprint('before', end='')\ncli.run()\n")
     environment = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
