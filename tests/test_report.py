@@ -470,3 +470,20 @@ def test_a_load_axis_of_45_levels_builds_and_its_tables_spread_over_them(tmp_pat
     table = html.split("<caption>Per measured scale", 1)[1].split("</table>", 1)[0]
     levels = [float(level) for level in re.findall(r'<tr><td class="n" data-value="([0-9.]+)">', table)]
     assert levels[0] == 1 and levels[-1] == 17.28 and 10 <= len(levels) < 45, levels
+
+
+def test_every_heading_has_an_id_unique_in_the_page() -> None:
+    from reportgen.render.report import with_heading_ids
+
+    html = with_heading_ids('<h2 id="design">Design</h2><h3>The six slots</h3><h3>The six slots</h3>'
+                            '<h4>α–β <i>fit</i></h4><h3>Design</h3>')
+    assert re.findall(r'<h[2-4] id="([^"]+)"', html) == ["design", "the-six-slots", "the-six-slots-2", "fit",
+                                                          "design-2"]
+
+
+def test_the_built_report_links_every_heading(built: dict[str, Path]) -> None:
+    html = (built["a"] / "report.html").read_text(encoding="utf-8")
+    headings = re.findall(r"<h[2-4][ >][^>]*>?", html)
+    assert headings and all(' id="' in heading for heading in headings), [h for h in headings if ' id="' not in h]
+    ids = re.findall(r'\sid="([^"]+)"', html)
+    assert len(ids) == len(set(ids))

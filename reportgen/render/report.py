@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -121,9 +122,30 @@ class Page:
         return html
 
 
+_HEADING = re.compile(r"<h([2-4])>(.*?)</h\1>", re.S)
+_ID = re.compile(r'\sid="([^"]+)"')
+
+
+def with_heading_ids(html: str) -> str:
+    """Every heading without an id gets one from its text ("the-six-slots"), unique in the page, so that a reader
+    can link to any subsection."""
+    taken = set(_ID.findall(html))
+
+    def named(match: re.Match[str]) -> str:
+        text = re.sub(r"<[^>]+>", "", match.group(2))
+        base = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "section"
+        slug, number = base, 2
+        while slug in taken:
+            slug, number = f"{base}-{number}", number + 1
+        taken.add(slug)
+        return f'<h{match.group(1)} id="{slug}">{match.group(2)}</h{match.group(1)}>'
+
+    return _HEADING.sub(named, html)
+
+
 def render_page(template: str, context: dict[str, Any], frames: Sequence[FigureFrame]) -> Page:
     """The page of `template`; `frames` are the figures the context offers, of which the page holds some."""
-    html = render_html(template, context)
+    html = with_heading_ids(render_html(template, context))
     held = sorted((position, index) for index, frame in enumerate(frames) if (position := html.find(frame.slot)) >= 0)
     return Page(html, tuple(frames[index] for _, index in held))
 
