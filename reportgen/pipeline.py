@@ -7,7 +7,7 @@ A `Builder` is a warm build process: it keeps its figure cache and figure pool b
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,6 +57,8 @@ class Builder:
     pool: Any = None  # a reportgen.figures.FigurePool kept between builds, or None for a temporary one
     cache: FigureCache | None = None
     renderer: PdfRenderer | None = None  # PDF workers started early (reportgen.render.pdf_workers), or None: here
+    # Told each stage as it begins ("analysing", "drawing the figures", …): the command line's progress line
+    stages: Callable[[str], None] | None = None
 
     def __post_init__(self) -> None:
         if self.cache is None:
@@ -66,11 +68,11 @@ class Builder:
     def build(self, path: Path, *, formats: tuple[str, ...] | None = None) -> BuildResult:
         """Build one project's outputs; nothing is written unless every requested format rendered."""
         formats = self.options.formats if formats is None else formats
-        clock = _Clock()
+        clock = _Clock(self.stages)
         loaded = load_project(path)
         clock.lap("load")
         analysis, document = analyze_loaded(loaded)
-        clock.lap("analyze")
+        clock.lap("analyze", None if "html" in formats or "pdf" in formats else "writing")
         interrupts.check()
         files: dict[str, bytes] = {}
         if "json" in formats:
@@ -107,7 +109,7 @@ class Builder:
         pending = start_pdf(page, epoch, self._renderer()) if "pdf" in formats else None
         try:
             drawings, drawn = self._draw(jobs, beside=pending.processes_at_work if pending else 0)
-            clock.lap("figures")
+            clock.lap("figures", None if pending is not None else "writing")
             interrupts.check()
             report = Report(page, drawings, epoch)
             if "html" in formats:
@@ -161,15 +163,28 @@ def build(path: Path, options: BuildOptions) -> list[Path]:
     return Builder(options).build(path).written
 
 
+# What a build does after each stage, as a progress line names it
+_NEXT = {"load": "analysing", "analyze": "rendering the page", "page": "drawing the figures",
+         "figures": "finishing the PDF", "pdf": "writing", "write": ""}
+
+
 class _Clock:
-    def __init__(self) -> None:
+    """Each stage's seconds; a stage's end is the next one's start, told to `stages` when given."""
+
+    def __init__(self, stages: Callable[[str], None] | None = None) -> None:
         self.laps: dict[str, float] = {}
         self._last = time.perf_counter()
+        self._stages = stages
+        if stages is not None:
+            stages("loading")
 
-    def lap(self, stage: str) -> None:
+    def lap(self, stage: str, then: str | None = None) -> None:
+        """The end of `stage`; `then` names what follows when it is not the usual next stage."""
         now = time.perf_counter()
         self.laps[stage] = now - self._last
         self._last = now
+        if self._stages is not None:
+            self._stages(_NEXT.get(stage, "") if then is None else then)
 
 
 def analyze_loaded(loaded: LoadedProject) -> tuple[Analysis, dict[str, Any]]:

@@ -263,3 +263,30 @@ def test_format_completes_its_values() -> None:
     bash, fish = script("bash", _parser()), script("fish", _parser())
     assert "--format) COMPREPLY=($(compgen -W 'html pdf json csv'" in bash
     assert "-l format -x -a 'html pdf json csv'" in fish
+
+
+def test_a_long_single_build_shows_its_stage_and_clears_it(capsys: pytest.CaptureFixture[str]) -> None:
+    from reportgen.commands.console import StageLine
+
+    quick = StageLine("p.yaml", after=3600)
+    quick("analysing")
+    quick.clear()
+    assert capsys.readouterr().err == ""  # a build under the threshold says nothing
+    slow = StageLine("p.yaml", after=0)
+    slow("drawing the figures")
+    slow("")  # the last stage's end
+    slow.clear()
+    assert capsys.readouterr().err == "\r\033[Kp.yaml: drawing the figures…\r\033[K"
+
+
+def test_the_builder_tells_each_stage(tmp_path: Path) -> None:
+    from reportgen.pipeline import Builder, BuildOptions
+
+    told: list[str] = []
+    Builder(BuildOptions(out_root=tmp_path, formats=("html", "json")), stages=told.append).build(
+        ROOT / "inputs" / "example.yaml")
+    assert told == ["loading", "analysing", "rendering the page", "drawing the figures", "writing", ""]
+    told.clear()
+    Builder(BuildOptions(out_root=tmp_path, formats=("json",)), stages=told.append).build(
+        ROOT / "inputs" / "example.yaml")
+    assert told == ["loading", "analysing", "writing", ""]

@@ -10,7 +10,7 @@ import multiprocessing
 import os
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,12 +68,12 @@ def _build_one(path: Path, builder: Builder | None = None) -> Outcome:
                    f"({drawn} figure{'s' if drawn != 1 else ''} drawn)", "", seconds, tuple(result.seconds.items()))
 
 
-def build_many(paths: list[Path], options: BuildOptions, *, jobs: int,
-               renderer: PdfRenderer | None = None) -> Iterator[Outcome]:
+def build_many(paths: list[Path], options: BuildOptions, *, jobs: int, renderer: PdfRenderer | None = None,
+               stages: Callable[[str], None] | None = None) -> Iterator[Outcome]:
     """Outcomes as projects finish (in order of completion when jobs > 1). A single project's PDF goes to
-    `renderer` when the caller started one (reportgen.render.pdf_workers.pdf_workers)."""
+    `renderer` when the caller started one (reportgen.render.pdf_workers.pdf_workers), and its stages to `stages`."""
     if len(paths) == 1:  # figures get a drawing pool only if enough of them miss the cache (draw_figures)
-        yield _build_one(paths[0], Builder(options, renderer=renderer))
+        yield _build_one(paths[0], Builder(options, renderer=renderer, stages=stages))
         return
     if jobs <= 1:
         with warm_builder(options) as builder:

@@ -467,9 +467,13 @@ def _build(arguments: argparse.Namespace) -> int:
         if progress:
             print(f"building {total} projects with {min(arguments.jobs, total)} worker(s)…", end="",
                   file=sys.stderr, flush=True)
-        builds = build_many(arguments.files, options, jobs=arguments.jobs, renderer=renderer)
+        stages = console.StageLine(shown_name(arguments.files[0])) \
+            if total == 1 and sys.stderr.isatty() and not arguments.quiet else None
+        builds = build_many(arguments.files, options, jobs=arguments.jobs, renderer=renderer, stages=stages)
         for done, outcome in enumerate(builds, start=1):
             outcomes.append(outcome)
+            if stages is not None:
+                stages.clear()
             if progress:
                 print("\r\033[K", end="", file=sys.stderr)
             if outcome.status == ExitCode.OK:

@@ -29,3 +29,28 @@ def detail(text: str) -> None:
     """A line for -v only, on standard error."""
     if _verbose:
         print(text, file=sys.stderr, flush=True)
+
+
+class StageLine:
+    """A single build's stage on one line of standard error ("p.yaml: finishing the PDF…"), for a stage that begins
+    once the build has run for `after` seconds (a quick build stays silent), cleared when the build ends. No thread
+    keeps time (the build forks its figure workers): a stage is shown as it begins. For a terminal only: the caller
+    leaves it out under -q and when standard error is a pipe."""
+
+    def __init__(self, name: str, *, after: float = 1.0) -> None:
+        import time
+
+        self._name, self._after, self._shown = name, after, False
+        self._started = time.monotonic()
+
+    def __call__(self, stage: str) -> None:
+        import time
+
+        if stage and time.monotonic() - self._started >= self._after:
+            print(f"\r\033[K{self._name}: {stage}…", end="", file=sys.stderr, flush=True)
+            self._shown = True
+
+    def clear(self) -> None:
+        if self._shown:
+            print("\r\033[K", end="", file=sys.stderr, flush=True)
+            self._shown = False
