@@ -138,3 +138,12 @@ def test_a_notebook_builds_the_report(tmp_path) -> None:
     assert "build" in dir(reportgen)
     with pytest.raises(ValueError, match="formats are html, pdf, json, csv"):
         reportgen.build(INPUTS / "example.yaml", tmp_path, ["docx"])
+
+
+def test_a_loaded_project_prints_as_one_line() -> None:
+    import reportgen
+
+    text = repr(reportgen.load(INPUTS / "example.yaml"))
+    assert text.startswith("<reportgen project 'Data-parallel training of a 1.3B-parameter code model' (r4)")
+    assert "planned at 8 nodes; 5 runs at 1–16 nodes (5 scales)" in text and len(text) < 400
+    assert "7900000000000000.0" not in text  # no SI dump of the dataclasses

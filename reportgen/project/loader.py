@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 from dataclasses import dataclass, field, replace
@@ -34,6 +35,20 @@ class LoadedProject:
     nodes: tuple[Node, Node | None] | None = field(default=None, repr=False, compare=False)  # the composed file
     # and the runs' node (the CSV's when the runs come from one): where `written` finds the texts
 
+    def __repr__(self) -> str:
+        """One line for a notebook, in the units the file was written in (the dataclasses hold SI floats): the
+        title, what the project gives, and its measured scales."""
+        project = self.project
+        inferred = ("project", "money_currency", "work_unit")  # the title block, and what is not a section
+        given = [f.name for f in dataclasses.fields(project) if f.name not in inferred and getattr(project, f.name)]
+        runs = project.scaling.runs if project.scaling else ()
+        scales = sorted({run.nodes for run in runs})
+        measured = f"; {len(runs)} run{'s' if len(runs) != 1 else ''} at {_span(scales)}" if runs else ""
+        plan = f"; planned at {project.design.nodes} nodes" if project.design and project.design.nodes else ""
+        revision = f" ({project.project.revision})" if project.project.revision else ""
+        return (f"<reportgen project {project.project.title!r}{revision} from {self.display}{plan}{measured}; "
+                f"sections: {', '.join(given) or 'none'}>")
+
     @cached_property
     def written(self) -> dict[str, str]:
         """Each quantity's text as the user wrote it, by field path: for the report's appendix only, so it is
@@ -42,6 +57,15 @@ class LoadedProject:
             return {}
         root, runs_node = self.nodes
         return _as_written(self.project, root, runs_node)
+
+
+def _span(scales: list[float]) -> str:
+    """Measured node counts in a few words: "1–16 nodes (5 scales)", "8 nodes"."""
+    def shown(value: float) -> str:
+        return f"{int(value):,}" if value == int(value) else f"{value:g}"
+    if len(scales) == 1:
+        return f"{shown(scales[0])} node{'s' if scales[0] != 1 else ''}"
+    return f"{shown(scales[0])}–{shown(scales[-1])} nodes ({len(scales)} scales)"
 
 
 def load_project(path: str | Path, *, display: str | None = None,
