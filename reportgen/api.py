@@ -106,11 +106,27 @@ class Section:
             raise KeyError(f"{self.name} has no table {table!r}; it has {', '.join(sorted(found)) or 'none'}")
         return found[name]
 
+    @property
+    def sentences(self) -> dict[str, str]:
+        """The section's text values by key (page 1's verdict, gap, next action): what a section without rows says."""
+        if not isinstance(self.data, dict):
+            return {}
+        found = {key: value for key, value in self.data.items() if isinstance(value, str) and value}
+        found |= {f"{key}.text": value["text"] for key, value in self.data.items()
+                  if isinstance(value, dict) and isinstance(value.get("text"), str) and value["text"]}
+        return found
+
     def __repr__(self) -> str:
+        if not self.tables and self.sentences:  # a section of sentences (the summary): its first one
+            first = next(iter(self.sentences.values()))
+            return f"<reportgen section {self.name}: {_clipped(first)}>"
         names = ", ".join(self.tables) or "none"
         return f"<reportgen section {self.name}: {len(self.to_frame())} rows; tables: {names}>"
 
     def _repr_html_(self) -> str:
+        if not self.tables:  # the summary: its verdict, gap and next action, not an empty table
+            lines = "".join(f"<dt>{escape(key)}</dt><dd>{escape(text)}</dd>" for key, text in self.sentences.items())
+            return f"<p><b>{escape(self.name)}</b></p><dl>{lines}</dl>"
         frame = self.to_frame()
         more = len(frame) - HTML_ROWS
         tail = f"<p>… and {more} more rows: <code>.to_frame()</code> has them all.</p>" if more > 0 else ""

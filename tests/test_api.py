@@ -147,3 +147,13 @@ def test_a_loaded_project_prints_as_one_line() -> None:
     assert text.startswith("<reportgen project 'Data-parallel training of a 1.3B-parameter code model' (r4)")
     assert "planned at 8 nodes; 5 runs at 1–16 nodes (5 scales)" in text and len(text) < 400
     assert "7900000000000000.0" not in text  # no SI dump of the dataclasses
+
+
+def test_the_summary_shows_its_verdict_and_next_action_in_a_notebook() -> None:
+    import reportgen
+
+    summary = reportgen.analyze(INPUTS / "example.yaml").summary
+    assert summary is not None
+    assert repr(summary).startswith("<reportgen section summary: The goal is not met at the planned 8 nodes")
+    html = summary._repr_html_()
+    assert "<dt>verdict</dt>" in html and "<dt>next_action.text</dt>" in html and "0 rows" not in html
