@@ -10,8 +10,9 @@ DataFrame to explore and plot further, without parsing results.json.
     reportgen.build("inputs/example.yaml", "build", ["html", "json"])   # the report itself, as `reportgen build`
 
 The sections are those of reportgen.render.sections, by the same names as in results.json. Money columns carry the
-project's currency in their name in a DataFrame (`cost [EUR]`); every other column's unit is in its name already
-(`time_s`, `energy_kwh`). pandas is imported here only: `reportgen check` and a build never pay for it.
+project's currency in their name in a DataFrame (`cost [EUR]`), and every other unit in brackets the same way
+(`time [s]`, `energy [kWh]`); an interval is two float columns (`time [s] low`, `time [s] high`, NaN without one).
+pandas is imported here only: `reportgen check` and a build never pay for it.
 """
 
 from __future__ import annotations
@@ -202,13 +203,40 @@ def _shape(data: Any) -> str:
     return f"{len(rows)} rows and {len(data) - 1} values" if isinstance(rows, list) else f"{len(data)} values"
 
 
+# A results.json key's unit suffix, as a DataFrame names it: `time_s` → `time [s]`, longest suffix first
+UNIT_SUFFIXES = (("_g_per_kwh", "g/kWh"), ("_bytes_per_s", "B/s"), ("_per_s", "1/s"), ("_kwh", "kWh"),
+                 ("_kg", "kg"), ("_s", "s"), ("_b", "B"))
+
+
 def column_name(key: str, currency: str | None) -> str:
-    """A DataFrame's name for a results.json column: money with the currency beside it (`cost [EUR]`)."""
-    return f"{key} [{currency}]" if currency and key.rsplit(".", 1)[-1] in MONEY else key
+    """A DataFrame's name for a results.json column, in one convention: the unit in brackets after the quantity
+    (`time [s]`, `energy [kWh]`, `co2 [kg]`), money with the project's currency (`cost [EUR]`); a nested key keeps its
+    path (`limits.max_time [s]`)."""
+    path, _, last = key.rpartition(".")
+    prefix = f"{path}." if path else ""
+    if currency and last in MONEY:
+        return f"{prefix}{last.removesuffix('_ci')} [{currency}]" if last.endswith("_ci") else f"{key} [{currency}]"
+    for suffix, unit in UNIT_SUFFIXES:
+        if last.endswith(suffix) and len(last) > len(suffix):
+            return f"{prefix}{last.removesuffix(suffix)} [{unit}]"
+    return key
 
 
 def _frame(rows: list[dict[str, Any]], currency: str | None) -> pd.DataFrame:
+    """The rows as a DataFrame in the column convention above; an interval ([low, high] or null) becomes two float
+    columns, `… low` and `… high`, NaN where a scale has none."""
     import pandas as pd
 
     frame = pd.DataFrame.from_records(rows)
-    return frame.rename(columns={key: column_name(key, currency) for key in frame.columns})
+    columns: dict[str, Any] = {}
+    for key in frame.columns:
+        if key.endswith("_ci"):
+            name = column_name(key.removesuffix("_ci"), currency) if key.rsplit(".", 1)[-1] not in MONEY \
+                else column_name(key, currency)
+            bounds = [value if isinstance(value, list | tuple) and len(value) == 2 else (None, None)
+                      for value in frame[key]]
+            columns[f"{name} low"] = pd.to_numeric(pd.Series([b[0] for b in bounds]), errors="coerce")
+            columns[f"{name} high"] = pd.to_numeric(pd.Series([b[1] for b in bounds]), errors="coerce")
+        else:
+            columns[column_name(key, currency)] = frame[key]
+    return pd.DataFrame(columns, index=frame.index) if columns else frame

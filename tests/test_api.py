@@ -20,9 +20,14 @@ def example() -> reportgen.Results:
 
 
 def test_a_section_is_a_frame_with_the_columns_of_results_json(example: reportgen.Results) -> None:
+    from reportgen.api import column_name
+
     frame = example.scaling.to_frame()
     rows = example.document["scaling"]["rows"]
-    assert list(frame.columns) == list(rows[0])
+    plain = [key for key in rows[0] if not key.endswith("_ci")]
+    assert [column for column in frame.columns if not column.endswith((" low", " high"))] == \
+        [column_name(key, "USD") for key in plain]
+    assert "time [s]" in frame.columns and "time_s" not in frame.columns  # one convention: the unit in brackets
     assert list(frame["nodes"]) == [r["nodes"] for r in rows] == [1, 2, 4, 8, 16]
     assert list(frame["speedup"]) == pytest.approx([r["speedup"] for r in rows])
     assert example.scaling.knee_nodes == example.document["scaling"]["knee_nodes"]  # typed fields read through
@@ -35,7 +40,7 @@ def test_every_table_by_name(example: reportgen.Results) -> None:
     sensitivity = example.prediction.to_frame("sensitivity")
     assert len(sensitivity) == len(example.document["prediction"]["sensitivity"])
     decisions = example.decisions.to_frame()
-    assert "limits.max_time_s" in decisions.columns  # nested objects become dotted columns
+    assert "limits.max_time [s]" in decisions.columns  # nested objects become dotted columns
     with pytest.raises(KeyError, match="has no table 'nothing'"):
         example.prediction.to_frame("nothing")
 
@@ -157,3 +162,16 @@ def test_the_summary_shows_its_verdict_and_next_action_in_a_notebook() -> None:
     assert repr(summary).startswith("<reportgen section summary: The goal is not met at the planned 8 nodes")
     html = summary._repr_html_()
     assert "<dt>verdict</dt>" in html and "<dt>next_action.text</dt>" in html and "0 rows" not in html
+
+
+def test_interval_columns_are_floats_with_nan() -> None:
+    import math
+
+    import reportgen
+
+    frame = reportgen.analyze(INPUTS / "nightly-repeats.yaml").scaling.to_frame()
+    low, high = frame["time [s] low"], frame["time [s] high"]
+    assert low.dtype == high.dtype == "float64"
+    assert all(lo <= t <= hi for lo, t, hi in zip(low, frame["time [s]"], high, strict=True) if not math.isnan(lo))
+    single = reportgen.analyze(INPUTS / "example.yaml").scaling.to_frame()
+    assert single["time [s] low"].isna().all()  # one run per scale: no interval, NaN (not None in an object column)
