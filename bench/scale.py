@@ -1,7 +1,8 @@
 """Scale benchmark (issue 15): full cold builds of 10,000 raw runs against the default example, alternated.
 
 `python bench/scale.py [--rounds 2]` writes two projects in a temporary folder, the default example's with its runs
-replaced by (a) 20 node counts × 500 repeats and (b) 10,000 distinct node counts, and times cold
+replaced by (a) 20 node counts × 500 repeats, (b) 10,000 distinct node counts and (c) 5,000 distinct node counts
+beside 500 repeats at each of ten scales (issue 38: its speedup figure once drew 20,000 caps), and times cold
 `reportgen build --no-cache` of each (HTML, PDF, JSON) beside the example's own, alternated because this machine's
 speed drifts. Targets: within 3× the example's time, peak memory under 300 MB (read per command with wait4), and
 report.html under 1 MB (issue 25: past a few hundred points the figures aggregate).
@@ -57,7 +58,9 @@ def main() -> None:
         cases = {"default example": EXAMPLE,
                  "20 node counts x 500 repeats": write_project(folder, "repeats", [p for p in REPEATED
                                                                                   for _ in range(500)]),
-                 "10,000 distinct node counts": write_project(folder, "distinct", list(range(1, 10_001)))}
+                 "10,000 distinct node counts": write_project(folder, "distinct", list(range(1, 10_001))),
+                 "5,000 distinct + 10 x 500 repeats": write_project(
+                     folder, "mix", list(range(1, 5001)) + [1 << k for k in range(1, 11) for _ in range(500)])}
         times: dict[str, list[float]] = {case: [] for case in cases}
         memory: dict[str, float] = dict.fromkeys(cases, 0.0)
         html: dict[str, int] = {}

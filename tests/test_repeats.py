@@ -181,3 +181,20 @@ def _write(folder: Path, text: str) -> Path:
     path = folder / "p.yaml"
     path.write_text(text)
     return path
+
+
+def test_interval_bars_are_drawn_for_repeated_scales_only() -> None:
+    """A mix of many single-run scales and a few repeated ones draws caps for the repeated ones alone: 5,000 single
+    runs beside ten repeated scales once drew 20,000 caps, a 3.8 MB figure."""
+    from reportgen.figures.scaling import speedup
+
+    single = "".join(f"    - {{nodes: {p}, time: {1000 / p + p * 0.01:.4f} s}}\n" for p in range(1, 301))
+    repeated = "".join(f"    - {{nodes: {p}, time: {1000 / p * factor:.4f} s}}\n" for p in (512, 1024, 2048)
+                       for factor in (0.98, 1.0, 1.03))
+    text = f"project: {{title: Mix}}\nscaling:\n  runs:\n{single}{repeated}"
+    scaling = analyze_scaling(load_project_text(text, ROOT / "mix.yaml", "mix.yaml").project.scaling)
+    assert scaling is not None and sum(1 for row in scaling.rows if row.speedup_ci) == 3
+    job = speedup(scaling)
+    assert job is not None
+    uses = job.run().count("<use ")  # each cap, marker and glyph of text is one <use> in matplotlib's SVG
+    assert uses <= 60, uses  # the text and 12 caps; a cap per single-run scale too gave 1,248

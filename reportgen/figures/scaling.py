@@ -244,12 +244,15 @@ def speedup(scaling: ScalingResult, limit: float | None = None) -> FigureJob | N
 
 
 def _interval_bars(ax: Any, p: np.ndarray, values: list[float], intervals: list[tuple[float, float] | None]) -> None:
-    """One error-bar artist for every scale with repeats (a scale with one run gets none)."""
-    if not any(intervals):
+    """One error-bar artist for the scales with repeats, and only them: a scale with one run gets no bar, and no
+    caps either (5,000 single-run scales beside ten repeated ones once drew 20,000 caps, a 3.8 MB figure)."""
+    kept = [(x, v, ci) for x, v, ci in zip(p, values, intervals, strict=True) if ci]
+    if not kept:
         return
-    below = [v - ci[0] if ci else 0.0 for v, ci in zip(values, intervals, strict=True)]
-    above = [ci[1] - v if ci else 0.0 for v, ci in zip(values, intervals, strict=True)]
-    ax.errorbar(p, values, yerr=[below, above], fmt="none", ecolor=INK, elinewidth=0.9, capsize=3, zorder=4)
+    below = [v - ci[0] for _, v, ci in kept]
+    above = [ci[1] - v for _, v, ci in kept]
+    ax.errorbar([x for x, _, _ in kept], [v for _, v, _ in kept], yerr=[below, above], fmt="none", ecolor=INK,
+                elinewidth=0.9, capsize=3, zorder=4)
 
 
 def _draw_speedup(frame: FigureFrame, scaling: ScalingResult, needed: float | None) -> str:
