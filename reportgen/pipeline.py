@@ -25,6 +25,7 @@ from reportgen.render.report import Page, Report, render_page, start_pdf
 from reportgen.render.results import dumps, results_document
 
 if TYPE_CHECKING:
+    from reportgen.figures import FigurePool
     from reportgen.figures.jobs import FigureJob
     from reportgen.render.pdf import PdfRenderer
 
@@ -54,7 +55,7 @@ class BuildResult:
 @dataclass
 class Builder:
     options: BuildOptions
-    pool: Any = None  # a reportgen.figures.FigurePool kept between builds, or None for a temporary one
+    pool: FigurePool | None = None  # drawing workers kept between builds, or None for a temporary one
     cache: FigureCache | None = None
     renderer: PdfRenderer | None = None  # PDF workers started early (reportgen.render.pdf_workers), or None: here
     # Told each stage as it begins ("analysing", "drawing the figures", …): the command line's progress line

@@ -14,17 +14,20 @@ import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from reportgen.figures.jobs import FIGURE_SCHEME, HEIGHT, WIDTH, FigureFrame, FigureJob, present, slot
 
 if TYPE_CHECKING:
+    from reportgen.analysis import Analysis
     from reportgen.figures.cache import FigureCache
+    from reportgen.project.model import Project
 
 __all__ = ["FIGURE_SCHEME", "HEIGHT", "WIDTH", "FigureFrame", "FigureJob", "figure_jobs", "present", "slot"]
 
 
-def figure_jobs(analysis: Any, project: Any) -> list[FigureJob]:
+def figure_jobs(analysis: Analysis, project: Project) -> list[FigureJob]:
     """Every figure of a report whose inputs are present, in reading order. Past a few dozen measured scales, bar
     charts and labelled points show the tables' selection of node counts (reportgen.analysis.selection); line
     plots keep every point, drawn as one artist."""
@@ -39,7 +42,7 @@ def figure_jobs(analysis: Any, project: Any) -> list[FigureJob]:
             for job in family.jobs(cut, project, analysis)]
 
 
-def _families() -> list[Any]:
+def _families() -> list[ModuleType]:
     """The figure modules the report's sections declare (reportgen.render.sections), in order, each once."""
     import importlib
 

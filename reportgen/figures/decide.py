@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from reportgen.analysis import Analysis
 from reportgen.analysis.cost import CostResult
 from reportgen.analysis.energy import EnergyResult
 from reportgen.figures.jobs import FigureFrame, FigureJob, present
@@ -37,7 +36,7 @@ REGIME_STYLE = {"on_demand": (BLUE, "o", "-"), "spot": (ORANGE, "s", "--"), "loc
 LINE_NAMES = {"-": "solid", "--": "dashed", "-.": "dash-dot", ":": "dotted"}
 
 
-def jobs(analysis: Any, project: Project, full: Any = None) -> list[FigureJob]:
+def jobs(analysis: Analysis, project: Project, full: Analysis | None = None) -> list[FigureJob]:
     limit = cost_limit(project, analysis.cost)
     return present(cost_speedup(analysis.cost, limit), regimes(analysis.cost, limit), energy(analysis.energy))
 

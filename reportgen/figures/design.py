@@ -4,10 +4,10 @@ layout's step terms beside the measured breakdown."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 import numpy as np
 
+from reportgen.analysis import Analysis
 from reportgen.analysis.checklist import ChecklistResult, TaxResult
 from reportgen.analysis.layout import LayoutResult
 from reportgen.analysis.prediction import Curve, PredictionResult, Sensitivity
@@ -18,7 +18,7 @@ from reportgen.project.model import Project, Run
 from reportgen.wording import duration
 
 
-def jobs(analysis: Any, project: Project, full: Any = None) -> list[FigureJob]:
+def jobs(analysis: Analysis, project: Project, full: Analysis | None = None) -> list[FigureJob]:
     return present(radar(analysis.checklist), fanout_budget(analysis.checklist),
                    predicted(analysis.prediction, analysis.scaling), sensitivity(analysis.prediction),
                    layout_step(analysis.layout, analysis.scaling))

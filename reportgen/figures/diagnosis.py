@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
+from reportgen.analysis import Analysis
 from reportgen.analysis.diagnosis import ADAM_STACK, DiagnosisResult, StepResult, Wall
 from reportgen.figures.jobs import FigureFrame, FigureJob, present
 from reportgen.figures.style import (
@@ -28,7 +28,7 @@ from reportgen.project.model import Hardware, Project
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 
 
-def jobs(analysis: Any, project: Project, full: Any = None) -> list[FigureJob]:
+def jobs(analysis: Analysis, project: Project, full: Analysis | None = None) -> list[FigureJob]:
     diagnosis: DiagnosisResult | None = analysis.diagnosis
     if diagnosis is None:
         return []

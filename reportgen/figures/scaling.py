@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from reportgen.analysis import Analysis
 from reportgen.analysis.fits import usl_capacity
 from reportgen.analysis.provenance import ProvenanceResult
 from reportgen.analysis.scaling import TREND_READING, PopRow, ScalingResult
@@ -37,7 +38,7 @@ from reportgen.project.records import RankTimes
 MAX_MARKERS = 200  # points of a curve drawn with a marker each
 
 
-def jobs(analysis: Any, project: Project, full: Any = None) -> list[FigureJob]:
+def jobs(analysis: Analysis, project: Project, full: Analysis | None = None) -> list[FigureJob]:
     """`analysis` has the tables' selection of scales (for bars), `full` every scale (for the curves)."""
     scaling: ScalingResult | None = analysis.scaling
     every: ScalingResult | None = (full or analysis).scaling

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from reportgen.analysis import Analysis
 from reportgen.analysis.fits import usl_capacity
 from reportgen.analysis.serving import ServingResult
 from reportgen.figures.decide import LINE_NAMES, REGIME_STYLE
@@ -27,7 +28,7 @@ from reportgen.project.model import REGIME_NAMES, Project
 from reportgen.wording import money, plural
 
 
-def jobs(analysis: Any, project: Project, full: Any = None) -> list[FigureJob]:
+def jobs(analysis: Analysis, project: Project, full: Analysis | None = None) -> list[FigureJob]:
     serving: ServingResult | None = (full or analysis).serving
     if serving is None or not serving.rows:
         return []
