@@ -59,6 +59,10 @@ def _draw_radar(frame: FigureFrame, pressures: tuple[tuple[str, float], ...]) ->
         ax.set_xticks(angles)
         ax.set_xticklabels(names)
         ax.tick_params(axis="x", pad=7)  # clear of a marker on the rim (a pressure of 1)
+        # a label beside the circle (left or right) grows away from it, not across it ("inference" at 180°)
+        for label, angle in zip(ax.get_xticklabels(), angles, strict=True):
+            across = np.cos(angle)
+            label.set_horizontalalignment("left" if across > 0.3 else "right" if across < -0.3 else "center")
         ax.set_ylim(0, 1)
         ax.set_yticks([0.25, 0.5, 0.75, 1.0])
         ax.set_yticklabels(["0.25", "0.5", "0.75", "1"], fontsize=6.5)
