@@ -487,3 +487,17 @@ def test_the_built_report_links_every_heading(built: dict[str, Path]) -> None:
     assert headings and all(' id="' in heading for heading in headings), [h for h in headings if ' id="' not in h]
     ids = re.findall(r'\sid="([^"]+)"', html)
     assert len(ids) == len(set(ids))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("example", sorted(path.stem for path in INPUTS.glob("*.yaml")))
+def test_page_one_holds_the_whole_reviewers_summary(example: str, tmp_path: Path) -> None:
+    """Page 1 is the reviewer's summary (ANALYSES §7.1): the verdict, the next action and every line of evidence
+    below it (operating point, scaling, model, layout, diagnosis, evidence) are on it, for every example."""
+    build(INPUTS / f"{example}.yaml", BuildOptions(out_root=tmp_path, formats=("html", "pdf")))
+    html = (tmp_path / example / "report.html").read_text(encoding="utf-8")
+    summary = html.split('id="summary"', 1)[1].split("<h3", 1)[0]
+    labels = re.findall(r'<span class="label">([^<]+)</span>', summary)
+    page_one = " ".join((PdfReader(tmp_path / example / "report.pdf").pages[0].extract_text() or "").split())
+    missing = [label for label in labels if label.replace("Next action", "NEXT ACTION") not in page_one]
+    assert labels and not missing, f"{example}: page 2 holds {missing}"
