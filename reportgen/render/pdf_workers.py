@@ -12,7 +12,6 @@ that way).
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
@@ -67,11 +66,7 @@ class PdfWorkers:
         self._context.set_forkserver_preload([SERVER_MODULE])
         _short_socket_folder()
         multiprocessing.forkserver.ensure_running()  # at once: the server loads WeasyPrint while this one works on
-        # Each worker says its process id as it starts: the pool names its processes nowhere public, and close()
-        # must kill a worker still at work
-        self._started = self._context.SimpleQueue()
-        self._pool = ProcessPoolExecutor(max_workers=2, mp_context=self._context, initializer=_worker_start,
-                                         initargs=(self._started,))
+        self._pool = ProcessPoolExecutor(max_workers=2, mp_context=self._context, initializer=as_worker)
         # A request that needs a new worker waits until the server has loaded WeasyPrint: a thread makes it
         self._requests = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reportgen-pdf-requests")
         self._unfinished: set[Future[bytes]] = set()
@@ -102,19 +97,12 @@ class PdfWorkers:
         """
         self._requests.shutdown(cancel_futures=True)  # waits for a request being made
         if self._unfinished:
-            import signal
-
-            while not self._started.empty():
-                with contextlib.suppress(ProcessLookupError):  # a worker that has already left
-                    os.kill(self._started.get(), signal.SIGKILL)
+            # ProcessPoolExecutor names its processes nowhere public; `_processes` (pid: process) since 3.2. Workers
+            # that said their pid through a SimpleQueue at start were tried (issue 37): a worker stopped while it
+            # held the queue's lock made half of test_one_sigterm_stops_a_build_whose_renderer_hangs fail
+            for worker in list((self._pool._processes or {}).values()):
+                worker.kill()
         self._pool.shutdown(wait=True, cancel_futures=True)
-        self._started.close()
-
-
-def _worker_start(started: Any) -> None:
-    """A worker's first act: behave as a worker (interrupts.as_worker), then say its process id."""
-    as_worker()
-    started.put(os.getpid())
 
 
 class _PendingPdf:
