@@ -289,7 +289,7 @@ def _walls(project: Project, hardware: Hardware,
     if baseline and baseline.memory:
         memory = baseline.memory
         stack = [("parameters × bytes per parameter", memory.parameters * memory.bytes_per(project.serving))]
-        kv = kv_cache_bytes(baseline.serving) if project.serving else None
+        kv = baseline.serving.kv_cache_bytes if project.serving and baseline.serving else None
         if kv:
             stack.append(("KV cache", kv))
         if memory.activations:
@@ -319,13 +319,6 @@ def _walls(project: Project, hardware: Hardware,
     if time_wall:
         walls.append(time_wall)
     return walls, details
-
-
-def kv_cache_bytes(serving: Serving | None) -> float | None:
-    """One replica's KV cache at the peak: kv_bytes_per_token × tokens_in_flight (§5.y), when both are given."""
-    if serving is None or serving.kv_bytes_per_token is None or serving.tokens_in_flight is None:
-        return None
-    return serving.kv_bytes_per_token * serving.tokens_in_flight
 
 
 def _serving_wall(serving: Serving, headroom: float) -> tuple[Wall | None, int | None]:

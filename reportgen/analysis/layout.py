@@ -124,6 +124,12 @@ class LayoutResult:
         return _nodes(self.optimum_data * self.tensor * self.pipeline, self.devices_per_node)
 
     @property
+    def fitting_stages(self) -> tuple[str, ...]:
+        """Where each stage fits, in words ("stage 1 from d = 45"), for the stages that fit at some d."""
+        return tuple(f"stage {stage} from d = {d:,}" for stage, d in zip(STAGES, self.min_data_for_stage, strict=True)
+                     if d is not None)
+
+    @property
     def optimum_capped(self) -> bool:
         """d* is the largest degree evaluated: the step still falls at the end of the range."""
         return self.curve is not None and self.optimum_data == len(self.curve.data) and len(self.curve.data) > 1
@@ -277,17 +283,21 @@ class StepInputs:
         pipeline = 2.0 * m * (self.alpha + self.activation_b / self.bandwidth) if pp > 1 else 0.0
         return tensor, pipeline
 
-    def t_step(self, degrees: np.ndarray, g: int, data_pattern: Pattern) -> np.ndarray:
+    def _varying_terms(self, degrees: np.ndarray, g: int, data_pattern: Pattern) -> tuple[np.ndarray, np.ndarray]:
+        """The compute share and the data-parallel collective (less its overlap) at each data-parallel degree."""
         compute = self.t_comp * g / (degrees * self.tensor * self.pipeline)
-        tensor, pipeline = self._fixed_terms()
         latency, bandwidth = data_pattern.coefficients(degrees)
         data = (1.0 - self.overlap) * (self.alpha * latency + self.data_message_b / self.bandwidth * bandwidth)
+        return compute, data
+
+    def t_step(self, degrees: np.ndarray, g: int, data_pattern: Pattern) -> np.ndarray:
+        compute, data = self._varying_terms(degrees, g, data_pattern)
+        tensor, pipeline = self._fixed_terms()
         step: np.ndarray = compute * (1.0 + (self.pipeline - 1) / self.micro_batches) + tensor + pipeline + data
         return step
 
     def terms(self, data: int, g: int, data_pattern: Pattern) -> StepTerms:
-        compute = self.t_comp * g / (data * self.tensor * self.pipeline)
+        compute, collective = (float(term[0]) for term in self._varying_terms(np.array([float(data)]), g,
+                                                                                data_pattern))
         tensor, pipeline = self._fixed_terms()
-        collective = data_pattern.t_comm(data, self.alpha, self.data_message_b / self.bandwidth)
-        return StepTerms(compute, compute * (self.pipeline - 1) / self.micro_batches, tensor, pipeline,
-                         (1.0 - self.overlap) * collective)
+        return StepTerms(compute, compute * (self.pipeline - 1) / self.micro_batches, tensor, pipeline, collective)

@@ -11,7 +11,7 @@ from reportgen.analysis.checklist import ChecklistResult
 from reportgen.analysis.diagnosis import DiagnosisResult
 from reportgen.analysis.findings import Finding, error, info, warning
 from reportgen.analysis.goal import GoalResult
-from reportgen.analysis.layout import STAGES, LayoutResult
+from reportgen.analysis.layout import LayoutResult
 from reportgen.analysis.model_check import COMM_SHARE_FACTOR, SPEEDUP_SHORTFALL, ModelCheckResult
 from reportgen.analysis.peak import PastPeak, past_peak_words
 from reportgen.analysis.prediction import PredictionResult
@@ -295,8 +295,7 @@ def _layout(project: Project, layout: LayoutResult | None) -> list[Finding]:
                          f"{number(planned * g)} devices of design.nodes × devices_per_node = {planned} × {g}: give "
                          "design.parallelism.data, or a layout that divides them", "design.parallelism", "design"))
     if layout.fits is False and layout.memory_per_device_b is not None and layout.device_memory_b is not None:
-        fitting = [f"stage {stage} from d = {number(d)}" for stage, d in zip(STAGES, layout.min_data_for_stage,
-                                                                           strict=True) if d is not None]
+        fitting = layout.fitting_stages
         out.append(error("layout-does-not-fit", f"ZeRO stage {layout.zero_stage} at d = {layout.data} leaves "
                          f"{size(layout.memory_per_device_b)} per device, more than its "
                          f"{size(layout.device_memory_b)}; "

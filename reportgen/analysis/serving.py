@@ -24,6 +24,10 @@ LatencyOrigin = Literal["measured", "interpolated", "modelled"]
 ObjectiveName = Literal["p99", "ttft_p99", "tpot_p99"]  # end-to-end latency, time to first token, per output token
 OBJECTIVES: tuple[ObjectiveName, ...] = get_args(ObjectiveName)
 RUN_FIELDS: dict[ObjectiveName, str] = {"p99": "p99_latency", "ttft_p99": "ttft_p99", "tpot_p99": "tpot_p99"}
+# Each objective's value and its origin on a ServingRow, and its column heading in the serving table
+ROW_FIELDS: dict[ObjectiveName, tuple[str, str, str]] = {"p99": ("p99_s", "p99_source", "p99"),
+                                                        "ttft_p99": ("ttft_p99_s", "ttft_source", "p99 TTFT"),
+                                                        "tpot_p99": ("tpot_p99_s", "tpot_source", "p99 TPOT")}
 OBJECTIVE_NAMES: dict[ObjectiveName, str] = {"p99": "p99", "ttft_p99": "p99 time to first token",
                                              "tpot_p99": "p99 time per output token"}
 
@@ -139,8 +143,7 @@ def replica_of(project: Project) -> Replica | None:
     if memory is None or device is None or hardware is None:
         return None
     serving = project.baseline.serving if project.baseline else None
-    kv = serving.kv_bytes_per_token * serving.tokens_in_flight if serving and serving.kv_bytes_per_token \
-        and serving.tokens_in_flight else None
+    kv = serving.kv_cache_bytes if serving else None
     return Replica(memory.parameters * memory.bytes_per(True), kv, (memory.activations or 0.0) + (memory.other or 0.0),
                    device, hardware.devices_per_node)
 
@@ -200,18 +203,19 @@ class ServingResult:
         """The serving table's latency columns as (heading, row attribute, its source attribute): the end-to-end p99
         always, the time to first token and per output token when the goal states them."""
         stated = {name for name, _ in self.objectives}
-        columns = [("p99", "p99_s", "p99_source")]
-        if "ttft_p99" in stated:
-            columns.append(("p99 TTFT", "ttft_p99_s", "ttft_source"))
-        if "tpot_p99" in stated:
-            columns.append(("p99 TPOT", "tpot_p99_s", "tpot_source"))
-        return tuple(columns)
+        return tuple((heading, value, source) for name, (value, source, heading) in ROW_FIELDS.items()
+                     if name == "p99" or name in stated)
+
+    @property
+    def within_words(self) -> str:
+        """The objectives in words, " within a p99 time to first token of 1.5 s and …" ("" without one)."""
+        limits = [f"a {OBJECTIVE_NAMES[name]} of {duration(limit)}" for name, limit in self.objectives]
+        return f" within {listed(limits)}" if limits else ""
 
     @property
     def need_words(self) -> str:
         """The need in words: "138,000 tokens/s within a p99 time to first token of 1.5 s and ..."."""
-        limits = [f"a {OBJECTIVE_NAMES[name]} of {duration(limit)}" for name, limit in self.objectives]
-        return requests(self.capacity_needed_rps, self.unit) + (f" within {listed(limits)}" if limits else "")
+        return requests(self.capacity_needed_rps, self.unit) + self.within_words
 
     @property
     def plan_measured(self) -> bool:
@@ -471,7 +475,13 @@ def _regimes(project: Project) -> tuple[ServingRegime, ...]:
 
 
 def latency_of(row: ServingRow, name: ObjectiveName) -> float | None:
-    return {"p99": row.p99_s, "ttft_p99": row.ttft_p99_s, "tpot_p99": row.tpot_p99_s}[name]
+    value: float | None = getattr(row, ROW_FIELDS[name][0])
+    return value
+
+
+def latency_source(row: ServingRow, name: ObjectiveName) -> LatencyOrigin | None:
+    source: LatencyOrigin | None = getattr(row, ROW_FIELDS[name][1])
+    return source
 
 
 def _check(row: ServingRow, regime: ServingRegime | None, need: float,

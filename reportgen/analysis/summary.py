@@ -27,11 +27,11 @@ from reportgen.analysis.reliability import ReliabilityResult
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.analysis.serving import (
     OBJECTIVE_NAMES,
-    ObjectiveName,
     ServingCheck,
     ServingResult,
     ServingRow,
     latency_of,
+    latency_source,
 )
 from reportgen.project.model import REGIME_NAMES, REGIME_PHRASES, Project
 from reportgen.wording import (
@@ -132,8 +132,7 @@ def _layout(layout: LayoutResult | None) -> str | None:
         parts.append(f"{size(layout.memory_per_device_b)} per device against {size(layout.device_memory_b)}: it "
                      f"{verdict}")
     if layout.fits is False:
-        fitting = [f"stage {stage} from d = {d:,}" for stage, d in enumerate(layout.min_data_for_stage)
-                   if d is not None]
+        fitting = layout.fitting_stages
         parts.append(f"the state fits with {listed(fitting)}" if fitting else "no ZeRO stage fits at any d")
     if layout.step is not None and layout.step.bubble_s > 0:
         parts.append(f"the pipeline bubble is {percent(layout.bubble_fraction)} of the compute")
@@ -473,8 +472,7 @@ def _serving_verdict(serving: ServingResult | None, plan: int | None,
 def _need(serving: ServingResult) -> str:
     headroom = f" ({number(serving.load_rps)} at the peak plus {percent(serving.headroom, 2)} headroom)" \
         if serving.headroom else ""
-    need, *within = serving.need_words.split(" within ", 1)
-    return need + headroom + (f" within {within[0]}" if within else "")
+    return requests(serving.capacity_needed_rps, serving.unit) + headroom + serving.within_words
 
 
 def _plan_check(serving: ServingResult) -> ServingCheck:
@@ -499,7 +497,7 @@ def _serving_values(check: ServingCheck, serving: ServingResult, words: _Words) 
     row = _row(serving, check.nodes)
     unknown = []
     for name, limit in serving.objectives:
-        value, source = (latency_of(row, name), _source_of(row, name)) if row else (None, None)
+        value, source = (latency_of(row, name), latency_source(row, name)) if row else (None, None)
         if value is None:
             unknown.append((OBJECTIVE_NAMES[name], limit))
             continue
@@ -523,10 +521,6 @@ def _serving_values(check: ServingCheck, serving: ServingResult, words: _Words) 
 
 def _row(serving: ServingResult, nodes_: float) -> ServingRow | None:
     return next((r for r in serving.rows if r.nodes == nodes_), None)
-
-
-def _source_of(row: ServingRow, name: ObjectiveName) -> str | None:
-    return {"p99": row.p99_source, "ttft_p99": row.ttft_source, "tpot_p99": row.tpot_source}[name]
 
 
 def _serving_gap(serving: ServingResult, words: _Words) -> str | None:

@@ -321,8 +321,6 @@ class _ClosedStream(io.TextIOBase):
 def _suggest_command(parser: argparse.ArgumentParser, argv: list[str]) -> None:
     """A misspelt command gets the nearest one (`reportgen buidl` → did you mean `build`?), at every level of
     commands (`ingest traec`), as a one-line usage error with argparse's exit status."""
-    import difflib
-
     words = [word for word in argv if not word.startswith("-")]
     path: tuple[str, ...] = ()
     names = children(parser)
@@ -330,6 +328,8 @@ def _suggest_command(parser: argparse.ArgumentParser, argv: list[str]) -> None:
         if not names:
             return
         if word not in names:
+            import difflib  # only for a word that names no command: `check` starts without it
+
             near = difflib.get_close_matches(word, names, n=1, cutoff=0.6)
             hint = f"; did you mean `{' '.join((*path, near[0]))}`?" if near else f" (commands: {', '.join(names)})"
             print(printable(f"reportgen: error: unknown command `{' '.join((*path, word))}`{hint}"), file=sys.stderr)

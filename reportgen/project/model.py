@@ -294,6 +294,13 @@ class Serving:
                                                            "counts output tokens: says which tokens a price is per"),
                                                   starter=False)
 
+    @property
+    def kv_cache_bytes(self) -> float | None:
+        """One replica's KV cache at the peak: kv_bytes_per_token × tokens_in_flight (§5.y), when both are given."""
+        if self.kv_bytes_per_token is None or self.tokens_in_flight is None:
+            return None
+        return self.kv_bytes_per_token * self.tokens_in_flight
+
     def check(self) -> Checks:
         if (self.requests_per_second is None) != (self.capacity_per_replica is None):
             name = "capacity_per_replica" if self.capacity_per_replica is None else "requests_per_second"
