@@ -198,3 +198,14 @@ def test_interval_bars_are_drawn_for_repeated_scales_only() -> None:
     assert job is not None
     uses = job.run().count("<use ")  # each cap, marker and glyph of text is one <use> in matplotlib's SVG
     assert uses <= 60, uses  # the text and 12 caps; a cap per single-run scale too gave 1,248
+
+
+def test_one_wild_repeat_of_three_is_the_only_one_named() -> None:
+    """55, 54 and 240 s at one scale: 240 is the outlier (4.4× the middle of the other two); 55 and 54 are each more
+    than 2× from the middle of the wild run and the other, and were once named too."""
+    from reportgen.analysis.scaling import find_outlier_repeats, repeats_by_nodes
+
+    scaling = scaling_of("    - {nodes: 2, time: 55}\n    - {nodes: 2, time: 54}\n    - {nodes: 2, time: 240}\n")
+    found = find_outlier_repeats(repeats_by_nodes(scaling.runs), None)
+    assert [(repeat.position, repeat.value) for repeat in found] == [(3, 240.0)]
+    assert found[0].centre == pytest.approx(54.5)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from statistics import median
 from typing import Literal, get_args
@@ -383,11 +384,14 @@ def find_outlier_repeats(groups: list[list[Run]], work_per_run: float | None) ->
             continue
         values = [_repeat_value(run, work_per_run) for run in group]
         if len(group) == 3:
-            for index, value in enumerate(values):
-                others = values[:index] + values[index + 1:]
-                centre = sum(others) / 2
-                if centre > 0 and not 1 / REPEAT_FACTOR <= value / centre <= REPEAT_FACTOR:
-                    found.append(OutlierRepeat(group[0].nodes, index + 1, value, centre, 3))
+            # only the repeat farthest from the other two can be the outlier: with one wild run, the two good ones
+            # are each far from the middle of the wild one and the other, and were named too
+            centres = [(values[(index + 1) % 3] + values[(index + 2) % 3]) / 2 for index in range(3)]
+            departures = [abs(math.log(value / centre)) if value > 0 and centre > 0 else 0.0
+                          for value, centre in zip(values, centres, strict=True)]
+            index = departures.index(max(departures))
+            if departures[index] > math.log(REPEAT_FACTOR):
+                found.append(OutlierRepeat(group[0].nodes, index + 1, values[index], centres[index], 3))
             continue
         low, high = np.percentile(values, [25, 75])
         fence = REPEAT_IQR_FENCE * (high - low)
