@@ -197,3 +197,17 @@ project: {title: T}
 checklist: {pressures: {data: 0.2, training: 0.9, model: 0.9, inference: 0.1}}
 """)
     assert analyze(project).checklist.top_pressures == ("training", "model")  # tie keeps the listed order
+
+
+def test_a_data_job_bound_by_time_is_cured_by_distributing_its_data() -> None:
+    """A data-processing job whose time wall binds splits its data, not a training job: `distribute data` matches,
+    and no wrong-axis tells it to distribute training."""
+    from reportgen.analysis import analyze
+    from tests.conftest import make_project
+
+    text = ("project: {title: Logs, workload: data-processing, goal: {time_per_run: 20 min}}\n"
+            "design: {axis: distribute data, nodes: 16}\n"
+            "scaling: {runs: [{nodes: 1, time: 5400 s}, {nodes: 16, time: 900 s}]}\n")
+    analysis = analyze(make_project(text))
+    assert analysis.diagnosis is not None and analysis.diagnosis.axis == "distribute data"
+    assert analysis.diagnosis.axis_matches and "wrong-axis" not in {f.code for f in analysis.findings}

@@ -208,9 +208,13 @@ def _largest(floors: dict[Bound, float]) -> Bound | None:
     return largest if floors[largest] > 0 else None
 
 
+# The axis that spreads a compute-time ceiling, by workload: a service adds replicas, a data job splits its data
+WORKLOAD_COMPUTE_AXIS: dict[str, Axis] = {"inference": "distribute inference", "data-processing": "distribute data"}
+
+
 def axis_for(ceiling: CeilingName, workload: str | None) -> Axis:
-    if ceiling == "compute" and workload == "inference":
-        return "distribute inference"
+    if ceiling == "compute" and workload in WORKLOAD_COMPUTE_AXIS:
+        return WORKLOAD_COMPUTE_AXIS[workload]
     return CEILING_AXIS[ceiling]
 
 
