@@ -147,4 +147,5 @@ def test_the_fitted_bandwidth_is_also_given_as_the_logs_bus_bandwidth(tmp_path: 
     prediction = analyze(load_project(project).project).prediction
     bandwidth = prediction.fit.bandwidth_bytes_per_s
     # 16 ranks on 2 nodes: busbw = B × (15/16) / (1/2) = 1.875 B, about 346 GB/s beside the log's 339 at 8 GiB
-    assert prediction.bus_bandwidths == ((2, 16, pytest.approx(1.875 * bandwidth)),)
+    [bus] = prediction.bus_bandwidths
+    assert (bus.nodes, bus.ranks, bus.bytes_per_s) == (2, 16, pytest.approx(1.875 * bandwidth))

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
 
 import pytest
 
+from reportgen.keys import Key, derived
 from reportgen.pipeline import BuildOptions, build
-from reportgen.render.results import dumps
+from reportgen.render.results import dumps, json_of
+from reportgen.render.results_schema import object_schema
 from tests.conftest import DATA, INPUTS
 
 CONTRACT = {
@@ -151,3 +155,72 @@ def test_the_results_contract_is_additive() -> None:
     assert released == sorted(set(released))
     missing = set(released) - _key_paths(results_schema())
     assert not missing, f"results.json lost released keys: {sorted(missing)[:10]}"
+
+
+def _descriptions(schema: dict, path: str = "") -> dict[str, str | None]:
+    """Every key path of a schema and its description."""
+    found: dict[str, str | None] = {path: schema.get("description")} if path else {}
+    for name, item in schema.get("properties", {}).items():
+        found.update(_descriptions(item, f"{path}.{name}" if path else name))
+    for inner in ("items", "additionalProperties"):
+        if isinstance(schema.get(inner), dict):
+            found.update(_descriptions(schema[inner], f"{path}[]"))
+    return found
+
+
+def test_every_key_of_the_schema_says_what_it_means() -> None:
+    from reportgen.render.results import results_schema
+
+    undescribed = [path for path, text in _descriptions(results_schema()).items() if not (text or "").strip()]
+    assert undescribed == []
+
+
+@dataclass(frozen=True)
+class _Row:
+    nodes: Annotated[int, Key("node count")]
+
+
+@dataclass(frozen=True)
+class _Result:
+    seconds: Annotated[float | None, Key("a time", name="time_s", also=("old_time_s",))]
+    rows: Annotated[tuple[_Row, ...], Key("the rows")]
+    working: float  # the analysis' own: not a key
+
+    @derived(Key("seconds doubled"))
+    def doubled_s(self) -> float | None:
+        return None if self.seconds is None else 2 * self.seconds
+
+
+@dataclass(frozen=True)
+class _Undeclared:
+    nodes: int
+
+
+@dataclass(frozen=True)
+class _Holder:
+    rows: Annotated[tuple[_Undeclared, ...], Key("rows of a type that declares nothing")]
+
+
+@dataclass(frozen=True)
+class _Shapeless:
+    both: Annotated[int | str, Key("two types at once")]
+
+
+def test_a_result_is_written_and_described_from_one_declaration() -> None:
+    """A field with a Key is in the document and the schema under one name; a field without one is in neither; a
+    derived key is computed on reading; the type says null, arrays and rows."""
+    document = json_of(_Result(float("inf"), (_Row(2),), 1.0))
+    assert document == {"time_s": "inf", "old_time_s": "inf", "rows": [{"nodes": 2}], "doubled_s": "inf"}
+    schema = object_schema(_Result, "a result")
+    assert schema["required"] == ["time_s", "old_time_s", "rows", "doubled_s"]
+    assert schema["properties"]["time_s"]["anyOf"][-1] == {"type": "null"}
+    assert schema["properties"]["rows"]["items"]["properties"]["nodes"] == {"type": "integer",
+                                                                          "description": "node count"}
+
+
+def test_a_result_declared_incompletely_fails() -> None:
+    """A row type with no declared key, or a key whose type has no JSON shape, stops the schema (and the suite)."""
+    with pytest.raises(TypeError, match="declares no key"):
+        object_schema(_Holder, "holder")
+    with pytest.raises(TypeError, match="one type"):
+        object_schema(_Shapeless, "shapeless")

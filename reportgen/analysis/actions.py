@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Annotated, Literal
 
 from reportgen.analysis.diagnosis import DiagnosisResult
 from reportgen.analysis.findings import SEVERITIES, Finding
@@ -21,6 +21,7 @@ from reportgen.analysis.prediction import PredictionResult
 from reportgen.analysis.reliability import ReliabilityResult
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.analysis.serving import ServingResult
+from reportgen.keys import Key
 from reportgen.project.model import REGIME_PHRASES
 from reportgen.wording import duration, listed, nodes, percent, requests
 
@@ -29,9 +30,12 @@ Rank = Literal[1, 2, 3, 4, 5]
 
 @dataclass(frozen=True)
 class NextAction:
-    code: str  # the finding code the action comes from; "none" when no finding calls for one
-    text: str
-    rank: Rank | None = None  # §7.1's order of what changes the verdict most; None without an action
+    code: Annotated[str, Key("the finding code it comes from; none when no finding calls for one")]
+    text: Annotated[str, Key("the action")]
+    rank: Annotated[Rank | None, Key(
+        "ANALYSES §7.1's order: 1 an error that stops the design, 2 the plan against the evidence, 3 a measurement "
+        "that cannot be right, 4 the model against the measurements, 5 noise and the rest; null without an "
+        "action")] = None
 
 
 @dataclass(frozen=True)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Annotated, Literal
 
 from reportgen.analysis.common import ceil_ratio
 from reportgen.analysis.diagnosis import DiagnosisResult
 from reportgen.analysis.prediction import PredictionResult
 from reportgen.analysis.reliability import ReliabilityResult
+from reportgen.keys import Key, derived
 from reportgen.project.model import PRESSURE_AXES, Project
 
 TaxKind = Literal["interactive", "training"]  # fan-out against a latency SLO, or R(p) at the plan
@@ -18,12 +19,12 @@ FANOUT_RANGE = range(1, 81)
 
 @dataclass(frozen=True)
 class TaxResult:
-    kind: TaxKind | None
-    tax_s: float | None
-    budget_left_s: float | None
-    exhausting_fanout: int | None
-    ratio: float | None  # tax / SLO (interactive) or R(p_planned) (training)
-    binds: bool
+    kind: Annotated[TaxKind | None, Key("interactive (fan-out against a latency SLO) or training (R(p) at the plan)")]
+    tax_s: Annotated[float | None, Key("the tax in seconds")]
+    budget_left_s: Annotated[float | None, Key("what the budget leaves after the tax")]
+    exhausting_fanout: Annotated[int | None, Key("the fan-out at which the tax uses up the budget")]
+    ratio: Annotated[float | None, Key("tax / SLO (interactive) or R(p) at the plan (training)")]
+    binds: Annotated[bool, Key("whether the tax exhausts the budget")]
     budget_curve: tuple[tuple[int, float], ...]  # (fanout, budget left) for fanouts 1…80 (interactive)
     fanout: int | None
     planned_nodes: int | None
@@ -32,18 +33,22 @@ class TaxResult:
 
 @dataclass(frozen=True)
 class ChecklistRow:
-    stage: int
-    name: str
-    answer: str
-    source: str  # "diagnosed", "declared", "computed" or "not given"
+    stage: Annotated[int, Key("1 to 6")]
+    name: Annotated[str, Key("the stage")]
+    answer: Annotated[str, Key("the answer")]
+    source: Annotated[str, Key("where the answer came from")]  # "diagnosed", "declared", "computed" or "not given"
 
 
 @dataclass(frozen=True)
 class ChecklistResult:
-    rows: tuple[ChecklistRow, ...]
-    tax: TaxResult
+    rows: Annotated[tuple[ChecklistRow, ...], Key("the checklist's answers", name="stages")]
+    tax: Annotated[TaxResult, Key("the communication tax against its budget")]
     pressures: tuple[tuple[str, float], ...]  # in PRESSURE_AXES order, given ones only
-    top_pressures: tuple[str, ...]
+    top_pressures: Annotated[tuple[str, ...], Key("the pressures ranked highest", item="a pressure")]
+
+    @derived(Key("checklist.pressures as given (0 to 1 each)", name="pressures", item="a pressure"))
+    def pressure_by_axis(self) -> dict[str, float]:
+        return dict(self.pressures)
 
 
 def interactive_tax(fanout: int, hop_latency: float, latency_slo: float) -> TaxResult:

@@ -5,47 +5,50 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
+from typing import Annotated
 
 from reportgen.analysis.common import first_max, first_min, whole_nodes
 from reportgen.analysis.scaling import ScalingResult
+from reportgen.keys import Key
 from reportgen.project.model import Pricing, RegimeName
 
 
 @dataclass(frozen=True)
 class CostRow:
-    nodes: int
+    nodes: Annotated[int, Key("node count")]
     time_s: float
     speedup: float
-    cost: float
-    total_with_time_value: float | None
+    cost: Annotated[float, Key("money per run")]
+    total_with_time_value: Annotated[float | None, Key("cost plus the value of the run's time")]
 
 
 @dataclass(frozen=True)
 class Marginal:
-    from_nodes: int
-    to_nodes: int
-    d_speedup: float
-    d_cost: float
-    speedup_per_cost: float  # inf when the cost did not rise ("free")
+    from_nodes: Annotated[int, Key("node count")]
+    to_nodes: Annotated[int, Key("node count")]
+    d_speedup: Annotated[float, Key("speedup gained")]
+    d_cost: Annotated[float, Key("money added per run")]
+    speedup_per_cost: Annotated[float, Key("d_speedup / d_cost")]  # inf when the cost did not rise ("free")
 
 
 @dataclass(frozen=True)
 class RegimeRow:
-    nodes: int
-    time_s: float
-    cost: float
-    preemptions: float | None  # expected preemptions per run (spot)
+    nodes: Annotated[int, Key("node count")]
+    time_s: Annotated[float, Key("seconds per run, with the expected preemption restarts added (spot)")]
+    cost: Annotated[float, Key("money per run")]
+    preemptions: Annotated[float | None, Key("expected preemptions per run (spot only)", name="expected_preemptions")]
 
 
 @dataclass(frozen=True)
 class Regime:
     name: RegimeName
-    price_per_node_hour: float
-    viable: bool
-    reason: str
-    rows: tuple[RegimeRow, ...]
-    cost_optimal_nodes: int | None
-    time_value_optimal_nodes: int | None
+    price_per_node_hour: Annotated[float, Key("the node-hour price in this regime")]
+    viable: Annotated[bool, Key("whether the regime can be used at all (owned nodes below their minimum utilisation "
+                                "cannot)")]
+    reason: Annotated[str, Key("why the regime is or is not viable, in words")]
+    rows: Annotated[tuple[RegimeRow, ...], Key("cost per measured scale in this regime")]
+    cost_optimal_nodes: Annotated[int | None, Key("the cheapest measured scale in this regime (ties: fewer nodes)")]
+    time_value_optimal_nodes: Annotated[int | None, Key("the scale with the lowest cost plus value of time")]
     preemptions: tuple[float, float] | None = None  # spot: (λ per node-hour, restart overhead in s)
 
     def at(self, nodes: int, time_s: float) -> RegimeRow:
@@ -61,18 +64,19 @@ class Regime:
 
 @dataclass(frozen=True)
 class CostResult:
-    currency: str
-    per_unit_of_work: bool
+    currency: Annotated[str, Key("pricing.currency")]
+    per_unit_of_work: Annotated[bool, Key("costs are per unit of work")]
     node_hour: float
-    rows: tuple[CostRow, ...]
-    marginal: tuple[Marginal, ...]
-    cost_optimal_nodes: int
-    fastest_nodes: int
-    cost_ratio: float
-    speedup_ratio: float
+    rows: Annotated[tuple[CostRow, ...], Key("on-demand cost per measured scale")]
+    marginal: Annotated[tuple[Marginal, ...], Key("what each step up in scale buys")]
+    cost_optimal_nodes: Annotated[int, Key("the cheapest measured scale on demand (ties: fewer nodes)")]
+    fastest_nodes: Annotated[int, Key("the fastest measured scale")]
+    cost_ratio: Annotated[float, Key("cost at the fastest / cost at the cheapest")]
+    speedup_ratio: Annotated[float, Key("speedup at the fastest / speedup at the cheapest")]
     value_of_time_per_hour: float | None
-    time_value_optimal_nodes: int | None
-    regimes: dict[RegimeName, Regime]
+    time_value_optimal_nodes: Annotated[int | None, Key("the lowest cost plus value of time")]
+    regimes: Annotated[dict[RegimeName, Regime], Key("each price regime the project states, by name (on_demand, "
+                                                     "spot, local)", item="one price regime")]
 
 
 @dataclass(frozen=True)

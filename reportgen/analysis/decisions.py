@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Annotated, Literal
 
 from reportgen.analysis.common import first_min, whole_nodes
 from reportgen.analysis.cost import CostResult, priced_points
@@ -16,6 +16,7 @@ from reportgen.analysis.energy import EnergyResult
 from reportgen.analysis.goal import scaled
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.analysis.serving import ServingResult
+from reportgen.keys import Key, derived, interval
 from reportgen.project.model import REGIME_PHRASES, Decision, Goal, Objective, RegimeName
 from reportgen.wording import listed, nodes
 
@@ -24,8 +25,8 @@ GoalLimit = Literal["time", "cost"]  # a limit a context takes from the project'
 
 @dataclass(frozen=True)
 class Candidate:
-    nodes: int
-    regime: RegimeName | None  # None without pricing
+    nodes: Annotated[int, Key("node count")]
+    regime: Annotated[RegimeName | None, Key("its price regime")]  # None without pricing
     time_s: float | None  # per run; a serving project's p99 latency
     cost: float | None  # per run; per hour of service
     co2_kg: float | None  # per run; per hour of service
@@ -33,32 +34,88 @@ class Candidate:
 
 
 @dataclass(frozen=True)
+class AppliedLimits:
+    """The limits a recommendation was held to, per run (or, serving, the p99 and per hour)."""
+
+    max_time_s: Annotated[float | None, Key("time limit")]
+    max_cost: Annotated[float | None, Key("cost limit")]
+    max_co2_kg: Annotated[float | None, Key("carbon limit")]
+    max_p99_s: Annotated[float | None, Key("serving: p99 limit")]
+    max_cost_per_hour: Annotated[float | None, Key("serving: hourly cost limit")]
+    from_goal: Annotated[tuple[GoalLimit, ...], Key("limits taken from the project's goal", item="a limit")]
+
+
+@dataclass(frozen=True)
 class DecisionResult:
-    name: str
-    optimize: Objective
-    nodes: int | None
-    regime: RegimeName | None  # the price regime the recommendation is priced in
+    name: Annotated[str, Key("the context's name")]
+    optimize: Annotated[Objective, Key("the objective")]
+    nodes: Annotated[int | None, Key("the recommended scale")]
+    # the price regime the recommendation is priced in
+    regime: Annotated[RegimeName | None, Key("the price regime it is priced in")]
     time_s: float | None
     cost: float | None
     co2_kg: float | None
-    within_limits: bool
-    note: str  # why no point is within limits, or what stood in for a missing measure
+    within_limits: Annotated[bool, Key("the recommendation meets the context's limits")]
+    # why no point is within limits, or what stood in for a missing measure
+    note: Annotated[str, Key("why, in words")]
     max_time_s: float | None  # the limits applied: the context's own, else the goal's (serving: p99, per hour)
     max_cost: float | None
     max_co2_kg: float | None
     limits_from_goal: tuple[GoalLimit, ...]  # which limits came from project.goal
-    nearest: Candidate | None = None  # no point within limits: the one whose largest excess over a limit is least
+    # no point within limits: the one whose largest excess over a limit is least
+    nearest: Annotated[Candidate | None, Key("no point is within the limits: the one whose largest excess over a "
+                                             "limit is the smallest")] = None
     time_ci: tuple[float, float] | None = None  # 95 % intervals from repeated runs at the chosen scale
     cost_ci: tuple[float, float] | None = None
+    per_hour: bool = False  # a serving project's: time is the p99, money and CO2e per hour
+
+    # results.json keeps a run's figures and a service's hourly ones under their own keys, each null for the other
+    @derived(Key("seconds per run", name="time_s"))
+    def time_per_run_s(self) -> float | None:
+        return None if self.per_hour else self.time_s
+
+    @derived(Key("money per run", name="cost"))
+    def cost_per_run(self) -> float | None:
+        return None if self.per_hour else self.cost
+
+    @derived(Key("kg CO2e per run", name="co2_kg"))
+    def co2_kg_per_run(self) -> float | None:
+        return None if self.per_hour else self.co2_kg
+
+    @derived(Key("serving: the p99 there"))
+    def p99_s(self) -> float | None:
+        return self.time_s if self.per_hour else None
+
+    @derived(Key("serving: money per hour"))
+    def cost_per_hour(self) -> float | None:
+        return self.cost if self.per_hour else None
+
+    @derived(Key("serving: kg CO2e per hour"))
+    def co2_kg_per_hour(self) -> float | None:
+        return self.co2_kg if self.per_hour else None
+
+    @derived(interval("time_s", name="time_s_ci"))
+    def time_per_run_ci(self) -> tuple[float, float] | None:
+        return None if self.per_hour else self.time_ci
+
+    @derived(interval("cost (proportional to the time)", name="cost_ci"))
+    def cost_per_run_ci(self) -> tuple[float, float] | None:
+        return None if self.per_hour else self.cost_ci
+
+    @derived(Key("the limits applied"))
+    def limits(self) -> AppliedLimits:
+        run, hour = (None, self.max_time_s) if self.per_hour else (self.max_time_s, None)
+        run_cost, hour_cost = (None, self.max_cost) if self.per_hour else (self.max_cost, None)
+        return AppliedLimits(run, run_cost, self.max_co2_kg, hour, hour_cost, self.limits_from_goal)
 
 
 @dataclass(frozen=True)
 class TradeOff:
-    context: str  # what this context gives up …
-    instead_of: str  # … by not taking that context's point
-    time_ratio: float | None  # × slower (this / other)
-    cost_ratio: float | None  # × more money
-    co2_ratio: float | None  # × more CO2
+    context: Annotated[str, Key("the context")]  # what this context gives up …
+    instead_of: Annotated[str, Key("the other context")]  # … by not taking that context's point
+    time_ratio: Annotated[float | None, Key("× slower")]  # this / other
+    cost_ratio: Annotated[float | None, Key("× more money")]
+    co2_ratio: Annotated[float | None, Key("× more CO2e")]
 
 
 @dataclass(frozen=True)
@@ -147,8 +204,8 @@ def decide(contexts: tuple[Decision, ...], scaling: ScalingResult | None, cost: 
         return None
     if serving is not None:
         points = serving_candidates(serving)
-        results = tuple(_decide(context, serving_limits(context, serving), points, serving=True)
-                        for context in contexts)
+        results = tuple(replace(_decide(context, serving_limits(context, serving), points, serving=True),
+                                per_hour=True) for context in contexts)
         return DecisionsResult(results, trade_offs(results), serving=True)
     assert scaling is not None
     points = candidates(scaling, cost, energy, tax)

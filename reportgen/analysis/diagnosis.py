@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
 from reportgen.analysis.common import at_least, ceil_ratio
+from reportgen.keys import Key, derived
 from reportgen.project.model import Axis, Hardware, Project, Serving, Step
 
 CeilingName = Literal["compute", "memory-bandwidth", "memory-capacity", "data-io", "serving", "communication", "none"]
@@ -36,69 +37,79 @@ TYPICAL_TOOLS = {
     "none": "—",
 }
 WALL_CEILING: dict[WallName, CeilingName] = {"memory": "memory-capacity", "data": "data-io", "serving": "serving"}
+FLOORS = ("compute", "memory", "io", "network")  # a step's floors, one per resource
 BOUND_CEILING: dict[Bound, CeilingName] = {"compute": "compute", "memory-bandwidth": "memory-bandwidth",
                                            "io": "data-io", "communication": "communication"}
 
 
 @dataclass(frozen=True)
 class StepResult:
-    name: str
-    time_s: float
-    intensity: float | None  # FLOP/B; inf when Q = 0 < W; None when undefined or not given
-    floors_s: dict[str, float | None]  # compute, memory, io, network
-    bound: Bound | None  # the largest floor; None when no floor can be computed
-    attained_flops_per_s: float | None
-    attained_bytes_per_s: float | None
-    roof_efficiency: float | None
-    dominant: bool
+    name: Annotated[str, Key("the step's name")]
+    time_s: Annotated[float, Key("the measured time of the step")]
+    intensity: Annotated[float | None, Key("arithmetic intensity W/Q (FLOP per byte); inf when Q = 0 < W")]
+    floors_s: Annotated[dict[str, float | None], Key("each resource's lower bound on the step's time",
+                                                     keys=FLOORS, item="the {key} floor in seconds")]
+    bound: Annotated[Bound | None, Key("the largest floor (ties: the earlier in this list)")]
+    attained_flops_per_s: Annotated[float | None, Key("W / measured time")]
+    attained_bytes_per_s: Annotated[float | None, Key("Q / measured time")]
+    roof_efficiency: Annotated[float | None, Key("the attained rate over the roofline's rate at this intensity")]
+    dominant: Annotated[bool, Key("the longest step, whose floors decide the bound")]
 
 
 @dataclass(frozen=True)
 class Wall:
-    wall: WallName
-    fill: float | None  # demand / capacity; None for a time wall assumed to bind
-    binds: bool
-    demand: float | None
-    capacity: float | None
+    wall: Annotated[WallName, Key("the wall")]
+    fill: Annotated[float | None, Key("demand / capacity; above 1 the wall binds (null: a time wall assumed to bind)")]
+    binds: Annotated[bool, Key("whether the wall binds")]
+    demand: Annotated[float | None, Key("what the workload needs (bytes, requests per second or seconds)")]
+    capacity: Annotated[float | None, Key("what one device or node offers, in the same unit")]
     unit: str  # what demand and capacity are measured in, for the report
     note: str
 
 
 @dataclass(frozen=True)
 class Ceiling:
-    ceiling: CeilingName
-    axis: Axis
+    ceiling: Annotated[CeilingName, Key("the ceiling")]
+    axis: Annotated[Axis, Key("the axis that cures it")]
 
 
 @dataclass(frozen=True)
 class DiagnosisResult:
-    ridge_intensity: float | None
-    steps: tuple[StepResult, ...]
-    walls: tuple[Wall, ...]
-    binding_ceiling: CeilingName
-    axis: Axis
-    declared_axis: Axis | None
-    axis_matches: bool | None
-    secondary_ceilings: tuple[Ceiling, ...]
-    min_devices: int | None
-    workers_for_deadline: int | None
-    replicas_needed: int | None
-    training_time_s: float | None  # single-machine time from baseline.training
+    ridge_intensity: Annotated[float | None, Key("peak compute / memory bandwidth (FLOP per byte): the roofline's "
+                                                 "ridge")]
+    steps: Annotated[tuple[StepResult, ...], Key("the roofline of each profiled baseline step")]
+    walls: Annotated[tuple[Wall, ...], Key("each wall: what is demanded of one node against what it has")]
+    binding_ceiling: Annotated[CeilingName, Key("the ceiling that runs out first")]
+    axis: Annotated[Axis, Key("the axis of distribution that cures the binding ceiling")]
+    declared_axis: Annotated[Axis | None, Key("design.axis")]
+    axis_matches: Annotated[bool | None, Key("whether the declared axis is the one the diagnosis names")]
+    secondary_ceilings: Annotated[tuple[Ceiling, ...], Key("ceilings that also bind, with the axis each needs")]
+    min_devices: Annotated[int | None, Key("the fewest devices that hold one shard of the memory demand")]
+    workers_for_deadline: Annotated[int | None, Key("workers needed to meet the training deadline at the stated "
+                                                    "MFU")]
+    replicas_needed: Annotated[int | None, Key("serving replicas needed for the request rate")]
+    training_time_s: Annotated[float | None, Key("single-machine training time from baseline.training")]
     memory_stack: tuple[tuple[str, float], ...]  # (component, bytes) of the memory demand
     bytes_per_parameter: float | None
-    device_memory: float | None  # of one device: the memory wall's capacity
-    devices_per_node: int
-    shard_within_node: bool  # the memory wall binds per device but a perfect shard fits in one node
-    min_nodes: int | None  # ceil(min_devices / devices_per_node): the fewest nodes that hold one perfect shard
+    device_memory: Annotated[float | None, Key("the memory of one device: the memory wall's capacity",
+                                               name="device_memory_bytes")]
+    devices_per_node: Annotated[int, Key("hardware.devices_per_node (1 when not given)")]
+    shard_within_node: Annotated[bool, Key("the memory wall binds per device and a perfect shard fits within one "
+                                           "node: the design must shard the model within each node")]
+    min_nodes: Annotated[int | None, Key("min_devices over devices_per_node, rounded up")]
     deadline_stated: bool
     # With a within-node shard required: the ceiling the axis across nodes must cure (the next wall that binds,
     # `none` when one node holding the shard suffices) and its axis (§1.2); None otherwise.
-    node_ceiling: CeilingName | None = None
-    node_axis: Axis | None = None
+    node_ceiling: Annotated[CeilingName | None, Key(
+        "with a within-node shard required: the ceiling the axis across nodes must cure (the next that binds; none "
+        "when one node holding the shard suffices)")] = None
+    node_axis: Annotated[Axis | None, Key("the axis that cures node_ceiling")] = None
     design_shards_model: bool = False  # partitioning includes `shard model`
-    time_source: TimeSource | None = None  # where the time wall's single-machine time comes from
+    time_source: Annotated[TimeSource | None, Key(
+        "where the time wall's single-machine time comes from: the measured 1-node run (it outranks the model) or "
+        "6·P·T / (MFU·π)")] = None
 
-    @property
+    @derived(Key("the memory stack's total: parameters × bytes each, activations, other", name="memory_demand_bytes"))
     def memory_demand(self) -> float | None:
         """What one replica asks of one device: the memory stack summed (None without baseline.memory)."""
         return sum(size for _, size in self.memory_stack) if self.memory_stack else None

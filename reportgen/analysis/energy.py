@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 
 from reportgen.analysis.common import first_min, whole_nodes
 from reportgen.analysis.scaling import ScalingResult
+from reportgen.keys import Key
 from reportgen.project.model import Energy
 
 JOULES_PER_KWH = 3.6e6
@@ -13,27 +15,33 @@ JOULES_PER_KWH = 3.6e6
 
 @dataclass(frozen=True)
 class EnergyRow:
-    nodes: int
-    energy_kwh: float
-    co2_kg: float | None
-    measured: bool
-    monthly_energy_kwh: float | None
-    monthly_co2_kg: float | None
-    co2_recorded_kg: float | None = None  # what an ingested CodeCarbon file recorded for the run (its own intensity)
-    recorded_intensity_g_per_kwh: float | None = None  # that record's intensity: its CO2e over the measured energy
+    nodes: Annotated[int, Key("node count")]
+    energy_kwh: Annotated[float, Key("kWh per run, PUE included")]
+    co2_kg: Annotated[float | None, Key("kg CO2e per run (null without a carbon intensity)")]
+    measured: Annotated[bool, Key("the energy was measured, not modelled")]
+    monthly_energy_kwh: Annotated[float | None, Key("kWh per month at pricing.runs_per_month")]
+    monthly_co2_kg: Annotated[float | None, Key("kg CO2e per month")]
+    co2_recorded_kg: Annotated[float | None, Key(
+        "the CO2e an ingested CodeCarbon file recorded for the run, with its own intensity of the day (co2_kg always "
+        "uses this report's one intensity)")] = None
+    recorded_intensity_g_per_kwh: Annotated[float | None, Key(
+        "that record's intensity: its CO2e over the measured energy (without PUE)")] = None
 
 
 @dataclass(frozen=True)
 class EnergyResult:
-    carbon_intensity_g_per_kwh: float | None
-    carbon_source: str | None
-    per_unit_of_work: bool
+    carbon_intensity_g_per_kwh: Annotated[float | None, Key("grid carbon intensity used")]
+    carbon_source: Annotated[str | None, Key("where the intensity came from")]
+    per_unit_of_work: Annotated[bool, Key("energy and CO2 are per unit of work")]
     split_by_activity: bool  # breakdown form: waiting time drawn at wait power
-    rows: tuple[EnergyRow, ...]
-    carbon_optimal_nodes: int  # argmin CO2e; with no intensity, argmin energy (the same ranking)
+    rows: Annotated[tuple[EnergyRow, ...], Key("energy and CO2e per measured scale")]
+    # argmin CO2e; with no intensity, argmin energy (the same ranking)
+    carbon_optimal_nodes: Annotated[int, Key("the scale with the least CO2e per run")]
     runs_per_month: float | None
-    modelled: bool = True  # energy.node_power is given: scales without a measured energy are modelled
-    unknown_nodes: tuple[int, ...] = ()  # scales with no energy (no measurement and no node_power to model it)
+    modelled: Annotated[bool, Key("energy.node_power is given, so scales without a measured energy are "
+                                  "modelled")] = True
+    unknown_nodes: Annotated[tuple[int, ...], Key("measured scales with no energy: neither measured nor modelled "
+                                                  "(no energy.node_power)", item="node count")] = ()
 
     @property
     def recorded(self) -> bool:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Annotated, Literal, get_args
+
+from reportgen.keys import Key
 
 Severity = Literal["error", "warning", "info"]
 SEVERITIES: tuple[Severity, ...] = get_args(Severity)
@@ -11,10 +13,12 @@ SEVERITIES: tuple[Severity, ...] = get_args(Severity)
 
 @dataclass(frozen=True)
 class Finding:
-    severity: Severity
-    code: str  # stable: scripts and `reportgen diff` match on it
-    message: str
-    path: str  # the project-file field it concerns, e.g. "design.axis"; "" for the project as a whole
+    severity: Annotated[Severity, Key("how serious")]
+    # stable: scripts and `reportgen diff` match on it
+    code: Annotated[str, Key("a stable identifier, for example wrong-axis")]
+    message: Annotated[str, Key("the finding, with its numbers")]
+    # the project-file field it concerns, e.g. "design.axis"; "" for the project as a whole
+    path: Annotated[str, Key("the project-file field it is about")]
     section: str = "summary"  # the report section that explains it (an anchor id)
 
 

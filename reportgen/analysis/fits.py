@@ -5,34 +5,41 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Annotated
 
 import numpy as np
+
+from reportgen.keys import Key
 
 
 @dataclass(frozen=True)
 class AlphaBetaFit:
-    alpha_s: float
-    beta_s: float
-    residual_s: float  # root-mean-square residual
-    bandwidth_bytes_per_s: float | None = None  # the link bandwidth B of the size-aware fit (β = message bytes / B)
-    min_bytes: float | None = None  # the smallest message size the size-aware fit used
-    points: int = 0  # measured collectives the fit used
+    alpha_s: Annotated[float, Key("fitted α")]
+    beta_s: Annotated[float, Key("fitted β")]
+    residual_s: Annotated[float, Key("root-mean-square residual of the fit")]
+    # the link bandwidth B of the size-aware fit (β = message bytes / B)
+    bandwidth_bytes_per_s: Annotated[float | None, Key("link bandwidth of the size-aware fit")] = None
+    min_bytes: Annotated[float | None, Key("the smallest message size the size-aware fit used")] = None
+    points: Annotated[int, Key("measurements the fit used (0: the two-point exact solution)")] = 0
 
 
 @dataclass(frozen=True)
 class AmdahlFit:
-    serial_fraction: float
-    max_speedup: float  # 1/f; inf when f ≤ 0
+    serial_fraction: Annotated[float, Key("s")]
+    max_speedup: Annotated[float, Key("1 / s")]  # inf when f ≤ 0
 
 
 @dataclass(frozen=True)
 class USLFit:
-    sigma: float
-    kappa: float
-    gamma: float
-    peak_nodes: float | None  # √((1 − σ)/κ) when κ > 0 and σ < 1: the continuous peak
-    peak_whole_nodes: int | None = None  # the whole concurrency next to it with the larger X (ties: the smaller)
-    peak_capacity: float | None = None  # X at the continuous peak: the predicted peak throughput (or speedup)
+    sigma: Annotated[float, Key("σ, contention")]
+    kappa: Annotated[float, Key("κ, coherency")]
+    gamma: Annotated[float, Key("γ, single-node scale")]
+    # √((1 − σ)/κ) when κ > 0 and σ < 1
+    peak_nodes: Annotated[float | None, Key("√((1 − σ)/κ), the continuous peak")]
+    peak_whole_nodes: Annotated[int | None, Key("the whole concurrency beside the peak with the larger predicted "
+                                                "capacity (ties: the smaller)")] = None
+    peak_capacity: Annotated[float | None, Key("X at the continuous peak: the predicted peak throughput "
+                                               "(throughput form, in its work per second) or speedup")] = None
 
 
 # T_comm(p) = α·a(p) + β·b(p): a pattern's two coefficient columns at the given node counts (ANALYSES §3.1)

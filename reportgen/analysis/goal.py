@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Annotated
 
 import numpy as np
 
@@ -17,6 +18,7 @@ from reportgen.analysis.common import Origin, first_min
 from reportgen.analysis.cost import CostResult, priced_points
 from reportgen.analysis.energy import EnergyResult
 from reportgen.analysis.scaling import ScalingResult
+from reportgen.keys import Key, interval
 from reportgen.project.model import Goal, RegimeName
 
 
@@ -69,6 +71,94 @@ class GoalResult:
     @property
     def priced(self) -> bool:
         return any(check.cost is not None for check in self.at_plan)
+
+
+@dataclass(frozen=True)
+class GoalRow:
+    """One point against the goal as results.json has it: a run's figures, or a service's hourly ones, each null for
+    the other."""
+
+    nodes: Annotated[float, Key("node count")]
+    regime: Annotated[RegimeName | None, Key("the price regime")]
+    viable: Annotated[bool, Key("the regime is viable")]
+    time_s: Annotated[float | None, Key("seconds per run")]
+    cost: Annotated[float | None, Key("money per run")]
+    co2_kg: Annotated[float | None, Key("kg CO2e per run")]
+    meets_time: Annotated[bool | None, Key("within the time limit; null without one")]
+    meets_cost: Annotated[bool | None, Key("within the cost limit (per run, or per hour when serving); null without "
+                                           "one")]
+    met: Annotated[bool | None, Key("every stated limit met")]
+    time_ratio: Annotated[float | None, Key("time / the limit")]
+    cost_ratio: Annotated[float | None, Key("cost / the limit")]
+    monthly_cost: Annotated[float | None, Key("cost × runs per month (serving: × 730 hours)")]
+    source: Annotated[Origin, Key("where the values come from")]
+    time_ci: Annotated[tuple[float, float] | None, interval("time_s", name="time_s_ci")] = None
+    cost_ci: Annotated[tuple[float, float] | None, interval("cost (proportional to the time)")] = None
+    failure_tax: Annotated[float | None, Key("the failure tax's overhead fraction folded into time, cost and CO2e "
+                                             "(with reliability)")] = None
+    cost_per_hour: Annotated[float | None, Key("serving: money per hour in this regime")] = None
+    capacity_rps: Annotated[float | None, Key("serving: requests per second served (spot: less the nodes "
+                                              "down)")] = None
+    p99_s: Annotated[float | None, Key("serving: the p99 latency there")] = None
+    meets_load: Annotated[bool | None, Key("serving: capacity reaches the load with its headroom")] = None
+    meets_latency: Annotated[bool | None, Key("serving: the p99 is within the objective; null when unknown")] = None
+    load_ratio: Annotated[float | None, Key("serving: capacity / capacity needed")] = None
+    latency_ratio: Annotated[float | None, Key("serving: p99 / the objective")] = None
+
+    @classmethod
+    def of(cls, check: GoalCheck) -> GoalRow:
+        return cls(check.nodes, check.regime, check.viable, check.time_s, check.cost, check.co2_kg, check.meets_time,
+                   check.meets_cost, check.met, check.time_ratio, check.cost_ratio, check.monthly_cost, check.source,
+                   check.time_ci, check.cost_ci, check.failure_tax)
+
+    def point(self) -> GoalPoint:
+        """The row as the goal names a point (its cheapest meeting one)."""
+        return GoalPoint(self.nodes, self.regime, self.cost, self.time_s, self.cost_per_hour, self.source)
+
+
+@dataclass(frozen=True)
+class GoalPoint:
+    nodes: Annotated[float, Key("node count")]
+    regime: Annotated[RegimeName | None, Key("its price regime")]
+    cost: Annotated[float | None, Key("money per run")]
+    time_s: Annotated[float | None, Key("seconds per run")]
+    cost_per_hour: Annotated[float | None, Key("serving: money per hour")]
+    source: Annotated[Origin, Key("measured, or from the USL fit")]
+
+
+@dataclass(frozen=True)
+class GoalDocument:
+    """The goal section of results.json: a training job's goal, or a serving project's (held in its serving
+    analysis), in one shape."""
+
+    text: Annotated[str | None, Key("project.goal.text")]
+    time_per_run_s: Annotated[float | None, Key("the goal's time limit")]
+    cost_per_run: Annotated[float | None, Key("the goal's cost limit")]
+    plan_nodes: Annotated[int | None, Key("design.nodes")]
+    plan_measured: Annotated[bool, Key("whether the plan's node count was measured")]
+    met_at_plan: Annotated[bool | None, Key("a viable regime meets the goal at the plan; null when it cannot be "
+                                            "judged")]
+    at_plan: Annotated[tuple[GoalRow, ...], Key(
+        "the plan in each price regime (an unmeasured plan: as the USL fit has it, source fitted); a serving "
+        "project's rows carry the hourly keys, with the per-run ones null")]
+    cheapest_meeting: Annotated[GoalPoint | None, Key("the cheapest measured point that meets the goal")]
+    fitted_meeting: Annotated[GoalPoint | None, Key("no measured point meets the goal: the smallest unmeasured scale "
+                                                    "the USL fit says would (training)")]
+    none_meets: Annotated[bool, Key("no measured point meets the goal")]
+    runs_per_month: Annotated[float | None, Key("pricing.runs_per_month")]
+    monthly_cost: Annotated[float | None, Key("the plan's monthly spend in its cheapest regime that meets the "
+                                              "goal")]
+    note: Annotated[str | None, Key("what could not be checked, in words")]
+
+    @classmethod
+    def of(cls, goal: GoalResult) -> GoalDocument:
+        def point(check: GoalCheck | None) -> GoalPoint | None:
+            return None if check is None else GoalRow.of(check).point()
+
+        return cls(goal.text, goal.time_limit_s, goal.cost_limit, goal.plan_nodes, goal.plan_measured,
+                   goal.met_at_plan, tuple(GoalRow.of(c) for c in goal.at_plan or goal.fitted_at_plan),
+                   point(goal.cheapest_meeting), point(goal.fitted_meeting), goal.none_meets, goal.runs_per_month,
+                   goal.monthly_cost, goal.note or None)
 
 
 @dataclass(frozen=True)

@@ -9,14 +9,18 @@ numpy over every data-parallel degree at once, so a sweep to 10⁶ costs what §
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Annotated
 
 import numpy as np
 
 from reportgen.analysis.common import TIE_TOLERANCE, at_least, ceil_ratio
 from reportgen.analysis.patterns import Pattern
-from reportgen.project.model import MemorySplit, Parallelism, Project
+from reportgen.keys import Key, derived
+from reportgen.project.model import MemorySplit, Parallelism, PatternName, Project
 
 STAGES = (0, 1, 2, 3)
+STAGE_KEYS = tuple(str(stage) for stage in STAGES)
+LAYOUT_DOC = "§3.2: the parallel layout of design.parallelism: memory per device and the step's terms"
 MAX_DATA_DEGREE = 1 << 24  # the sweep's bound: far past any cluster, and a bound on the arrays it allocates
 
 
@@ -24,14 +28,16 @@ MAX_DATA_DEGREE = 1 << 24  # the sweep's bound: far past any cluster, and a boun
 class StageMemory:
     """One ZeRO stage's bytes per device at the declared layout: the state it keeps whole and the state it shards."""
 
-    stage: int
-    weights_b: float
-    gradients_b: float
-    optimizer_b: float
-    activations_b: float  # activations and other resident memory, as given (not sharded)
-    fits: bool | None = None  # within one device's memory (None: the device's size is not given)
+    stage: Annotated[int, Key("the ZeRO stage")]
+    weights_b: Annotated[float, Key("weights per device")]
+    gradients_b: Annotated[float, Key("gradients per device")]
+    optimizer_b: Annotated[float, Key("optimizer state per device")]
+    # activations and other resident memory, as given (not sharded)
+    activations_b: Annotated[float, Key("activations and other resident memory, as given")]
+    # within one device's memory (None: the device's size is not given)
+    fits: Annotated[bool | None, Key("within one device's memory")] = None
 
-    @property
+    @derived(Key("their sum"))
     def total_b(self) -> float:
         return self.weights_b + self.gradients_b + self.optimizer_b + self.activations_b
 
@@ -40,13 +46,14 @@ class StageMemory:
 class StepTerms:
     """One step of the layout, each term in seconds (§3.2)."""
 
-    compute_s: float  # T_comp · g / (d·t·pp): the layout's share of the single-node compute
-    bubble_s: float  # compute × (pp − 1)/m: the 1F1B pipeline bubble
-    tensor_s: float  # tensor parallelism's all-reduces within the node
-    pipeline_s: float  # activations sent between stages
-    data_s: float  # the data-parallel group's collective, less what overlaps compute
+    # the layout's share of the single-node compute
+    compute_s: Annotated[float, Key("T_comp · g / (d·t·pp)")]
+    bubble_s: Annotated[float, Key("compute × (pp − 1)/m, the 1F1B bubble")]
+    tensor_s: Annotated[float, Key("tensor parallelism's all-reduces")]  # within the node
+    pipeline_s: Annotated[float, Key("pipeline sends")]  # activations sent between stages
+    data_s: Annotated[float, Key("(1 − overlap) × the data-parallel collective")]
 
-    @property
+    @derived(Key("the step"))
     def total_s(self) -> float:
         return self.compute_s + self.bubble_s + self.tensor_s + self.pipeline_s + self.data_s
 
@@ -71,33 +78,45 @@ class LayoutCurve:
 
 
 @dataclass(frozen=True)
+class LayoutOptimum:
+    data: Annotated[int, Key("d*")]
+    nodes: Annotated[float | None, Key("the nodes it takes")]
+    speedup: Annotated[float, Key("T_comp / T_step there")]
+
+
+@dataclass(frozen=True)
 class LayoutResult:
-    data: int | None  # the declared (or derived) data-parallel degree; None when neither given nor derivable
-    tensor: int
-    pipeline: int
-    micro_batches: int
-    zero_stage: int
-    overlap: float
+    # the declared (or derived) data-parallel degree; None when neither given nor derivable
+    data: Annotated[int | None, Key("d: the data-parallel degree (declared, or the devices left by tensor and "
+                                    "pipeline)")]
+    tensor: Annotated[int, Key("t: the tensor-parallel degree")]
+    pipeline: Annotated[int, Key("pp: pipeline stages")]
+    micro_batches: Annotated[int, Key("m: micro-batches per step")]
+    zero_stage: Annotated[int, Key("the ZeRO stage, 0 to 3")]
+    overlap: Annotated[float, Key("share of the data-parallel collective hidden behind compute")]
     devices_per_node: int
     planned_nodes: int | None  # design.nodes
     size_matches: bool | None  # d·t·pp = design.nodes × devices_per_node (None: nothing to compare)
     tensor_across_nodes: bool  # t > devices_per_node: tensor all-reduces cross the network
-    device_memory_b: float | None
-    memory: tuple[StageMemory, ...]  # every stage at the declared d (empty without parameters or d)
+    device_memory_b: Annotated[float | None, Key("one device's memory")]
+    # every stage at the declared d (empty without parameters or d)
+    memory: Annotated[tuple[StageMemory, ...], Key("every ZeRO stage's bytes per device at the declared d",
+                                                   name="memory_by_stage")]
     min_data_for_stage: tuple[int | None, ...]  # the smallest d at which each stage fits one device
-    step: StepTerms | None  # at the declared layout, when every term's inputs are there
-    step_missing: tuple[str, ...]  # the inputs the step lacks
+    # at the declared layout, when every term's inputs are there
+    step: Annotated[StepTerms | None, Key("the step's terms at the declared layout (§3.2)")]
+    step_missing: Annotated[tuple[str, ...], Key("the inputs the step time lacks", item="a field")]
     data_pattern: Pattern  # the data-parallel collective: ring (stages 0–2) or sharded (stage 3)
     curve: LayoutCurve | None
     optimum_data: int | None  # d* = argmin T_step over d (ties: the smallest)
     optimum_speedup: float | None
     inputs: StepInputs | None = None  # what the step time is computed from (None while some input is missing)
 
-    @property
+    @derived(Key("d · t · pp"))
     def devices(self) -> int | None:
         return self.data * self.tensor * self.pipeline if self.data is not None else None
 
-    @property
+    @derived(Key("devices / devices_per_node"))
     def nodes(self) -> float | None:
         devices = self.devices
         return _nodes(devices, self.devices_per_node) if devices is not None else None
@@ -106,12 +125,12 @@ class LayoutResult:
     def declared_memory(self) -> StageMemory | None:
         return self.memory[self.zero_stage] if self.memory else None
 
-    @property
+    @derived(Key("bytes per device at the declared stage and d"))
     def memory_per_device_b(self) -> float | None:
         declared = self.declared_memory
         return declared.total_b if declared else None
 
-    @property
+    @derived(Key("the declared layout's memory per device fits one device"))
     def fits(self) -> bool | None:
         """The declared layout's memory per device fits one device (None: no memory or no device size)."""
         declared = self.declared_memory
@@ -122,6 +141,21 @@ class LayoutResult:
         if self.optimum_data is None:
             return None
         return _nodes(self.optimum_data * self.tensor * self.pipeline, self.devices_per_node)
+
+    @derived(Key("the smallest d at which each stage fits, by stage", name="min_data_for_stage", keys=STAGE_KEYS,
+                 item="the smallest d at which ZeRO stage {key} fits one device"))
+    def min_data_by_stage(self) -> dict[str, int | None]:
+        return {str(stage): d for stage, d in enumerate(self.min_data_for_stage)}
+
+    @derived(Key("the data-parallel group's collective: ring for stages 0–2, sharded for 3", name="data_pattern"))
+    def data_pattern_name(self) -> PatternName:
+        return self.data_pattern.name
+
+    @derived(Key("the data-parallel degree with the shortest step at the declared t and pp", name="optimum"))
+    def optimum_point(self) -> LayoutOptimum | None:
+        if self.optimum_data is None or self.optimum_speedup is None:
+            return None
+        return LayoutOptimum(self.optimum_data, self.optimum_nodes, self.optimum_speedup)
 
     @property
     def fitting_stages(self) -> tuple[str, ...]:

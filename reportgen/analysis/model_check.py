@@ -10,10 +10,12 @@ findings state (`below-prediction`, `comm-share-departs`) and the measured κ ov
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 
 from reportgen.analysis.layout import LayoutResult
 from reportgen.analysis.prediction import PredictionResult
 from reportgen.analysis.scaling import ScaleRow, ScalingResult
+from reportgen.keys import Key
 
 SPEEDUP_SHORTFALL = 0.25  # a measured speedup this far below the model's says the model is optimistic
 COMM_SHARE_FACTOR = 2.0  # a measured R(p) this many times off the model's says the model does not describe it
@@ -21,12 +23,14 @@ COMM_SHARE_FACTOR = 2.0  # a measured R(p) this many times off the model's says 
 
 @dataclass(frozen=True)
 class ModelCheckRow:
-    nodes: float
-    predicted_speedup: float  # the model's, relative to the reference scale as the measured one is
-    measured_speedup: float
-    speedup_ratio: float  # measured / predicted
-    predicted_comm_ratio: float  # R(p) = T_comm(p) / (T_comp / p)
-    measured_comm_ratio: float | None  # communication / compute (breakdown form, p > 1)
+    nodes: Annotated[float, Key("node count, or load level with scaling.axis: load")]
+    # relative to the reference scale as the measured one is
+    predicted_speedup: Annotated[float, Key("the model's speedup, relative to the reference scale")]
+    measured_speedup: Annotated[float, Key("the measured speedup")]
+    speedup_ratio: Annotated[float, Key("measured / predicted speedup")]
+    predicted_comm_ratio: Annotated[float, Key("the model's R(p) = T_comm / (T_comp / p)")]
+    # p > 1
+    measured_comm_ratio: Annotated[float | None, Key("communication / compute (breakdown form)")]
 
     @property
     def below_prediction(self) -> bool:
@@ -44,18 +48,22 @@ class ModelCheckRow:
 
 @dataclass(frozen=True)
 class ModelCheckResult:
-    rows: tuple[ModelCheckRow, ...]  # every measured scale beyond the reference
-    sigma_model: float | None  # 2β / T_comp (the ring's USL equivalent; None for other patterns, §3.1)
-    kappa_model: float | None  # α / T_comp
-    sigma_measured: float | None  # the USL fit's, with at least three scales
-    kappa_measured: float | None
-    kappa_ratio: float | None  # measured κ / the model's: how far the coherency cost assumed is from the measured
-    lowest_speedup_ratio: float | None  # the measured speedup furthest below the model's, as a share of it
-    speedup_held: bool | None  # no measured speedup more than 25 % below the model's (None: nothing to compare)
-    comm_held: bool | None  # every measured R(p) within 2× of the model's (None: no breakdown to compare)
-    # The largest |S_pred − S_meas| / S_meas at the measured scales (§3.1): how far the pattern's curve is from the
-    # measurements, for every pattern
-    model_departure: float | None = None
+    rows: Annotated[tuple[ModelCheckRow, ...], Key("each measured scale beyond the reference")]
+    # the ring's USL equivalent (§3.1)
+    sigma_model: Annotated[float | None, Key("2β / T_comp (the ring's; null for other patterns)")]
+    kappa_model: Annotated[float | None, Key("α / T_comp (the ring's; null for other patterns)")]
+    sigma_measured: Annotated[float | None, Key("the USL fit's σ")]  # with at least three scales
+    kappa_measured: Annotated[float | None, Key("the USL fit's κ")]
+    # how far the coherency cost assumed is from the measured
+    kappa_ratio: Annotated[float | None, Key("measured κ / the model's")]
+    lowest_speedup_ratio: Annotated[float | None, Key("the lowest measured / predicted speedup")]
+    # None: nothing to compare
+    speedup_held: Annotated[bool | None, Key("no measured speedup more than 25 % below the model's")]
+    # None: no breakdown to compare
+    comm_held: Annotated[bool | None, Key("every measured R(p) within 2× of the model's")]
+    # how far the pattern's curve is from the measurements, for every pattern
+    model_departure: Annotated[float | None, Key("the largest |S_pred − S_meas| / S_meas at the measured scales "
+                                                 "(§3.1)")] = None
 
 
 def check_model(prediction: PredictionResult | None, scaling: ScalingResult | None,

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Annotated
 
 import numpy as np
 
 from reportgen.analysis.common import TIE_TOLERANCE
 from reportgen.analysis.fits import AlphaBetaFit, fit_alpha_bandwidth, fit_alpha_beta
-from reportgen.analysis.layout import LayoutResult
+from reportgen.analysis.layout import LAYOUT_DOC, LayoutResult
 from reportgen.analysis.patterns import RING, Pattern, PatternSource, resolve_pattern
-from reportgen.project.model import Prediction, Project
+from reportgen.keys import Key, derived
+from reportgen.project.model import PatternName, Prediction, Project
 
 SENSITIVITY_SCALES = (0.1, 1.0, 10.0)
 
@@ -30,61 +32,97 @@ class Curve:
 
 @dataclass(frozen=True)
 class PredictionRow:
-    nodes: int
-    t_comp_s: float  # T_comp / p
-    t_comm_s: float
-    t_step_s: float
-    speedup: float
-    comm_ratio: float
+    nodes: Annotated[int, Key("node count")]
+    t_comp_s: Annotated[float, Key("T_comp / p")]
+    t_comm_s: Annotated[float, Key("T_comm(p)")]
+    t_step_s: Annotated[float, Key("the predicted step time")]
+    speedup: Annotated[float, Key("T_comp / t_step")]
+    comm_ratio: Annotated[float, Key("T_comm / (T_comp / p)")]
 
 
 @dataclass(frozen=True)
 class Sensitivity:
-    alpha_scale: float
-    beta_scale: float
-    p_star: int
-    speedup: float
+    alpha_scale: Annotated[float, Key("factor applied to α")]
+    beta_scale: Annotated[float, Key("factor applied to β")]
+    p_star: Annotated[int, Key("the optimum under the scaled model")]
+    speedup: Annotated[float, Key("the speedup there")]
+
+
+@dataclass(frozen=True)
+class BusBandwidth:
+    """The size-aware fit's bandwidth per node as nccl-tests' bus bandwidth over one (nodes, ranks) it used:
+    busbw = algbw × 2(r − 1)/r and B = algbw × 2(p − 1)/p, so busbw = B × ((r − 1)/r) / ((p − 1)/p)."""
+
+    nodes: Annotated[int, Key("node count")]
+    ranks: Annotated[int, Key("ranks (GPUs) the collectives ran over")]
+    bytes_per_s: Annotated[float, Key("the bus bandwidth")]
+
+
+@dataclass(frozen=True)
+class UslEquivalent:
+    sigma: Annotated[float | None, Key("σ = 2β / T_comp, contention")]
+    kappa: Annotated[float | None, Key("κ = α / T_comp, coherency")]
 
 
 @dataclass(frozen=True)
 class PredictionResult:
-    t_comp_s: float
-    alpha_s: float
-    beta_s: float
+    t_comp_s: Annotated[float, Key("single-node compute time per step, T_comp")]
+    alpha_s: Annotated[float, Key("α, the latency term per node, as used")]
+    beta_s: Annotated[float, Key("β, the bandwidth term (message bytes / bandwidth), as used")]
     alpha_given_s: float | None
     beta_given_s: float | None
-    uses_fit: bool
-    max_nodes: int
-    p_star: int
-    speedup_at_p_star: float
-    efficiency_at_p_star: float
-    comm_ratio_at_p_star: float
-    p_comm_dominated: int | None
-    speedup_at_p_comm_dominated: float | None
-    rule_of_thumb_nodes: float | None  # √(T_comp / α), the seeds' rule for the ring; None for other patterns
-    continuous_optimum_nodes: float | None  # where dT_p/dp = 0 (ring: √((T_comp − 2β)/α) when T_comp > 2β)
-    rows: tuple[PredictionRow, ...]
-    sensitivity: tuple[Sensitivity, ...]
-    fit: AlphaBetaFit | None
+    uses_fit: Annotated[bool, Key("whether α and β are the fit to the measured collectives")]
+    max_nodes: Annotated[int, Key("the largest node count evaluated")]
+    p_star: Annotated[int, Key("the whole node count of the highest predicted speedup (ties: fewer nodes)")]
+    speedup_at_p_star: Annotated[float, Key("the predicted speedup there")]
+    efficiency_at_p_star: Annotated[float, Key("speedup / p* there")]
+    comm_ratio_at_p_star: Annotated[float, Key("R(p*) = T_comm / T_comp there")]
+    p_comm_dominated: Annotated[int | None, Key("the first node count where communication exceeds computation")]
+    speedup_at_p_comm_dominated: Annotated[float | None, Key("the predicted speedup there")]
+    # √(T_comp / α), the seeds' rule for the ring; None for other patterns
+    rule_of_thumb_nodes: Annotated[float | None, Key("√(T_comp / α): the textbook estimate of the ring's optimum "
+                                                     "(null for other patterns)")]
+    continuous_optimum_nodes: Annotated[float | None, Key(
+        "where dT_p/dp = 0 (the ring: √((T_comp − 2β)/α), when T_comp > 2β); \"inf\" when T_p keeps falling")]
+    rows: Annotated[tuple[PredictionRow, ...], Key("the predicted curve at the report's node counts")]
+    sensitivity: Annotated[tuple[Sensitivity, ...], Key("p* and its speedup with α and β scaled")]
+    fit: Annotated[AlphaBetaFit | None, Key("α and β fitted to the measured collectives")]
     usl_sigma: float | None  # 2β / T_comp: the ring's USL equivalent (None for other patterns)
     usl_kappa: float | None  # α / T_comp
     planned_nodes: int | None
     curve: Curve
-    capped: bool  # p* = max_nodes: the optimum lies at or beyond the range
-    fit_p_star: int | None  # the p* the fitted α and β imply (same T_comp and range), when the fit is usable
+    capped: Annotated[bool, Key("p* is max_nodes: the optimum lies beyond the range evaluated")]
+    # the p* the fitted α and β imply (same T_comp and range), when the fit is usable
+    fit_p_star: Annotated[int | None, Key("the p* the fitted α and β imply")]
     fit_speedup_at_p_star: float | None
-    fit_continuous_optimum_nodes: float | None
+    fit_continuous_optimum_nodes: Annotated[float | None, Key("the continuous optimum of the fitted model")]
     fit_stands_in: bool = False  # α or β was not given: the prediction uses the fitted values instead
-    # The fitted per-node bandwidth B as nccl-tests' own bus bandwidth, at each (nodes, ranks) the fit used:
-    # busbw = algbw × 2(r − 1)/r and B = algbw × 2(p − 1)/p, so busbw = B × ((r − 1)/r) / ((p − 1)/p)
-    bus_bandwidths: tuple[tuple[int, int, float], ...] = ()
+    bus_bandwidths: Annotated[tuple[BusBandwidth, ...], Key(
+        "the size-aware fit's bandwidth per node as nccl-tests' bus bandwidth, at each node and rank count the fit "
+        "used (B × ((r − 1)/r) / ((p − 1)/p)): compare with the log's busbw column")] = ()
     pattern: Pattern = RING
-    pattern_source: PatternSource = "default"
+    pattern_source: Annotated[PatternSource, Key(
+        "where the pattern was read: prediction.pattern, the layout's data-parallel group, the communication slot, "
+        "or the ring by default")] = "default"
     pattern_note: str | None = None  # why the ring was assumed (a hybrid or a free-text slot)
     # Filled in by analyze() once the layout and the measurements are known, so results.json keeps them under
     # prediction (RESULTS turn 4): design.parallelism's layout (§3.2), and the model check's largest departure
-    layout: LayoutResult | None = None
-    model_departure: float | None = None
+    layout: Annotated[LayoutResult | None, Key(LAYOUT_DOC)] = None
+    model_departure: Annotated[float | None, Key("the largest |S_pred − S_meas| / S_meas at the measured "
+                                                 "scales")] = None
+
+    @derived(Key("the USL coefficients the alpha-beta model corresponds to (the ring's only: null for other "
+                 "patterns)"))
+    def usl_equivalent(self) -> UslEquivalent:
+        return UslEquivalent(self.usl_sigma, self.usl_kappa)
+
+    @derived(Key("the communication pattern T_comm(p) follows (§3.1)", name="pattern"))
+    def pattern_name(self) -> PatternName:
+        return self.pattern.name
+
+    @derived(Key("where the formula comes from, and what it leaves out"))
+    def formula_source(self) -> str:
+        return self.pattern.source
 
     @property
     def sensitivity_speedups(self) -> tuple[float, float]:
@@ -101,7 +139,7 @@ class PredictionResult:
         """The model at any node count, inside the evaluated range or beyond it."""
         return _row(self.curve, nodes, self.t_comp_s, self.alpha_s, self.beta_s, self.pattern)
 
-    @property
+    @derived(Key("the T_comm(p) formula used, as the methodology prints it"))
     def formula(self) -> str:
         return self.pattern.formula
 
@@ -240,7 +278,7 @@ def predict(project: Project) -> PredictionResult | None:
     )
 
 
-def bus_bandwidths(spec: Prediction, fit: AlphaBetaFit | None) -> tuple[tuple[int, int, float], ...]:
+def bus_bandwidths(spec: Prediction, fit: AlphaBetaFit | None) -> tuple[BusBandwidth, ...]:
     """The size-aware fit's bandwidth per node as nccl-tests' busbw, for the (nodes, ranks) of the collectives it
     used, so that it can be checked against the log's busbw column."""
     if fit is None or fit.bandwidth_bytes_per_s is None or not math.isfinite(fit.bandwidth_bytes_per_s):
@@ -248,7 +286,7 @@ def bus_bandwidths(spec: Prediction, fit: AlphaBetaFit | None) -> tuple[tuple[in
     floor = fit.min_bytes or 0.0
     pairs = sorted({(c.nodes, c.ranks) for c in spec.collectives
                     if c.ranks and c.nodes > 1 and c.ranks > 1 and (c.bytes or 0.0) >= floor})
-    return tuple((p, r, fit.bandwidth_bytes_per_s * ((r - 1) / r) / ((p - 1) / p)) for p, r in pairs if r)
+    return tuple(BusBandwidth(p, r, fit.bandwidth_bytes_per_s * ((r - 1) / r) / ((p - 1) / p)) for p, r in pairs if r)
 
 
 def _fit(spec: Prediction, pattern: Pattern) -> AlphaBetaFit | None:

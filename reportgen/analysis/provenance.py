@@ -5,17 +5,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Annotated
 
 from reportgen.analysis.scaling import ScalingResult
+from reportgen.keys import Key
 from reportgen.project.records import RankTimes, RowSource
 
 
 @dataclass(frozen=True)
 class SourceRow:
-    nodes: float
-    origin: str  # typed in | reportgen measure | profiler traces | …, what the row's numbers came from
-    details: tuple[str, ...]  # the provenance lines: files, hashes, assumptions
-    energy_origin: str | None  # where a measured energy came from, when the run has one
+    nodes: Annotated[float, Key("node count, or load level with scaling.axis: load")]
+    # typed in | reportgen measure | profiler traces | …, what the row's numbers came from
+    origin: Annotated[str, Key("typed in, measured, or ingested (and from what)")]
+    # the provenance lines: files, hashes, assumptions
+    details: Annotated[tuple[str, ...], Key("the provenance comments of the row", item="a comment")]
+    energy_origin: Annotated[str | None, Key("where a measured energy came from")]
 
     @property
     def shown_details(self) -> tuple[str, ...]:
@@ -32,10 +36,13 @@ SHOWN_DETAILS = 3
 
 @dataclass(frozen=True)
 class ProvenanceResult:
-    rows: tuple[SourceRow, ...]
-    ranks_nodes: float | None  # the largest scale with a per-rank split from traces
-    ranks: tuple[RankTimes, ...]
-    wait_measured_at: frozenset[float]  # scales whose wait for the slowest rank was measured across ranks
+    rows: Annotated[tuple[SourceRow, ...], Key("per measured scale")]
+    ranks_nodes: Annotated[float | None, Key("the largest scale with a per-rank split from traces")]
+    ranks: Annotated[tuple[RankTimes, ...], Key("each rank's split at that scale, seconds per run")]
+    # scales whose wait for the slowest rank was measured across ranks
+    wait_measured_at: Annotated[frozenset[float], Key("scales whose wait for the slowest rank was measured",
+                                                      name="wait_measured_nodes",
+                                                      item="node count, or load level with scaling.axis: load")]
 
     def wait_measured(self, nodes: float | None) -> bool:
         return nodes is not None and nodes in self.wait_measured_at

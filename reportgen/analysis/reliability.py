@@ -5,16 +5,18 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Annotated
 
+from reportgen.keys import Key
 from reportgen.project.model import Reliability
 
 
 @dataclass(frozen=True)
 class ReliabilityRow:
-    nodes: float
-    system_mtbf_s: float
-    interval_s: float
-    overhead_fraction: float
+    nodes: Annotated[float, Key("node count")]
+    system_mtbf_s: Annotated[float, Key("node MTBF / nodes")]
+    interval_s: Annotated[float, Key("Young-Daly checkpoint interval")]
+    overhead_fraction: Annotated[float, Key("time lost to checkpoints and restarts, as a share")]
     storm: bool  # δ ≥ 2 M_p: the system would spend its life checkpointing
 
 
@@ -22,11 +24,12 @@ class ReliabilityRow:
 class DeclaredInterval:
     """The checkpoint interval the design declares, held against Daly's at one scale."""
 
-    nodes: float
-    interval_s: float
-    overhead_fraction: float  # δ/τ + (τ/2 + R)/M_p at the declared τ
-    optimal_interval_s: float  # Daly's τ there
-    optimal_overhead_fraction: float
+    nodes: Annotated[float, Key("node count")]
+    interval_s: Annotated[float, Key("the declared interval")]
+    # δ/τ + (τ/2 + R)/M_p at the declared τ
+    overhead_fraction: Annotated[float, Key("the overhead at the declared interval")]
+    optimal_interval_s: Annotated[float, Key("Daly's interval there")]
+    optimal_overhead_fraction: Annotated[float, Key("the overhead at Daly's interval")]
 
     @property
     def excess(self) -> float:
@@ -37,12 +40,14 @@ class DeclaredInterval:
 
 @dataclass(frozen=True)
 class ReliabilityResult:
-    rows: tuple[ReliabilityRow, ...]
-    planned_nodes: int | None
-    planned_overhead_fraction: float | None  # what the plan pays: at the declared interval, else at Daly's
-    planned_time_s: float | None  # the measured time at the planned nodes with the tax folded in
+    rows: Annotated[tuple[ReliabilityRow, ...], Key("per scale")]
+    planned_nodes: Annotated[int | None, Key("design.nodes")]
+    planned_overhead_fraction: Annotated[float | None, Key("the overhead at the plan: at the declared checkpoint "
+                                                           "interval when one is declared, else at Daly's")]
+    planned_time_s: Annotated[float | None, Key("the measured time at the plan with the overhead folded in")]
     first_storm_nodes: float | None
-    declared: DeclaredInterval | None = None  # reliability.checkpoint_interval against Daly's, at the plan
+    declared: Annotated[DeclaredInterval | None, Key("reliability.checkpoint_interval held against Daly's interval",
+                                                     name="declared_interval")] = None
 
 
 def daly_interval(checkpoint_s: float, system_mtbf_s: float) -> float:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from statistics import median
-from typing import Literal, get_args
+from typing import Annotated, Literal, get_args
 
 import numpy as np
 
@@ -22,6 +22,7 @@ from reportgen.analysis.fits import (
 )
 from reportgen.analysis.patterns import RING, Pattern
 from reportgen.analysis.prediction import model_curve, optimum
+from reportgen.keys import Key, derived, interval
 from reportgen.project.model import BREAKDOWN_FIELDS, Run, RunForm, Scaling, ScalingMode, common_form
 from reportgen.wording import listed
 
@@ -33,6 +34,8 @@ NOISY_HALF_WIDTH = 0.10  # an interval half-width above this share of the median
 COMPONENTS = ("compute", "communication", "idle", "io", "time", "throughput", "energy", "co2_recorded",
               "p99_latency")
 Interval = tuple[float, float]
+ScaleAxis = Literal["nodes", "load"]
+SCALE_DOC = "node count, or load level with scaling.axis: load"
 # Where lost speedup went (ANALYSES §4, §4.z); the order is the knee cause's tie order.
 Cause = Literal["communication", "load-imbalance", "serial-fraction", "io", "pipeline-bubble", "start-up",
                 "contention"]
@@ -116,32 +119,39 @@ def remedies_for(workload: str | None, serving: bool, pattern: Pattern | None = 
 
 @dataclass(frozen=True)
 class ScaleRow:
-    nodes: float  # a whole node count; on a load axis (scaling.axis: load), a load level that may be fractional
-    time_s: float | None  # T_p; per unit of work in throughput form without work_per_run
-    speedup: float
-    efficiency: float
-    comm_share: float | None
-    idle_share: float | None
-    karp_flatt: float | None
-    lost_folds: float
-    lost_serial: float | None  # folds of speedup lost to each cause (breakdown form)
-    lost_communication: float | None
-    lost_imbalance: float | None
+    # a whole node count; on a load axis (scaling.axis: load), a load level that may be fractional
+    nodes: Annotated[float, Key(SCALE_DOC)]
+    # per unit of work in throughput form without work_per_run
+    time_s: Annotated[float | None, Key("T_p: the measured time per run")]
+    speedup: Annotated[float, Key("S_p = T_ref · ref / T_p")]
+    efficiency: Annotated[float, Key("E_p = S_p / p")]
+    comm_share: Annotated[float | None, Key("communication / T_p (breakdown form)")]
+    idle_share: Annotated[float | None, Key("idle / T_p (breakdown form)")]
+    karp_flatt: Annotated[float | None, Key("the experimentally determined serial fraction e_p")]
+    lost_folds: Annotated[float, Key("p − S_p: folds of speedup lost")]
+    # folds of speedup lost to each cause (breakdown form)
+    lost_serial: Annotated[float | None, Key("the folds lost to the serial fraction")]
+    lost_communication: Annotated[float | None, Key("the folds lost to communication")]
+    lost_imbalance: Annotated[float | None, Key("the folds lost to load imbalance")]
     lost_time_s: dict[str, float] | None  # seconds lost to each cause before apportioning
-    imbalance: float | None  # max/mean − 1 of worker compute
+    imbalance: Annotated[float | None, Key("max / mean − 1 of the per-worker compute times")]
     superlinear_compute: bool
     measured_energy_j: float | None
     run: Run  # the median run of the scale's repeats (each component's median)
-    repeats: int = 1
+    repeats: Annotated[int, Key("runs measured at this node count; the row holds their medians")] = 1
     ideal: float = 1.0  # p / p_ref: the speedup of perfect scaling
-    time_ci: Interval | None = None  # 95 % percentile-bootstrap intervals; None with one run
-    speedup_ci: Interval | None = None
-    efficiency_ci: Interval | None = None
-    lost_io: float | None = None  # folds lost to I/O that did not shrink (§4.z), when a run gives io
-    lost_bubble: float | None = None  # folds lost to the pipeline bubble, when a run gives bubble
-    lost_startup: float | None = None  # folds lost to start-up, when a run gives its wall time beside the breakdown
-    lost_contention: float | None = None  # an oversubscribed run's compute that did not shrink (§4.z), not serial
-    gustafson: float | None = None  # weak scaling: Gustafson's serial fraction s_p = (q − S_p)/(q − 1)
+    time_ci: Annotated[Interval | None, interval("time_s", also=("time_s_ci",))] = None  # None with one run
+    speedup_ci: Annotated[Interval | None, interval("speedup")] = None
+    efficiency_ci: Annotated[Interval | None, interval("efficiency")] = None
+    lost_io: Annotated[float | None, Key("the folds lost to I/O that did not shrink (runs that give io)")] = None
+    lost_bubble: Annotated[float | None, Key("the folds lost to the pipeline bubble (runs that give bubble)")] = None
+    lost_startup: Annotated[float | None, Key("the folds lost to start-up: the wall time less the breakdown's parts "
+                                              "(runs that give both)")] = None
+    # an oversubscribed run's compute that did not shrink (§4.z), not serial
+    lost_contention: Annotated[float | None, Key(
+        "the folds lost to contention: an oversubscribed run's compute that did not shrink (runs whose "
+        "ranks_per_node exceed hardware.cores)")] = None
+    gustafson: Annotated[float | None, Key("weak mode: Gustafson's serial fraction s_p = (q − S_p)/(q − 1)")] = None
 
     @property
     def noisy(self) -> bool:
@@ -153,44 +163,78 @@ class ScaleRow:
 
 @dataclass(frozen=True)
 class PopRow:
-    nodes: float
-    load_balance: float
-    comm_efficiency: float | None
-    parallel_efficiency: float | None
-    imbalance: float
+    nodes: Annotated[float, Key(SCALE_DOC)]
+    load_balance: Annotated[float, Key("mean / max worker compute")]
+    comm_efficiency: Annotated[float | None, Key("max compute / runtime")]
+    parallel_efficiency: Annotated[float | None, Key("load balance × communication efficiency")]
+    imbalance: Annotated[float, Key("max / mean − 1")]
     workers_s: tuple[float, ...]
     collective_s: float | None
 
 
 @dataclass(frozen=True)
+class CommFit:
+    """a + b·p fitted to the measured communication times, and the optimum it implies."""
+
+    a_s: Annotated[float, Key("intercept")]
+    b_s: Annotated[float, Key("slope per node")]
+    residual_s: Annotated[float, Key("RMS residual")]
+    implied_p_star: Annotated[int | None, Key("the optimum it implies")]
+
+
+@dataclass(frozen=True)
 class ScalingResult:
-    form: RunForm
-    reference_nodes: float
-    per_unit_of_work: bool  # throughput form without work_per_run: times, costs and energy are per unit of work
-    rows: tuple[ScaleRow, ...]
-    pop: tuple[PopRow, ...]
-    knee_nodes: float | None
+    form: Annotated[RunForm, Key("how the runs were written")]
+    reference_nodes: Annotated[float, Key("the smallest measured scale, the reference of speedup")]
+    # throughput form without work_per_run: times, costs and energy are per unit of work
+    per_unit_of_work: Annotated[bool, Key("times are per unit of work (throughput form without "
+                                          "scaling.work_per_run)")]
+    rows: Annotated[tuple[ScaleRow, ...], Key("one row per measured node count")]
+    pop: Annotated[tuple[PopRow, ...], Key("POP efficiency metrics per scale (breakdown form)")]
+    knee_nodes: Annotated[float | None, Key("the knee: the first scale whose efficiency falls below the "
+                                            "threshold")]
     knee_score: float  # max(y − x) of Kneedle
-    knee_cause: Cause | None
-    knee_cause_inferred: bool  # named from the fits, not from a breakdown
+    knee_cause: Annotated[Cause | None, Key("the cause with the most lost time beyond the knee (at the largest "
+                                            "scale without one)")]
+    knee_cause_inferred: Annotated[bool, Key("the cause was inferred (no breakdown), not measured")]
     knee_cause_at: float | None  # the scale whose lost time named the cause
     remedy: str | None
-    peak_nodes: float
-    first_below_half_efficiency: float | None
-    amdahl: AmdahlFit | None
-    usl: USLFit | None
-    karp_flatt_slope: float | None  # per node; rising: overhead grows with p
-    karp_flatt_trend: Trend | None  # rising | flat | falling (karp_flatt_trend); None below two scales beyond p_ref
+    peak_nodes: Annotated[float, Key("the measured scale of the largest speedup")]
+    first_below_half_efficiency: Annotated[float | None, Key("the first scale with efficiency below 0.5",
+                                                             name="first_below_half_efficiency_nodes")]
+    amdahl: Annotated[AmdahlFit | None, Key("Amdahl's law fitted to the speedups")]
+    usl: Annotated[USLFit | None, Key("the Universal Scalability Law fitted to the speedups")]
+    karp_flatt_slope: Annotated[float | None, Key("the Karp-Flatt serial fraction's slope per node")]
+    # None below two scales beyond p_ref
+    karp_flatt_trend: Annotated[Trend | None, Key(
+        "rising (falling) when the slope moves e by more than 10 % of its mean over the measured range, else flat; "
+        "drives the inferred knee cause")]
     comm_fit: AlphaBetaFit | None
     comm_fit_implied_p_star: int | None
-    knee_uncertain: bool = False  # the knee scale's speedup interval overlaps a neighbour's
-    axis: str = "nodes"  # what `nodes` counts: whole nodes, or a load level (possibly fractional) for the fits
+    knee_uncertain: Annotated[bool, Key("the knee scale's speedup interval overlaps a neighbouring scale's")] = False
+    # what `nodes` counts: whole nodes, or a load level (possibly fractional) for the fits
+    axis: Annotated[ScaleAxis, Key("scaling.axis: what a scale counts, whole nodes or a load level (concurrency) "
+                                   "that may be fractional")] = "nodes"
     outliers: tuple[Outlier, ...] = ()  # scales far from the USL fitted to the others (§4.y)
     superlinear_reason: str | None = None  # scaling.superlinear: the team's reason that a superlinear run is real
-    mode: ScalingMode = "strong"  # weak: the work per node is fixed, speedups are scaled (Gustafson)
-    gustafson: GustafsonFit | None = None  # weak mode: S = q − s(q − 1) fitted (in place of Amdahl)
-    outlier_repeats: tuple[OutlierRepeat, ...] = ()  # single runs far from their scale's other repeats (§4.z)
+    # weak: the work per node is fixed, speedups are scaled (Gustafson)
+    mode: Annotated[ScalingMode, Key("scaling.mode: strong (fixed work per run) or weak (fixed work per node: scaled "
+                                     "speedups q·T_ref/T_p, Gustafson in place of Amdahl and Karp–Flatt)")] = "strong"
+    gustafson: Annotated[GustafsonFit | None, Key("weak mode: Gustafson's law S = q − s(q − 1) fitted to the scaled "
+                                                  "speedups")] = None
+    outlier_repeats: Annotated[tuple[OutlierRepeat, ...], Key(
+        "single repeats far from their scale's others (three repeats: more than 2× from the middle of the other two; "
+        "four or more: beyond 3 IQR outside the quartiles)")] = ()
     looks_weak: bool = False  # strong mode, but the time per run stays flat as q grows: weak scaling, likely
+
+    @derived(Key("a + b·p fitted to the measured communication times", name="comm_fit"))
+    def comm_fit_line(self) -> CommFit | None:
+        fit = self.comm_fit
+        return None if fit is None else CommFit(fit.alpha_s, fit.beta_s, fit.residual_s, self.comm_fit_implied_p_star)
+
+    @derived(Key("scales whose time interval's half-width exceeds 10 % of the median", item=SCALE_DOC))
+    def noisy_nodes(self) -> tuple[float, ...]:
+        return tuple(r.nodes for r in self.rows if r.noisy)
 
     @property
     def another_scale(self) -> str:
@@ -208,7 +252,8 @@ class ScalingResult:
         """The EXTRA_LOSSES some scale has (I/O, the pipeline bubble, start-up), in that order."""
         return tuple(loss for loss in EXTRA_LOSSES if any(getattr(r, loss[0]) is not None for r in self.rows))
 
-    @property
+    @derived(Key("scales slower than any serial fraction explains (Karp–Flatt e > 1, or every scale when Amdahl's "
+                 "f ≥ 1)", name="slower_than_serial_nodes", item=SCALE_DOC))
     def slower_than_serial(self) -> tuple[float, ...]:
         """Scales whose Karp–Flatt fraction exceeds 1, or every scale beyond the reference when Amdahl's f ≥ 1:
         slower than any serial fraction of the reference's work explains (§4.z)."""
@@ -260,18 +305,20 @@ class Outlier:
 class GustafsonFit:
     """Gustafson's law S = q − s(q − 1), least squares of (q − S) = s(q − 1) over q > 1 (weak scaling)."""
 
-    serial_fraction: float
+    serial_fraction: Annotated[float, Key("s")]
 
 
 @dataclass(frozen=True)
 class OutlierRepeat:
     """One repeat far from its scale's others (§4.z): named, and kept in the median."""
 
-    nodes: float
-    position: int  # 1-based, in the order the repeats were written
-    value: float  # its time per run (s), or its throughput in throughput form
-    centre: float  # what it was held against: the scale's median (the other two's middle with three repeats)
-    repeats: int
+    nodes: Annotated[float, Key(SCALE_DOC)]
+    # 1-based, in the order the repeats were written
+    position: Annotated[int, Key("the repeat's place among its scale's rows, from 1")]
+    value: Annotated[float, Key("its time per run (s), or its throughput in throughput form")]
+    # the scale's median (the other two's middle with three repeats)
+    centre: Annotated[float, Key("what it was held against")]
+    repeats: Annotated[int, Key("the scale's repeats")]
 
 
 def run_time(run: Run, work_per_run: float | None) -> float | None:

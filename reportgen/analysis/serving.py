@@ -8,7 +8,7 @@ never on the time of a run. Everything here is a pure function of the project an
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Annotated, Literal, get_args
 
 import numpy as np
 
@@ -16,11 +16,14 @@ from reportgen.analysis.common import Origin, at_least, ceil_ratio, first_min
 from reportgen.analysis.cost import local_viability
 from reportgen.analysis.energy import JOULES_PER_KWH
 from reportgen.analysis.fits import USLFit, usl_capacity
+from reportgen.analysis.goal import GoalDocument, GoalRow
 from reportgen.analysis.scaling import ScalingResult
+from reportgen.keys import Key, derived
 from reportgen.project.model import Project, RegimeName
 from reportgen.wording import duration, listed, requests
 
 LatencyOrigin = Literal["measured", "interpolated", "modelled"]
+LimitedBy = Literal["capacity", "latency"]  # what keeps every scale from serving
 ObjectiveName = Literal["p99", "ttft_p99", "tpot_p99"]  # end-to-end latency, time to first token, per output token
 OBJECTIVES: tuple[ObjectiveName, ...] = get_args(ObjectiveName)
 RUN_FIELDS: dict[ObjectiveName, str] = {"p99": "p99_latency", "ttft_p99": "ttft_p99", "tpot_p99": "tpot_p99"}
@@ -36,31 +39,45 @@ MILLION = 1e6
 
 
 @dataclass(frozen=True)
+class ObjectiveLimits:
+    p99_s: Annotated[float | None, Key("end-to-end p99 latency")]
+    ttft_p99_s: Annotated[float | None, Key("p99 time to first token")]
+    tpot_p99_s: Annotated[float | None, Key("p99 time per output token")]
+
+
+@dataclass(frozen=True)
 class ServingRow:
     """One scale: what it serves, how fast, and what an hour of it costs and emits (on-demand prices)."""
 
-    nodes: float
-    capacity_rps: float | None
-    capacity_source: Origin
-    p99_s: float | None
-    p99_source: LatencyOrigin | None  # None: unknown there
-    meets_load: bool | None
-    meets_latency: bool | None  # every stated objective met (None: one is not known here, or none is stated)
-    # Capacity reaches the need and every stated objective is known and met; None when one is not known there
+    nodes: Annotated[float, Key("node count")]
+    capacity_rps: Annotated[float | None, Key("requests per second sustained")]
+    capacity_source: Annotated[Origin, Key("measured, or from the USL fit")]
+    p99_s: Annotated[float | None, Key("p99 latency there")]
+    p99_source: Annotated[LatencyOrigin | None, Key("how the p99 is known (null: unknown there)")]
+    meets_load: Annotated[bool | None, Key("capacity ≥ capacity needed")]
+    # every stated objective met (None: one is not known here, or none is stated)
+    meets_latency: Annotated[bool | None, Key("p99 ≤ the objective; null when unknown")]
     # ("not known", never true: ANALYSES §5.y)
-    serves: bool | None
-    cost_per_hour: float | None
-    cost_per_million_requests: float | None  # per million of the load's unit (the old key's name)
-    energy_kwh_per_hour: float | None
-    energy_measured: bool
-    co2_kg_per_hour: float | None
-    ttft_p99_s: float | None = None
-    ttft_source: LatencyOrigin | None = None
-    tpot_p99_s: float | None = None
-    tpot_source: LatencyOrigin | None = None
-    unknown: tuple[ObjectiveName, ...] = ()  # the stated objectives not known at this scale
+    serves: Annotated[bool | None, Key("meets the load and every stated objective, each known there; null when one "
+                                       "is not known (never true with an objective unknown)")]
+    cost_per_hour: Annotated[float | None, Key("nodes × the on-demand price")]
+    # per million of the load's unit (the old key's name)
+    cost_per_million_requests: Annotated[float | None, Key("cost per hour / (load × 3600) × 10⁶",
+                                                           also=("cost_per_million",))]
+    energy_kwh_per_hour: Annotated[float | None, Key("kWh per hour of service, PUE included")]
+    energy_measured: Annotated[bool, Key("from the run's measured energy")]
+    co2_kg_per_hour: Annotated[float | None, Key("kg CO2e per hour")]
+    ttft_p99_s: Annotated[float | None, Key("p99 time to first token there")] = None
+    ttft_source: Annotated[LatencyOrigin | None, Key("how the p99 TTFT is known (null: unknown there)",
+                                                     name="ttft_p99_source")] = None
+    tpot_p99_s: Annotated[float | None, Key("p99 time per output token there")] = None
+    tpot_source: Annotated[LatencyOrigin | None, Key("how the p99 TPOT is known (null: unknown there)",
+                                                     name="tpot_p99_source")] = None
+    # the stated objectives not known at this scale
+    unknown: Annotated[tuple[ObjectiveName, ...], Key("the stated objectives not known at this scale: the "
+                                                      "measurement that would decide it", item="an objective")] = ()
 
-    @property
+    @derived(Key("the load's unit per second sustained (capacity_rps, named for any unit)"))
     def capacity_per_s(self) -> float | None:
         return self.capacity_rps
 
@@ -73,11 +90,12 @@ class ServingRow:
 class ServingRegime:
     """A price regime as a service sees it: spot loses the capacity of the nodes down after preemptions."""
 
-    name: RegimeName
-    price_per_node_hour: float
-    viable: bool
-    reason: str
-    down_fraction: float  # expected share of nodes down at any moment (spot), 0 otherwise
+    name: Annotated[RegimeName, Key("the regime")]
+    price_per_node_hour: Annotated[float, Key("the price in this regime")]
+    viable: Annotated[bool, Key("whether the regime can be used")]
+    reason: Annotated[str, Key("why, in words")]
+    # expected share of nodes down at any moment (spot), 0 otherwise
+    down_fraction: Annotated[float, Key("spot: expected share of nodes down after preemptions")]
 
 
 @dataclass(frozen=True)
@@ -106,27 +124,34 @@ class ServingCheck:
         """Serves for certain: capacity met and every stated objective known and met."""
         return self.viable and bool(self.meets_load) and self.meets_latency is not False and not self.unknown
 
+    def goal_row(self) -> GoalRow:
+        """The point in the goal's row shape: its hourly keys filled, the per-run ones null."""
+        return GoalRow(self.nodes, self.regime, self.viable, None, None, None, None, self.meets_cost, self.met, None,
+                       self.cost_ratio, self.monthly_cost, self.source, cost_per_hour=self.cost_per_hour,
+                       capacity_rps=self.capacity_rps, p99_s=self.p99_s, meets_load=self.meets_load,
+                       meets_latency=self.meets_latency, load_ratio=self.load_ratio, latency_ratio=self.latency_ratio)
+
 
 @dataclass(frozen=True)
 class Replica:
     """What one replica holds (§5.y): its weights and KV cache, the devices it takes and how many fit a node."""
 
-    weights_b: float  # parameters × bytes per parameter (2 B for a service by default)
-    kv_b: float | None  # kv_bytes_per_token × tokens_in_flight
+    # parameters × bytes per parameter (2 B for a service by default)
+    weights_b: Annotated[float, Key("the weights")]
+    kv_b: Annotated[float | None, Key("kv_bytes_per_token × tokens_in_flight")]
     other_b: float  # activations and other resident memory, as given
     device_memory_b: float
     devices_per_node: int
 
-    @property
+    @derived(Key("weights + KV cache + activations and other memory"))
     def memory_b(self) -> float:
         return self.weights_b + (self.kv_b or 0.0) + self.other_b
 
-    @property
+    @derived(Key("ceil(memory / device memory): tensor-parallel within a node"))
     def devices(self) -> int:
-        """ceil(memory / device memory): tensor-parallel within a node."""
         return max(1, ceil_ratio(self.memory_b, self.device_memory_b))
 
-    @property
+    @derived(Key("floor(devices_per_node / devices); 0 when a replica exceeds a node"))
     def replicas_per_node(self) -> int:
         return self.devices_per_node // self.devices
 
@@ -151,16 +176,22 @@ def replica_of(project: Project) -> Replica | None:
 @dataclass(frozen=True)
 class ServingResult:
     goal_text: str | None
-    load_rps: float  # in the load's own unit per second (the old key's name: `unit` says what it counts)
-    p99_objective_s: float | None
-    headroom: float
-    capacity_needed_rps: float
-    cost_limit_per_hour: float | None
-    rows: tuple[ServingRow, ...]  # measured scales, plus the plan and the fitted scale to serve when unmeasured
-    nodes_to_serve: float | None
-    nodes_to_serve_source: Origin | None
-    limited_by: str | None  # capacity | latency: what keeps every scale from serving
-    nodes_lower_bound: int | None  # no fewer nodes can serve at the best capacity per node measured
+    # in the load's own unit per second (the old key's name: `unit` says what it counts)
+    load_rps: Annotated[float, Key("the peak request rate to serve")]
+    p99_objective_s: Annotated[float | None, Key("the p99 latency objective")]
+    headroom: Annotated[float, Key("spare capacity wanted at the peak, as a fraction of the load")]
+    capacity_needed_rps: Annotated[float, Key("load × (1 + headroom)")]
+    cost_limit_per_hour: Annotated[float | None, Key("the goal's budget per hour", name="cost_per_hour_limit")]
+    # measured scales, plus the plan and the fitted scale to serve when unmeasured
+    rows: Annotated[tuple[ServingRow, ...], Key("each measured scale, plus the plan and the fitted scale to serve "
+                                                "when unmeasured")]
+    nodes_to_serve: Annotated[float | None, Key("the smallest measured scale that serves, else the smallest the USL "
+                                                "fit says does")]
+    nodes_to_serve_source: Annotated[Origin | None, Key("where nodes_to_serve comes from")]
+    limited_by: Annotated[LimitedBy | None, Key("what keeps every scale from serving")]
+    # no fewer nodes can serve at the best capacity per node measured
+    nodes_lower_bound: Annotated[int | None, Key("no fewer nodes can serve at the best capacity per node "
+                                                 "measured")]
     best_per_node_rps: float | None
     best_per_node_at: float | None
     plan_nodes: int | None
@@ -169,26 +200,55 @@ class ServingResult:
     met_at_plan: bool | None
     cheapest_meeting: ServingCheck | None  # cheapest measured (scale, regime) meeting every limit
     cheapest_serving: ServingCheck | None  # cheapest measured (scale, regime) serving load and latency
-    regimes: tuple[ServingRegime, ...]
+    regimes: Annotated[tuple[ServingRegime, ...], Key("each price regime as a service sees it")]
     points: tuple[ServingCheck, ...]  # every measured scale in every regime (the decisions choose among them)
-    latency_model: str  # how the p99 is known: measured at each scale, or modelled
+    # how the p99 is known: measured at each scale, or modelled
+    latency_model: Annotated[str, Key("how the p99 is known: measured, interpolated, or modelled")]
     usl: USLFit | None
-    runs_per_month_hours: float  # hours a month counts
+    runs_per_month_hours: Annotated[float, Key("the hours a month counts (730)", name="hours_per_month")]
     note: str  # what the analysis lacks, when it lacks something
-    unit: str = "request"  # the unit of work the load counts: "request", "token", ... (ANALYSES §5.y)
+    # the unit of work the load counts: "request", "token", ... (ANALYSES §5.y)
+    unit: Annotated[str, Key("the unit of work the load counts: request, token, sample, ... (every label says "
+                             "it)")] = "request"
     objectives: tuple[tuple[ObjectiveName, float], ...] = ()  # every stated latency objective, in OBJECTIVES order
     # nodes_to_serve is a fitted scale whose capacity suffices while some objective is not known there
-    capacity_only: bool = False
-    replica: Replica | None = None
-    input_tokens_per_output: float | None = None  # the load counts output tokens; this many input tokens go with each
+    capacity_only: Annotated[bool, Key("nodes_to_serve is a fitted scale whose capacity suffices but some objective "
+                                       "is not known there (capacity only, latency unmeasured)")] = False
+    replica: Annotated[Replica | None, Key("one replica's memory (§5.y): weights at 2 B per parameter unless "
+                                           "stated, and the KV cache")] = None
+    # the load counts output tokens; this many input tokens go with each
+    input_tokens_per_output: Annotated[float | None, Key("input tokens per output token, when the load counts output "
+                                                         "tokens")] = None
 
-    @property
+    @derived(Key("the peak load, in serving.unit per second (load_rps, named for any unit)"))
     def load_per_s(self) -> float:
         return self.load_rps
 
-    @property
+    @derived(Key("load × (1 + headroom), in serving.unit per second"))
     def capacity_needed_per_s(self) -> float:
         return self.capacity_needed_rps
+
+    @derived(Key("every measured scale in every regime, against the goal (the decisions choose among those that "
+                 "serve)", name="points"))
+    def goal_rows(self) -> tuple[GoalRow, ...]:
+        return tuple(point.goal_row() for point in self.points)
+
+    @derived(Key("every latency objective, null when not stated", name="objectives"))
+    def objective_limits(self) -> ObjectiveLimits:
+        return ObjectiveLimits(*(self.objective(name) for name in OBJECTIVES))
+
+    def goal_document(self) -> GoalDocument:
+        """The goal of a serving project, in the goal section's shape (§5.x, RESULTS `goal`)."""
+        meeting = [c for c in self.at_plan if c.met and c.monthly_cost is not None]
+        chosen = min(meeting, key=lambda c: c.monthly_cost or 0.0) if meeting else (self.at_plan[0] if self.at_plan
+                                                                                      else None)
+        cheapest = self.cheapest_meeting
+        return GoalDocument(
+            self.goal_text, None, None, self.plan_nodes, self.plan_measured,
+            self.met_at_plan if self.plan_measured else None, tuple(c.goal_row() for c in self.at_plan),
+            None if cheapest is None else cheapest.goal_row().point(), None,
+            bool(self.points) and all(p.met is False for p in self.points), None,
+            chosen.monthly_cost if chosen else None, self.note or None)
 
     def objective(self, name: ObjectiveName) -> float | None:
         return dict(self.objectives).get(name)
@@ -416,7 +476,7 @@ def _fitted_to_serve(usl: USLFit | None, need: float, objectives: tuple[tuple[Ob
                    capacity_only=bool(possible.any()) and bool(objectives))
 
 
-def _limit(rows: tuple[ServingRow, ...], fitted: _Fitted) -> str | None:
+def _limit(rows: tuple[ServingRow, ...], fitted: _Fitted) -> LimitedBy | None:
     """What keeps every scale from serving: capacity when none reaches the need (measured, nor fitted in the
     range), else latency."""
     if not rows:

@@ -13,7 +13,7 @@ Sentences are written here, once, so that the report and results.json say the sa
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Annotated, Literal
 
 from reportgen.analysis.actions import Evidence, NextAction, next_action
 from reportgen.analysis.common import first_min
@@ -33,6 +33,7 @@ from reportgen.analysis.serving import (
     latency_of,
     latency_source,
 )
+from reportgen.keys import Key
 from reportgen.project.model import REGIME_NAMES, REGIME_PHRASES, Project
 from reportgen.wording import (
     duration,
@@ -57,25 +58,33 @@ MODEL_REFUTED = ("fit-disagrees", "comm-share-departs", "below-prediction", "bad
 
 @dataclass(frozen=True)
 class Optimum:
-    nodes: float | None
-    source: OptimumSource | None
-    text: str
+    nodes: Annotated[float | None, Key("the node count")]
+    source: Annotated[OptimumSource | None, Key("where it comes from")]
+    text: Annotated[str, Key("the sentence")]
 
 
 @dataclass(frozen=True)
 class SummaryResult:
-    verdict: str  # item 1: the goal at the plan
-    state: VerdictState  # how the verdict box reads
-    gap: str | None  # item 2, when the goal is missed
-    optimum: Optimum  # item 3
-    model: str | None  # the α–β model's optimum as the model's, or why it does not describe the system
-    evidence: str | None  # how strong the measurements are
-    next_action: NextAction  # item 4
-    knee: str | None = None  # the measured curve's knee and its cause (no cause named without a knee)
+    # item 1: the goal at the plan
+    verdict: Annotated[str, Key("the goal's verdict at the plan, in the project's dominant metric")]
+    state: Annotated[VerdictState, Key("how the verdict reads")]
+    gap: Annotated[str | None, Key("when the goal is missed: the gap in its own terms and the cheapest way to meet "
+                                   "it")]  # item 2
+    optimum: Annotated[Optimum, Key("the operating point the evidence supports")]  # item 3
+    model: Annotated[str | None, Key("the α–β model's optimum as the model's, or why it does not describe the "
+                                     "system")]
+    evidence: Annotated[str | None, Key("how strong the measurements are: single runs, intervals, flagged runs")]
+    # item 4
+    next_action: Annotated[NextAction, Key("the one next action: the step that most changes the verdict")]
+    knee: Annotated[str | None, Key("the measured curve's knee and the largest loss beyond it (no cause without a "
+                                    "knee)")] = None
     kappa_ratio: float | None = None  # the measured USL κ over the model's α/T_comp: the model held to account
-    blocker: str | None = None  # an error that says the design cannot start, which page 1 opens with (§7.1)
-    failure_tax: str | None = None  # the failure tax folded into the verdict's figures, said once (§5.z)
-    layout: str | None = None  # design.parallelism: the layout and its memory verdict (§3.2)
+    blocker: Annotated[str | None, Key("an error that says the design cannot start, with its fix: page 1 opens with "
+                                       "it")] = None
+    failure_tax: Annotated[str | None, Key("with reliability: the failure tax folded into the verdict's figures, and "
+                                           "the time Daly's interval would save")] = None  # said once (§5.z)
+    layout: Annotated[str | None, Key("with design.parallelism: the layout, its memory per device against the "
+                                      "device, and where each ZeRO stage fits")] = None
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from typing import Annotated
+
+from reportgen.keys import Key
 
 PROVENANCE = "# reportgen "  # comments reportgen writes above a row it recorded: where the row came from
 # Characters a provenance line never carries as themselves: every one str.splitlines() breaks at (\n, \r, \v, \f,
@@ -31,12 +34,12 @@ _RANK_LINE = re.compile(r"^# reportgen rank (\d+): compute (\S+) s, communicatio
 class RankTimes:
     """One rank's share of an ingested run, in seconds per run."""
 
-    rank: int
-    compute: float
-    communication: float  # exposed transfer
-    wait: float  # waiting for the slowest rank
-    idle: float
-    io: float
+    rank: Annotated[int, Key("the rank")]
+    compute: Annotated[float, Key("compute", name="compute_s")]
+    communication: Annotated[float, Key("exposed transfer", name="communication_s")]
+    wait: Annotated[float, Key("waiting for the slowest rank", name="wait_s")]
+    idle: Annotated[float, Key("idle", name="idle_s")]
+    io: Annotated[float, Key("memory-only time", name="io_s")]
 
 
 @dataclass(frozen=True)

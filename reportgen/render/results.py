@@ -7,48 +7,70 @@ Keys beyond the contract are additions, never renames.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any
 
 from reportgen.analysis import Analysis
+from reportgen.keys import Key, declared
 from reportgen.project.loader import LoadedProject
-from reportgen.render.results_schema import HEADER, Schema
-from reportgen.render.sections import SECTIONS, sections_document
+from reportgen.render.results_schema import Schema, object_schema
+from reportgen.render.sections import SECTIONS, sections_values
 from reportgen.version import __version__
 
 SCHEMA_VERSION = 1
 Json = dict[str, Any]
 
 
+@dataclass(frozen=True)
+class ProjectInfo:
+    title: Annotated[str, Key("project.title")]
+    revision: Annotated[str | None, Key("project.revision")]
+    input_sha256: Annotated[str, Key("SHA-256 of the project file's bytes")]
+    measurements_sha256: Annotated[str | None, Key("SHA-256 of the CSV named by scaling.file, when there is one")]
+    generator_version: Annotated[str, Key("the reportgen version that wrote the document")]
+
+
+@dataclass(frozen=True)
+class Header:
+    """The document's own keys, before its sections."""
+
+    schema_version: Annotated[int, Key("the version of this document's layout: keys are added, never renamed")]
+    project: Annotated[ProjectInfo, Key("the project the results are of")]
+
+
 def results_document(loaded: LoadedProject, analysis: Analysis) -> Json:
     """The results.json document: its version, the project it is of, then every section (reportgen.render.sections)."""
     info = loaded.project.project
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "project": {
-            "title": info.title,
-            "revision": info.revision,
-            "input_sha256": loaded.input_sha256,
-            "measurements_sha256": loaded.measurements_sha256,
-            "generator_version": __version__,
-        },
-        **sections_document(analysis),
-    }
+    header = Header(SCHEMA_VERSION, ProjectInfo(info.title, info.revision, loaded.input_sha256,
+                                                loaded.measurements_sha256, __version__))
+    return {**json_of(header), **{key: json_of(value) for key, value in sections_values(analysis).items()}}
 
 
-def _jsonable(value: Any) -> Any:
-    """Infinity as the string "inf" (JSON has no infinity); NaN must never leave the analyses."""
+def json_of(value: Any) -> Any:
+    """A value as JSON holds it: a result as its declared keys (reportgen.keys), rows as lists, infinity as the string
+    "inf" (JSON has no infinity); NaN must never leave the analyses."""
     if isinstance(value, float):
         if math.isinf(value):
             return "inf" if value > 0 else "-inf"
         if math.isnan(value):
             raise ValueError("NaN in results")
         return value
-    if isinstance(value, dict):
-        return {key: _jsonable(item) for key, item in value.items()}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        document = {}
+        for item in declared(type(value)):
+            converted = json_of(getattr(value, item.attribute))
+            document.update(dict.fromkeys(item.names, converted))
+        return document
+    if isinstance(value, frozenset):
+        return [json_of(item) for item in sorted(value)]
     if isinstance(value, list | tuple):
-        return [_jsonable(item) for item in value]
+        return [json_of(item) for item in value]
+    if isinstance(value, Mapping):
+        return {str(key): json_of(item) for key, item in value.items()}
     return value
 
 
@@ -62,13 +84,14 @@ def dumps(document: Json) -> bytes:
     was two more copies of a 23 MB document at 10,000 scales, the build's peak of memory."""
     import msgspec
 
-    compact = json.dumps(_jsonable(document), sort_keys=True, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    compact = json.dumps(json_of(document), sort_keys=True, ensure_ascii=False, allow_nan=False).encode("utf-8")
     return msgspec.json.format(compact, indent=2) + b"\n"
 
 
 def results_schema() -> Schema:
     """The JSON Schema of results.json: its own keys, then each section's (`reportgen schema --results`)."""
-    properties = {**HEADER, **{section.key: section.schema for section in SECTIONS}}
+    header = object_schema(Header, "")["properties"]
+    properties = {**header, **{section.key: section.schema for section in SECTIONS}}
     return {
         "$schema": "http://json-schema.org/draft-07/schema#",
         "$id": f"https://reportgen.invalid/schema/results-{__version__}.json",

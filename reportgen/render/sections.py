@@ -1,46 +1,59 @@
-"""The report's sections, each declared once: the analysis result it reads, its results.json key, serializer and
-schema, its rows cut to the tables' node counts, the template that shows it and the figures drawn from it.
+"""The report's sections, each declared once: the analysis result it reads, its results.json key and what it means,
+its rows cut to the tables' node counts, the template that shows it and the figures drawn from it.
 
 results.json (`render/results.py`), its JSON Schema (`render/results_schema.py`), the Python API's attributes
 (`reportgen.api`), the tables' selection of node counts and the CSV tables all walk `SECTIONS`, in this order, which
-is the order of results.json. `tests/test_sections.py` walks it too: a section whose template is missing or not
-included in the report, whose figure module does not exist, or whose output its schema does not describe, fails
-there. docs/architecture.md has the recipe for adding one.
+is the order of results.json. A section's keys are its result's declared fields (reportgen.keys): the document and
+its schema are both derived from them. `tests/test_sections.py` walks it too: a section whose template is missing
+or not included in the report, whose figure module does not exist, or whose output its schema does not describe,
+fails there. docs/architecture.md has the recipe for adding one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, get_type_hints
 
 from reportgen.analysis import Analysis
 from reportgen.analysis import selection as cut
-from reportgen.render import results_schema as schemas
-from reportgen.render import serializers as to_json
+from reportgen.analysis.decisions import DecisionResult, DecisionsResult, TradeOff
+from reportgen.analysis.goal import GoalDocument
+from reportgen.analysis.layout import LAYOUT_DOC
+from reportgen.analysis.serving import ServingResult
+from reportgen.keys import Key
+from reportgen.render.results_schema import Schema, value_schema
 
-Json = Any  # a JSON value: an object, a list of row objects, or null
-Schema = dict[str, Any]
+_RESULTS = get_type_hints(Analysis)
 
 
 @dataclass(frozen=True)
 class Section:
     key: str  # results.json key, API attribute (`results.scaling`) and prefix of its tables' names
     field: str  # the attribute of reportgen.analysis.Analysis holding its typed result
-    serialize: Callable[[Any], Json]  # its typed result → its part of results.json (null for None)
-    schema: Schema  # its JSON Schema, every key described
+    doc: str  # what the section is: its schema's description
     template: str  # the template under templates/ that shows it (included by the report)
     figures: str | None = None  # the module of reportgen.figures drawing from it, if any
     cut: Callable[[Any, frozenset[float]], Any] | None = None  # its result with only the tables' node counts
     read: Callable[[Analysis], Any] | None = None  # how to read its result, where that is not simply `field`
     uncut: str | None = None  # why rows with node counts are not cut (they are a model's curve, not measured)
+    # Where results.json holds the result in another shape (a part of it, one shape for two kinds): that shape's
+    # type and how to make it from the result
+    shape: tuple[Any, Callable[[Any], Any]] | None = None
 
     def result(self, analysis: Analysis) -> Any:
         """The section's typed analysis result (None when the project gives it no input)."""
         return self.read(analysis) if self.read else getattr(analysis, self.field)
 
-    def document(self, analysis: Analysis) -> Json:
-        return self.serialize(self.result(analysis))
+    def value(self, analysis: Analysis) -> Any:
+        """What results.json holds under the key: the result, or its shape there."""
+        result = self.result(analysis)
+        return self.shape[1](result) if self.shape and result is not None else result
+
+    @property
+    def schema(self) -> Schema:
+        """Its JSON Schema, derived from its result's declared keys."""
+        return value_schema(self.shape[0] if self.shape else _RESULTS[self.field], Key(self.doc))
 
 
 def _goal(analysis: Analysis) -> Any:
@@ -48,58 +61,60 @@ def _goal(analysis: Analysis) -> Any:
     return analysis.serving if analysis.serving is not None else analysis.goal
 
 
+def _goal_document(result: Any) -> GoalDocument:
+    return result.goal_document() if isinstance(result, ServingResult) else GoalDocument.of(result)
+
+
+def _decisions(result: DecisionsResult) -> tuple[DecisionResult, ...]:
+    return result.decisions
+
+
+def _trade_offs(result: DecisionsResult) -> tuple[TradeOff, ...]:
+    return result.trade_offs
+
+
 SECTIONS: tuple[Section, ...] = (
-    Section("diagnosis", "diagnosis", to_json.diagnosis, schemas.DIAGNOSIS, "sections/diagnosis.html",
-            figures="diagnosis"),
-    Section("checklist", "checklist", to_json.checklist, schemas.CHECKLIST, "sections/design.html",
-            figures="design"),
-    Section("prediction", "prediction", to_json.prediction, schemas.PREDICTION, "sections/design.html",
-            figures="design", uncut="the model's curve at chosen node counts, not the measured scales"),
-    Section("layout", "layout", to_json.layout, schemas.LAYOUT, "sections/design.html", figures="design"),
-    Section("scaling", "scaling", to_json.scaling, schemas.SCALING, "measure/runs.html", figures="scaling",
-            cut=cut.scaling_rows),
-    Section("cost", "cost", to_json.cost, schemas.COST, "measure/cost.html", figures="decide", cut=cut.cost_rows),
-    Section("energy", "energy", to_json.energy, schemas.ENERGY, "measure/energy.html", figures="decide",
+    Section("diagnosis", "diagnosis", "§1: which resource runs out first, and the axis of distribution that cures it",
+            "sections/diagnosis.html", figures="diagnosis"),
+    Section("checklist", "checklist", "the six-stage design checklist and the communication tax",
+            "sections/design.html", figures="design"),
+    Section("prediction", "prediction", "§2: predicted speedup from the alpha-beta communication model",
+            "sections/design.html", figures="design",
+            uncut="the model's curve at chosen node counts, not the measured scales"),
+    Section("layout", "layout", LAYOUT_DOC, "sections/design.html", figures="design"),
+    Section("scaling", "scaling", "§3: measured scaling and where every lost fold of speedup went",
+            "measure/runs.html", figures="scaling", cut=cut.scaling_rows),
+    Section("cost", "cost", "§4: cost per run and the marginal speedup money buys", "measure/cost.html",
+            figures="decide", cut=cut.cost_rows),
+    Section("energy", "energy", "§5: energy and carbon per run", "measure/energy.html", figures="decide",
             cut=cut.rows_at),
-    Section("reliability", "reliability", to_json.reliability, schemas.RELIABILITY, "sections/design.html",
-            cut=cut.rows_at),
-    Section("goal", "goal", to_json.goal_of, schemas.GOAL, "sections/summary.html", read=_goal,
+    Section("reliability", "reliability", "failures at scale: checkpoint interval and its overhead",
+            "sections/design.html", cut=cut.rows_at),
+    Section("goal", "goal", "the goal checked at the plan, in each price regime", "sections/summary.html",
+            read=_goal, shape=(GoalDocument | None, _goal_document),
             uncut="a service's goal reads the serving analysis, whose rows the serving section shows"),
-    Section("serving", "serving", to_json.serving, schemas.SERVING, "measure/serve.html", figures="serving",
+    Section("serving", "serving", "§5.x: a serving project's load served within its p99 objective, and its hourly "
+            "cost", "measure/serve.html", figures="serving",
             uncut="every load level is shown: its table has no selection yet"),
-    Section("summary", "summary", to_json.summary, schemas.SUMMARY, "sections/summary.html"),
-    Section("provenance", "provenance", to_json.provenance, schemas.PROVENANCE, "measure/runs.html",
+    Section("summary", "summary", "§7.1: page 1, as a reviewer writes it", "sections/summary.html"),
+    Section("provenance", "provenance", "where each measured number came from", "measure/runs.html",
             cut=cut.rows_at),
-    Section("model_check", "model_check", to_json.fields, schemas.obj(
-        "§4: the design's α–β model held against the measured runs, scale by scale", {
-            "rows": schemas.rows("each measured scale beyond the reference", {
-                "nodes": schemas.SCALE,
-                "predicted_speedup": schemas.num("the model's speedup, relative to the reference scale"),
-                "measured_speedup": schemas.num("the measured speedup"),
-                "speedup_ratio": schemas.num("measured / predicted speedup"),
-                "predicted_comm_ratio": schemas.num("the model's R(p) = T_comm / (T_comp / p)"),
-                "measured_comm_ratio": schemas.num("communication / compute (breakdown form)", null=True)}),
-            "sigma_model": schemas.num("2β / T_comp (the ring's; null for other patterns)", null=True),
-            "kappa_model": schemas.num("α / T_comp (the ring's; null for other patterns)", null=True),
-            "sigma_measured": schemas.num("the USL fit's σ", null=True),
-            "kappa_measured": schemas.num("the USL fit's κ", null=True),
-            "kappa_ratio": schemas.num("measured κ / the model's", null=True),
-            "lowest_speedup_ratio": schemas.num("the lowest measured / predicted speedup", null=True),
-            "speedup_held": schemas.bool_("no measured speedup more than 25 % below the model's", null=True),
-            "comm_held": schemas.bool_("every measured R(p) within 2× of the model's", null=True),
-            "model_departure": schemas.num("the largest |S_pred − S_meas| / S_meas at the measured scales (§3.1)",
-                                           null=True)}, null=True),
-        "measure/model_check.html", cut=cut.rows_at),
-    Section("decisions", "decisions", to_json.decisions, schemas.DECISIONS, "partials/decisions_table.html"),
-    Section("trade_offs", "decisions", to_json.trade_offs, schemas.TRADE_OFFS, "measure/trade_offs.html"),
-    Section("findings", "findings", to_json.findings, schemas.FINDINGS, "partials/macros.html"),
+    Section("model_check", "model_check", "§4: the design's α–β model held against the measured runs, scale by "
+            "scale", "measure/model_check.html", cut=cut.rows_at),
+    Section("decisions", "decisions", "one recommendation per deployment context (a serving project: among the "
+            "scales that serve, with the hourly keys filled and the per-run ones null)",
+            "partials/decisions_table.html", shape=(tuple[DecisionResult, ...] | None, _decisions)),
+    Section("trade_offs", "decisions", "what each context gives up against another's choice",
+            "measure/trade_offs.html", shape=(tuple[TradeOff, ...] | None, _trade_offs)),
+    Section("findings", "findings", "every warning and error the analyses raise, most severe first",
+            "partials/macros.html"),
 )
 BY_KEY = {section.key: section for section in SECTIONS}
 
 
-def sections_document(analysis: Analysis) -> dict[str, Json]:
-    """Every section's part of results.json, by key, in order."""
-    return {section.key: section.document(analysis) for section in SECTIONS}
+def sections_values(analysis: Analysis) -> dict[str, Any]:
+    """What every section holds in results.json, by key, in order (reportgen.render.results makes it JSON)."""
+    return {section.key: section.value(analysis) for section in SECTIONS}
 
 
 def for_tables(analysis: Analysis, shown: frozenset[float] | None) -> Analysis:
