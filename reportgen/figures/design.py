@@ -88,7 +88,8 @@ def _draw_fanout_budget(frame: FigureFrame, tax: TaxResult) -> str:
         # translucent fill, opaque hatch in the edge colour: a hatch in the fill's own colour does not show
         ax.fill_between(fanouts, budget_ms, 0, where=[b < 0 for b in budget_ms],
                         facecolor=(VERMILION, 0.25), edgecolor=INK, linewidth=0, hatch="//", label="budget exhausted")
-        ax.axvline(tax.fanout, color=GREEN, linestyle="--", label=f"this design: fanout {tax.fanout}")
+        if tax.fanout is not None:
+            ax.axvline(tax.fanout, color=GREEN, linestyle="--", label=f"this design: fanout {tax.fanout}")
         if tax.exhausting_fanout:
             ax.axvline(tax.exhausting_fanout, color=VERMILION, linestyle=":",
                        label=f"exhausting fanout {tax.exhausting_fanout}")
@@ -168,7 +169,7 @@ def _draw_sensitivity(frame: FigureFrame, cells: tuple[Sensitivity, ...]) -> str
         ax.set_aspect("equal")
         for i in range(len(scales)):
             for j in range(len(scales)):
-                light = image.norm(np.log10(values[i, j])) < 0.55
+                light = bool(np.asarray(image.norm(np.log10(values[i, j]))) < 0.55)
                 ax.text(j, i, f"p* = {grid[i, j].p_star:,}\nS = {values[i, j]:.3g}", ha="center", va="center",
                         fontsize=7, color="white" if light else INK)
         labels = [f"β × {s:g}" for s in scales]

@@ -19,6 +19,7 @@ from reportgen.figures.style import (
     SKY,
     VERMILION,
     figure,
+    gaps,
     literal,
     log_axes,
     to_svg,
@@ -61,8 +62,10 @@ def _draw_roofline(frame: FigureFrame, placed: tuple[StepResult, ...], peak: flo
         ax.annotate(f"ridge I* = {ridge:,.3g} FLOP/B", (ridge, peak / 1e12), textcoords="offset points",
                     xytext=(5, -12), fontsize=7, color=INK)
         for index, step in enumerate(placed):
-            intensity = step.intensity if math.isfinite(step.intensity or 0) else high / 1.5
-            ax.plot(intensity, step.attained_flops_per_s / 1e12, MARKERS[index % len(MARKERS)],  # type: ignore[operator]
+            if step.intensity is None or step.attained_flops_per_s is None:
+                continue  # never: a placed step has both (the None checks narrow the types)
+            intensity = step.intensity if math.isfinite(step.intensity) else high / 1.5
+            ax.plot(intensity, step.attained_flops_per_s / 1e12, MARKERS[index % len(MARKERS)],
                     color=(VERMILION if step.dominant else BLUE), markersize=7, markeredgecolor=INK,
                     label=f"{literal(step.name, width=40)} ({step.bound or 'unbound'}"
                           f"{', dominant' if step.dominant else ''})")
@@ -89,7 +92,7 @@ def _draw_walls(frame: FigureFrame, shown: tuple[Wall, ...]) -> str:
     with figure(frame) as fig:
         ax = fig.subplots()
         names = [w.wall for w in shown]
-        fills = [w.fill for w in shown]
+        fills = gaps(w.fill for w in shown)
         colors = [VERMILION if w.binds else GREEN for w in shown]
         bars = ax.barh(names, fills, color=colors, edgecolor=INK, linewidth=0.6,
                        hatch=["/" if w.binds else "" for w in shown])
@@ -98,7 +101,7 @@ def _draw_walls(frame: FigureFrame, shown: tuple[Wall, ...]) -> str:
         for bar, fill in zip(bars, fills, strict=True):
             ax.annotate(f"{fill:.3g}×", (bar.get_width(), bar.get_y() + bar.get_height() / 2),
                         textcoords="offset points", xytext=(3, -3), fontsize=7)
-        if max(fills) / max(min(fills), 1e-9) > 100:  # type: ignore[type-var, operator]
+        if max(fills) / max(min(fills), 1e-9) > 100:
             log_axes(ax, x=True)
         ax.invert_yaxis()
         ax.set_xlabel("fill = demand / capacity (a wall binds at 1 or more)")

@@ -3,7 +3,7 @@ Karp–Flatt."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -34,6 +34,10 @@ from reportgen.figures.style import (
 )
 from reportgen.project.model import Project
 from reportgen.project.records import RankTimes
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
 
 MAX_MARKERS = 200  # points of a curve drawn with a marker each
 
@@ -203,19 +207,19 @@ def _draw_timeline(frame: FigureFrame, pop: PopRow) -> str:
     slowest = workers.max()
     collective = pop.collective_s or 0.0
     few = len(workers) <= MAX_WORKER_LABELS
-    bars = {"edgecolor": INK, "linewidth": 0.4 if few else 0.0, "height": 0.8 if few else 1.0}
+    edge, height = (0.4, 0.8) if few else (0.0, 1.0)
     with figure(frame) as fig:
         ax = fig.subplots()
         rows = np.arange(len(workers))
         color, _ = ACTIVITY["compute"]
-        ax.barh(rows, workers, color=color, label="compute", **bars)
+        ax.barh(rows, workers, color=color, label="compute", edgecolor=INK, linewidth=edge, height=height)
         color, hatch = ACTIVITY["idle"]
         ax.barh(rows, slowest - workers, left=workers, color=color, hatch=hatch if few else None,
-                label="wait at the barrier for the slowest", **bars)
+                label="wait at the barrier for the slowest", edgecolor=INK, linewidth=edge, height=height)
         if collective:
             color, hatch = ACTIVITY["communication"]
             ax.barh(rows, [collective] * len(workers), left=slowest, color=color, hatch=hatch if few else None,
-                    label="collective", **bars)
+                    label="collective", edgecolor=INK, linewidth=edge, height=height)
         labelled = rows[::-(-len(workers) // MAX_WORKER_LABELS)]
         names = [f"w{i}" if group == 1 else f"w{i * group}–{min((i + 1) * group, len(every)) - 1}" for i in labelled]
         ax.set_yticks(labelled, names, fontsize=6.5)
@@ -244,7 +248,7 @@ def speedup(scaling: ScalingResult, limit: float | None = None) -> FigureJob | N
     return FigureJob(frame, _draw_speedup, (scaling, needed))
 
 
-def _interval_bars(ax: Any, p: np.ndarray, values: list[float], intervals: list[tuple[float, float] | None]) -> None:
+def _interval_bars(ax: Axes, p: np.ndarray, values: list[float], intervals: list[tuple[float, float] | None]) -> None:
     """One error-bar artist for the scales with repeats, and only them: a scale with one run gets no bar, and no
     caps either (5,000 single-run scales beside ten repeated ones once drew 20,000 caps, a 3.8 MB figure)."""
     kept = [(x, v, ci) for x, v, ci in zip(p, values, intervals, strict=True) if ci]

@@ -3,7 +3,7 @@ of service costs in each price regime against the budget."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,11 +21,16 @@ from reportgen.figures.style import (
     PURPLE,
     draw_goal_line,
     figure,
+    gaps,
     log2_axis,
     to_svg,
 )
 from reportgen.project.model import REGIME_NAMES, Project
 from reportgen.wording import money, plural
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
 
 
 def jobs(analysis: Analysis, project: Project, full: Analysis | None = None) -> list[FigureJob]:
@@ -56,7 +61,7 @@ def _draw_capacity(frame: FigureFrame, serving: ServingResult) -> str:
     with figure(frame) as fig:
         axes = fig.subplots(1, 2, gridspec_kw={"width_ratios": [3, 2]}) if with_latency else [fig.subplots()]
         ax = axes[0]
-        ax.plot([r.nodes for r in measured], [r.capacity_rps for r in measured], "o-", color=BLUE,
+        ax.plot([r.nodes for r in measured], gaps(r.capacity_rps for r in measured), "o-", color=BLUE,
                 markeredgecolor=INK, label="measured capacity")
         fitted = [r for r in rows if r.capacity_source == "fitted" and r.capacity_rps is not None]
         if serving.usl is not None and len(measured) >= 3:
@@ -65,7 +70,7 @@ def _draw_capacity(frame: FigureFrame, serving: ServingResult) -> str:
             ax.plot(dense, usl_capacity(dense, serving.usl.gamma, serving.usl.sigma, serving.usl.kappa),
                     color=PURPLE, linestyle="-.", linewidth=1.1, label="USL fit")
         if fitted:
-            ax.plot([r.nodes for r in fitted], [r.capacity_rps for r in fitted], "s", color=BLUE,
+            ax.plot([r.nodes for r in fitted], gaps(r.capacity_rps for r in fitted), "s", color=BLUE,
                     markerfacecolor="none", markersize=8, label="fitted scale")
         draw_goal_line(ax, serving.capacity_needed_rps, "capacity needed")
         log2_axis(ax, [r.nodes for r in rows])
@@ -78,7 +83,7 @@ def _draw_capacity(frame: FigureFrame, serving: ServingResult) -> str:
         return to_svg(fig, frame.key)
 
 
-def _draw_latency(ax: Any, serving: ServingResult) -> None:
+def _draw_latency(ax: Axes, serving: ServingResult) -> None:
     known = [r for r in serving.rows if r.p99_s is not None]
     ax.plot([r.nodes for r in known], [r.p99_s * 1e3 for r in known], "-", color=ORANGE)  # type: ignore[operator]
     solid = [r for r in known if r.p99_source == "measured"]
@@ -118,13 +123,13 @@ def _draw_hourly_cost(frame: FigureFrame, serving: ServingResult, currency: str)
             color, marker, line = REGIME_STYLE[regime.name]
             color = color if regime.viable else GREY
             points = [p for p in serving.points if p.regime == regime.name and p.cost_per_hour is not None]
-            ax.plot([p.nodes for p in points], [p.cost_per_hour for p in points], linestyle=line, color=color,
+            ax.plot([p.nodes for p in points], gaps(p.cost_per_hour for p in points), linestyle=line, color=color,
                     label=REGIME_NAMES[regime.name] + ("" if regime.viable else " (not viable)"))
             serves = [p for p in points if p.serves]
             short = [p for p in points if not p.serves]
-            ax.plot([p.nodes for p in serves], [p.cost_per_hour for p in serves], marker, color=color,
+            ax.plot([p.nodes for p in serves], gaps(p.cost_per_hour for p in serves), marker, color=color,
                     markeredgecolor=INK)
-            ax.plot([p.nodes for p in short], [p.cost_per_hour for p in short], marker, color=color,
+            ax.plot([p.nodes for p in short], gaps(p.cost_per_hour for p in short), marker, color=color,
                     markerfacecolor="none")
         draw_goal_line(ax, serving.cost_limit_per_hour, "the goal's budget per hour")
         log2_axis(ax, [r.nodes for r in serving.rows if r.capacity_source == "measured"])

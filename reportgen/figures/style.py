@@ -10,13 +10,18 @@ import io
 import math
 import re
 import textwrap
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reportgen.analysis.selection import log_spread, power_of_two
 from reportgen.figures.jobs import FigureFrame
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
 
 INK = "#222222"
 GRID = "#d9d9d9"
@@ -62,7 +67,7 @@ _RC: dict[str, Any] = {
 
 
 @contextmanager
-def figure(frame: FigureFrame) -> Iterator[Any]:
+def figure(frame: FigureFrame) -> Iterator[Figure]:
     """A matplotlib Figure of the frame's size (no pyplot: it is slower to import and keeps global state) with
     reportgen's style.
 
@@ -101,7 +106,7 @@ _NOT_STYLE = frozenset({"backend", "backend_fallback", "date.epoch", "docstring.
                         "toolbar", "webagg.address", "webagg.open_in_browser", "webagg.port", "webagg.port_retries"})
 
 
-def to_svg(fig: Any, key: str) -> str:
+def to_svg(fig: Figure, key: str) -> str:
     """The figure as inline SVG: no XML prologue, no date, no creator, ids prefixed by the figure's key; numbers on
     linear axes written in full."""
     from matplotlib.backends.backend_svg import FigureCanvasSVG
@@ -114,7 +119,7 @@ def to_svg(fig: Any, key: str) -> str:
     return _inline(buffer.getvalue(), key)
 
 
-def _full_numbers(fig: Any) -> None:
+def _full_numbers(fig: Figure) -> None:
     """Every linear axis still on matplotlib's default formatter gets one that writes ticks of 1,000 and more in
     full, 20,000 and 1,400,000, where the default writes 20000, or 1.4 under a "1e6" in the corner that a reader
     easily misses. Small numbers keep the default (0.00000188 is harder to read than 1.88 under "1e-6")."""
@@ -145,7 +150,7 @@ def _full_numbers_formatter() -> Any:
     return FullNumbers
 
 
-def thinned_labels(ax: Any, points: list[tuple[float, float]], *, spacing: float = 12.0) -> list[int]:
+def thinned_labels(ax: Axes, points: list[tuple[float, float]], *, spacing: float = 12.0) -> list[int]:
     """The indices of the points that can carry a text label, in order of preference: each at least `spacing`
     points (1/72 in) on the page from every point already chosen, so that labels do not print over one another."""
     ax.autoscale_view()
@@ -264,7 +269,7 @@ def power_label(value: float, _position: Any = None) -> str:
     return "10" + str(round(exponent)).translate(_SUPERSCRIPT)
 
 
-def log_axes(ax: Any, *, x: bool = False, y: bool = False, base: int = 10) -> None:
+def log_axes(ax: Axes, *, x: bool = False, y: bool = False, base: int = 10) -> None:
     """Log scales labelled in plain text (powers of ten, or plain numbers for base 2)."""
     from matplotlib.ticker import FuncFormatter, NullFormatter
 
@@ -279,7 +284,7 @@ def log_axes(ax: Any, *, x: bool = False, y: bool = False, base: int = 10) -> No
 MAX_MINOR_TICKS = 64
 
 
-def log2_axis(ax: Any, values: Sequence[float]) -> None:
+def log2_axis(ax: Axes, values: Sequence[float]) -> None:
     """A log2 node axis labelled with the node counts themselves, as many as fit side by side; the others keep an
     unlabelled tick (past MAX_MINOR_TICKS values, only the unlabelled powers of two do: matplotlib lays out every
     tick, and 10,000 of them took a minute)."""
@@ -292,7 +297,7 @@ def log2_axis(ax: Any, values: Sequence[float]) -> None:
         powers = [t for t in ticks if power_of_two(t)]
         ticks = powers if len(powers) >= 2 else log_spread(ticks, 10)
     # room from the axes' share of the figure (before the layout moves it a little), a label per ~5.4 pt digit
-    room = ax.get_position().width * ax.figure.get_figwidth() * 72
+    room = ax.get_position().width * ax.figure.bbox.width / ax.figure.dpi * 72
     widest = max(len(f"{tick:,}") for tick in ticks) * 5.4 + 8
     ticks = log_spread(ticks, max(2, int(room // widest)))
     ax.xaxis.set_major_locator(FixedLocator(ticks))
@@ -310,7 +315,7 @@ def _plain_formatter() -> Any:
     return FuncFormatter(lambda value, _: f"{value:,.0f}" if float(value).is_integer() else f"{value:.3g}")
 
 
-def node_categories(ax: Any, count: int) -> None:
+def node_categories(ax: Axes, count: int) -> None:
     """The x axis of bars drawn one per measured scale: labelled "nodes", its labels smaller beyond 10 bars and
     slanted beyond 16, so that neighbours such as "1,024" and "2,048" never touch."""
     ax.set_xlabel("nodes")
@@ -321,14 +326,19 @@ def node_categories(ax: Any, count: int) -> None:
 COLOUR_NAMES = {BLUE: "blue", SKY: "sky blue", ORANGE: "orange", GREY: "grey", PURPLE: "pink", GREEN: "green",
                 VERMILION: "vermilion", INK: "black", YELLOW: "yellow", WINE: "wine"}
 # (how captions name the drawn colours: a test holds them to it)
-GOAL_LINE = {"color": INK, "linestyle": (0, (6, 2, 1, 2)), "linewidth": 1.1}  # the goal's limit on every figure
+GOAL_DASHES = (0, (6, 2, 1, 2))  # the goal's limit on every figure: a black dash-dot line
 
 
-def draw_goal_line(ax: Any, value: float | None, label: str, *, vertical: bool = False) -> None:
+def draw_goal_line(ax: Axes, value: float | None, label: str, *, vertical: bool = False) -> None:
     """The goal's limit across the axes (a black dash-dot line), labelled in the legend."""
     if value is None:
         return
-    (ax.axvline if vertical else ax.axhline)(value, label=label, **GOAL_LINE)
+    (ax.axvline if vertical else ax.axhline)(value, label=label, color=INK, linestyle=GOAL_DASHES, linewidth=1.1)
+
+
+def gaps(values: Iterable[float | None]) -> list[float]:
+    """Values to draw, an unknown one as a gap (NaN, as matplotlib draws None)."""
+    return [math.nan if value is None else value for value in values]
 HATCH_NAMES = {"": "", "-": ", hatched —", "/": ", hatched /", "x": ", hatched ×", "\\": ", hatched \\",
                "|": ", hatched |", "+": ", hatched +", "//": ", hatched //", "\\\\": ", hatched \\\\"}
 
@@ -344,7 +354,7 @@ def present_layers(layers: list[tuple[str, str, Any]]) -> list[tuple[str, str, A
     return [layer for layer in layers if any(value > 0 for value in layer[2])]
 
 
-def stacked_bars(ax: Any, labels: list[str], layers: list[tuple[str, str, Any]], bottom: Any = None) -> Any:
+def stacked_bars(ax: Axes, labels: list[str], layers: list[tuple[str, str, Any]], bottom: Any = None) -> Any:
     """Bars stacked in order, each layer (activity, legend label, values) in its activity's colour and hatch;
     returns the tops, where a further layer would start. Layers that are zero everywhere are left out."""
     import numpy as np
