@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reportgen.analysis import Analysis
+from reportgen.json_types import JsonObject
 from reportgen.project.loader import LoadedProject, load_project
 from reportgen.project.model import Project
 from reportgen.render import tables as document_tables
@@ -142,7 +143,7 @@ class Results:
 
     loaded: LoadedProject
     analysis: Analysis
-    document: dict[str, Any]  # the results.json document, before infinity is written as "inf"
+    document: JsonObject  # the results.json document, before infinity is written as "inf"
 
     @property
     def project(self) -> Project:

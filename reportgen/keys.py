@@ -15,9 +15,10 @@ import dataclasses
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar, get_type_hints, overload
+from typing import Generic, TypeVar, get_type_hints, overload
 
 T = TypeVar("T")
+Owner = TypeVar("Owner")
 
 
 @dataclass(frozen=True)
@@ -29,25 +30,25 @@ class Key:
     keys: tuple[str, ...] = ()  # a mapping's fixed keys: an object with exactly these, each an item
 
 
-class Derived(Generic[T]):
+class Derived(Generic[Owner, T]):
     """A read-only property whose value is a results.json key (made by `derived`)."""
 
-    def __init__(self, read: Callable[[Any], T], key: Key) -> None:
+    def __init__(self, read: Callable[[Owner], T], key: Key) -> None:
         self.read = read
         self.key = key
         self.__doc__ = key.doc
 
     @overload
-    def __get__(self, instance: None, owner: type | None = None) -> Derived[T]: ...
+    def __get__(self, instance: None, owner: type | None = None) -> Derived[Owner, T]: ...
 
     @overload
-    def __get__(self, instance: object, owner: type | None = None) -> T: ...
+    def __get__(self, instance: Owner, owner: type | None = None) -> T: ...
 
-    def __get__(self, instance: object | None, owner: type | None = None) -> T | Derived[T]:
+    def __get__(self, instance: Owner | None, owner: type | None = None) -> T | Derived[Owner, T]:
         return self if instance is None else self.read(instance)
 
 
-def derived(key: Key) -> Callable[[Callable[[Any], T]], Derived[T]]:
+def derived(key: Key) -> Callable[[Callable[[Owner], T]], Derived[Owner, T]]:
     """Mark a method as a results.json key computed from the result's fields."""
     return lambda read: Derived(read, key)
 
@@ -57,7 +58,7 @@ class Declared:
     """One key of a result type: where its value is read, what type it has and what it means."""
 
     attribute: str
-    type: Any
+    type: object  # its annotation, without the Key: float, int | None, tuple[Row, ...]
     key: Key
 
     @property
@@ -77,11 +78,11 @@ def declared(cls: type) -> tuple[Declared, ...]:
     return tuple(keys)
 
 
-def _key_of(hint: Any) -> Key | None:
+def _key_of(hint: object) -> Key | None:
     return next((extra for extra in getattr(hint, "__metadata__", ()) if isinstance(extra, Key)), None)
 
 
-def interval(of: str, **more: Any) -> Key:
+def interval(of: str, *, name: str | None = None, also: tuple[str, ...] = ()) -> Key:
     """The key of a 95 % interval [low, high] from repeated runs."""
     return Key(f"95 % percentile-bootstrap interval [low, high] of {of} over the repeats (2,000 seeded resamples); "
-               "null with one run", **more)
+               "null with one run", name=name, also=also)

@@ -11,13 +11,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from reportgen import interrupts
 from reportgen.analysis import Analysis, analyze
 from reportgen.errors import InputError, Problem
 from reportgen.figures.cache import FigureCache
 from reportgen.files import output_dir, write_files
+from reportgen.json_types import JsonObject
 from reportgen.project import carbon
 from reportgen.project.loader import LoadedProject, load_project
 from reportgen.project.stdio import output_name
@@ -45,7 +46,7 @@ class BuildResult:
     path: Path
     loaded: LoadedProject
     written: list[Path]
-    document: dict[str, Any]  # the results.json document
+    document: JsonObject  # the results.json document
     analysis: Analysis  # the typed results it was written from (what `watch` compares build to build)
     figures_drawn: tuple[str, ...]  # figures drawn by this build; the others came from the cache
     seconds: dict[str, float] = field(default_factory=dict)  # by stage
@@ -98,7 +99,7 @@ class Builder:
         interrupts.check()
         return write_files(output_dir(self.options.out_root, output_name(result.path)), {"report.pdf": pdf})[0]
 
-    def _report(self, path: Path, loaded: LoadedProject, analysis: Analysis, document: dict[str, Any],
+    def _report(self, path: Path, loaded: LoadedProject, analysis: Analysis, document: JsonObject,
                 formats: tuple[str, ...], files: dict[str, bytes], clock: _Clock) -> tuple[Report, tuple[str, ...]]:
         """Render the report into `files` as HTML, PDF or both; also the keys of the figures drawn now. The PDF is
         begun once the figures are being drawn: PDF workers lay the report out meanwhile."""
@@ -128,7 +129,7 @@ class Builder:
 
         return self.renderer or RenderHere()
 
-    def _page(self, path: Path, loaded: LoadedProject, analysis: Analysis, document: dict[str, Any],
+    def _page(self, path: Path, loaded: LoadedProject, analysis: Analysis, document: JsonObject,
               jobs: list[FigureJob]) -> tuple[Page, int]:
         from reportgen.render.context import build_context
         from reportgen.render.report import template_vars
@@ -188,7 +189,7 @@ class _Clock:
             self._stages(_NEXT.get(stage, "") if then is None else then)
 
 
-def analyze_loaded(loaded: LoadedProject) -> tuple[Analysis, dict[str, Any]]:
+def analyze_loaded(loaded: LoadedProject) -> tuple[Analysis, JsonObject]:
     """The analyses of a loaded project and its results.json document."""
     analysis = analyze(loaded.project, intensity=_intensity(loaded), sources=loaded.sources)
     return analysis, results_document(loaded, analysis)

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
-from typing import Any
 
 DASH = "—"
+# What a formatter is handed: a number, or None for a value not known (written as a dash)
+Number = float | None
 _SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 
 
-def number(value: Any, digits: int = 3) -> str:
+def number(value: float | str | None, digits: int = 3) -> str:
     """A number to `digits` significant digits, with thousands separators and no scientific notation below 1e7."""
     if value is None:
         return DASH
@@ -38,14 +39,14 @@ def number(value: Any, digits: int = 3) -> str:
     return f"{value:,.{decimals}f}"
 
 
-def integer(value: Any) -> str:
+def integer(value: Number) -> str:
     """A whole number; a fractional one (a load level on a load axis, 1.53) as the number it is, never cut."""
     if value is None:
         return DASH
     return f"{int(value):,}" if float(value).is_integer() else number(value)
 
 
-def nodes(value: Any) -> str:
+def nodes(value: Number) -> str:
     """A node count with its noun: "1 node", "16 nodes" (a fractional load level: "load 1.53")."""
     if value is None:
         return DASH
@@ -54,19 +55,19 @@ def nodes(value: Any) -> str:
     return f"{int(value):,} node{'' if int(value) == 1 else 's'}"
 
 
-def counted(value: Any, singular: str, plural: str = "") -> str:
+def counted(value: float, singular: str, plural: str = "") -> str:
     """A count with its noun agreeing: "1 key result", "3 key results" (plural: singular + "s" unless given)."""
     return f"{int(value):,} {singular if int(value) == 1 else plural or singular + 's'}"
 
 
-def count(value: Any) -> str:
+def count(value: Number) -> str:
     """A count that may be fractional: 30 rather than 30.0, 2.5 as it is."""
     if value is None:
         return DASH
     return f"{int(value):,}" if float(value).is_integer() else number(value)
 
 
-def percent(value: Any, digits: int = 3) -> str:
+def percent(value: Number, digits: int = 3) -> str:
     return DASH if value is None else f"{number(value * 100, digits)} %"
 
 
@@ -75,7 +76,7 @@ def signed_share(share: float) -> str:
     return f"{'+' if share >= 0 else '−'}{abs(share):.0%}"
 
 
-def times(value: Any, digits: int = 3) -> str:
+def times(value: Number, digits: int = 3) -> str:
     """A ratio as "2.5×"."""
     return DASH if value is None else f"{number(value, digits)}×"
 
@@ -102,7 +103,7 @@ _COLUMN_UNITS = ((1e-3, "µs", 1e-6), (1.0, "ms", 1e-3), (120.0, "s", 1.0), (2 *
                  (3 * 86400.0, "h", 3600.0), (math.inf, "days", 86400.0))
 
 
-def duration(seconds: Any, column: Iterable[Any] | None = None) -> str:
+def duration(seconds: Number, column: Iterable[Number] | None = None) -> str:
     """Seconds in the unit a reader would use: 90 µs, 12.5 ms, 42 s, 1 h 51 min, 3.2 days.
 
     `column` is every value of the table column the duration stands in: all of them are then written in the one
@@ -161,7 +162,7 @@ def _duration(seconds: float, *, whole_hours: bool = True) -> str:
     return f"{number(seconds / 86400)} days"
 
 
-def _in_units(value: Any, ladder: tuple[tuple[float, str], ...]) -> str:
+def _in_units(value: Number, ladder: tuple[tuple[float, str], ...]) -> str:
     """The value in the largest unit of the ladder (scale, name; largest first) it reaches, else the smallest."""
     if value is None:
         return DASH
@@ -175,7 +176,7 @@ def _in_units(value: Any, ladder: tuple[tuple[float, str], ...]) -> str:
 _PREFIXES = ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
 
 
-def size(value: Any) -> str:
+def size(value: Number) -> str:
     """Bytes in decimal units, as the project file writes them (GB = 10^9 B)."""
     return _in_units(value, tuple((scale, f"{prefix}B") for scale, prefix in _PREFIXES[1:]))
 
@@ -188,12 +189,12 @@ def limit(byte_count: int) -> str:
     return f"{byte_count} bytes"
 
 
-def rate(value: Any, unit: str) -> str:
+def rate(value: Number, unit: str) -> str:
     """FLOP/s or B/s with SI prefixes."""
     return _in_units(value, tuple((scale, f"{prefix}{unit}") for scale, prefix in _PREFIXES))
 
 
-def requests(value: Any, unit: str = "request") -> str:
+def requests(value: Number, unit: str = "request") -> str:
     """A service's load in its own unit, as a serving team writes it: "50,000 requests/s", "138,000 tokens/s"."""
     return DASH if value is None else f"{number(value)} {plural(unit)}/s"
 
@@ -203,7 +204,7 @@ def plural(unit: str) -> str:
     return unit if unit.endswith("s") else f"{unit}s"
 
 
-def money(value: Any, currency: str, column: Any = None, digits: int = 4) -> str:
+def money(value: Number, currency: str, column: Iterable[Number] | None = None, digits: int = 4) -> str:
     """Money: whole units from 100 up, cents from 0.01, significant digits below.
 
     `column` is every value of the table column the amount stands in: one precision serves them all (the one the
@@ -222,11 +223,11 @@ def money(value: Any, currency: str, column: Any = None, digits: int = 4) -> str
     return f"{number(value, digits)} {currency}"
 
 
-def mass(kg: Any) -> str:
+def mass(kg: Number) -> str:
     return _in_units(kg, ((1000.0, "t"), (1.0, "kg"), (1e-3, "g")))
 
 
-def energy(kwh: Any) -> str:
+def energy(kwh: Number) -> str:
     return _in_units(kwh, ((1000.0, "MWh"), (1.0, "kWh"), (1e-3, "Wh")))
 
 

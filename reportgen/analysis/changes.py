@@ -17,7 +17,7 @@ from reportgen.analysis.common import beyond_noise, overlaps
 from reportgen.analysis.decisions import DecisionResult
 from reportgen.analysis.findings import Finding, Severity
 from reportgen.analysis.scaling import ScaleRow, ScalingResult
-from reportgen.project.flatten import Leaf, flatten
+from reportgen.project.flatten import Leaf, Scalar, flatten
 from reportgen.project.model import OBJECTIVES, SLOT_VOCABULARY, Objective, Project, Slot
 from reportgen.wording import counted, duration, nodes, quantity, signed_share
 
@@ -241,7 +241,7 @@ def _verdict(better: Better | None, old: Value, new: Value, *, none_is_infinite:
     return "better" if improved else "worse"
 
 
-def _numeric_change(old: Value, new: Value) -> tuple[float | None, float | None]:
+def _numeric_change(old: object, new: object) -> tuple[float | None, float | None]:
     if isinstance(old, bool) or isinstance(new, bool) or not isinstance(old, int | float) or \
             not isinstance(new, int | float):
         return None, None
@@ -395,7 +395,7 @@ def _run_scale(path: str) -> float | None:
     return float(head.removeprefix("scaling.runs[nodes=").split()[0])
 
 
-def _runs_at(project: Project, scale: float) -> list[tuple[tuple[str, Value], ...]]:
+def _runs_at(project: Project, scale: float) -> list[tuple[tuple[str, Scalar | tuple[Scalar, ...]], ...]]:
     """The runs at one node count as an order-free multiset: each run's fields, the runs sorted."""
     runs = [run for run in project.scaling.runs if run.nodes == scale] if project.scaling else []
     return sorted(tuple((leaf.path, leaf.value) for leaf in flatten(run, currency=project.currency))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Literal, TypedDict, get_args
 
 from reportgen.analysis.common import at_least, ceil_ratio
 from reportgen.keys import Key, derived
@@ -296,11 +296,22 @@ def _roof_efficiency(step: Step, hardware: Hardware) -> float | None:
 
 
 # --------------------------------------------------------------------------------------------------------- walls
+class _Details(TypedDict, total=False):
+    """What measuring the walls finds beside them, for the diagnosis's fields."""
+
+    memory_stack: tuple[tuple[str, float], ...]
+    min_devices: int
+    replicas_needed: int | None
+    training_time_s: float
+    time_source: TimeSource
+    workers_for_deadline: int
+
+
 def _walls(project: Project, hardware: Hardware,
-           reference_time_s: float | None) -> tuple[list[Wall], dict[str, Any]]:
+           reference_time_s: float | None) -> tuple[list[Wall], _Details]:
     baseline = project.baseline
     walls: list[Wall] = []
-    details: dict[str, Any] = {}
+    details: _Details = {}
     if baseline and baseline.memory:
         memory = baseline.memory
         stack = [("parameters × bytes per parameter", memory.parameters * memory.bytes_per(project.serving))]
@@ -356,7 +367,7 @@ def _serving_wall(serving: Serving, headroom: float) -> tuple[Wall | None, int |
 
 
 def _time_wall(project: Project, hardware: Hardware, reference_time_s: float | None,
-               details: dict[str, Any]) -> Wall | None:
+               details: _Details) -> Wall | None:
     """Single-machine time to finish against the deadline (training.deadline, else goal.time_per_run)."""
     training = project.baseline.training if project.baseline else None
     goal = project.project.goal

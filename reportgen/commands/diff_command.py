@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -11,6 +12,7 @@ from reportgen import interrupts
 from reportgen.analysis import Analysis
 from reportgen.analysis.changes import DiffResult, compare
 from reportgen.files import output_dir, write_files
+from reportgen.json_types import JsonObject
 from reportgen.pipeline import analyze_loaded
 from reportgen.project.loader import LoadedProject, load_project
 from reportgen.project.revisions import open_source
@@ -52,7 +54,7 @@ class DiffOutcome:
     written: list[Path]
 
 
-def _load(spec: str) -> tuple[LoadedProject, Analysis, dict[str, Any], str]:
+def _load(spec: str) -> tuple[LoadedProject, Analysis, JsonObject, str]:
     with open_source(spec) as source:
         loaded = load_project(source.path, display=source.display)
         return loaded, *analyze_loaded(loaded), source.stem
@@ -80,7 +82,7 @@ def run_diff(old_spec: str, new_spec: str, options: DiffOptions) -> DiffOutcome:
     return DiffOutcome(result, write_files(folder, files))
 
 
-def diff_document(result: DiffResult) -> dict[str, Any]:
+def diff_document(result: DiffResult) -> JsonObject:
     """The diff as JSON: every field of DiffResult, plus the verdict counts scripts check first."""
     document = dataclasses.asdict(result)
     document["identical"] = result.identical
@@ -89,7 +91,7 @@ def diff_document(result: DiffResult) -> dict[str, Any]:
     return document
 
 
-def _report(result: DiffResult, old: dict[str, Any], new: dict[str, Any], old_title: str, project: Any,
+def _report(result: DiffResult, old: JsonObject, new: JsonObject, old_title: str, project: Any,
             options: DiffOptions) -> Report:
     """The diff's page with its overlaid figures drawn (in this process: there are four at most)."""
     from reportgen.figures import FigurePool, draw_figures
@@ -105,7 +107,13 @@ def _report(result: DiffResult, old: dict[str, Any], new: dict[str, Any], old_ti
                           date=date, created=created,
                           version=__version__, old_title=old_title, new_title=project.project.title,
                           currency=result.currency,
-                          old_revision=old.get("project", {}).get("revision") or "old",
-                          new_revision=new.get("project", {}).get("revision") or "new")
+                          old_revision=_revision(old) or "old", new_revision=_revision(new) or "new")
     page = render_page("diff.html", template_vars(context), [job.frame for job in overlays])
     return Report(page, drawings, epoch_of(created))
+
+
+def _revision(document: JsonObject) -> str | None:
+    """project.revision as the results document has it."""
+    project = document.get("project")
+    revision = project.get("revision") if isinstance(project, Mapping) else None
+    return revision if isinstance(revision, str) else None

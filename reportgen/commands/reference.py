@@ -13,7 +13,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from reportgen.commands.argtree import subcommands
 from reportgen.project.model import Project
@@ -99,7 +99,9 @@ def results_page() -> str:
              "SI units (seconds, bytes, FLOP, watts), with energy in kWh, CO2e in kg and money in the project's "
              'currency; infinity is the string `"inf"`; a section without input is `null`; per-scale rows are '
              "sorted by node count. Keys are added in later versions, never renamed (`schema_version`).", ""]
-    for name, schema in results_schema()["properties"].items():
+    # The schema is read as any JSON document is (Any): its shape is what this page describes, key by key
+    properties = cast("dict[str, Any]", results_schema()["properties"])
+    for name, schema in properties.items():
         lines += [f"## {name}", "", _cell(schema.get("description", "")), ""]
         rows = list(_keys(name, schema))
         if rows:

@@ -22,6 +22,7 @@ from reportgen.figures.style import (
     PURPLE,
     TIME_UNITS,
     VERMILION,
+    Layer,
     colour_key,
     draw_goal_line,
     figure,
@@ -80,7 +81,7 @@ ACTIVITY_LABELS = {"compute": "compute", "io": "I/O", "communication": "communic
 SHARES_PANEL_RATIO = 8.0
 
 
-def _activity_layers(scaling: ScalingResult) -> list[tuple[str, str, list[float]]]:
+def _activity_layers(scaling: ScalingResult) -> list[Layer]:
     return present_layers([(name, ACTIVITY_LABELS[name], [getattr(r.run, name) or 0.0 for r in scaling.rows])
                            for name in ACTIVITIES])
 

@@ -11,7 +11,7 @@ import math
 import re
 import textwrap
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -19,8 +19,12 @@ from reportgen.analysis.selection import log_spread, power_of_two
 from reportgen.figures.jobs import FigureFrame
 
 if TYPE_CHECKING:
+    from xml.etree.ElementTree import Element
+
+    import numpy as np
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter, ScalarFormatter
 
 
 INK = "#222222"
@@ -81,7 +85,7 @@ def figure(frame: FigureFrame) -> Iterator[Figure]:
         yield fig
 
 
-def _style(key: str) -> Any:
+def _style(key: str) -> AbstractContextManager[None]:
     """reportgen's matplotlib settings over matplotlib's own defaults, with the figure's key as the hash salt of its
     SVG ids. The user's matplotlibrc (./matplotlibrc, $MATPLOTLIBRC, $MPLCONFIGDIR) is left out: text.usetex there
     would break every build, figure.dpi would change the report."""
@@ -132,7 +136,7 @@ def _full_numbers(fig: Figure) -> None:
 
 
 @cache
-def _full_numbers_formatter() -> Any:
+def _full_numbers_formatter() -> type[ScalarFormatter]:
     """The formatter class of `_full_numbers` (defined on first use: matplotlib is imported only to draw)."""
     from matplotlib.ticker import ScalarFormatter
 
@@ -233,7 +237,7 @@ def _inline(document: str, key: str) -> str:
     return text.replace("<svg ", f'<svg role="img" aria-labelledby="{key}-caption" class="figure-svg" ', 1)
 
 
-def _unwrap_bare_groups(parent: Any, referenced: set[str]) -> None:
+def _unwrap_bare_groups(parent: Element, referenced: set[str]) -> None:
     """Depth first; the indentation whitespace between elements becomes one newline per element."""
     children = []
     for child in parent:
@@ -259,7 +263,7 @@ def literal(text: str, *, width: int | None = None, lines: int = 2) -> str:
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
-def power_label(value: float, _position: Any = None) -> str:
+def power_label(value: float, _position: float | None = None) -> str:
     """10², 10⁻³: plain text, so matplotlib need not parse mathtext (a third of its drawing time here)."""
     if value <= 0:
         return ""
@@ -308,7 +312,7 @@ def log2_axis(ax: Axes, values: Sequence[float]) -> None:
     ax.xaxis.set_minor_formatter(NullFormatter())
 
 
-def _plain_formatter() -> Any:
+def _plain_formatter() -> FuncFormatter:
     from matplotlib.ticker import FuncFormatter
 
     # Whole values with thousands separators; a fractional load level (1.53) as it is, never rounded to a neighbour's.
@@ -339,6 +343,8 @@ def draw_goal_line(ax: Axes, value: float | None, label: str, *, vertical: bool 
 def gaps(values: Iterable[float | None]) -> list[float]:
     """Values to draw, an unknown one as a gap (NaN, as matplotlib draws None)."""
     return [math.nan if value is None else value for value in values]
+# One layer of stacked bars: (activity, legend label, a value per bar)
+Layer = tuple[str, str, Sequence[float]]
 HATCH_NAMES = {"": "", "-": ", hatched —", "/": ", hatched /", "x": ", hatched ×", "\\": ", hatched \\",
                "|": ", hatched |", "+": ", hatched +", "//": ", hatched //", "\\\\": ", hatched \\\\"}
 
@@ -349,12 +355,12 @@ def colour_key(layers: list[tuple[str, str]]) -> str:
                      for activity, label in layers)
 
 
-def present_layers(layers: list[tuple[str, str, Any]]) -> list[tuple[str, str, Any]]:
+def present_layers(layers: list[Layer]) -> list[Layer]:
     """The layers with something to draw: a legend lists only the categories present."""
     return [layer for layer in layers if any(value > 0 for value in layer[2])]
 
 
-def stacked_bars(ax: Axes, labels: list[str], layers: list[tuple[str, str, Any]], bottom: Any = None) -> Any:
+def stacked_bars(ax: Axes, labels: list[str], layers: list[Layer], bottom: Sequence[float] | None = None) -> np.ndarray:
     """Bars stacked in order, each layer (activity, legend label, values) in its activity's colour and hatch;
     returns the tops, where a further layer would start. Layers that are zero everywhere are left out."""
     import numpy as np

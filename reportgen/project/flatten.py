@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from reportgen.project.spec import Items, Quantity, Section, spec_fields
+
+Scalar = float | int | bool | str
 
 
 @dataclass(frozen=True)
 class Leaf:
     path: str  # e.g. "scaling.runs[3].compute"
-    value: Any  # float (SI), int, bool, str, or a tuple of them
+    value: Scalar | tuple[Scalar, ...]  # a float in SI units
     unit: str  # the SI unit of a quantity, "" otherwise
 
     @property
@@ -30,7 +31,7 @@ MAX_SHOWN_ITEMS = 32  # a list (per-worker times) shown whole up to this many va
 SHOWN_HEAD = 8
 
 
-def _show(value: Any) -> str:
+def _show(value: Scalar) -> str:
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, float):
@@ -38,7 +39,7 @@ def _show(value: Any) -> str:
     return str(value)
 
 
-def flatten(obj: Any, *, currency: str = "USD", path: str = "") -> list[Leaf]:
+def flatten(obj: object, *, currency: str = "USD", path: str = "") -> list[Leaf]:
     """Every given leaf of a project (or a section of one), in field order."""
     leaves: list[Leaf] = []
     for name, spec, _ in spec_fields(type(obj)):

@@ -21,6 +21,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar, overload
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from reportgen.errors import Problem
+from reportgen.json_types import JsonObject
 from reportgen.project import units
 from reportgen.project.yaml_source import problem_at
 
@@ -91,7 +92,7 @@ class Reads(Protocol[Read]):
 
     def read(self, node: Node, path: str, reader: Reader) -> Read: ...
 
-    def json_schema(self) -> dict[str, Any]: ...
+    def json_schema(self) -> JsonObject: ...
 
     def kind(self) -> str: ...
 
@@ -107,7 +108,7 @@ class Spec:
     def read(self, node: Node, path: str, reader: Reader) -> Any:
         raise NotImplementedError
 
-    def json_schema(self) -> dict[str, Any]:
+    def json_schema(self) -> JsonObject:
         raise NotImplementedError
 
     def kind(self) -> str:
@@ -134,7 +135,7 @@ class Text(Spec):
             return reader.error(node, path, f"text longer than {self.max_length} characters")
         return text
 
-    def json_schema(self) -> dict[str, Any]:
+    def json_schema(self) -> JsonObject:
         return {"type": "string", "description": self.doc}
 
     def kind(self) -> str:
@@ -163,7 +164,7 @@ class OneOf(Spec, Generic[Choice]):
         return reader.error(node, path, f"expected one of {_or_list(self.choices)}, got \"{text}\""
                             + _did_you_mean(text, self.choices))
 
-    def json_schema(self) -> dict[str, Any]:
+    def json_schema(self) -> JsonObject:
         return {"type": "string", "description": self.doc, "enum": list(self.choices)}
 
     def kind(self) -> str:
@@ -185,7 +186,7 @@ class Names(Spec):
         values = [Text().read(item, path, reader) for item in nodes]
         return INVALID if INVALID in values else tuple(values)
 
-    def json_schema(self) -> dict[str, Any]:
+    def json_schema(self) -> JsonObject:
         return {"description": self.doc,
                 "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
 
@@ -206,7 +207,7 @@ class Choices(Spec):
     def read(self, node: Node, path: str, reader: Reader) -> tuple[str, ...]:
         return Names().read(node, path, reader)
 
-    def json_schema(self) -> dict[str, Any]:
+    def json_schema(self) -> JsonObject:
         one = {"type": "string", "examples": list(self.vocabulary)}
         return {"description": self.doc, "anyOf": [one, {"type": "array", "items": one, "minItems": 1}]}
 
@@ -226,7 +227,7 @@ class Flag(Spec):
             return node.value.lower() in ("true", "yes", "on", "y")
         return reader.error(node, path, f"expected true or false, got {describe_node(node)}")
 
-    def json_schema(self) -> dict[str, Any]:
+    def json_schema(self) -> JsonObject:
         return {"type": "boolean", "description": self.doc}
 
     def kind(self) -> str:
@@ -291,8 +292,8 @@ class Number(Spec):
         high = f"at most {shown(self.maximum)}" if self.maximum is not None else ""
         return " and ".join(part for part in (low, high) if part)
 
-    def json_schema(self) -> dict[str, Any]:
-        schema: dict[str, Any] = {"type": "integer" if self.integer else "number", "description": self.doc}
+    def json_schema(self) -> JsonObject:
+        schema: JsonObject = {"type": "integer" if self.integer else "number", "description": self.doc}
         if self.minimum is not None:
             schema["exclusiveMinimum" if self.exclusive_minimum else "minimum"] = self.minimum
         if self.maximum is not None:
@@ -405,10 +406,10 @@ class Quantity(Spec):
         raise units.UnitProblem(f'expected {self.dimension.name} like "{self.dimension.example}": '
                                 "scaling.time_unit applies to times and rates only")
 
-    def json_schema(self) -> dict[str, Any]:
+    def json_schema(self) -> JsonObject:
         text = {"type": "string", "pattern": QUANTITY_PATTERN}
         examples = [self.shown_example, *(other.example for other in self.also)]
-        schema: dict[str, Any] = {"description": f"{self.doc} ({self.dimension.name}, e.g. "
+        schema: JsonObject = {"description": f"{self.doc} ({self.dimension.name}, e.g. "
                                   + " or ".join(f'"{e}"' for e in examples) + ")", "examples": examples}
         if self.bare_in_time_unit or self.dimension == units.WORK:
             schema["anyOf"] = [text, {"type": "number"}]
@@ -443,7 +444,7 @@ class Unit(Spec):
             return reader.error(node, path, f'expected a unit of {self.dimension.name} like "s" or "min", '
                                 f'got "{text}"')
 
-    def json_schema(self) -> dict[str, Any]:
+    def json_schema(self) -> JsonObject:
         return {"type": "string", "description": self.doc, "examples": ["s", "min", "h"]}
 
     def kind(self) -> str:
@@ -470,8 +471,8 @@ class Items(Spec, Generic[Value]):
         values = [self.item.read(child, f"{path}[{index}]", reader) for index, child in enumerate(node.value)]
         return INVALID if any(v is INVALID for v in values) else tuple(values)
 
-    def json_schema(self) -> dict[str, Any]:
-        schema = {"type": "array", "description": self.doc, "items": self.item.json_schema(),
+    def json_schema(self) -> JsonObject:
+        schema: JsonObject = {"type": "array", "description": self.doc, "items": self.item.json_schema(),
                   "minItems": self.min_items}
         return schema if self.max_items is None else {**schema, "maxItems": self.max_items}
 
@@ -494,7 +495,7 @@ class Section(Spec, Generic[Struct]):
     def read(self, node: Node, path: str, reader: Reader) -> Struct:
         return read_struct(self.cls, node, path, reader)
 
-    def json_schema(self) -> dict[str, Any]:
+    def json_schema(self) -> JsonObject:
         return struct_schema(self.cls, self.doc)
 
     def kind(self) -> str:
@@ -550,7 +551,7 @@ def read_fields(cls: type, node: Node, path: str, reader: Reader) -> tuple[dict[
     fields = spec_fields(cls)
     names = [name for name, _, _ in fields]
     given: dict[str, tuple[Node, Node]] = {}
-    values: dict[str, Any] = {}
+    values: dict[str, Any] = {}  # each field as its spec reads it: a value of its own type
     keys_sound = True
     for key_node, value_node in node.value:
         key = scalar_text(key_node)
@@ -601,9 +602,9 @@ def locate(node: Node, relative: str) -> Node:
     return node
 
 
-def struct_schema(cls: type, doc: str = "") -> dict[str, Any]:
+def struct_schema(cls: type, doc: str = "") -> JsonObject:
     properties = {name: spec.json_schema() for name, spec, _ in spec_fields(cls)}
-    schema: dict[str, Any] = {"type": "object", "additionalProperties": False, "properties": properties}
+    schema: JsonObject = {"type": "object", "additionalProperties": False, "properties": properties}
     description = doc or (cls.__doc__ or "").strip()
     if description:
         schema["description"] = description

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Any
 
 from reportgen.analysis import Analysis
 from reportgen.analysis.actions import ACTIONS
@@ -16,6 +15,7 @@ from reportgen.analysis.diagnosis import CEILING_AXIS, TYPICAL_TOOLS
 from reportgen.analysis.patterns import EVERY_PATTERN, Pattern
 from reportgen.analysis.selection import shown_nodes
 from reportgen.figures.jobs import FigureFrame
+from reportgen.json_types import JsonObject
 from reportgen.project.flatten import flatten
 from reportgen.project.model import SLOT_VOCABULARY, Project
 from reportgen.render.sections import for_tables
@@ -60,7 +60,7 @@ class ReportContext:
 
     project: Project  # the loaded project (SI floats)
     analysis: Analysis  # every analysis result; per-scale rows cut to `table_nodes` when there are many
-    results: dict[str, Any]  # the results.json document (provenance, and the numbers scripts see)
+    results: JsonObject  # the results.json document (provenance, and the numbers scripts see)
     figures: dict[str, FigureFrame]  # by key; absent when its inputs are absent (drawn into their slots later)
     sections: tuple[tuple[str, str], ...]  # (anchor, title) in reading order, for the navigation and contents
     inputs: tuple[InputRow, ...]  # the normalized inputs of the appendix
@@ -145,7 +145,7 @@ def _left_out(prefix: str, scales: list[float], shown: frozenset[float] | None) 
     return out
 
 
-def build_context(project: Project, analysis: Analysis, results: dict[str, Any], figures: dict[str, FigureFrame],
+def build_context(project: Project, analysis: Analysis, results: JsonObject, figures: dict[str, FigureFrame],
                   *, paper: str, input_name: str, written: dict[str, str] | None = None) -> ReportContext:
     date, created = report_date(project)
     shown = shown_nodes(analysis, project.design.nodes if project.design else None)

@@ -35,7 +35,7 @@ from reportgen.wording import (
 )
 
 
-def regime(name: Any) -> str:
+def regime(name: str | None) -> str:
     """A price regime as the report names it: on-demand, spot, owned."""
     return DASH if name is None else REGIME_NAMES.get(name, str(name))
 
@@ -88,7 +88,7 @@ _MARKDOWN_SPECIAL = frozenset("\\`*_{}[]()#+-.!|~:@$")
 _HTML_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 
 
-def markdown_text(text: Any) -> str:
+def markdown_text(text: object) -> str:
     """Project text as inert Markdown on one line: whitespace (every line break) collapsed, specials escaped."""
     out = []
     for char in " ".join(str(text).split()):

@@ -14,13 +14,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from reportgen.figures.jobs import FigureFrame
 from reportgen.render.assets import templates_dir
 
 if TYPE_CHECKING:
     import jinja2
+    from _typeshed import DataclassInstance
 
     from reportgen.render.pdf import PdfRenderer, PendingPdf
     from reportgen.render.pdf_forms import FigureSlot
@@ -72,13 +73,13 @@ def environment() -> jinja2.Environment:
     return _environment(autoescape=True)
 
 
-def template_vars(context: Any) -> dict[str, Any]:
+def template_vars(context: DataclassInstance) -> dict[str, object]:
     """A context dataclass as template variables: its fields, not copied (dataclasses.asdict would deep-copy
     every result and turn nested dataclasses into dicts)."""
     return {field.name: getattr(context, field.name) for field in dataclasses.fields(context)}
 
 
-def render_html(template: str, context: dict[str, Any]) -> str:
+def render_html(template: str, context: dict[str, object]) -> str:
     return environment().get_template(template).render(**context)
 
 
@@ -93,7 +94,7 @@ def markdown_environment() -> jinja2.Environment:
     return env
 
 
-def render_markdown(template: str, context: dict[str, Any]) -> str:
+def render_markdown(template: str, context: dict[str, object]) -> str:
     return markdown_environment().get_template(template).render(**context)
 
 
@@ -143,7 +144,7 @@ def with_heading_ids(html: str) -> str:
     return _HEADING.sub(named, html)
 
 
-def render_page(template: str, context: dict[str, Any], frames: Sequence[FigureFrame]) -> Page:
+def render_page(template: str, context: dict[str, object], frames: Sequence[FigureFrame]) -> Page:
     """The page of `template`; `frames` are the figures the context offers, of which the page holds some."""
     html = with_heading_ids(render_html(template, context))
     held = sorted((position, index) for index, frame in enumerate(frames) if (position := html.find(frame.slot)) >= 0)

@@ -12,17 +12,18 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
 from reportgen.analysis import Analysis
+from reportgen.json_types import JsonObject, JsonValue
 from reportgen.keys import Key, declared
 from reportgen.project.loader import LoadedProject
-from reportgen.render.results_schema import Schema, object_schema
+from reportgen.render.results_schema import Schema, object_properties
 from reportgen.render.sections import SECTIONS, sections_values
 from reportgen.version import __version__
 
 SCHEMA_VERSION = 1
-Json = dict[str, Any]
+Json = JsonObject
 
 
 @dataclass(frozen=True)
@@ -47,20 +48,40 @@ def results_document(loaded: LoadedProject, analysis: Analysis) -> Json:
     info = loaded.project.project
     header = Header(SCHEMA_VERSION, ProjectInfo(info.title, info.revision, loaded.input_sha256,
                                                 loaded.measurements_sha256, __version__))
-    return {**json_of(header), **{key: json_of(value) for key, value in sections_values(analysis).items()}}
+    return {**keys_of(header), **{key: json_of(value) for key, value in sections_values(analysis).items()}}
 
 
-def json_of(value: Any) -> Any:
-    """A value as JSON holds it: a result as its declared keys (reportgen.keys), rows as lists, infinity as the string
-    "inf" (JSON has no infinity); NaN must never leave the analyses."""
+def keys_of(result: object) -> JsonObject:
+    """A result dataclass as JSON holds it: its declared keys (reportgen.keys), each value as `json_of` writes it."""
+    document: JsonObject = {}
+    kind: type = type(result)
+    for item in declared(kind):
+        document.update(dict.fromkeys(item.names, json_of(getattr(result, item.attribute))))
+    return document
+
+
+def json_of(value: object) -> JsonValue:
+    """A value as JSON holds it: a result as its declared keys, rows as lists, infinity as the string "inf" (JSON has
+    no infinity); NaN must never leave the analyses."""
     if isinstance(value, float):
         if math.isinf(value):
             return "inf" if value > 0 else "-inf"
         if math.isnan(value):
             raise ValueError("NaN in results")
         return value
+    if value is None or isinstance(value, bool | int | str):
+        return value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        document = {}
+        return keys_of(value)
+    if isinstance(value, frozenset):
+        return [json_of(item) for item in sorted(value)]
+    if isinstance(value, list | tuple):
+        return [json_of(item) for item in value]
+    if isinstance(value, Mapping):
+        return {str(key): json_of(item) for key, item in value.items()}
+    raise TypeError(f"{type(value).__name__} has no JSON form (declare it as a result with reportgen.keys)")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        document: JsonObject = {}
         for item in declared(type(value)):
             converted = json_of(getattr(value, item.attribute))
             document.update(dict.fromkeys(item.names, converted))
@@ -90,7 +111,7 @@ def dumps(document: Json) -> bytes:
 
 def results_schema() -> Schema:
     """The JSON Schema of results.json: its own keys, then each section's (`reportgen schema --results`)."""
-    header = object_schema(Header, "")["properties"]
+    header = object_properties(Header)
     properties = {**header, **{section.key: section.schema for section in SECTIONS}}
     return {
         "$schema": "http://json-schema.org/draft-07/schema#",

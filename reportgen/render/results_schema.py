@@ -10,19 +10,20 @@ from __future__ import annotations
 
 import dataclasses
 import types
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Literal, Union, get_args, get_origin
 
+from reportgen.json_types import JsonObject
 from reportgen.keys import Key, declared
 
-Schema = dict[str, Any]
+Schema = JsonObject
 
 _NUMBER: Schema = {"anyOf": [{"type": "number"}, {"enum": ["inf", "-inf"]}]}  # JSON has no infinity
-_SCALARS: dict[Any, Schema] = {float: _NUMBER, int: {"type": "integer"}, bool: {"type": "boolean"},
+_SCALARS: dict[object, Schema] = {float: _NUMBER, int: {"type": "integer"}, bool: {"type": "boolean"},
                                str: {"type": "string"}}
 _BOUND = Key("a bound")
 
 
-def value_schema(of: Any, key: Key) -> Schema:
+def value_schema(of: object, key: Key) -> Schema:
     """The schema of one value of type `of`, described by `key` (its doc; for an array, what one item is)."""
     kinds = get_args(of) if get_origin(of) in (Union, types.UnionType) else (of,)
     present = tuple(kind for kind in kinds if kind is not type(None))
@@ -34,15 +35,20 @@ def value_schema(of: Any, key: Key) -> Schema:
 
 def object_schema(cls: type, doc: str) -> Schema:
     """A result dataclass as an object: every declared key, required, and no other."""
-    keys = declared(cls)
-    if not keys:
-        raise TypeError(f"{cls.__name__} is in results.json but declares no key (annotate its fields with Key)")
-    properties = {name: value_schema(item.type, item.key) for item in keys for name in item.names}
+    properties = object_properties(cls)
     return {"type": "object", "description": doc, "properties": properties, "required": list(properties),
             "additionalProperties": False}
 
 
-def _shape(of: Any, key: Key) -> Schema:
+def object_properties(cls: type) -> dict[str, Schema]:
+    """Each declared key of a result dataclass and its schema."""
+    keys = declared(cls)
+    if not keys:
+        raise TypeError(f"{cls.__name__} is in results.json but declares no key (annotate its fields with Key)")
+    return {name: value_schema(item.type, item.key) for item in keys for name in item.names}
+
+
+def _shape(of: object, key: Key) -> Schema:
     origin, args = get_origin(of), get_args(of)
     if origin is Literal:
         return {"enum": list(args), "description": key.doc}
@@ -67,8 +73,9 @@ def _shape(of: Any, key: Key) -> Schema:
 
 def _nullable(schema: Schema) -> Schema:
     """The same schema admitting null: a null branch, a null value or a null type, as the schema's form allows."""
-    if "anyOf" in schema:
-        return {**schema, "anyOf": [*schema["anyOf"], {"type": "null"}]}
-    if "enum" in schema:
-        return {**schema, "enum": [*schema["enum"], None]}
+    branches, values = schema.get("anyOf"), schema.get("enum")
+    if isinstance(branches, list):
+        return {**schema, "anyOf": [*branches, {"type": "null"}]}
+    if isinstance(values, list):
+        return {**schema, "enum": [*values, None]}
     return {**schema, "type": [schema["type"], "null"]}

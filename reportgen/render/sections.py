@@ -18,7 +18,7 @@ from typing import Any, get_type_hints
 from reportgen.analysis import Analysis
 from reportgen.analysis import selection as cut
 from reportgen.analysis.decisions import DecisionResult, DecisionsResult, TradeOff
-from reportgen.analysis.goal import GoalDocument
+from reportgen.analysis.goal import GoalDocument, GoalResult
 from reportgen.analysis.layout import LAYOUT_DOC
 from reportgen.analysis.serving import ServingResult
 from reportgen.keys import Key
@@ -41,11 +41,11 @@ class Section:
     # type and how to make it from the result
     shape: tuple[Any, Callable[[Any], Any]] | None = None
 
-    def result(self, analysis: Analysis) -> Any:
+    def result(self, analysis: Analysis) -> object:
         """The section's typed analysis result (None when the project gives it no input)."""
         return self.read(analysis) if self.read else getattr(analysis, self.field)
 
-    def value(self, analysis: Analysis) -> Any:
+    def value(self, analysis: Analysis) -> object:
         """What results.json holds under the key: the result, or its shape there."""
         result = self.result(analysis)
         return self.shape[1](result) if self.shape and result is not None else result
@@ -56,12 +56,12 @@ class Section:
         return value_schema(self.shape[0] if self.shape else _RESULTS[self.field], Key(self.doc))
 
 
-def _goal(analysis: Analysis) -> Any:
+def _goal(analysis: Analysis) -> GoalResult | ServingResult | None:
     """A serving project's goal is held against its load and latency, in the serving analysis (§5.x)."""
     return analysis.serving if analysis.serving is not None else analysis.goal
 
 
-def _goal_document(result: Any) -> GoalDocument:
+def _goal_document(result: GoalResult | ServingResult) -> GoalDocument:
     return result.goal_document() if isinstance(result, ServingResult) else GoalDocument.of(result)
 
 
@@ -112,7 +112,7 @@ SECTIONS: tuple[Section, ...] = (
 BY_KEY = {section.key: section for section in SECTIONS}
 
 
-def sections_values(analysis: Analysis) -> dict[str, Any]:
+def sections_values(analysis: Analysis) -> dict[str, object]:
     """What every section holds in results.json, by key, in order (reportgen.render.results makes it JSON)."""
     return {section.key: section.value(analysis) for section in SECTIONS}
 

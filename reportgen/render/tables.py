@@ -10,12 +10,15 @@ lists of plain values stay lists.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TypeGuard
 
-Row = dict[str, Any]
+from reportgen.json_types import JsonObject, JsonValue
+
+Row = JsonObject
 
 
-def tables(document: dict[str, Any]) -> dict[str, list[Row]]:
+def tables(document: Mapping[str, JsonValue]) -> dict[str, list[Row]]:
     """Every table of the document, by name, in the document's order of sections."""
     found: dict[str, list[Row]] = {}
     for section, value in document.items():
@@ -23,23 +26,23 @@ def tables(document: dict[str, Any]) -> dict[str, list[Row]]:
     return found
 
 
-def _collect(name: str, value: Any, found: dict[str, list[Row]]) -> None:
+def _collect(name: str, value: JsonValue, found: dict[str, list[Row]]) -> None:
     if _is_rows(value):
         found[name] = [_flat(row) for row in value]
         return
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):
         for key, item in value.items():
             _collect(name if key == "rows" else f"{name}.{key}", item, found)
 
 
-def _is_rows(value: Any) -> bool:
-    return isinstance(value, list) and bool(value) and all(isinstance(item, dict) for item in value)
+def _is_rows(value: JsonValue) -> TypeGuard[list[Mapping[str, JsonValue]]]:
+    return isinstance(value, list) and bool(value) and all(isinstance(item, Mapping) for item in value)
 
 
-def _flat(row: Row, prefix: str = "") -> Row:
+def _flat(row: Mapping[str, JsonValue], prefix: str = "") -> Row:
     flat: Row = {}
     for key, value in row.items():
-        if isinstance(value, dict):
+        if isinstance(value, Mapping):
             flat.update(_flat(value, f"{prefix}{key}."))
         else:
             flat[f"{prefix}{key}"] = value
@@ -55,7 +58,7 @@ def file_name(table: str) -> str:
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
-def neutralised(value: Any) -> Any:
+def neutralised(value: JsonValue) -> JsonValue:
     """A text cell that a spreadsheet would run as a formula ("=HYPERLINK(…)", "@SUM(…)"), prefixed with an
     apostrophe so that it shows as the text it is; numbers and every other value as they are."""
     if isinstance(value, str) and value.startswith(FORMULA_STARTS):
@@ -63,7 +66,7 @@ def neutralised(value: Any) -> Any:
     return value
 
 
-def csv_files(document: dict[str, Any]) -> dict[str, bytes]:
+def csv_files(document: Mapping[str, JsonValue]) -> dict[str, bytes]:
     """`build --format csv`: each table of the document as a CSV file (full precision, `inf` for infinity,
     lists as JSON text, text that a spreadsheet would take for a formula neutralised)."""
     import json
