@@ -25,19 +25,20 @@ from typing import TYPE_CHECKING, Any
 
 from reportgen.analysis import Analysis
 from reportgen.json_types import JsonObject
+from reportgen.keys import CURRENCY
 from reportgen.project.loader import LoadedProject, load_project
 from reportgen.project.model import Project
 from reportgen.render import tables as document_tables
+from reportgen.render.results_schema import keys_in
 from reportgen.render.sections import BY_KEY
 
 if TYPE_CHECKING:
     import pandas as pd
 
 SECTIONS = tuple(BY_KEY)
-# Keys of results.json that hold money, in the project's currency; a DataFrame names the currency beside them.
-MONEY = frozenset({"cost", "d_cost", "total_with_time_value", "price_per_node_hour", "monthly_cost", "cost_per_hour",
-                   "cost_per_million_requests", "cost_per_million", "cost_per_run", "max_cost", "max_cost_per_hour",
-                   "cost_per_hour_limit", "cost_ci"})
+# Keys of results.json that hold money, in the project's currency (declared so: reportgen.keys.money); a DataFrame
+# names the currency beside them.
+MONEY = frozenset(name for section in BY_KEY.values() for name, key in keys_in(section.type) if key.unit == CURRENCY)
 HTML_ROWS = 20  # rows a section shows in a notebook before it says how many more there are
 
 

@@ -28,6 +28,9 @@ class Key:
     also: tuple[str, ...] = ()  # further keys holding the same value (an earlier name, kept for old readers)
     item: str = "one row"  # an array's or a mapping's values: what one of them is ("{key}": its key)
     keys: tuple[str, ...] = ()  # a mapping's fixed keys: an object with exactly these, each an item
+    # The value's unit where the key's name does not say it (a name ending _s, _b, _kwh, _kg does): "currency" for
+    # money, which the Python API's DataFrames label with the project's currency
+    unit: str | None = None
 
 
 class Derived(Generic[Owner, T]):
@@ -82,7 +85,15 @@ def _key_of(hint: object) -> Key | None:
     return next((extra for extra in getattr(hint, "__metadata__", ()) if isinstance(extra, Key)), None)
 
 
-def interval(of: str, *, name: str | None = None, also: tuple[str, ...] = ()) -> Key:
+def interval(of: str, *, name: str | None = None, also: tuple[str, ...] = (), unit: str | None = None) -> Key:
     """The key of a 95 % interval [low, high] from repeated runs."""
     return Key(f"95 % percentile-bootstrap interval [low, high] of {of} over the repeats (2,000 seeded resamples); "
-               "null with one run", name=name, also=also)
+               "null with one run", name=name, also=also, unit=unit)
+
+
+def money(doc: str, *, name: str | None = None, also: tuple[str, ...] = ()) -> Key:
+    """The key of an amount of money, in the project's currency."""
+    return Key(doc, name=name, also=also, unit=CURRENCY)
+
+
+CURRENCY = "currency"  # the unit of money: the project's currency

@@ -112,9 +112,9 @@ def test_figures_reach_the_pdf_renderer_as_placeholders() -> None:
 def test_each_figure_is_drawn_at_the_size_its_frame_promised(name: str) -> None:
     """The PDF is laid out from the frames before the figures are drawn: a drawing of another shape would be
     squeezed into the room left for it."""
-    from reportgen.figures import figure_jobs
     from reportgen.pipeline import analyze_loaded
     from reportgen.project.loader import load_project
+    from reportgen.render.sections import figure_jobs
 
     loaded = load_project(INPUTS / name)
     analysis, _ = analyze_loaded(loaded)
@@ -130,9 +130,9 @@ def test_project_text_in_a_figure_is_drawn_as_written_and_kept_inside_it(tmp_pat
     is wrapped and shortened: a legend wider than its axes pushed them out of the figure, over the tick labels."""
     import warnings
 
-    from reportgen.figures import figure_jobs
     from reportgen.pipeline import analyze_loaded
     from reportgen.project.loader import load_project
+    from reportgen.render.sections import figure_jobs
 
     name = "forward and backward pass of the encoder stack, $5 per hour and $6 per hour with checkpointing"
     project = tmp_path / "named.yaml"
@@ -152,9 +152,9 @@ def test_project_text_in_a_figure_is_drawn_as_written_and_kept_inside_it(tmp_pat
 @pytest.mark.parametrize("count", [16, 128])
 def test_a_timeline_of_many_workers_stays_legible(tmp_path: Path, count: int) -> None:
     """128 workers in 4.6 inches: a label each overlapped into a smear, and outlines and hatches drowned the bars."""
-    from reportgen.figures import figure_jobs
     from reportgen.pipeline import analyze_loaded
     from reportgen.project.loader import load_project
+    from reportgen.render.sections import figure_jobs
 
     workers = ", ".join(str(2000 + (index * 37) % 500) for index in range(count))
     project = tmp_path / "workers.yaml"
@@ -183,9 +183,9 @@ def thirteen_scales(folder: Path) -> Path:
 def test_figures_of_wide_ranges_stay_legible(tmp_path: Path) -> None:
     """Node labels that fit side by side with both ends kept, log cost axes over three orders of magnitude, full
     numbers with thousands separators (never a "1e6" in the corner), and no crowded point labels."""
-    from reportgen.figures import figure_jobs
     from reportgen.pipeline import analyze_loaded
     from reportgen.project.loader import load_project
+    from reportgen.render.sections import figure_jobs
 
     loaded = load_project(thirteen_scales(tmp_path))
     analysis, _ = analyze_loaded(loaded)
@@ -206,10 +206,10 @@ def test_figures_of_wide_ranges_stay_legible(tmp_path: Path) -> None:
 def test_tiny_energies_and_costs_are_drawn_in_a_unit_that_reads() -> None:
     """Per unit of work an energy is some 10⁻⁷ kWh and a cost 10⁻⁶ USD: drawn as µWh and USD per million units of
     work, not as "4" under a "1e−7" in the corner."""
-    from reportgen.figures import figure_jobs
     from reportgen.figures.style import ENERGY_UNITS, MASS_UNITS, TIME_UNITS, readable, unit_for
     from reportgen.pipeline import analyze_loaded
     from reportgen.project.loader import load_project
+    from reportgen.render.sections import figure_jobs
 
     assert readable([59.0, 126.0], ENERGY_UNITS) == ([59.0, 126.0], "kWh")
     assert readable([0.25, 0.5], ENERGY_UNITS) == ([250.0, 500.0], "Wh")
@@ -422,9 +422,9 @@ def test_activities_read_in_greyscale_with_cheap_hatches() -> None:
 def test_every_hatch_shows_against_its_fill(name: str) -> None:
     """matplotlib draws a hatch in its edge colour over the fill colour; the same colour twice hides it (the
     fanout figure's "budget exhausted" area had an invisible hatch, so it did not read in greyscale)."""
-    from reportgen.figures import figure_jobs
     from reportgen.pipeline import analyze_loaded
     from reportgen.project.loader import load_project
+    from reportgen.render.sections import figure_jobs
 
     loaded = load_project(INPUTS / name)
     analysis, _ = analyze_loaded(loaded)

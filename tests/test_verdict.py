@@ -316,8 +316,8 @@ scaling:
 
 
 def test_captions_name_the_colours_their_figures_use() -> None:
-    from reportgen.figures import figure_jobs
     from reportgen.pipeline import analyze_loaded
+    from reportgen.render.sections import figure_jobs
 
     loaded = load_project(SEVEN_B)
     analysis, _ = analyze_loaded(loaded)

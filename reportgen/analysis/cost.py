@@ -9,7 +9,7 @@ from typing import Annotated
 
 from reportgen.analysis.common import first_max, first_min, whole_nodes
 from reportgen.analysis.scaling import ScalingResult
-from reportgen.keys import Key
+from reportgen.keys import Key, money
 from reportgen.project.model import Pricing, RegimeName
 
 
@@ -18,8 +18,8 @@ class CostRow:
     nodes: Annotated[int, Key("node count")]
     time_s: float
     speedup: float
-    cost: Annotated[float, Key("money per run")]
-    total_with_time_value: Annotated[float | None, Key("cost plus the value of the run's time")]
+    cost: Annotated[float, money("money per run")]
+    total_with_time_value: Annotated[float | None, money("cost plus the value of the run's time")]
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class Marginal:
     from_nodes: Annotated[int, Key("node count")]
     to_nodes: Annotated[int, Key("node count")]
     d_speedup: Annotated[float, Key("speedup gained")]
-    d_cost: Annotated[float, Key("money added per run")]
+    d_cost: Annotated[float, money("money added per run")]
     speedup_per_cost: Annotated[float, Key("d_speedup / d_cost")]  # inf when the cost did not rise ("free")
 
 
@@ -35,14 +35,14 @@ class Marginal:
 class RegimeRow:
     nodes: Annotated[int, Key("node count")]
     time_s: Annotated[float, Key("seconds per run, with the expected preemption restarts added (spot)")]
-    cost: Annotated[float, Key("money per run")]
+    cost: Annotated[float, money("money per run")]
     preemptions: Annotated[float | None, Key("expected preemptions per run (spot only)", name="expected_preemptions")]
 
 
 @dataclass(frozen=True)
 class Regime:
     name: RegimeName
-    price_per_node_hour: Annotated[float, Key("the node-hour price in this regime")]
+    price_per_node_hour: Annotated[float, money("the node-hour price in this regime")]
     viable: Annotated[bool, Key("whether the regime can be used at all (owned nodes below their minimum utilisation "
                                 "cannot)")]
     reason: Annotated[str, Key("why the regime is or is not viable, in words")]

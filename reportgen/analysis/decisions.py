@@ -16,7 +16,7 @@ from reportgen.analysis.energy import EnergyResult
 from reportgen.analysis.goal import scaled
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.analysis.serving import ServingResult
-from reportgen.keys import Key, derived, interval
+from reportgen.keys import CURRENCY, Key, derived, interval, money
 from reportgen.project.model import REGIME_PHRASES, Decision, Goal, Objective, RegimeName
 from reportgen.wording import listed, nodes
 
@@ -38,10 +38,10 @@ class AppliedLimits:
     """The limits a recommendation was held to, per run (or, serving, the p99 and per hour)."""
 
     max_time_s: Annotated[float | None, Key("time limit")]
-    max_cost: Annotated[float | None, Key("cost limit")]
+    max_cost: Annotated[float | None, money("cost limit")]
     max_co2_kg: Annotated[float | None, Key("carbon limit")]
     max_p99_s: Annotated[float | None, Key("serving: p99 limit")]
-    max_cost_per_hour: Annotated[float | None, Key("serving: hourly cost limit")]
+    max_cost_per_hour: Annotated[float | None, money("serving: hourly cost limit")]
     from_goal: Annotated[tuple[GoalLimit, ...], Key("limits taken from the project's goal", item="a limit")]
 
 
@@ -74,7 +74,7 @@ class DecisionResult:
     def time_per_run_s(self) -> float | None:
         return None if self.per_hour else self.time_s
 
-    @derived(Key("money per run", name="cost"))
+    @derived(money("money per run", name="cost"))
     def cost_per_run(self) -> float | None:
         return None if self.per_hour else self.cost
 
@@ -86,7 +86,7 @@ class DecisionResult:
     def p99_s(self) -> float | None:
         return self.time_s if self.per_hour else None
 
-    @derived(Key("serving: money per hour"))
+    @derived(money("serving: money per hour"))
     def cost_per_hour(self) -> float | None:
         return self.cost if self.per_hour else None
 
@@ -98,7 +98,7 @@ class DecisionResult:
     def time_per_run_ci(self) -> tuple[float, float] | None:
         return None if self.per_hour else self.time_ci
 
-    @derived(interval("cost (proportional to the time)", name="cost_ci"))
+    @derived(interval("cost (proportional to the time)", name="cost_ci", unit=CURRENCY))
     def cost_per_run_ci(self) -> tuple[float, float] | None:
         return None if self.per_hour else self.cost_ci
 

@@ -18,7 +18,7 @@ from reportgen.analysis.common import Origin, first_min
 from reportgen.analysis.cost import CostResult, priced_points
 from reportgen.analysis.energy import EnergyResult
 from reportgen.analysis.scaling import ScalingResult
-from reportgen.keys import Key, interval
+from reportgen.keys import CURRENCY, Key, interval, money
 from reportgen.project.model import Goal, RegimeName
 
 
@@ -82,7 +82,7 @@ class GoalRow:
     regime: Annotated[RegimeName | None, Key("the price regime")]
     viable: Annotated[bool, Key("the regime is viable")]
     time_s: Annotated[float | None, Key("seconds per run")]
-    cost: Annotated[float | None, Key("money per run")]
+    cost: Annotated[float | None, money("money per run")]
     co2_kg: Annotated[float | None, Key("kg CO2e per run")]
     meets_time: Annotated[bool | None, Key("within the time limit; null without one")]
     meets_cost: Annotated[bool | None, Key("within the cost limit (per run, or per hour when serving); null without "
@@ -90,13 +90,13 @@ class GoalRow:
     met: Annotated[bool | None, Key("every stated limit met")]
     time_ratio: Annotated[float | None, Key("time / the limit")]
     cost_ratio: Annotated[float | None, Key("cost / the limit")]
-    monthly_cost: Annotated[float | None, Key("cost × runs per month (serving: × 730 hours)")]
+    monthly_cost: Annotated[float | None, money("cost × runs per month (serving: × 730 hours)")]
     source: Annotated[Origin, Key("where the values come from")]
     time_ci: Annotated[tuple[float, float] | None, interval("time_s", name="time_s_ci")] = None
-    cost_ci: Annotated[tuple[float, float] | None, interval("cost (proportional to the time)")] = None
+    cost_ci: Annotated[tuple[float, float] | None, interval("cost (proportional to the time)", unit=CURRENCY)] = None
     failure_tax: Annotated[float | None, Key("the failure tax's overhead fraction folded into time, cost and CO2e "
                                              "(with reliability)")] = None
-    cost_per_hour: Annotated[float | None, Key("serving: money per hour in this regime")] = None
+    cost_per_hour: Annotated[float | None, money("serving: money per hour in this regime")] = None
     capacity_rps: Annotated[float | None, Key("serving: requests per second served (spot: less the nodes "
                                               "down)")] = None
     p99_s: Annotated[float | None, Key("serving: the p99 latency there")] = None
@@ -120,9 +120,9 @@ class GoalRow:
 class GoalPoint:
     nodes: Annotated[float, Key("node count")]
     regime: Annotated[RegimeName | None, Key("its price regime")]
-    cost: Annotated[float | None, Key("money per run")]
+    cost: Annotated[float | None, money("money per run")]
     time_s: Annotated[float | None, Key("seconds per run")]
-    cost_per_hour: Annotated[float | None, Key("serving: money per hour")]
+    cost_per_hour: Annotated[float | None, money("serving: money per hour")]
     source: Annotated[Origin, Key("measured, or from the USL fit")]
 
 
@@ -133,7 +133,7 @@ class GoalDocument:
 
     text: Annotated[str | None, Key("project.goal.text")]
     time_per_run_s: Annotated[float | None, Key("the goal's time limit")]
-    cost_per_run: Annotated[float | None, Key("the goal's cost limit")]
+    cost_per_run: Annotated[float | None, money("the goal's cost limit")]
     plan_nodes: Annotated[int | None, Key("design.nodes")]
     plan_measured: Annotated[bool, Key("whether the plan's node count was measured")]
     met_at_plan: Annotated[bool | None, Key("a viable regime meets the goal at the plan; null when it cannot be "
@@ -146,7 +146,7 @@ class GoalDocument:
                                                     "the USL fit says would (training)")]
     none_meets: Annotated[bool, Key("no measured point meets the goal")]
     runs_per_month: Annotated[float | None, Key("pricing.runs_per_month")]
-    monthly_cost: Annotated[float | None, Key("the plan's monthly spend in its cheapest regime that meets the "
+    monthly_cost: Annotated[float | None, money("the plan's monthly spend in its cheapest regime that meets the "
                                               "goal")]
     note: Annotated[str | None, Key("what could not be checked, in words")]
 

@@ -18,7 +18,7 @@ from reportgen.analysis.energy import JOULES_PER_KWH
 from reportgen.analysis.fits import USLFit, usl_capacity
 from reportgen.analysis.goal import GoalDocument, GoalRow
 from reportgen.analysis.scaling import ScalingResult
-from reportgen.keys import Key, derived
+from reportgen.keys import Key, derived, money
 from reportgen.project.model import Project, RegimeName
 from reportgen.wording import duration, listed, requests
 
@@ -60,9 +60,9 @@ class ServingRow:
     # ("not known", never true: ANALYSES §5.y)
     serves: Annotated[bool | None, Key("meets the load and every stated objective, each known there; null when one "
                                        "is not known (never true with an objective unknown)")]
-    cost_per_hour: Annotated[float | None, Key("nodes × the on-demand price")]
+    cost_per_hour: Annotated[float | None, money("nodes × the on-demand price")]
     # per million of the load's unit (the old key's name)
-    cost_per_million_requests: Annotated[float | None, Key("cost per hour / (load × 3600) × 10⁶",
+    cost_per_million_requests: Annotated[float | None, money("cost per hour / (load × 3600) × 10⁶",
                                                            also=("cost_per_million",))]
     energy_kwh_per_hour: Annotated[float | None, Key("kWh per hour of service, PUE included")]
     energy_measured: Annotated[bool, Key("from the run's measured energy")]
@@ -91,7 +91,7 @@ class ServingRegime:
     """A price regime as a service sees it: spot loses the capacity of the nodes down after preemptions."""
 
     name: Annotated[RegimeName, Key("the regime")]
-    price_per_node_hour: Annotated[float, Key("the price in this regime")]
+    price_per_node_hour: Annotated[float, money("the price in this regime")]
     viable: Annotated[bool, Key("whether the regime can be used")]
     reason: Annotated[str, Key("why, in words")]
     # expected share of nodes down at any moment (spot), 0 otherwise
@@ -181,7 +181,7 @@ class ServingResult:
     p99_objective_s: Annotated[float | None, Key("the p99 latency objective")]
     headroom: Annotated[float, Key("spare capacity wanted at the peak, as a fraction of the load")]
     capacity_needed_rps: Annotated[float, Key("load × (1 + headroom)")]
-    cost_limit_per_hour: Annotated[float | None, Key("the goal's budget per hour", name="cost_per_hour_limit")]
+    cost_limit_per_hour: Annotated[float | None, money("the goal's budget per hour", name="cost_per_hour_limit")]
     # measured scales, plus the plan and the fitted scale to serve when unmeasured
     rows: Annotated[tuple[ServingRow, ...], Key("each measured scale, plus the plan and the fitted scale to serve "
                                                 "when unmeasured")]

@@ -14,8 +14,7 @@ import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from reportgen.figures.jobs import FIGURE_SCHEME, HEIGHT, WIDTH, FigureFrame, FigureJob, present, slot
 
@@ -24,40 +23,19 @@ if TYPE_CHECKING:
     from reportgen.figures.cache import FigureCache
     from reportgen.project.model import Project
 
-__all__ = ["FIGURE_SCHEME", "HEIGHT", "WIDTH", "FigureFrame", "FigureJob", "figure_jobs", "present", "slot"]
+__all__ = ["FIGURE_SCHEME", "HEIGHT", "WIDTH", "FigureFamily", "FigureFrame", "FigureJob", "present", "slot"]
 
 
-def figure_jobs(analysis: Analysis, project: Project) -> list[FigureJob]:
-    """Every figure of a report whose inputs are present, in reading order. Past a few dozen measured scales, bar
-    charts and labelled points show the tables' selection of node counts (reportgen.analysis.selection); line
-    plots keep every point, drawn as one artist."""
-    from reportgen.analysis.selection import shown_nodes
-    from reportgen.render.sections import for_tables
+class FigureFamily(Protocol):
+    """A module of figures: its `jobs`, every figure it draws from an analysis (and the uncut analysis, `full`)."""
 
-    planned = project.design.nodes if project.design else None
-    cut = for_tables(analysis, shown_nodes(analysis, planned))
-    # a serving project's money is per hour of service (serving's figures), not per run (decide's)
-    left_out = "decide" if project.serving else "serving"
-    return [job for family in _families() if family.__name__.rsplit(".", 1)[-1] != left_out
-            for job in family.jobs(cut, project, analysis)]
-
-
-def _families() -> list[ModuleType]:
-    """The figure modules the report's sections declare (reportgen.render.sections), in order, each once."""
-    import importlib
-
-    from reportgen.render.sections import SECTIONS
-
-    names = dict.fromkeys(section.figures for section in SECTIONS if section.figures)
-    return [importlib.import_module(f"reportgen.figures.{name}") for name in names]
+    def __call__(self, analysis: Analysis, project: Project, full: Analysis | None = None) -> list[FigureJob]: ...
 
 
 def _import_drawing() -> None:
     """The slow imports of drawing, done before forking so that the workers inherit them."""
     import matplotlib.backends.backend_svg
     import matplotlib.figure  # noqa: F401
-
-    _families()
 
 
 def _run(job: FigureJob) -> str:

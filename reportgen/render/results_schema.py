@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import types
+from collections.abc import Iterator
 from typing import Literal, Union, get_args, get_origin
 
 from reportgen.json_types import JsonObject
@@ -46,6 +47,16 @@ def object_properties(cls: type) -> dict[str, Schema]:
     if not keys:
         raise TypeError(f"{cls.__name__} is in results.json but declares no key (annotate its fields with Key)")
     return {name: value_schema(item.type, item.key) for item in keys for name in item.names}
+
+
+def keys_in(of: object) -> Iterator[tuple[str, Key]]:
+    """Every key declared in a type and the types inside it (rows, nested results), with its declaration."""
+    for inner in get_args(of):
+        yield from keys_in(inner)
+    if dataclasses.is_dataclass(of) and isinstance(of, type):
+        for item in declared(of):
+            yield from ((name, item.key) for name in item.names)
+            yield from keys_in(item.type)
 
 
 def _shape(of: object, key: Key) -> Schema:

@@ -21,7 +21,9 @@ from reportgen.analysis.decisions import DecisionResult, DecisionsResult, TradeO
 from reportgen.analysis.goal import GoalDocument, GoalResult
 from reportgen.analysis.layout import LAYOUT_DOC
 from reportgen.analysis.serving import ServingResult
+from reportgen.figures import FigureFamily, FigureJob, decide, design, diagnosis, scaling, serving
 from reportgen.keys import Key
+from reportgen.project.model import Project
 from reportgen.render.results_schema import Schema, value_schema
 
 _RESULTS = get_type_hints(Analysis)
@@ -33,7 +35,7 @@ class Section:
     field: str  # the attribute of reportgen.analysis.Analysis holding its typed result
     doc: str  # what the section is: its schema's description
     template: str  # the template under templates/ that shows it (included by the report)
-    figures: str | None = None  # the module of reportgen.figures drawing from it, if any
+    figures: FigureFamily | None = None  # the figure family drawing from it (a module of reportgen.figures), if any
     cut: Callable[[Any, frozenset[float]], Any] | None = None  # its result with only the tables' node counts
     read: Callable[[Analysis], Any] | None = None  # how to read its result, where that is not simply `field`
     uncut: str | None = None  # why rows with node counts are not cut (they are a model's curve, not measured)
@@ -51,9 +53,14 @@ class Section:
         return self.shape[1](result) if self.shape and result is not None else result
 
     @property
+    def type(self) -> object:
+        """The type of what results.json holds under the key."""
+        return self.shape[0] if self.shape else _RESULTS[self.field]
+
+    @property
     def schema(self) -> Schema:
         """Its JSON Schema, derived from its result's declared keys."""
-        return value_schema(self.shape[0] if self.shape else _RESULTS[self.field], Key(self.doc))
+        return value_schema(self.type, Key(self.doc))
 
 
 def _goal(analysis: Analysis) -> GoalResult | ServingResult | None:
@@ -75,18 +82,18 @@ def _trade_offs(result: DecisionsResult) -> tuple[TradeOff, ...]:
 
 SECTIONS: tuple[Section, ...] = (
     Section("diagnosis", "diagnosis", "§1: which resource runs out first, and the axis of distribution that cures it",
-            "sections/diagnosis.html", figures="diagnosis"),
+            "sections/diagnosis.html", figures=diagnosis.jobs),
     Section("checklist", "checklist", "the six-stage design checklist and the communication tax",
-            "sections/design.html", figures="design"),
+            "sections/design.html", figures=design.jobs),
     Section("prediction", "prediction", "§2: predicted speedup from the alpha-beta communication model",
-            "sections/design.html", figures="design",
+            "sections/design.html", figures=design.jobs,
             uncut="the model's curve at chosen node counts, not the measured scales"),
-    Section("layout", "layout", LAYOUT_DOC, "sections/design.html", figures="design"),
+    Section("layout", "layout", LAYOUT_DOC, "sections/design.html", figures=design.jobs),
     Section("scaling", "scaling", "§3: measured scaling and where every lost fold of speedup went",
-            "measure/runs.html", figures="scaling", cut=cut.scaling_rows),
+            "measure/runs.html", figures=scaling.jobs, cut=cut.scaling_rows),
     Section("cost", "cost", "§4: cost per run and the marginal speedup money buys", "measure/cost.html",
-            figures="decide", cut=cut.cost_rows),
-    Section("energy", "energy", "§5: energy and carbon per run", "measure/energy.html", figures="decide",
+            figures=decide.jobs, cut=cut.cost_rows),
+    Section("energy", "energy", "§5: energy and carbon per run", "measure/energy.html", figures=decide.jobs,
             cut=cut.rows_at),
     Section("reliability", "reliability", "failures at scale: checkpoint interval and its overhead",
             "sections/design.html", cut=cut.rows_at),
@@ -94,7 +101,7 @@ SECTIONS: tuple[Section, ...] = (
             read=_goal, shape=(GoalDocument | None, _goal_document),
             uncut="a service's goal reads the serving analysis, whose rows the serving section shows"),
     Section("serving", "serving", "§5.x: a serving project's load served within its p99 objective, and its hourly "
-            "cost", "measure/serve.html", figures="serving",
+            "cost", "measure/serve.html", figures=serving.jobs,
             uncut="every load level is shown: its table has no selection yet"),
     Section("summary", "summary", "§7.1: page 1, as a reviewer writes it", "sections/summary.html"),
     Section("provenance", "provenance", "where each measured number came from", "measure/runs.html",
@@ -115,6 +122,18 @@ BY_KEY = {section.key: section for section in SECTIONS}
 def sections_values(analysis: Analysis) -> dict[str, object]:
     """What every section holds in results.json, by key, in order (reportgen.render.results makes it JSON)."""
     return {section.key: section.value(analysis) for section in SECTIONS}
+
+
+def figure_jobs(analysis: Analysis, project: Project) -> list[FigureJob]:
+    """Every figure of a report whose inputs are present, in reading order: each family its sections declare, once.
+    Past a few dozen measured scales, bar charts and labelled points show the tables' selection of node counts
+    (reportgen.analysis.selection); line plots keep every point, drawn as one artist."""
+    planned = project.design.nodes if project.design else None
+    shown = for_tables(analysis, cut.shown_nodes(analysis, planned))
+    # a serving project's money is per hour of service (serving's figures), not per run (decide's)
+    left_out = decide.jobs if project.serving else serving.jobs
+    families = dict.fromkeys(section.figures for section in SECTIONS if section.figures)
+    return [job for family in families if family is not left_out for job in family(shown, project, analysis)]
 
 
 def for_tables(analysis: Analysis, shown: frozenset[float] | None) -> Analysis:
