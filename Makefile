@@ -16,7 +16,7 @@ $(shell rm -rf $(VENV))
 endif
 endif
 
-.PHONY: report test check lint package bench clean golden bytecode docs reference constraints other-pythons
+.PHONY: report test check lint package bench clean golden bytecode docs reference constraints other-pythons browser
 
 report: $(VENV)/.installed bytecode
 	$(BIN)/reportgen build inputs/example.yaml -o build
@@ -24,9 +24,19 @@ report: $(VENV)/.installed bytecode
 
 # The whole suite, as CI runs it: the linters, the documentation site, the packages, every test, then the example
 # built on the other supported Pythons.
-test: lint docs package
+test: lint docs package browser
 	$(BIN)/python -m pytest
 	$(MAKE) --no-print-directory other-pythons
+
+# Headless Chromium for the browser test (tests/test_browser.py): Debian's package, installed where apt exists and
+# this user may install; elsewhere that test is skipped with a message.
+browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	  { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && \
+	    { apt-get install -y --no-install-recommends chromium >/dev/null 2>&1 || \
+	      { apt-get update >/dev/null 2>&1 && apt-get install -y --no-install-recommends chromium >/dev/null 2>&1; }; } && \
+	    echo "installed chromium (Debian) for the browser test"; } || \
+	  echo "no chromium, and apt cannot install it here: the browser test will be skipped"
 
 # The example built on each other supported Python found (on PATH, else among pyenv's versions), in
 # build/venv-<name> (made once per constraints), its results.json compared with this Python's: the same numbers on
