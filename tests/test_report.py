@@ -7,9 +7,11 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from fractions import Fraction
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pypdf import PdfReader
@@ -501,3 +503,29 @@ def test_page_one_holds_the_whole_reviewers_summary(example: str, tmp_path: Path
     page_one = " ".join((PdfReader(tmp_path / example / "report.pdf").pages[0].extract_text() or "").split())
     missing = [label for label in labels if label.replace("Next action", "NEXT ACTION") not in page_one]
     assert labels and not missing, f"{example}: page 2 holds {missing}"
+    _assert_tagged(tmp_path / example / "report.pdf")
+
+
+def _assert_tagged(path: Path) -> None:
+    """A tagged PDF (PDF/UA structure, as `pdfinfo` reports "Tagged: yes"), in English, whose figures keep their
+    text alternatives after the drawings replace the placeholders."""
+    import pikepdf
+
+    with pikepdf.open(path) as pdf:
+        assert pdf.Root.MarkInfo.Marked is True and "/StructTreeRoot" in pdf.Root
+        assert str(pdf.Root.Lang) == "en"
+        figures = [element for element in _structure(pdf.Root.StructTreeRoot) if element.get("/S") == "/Figure"]
+        assert figures and all(str(element.get("/Alt", "")).strip() for element in figures)
+
+
+def _structure(element: object) -> Iterator[Any]:
+    """Every element of a PDF's structure tree, depth first."""
+    import pikepdf
+
+    if isinstance(element, pikepdf.Array):
+        for item in element:
+            yield from _structure(item)
+    elif isinstance(element, pikepdf.Dictionary):
+        yield element
+        if "/K" in element:
+            yield from _structure(element.K)

@@ -6,6 +6,7 @@ job without importing the package that uses the cache: no import circle.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -18,9 +19,10 @@ WIDTH = 6.4  # inches: the text width of an A4 page with 2 cm margins is about 6
 HEIGHT = 3.3
 
 
-def slot(url: str) -> str:
-    """A figure's place in a rendered page, until its drawing is put there."""
-    return f'<img class="figure-svg" alt="" src="{url}">'
+def slot(url: str, alt: str = "a figure") -> str:
+    """A figure's place in a rendered page, until its drawing is put there; in a PDF, the image the drawing replaces,
+    whose text alternative is the figure's in the PDF's tags."""
+    return f'<img class="figure-svg" alt="{html.escape(alt)}" src="{url}">'
 
 
 @dataclass(frozen=True)
@@ -39,7 +41,7 @@ class FigureFrame:
 
     @property
     def slot(self) -> str:
-        return slot(self.url)
+        return slot(self.url, self.alt)
 
     @property
     def points(self) -> tuple[Fraction, Fraction]:

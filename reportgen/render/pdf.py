@@ -188,22 +188,28 @@ def _weasyprint_run(epoch: int) -> Iterator[list[str]]:
 def figures_pdf(figures: Sequence[Figure], *, epoch: int = 0) -> bytes:
     """A PDF with each figure drawn by WeasyPrint on a page of its own size, in order."""
     resources = {f.slot.url: (f.svg, "image/svg+xml") for f in figures}
-    return _weasyprint_pdf(figure_pages([f.slot for f in figures]), resources, epoch, failing="draw")
+    return _weasyprint_pdf(figure_pages([f.slot for f in figures]), resources, epoch, failing="draw", tagged=False)
 
 
 def layout_pdf(layout: str, slots: Sequence[FigureSlot], *, epoch: int = 0) -> bytes:
     """The PDF of `layout`, an HTML page with a placeholder image for each of `slots`, laid out around them."""
     resources = {url: (png, "image/png") for url, png in placeholders(slots).items()}
-    return _weasyprint_pdf(layout, resources, epoch, failing="place")
+    return _weasyprint_pdf(layout, resources, epoch, failing="place", tagged=True)
 
 
-def _weasyprint_pdf(html: str, resources: Mapping[str, tuple[bytes, str]], epoch: int, *, failing: str) -> bytes:
+def _weasyprint_pdf(html: str, resources: Mapping[str, tuple[bytes, str]], epoch: int, *, failing: str,
+                    tagged: bool) -> bytes:
     """One WeasyPrint run of `html`, fetching only `resources`. WeasyPrint logs a figure it cannot draw or place
-    and leaves a hole; a report must not."""
+    and leaves a hole; a report must not.
+
+    The report's layout is `tagged` (WeasyPrint's PDF/UA structure: headings, paragraphs, tables, lists and each
+    figure with its text alternative, in reading order, and the document's language), so that screen readers and
+    reflow can read it; placing the figures keeps the tags, since it only swaps the image each figure tag marks
+    for the drawing. The figures' own pages are not tagged: they become parts of the report's pages."""
     weasyprint = import_weasyprint()
     with _weasyprint_run(epoch) as failures:
         document = weasyprint.HTML(string=html, base_url="about:blank", url_fetcher=_fetcher(resources))
-        pdf = bytes(document.write_pdf(font_config=_fonts()))
+        pdf = bytes(document.write_pdf(font_config=_fonts(), pdf_tags=tagged))
     if failures:
         raise RenderError(f"the PDF renderer could not {failing} a figure: {failures[0]}")
     return pdf
