@@ -504,6 +504,34 @@ def test_page_one_holds_the_whole_reviewers_summary(example: str, tmp_path: Path
     missing = [label for label in labels if label.replace("Next action", "NEXT ACTION") not in page_one]
     assert labels and not missing, f"{example}: page 2 holds {missing}"
     _assert_tagged(tmp_path / example / "report.pdf")
+    _assert_no_page_half_blank(tmp_path / example / "report.pdf")
+
+
+def _assert_no_page_half_blank(path: Path) -> None:
+    """No page is more than half blank mid-report (a figure or a table pushed to the next page with what it was
+    glued to): only the page before the appendix (which starts a page) and the last may end early. A page's fill is
+    its last inked row between the running header and footer, from a 20 dpi greyscale rendering."""
+    import shutil
+    import tempfile
+
+    import numpy as np
+    from PIL import Image
+
+    if shutil.which("pdftoppm") is None:
+        pytest.skip("pdftoppm (poppler-utils) is not installed")
+    texts = [page.extract_text() or "" for page in PdfReader(path).pages]
+    appendix = next(index for index, text in enumerate(texts) if text.lstrip().startswith("Appendix: methodology"))
+    with tempfile.TemporaryDirectory() as folder:
+        subprocess.run(["pdftoppm", "-png", "-r", "20", "-gray", str(path), f"{folder}/p"], check=True)
+        fills = []
+        for png in sorted(Path(folder).glob("p-*.png")):
+            pixels = np.asarray(Image.open(png).convert("L"))
+            body = pixels[int(len(pixels) * 0.06):int(len(pixels) * 0.93)]
+            inked = np.flatnonzero((body < 200).any(axis=1))
+            fills.append(inked.max() / len(body) if len(inked) else 0.0)
+    exempt = {appendix - 1, len(fills) - 1}
+    half_blank = [index + 1 for index, fill in enumerate(fills) if fill < 0.5 and index not in exempt]
+    assert not half_blank, f"{path.parent.name}: pages {half_blank} are more than half blank"
 
 
 def _assert_tagged(path: Path) -> None:
