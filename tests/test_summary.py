@@ -181,3 +181,14 @@ def test_the_gap_quotes_the_cheapest_run_with_its_failure_tax(example) -> None:
     assert (cheapest.nodes, cheapest.regime) == (1, "spot")
     assert cheapest.cost == pytest.approx(spot.cost * (1 + 45 / 1200 + 840 / (6300 * 3600)))
     assert f"the cheapest, 1 node on spot, costs {round(cheapest.cost)} USD" in example.summary.gap
+
+
+def test_page_one_says_the_diagnosis_in_one_line_written_by_the_summary(example) -> None:
+    """The diagnosis line of page 1 is a sentence of the summary (results.json carries it), not of a template."""
+    assert example.summary.diagnosis == ("The binding ceiling is compute, cured by distribute training. The design "
+                                         "declares distribute training: it matches.")
+    text = (INPUTS / "example.yaml").read_text(encoding="utf-8")
+    assert "axis: distribute training" in text
+    wrong = analyze(make_project(text.replace("axis: distribute training", "axis: distribute data")))
+    assert wrong.summary.diagnosis == ("The binding ceiling is compute, cured by distribute training. The design "
+                                       "declares distribute data: it does not match (see the Diagnosis section).")

@@ -18,6 +18,7 @@ from typing import Annotated, Literal
 from reportgen.analysis.actions import Evidence, NextAction, next_action
 from reportgen.analysis.common import first_min
 from reportgen.analysis.cost import CostResult
+from reportgen.analysis.diagnosis import DiagnosisResult
 from reportgen.analysis.findings import Finding
 from reportgen.analysis.goal import GoalCheck, GoalResult
 from reportgen.analysis.layout import LayoutResult
@@ -85,6 +86,8 @@ class SummaryResult:
                                            "the time Daly's interval would save")] = None  # said once (§5.z)
     layout: Annotated[str | None, Key("with design.parallelism: the layout, its memory per device against the "
                                       "device, and where each ZeRO stage fits")] = None
+    diagnosis: Annotated[str | None, Key("the diagnosis in one line: the binding ceiling, the axis that cures it, "
+                                         "and the declared axis held against it")] = None
 
 
 @dataclass(frozen=True)
@@ -123,7 +126,29 @@ def summarize(project: Project, *, scaling: ScalingResult | None, cost: CostResu
                          _evidence(scaling, findings, plan, optimum.nodes), next_action(findings, evidence),
                          _knee(scaling), ratio, blocker,
                          None if project.serving else _failure_tax(goal, evidence.reliability) or None,
-                         _layout(layout))
+                         _layout(layout), _diagnosis(evidence.diagnosis))
+
+
+def _diagnosis(d: DiagnosisResult | None) -> str | None:
+    """§1 on page 1: the binding ceiling and its axis, a within-node shard when one is needed, the declared axis
+    against it, and what binds next."""
+    if d is None:
+        return None
+    words = ["No ceiling binds: a single machine suffices." if d.binding_ceiling == "none"
+             else f"The binding ceiling is {d.binding_ceiling}, cured by {d.axis}."]
+    if d.shard_within_node:
+        words.append(f"One replica does not fit one device: the model must be sharded within each node "
+                     f"({d.min_devices} of its {d.devices_per_node} devices); across nodes the ceiling is then "
+                     f"{d.node_ceiling} ({d.node_axis}).")
+    if d.declared_axis:
+        words.append(f"The design declares {d.declared_axis}: "
+                     + ("it matches." if d.axis_matches else "it does not match (see the Diagnosis section)."))
+    else:
+        words.append("The design declares no axis.")
+    if d.secondary_ceilings and not d.shard_within_node:
+        words.append("Next, once it is lifted: " + "; ".join(f"{c.ceiling} ({c.axis})" for c in d.secondary_ceilings)
+                     + ".")
+    return " ".join(words)
 
 
 def _layout(layout: LayoutResult | None) -> str | None:
