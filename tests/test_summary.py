@@ -192,3 +192,17 @@ def test_page_one_says_the_diagnosis_in_one_line_written_by_the_summary(example)
     wrong = analyze(make_project(text.replace("axis: distribute training", "axis: distribute data")))
     assert wrong.summary.diagnosis == ("The binding ceiling is compute, cured by distribute training. The design "
                                        "declares distribute data: it does not match (see the Diagnosis section).")
+
+
+def test_the_operating_point_says_its_measured_figures_are_before_the_failure_tax(example) -> None:
+    """§5.z: the verdict's times and costs include the failure tax; the operating point quotes the measured tables,
+    and says so when a tax applies, so that page 1's figures are not held against each other."""
+    assert "Measured (before the failure tax): cost-optimal 1 node (505 USD per run on demand)" in \
+        example.summary.optimum.text
+    text = (INPUTS / "example.yaml").read_text(encoding="utf-8")
+    head, _, rest = text.partition("\nreliability:")
+    assert rest, "the example states reliability"
+    untaxed = head + "\n" + rest.split("\n\n", 1)[1] if "\n\n" in rest else head
+    without = analyze(make_project(untaxed))
+    assert without.summary.failure_tax is None
+    assert "Measured: cost-optimal 1 node" in without.summary.optimum.text

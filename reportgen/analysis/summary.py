@@ -112,7 +112,8 @@ def summarize(project: Project, *, scaling: ScalingResult | None, cost: CostResu
         optimum = _serving_optimum(serving, words)
     else:
         verdict, state, gap = _training_verdict(goal, plan, scaling, cost, words)
-        optimum = _training_optimum(project, goal, scaling, cost, prediction, words)
+        optimum = _training_optimum(project, goal, scaling, cost, prediction, words,
+                                    untaxed=evidence.reliability is not None)
     codes = {f.code for f in findings}
     ratio = model_check.kappa_ratio if model_check else None
     blocker = _blocker(findings, evidence)
@@ -421,7 +422,8 @@ def _cheapest_check(checks: list[GoalCheck]) -> GoalCheck | None:
 
 
 def _training_optimum(project: Project, goal: GoalResult | None, scaling: ScalingResult | None,
-                      cost: CostResult | None, prediction: PredictionResult | None, words: _Words) -> Optimum:
+                      cost: CostResult | None, prediction: PredictionResult | None, words: _Words, *,
+                      untaxed: bool = False) -> Optimum:
     if scaling is None or scaling.single_scale:
         if prediction is not None and scaling is None:
             return Optimum(prediction.p_star, "model", "Nothing is measured yet, so no operating point is evidenced; "
@@ -431,7 +433,7 @@ def _training_optimum(project: Project, goal: GoalResult | None, scaling: Scalin
             return Optimum(only, "measured", f"Only {nodes(only)} {'was' if only == 1 else 'were'} measured: no "
                            "optimum can be told from one scale.")
         return Optimum(None, None, "Nothing is measured yet: add scaling.runs to find the operating point.")
-    facts = _measured_facts(scaling, cost, words)
+    facts = _measured_facts(scaling, cost, words, untaxed=untaxed)
     if goal is not None and goal.cheapest_meeting is not None:
         best = goal.cheapest_meeting
         return Optimum(best.nodes, "measured", f"The evidence supports {nodes(best.nodes)}{_on(best.regime)}, the "
@@ -459,7 +461,9 @@ def _training_optimum(project: Project, goal: GoalResult | None, scaling: Scalin
                    f"scale. {facts}")
 
 
-def _measured_facts(scaling: ScalingResult, cost: CostResult | None, words: _Words) -> str:
+def _measured_facts(scaling: ScalingResult, cost: CostResult | None, words: _Words, *, untaxed: bool) -> str:
+    """The measured optima as the tables have them; with a failure tax (which the verdict's figures include, §5.z),
+    said to be before it, so that a reader does not hold the two against each other."""
     fastest = first_min(list(scaling.rows), key=lambda r: -r.speedup)
     parts = []
     if cost is not None and not cost.per_unit_of_work:
@@ -467,7 +471,7 @@ def _measured_facts(scaling: ScalingResult, cost: CostResult | None, words: _Wor
         parts.append(f"cost-optimal {nodes(cheap.nodes)} ({words.money(cheap.cost)} per run on demand)")
     parts.append(f"fastest {nodes(fastest.nodes)} (speedup {number(fastest.speedup)}"
                  f"{', ' + duration(fastest.time_s) if fastest.time_s and not scaling.per_unit_of_work else ''})")
-    text = f"Measured: {listed(parts)}"
+    text = f"Measured{' (before the failure tax)' if untaxed else ''}: {listed(parts)}"
     usl = scaling.usl
     if usl is not None and usl.peak_nodes is not None:
         text += f"; the USL fit peaks at {number(usl.peak_nodes)} nodes"
