@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from reportgen import interrupts
 from reportgen.analysis import Analysis
@@ -19,6 +19,8 @@ from reportgen.project.revisions import open_source
 from reportgen.render.results import dumps
 
 if TYPE_CHECKING:
+    from reportgen.figures import FigureFrame
+    from reportgen.project.model import Project
     from reportgen.render.report import Report
 
 DIFF_FORMATS = ("html", "pdf", "json", "md")
@@ -36,7 +38,7 @@ class DiffContext:
     """What diff.html and diff.md render. A test checks that the templates use nothing else."""
 
     diff: DiffResult
-    figures: dict[str, Any]  # overlaid figures by key (reportgen.figures.FigureFrame)
+    figures: dict[str, FigureFrame]  # overlaid figures by key
     paper: str
     date: str
     created: str | None
@@ -91,7 +93,7 @@ def diff_document(result: DiffResult) -> JsonObject:
     return document
 
 
-def _report(result: DiffResult, old: JsonObject, new: JsonObject, old_title: str, project: Any,
+def _report(result: DiffResult, old: JsonObject, new: JsonObject, old_title: str, project: Project,
             options: DiffOptions) -> Report:
     """The diff's page with its overlaid figures drawn (in this process: there are four at most)."""
     from reportgen.figures import FigurePool, draw_figures

@@ -14,11 +14,13 @@ import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from reportgen.figures.jobs import FIGURE_SCHEME, HEIGHT, WIDTH, FigureFrame, FigureJob, present, slot
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
     from reportgen.analysis import Analysis
     from reportgen.figures.cache import FigureCache
     from reportgen.project.model import Project
@@ -45,7 +47,7 @@ def _run(job: FigureJob) -> str:
 class FigurePool:
     """Where figures are drawn: two forked worker processes where two cores are free for them, else this process."""
 
-    def __init__(self, executor: Any | None) -> None:
+    def __init__(self, executor: Executor | None) -> None:
         self._executor = executor
 
     def draw(self, jobs: Sequence[FigureJob]) -> list[str]:

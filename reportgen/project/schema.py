@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
+from reportgen.json_types import JsonObject
 from reportgen.project.model import Project
 from reportgen.project.spec import struct_schema
 from reportgen.version import __version__
 
 
-def project_schema() -> dict[str, Any]:
+def project_schema() -> JsonObject:
     schema = struct_schema(Project)
     return {
         "$schema": "http://json-schema.org/draft-07/schema#",
