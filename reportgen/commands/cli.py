@@ -302,8 +302,9 @@ def run() -> None:
 
     code = main()
     # atexit._run_exitfuncs is not public, but no public way runs the exit handlers and then leaves without the
-    # teardown: sys.exit after gc.freeze() was tried (issue 37) and turned 4 of 24 builds stopped by SIGTERM in
-    # their first 0.3 s into deaths by SIGINT (status −2) during the interpreter's shutdown
+    # teardown: sys.exit after gc.freeze() was tried twice (issue 37) and turned 4 of 24 builds stopped by SIGTERM
+    # in their first 0.3 s into deaths by SIGINT (status −2) during the interpreter's shutdown, and 2 of 30 again
+    # with every stopping signal handled by os._exit during that shutdown (bench/sigterm.py)
     atexit._run_exitfuncs()  # what sys.exit would run first; unchanged since Python 2
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):  # a closed pipe or stream: nothing left to say

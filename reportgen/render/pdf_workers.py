@@ -97,11 +97,15 @@ class PdfWorkers:
         """
         self._requests.shutdown(cancel_futures=True)  # waits for a request being made
         if self._unfinished:
-            # ProcessPoolExecutor names its processes nowhere public; `_processes` (pid: process) since 3.2. Workers
-            # that said their pid through a SimpleQueue at start were tried (issue 37): a worker stopped while it
-            # held the queue's lock made half of test_one_sigterm_stops_a_build_whose_renderer_hangs fail
-            for worker in list((self._pool._processes or {}).values()):
-                worker.kill()
+            # ProcessPoolExecutor names its processes nowhere public, but multiprocessing lists every live child this
+            # process started; these workers are the only ones started through the fork server (the figures' are
+            # forked), so they are told apart by their class. (Workers that said their pid through a SimpleQueue were
+            # tried: one stopped while it held the queue's lock made a SIGTERM test fail half the time.)
+            import multiprocessing
+
+            for worker in multiprocessing.active_children():
+                if isinstance(worker, self._context.Process):
+                    worker.kill()
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
