@@ -13,6 +13,7 @@ that way).
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
@@ -23,10 +24,13 @@ from reportgen.errors import RenderError
 from reportgen.interrupts import as_worker
 
 if TYPE_CHECKING:
+    from multiprocessing.process import BaseProcess
+
     from reportgen.render.pdf import PdfRenderer
     from reportgen.render.pdf_forms import FigureSlot
 
 SERVER_MODULE = "reportgen.render.pdf_server"
+_SUBMITTING = threading.Lock()  # one submission at a time in this process, so that each pool knows its workers
 
 
 def helpers_worthwhile() -> bool:
@@ -70,6 +74,7 @@ class PdfWorkers:
         # A request that needs a new worker waits until the server has loaded WeasyPrint: a thread makes it
         self._requests = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reportgen-pdf-requests")
         self._unfinished: set[Future[bytes]] = set()
+        self._workers: set[BaseProcess] = set()  # this pool's processes, as they are started
 
     def start(self, layout: str, slots: Sequence[FigureSlot], epoch: int) -> _PendingPdf:
         """Begin the layout at once, without waiting for the server."""
@@ -82,10 +87,22 @@ class PdfWorkers:
         return _PendingPdf(self._submit, request, slots, epoch)
 
     def _submit(self, work: Callable[..., bytes], *args: Any, **kwargs: Any) -> Future[bytes]:
-        future = self._pool.submit(work, *args, **kwargs)
+        # ProcessPoolExecutor names its processes nowhere public, but it starts them within submit(), and
+        # multiprocessing lists every live child of this process: the fork server's children that appear across a
+        # submission are this pool's. (Another pool's submissions wait on the lock; the figures' workers are
+        # forked, not the fork server's.)
+        with _SUBMITTING:
+            before = self._fork_server_children()
+            future = self._pool.submit(work, *args, **kwargs)
+            self._workers |= self._fork_server_children() - before
         self._unfinished.add(future)
         future.add_done_callback(self._unfinished.discard)
         return future
+
+    def _fork_server_children(self) -> set[BaseProcess]:
+        import multiprocessing
+
+        return {child for child in multiprocessing.active_children() if isinstance(child, self._context.Process)}
 
     def close(self) -> None:
         """Shut the workers down and wait until they and the pool's threads are gone, killing a worker still at
@@ -97,14 +114,10 @@ class PdfWorkers:
         """
         self._requests.shutdown(cancel_futures=True)  # waits for a request being made
         if self._unfinished:
-            # ProcessPoolExecutor names its processes nowhere public, but multiprocessing lists every live child this
-            # process started; these workers are the only ones started through the fork server (the figures' are
-            # forked), so they are told apart by their class. (Workers that said their pid through a SimpleQueue were
-            # tried: one stopped while it held the queue's lock made a SIGTERM test fail half the time.)
-            import multiprocessing
-
-            for worker in multiprocessing.active_children():
-                if isinstance(worker, self._context.Process):
+            # (Workers that said their pid through a SimpleQueue were tried: one stopped while it held the queue's
+            # lock made a SIGTERM test fail half the time.)
+            for worker in self._workers:
+                if worker.is_alive():
                     worker.kill()
         self._pool.shutdown(wait=True, cancel_futures=True)
 
