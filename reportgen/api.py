@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reportgen.analysis import Analysis
+from reportgen.formats import FORMATS
 from reportgen.json_types import JsonObject
 from reportgen.keys import CURRENCY
 from reportgen.project.loader import LoadedProject, load_project
@@ -64,10 +65,9 @@ def build(project: LoadedProject | str | Path, out: str | Path = "build",
     from reportgen.pipeline import BuildOptions
     from reportgen.pipeline import build as build_project
 
-    allowed = ("html", "pdf", "json", "csv")
-    unknown = [name for name in formats if name not in allowed]
+    unknown = [name for name in formats if name not in FORMATS]
     if unknown or not formats:
-        raise ValueError(f"formats are {', '.join(allowed)}, got {list(formats)}")
+        raise ValueError(f"formats are {', '.join(FORMATS)}, got {list(formats)}")
     path = project.path if isinstance(project, LoadedProject) else Path(project)
     return build_project(path, BuildOptions(out_root=Path(out), formats=tuple(formats), paper=paper))
 

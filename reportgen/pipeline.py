@@ -18,6 +18,7 @@ from reportgen.analysis import Analysis, analyze
 from reportgen.errors import InputError, Problem
 from reportgen.figures.cache import FigureCache
 from reportgen.files import output_dir, write_files
+from reportgen.formats import DEFAULT_FORMATS
 from reportgen.json_types import JsonObject
 from reportgen.project import carbon
 from reportgen.project.loader import LoadedProject, load_project
@@ -36,7 +37,7 @@ CACHE_FOLDER = ".cache"
 @dataclass(frozen=True)
 class BuildOptions:
     out_root: Path = Path("build")
-    formats: tuple[str, ...] = ("html", "pdf", "json")
+    formats: tuple[str, ...] = DEFAULT_FORMATS
     paper: str = "a4"
     use_disk_cache: bool = True  # figures cached under OUT/.cache between runs
 

@@ -209,7 +209,8 @@ class _Shapeless:
 def test_a_result_is_written_and_described_from_one_declaration() -> None:
     """A field with a Key is in the document and the schema under one name; a field without one is in neither; a
     derived key is computed on reading; the type says null, arrays and rows."""
-    document = json_of(_Result(float("inf"), (_Row(2),), 1.0))
+    assert json_of(_Result(float("inf"), (), 1.0))["time_s"] == float("inf")  # a float until dumps writes it
+    document = json_of(_Result(float("inf"), (_Row(2),), 1.0), as_text=True)
     assert document == {"time_s": "inf", "old_time_s": "inf", "rows": [{"nodes": 2}], "doubled_s": "inf"}
     schema = object_schema(_Result, "a result")
     assert schema["required"] == ["time_s", "old_time_s", "rows", "doubled_s"]

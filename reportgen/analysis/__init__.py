@@ -24,7 +24,7 @@ from reportgen.analysis.lint import crowded_runs, lint
 from reportgen.analysis.model_check import ModelCheckResult, check_model
 from reportgen.analysis.patterns import resolve_pattern
 from reportgen.analysis.peak import PastPeak, plan_past_peak
-from reportgen.analysis.prediction import PredictionResult, predict
+from reportgen.analysis.prediction import PredictionResult, given_alpha, predict
 from reportgen.analysis.provenance import ProvenanceResult, trace_provenance
 from reportgen.analysis.reliability import ReliabilityResult, analyze_reliability, default_scales, folded_fraction
 from reportgen.analysis.scaling import ScalingResult, analyze_scaling
@@ -235,10 +235,5 @@ def analyze(project: Project, *, intensity: Intensity | None = None,
 
 
 def _latency(project: Project, prediction: PredictionResult | None) -> float | None:
-    """α per message: the prediction's (given or fitted), else the hardware's."""
-    if prediction is not None:
-        return prediction.alpha_s
-    spec, hardware = project.prediction, project.hardware
-    if spec is not None and spec.alpha is not None:
-        return spec.alpha
-    return hardware.network_latency if hardware else None
+    """α per message: the prediction's (given or fitted), else as the project gives it."""
+    return prediction.alpha_s if prediction is not None else given_alpha(project)

@@ -14,7 +14,7 @@ from typing import Annotated
 import numpy as np
 
 from reportgen.analysis.common import TIE_TOLERANCE, at_least, ceil_ratio
-from reportgen.analysis.patterns import Pattern
+from reportgen.analysis.patterns import Pattern, zero_collective
 from reportgen.keys import Key, derived
 from reportgen.project.model import MemorySplit, Parallelism, PatternName, Project
 
@@ -237,7 +237,7 @@ def analyze_layout(project: Project, *, t_comp: float | None, alpha: float | Non
     min_data: tuple[int | None, ...] = (None,) * len(STAGES)
     if split is not None and psi is not None and device is not None:
         min_data = tuple(min_data_degree(s, split, psi, resident, device) for s in STAGES)
-    data_pattern = Pattern("sharded" if layout.zero_stage == 3 else "ring")
+    data_pattern = Pattern(zero_collective(layout.zero_stage))
     inputs = StepInputs.of(project, layout, t_comp, alpha, psi, split)
     step, curve, best = None, None, None
     if inputs.missing == ():

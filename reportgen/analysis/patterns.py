@@ -152,6 +152,12 @@ class ResolvedPattern:
     note: str | None  # why the default was taken (a hybrid, a free-text choice), for the methodology
 
 
+def zero_collective(stage: int) -> PatternName:
+    """The data-parallel group's collective under a ZeRO stage: the ring's all-reduce for stages 0–2, the sharded
+    state's all-gathers and reduce-scatter for stage 3 (§3.2)."""
+    return "sharded" if stage == 3 else "ring"
+
+
 def slot_pattern(choices: tuple[str, ...]) -> PatternName | None:
     """The pattern a communication slot names: one choice from its vocabulary (case and spacing aside)."""
     if len(choices) != 1:
@@ -173,7 +179,7 @@ def resolve_pattern(project: Project) -> ResolvedPattern:
         return made(spec.pattern, "prediction.pattern")
     if design is not None and design.parallelism is not None:
         stage = design.parallelism.zero_stage
-        return made("sharded" if stage == 3 else "ring", "design.parallelism",
+        return made(zero_collective(stage), "design.parallelism",
                     f"the data-parallel group's collective under ZeRO stage {stage}")
     slot = design.slots.communication if design and design.slots else None
     if slot is None:

@@ -207,13 +207,21 @@ def _row(curve: Curve, nodes: int, t_comp: float, alpha: float, beta: float, pat
     return PredictionRow(nodes, t_comp / nodes, t_comm, t_step, t_comp / t_step, t_comm / (t_comp / nodes))
 
 
+def given_alpha(project: Project) -> float | None:
+    """α as the project gives it: prediction.alpha, else the hardware's network latency."""
+    spec, hardware = project.prediction, project.hardware
+    if spec is not None and spec.alpha is not None:
+        return spec.alpha
+    return hardware.network_latency if hardware else None
+
+
 def predict(project: Project) -> PredictionResult | None:
     """The prediction, or None when T_comp, α or β cannot be determined."""
     spec = project.prediction
     if spec is None or spec.t_comp is None:
         return None
     hardware = project.hardware
-    alpha_given = spec.alpha if spec.alpha is not None else (hardware.network_latency if hardware else None)
+    alpha_given = given_alpha(project)
     beta_given = spec.beta
     if beta_given is None and spec.message_bytes is not None and hardware and hardware.network_bandwidth:
         beta_given = spec.message_bytes / hardware.network_bandwidth

@@ -16,12 +16,9 @@ from reportgen import interrupts
 from reportgen.commands import console
 from reportgen.commands.argtree import children, subcommands
 from reportgen.errors import ExitCode, InputError, OutputError, RenderError, ReportgenError, UsageError, printable
+from reportgen.formats import DEFAULT_FORMATS, DIFF_FORMATS, FORMATS
 from reportgen.project.stdio import STDIN, output_name, shown_name, stdin_bytes
 from reportgen.version import __version__
-
-FORMATS = ("html", "pdf", "json", "csv")
-DEFAULT_FORMATS = ("html", "pdf", "json")
-DIFF_FORMATS = ("html", "pdf", "json", "md")
 
 DESCRIPTION = """\
 Turn the evidence behind a distributed-AI system design (a YAML project file) into a report: diagnosis,
@@ -70,19 +67,21 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"reportgen {__version__}")
     # -q and -v before the command too (`reportgen -q build …`); their own names, since a subcommand's defaults
     # would overwrite the same names set here
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument("-q", "--quiet", dest="quiet_all", action="store_true",
-                       help="print only errors and the data asked for")
-    group.add_argument("-v", "--verbose", dest="verbose_all", action="store_true",
-                       help="also print each build's stage timings")
+    _quiet_or_verbose(parser, suffix="_all")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for entry in COMMANDS:
         entry.parser(commands)
     for _, command in subcommands(parser):
-        group = command.add_mutually_exclusive_group()
-        group.add_argument("-q", "--quiet", action="store_true", help="print only errors and the data asked for")
-        group.add_argument("-v", "--verbose", action="store_true", help="also print each build's stage timings")
+        _quiet_or_verbose(command)
     return parser
+
+
+def _quiet_or_verbose(parser: argparse.ArgumentParser, *, suffix: str = "") -> None:
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("-q", "--quiet", dest=f"quiet{suffix}", action="store_true",
+                       help="print only errors and the data asked for")
+    group.add_argument("-v", "--verbose", dest=f"verbose{suffix}", action="store_true",
+                       help="also print each build's stage timings")
 
 
 def _check_parser(commands: Subcommands) -> None:
@@ -360,9 +359,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     _suggest_command(parser, sys.argv[1:] if argv is None else list(argv))
     arguments = parser.parse_args(argv)  # exits 2 on a usage error, as argparse does
     quiet = getattr(arguments, "quiet", False) or arguments.quiet_all
-    console.configure(quiet=quiet, verbose=(getattr(arguments, "verbose", False) or arguments.verbose_all)
-                      and not quiet)
-    arguments.quiet, arguments.verbose = quiet, getattr(arguments, "verbose", False) or arguments.verbose_all
+    verbose = getattr(arguments, "verbose", False) or arguments.verbose_all
+    arguments.quiet, arguments.verbose = quiet, verbose
+    console.configure(quiet=quiet, verbose=verbose and not quiet)
     try:
         with interrupts.stoppable():  # Ctrl-C and SIGTERM stop any command at once, a write once it is finished
             try:

@@ -12,6 +12,7 @@ from reportgen import interrupts
 from reportgen.analysis import Analysis
 from reportgen.analysis.changes import DiffResult, compare
 from reportgen.files import output_dir, write_files
+from reportgen.formats import DIFF_FORMATS
 from reportgen.json_types import JsonObject
 from reportgen.pipeline import analyze_loaded
 from reportgen.project.loader import LoadedProject, load_project
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
     from reportgen.project.model import Project
     from reportgen.render.report import Report
 
-DIFF_FORMATS = ("html", "pdf", "json", "md")
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from reportgen.analysis import Analysis
 from reportgen.analysis.actions import ACTIONS
-from reportgen.analysis.diagnosis import CEILING_AXIS, TYPICAL_TOOLS
+from reportgen.analysis.diagnosis import CEILING_AXIS, TYPICAL_TOOLS, WORKLOAD_COMPUTE_AXIS
 from reportgen.analysis.patterns import EVERY_PATTERN, Pattern
 from reportgen.analysis.selection import shown_nodes
 from reportgen.figures.jobs import FigureFrame
@@ -155,11 +155,16 @@ def build_context(project: Project, analysis: Analysis, results: JsonObject, fig
                          currency=project.currency, paper=paper, date=date, created=created,
                          epoch=epoch_of(created), version=__version__, input_name=input_name,
                          vocabulary=SLOT_VOCABULARY,
-                         ceiling_axes=tuple((c, a if c != "compute" else f"{a} (inference: distribute inference; "
-                                                                        "data processing: distribute data)",
-                                             TYPICAL_TOOLS[c]) for c, a in CEILING_AXIS.items()),
+                         ceiling_axes=_ceiling_axes(),
                          measured_scales=measured, table_nodes=tuple(sorted(shown)) if shown else None,
                          actions=tuple((action.code, action.rank, action.general) for action in ACTIONS),
                          lost_extra={name: field for field, name, _ in analysis.scaling.extra_losses}
                          if analysis.scaling else {})
 
+
+def _ceiling_axes() -> tuple[tuple[str, str, str], ...]:
+    """Each ceiling, the axis that cures it (a compute ceiling's by workload, as the diagnosis chooses it) and the
+    typical tools, for the methodology's table."""
+    by_workload = "; ".join(f"{workload.replace('-', ' ')}: {axis}" for workload, axis in WORKLOAD_COMPUTE_AXIS.items())
+    return tuple((ceiling, axis if ceiling != "compute" else f"{axis} ({by_workload})", TYPICAL_TOOLS[ceiling])
+                 for ceiling, axis in CEILING_AXIS.items())

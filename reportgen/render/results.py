@@ -23,7 +23,6 @@ from reportgen.render.sections import SECTIONS, sections_values
 from reportgen.version import __version__
 
 SCHEMA_VERSION = 1
-Json = JsonObject
 
 
 @dataclass(frozen=True)
@@ -43,59 +42,47 @@ class Header:
     project: Annotated[ProjectInfo, Key("the project the results are of")]
 
 
-def results_document(loaded: LoadedProject, analysis: Analysis) -> Json:
-    """The results.json document: its version, the project it is of, then every section (reportgen.render.sections)."""
+def results_document(loaded: LoadedProject, analysis: Analysis) -> JsonObject:
+    """The results.json document: its version, the project it is of, then every section (reportgen.render.sections);
+    numbers as the analyses computed them (infinity a float until `dumps` writes it)."""
     info = loaded.project.project
     header = Header(SCHEMA_VERSION, ProjectInfo(info.title, info.revision, loaded.input_sha256,
                                                 loaded.measurements_sha256, __version__))
     return {**keys_of(header), **{key: json_of(value) for key, value in sections_values(analysis).items()}}
 
 
-def keys_of(result: object) -> JsonObject:
-    """A result dataclass as JSON holds it: its declared keys (reportgen.keys), each value as `json_of` writes it."""
+def keys_of(result: object, *, as_text: bool = False) -> JsonObject:
+    """A result dataclass as JSON holds it: its declared keys (reportgen.keys), each value as `json_of` makes it."""
     document: JsonObject = {}
     kind: type = type(result)
     for item in declared(kind):
-        document.update(dict.fromkeys(item.names, json_of(getattr(result, item.attribute))))
+        document.update(dict.fromkeys(item.names, json_of(getattr(result, item.attribute), as_text=as_text)))
     return document
 
 
-def json_of(value: object) -> JsonValue:
-    """A value as JSON holds it: a result as its declared keys, rows as lists, infinity as the string "inf" (JSON has
-    no infinity); NaN must never leave the analyses."""
+def json_of(value: object, *, as_text: bool = False) -> JsonValue:
+    """A value in JSON's shapes: a result as its declared keys, rows as lists. `as_text`, as `dumps` writes it:
+    infinity as the string "inf" (JSON has no infinity), and NaN, which must never leave the analyses, refused."""
     if isinstance(value, float):
-        if math.isinf(value):
+        if as_text and math.isinf(value):
             return "inf" if value > 0 else "-inf"
-        if math.isnan(value):
+        if as_text and math.isnan(value):
             raise ValueError("NaN in results")
         return value
     if value is None or isinstance(value, bool | int | str):
         return value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return keys_of(value)
+        return keys_of(value, as_text=as_text)
     if isinstance(value, frozenset):
-        return [json_of(item) for item in sorted(value)]
+        return [json_of(item, as_text=as_text) for item in sorted(value)]
     if isinstance(value, list | tuple):
-        return [json_of(item) for item in value]
+        return [json_of(item, as_text=as_text) for item in value]
     if isinstance(value, Mapping):
-        return {str(key): json_of(item) for key, item in value.items()}
+        return {str(key): json_of(item, as_text=as_text) for key, item in value.items()}
     raise TypeError(f"{type(value).__name__} has no JSON form (declare it as a result with reportgen.keys)")
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        document: JsonObject = {}
-        for item in declared(type(value)):
-            converted = json_of(getattr(value, item.attribute))
-            document.update(dict.fromkeys(item.names, converted))
-        return document
-    if isinstance(value, frozenset):
-        return [json_of(item) for item in sorted(value)]
-    if isinstance(value, list | tuple):
-        return [json_of(item) for item in value]
-    if isinstance(value, Mapping):
-        return {str(key): json_of(item) for key, item in value.items()}
-    return value
 
 
-def dumps(document: Json) -> bytes:
+def dumps(document: JsonObject) -> bytes:
     """Stable UTF-8 text: sorted keys, so two builds of one input are byte-identical.
 
     The standard library's encoder writes the numbers (Python's shortest repr, as always) in one compact line, with
@@ -105,7 +92,8 @@ def dumps(document: Json) -> bytes:
     was two more copies of a 23 MB document at 10,000 scales, the build's peak of memory."""
     import msgspec
 
-    compact = json.dumps(json_of(document), sort_keys=True, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    text = json.dumps(json_of(document, as_text=True), sort_keys=True, ensure_ascii=False, allow_nan=False)
+    compact = text.encode("utf-8")
     return msgspec.json.format(compact, indent=2) + b"\n"
 
 

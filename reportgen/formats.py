@@ -1,0 +1,8 @@
+"""The output formats, once: what `build` and `watch` write (and reportgen.build from Python), and what `diff`
+writes. The command line, the pipeline's defaults and the Python API all read them here."""
+
+from __future__ import annotations
+
+FORMATS = ("html", "pdf", "json", "csv")  # a build's
+DEFAULT_FORMATS = ("html", "pdf", "json")
+DIFF_FORMATS = ("html", "pdf", "json", "md")  # a diff's (its default: every one)
