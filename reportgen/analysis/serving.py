@@ -239,16 +239,16 @@ class ServingResult:
 
     def goal_document(self) -> GoalDocument:
         """The goal of a serving project, in the goal section's shape (§5.x, RESULTS `goal`)."""
-        meeting = [c for c in self.at_plan if c.met and c.monthly_cost is not None]
-        chosen = min(meeting, key=lambda c: c.monthly_cost or 0.0) if meeting else (self.at_plan[0] if self.at_plan
-                                                                                      else None)
+        # the plan's monthly spend in its cheapest regime that meets the goal, else in the first regime stated
+        meeting = [c.monthly_cost for c in self.at_plan if c.met and c.monthly_cost is not None]
+        monthly = min(meeting) if meeting else (self.at_plan[0].monthly_cost if self.at_plan else None)
         cheapest = self.cheapest_meeting
         return GoalDocument(
             self.goal_text, None, None, self.plan_nodes, self.plan_measured,
             self.met_at_plan if self.plan_measured else None, tuple(c.goal_row() for c in self.at_plan),
             None if cheapest is None else cheapest.goal_row().point(), None,
             bool(self.points) and all(p.met is False for p in self.points), None,
-            chosen.monthly_cost if chosen else None, self.note or None)
+            monthly, self.note or None)
 
     def objective(self, name: ObjectiveName) -> float | None:
         return dict(self.objectives).get(name)
