@@ -206,3 +206,16 @@ def test_the_operating_point_says_its_measured_figures_are_before_the_failure_ta
     without = analyze(make_project(untaxed))
     assert without.summary.failure_tax is None
     assert "Measured: cost-optimal 1 node" in without.summary.optimum.text
+
+
+def test_a_goal_without_prices_carries_the_failure_tax_once() -> None:
+    """§5.z: the time at the plan is T_p × (1 + the overhead fraction), priced or not (it was folded in twice
+    without prices: 7,040 s × 1.0378² = 7,582 s, beside a failure-tax sentence of 3.78 %)."""
+    text = (INPUTS / "example.yaml").read_text(encoding="utf-8")
+    start = text.index("\npricing:")
+    unpriced = analyze(make_project(text[:start] + text[text.index("\n\n", start + 1):]))
+    [check] = unpriced.goal.at_plan
+    tax = check.failure_tax
+    assert tax == pytest.approx(45 / 1200 + (600 + 240) / 2_835_000)  # δ/τ + (τ/2 + R)/M_p, M_p = 6,300 h / 8
+    assert check.time_s == pytest.approx(7_040 * (1 + tax))  # 7,306 s = 2 h 1.8 min
+    assert "2 h 1.8 min" in unpriced.summary.verdict

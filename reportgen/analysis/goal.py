@@ -228,9 +228,9 @@ def check_goal(goal: Goal | None, *, plan_nodes: int | None, scaling: ScalingRes
                                     time_ci=scaled(row.time_s, intervals.get(plan_nodes), measured_time))
                         for name, regime in cost.regimes.items()
                         for row in regime.rows if row.nodes == plan_nodes)
-    else:
-        at_plan = tuple(limits.hold(check.nodes, None, True, check.time_s, None, time_ci=intervals.get(check.nodes))
-                        for check in checks if check.nodes == plan_nodes)
+    else:  # held from the measured row, as every check is: a check's time already carries the failure tax
+        at_plan = tuple(limits.hold(row.nodes, None, True, row.time_s or 0.0, None, time_ci=intervals.get(row.nodes))
+                        for row in scaling.rows if row.nodes == plan_nodes)
     verdicts = [check.met for check in at_plan]
     met = None if not at_plan else True if True in verdicts else False if all(v is False for v in verdicts) else None
     priced_and_met = [c for c in at_plan if c.met and c.cost is not None]
