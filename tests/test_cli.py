@@ -213,14 +213,35 @@ def test_console_script_and_readme_commands() -> None:
 
 
 def test_the_console_entry_runs_exit_handlers_and_flushes_its_output() -> None:
-    """run() leaves with os._exit to skip the interpreter's teardown: handlers, output and status must survive."""
-    code = ("import atexit, sys\nfrom reportgen.commands import cli\natexit.register(lambda: print('handler ran'))\n"
+    """run() leaves with os._exit, after the exit handlers, to skip the interpreter's teardown: a handler registered
+    while the command runs (as logging and multiprocessing register theirs), the output and the status survive."""
+    code = ("import atexit, sys\nfrom reportgen.commands import cli\nmain = cli.main\n"
+            "def registering(*args):\n    atexit.register(lambda: print('handler ran'))\n    return main(*args)\n"
+            "cli.main = registering\n"
             "sys.argv = ['reportgen', 'check', 'no-such-project.yaml']\nprint('before', end='')\ncli.run()\n")
     environment = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=environment)
     assert result.returncode == 2
     assert result.stdout.startswith("before") and "handler ran" in result.stdout
     assert "no-such-project.yaml" in result.stderr
+
+
+@pytest.mark.parametrize(("arguments", "status"), [(["--version"], 0), (["--help"], 0), (["buidl"], 2),
+                                                   (["build", "--format", "docx", "x.yaml"], 2)])
+def test_the_console_entry_keeps_the_status_of_an_argparse_exit(arguments: list[str], status: int) -> None:
+    """argparse ends main() with SystemExit (--help, --version, a usage error): its status is the command's."""
+    code = f"import sys\nfrom reportgen.commands import cli\nsys.argv = ['reportgen', *{arguments!r}]\ncli.run()\n"
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == status, result.stderr
+
+
+def test_importing_the_console_entry_registers_no_exit_handler() -> None:
+    """run()'s own exit handler must be registered first, to run last: the modules whose import registers one
+    (logging, multiprocessing) are imported only once a command runs."""
+    code = ("import sys\nimport reportgen.commands.cli\n"
+            "print(sorted(m for m in ('logging', 'multiprocessing') if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
 
 
 def test_every_command_is_one_entry_of_the_table() -> None:

@@ -289,26 +289,64 @@ def _replace_or_repeat(command: argparse.ArgumentParser) -> None:
 def run() -> None:
     """The command's entry point (console script and `python -m reportgen`): main(), then exit with its status.
 
-    Interpreter shutdown would then walk every object the libraries leave behind (matplotlib, pint, numpy,
-    WeasyPrint) with the cyclic garbage collector and free them one by one: measured 0.25 s of a 1.4 s HTML build
-    for the collector, and 0.15 s more of a PDF build for the freeing, memory the operating system takes back at
-    once anyway. Everything is written and closed by the time main() returns, so this runs the exit handlers
-    (worker shutdown, logging, temporary folders), flushes the standard streams and leaves without the teardown.
-    (Not in main(), which tests call in process.)
+    Interpreter shutdown would walk every object the libraries leave behind (matplotlib, pint, numpy, WeasyPrint)
+    with the cyclic garbage collector and free them one by one: measured 0.25 s of a 1.4 s HTML build for the
+    collector, and 0.15 s more of a PDF build for the freeing, memory the operating system takes back at once
+    anyway. Everything is written and closed by the time main() returns, so the command leaves once the exit
+    handlers have run (worker shutdown, logging, temporary folders), without the teardown: `_Leave`, registered
+    before anything else, is the last exit handler to run. (Not in main(), which tests call in process.)
     """
     import atexit
-    import os
 
-    code = main()
-    # atexit._run_exitfuncs is not public, but no public way runs the exit handlers and then leaves without the
-    # teardown: sys.exit after gc.freeze() was tried twice (issue 37) and turned 4 of 24 builds stopped by SIGTERM
-    # in their first 0.3 s into deaths by SIGINT (status −2) during the interpreter's shutdown, and 2 of 30 again
-    # with every stopping signal handled by os._exit during that shutdown (bench/sigterm.py)
-    atexit._run_exitfuncs()  # what sys.exit would run first; unchanged since Python 2
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):  # a closed pipe or stream: nothing left to say
-            stream.flush()
-    os._exit(code)
+    leave = _Leave()
+    # atexit runs its handlers last registered, first run: this one, registered before main() imports anything
+    # that registers its own (logging, multiprocessing, concurrent.futures, weakref finalizers), runs after them
+    # all. Importing this module registers none (tests/test_cli.py checks it).
+    atexit.register(leave)
+    try:
+        leave.status = main()
+    except SystemExit as stop:  # argparse's usage errors, --help and --version end main() this way
+        leave.status = _exit_status(stop.code)
+        raise
+    leave.stop_on_signal()
+    sys.exit(leave.status)
+
+
+def _exit_status(code: object) -> int:
+    """The status Python gives a SystemExit of this code: None is 0, a number itself, anything else (a message,
+    printed) 1."""
+    return 0 if code is None else code if isinstance(code, int) else 1
+
+
+class _Leave:
+    """The last exit handler: flush the standard streams, then leave with the command's status and no teardown."""
+
+    status = 1  # main() did not return: an exception is on its way out, and Python has printed it
+
+    def __call__(self) -> None:
+        import os
+
+        if isinstance(getattr(sys, "last_value", None), KeyboardInterrupt):  # (Ctrl-C before main() took it)
+            self.status = 128 + 2  # the shell's status for SIGINT, where Python would kill itself with it
+
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):  # a closed pipe or stream: nothing left to say
+                stream.flush()
+        os._exit(self.status)
+
+    def stop_on_signal(self) -> None:
+        """From here on a stopping signal ends the command at once with the shell's status for it: everything is
+        written, so there is nothing to clean up, and a KeyboardInterrupt raised in an exit handler would print a
+        traceback (or, escaping, make Python kill itself with SIGINT)."""
+        import os
+        import signal
+
+        def stop(number: int, _frame: object) -> None:
+            os._exit(128 + number)
+
+        with contextlib.suppress(ValueError):  # not the main thread: the handlers stay
+            for number in interrupts.STOPPING:
+                signal.signal(number, stop)
 
 
 class _ClosedStream(io.TextIOBase):
