@@ -9,7 +9,7 @@ DataFrame to explore and plot further, without parsing results.json.
     results.tables                      # every table, by name ("prediction.sensitivity", "cost.regimes.spot")
     reportgen.build("inputs/example.yaml", "build", ["html", "json"])   # the report itself, as `reportgen build`
 
-The sections are those of reportgen.render.sections, by the same names as in results.json. Money columns carry the
+The sections are those of reportgen.analysis.SECTIONS, by the same names as in results.json. Money columns carry the
 project's currency in their name in a DataFrame (`cost [EUR]`), and every other unit in brackets the same way
 (`time [s]`, `energy [kWh]`); an interval is two float columns (`time [s] low`, `time [s] high`, NaN without one).
 pandas is imported here only: `reportgen check` and a build never pay for it.
@@ -23,7 +23,7 @@ from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reportgen.analysis import Analysis
+from reportgen.analysis import BY_KEY, Analysis
 from reportgen.formats import FORMATS
 from reportgen.json_types import JsonObject
 from reportgen.keys import CURRENCY
@@ -31,7 +31,6 @@ from reportgen.project.loader import LoadedProject, load_project
 from reportgen.project.model import Project
 from reportgen.render import tables as document_tables
 from reportgen.render.results_schema import keys_in
-from reportgen.render.sections import BY_KEY
 
 if TYPE_CHECKING:
     import pandas as pd

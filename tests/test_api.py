@@ -87,7 +87,7 @@ def test_the_package_offers_its_api_to_tab_completion() -> None:
 
 
 def test_every_registered_section_is_an_attribute_listed_by_dir(example: reportgen.Results) -> None:
-    from reportgen.render.sections import SECTIONS
+    from reportgen.analysis import SECTIONS
 
     for section in SECTIONS:
         assert section.key in dir(example), section.key

@@ -1,10 +1,11 @@
-"""The section registry (reportgen.render.sections): each section declared once, completely. A declaration that
-forgets a piece (a template the report never includes, a figure module that does not exist, per-scale rows without
-a cut to the tables' selection, a field Analysis lacks) fails here, before a report is missing it."""
+"""The section registry (reportgen.analysis.SECTIONS): each section declared once, completely. A declaration that
+forgets a piece (a template the report never includes, per-scale rows without a cut to the tables' selection, a
+field Analysis lacks) fails here, before a report is missing it; so does a figure family the report does not draw."""
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,9 +14,9 @@ import pytest
 from jinja2 import meta
 
 import reportgen
-from reportgen.analysis import Analysis
-from reportgen.render.results import results_schema
-from reportgen.render.sections import SECTIONS, Section
+from reportgen.analysis import SECTIONS, Analysis, Section
+from reportgen.render.results import results_schema, section_schema
+from reportgen.render.sections import FAMILIES
 from tests.conftest import INPUTS, ROOT
 
 TEMPLATES = ROOT / "templates"
@@ -53,10 +54,6 @@ def problems(section: Section, analyses: list[Analysis]) -> list[str]:
     elif section.field not in template.read_text(encoding="utf-8") and section.key not in template.read_text(
             encoding="utf-8"):
         found.append(f"{section.template} never names {section.field} or {section.key}")
-    if section.figures is not None and not callable(section.figures):
-        found.append(f"figures {section.figures!r} is not a figure family's jobs()")
-    elif section.figures is not None and not section.figures.__module__.startswith("reportgen.figures."):
-        found.append(f"{section.figures.__module__} is not a module of reportgen.figures")
     for analysis in analyses:
         result = section.result(analysis) if section.field in {f.name for f in dataclasses.fields(Analysis)} else None
         rows = getattr(result, "rows", None)
@@ -65,7 +62,7 @@ def problems(section: Section, analyses: list[Analysis]) -> list[str]:
             break
     properties = results_schema()["properties"]
     declared = section.field in {f.name for f in dataclasses.fields(Analysis)}
-    if section.key not in properties or (declared and not section.schema.get("description")):
+    if section.key not in properties or (declared and not section_schema(section).get("description")):
         found.append("no described schema")
     return sorted(set(found))
 
@@ -88,7 +85,6 @@ def test_an_incomplete_declaration_is_caught(examples: list[reportgen.Results]) 
     assert problems(replace(scaling, template="measure/nowhere.html"), analyses) == ["no template measure/nowhere.html"]
     assert problems(replace(scaling, template="measure/fits.html", cut=None), analyses) == [
         "per-scale rows but no cut to the tables' node counts"]
-    assert problems(replace(scaling, figures=len), analyses) == ["builtins is not a module of reportgen.figures"]
     assert problems(replace(scaling, field="scalings"), analyses) == ["Analysis has no field 'scalings'"]
     orphan = TEMPLATES / "measure" / "orphan.html"
     orphan.write_text("{{ analysis.scaling }}", encoding="utf-8")
@@ -99,10 +95,10 @@ def test_an_incomplete_declaration_is_caught(examples: list[reportgen.Results]) 
         orphan.unlink()
 
 
-def test_every_figure_module_of_the_report_is_declared() -> None:
-    """The report draws the figure modules its sections declare (figure_jobs reads the registry); every other
-    module with jobs() is the diff's (overlay)."""
-    declared = {section.figures.__module__.rsplit(".", 1)[-1] for section in SECTIONS if section.figures}
+def test_every_figure_module_of_the_report_is_a_family_it_draws() -> None:
+    """The report draws the figure families of render/sections.py (figure_jobs walks FAMILIES); every other module
+    with jobs() is the diff's (overlay)."""
+    declared = {family.__module__.rsplit(".", 1)[-1] for family in FAMILIES}
     modules = {path.stem for path in (ROOT / "reportgen" / "figures").glob("*.py")
                if "def jobs(" in path.read_text(encoding="utf-8")}
     assert declared == modules - {"overlay"}
@@ -127,3 +123,19 @@ def test_the_model_check_follows_the_recipe(examples: list[reportgen.Results], t
     assert caption in (tmp_path / "example" / "report.html").read_text(encoding="utf-8")
     golden = (ROOT / "tests" / "golden" / "mlperf-ssd.html").read_text(encoding="utf-8")
     assert caption not in golden  # a project without a model shows no such table
+
+
+def test_every_figure_a_family_draws_is_placed_by_a_template() -> None:
+    """A figure job whose key no template places (`{{ figure("key") }}`) would be drawn for nobody and missing from
+    the report without a word: every figure of every example is placed by a template the report includes."""
+    from reportgen.pipeline import analyze_loaded
+    from reportgen.project.loader import load_project
+    from reportgen.render.sections import figure_jobs
+
+    placed = {key for name in REPORT | {"report.html"}
+              for key in re.findall(r'figure\("([^"]+)"', (TEMPLATES / name).read_text(encoding="utf-8"))}
+    drawn = set()
+    for path in sorted(INPUTS.glob("*.yaml")):
+        loaded = load_project(path)
+        drawn |= {job.frame.key for job in figure_jobs(analyze_loaded(loaded)[0], loaded.project)}
+    assert drawn and drawn <= placed, f"drawn but placed by no template: {sorted(drawn - placed)}"

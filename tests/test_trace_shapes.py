@@ -91,14 +91,20 @@ def _bomb(path: Path, head: bytes, block: bytes, expanded: int) -> Path:
 
 # reportgen, then its own peak resident memory (VmHWM, kB) on standard error as it exits. Not the rusage of the child:
 # Linux carries a process's peak across fork and exec, so a child of a large test process reports the parent's.
+# The handler is registered once the command runs, as a library's is: run() leaves after the handlers registered
+# since it began (reportgen.commands.cli.run).
 PEAK_REPORTED = ("import atexit, sys\n"
                  "def peak():\n"
                  "    line = next(l for l in open('/proc/self/status') if l.startswith('VmHWM'))\n"
                  "    sys.stderr.write('VmHWM ' + line.split()[1] + '\\n')\n"
-                 "atexit.register(peak)\n"
                  "sys.argv[0] = 'reportgen'\n"
-                 "from reportgen.commands.cli import run\n"
-                 "run()\n")
+                 "from reportgen.commands import cli\n"
+                 "main = cli.main\n"
+                 "def measured(*arguments):\n"
+                 "    atexit.register(peak)\n"
+                 "    return main(*arguments)\n"
+                 "cli.main = measured\n"
+                 "cli.run()\n")
 EVENT = b'{"ph":"X","cat":"kernel","name":"k","ts":1.0,"dur":1.0,"args":{"stream":7,"correlation":1}},'
 
 

@@ -2,6 +2,10 @@
 
 The carbon intensity is the one outside fact an analysis needs; the pipeline looks it up (reportgen.project.carbon) and
 passes it in, so that everything here stays a pure function of its arguments.
+
+This module is the registry of the analyses, each declared here once: its field of `Analysis`, the `Step` that fills
+it (REGISTRY, in the order they run) and the section of results.json that holds it (SECTIONS, in the order of the
+document). docs/architecture.md has the recipe for adding one.
 """
 
 from __future__ import annotations
@@ -9,17 +13,18 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any
+from typing import Any, get_type_hints
 
+from reportgen.analysis import selection as cut
 from reportgen.analysis.actions import Evidence
 from reportgen.analysis.checklist import ChecklistResult, build_checklist
 from reportgen.analysis.cost import CostResult, analyze_cost
-from reportgen.analysis.decisions import DecisionsResult, decide
+from reportgen.analysis.decisions import DecisionResult, DecisionsResult, TradeOff, decide
 from reportgen.analysis.diagnosis import DiagnosisResult, diagnose
 from reportgen.analysis.energy import EnergyResult, analyze_energy
 from reportgen.analysis.findings import Finding, ordered
-from reportgen.analysis.goal import GoalResult, check_goal
-from reportgen.analysis.layout import LayoutResult, analyze_layout
+from reportgen.analysis.goal import GoalDocument, GoalResult, check_goal
+from reportgen.analysis.layout import LAYOUT_DOC, LayoutResult, analyze_layout
 from reportgen.analysis.lint import crowded_runs, lint
 from reportgen.analysis.model_check import ModelCheckResult, check_model
 from reportgen.analysis.patterns import resolve_pattern
@@ -216,6 +221,101 @@ REGISTRY: tuple[Step, ...] = (
                      "past_peak", "model_check", "layout"), _summary),
     Step("provenance", ("scaling",), _provenance),
 )
+
+
+@dataclass(frozen=True)
+class Section:
+    """A section of results.json: the analysis result it holds, and what it means.
+
+    `template` names the template under templates/ that shows it (tests/test_sections.py checks that the report
+    includes it and that it names the section); the core only names it, it renders nothing."""
+
+    key: str  # results.json key, API attribute (`results.scaling`) and prefix of its tables' names
+    field: str  # the attribute of Analysis holding its typed result
+    doc: str  # what the section is: its schema's description
+    template: str
+    cut: Callable[[Any, frozenset[float]], Any] | None = None  # its result with only the tables' node counts
+    read: Callable[[Analysis], Any] | None = None  # how to read its result, where that is not simply `field`
+    uncut: str | None = None  # why rows with node counts are not cut (they are a model's curve, not measured)
+    # Where results.json holds the result in another shape (a part of it, one shape for two kinds): that shape's
+    # type and how to make it from the result
+    shape: tuple[Any, Callable[[Any], Any]] | None = None
+
+    def result(self, analysis: Analysis) -> object:
+        """The section's typed analysis result (None when the project gives it no input)."""
+        return self.read(analysis) if self.read else getattr(analysis, self.field)
+
+    def value(self, analysis: Analysis) -> object:
+        """What results.json holds under the key: the result, or its shape there."""
+        result = self.result(analysis)
+        return self.shape[1](result) if self.shape and result is not None else result
+
+    @property
+    def type(self) -> object:
+        """The type of what results.json holds under the key."""
+        return self.shape[0] if self.shape else get_type_hints(Analysis)[self.field]
+
+
+def _goal_of(analysis: Analysis) -> GoalResult | ServingResult | None:
+    """A serving project's goal is held against its load and latency, in the serving analysis (§5.x)."""
+    return analysis.serving if analysis.serving is not None else analysis.goal
+
+
+def _goal_document(result: GoalResult | ServingResult) -> GoalDocument:
+    return result.goal_document() if isinstance(result, ServingResult) else GoalDocument.of(result)
+
+
+def _decisions_of(result: DecisionsResult) -> tuple[DecisionResult, ...]:
+    return result.decisions
+
+
+def _trade_offs_of(result: DecisionsResult) -> tuple[TradeOff, ...]:
+    return result.trade_offs
+
+
+# results.json's sections in the document's order (after schema_version and project). results.json, its JSON Schema
+# (reportgen.render.results), the Python API's attributes (reportgen.api), the tables' selection of node counts
+# (reportgen.render.sections.for_tables) and the CSV tables all walk it; tests/test_sections.py fails on a section
+# whose template is missing or not included, whose field Analysis lacks, or whose per-scale rows have no cut.
+SECTIONS: tuple[Section, ...] = (
+    Section("diagnosis", "diagnosis", "§1: which resource runs out first, and the axis of distribution that cures it",
+            "sections/diagnosis.html"),
+    Section("checklist", "checklist", "the six-stage design checklist and the communication tax",
+            "sections/design.html"),
+    Section("prediction", "prediction", "§2: predicted speedup from the alpha-beta communication model",
+            "sections/design.html", uncut="the model's curve at chosen node counts, not the measured scales"),
+    Section("layout", "layout", LAYOUT_DOC, "sections/design.html"),
+    Section("scaling", "scaling", "§3: measured scaling and where every lost fold of speedup went",
+            "measure/runs.html", cut=cut.scaling_rows),
+    Section("cost", "cost", "§4: cost per run and the marginal speedup money buys", "measure/cost.html",
+            cut=cut.cost_rows),
+    Section("energy", "energy", "§5: energy and carbon per run", "measure/energy.html", cut=cut.rows_at),
+    Section("reliability", "reliability", "failures at scale: checkpoint interval and its overhead",
+            "sections/design.html", cut=cut.rows_at),
+    Section("goal", "goal", "the goal checked at the plan, in each price regime", "sections/summary.html",
+            read=_goal_of, shape=(GoalDocument | None, _goal_document),
+            uncut="a service's goal reads the serving analysis, whose rows the serving section shows"),
+    Section("serving", "serving", "§5.x: a serving project's load served within its p99 objective, and its hourly "
+            "cost", "measure/serve.html", uncut="every load level is shown: its table has no selection yet"),
+    Section("summary", "summary", "§7.1: page 1, as a reviewer writes it", "sections/summary.html"),
+    Section("provenance", "provenance", "where each measured number came from", "measure/runs.html",
+            cut=cut.rows_at),
+    Section("model_check", "model_check", "§4: the design's α–β model held against the measured runs, scale by "
+            "scale", "measure/model_check.html", cut=cut.rows_at),
+    Section("decisions", "decisions", "one recommendation per deployment context (a serving project: among the "
+            "scales that serve, with the hourly keys filled and the per-run ones null)",
+            "partials/decisions_table.html", shape=(tuple[DecisionResult, ...] | None, _decisions_of)),
+    Section("trade_offs", "decisions", "what each context gives up against another's choice",
+            "measure/trade_offs.html", shape=(tuple[TradeOff, ...] | None, _trade_offs_of)),
+    Section("findings", "findings", "every warning and error the analyses raise, most severe first",
+            "partials/macros.html"),
+)
+BY_KEY = {section.key: section for section in SECTIONS}
+
+
+def sections_values(analysis: Analysis) -> dict[str, object]:
+    """What every section holds in results.json, by key, in order (reportgen.render.results makes it JSON)."""
+    return {section.key: section.value(analysis) for section in SECTIONS}
 
 
 def _crowded(project: Project) -> tuple[float, ...]:

@@ -68,7 +68,7 @@ def log_spread(values: Sequence[float], count: int) -> list[float]:
     return [values[i] for i in sorted(chosen)]
 
 
-# Each per-scale result with only the shown node counts: the tables' selection (reportgen.render.sections).
+# Each per-scale result with only the shown node counts: the tables' selection (reportgen.analysis.SECTIONS).
 def scaling_rows(scaling: ScalingResult, shown: frozenset[float]) -> ScalingResult:
     return replace(scaling, rows=tuple(r for r in scaling.rows if r.nodes in shown),
                    pop=tuple(p for p in scaling.pop if p.nodes in shown))

@@ -14,12 +14,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated
 
-from reportgen.analysis import Analysis
+from reportgen.analysis import SECTIONS, Analysis, Section, sections_values
 from reportgen.json_types import JsonObject, JsonValue
 from reportgen.keys import Key, declared
 from reportgen.project.loader import LoadedProject
-from reportgen.render.results_schema import Schema, object_properties
-from reportgen.render.sections import SECTIONS, sections_values
+from reportgen.render.results_schema import Schema, object_properties, value_schema
 from reportgen.version import __version__
 
 SCHEMA_VERSION = 1
@@ -43,7 +42,7 @@ class Header:
 
 
 def results_document(loaded: LoadedProject, analysis: Analysis) -> JsonObject:
-    """The results.json document: its version, the project it is of, then every section (reportgen.render.sections);
+    """The results.json document: its version, the project it is of, then every section (reportgen.analysis.SECTIONS);
     numbers as the analyses computed them (infinity a float until `dumps` writes it)."""
     info = loaded.project.project
     header = Header(SCHEMA_VERSION, ProjectInfo(info.title, info.revision, loaded.input_sha256,
@@ -100,7 +99,7 @@ def dumps(document: JsonObject) -> bytes:
 def results_schema() -> Schema:
     """The JSON Schema of results.json: its own keys, then each section's (`reportgen schema --results`)."""
     header = object_properties(Header)
-    properties = {**header, **{section.key: section.schema for section in SECTIONS}}
+    properties = {**header, **{section.key: section_schema(section) for section in SECTIONS}}
     return {
         "$schema": "http://json-schema.org/draft-07/schema#",
         "$id": f"https://reportgen.invalid/schema/results-{__version__}.json",
@@ -110,6 +109,11 @@ def results_schema() -> Schema:
         "required": list(properties),
         "additionalProperties": False,
     }
+
+
+def section_schema(section: Section) -> Schema:
+    """A section's JSON Schema, derived from its result's declared keys."""
+    return value_schema(section.type, Key(section.doc))
 
 
 def results_schema_text() -> str:
