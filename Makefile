@@ -28,15 +28,20 @@ test: lint docs package browser
 	$(BIN)/python -m pytest
 	$(MAKE) --no-print-directory other-pythons
 
-# Headless Chromium for the browser test (tests/test_browser.py): Debian's package, installed where apt exists and
-# this user may install; elsewhere that test is skipped with a message.
+# The system tools some tests use, from Debian's packages, installed where apt exists and this user may install:
+# headless Chromium (tests/test_browser.py) and poppler-utils' pdftoppm (the PDF's pages as pictures: no page half
+# blank, tests/test_report.py). Elsewhere those tests are skipped with a message.
+SYSTEM_TOOLS := chromium:chromium pdftoppm:poppler-utils
 browser:
-	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	@for pair in $(SYSTEM_TOOLS); do \
+	  tool=$${pair%%:*}; package=$${pair#*:}; \
+	  command -v $$tool >/dev/null 2>&1 || { [ $$tool = chromium ] && command -v chromium-browser >/dev/null 2>&1; } || \
 	  { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && \
-	    { apt-get install -y --no-install-recommends chromium >/dev/null 2>&1 || \
-	      { apt-get update >/dev/null 2>&1 && apt-get install -y --no-install-recommends chromium >/dev/null 2>&1; }; } && \
-	    echo "installed chromium (Debian) for the browser test"; } || \
-	  echo "no chromium, and apt cannot install it here: the browser test will be skipped"
+	    { apt-get install -y --no-install-recommends $$package >/dev/null 2>&1 || \
+	      { apt-get update >/dev/null 2>&1 && apt-get install -y --no-install-recommends $$package >/dev/null 2>&1; }; } && \
+	    echo "installed $$package (Debian) for the tests that need $$tool"; } || \
+	  echo "no $$tool, and apt cannot install it here: the tests that need it will be skipped"; \
+	done
 
 # The example built on each other supported Python found (on PATH, else among pyenv's versions), in
 # build/venv-<name> (made once per constraints), its results.json compared with this Python's: the same numbers on
