@@ -18,6 +18,7 @@ from reportgen.commands.argtree import children, subcommands
 from reportgen.errors import ExitCode, InputError, OutputError, RenderError, ReportgenError, UsageError, printable
 from reportgen.formats import DEFAULT_FORMATS, DIFF_FORMATS, FORMATS
 from reportgen.project.stdio import STDIN, output_name, shown_name, stdin_bytes
+from reportgen.stack import with_room
 from reportgen.version import __version__
 
 DESCRIPTION = """\
@@ -297,14 +298,20 @@ def run() -> None:
     before anything else, is the last exit handler to run. (Not in main(), which tests call in process.)
     """
     import atexit
+    import os
 
+    # numpy's OpenBLAS starts a thread per core as numpy is imported, and they spin a while waiting for work that
+    # reportgen's small arrays never give them: 0.1 s of CPU on the machine's other core, which the PDF's renderer
+    # is loading at that moment (measured: `import numpy, pint` takes 0.28 CPU-s with them, 0.18 without). A
+    # setting of the user's own is kept.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     leave = _Leave()
     # atexit runs its handlers last registered, first run: this one, registered before main() imports anything
     # that registers its own (logging, multiprocessing, concurrent.futures, weakref finalizers), runs after them
     # all. Importing this module registers none (tests/test_cli.py checks it).
     atexit.register(leave)
     try:
-        leave.status = main()
+        leave.status = with_room(main)  # (reportgen.stack: CPython's frame stack, mapped once, not chunk by chunk)
     except SystemExit as stop:  # argparse's usage errors, --help and --version end main() this way
         leave.status = _exit_status(stop.code)
         raise

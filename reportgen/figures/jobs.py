@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from reportgen.stack import with_room
+
 # Where each drawing goes in a rendered page: an image of this URL scheme, replaced by the inline SVG in the HTML
 # and by the painted figure in the PDF. Project text is escaped, so it cannot forge one.
 FIGURE_SCHEME = "reportgen-figure:"
@@ -58,7 +60,8 @@ class FigureJob:
     args: tuple[Any, ...]
 
     def run(self) -> str:
-        return self.draw(self.frame, *self.args)
+        # matplotlib's drawing recurses through nested artists: room on the frame stack (reportgen.stack)
+        return with_room(self.draw, self.frame, *self.args)
 
 
 def present(*jobs: FigureJob | None) -> list[FigureJob]:

@@ -33,6 +33,7 @@ from reportgen.render.pdf_forms import (
     placeholders,
 )
 from reportgen.render.weasyprint_import import import_weasyprint
+from reportgen.stack import with_room
 
 
 class RefusedFetch(Exception):
@@ -209,7 +210,8 @@ def _weasyprint_pdf(html: str, resources: Mapping[str, tuple[bytes, str]], epoch
     weasyprint = import_weasyprint()
     with _weasyprint_run(epoch) as failures:
         document = weasyprint.HTML(string=html, base_url="about:blank", url_fetcher=_fetcher(resources))
-        pdf = bytes(document.write_pdf(font_config=_fonts(), pdf_tags=tagged))
+        # the layout recurses through nested boxes: room on the frame stack (reportgen.stack)
+        pdf = bytes(with_room(document.write_pdf, font_config=_fonts(), pdf_tags=tagged))
     if failures:
         raise RenderError(f"the PDF renderer could not {failing} a figure: {failures[0]}")
     return pdf
