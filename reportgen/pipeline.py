@@ -111,7 +111,8 @@ class Builder:
         clock.lap("page")
         pending = start_pdf(page, epoch, self._renderer()) if "pdf" in formats else None
         try:
-            drawings, drawn = self._draw(jobs, beside=pending.processes_at_work if pending else 0)
+            drawings, drawn = self._draw(jobs, beside=pending.processes_at_work if pending else 0,
+                                         painting=page.painting(pending) if pending else None)
             clock.lap("figures", None if pending is not None else "writing")
             interrupts.check()
             report = Report(page, drawings, epoch)
@@ -140,12 +141,13 @@ class Builder:
                                 paper=self.options.paper, input_name=path.name, written=loaded.written)
         return render_page("report.html", template_vars(context), frames), context.epoch
 
-    def _draw(self, jobs: list[FigureJob], *, beside: int) -> tuple[dict[str, str], tuple[str, ...]]:
+    def _draw(self, jobs: list[FigureJob], *, beside: int, painting: Callable[[str, str], None] | None = None,
+              ) -> tuple[dict[str, str], tuple[str, ...]]:
         """Each figure's SVG by key, and the keys drawn now (the others came from the cache); `beside` processes
-        are at work meanwhile (the PDF's layout)."""
+        are at work meanwhile (the PDF's layout), and `painting` is told each figure as it is there."""
         from reportgen.figures import draw_figures
 
-        figures = draw_figures(jobs, pool=self.pool, cache=self.cache, beside=beside)
+        figures = draw_figures(jobs, pool=self.pool, cache=self.cache, beside=beside, drawn=painting)
         return figures.svgs, figures.drawn
 
 

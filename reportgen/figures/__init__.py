@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -50,12 +50,19 @@ class FigurePool:
     def __init__(self, executor: Executor | None) -> None:
         self._executor = executor
 
-    def draw(self, jobs: Sequence[FigureJob]) -> list[str]:
-        """Draw every job, in order."""
+    def draw(self, jobs: Sequence[FigureJob], drawn: Callable[[int, str], None] | None = None) -> list[str]:
+        """Draw every job, in order; `drawn(index, svg)` is told each drawing as soon as it is there, in order."""
         if self._executor is None:
-            return [job.run() for job in jobs]
-        futures = [self._executor.submit(_run, job) for job in jobs]
-        return [future.result() for future in futures]
+            runs = (job.run() for job in jobs)
+        else:
+            futures = [self._executor.submit(_run, job) for job in jobs]
+            runs = (future.result() for future in futures)
+        svgs = []
+        for index, svg in enumerate(runs):
+            svgs.append(svg)
+            if drawn is not None:
+                drawn(index, svg)
+        return svgs
 
 
 # Below this many figures one process draws faster than two (forking and sending results cost ~50 ms).
@@ -103,10 +110,11 @@ class Drawn:
 
 
 def draw_figures(jobs: Sequence[FigureJob], *, pool: FigurePool | None = None, cache: FigureCache | None = None,
-                 beside: int = 0) -> Drawn:
+                 beside: int = 0, drawn: Callable[[str, str], None] | None = None) -> Drawn:
     """The drawing of every job. Cached figures are reused; without a pool, a temporary one is used when enough
     figures must be drawn for two processes to pay and the cores not taken by `beside` processes at work meanwhile
-    allow them."""
+    allow them. `drawn(key, svg)` is told each figure as soon as it is there: the cached ones first, then the
+    others as they are drawn (a PDF's renderer paints them meanwhile)."""
     from reportgen.figures.cache import job_key
 
     keys = [job_key(job) for job in jobs] if cache is not None else [""] * len(jobs)
@@ -118,13 +126,17 @@ def draw_figures(jobs: Sequence[FigureJob], *, pool: FigurePool | None = None, c
                 found[index] = svg
     missing = [index for index in range(len(jobs)) if index not in found]
     todo = [jobs[index] for index in missing]
+    if drawn is not None:
+        for index, svg in sorted(found.items()):
+            drawn(jobs[index].frame.key, svg)
+    tell = None if drawn is None else lambda index, svg: drawn(todo[index].frame.key, svg)
     if pool is None and not todo:  # every figure cached: no pool, so matplotlib is not even imported
         pool = FigurePool(None)
     if pool is not None:
-        fresh = pool.draw(todo)
+        fresh = pool.draw(todo, tell)
     else:
         with figure_pool(workers=drawing_processes(beside) if len(todo) >= PARALLEL_FROM else 1) as temporary:
-            fresh = temporary.draw(todo)
+            fresh = temporary.draw(todo, tell)
     for index, svg in zip(missing, fresh, strict=True):
         found[index] = svg
         if cache is not None:

@@ -29,6 +29,7 @@ from reportgen.render.pdf_forms import (
     FigureSlot,
     figure_pages,
     figures_as_placeholders,
+    paint_chunks,
     place_figures,
     placeholders,
 )
@@ -142,6 +143,11 @@ class PendingPdf(Protocol):
     # of the figures leaves them (reportgen.figures.drawing_processes)
     processes_at_work: int
 
+    def drawn(self, index: int, svg: bytes) -> None:
+        """The SVG of slot `index`, as soon as it is drawn (or found in the cache): a renderer may begin painting
+        the figures that are there."""
+        ...
+
     def finish(self, svgs: Sequence[bytes]) -> bytes:
         """The PDF, given the SVG of each slot, in the order of the slots."""
         ...
@@ -171,6 +177,9 @@ class _RenderLater:
     def __init__(self, layout: str, slots: tuple[FigureSlot, ...], epoch: int) -> None:
         self._layout, self._slots, self._epoch = layout, slots, epoch
 
+    def drawn(self, index: int, svg: bytes) -> None:
+        pass
+
     def finish(self, svgs: Sequence[bytes]) -> bytes:
         figures = [Figure(slot, svg) for slot, svg in zip(self._slots, svgs, strict=True)]
         return layout_to_pdf(self._layout, figures, epoch=self._epoch)
@@ -187,31 +196,38 @@ def _weasyprint_run(epoch: int) -> Iterator[list[str]]:
 
 
 def figures_pdf(figures: Sequence[Figure], *, epoch: int = 0) -> bytes:
-    """A PDF with each figure drawn by WeasyPrint on a page of its own size, in order."""
+    """A PDF with each figure drawn by WeasyPrint on a page of its own size, in order; uncompressed (`place_figures`
+    compresses what it keeps)."""
     resources = {f.slot.url: (f.svg, "image/svg+xml") for f in figures}
-    return _weasyprint_pdf(figure_pages([f.slot for f in figures]), resources, epoch, failing="draw", tagged=False)
+    return _weasyprint_pdf(figure_pages([f.slot for f in figures]), resources, epoch, failing="draw", tagged=False,
+                           compressed=False)
 
 
 def layout_pdf(layout: str, slots: Sequence[FigureSlot], *, epoch: int = 0) -> bytes:
-    """The PDF of `layout`, an HTML page with a placeholder image for each of `slots`, laid out around them."""
+    """The PDF of `layout`, an HTML page with a placeholder image for each of `slots`, laid out around them:
+    uncompressed when there are slots (`place_figures` compresses it as it saves it again)."""
     resources = {url: (png, "image/png") for url, png in placeholders(slots).items()}
-    return _weasyprint_pdf(layout, resources, epoch, failing="place", tagged=True)
+    return _weasyprint_pdf(layout, resources, epoch, failing="place", tagged=True, compressed=not slots)
 
 
 def _weasyprint_pdf(html: str, resources: Mapping[str, tuple[bytes, str]], epoch: int, *, failing: str,
-                    tagged: bool) -> bytes:
+                    tagged: bool, compressed: bool) -> bytes:
     """One WeasyPrint run of `html`, fetching only `resources`. WeasyPrint logs a figure it cannot draw or place
     and leaves a hole; a report must not.
 
     The report's layout is `tagged` (WeasyPrint's PDF/UA structure: headings, paragraphs, tables, lists and each
     figure with its text alternative, in reading order, and the document's language), so that screen readers and
     reflow can read it; placing the figures keeps the tags, since it only swaps the image each figure tag marks
-    for the drawing. The figures' own pages are not tagged: they become parts of the report's pages."""
+    for the drawing. The figures' own pages are not tagged: they become parts of the report's pages.
+
+    A PDF that `place_figures` saves again is not `compressed` here: qpdf compresses its streams and packs its
+    objects as it saves, in C, and WeasyPrint doing it first in Python cost the layout 0.08-0.12 s of 1.2."""
     weasyprint = import_weasyprint()
     with _weasyprint_run(epoch) as failures:
         document = weasyprint.HTML(string=html, base_url="about:blank", url_fetcher=_fetcher(resources))
         # the layout recurses through nested boxes: room on the frame stack (reportgen.stack)
-        pdf = bytes(with_room(document.write_pdf, font_config=_fonts(), pdf_tags=tagged))
+        pdf = bytes(with_room(document.write_pdf, font_config=_fonts(), pdf_tags=tagged,
+                              uncompressed_pdf=not compressed))
     if failures:
         raise RenderError(f"the PDF renderer could not {failing} a figure: {failures[0]}")
     return pdf
@@ -223,7 +239,8 @@ def layout_to_pdf(layout: str, figures: Sequence[Figure], *, epoch: int = 0) -> 
     report = layout_pdf(layout, [figure.slot for figure in figures], epoch=epoch)
     if not figures:
         return report
-    return place_figures(report, figures_pdf(figures, epoch=epoch), [figure.slot for figure in figures])
+    painted = [figures_pdf([figures[index] for index in chunk], epoch=epoch) for chunk in paint_chunks(len(figures))]
+    return place_figures(report, painted, [figure.slot for figure in figures])
 
 
 def html_to_pdf(html: str, *, epoch: int = 0) -> bytes:

@@ -12,6 +12,7 @@ placeholder that is not found fails the build rather than leave a figure out.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import re
 from collections.abc import Iterator, Sequence
@@ -103,16 +104,33 @@ def figure_pages(slots: Sequence[FigureSlot]) -> str:
     return f"<style>body {{ margin: 0 }} img {{ display: block; width: 100% }} {rules}</style>{images}"
 
 
-def place_figures(report: bytes, figures: bytes, slots: Sequence[FigureSlot]) -> bytes:
+# Figures are painted in two documents, the first half (in document order) and the rest, once a report has this
+# many: the first half is painted while the rest are drawn (reportgen.render.pdf_workers). Fixed by the count alone,
+# so that the PDF is the same bytes whichever process paints and however fast the figures come.
+PAINTED_IN_HALVES_FROM = 6
+
+
+def paint_chunks(count: int) -> list[range]:
+    """The slots painted together, in order: each range one WeasyPrint document of the figures' pages."""
+    if count < PAINTED_IN_HALVES_FROM:
+        return [range(count)] if count else []
+    half = (count + 1) // 2
+    return [range(half), range(half, count)]
+
+
+def place_figures(report: bytes, painted: Sequence[bytes], slots: Sequence[FigureSlot]) -> bytes:
     """`report`, a PDF laid out around the placeholder of each of `slots`, with each placeholder replaced by the
-    matching page of `figures` (one figure per page, in the order of the slots) drawn as a form XObject."""
+    matching page of the `painted` PDFs (together one figure per page, in the order of the slots, as
+    `paint_chunks` groups them) drawn as a form XObject."""
     import pikepdf
 
-    with pikepdf.open(io.BytesIO(report)) as laid_out, pikepdf.open(io.BytesIO(figures)) as painted:
-        if len(painted.pages) != len(slots):
-            raise RenderError(f"{len(slots)} figures but {len(painted.pages)} were painted")
+    with contextlib.ExitStack() as stack:
+        laid_out = stack.enter_context(pikepdf.open(io.BytesIO(report)))
+        pages = [page for pdf in painted for page in stack.enter_context(pikepdf.open(io.BytesIO(pdf))).pages]
+        if len(pages) != len(slots):
+            raise RenderError(f"{len(slots)} figures but {len(pages)} were painted")
         forms = {size: laid_out.copy_foreign(_as_image(page))
-                 for size, page in zip(placeholder_sizes(slots), painted.pages, strict=True)}
+                 for size, page in zip(placeholder_sizes(slots), pages, strict=True)}
         placed = 0
         for images, name, size in _images(laid_out):
             if size in forms:

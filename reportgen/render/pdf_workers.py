@@ -127,18 +127,40 @@ class _PendingPdf:
 
     def __init__(self, submit: Callable[..., Future[bytes]], layout: Future[Future[bytes]],
                  slots: tuple[FigureSlot, ...], epoch: int) -> None:
+        from reportgen.render.pdf_forms import paint_chunks
+
         self._submit, self._layout, self._slots, self._epoch = submit, layout, slots, epoch
+        self._chunks = paint_chunks(len(slots))
+        self._svgs: dict[int, bytes] = {}
+        self._painted: dict[int, Future[bytes]] = {}  # by chunk, each requested once all its figures are drawn
+
+    def drawn(self, index: int, svg: bytes) -> None:
+        self._svgs[index] = svg
+        for number, chunk in enumerate(self._chunks):
+            if number not in self._painted and all(each in self._svgs for each in chunk):
+                self._paint(number)
 
     def finish(self, svgs: Sequence[bytes]) -> bytes:
-        from reportgen.render.pdf import figures_pdf
-        from reportgen.render.pdf_forms import Figure, place_figures
+        from reportgen.render.pdf_forms import place_figures
 
-        figures = [Figure(slot, svg) for slot, svg in zip(self._slots, svgs, strict=True)]
-        painted = self._submit(figures_pdf, figures, epoch=self._epoch) if figures else None
+        self._svgs.update(enumerate(svgs))
+        for number in range(len(self._chunks)):
+            if number not in self._painted:
+                self._paint(number)
         report = _answer(_answer(self._layout))
-        return report if painted is None else place_figures(report, _answer(painted), self._slots)
+        painted = [_answer(self._painted[number]) for number in range(len(self._chunks))]
+        return place_figures(report, painted, self._slots) if painted else report
+
+    def _paint(self, number: int) -> None:
+        from reportgen.render.pdf import figures_pdf
+        from reportgen.render.pdf_forms import Figure
+
+        figures = [Figure(self._slots[index], self._svgs[index]) for index in self._chunks[number]]
+        self._painted[number] = self._submit(figures_pdf, figures, epoch=self._epoch)
 
     def cancel(self) -> None:
+        for painting in self._painted.values():
+            painting.cancel()  # not started: never runs; started: finishes for nobody (or killed with the workers)
         if self._layout.cancel():  # not even requested yet
             return
         try:

@@ -10,7 +10,7 @@ import dataclasses
 import math
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -110,6 +110,17 @@ class Page:
         from reportgen.render.pdf_forms import FigureSlot
 
         return [FigureSlot(frame.url, *frame.points) for frame in self.frames]
+
+    def painting(self, pdf: PendingPdf) -> Callable[[str, str], None]:
+        """What tells `pdf` each figure of this page as it is drawn (by figure key; one the page does not hold is
+        passed over)."""
+        slots = {frame.key: index for index, frame in enumerate(self.frames)}
+
+        def drawn(key: str, svg: str) -> None:
+            if key in slots:
+                pdf.drawn(slots[key], svg.encode("utf-8"))
+
+        return drawn
 
     def svgs(self, drawings: Mapping[str, str]) -> list[bytes]:
         """The SVG of each slot, in the order of the slots, from the drawings by figure key."""
