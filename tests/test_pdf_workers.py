@@ -22,7 +22,7 @@ from reportgen.errors import RenderError
 from reportgen.figures import drawing_processes
 from reportgen.pipeline import Builder, BuildOptions
 from reportgen.render.pdf import PdfRenderer, html_to_pdf
-from reportgen.render.pdf_forms import figures_as_placeholders
+from reportgen.render.pdf_forms import PAINTED_IN_HALVES_FROM, figures_as_placeholders, paint_chunks
 from reportgen.render.pdf_workers import PdfWorkers, helpers_worthwhile, pdf_workers
 from tests.conftest import INPUTS
 
@@ -74,6 +74,33 @@ def test_the_workers_make_the_same_pdf_as_this_process(workers: PdfWorkers) -> N
     assert render_in(workers, FIGURES, 1_700_000_000) == here
     assert render_in(workers, FIGURES, 1_700_000_000) == here, "and again, warm"
     assert render_in(workers, HTML).startswith(b"%PDF"), "a page without figures"
+
+
+def test_the_first_half_of_the_figures_is_painted_while_the_rest_are_drawn(workers: PdfWorkers,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past a few figures, the first half (in document order) is painted as soon as its last one is drawn, before
+    the PDF is finished with the rest; the PDF is the one this process makes with every drawing at hand."""
+    many = "".join(figure(f"f{index}", 200 + 10 * index) for index in range(PAINTED_IN_HALVES_FROM + 1))
+    here = html_to_pdf(many, epoch=1_700_000_000)
+    layout, figures = figures_as_placeholders(many)
+    first, rest = paint_chunks(len(figures))
+    painted: list[int] = []
+    submit = workers._submit
+
+    def watched(work: Any, *arguments: Any, **keywords: Any) -> Any:
+        if work.__name__ == "figures_pdf":
+            painted.append(len(arguments[0]))
+        return submit(work, *arguments, **keywords)
+
+    monkeypatch.setattr(workers, "_submit", watched)
+    pending = workers.start(layout, [each.slot for each in figures], 1_700_000_000)
+    for index in first[:-1]:
+        pending.drawn(index, figures[index].svg)
+    assert painted == [], "not before the half is drawn"
+    pending.drawn(first[-1], figures[first[-1]].svg)
+    assert painted == [len(first)], "the first half, at once"
+    assert pending.finish([each.svg for each in figures]) == here
+    assert painted == [len(first), len(rest)]
 
 
 def test_a_figure_the_workers_cannot_draw_fails_the_pdf(workers: PdfWorkers) -> None:
@@ -177,7 +204,7 @@ _KILLED_BUILD = """
 import os, sys
 from reportgen.interrupts import descendants
 from reportgen.render.pdf_workers import PdfWorkers
-from reportgen.render.pdf_forms import figures_as_placeholders
+from reportgen.render.pdf_forms import PAINTED_IN_HALVES_FROM, figures_as_placeholders, paint_chunks
 if __name__ == "__main__":
     workers = PdfWorkers()
     layout, figures = figures_as_placeholders(sys.argv[1])
