@@ -24,7 +24,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -72,13 +72,29 @@ def stoppable() -> Iterator[None]:
     last_signal = None
     for number in previous:
         signal.signal(number, _on_signal)
+    unraisable = sys.unraisablehook
+    sys.unraisablehook = _quiet_about_stops(unraisable)
     try:
         yield
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+        sys.unraisablehook = unraisable
         last_signal = _requested[0] if _requested else None
         _requested.clear()
+
+
+def _quiet_about_stops(hook: Callable[[Any], object]) -> Callable[[Any], object]:
+    """`hook`, except for the KeyboardInterrupt a stop raises inside a callback Python cannot raise it from (a
+    weak reference's, a finaliser's): Python prints those as "Exception ignored", but the stop is recorded and
+    acted on at the next check, so there is nothing to say."""
+
+    def quiet(unraisable: Any) -> object:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt) and _requested:
+            return None
+        return hook(unraisable)
+
+    return quiet
 
 
 @contextmanager

@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 import types
 from collections.abc import Callable, Mapping
-from typing import Any, ParamSpec, TypeVar
+from typing import ParamSpec, TypeVar, cast
 
 Parameters = ParamSpec("Parameters")
 Result = TypeVar("Result")
@@ -27,13 +27,13 @@ Result = TypeVar("Result")
 ROOM_SLOTS = 1 << 15
 
 
-def _call(function: Callable[..., Any], arguments: tuple[Any, ...], keywords: Mapping[str, Any]) -> Any:
+def _call(function: Callable[..., object], arguments: tuple[object, ...], keywords: Mapping[str, object]) -> object:
     return function(*arguments, **keywords)
 
 
-def _roomy(plain: Callable[..., Any]) -> Callable[..., Any]:
+def _roomy(plain: Callable[..., object]) -> Callable[..., object]:
     """`plain` with its code declaring ROOM_SLOTS of evaluation stack (CPython only; else `plain` itself)."""
-    if sys.implementation.name != "cpython":
+    if sys.implementation.name != "cpython" or not isinstance(plain, types.FunctionType):
         return plain
     try:
         code = plain.__code__.replace(co_stacksize=ROOM_SLOTS)
@@ -48,5 +48,4 @@ _ROOMY_CALL = _roomy(_call)
 def with_room(function: Callable[Parameters, Result], *arguments: Parameters.args,
               **keywords: Parameters.kwargs) -> Result:
     """`function(*arguments, **keywords)`, run with room on the frame stack (see the module's docstring)."""
-    result: Result = _ROOMY_CALL(function, arguments, keywords)
-    return result
+    return cast(Result, _ROOMY_CALL(function, arguments, keywords))

@@ -290,3 +290,20 @@ def test_a_worker_forks_without_threads_and_dies_with_its_parent(tmp_path: Path)
         time.sleep(0.05)
     os.kill(pid, 9)
     raise AssertionError("a worker outlived its parent")
+
+
+def test_the_build_imports_in_its_main_thread_only(tmp_path: Path) -> None:
+    """A stop raises KeyboardInterrupt in the main thread wherever it is, inside an import too, which can leave the
+    module's lock held: another thread importing then waits for it forever, and the stopped command with it (seen
+    once in 80 builds stopped at random: the PDF requests' thread importing pikepdf). So no other thread imports."""
+    code = ("import sys, threading\n"
+            "class Spy:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if threading.current_thread() is not threading.main_thread():\n"
+            "            print(threading.current_thread().name, name)\n"
+            "sys.meta_path.insert(0, Spy())\n"
+            "from reportgen.commands.cli import main\n"
+            f"main(['build', {str(INPUTS / 'example.yaml')!r}, '-o', {str(tmp_path)!r}, '--no-cache', '-q'])\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert (tmp_path / "example" / "report.pdf").is_file()
+    assert result.stdout == "", f"imported outside the main thread:\n{result.stdout}"

@@ -59,6 +59,7 @@ def _build_one(path: Path, builder: Builder | None = None) -> Outcome:
     except ReportgenError as error:
         return Outcome(path, int(error.exit_code), f"error: {error}", "", time.perf_counter() - started)
     except Exception as error:  # a bug: this project fails with its traceback, the others go on
+        interrupts.check()  # unless a stop came first: a library stopped midway can fail oddly afterwards
         return Outcome(path, ExitCode.FAILURE, f"failed: {type(error).__name__}: {error}", traceback.format_exc(),
                        time.perf_counter() - started)
     seconds = time.perf_counter() - started

@@ -13,6 +13,8 @@ that way).
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
@@ -64,6 +66,8 @@ class PdfWorkers:
     def __init__(self) -> None:
         import multiprocessing
         import multiprocessing.forkserver
+        import multiprocessing.popen_forkserver  # (see below)
+        import multiprocessing.util
         from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
         self._context = multiprocessing.get_context("forkserver")
@@ -71,10 +75,16 @@ class PdfWorkers:
         _short_socket_folder()
         multiprocessing.forkserver.ensure_running()  # at once: the server loads WeasyPrint while this one works on
         self._pool = ProcessPoolExecutor(max_workers=2, mp_context=self._context, initializer=as_worker)
-        # A request that needs a new worker waits until the server has loaded WeasyPrint: a thread makes it
+        # A request that needs a new worker waits until the server has loaded WeasyPrint: a thread makes it. That
+        # thread imports nothing (the module that starts a worker was imported just above): a stop raises
+        # KeyboardInterrupt in this thread wherever it is, and one raised inside an import can leave the module's
+        # lock held, so that a thread importing too would wait for it forever, and the command with it.
         self._requests = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reportgen-pdf-requests")
-        self._unfinished: set[Future[bytes]] = set()
+        self._unfinished: set[Future[str]] = set()
         self._workers: set[BaseProcess] = set()  # this pool's processes, as they are started
+        # where the workers leave their PDFs: in multiprocessing's folder of this process (beside the fork server's
+        # socket), which it removes at exit
+        self._answers = tempfile.mkdtemp(prefix="answers-", dir=multiprocessing.util.get_temp_dir())
 
     def start(self, layout: str, slots: Sequence[FigureSlot], epoch: int) -> _PendingPdf:
         """Begin the layout at once, without waiting for the server."""
@@ -82,18 +92,17 @@ class PdfWorkers:
 
         slots = tuple(slots)
         request = self._requests.submit(self._submit, layout_pdf, layout, slots, epoch=epoch)
-        if slots:  # this process merges the two documents: pikepdf is imported while it waits for the figures
-            self._requests.submit(_import_merging)
         return _PendingPdf(self._submit, request, slots, epoch)
 
-    def _submit(self, work: Callable[..., bytes], *args: Any, **kwargs: Any) -> Future[bytes]:
+    def _submit(self, work: Callable[..., bytes], *args: Any, **kwargs: Any) -> Future[str]:
+        """`work` in a worker, answered by the path of the file holding its PDF (`_in_file`, `read_answer`)."""
         # ProcessPoolExecutor names its processes nowhere public, but it starts them within submit(), and
         # multiprocessing lists every live child of this process: the fork server's children that appear across a
         # submission are this pool's. (Another pool's submissions wait on the lock; the figures' workers are
         # forked, not the fork server's.)
         with _SUBMITTING:
             before = self._fork_server_children()
-            future = self._pool.submit(work, *args, **kwargs)
+            future = self._pool.submit(_in_file, self._answers, work, *args, **kwargs)
             self._workers |= self._fork_server_children() - before
         self._unfinished.add(future)
         future.add_done_callback(self._unfinished.discard)
@@ -120,19 +129,44 @@ class PdfWorkers:
                 if worker.is_alive():
                     worker.kill()
         self._pool.shutdown(wait=True, cancel_futures=True)
+        shutil.rmtree(self._answers, ignore_errors=True)  # PDFs of work given up, or of workers killed
+
+
+def _in_file(folder: str, work: Callable[..., bytes], *args: Any, **kwargs: Any) -> str:
+    """In a worker: `work`, its PDF left in a new file of `folder`, and that file's path as the answer.
+
+    A worker killed while it answers (its build was stopped) must not leave half an answer in the pool's result
+    pipe: the pool's reader would wait for the rest of it forever, and the stopped command with it (seen once in 80
+    builds stopped at random, when the answer was the PDF itself, 1.4 MB). A path is one write of a few dozen
+    bytes, which a pipe delivers whole or not at all."""
+    pdf = work(*args, **kwargs)
+    handle, path = tempfile.mkstemp(prefix="answer-", suffix=".pdf", dir=folder)
+    with os.fdopen(handle, "wb") as stream:
+        stream.write(pdf)
+    return path
+
+
+def read_answer(future: Future[str]) -> bytes:
+    """The PDF a worker left in a file (`_in_file`), which is removed once read."""
+    path = _answer(future)
+    try:
+        with open(path, "rb") as stream:
+            return stream.read()
+    finally:
+        os.unlink(path)
 
 
 class _PendingPdf:
     processes_at_work = 1  # the layout, requested at once
 
-    def __init__(self, submit: Callable[..., Future[bytes]], layout: Future[Future[bytes]],
+    def __init__(self, submit: Callable[..., Future[str]], layout: Future[Future[str]],
                  slots: tuple[FigureSlot, ...], epoch: int) -> None:
         from reportgen.render.pdf_forms import paint_chunks
 
         self._submit, self._layout, self._slots, self._epoch = submit, layout, slots, epoch
         self._chunks = paint_chunks(len(slots))
         self._svgs: dict[int, bytes] = {}
-        self._painted: dict[int, Future[bytes]] = {}  # by chunk, each requested once all its figures are drawn
+        self._painted: dict[int, Future[str]] = {}  # by chunk, each requested once all its figures are drawn
 
     def drawn(self, index: int, svg: bytes) -> None:
         self._svgs[index] = svg
@@ -147,8 +181,10 @@ class _PendingPdf:
         for number in range(len(self._chunks)):
             if number not in self._painted:
                 self._paint(number)
-        report = _answer(_answer(self._layout))
-        painted = [_answer(self._painted[number]) for number in range(len(self._chunks))]
+        if self._chunks:  # this process merges the documents: pikepdf loads while it waits for the last of them
+            import pikepdf  # noqa: F401
+        report = read_answer(_answer(self._layout))
+        painted = [read_answer(self._painted[number]) for number in range(len(self._chunks))]
         return place_figures(report, painted, self._slots) if painted else report
 
     def _paint(self, number: int) -> None:
@@ -168,12 +204,6 @@ class _PendingPdf:
         except Exception:  # the request itself failed (the pool is broken): nothing runs
             return
         layout.cancel()  # once started, it finishes for nobody (or is killed when the workers close)
-
-
-def _import_merging() -> None:
-    """pikepdf, ahead of `place_figures`: 0.06 s off the end of the build, where it is no longer shared with the
-    drawing of the figures."""
-    import pikepdf  # noqa: F401
 
 
 Answer = TypeVar("Answer")
