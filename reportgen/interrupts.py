@@ -157,8 +157,21 @@ def stop_children(grace: float = WORKER_GRACE_SECONDS) -> None:
             child.kill()
             child.join()
     for pid in descendants(os.getpid()):  # helpers not started by multiprocessing (the fork server) and theirs
+        if _is_resource_tracker(pid):
+            # works for nobody either, but ends by itself once this process has gone; killed, it is started again
+            # when the pools' queues are freed, with a warning on stderr ("process died unexpectedly")
+            continue
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
+
+
+def _is_resource_tracker(pid: int) -> bool:
+    """Whether `pid` is multiprocessing's resource tracker (from its command line in /proc)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as stream:
+            return b"multiprocessing.resource_tracker" in stream.read()
+    except OSError:
+        return False
 
 
 def descendants(pid: int) -> list[int]:
