@@ -140,9 +140,13 @@ def _in_file(folder: str, work: Callable[..., bytes], *args: Any, **kwargs: Any)
     builds stopped at random, when the answer was the PDF itself, 1.4 MB). A path is one write of a few dozen
     bytes, which a pipe delivers whole or not at all."""
     pdf = work(*args, **kwargs)
-    handle, path = tempfile.mkstemp(prefix="answer-", suffix=".pdf", dir=folder)
-    with os.fdopen(handle, "wb") as stream:
-        stream.write(pdf)
+    try:
+        handle, path = tempfile.mkstemp(prefix="answer-", suffix=".pdf", dir=folder)
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(pdf)
+    except OSError as error:  # a full disk, a file-size limit
+        raise RenderError(f"cannot write the PDF's parts to {folder}: {error.strerror or error}; the outputs are as "
+                          "they were") from None
     return path
 
 
