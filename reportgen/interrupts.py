@@ -84,12 +84,12 @@ def stoppable() -> Iterator[None]:
         _requested.clear()
 
 
-def _quiet_about_stops(hook: Callable[[Any], object]) -> Callable[[Any], object]:
+def _quiet_about_stops(hook: Callable[[sys.UnraisableHookArgs], object]) -> Callable[[sys.UnraisableHookArgs], object]:
     """`hook`, except for the KeyboardInterrupt a stop raises inside a callback Python cannot raise it from (a
     weak reference's, a finaliser's): Python prints those as "Exception ignored", but the stop is recorded and
     acted on at the next check, so there is nothing to say."""
 
-    def quiet(unraisable: Any) -> object:
+    def quiet(unraisable: sys.UnraisableHookArgs) -> object:
         if isinstance(unraisable.exc_value, KeyboardInterrupt) and _requested:
             return None
         return hook(unraisable)

@@ -335,7 +335,6 @@ class _Leave:
 
         if isinstance(getattr(sys, "last_value", None), KeyboardInterrupt):  # (Ctrl-C before main() took it)
             self.status = 128 + 2  # the shell's status for SIGINT, where Python would kill itself with it
-
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):  # a closed pipe or stream: nothing left to say
                 stream.flush()

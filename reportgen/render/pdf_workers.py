@@ -95,7 +95,7 @@ class PdfWorkers:
         return _PendingPdf(self._submit, request, slots, epoch)
 
     def _submit(self, work: Callable[..., bytes], *args: Any, **kwargs: Any) -> Future[str]:
-        """`work` in a worker, answered by the path of the file holding its PDF (`_in_file`, `read_answer`)."""
+        """`work` in a worker, answered by the path of the file holding its PDF (`_in_file`, `_read_answer`)."""
         # ProcessPoolExecutor names its processes nowhere public, but it starts them within submit(), and
         # multiprocessing lists every live child of this process: the fork server's children that appear across a
         # submission are this pool's. (Another pool's submissions wait on the lock; the figures' workers are
@@ -150,7 +150,7 @@ def _in_file(folder: str, work: Callable[..., bytes], *args: Any, **kwargs: Any)
     return path
 
 
-def read_answer(future: Future[str]) -> bytes:
+def _read_answer(future: Future[str]) -> bytes:
     """The PDF a worker left in a file (`_in_file`), which is removed once read."""
     path = _answer(future)
     try:
@@ -187,8 +187,8 @@ class _PendingPdf:
                 self._paint(number)
         if self._chunks:  # this process merges the documents: pikepdf loads while it waits for the last of them
             import pikepdf  # noqa: F401
-        report = read_answer(_answer(self._layout))
-        painted = [read_answer(self._painted[number]) for number in range(len(self._chunks))]
+        report = _read_answer(_answer(self._layout))
+        painted = [_read_answer(self._painted[number]) for number in range(len(self._chunks))]
         return place_figures(report, painted, self._slots) if painted else report
 
     def _paint(self, number: int) -> None:
