@@ -23,7 +23,7 @@ from reportgen.figures import drawing_processes
 from reportgen.pipeline import Builder, BuildOptions
 from reportgen.render.pdf import PdfRenderer, html_to_pdf
 from reportgen.render.pdf_forms import PAINTED_IN_HALVES_FROM, figures_as_placeholders, paint_chunks
-from reportgen.render.pdf_workers import PdfWorkers, helpers_worthwhile, pdf_workers
+from reportgen.render.pdf_workers import PdfWorkers, _read_answer, helpers_worthwhile, pdf_workers
 from tests.conftest import INPUTS
 
 HTML = "<h1>Title</h1><p>Some text to lay out.</p>"
@@ -155,6 +155,47 @@ def test_a_build_whose_pdf_is_laid_out_by_the_workers_draws_its_figures_beside_i
     Builder(BuildOptions(out_root=tmp_path / "workers", use_disk_cache=False), renderer=workers).build(example)
     Builder(BuildOptions(out_root=tmp_path / "here", use_disk_cache=False)).build(example)
     assert asked == [1, 2]
+
+
+def collector_state() -> bytes:
+    """Run in a PDF worker: whether its cyclic garbage collector is on."""
+    import gc
+
+    return b"on" if gc.isenabled() else b"off"
+
+
+@pytest.mark.parametrize(("one_shot", "state"), [(True, b"off"), (False, b"on")])
+def test_the_workers_of_one_build_never_collect_and_kept_ones_do(one_shot: bool, state: bytes) -> None:
+    """A one-shot worker leaves its collector off after a document (resuming it cost the layout 0.05 s at its very
+    end), and its garbage goes with it when the build ends; workers kept for many builds (watch) collect theirs."""
+    if not helpers_worthwhile():
+        pytest.skip("one core")
+    workers = PdfWorkers(one_shot=one_shot)
+    try:
+        assert render_in(workers, FIGURES).startswith(b"%PDF")  # each worker made a document: collector paused
+        states = {_read_answer(workers._submit(collector_state)) for _ in range(4)}
+    finally:
+        workers.close()
+    assert states == {state}
+
+
+def test_a_single_build_asks_for_one_shot_workers(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from contextlib import contextmanager
+
+    from reportgen.commands import cli
+    from reportgen.render import pdf_workers as module
+
+    asked: list[dict[str, Any]] = []
+
+    @contextmanager
+    def recorded(wanted: bool, **options: Any) -> Iterator[None]:
+        asked.append({"wanted": wanted, **options})
+        yield None
+
+    monkeypatch.setattr(module, "pdf_workers", recorded)
+    project = INPUTS / "example.yaml"
+    assert cli.main(["build", str(project), "-o", str(tmp_path), "--format", "json,pdf", "-q"]) == 0
+    assert asked == [{"wanted": True, "one_shot": True}]
 
 
 def test_not_started_when_no_pdf_is_wanted() -> None:

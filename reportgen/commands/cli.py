@@ -499,7 +499,7 @@ def _build(arguments: argparse.Namespace) -> int:
         stdin_bytes()  # read now: workers forked later see the same bytes
     # One project with a PDF: its PDF workers' server starts before this process imports the analyses (numpy,
     # pint: 0.25 s), so that WeasyPrint loads on the other core from the start. Batches render in their workers.
-    with pdf_workers(len(arguments.files) == 1 and "pdf" in arguments.format) as renderer:
+    with pdf_workers(len(arguments.files) == 1 and "pdf" in arguments.format, one_shot=True) as renderer:
         from reportgen.commands.batch import build_many, worst
         from reportgen.pipeline import BuildOptions
 

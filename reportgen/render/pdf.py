@@ -33,6 +33,7 @@ from reportgen.render.pdf_forms import (
     place_figures,
     placeholders,
 )
+from reportgen.render.svg_attributes import as_presentation_attributes
 from reportgen.render.weasyprint_import import import_weasyprint
 from reportgen.stack import with_room
 
@@ -197,8 +198,9 @@ def _weasyprint_run(epoch: int) -> Iterator[list[str]]:
 
 def figures_pdf(figures: Sequence[Figure], *, epoch: int = 0) -> bytes:
     """A PDF with each figure drawn by WeasyPrint on a page of its own size, in order; uncompressed (`place_figures`
-    compresses what it keeps)."""
-    resources = {f.slot.url: (f.svg, "image/svg+xml") for f in figures}
+    compresses what it keeps). The painter is given the figures' CSS as attributes (reportgen.render.svg_attributes:
+    the same PDF, sooner)."""
+    resources = {f.slot.url: (as_presentation_attributes(f.svg), "image/svg+xml") for f in figures}
     return _weasyprint_pdf(figure_pages([f.slot for f in figures]), resources, epoch, failing="draw", tagged=False,
                            compressed=False)
 
