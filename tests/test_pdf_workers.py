@@ -157,6 +157,20 @@ def test_a_build_whose_pdf_is_laid_out_by_the_workers_draws_its_figures_beside_i
     assert asked == [1, 2]
 
 
+def test_the_server_lays_a_first_pdf_out_and_leaves_the_painting_to_the_painter() -> None:
+    """The report's layout waits for the fork server to be warm; its painting does not (the painter warms itself
+    on its first figures, drawn while the rest are), so the server does not paint."""
+    probe = ("from reportgen.render import pdf\n"
+             "made = []\n"
+             "for name in ('layout_pdf', 'figures_pdf'):\n"
+             "    setattr(pdf, name, lambda *a, _made=getattr(pdf, name), _name=name, **k: made.append(_name) or "
+             "_made(*a, **k))\n"
+             "import reportgen.render.pdf_server\n"
+             "print(*made)\n")
+    shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    assert shown.stdout.split() == ["layout_pdf"]
+
+
 def collector_state() -> bytes:
     """Run in a PDF worker: whether its cyclic garbage collector is on."""
     import gc

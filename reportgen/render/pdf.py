@@ -74,20 +74,25 @@ _WARM_UP = (
 
 
 @cache
-def _warm_up() -> None:
-    # The two WeasyPrint runs of a PDF, not the merge: the PDF workers, forked warm, never merge (pikepdf is
-    # imported where the merging happens: reportgen.render.pdf_workers._import_merging)
+def _warm_up(step: str) -> None:
+    # One of the two WeasyPrint runs of a PDF, not the merge: the PDF workers, forked warm, never merge (pikepdf is
+    # imported where the merging happens, reportgen.render.pdf_workers)
     layout, figures = figures_as_placeholders(_WARM_UP)
-    layout_pdf(layout, [figure.slot for figure in figures])
-    figures_pdf(figures)
+    if step == "layout":
+        layout_pdf(layout, [figure.slot for figure in figures])
+    else:
+        figures_pdf(figures)
 
 
-def preload() -> None:
-    """Import WeasyPrint, set up fonts and make the two documents of a first, small PDF ahead of time (the
-    pipeline does it while figures are drawn; the PDF workers' fork server does it once for all of them)."""
+def preload(*, painting: bool = True) -> None:
+    """Import WeasyPrint, set up fonts and lay out a first, small PDF ahead of time, and paint its figure unless
+    told otherwise (the pipeline does it while figures are drawn; the PDF workers' fork server does it once for
+    all of them)."""
     import_weasyprint()
     _fonts()
-    _warm_up()
+    _warm_up("layout")
+    if painting:
+        _warm_up("painting")
 
 
 @contextmanager

@@ -12,6 +12,8 @@ from reportgen.render.pdf import preload
 
 # The server ends with the build that started it (killed with it, even by SIGKILL), and so do the workers it forks.
 as_worker()
-preload()
+# The report's layout waits for this server, its painting does not: it is warmed by the painter's own first
+# document, painted while the rest of the figures are drawn (0.01 s sooner to the layout)
+preload(painting=False)
 # What is loaded now lives as long as the server and its workers: the collector need not walk it again.
 gc.freeze()
