@@ -69,6 +69,33 @@ def test_figures_are_placed_as_vector_forms() -> None:
     assert "firstaxislabel" in text and "secondaxislabel" in text
 
 
+def test_the_report_is_read_before_its_paintings_are_awaited(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The PDF workers hand the paintings over as they finish: the report's PDF is opened (and qpdf reads all of
+    it) meanwhile, not after the last one."""
+    import pikepdf
+
+    from reportgen.render.pdf import figures_pdf, layout_pdf
+    from reportgen.render.pdf_forms import place_figures
+
+    layout, figures = figures_as_placeholders(FIGURES)
+    slots = [f.slot for f in figures]
+    report, painted = layout_pdf(layout, slots), figures_pdf(figures)
+    events: list[str] = []
+    opened = pikepdf.open
+
+    def opening(*arguments: Any, **options: Any) -> pikepdf.Pdf:
+        events.append("opened")
+        return opened(*arguments, **options)
+
+    def paintings() -> Iterator[bytes]:
+        events.append("awaited")
+        yield painted
+
+    monkeypatch.setattr(pikepdf, "open", opening)
+    assert place_figures(report, paintings(), slots) == place_figures(report, [painted], slots)
+    assert events[:3] == ["opened", "awaited", "opened"]
+
+
 def test_the_workers_make_the_same_pdf_as_this_process(workers: PdfWorkers) -> None:
     here = html_to_pdf(FIGURES, epoch=1_700_000_000)
     assert render_in(workers, FIGURES, 1_700_000_000) == here

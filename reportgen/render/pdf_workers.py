@@ -203,8 +203,11 @@ class _PendingPdf:
         if self._chunks:  # this process merges the documents: pikepdf loads while it waits for the last of them
             import pikepdf  # noqa: F401
         report = _read_answer(_answer(self._layout))
-        painted = [_read_answer(self._painted[number]) for number in range(len(self._chunks))]
-        return place_figures(report, painted, self._slots) if painted else report
+        if not self._chunks:
+            return report
+        # each painting awaited only as it is placed: the report's PDF is read while the last one is painted
+        painted = (_read_answer(self._painted[number]) for number in range(len(self._chunks)))
+        return place_figures(report, painted, self._slots)
 
     def _paint(self, number: int) -> None:
         from reportgen.render.pdf import figures_pdf
