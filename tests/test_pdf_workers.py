@@ -262,6 +262,23 @@ def _pdf_worker_pids() -> set[int]:
             if isinstance(child, context.Process) and child.pid is not None}
 
 
+def test_a_worker_is_ready_before_the_layout_is_asked_for() -> None:
+    """Forking a worker and preparing it takes 0.02 s: the first one is started with the workers, so that the
+    layout, asked for once the page is rendered, finds it waiting."""
+    if not helpers_worthwhile():
+        pytest.skip("one core")
+    before = _pdf_worker_pids()  # (the workers of other tests')
+    workers = PdfWorkers()
+    try:
+        deadline = time.monotonic() + 30
+        while not _pdf_worker_pids() - before and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(_pdf_worker_pids() - before) == 1, "one worker, started before any work was asked for"
+        assert render_in(workers, FIGURES).startswith(b"%PDF")
+    finally:
+        workers.close()
+
+
 def test_close_kills_a_layout_nobody_will_read() -> None:
     if not helpers_worthwhile():
         pytest.skip("one core")

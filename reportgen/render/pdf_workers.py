@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from reportgen.render.pdf_forms import FigureSlot
 
 SERVER_MODULE = "reportgen.render.pdf_server"
+Answer = TypeVar("Answer")
 _SUBMITTING = threading.Lock()  # one submission at a time in this process, so that each pool knows its workers
 
 
@@ -84,11 +85,14 @@ class PdfWorkers:
         # KeyboardInterrupt in this thread wherever it is, and one raised inside an import can leave the module's
         # lock held, so that a thread importing too would wait for it forever, and the command with it.
         self._requests = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reportgen-pdf-requests")
-        self._unfinished: set[Future[str]] = set()
+        self._unfinished: set[Future[Any]] = set()
         self._workers: set[BaseProcess] = set()  # this pool's processes, as they are started
         # where the workers leave their PDFs: in multiprocessing's folder of this process (beside the fork server's
         # socket), which it removes at exit
         self._answers = tempfile.mkdtemp(prefix="answers-", dir=multiprocessing.util.get_temp_dir())
+        # The layout is requested once the page is rendered. Forking a worker and preparing it takes 0.02 s: one is
+        # started now (its request waits for the server like any), so that it is there, idle, by then.
+        self._requests.submit(self._start, _ready)
 
     def start(self, layout: str, slots: Sequence[FigureSlot], epoch: int) -> _PendingPdf:
         """Begin the layout at once, without waiting for the server."""
@@ -100,13 +104,17 @@ class PdfWorkers:
 
     def _submit(self, work: Callable[..., bytes], *args: Any, **kwargs: Any) -> Future[str]:
         """`work` in a worker, answered by the path of the file holding its PDF (`_in_file`, `_read_answer`)."""
+        return self._start(_in_file, self._answers, work, *args, **kwargs)
+
+    def _start(self, task: Callable[..., Answer], *args: Any, **kwargs: Any) -> Future[Answer]:
+        """`task` in a worker, each worker started for it remembered (for `close`)."""
         # ProcessPoolExecutor names its processes nowhere public, but it starts them within submit(), and
         # multiprocessing lists every live child of this process: the fork server's children that appear across a
         # submission are this pool's. (Another pool's submissions wait on the lock; the figures' workers are
         # forked, not the fork server's.)
         with _SUBMITTING:
             before = self._fork_server_children()
-            future = self._pool.submit(_in_file, self._answers, work, *args, **kwargs)
+            future = self._pool.submit(task, *args, **kwargs)
             self._workers |= self._fork_server_children() - before
         self._unfinished.add(future)
         future.add_done_callback(self._unfinished.discard)
@@ -145,6 +153,10 @@ def _one_shot_worker() -> None:
 
     as_worker()
     gc.disable()
+
+
+def _ready() -> None:
+    """A worker's first task, before there is work for it (PdfWorkers): it is then forked and prepared."""
 
 
 def _in_file(folder: str, work: Callable[..., bytes], *args: Any, **kwargs: Any) -> str:
@@ -227,8 +239,6 @@ class _PendingPdf:
             return
         layout.cancel()  # once started, it finishes for nobody (or is killed when the workers close)
 
-
-Answer = TypeVar("Answer")
 
 
 def _answer(future: Future[Answer]) -> Answer:
