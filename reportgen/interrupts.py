@@ -41,6 +41,22 @@ _held = 0  # depth of held() blocks: writes under way
 _in_worker = False
 _owner = os.getpid()  # the process that installed the handlers: a process forked from it is a worker from birth
 last_signal: int | None = None  # the first signal recorded by the last stoppable() block: the exit status is 128 + it
+_forked_by: int | None = None  # in a process made by os.fork(): its parent's id, as the parent knew it then
+_forking: int | None = None
+
+
+def _remember_the_forker() -> None:  # in the parent, just before each fork
+    global _forking
+    _forking = os.getpid()
+
+
+def _remember_the_parent() -> None:  # in the child, just after
+    global _forked_by
+    _forked_by = _forking
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_remember_the_forker, after_in_child=_remember_the_parent)
 
 
 def _on_signal(signum: int, _frame: FrameType | None) -> None:
@@ -206,13 +222,19 @@ def as_worker(poll_seconds: float = 0.5) -> None:
     forks a helper of its own (a batch's builder forks figure workers) forks a single-threaded process, as fork
     requires (Python 3.12 and later warn about forking a process with threads). Elsewhere a thread polls the parent's
     id, so that the worker's own work is never interrupted. A parent that was gone before this was called (a busy
-    machine can start a worker that late) is noticed through multiprocessing's own sentinel of it."""
+    machine can start a worker that late) is noticed: a forked worker knows its parent's id from before the fork,
+    and one that was not forked is told by multiprocessing's own sentinel of the process that started it.
+
+    (A PDF worker is forked by the fork server, not by the build: a build stopped with its whole process group
+    stops the server too, which could be stopped between forking a worker and telling the build about it. The
+    worker then found itself adopted by init before it asked for the kernel's signal, with the build still alive,
+    and outlived it, holding the build's standard error open: once in 300 builds stopped at random.)"""
     global _in_worker
     _in_worker = True
     _requested.clear()  # a signal the parent had recorded before forking is the parent's
     for number in STOPPING:
         signal.signal(number, _on_signal)
-    parent = os.getppid()
+    parent = os.getppid() if _forked_by is None else _forked_by
     if _killed_with_parent():
         if os.getppid() != parent or _parent_gone():  # the parent was gone before the kernel was asked
             os._exit(1)
