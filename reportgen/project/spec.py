@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import math
 import re
 from collections.abc import Iterator
@@ -522,9 +523,15 @@ def starter_fields(cls: type) -> set[str]:
     return {f.name for f in dataclasses.fields(cls) if f.metadata.get("starter", False)}
 
 
-def spec_fields(cls: type) -> list[tuple[str, Spec, bool]]:
-    return [(f.name, f.metadata["spec"], f.metadata["required"])
-            for f in dataclasses.fields(cls) if "spec" in f.metadata]
+def spec_fields(cls: type) -> tuple[tuple[str, Spec, bool], ...]:
+    """Each field of a project's section with its spec: name, spec, whether it is required."""
+    return _spec_fields(cls)
+
+
+@functools.cache  # once per class: reading and listing 10,000 runs asked 20,000 times
+def _spec_fields(cls: type) -> tuple[tuple[str, Spec, bool], ...]:
+    return tuple((f.name, f.metadata["spec"], f.metadata["required"])
+                 for f in dataclasses.fields(cls) if "spec" in f.metadata)
 
 
 def read_struct(cls: type[Struct], node: Node, path: str, reader: Reader) -> Struct:
