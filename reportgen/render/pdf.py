@@ -14,7 +14,6 @@ reportgen.render.pdf_workers takes the first two in two processes at once, with 
 
 from __future__ import annotations
 
-import gc
 import logging
 import os
 from collections.abc import Iterator, Mapping, Sequence
@@ -22,6 +21,7 @@ from contextlib import contextmanager
 from functools import cache
 from typing import Any, Protocol
 
+from reportgen import collector
 from reportgen.errors import RenderError
 from reportgen.figures.jobs import FIGURE_SCHEME
 from reportgen.render.pdf_forms import (
@@ -129,19 +129,6 @@ def _figure_failures() -> Iterator[list[str]]:
         logger.removeHandler(handler)
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """WeasyPrint allocates some 400,000 objects that live until the PDF is written; the cyclic garbage collector
-    would walk them again and again for nothing (a fifth of the PDF's time). They are freed when it resumes."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 class PendingPdf(Protocol):
     """A PDF whose layout has begun; it is finished with its figures' drawings."""
 
@@ -197,7 +184,8 @@ class _RenderLater:
 @contextmanager
 def _weasyprint_run(epoch: int) -> Iterator[list[str]]:
     """Around each WeasyPrint run: the creation time, the collector paused, and its errors about our figures."""
-    with _source_date(epoch), _collector_paused(), _figure_failures() as failures:
+    # (WeasyPrint's 400,000 objects live until the PDF is written: reportgen.collector)
+    with _source_date(epoch), collector.paused(), _figure_failures() as failures:
         yield failures
 
 

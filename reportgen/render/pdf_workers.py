@@ -145,14 +145,12 @@ class PdfWorkers:
 
 
 def _one_shot_worker() -> None:
-    """A worker of one build: its collector stays off (reportgen.render.pdf pauses it during each WeasyPrint run and
-    resumes it only if it was on). Resumed after the layout, its first pass walked the 400,000 objects the run had
-    left in its youngest generation: 0.05-0.06 s between the layout's end and its answer, on the PDF's critical
-    path, to free memory that the worker's exit at the end of the build gives back anyway."""
-    import gc
+    """A worker of one build: its collector stays off (reportgen.collector.off) once the WeasyPrint run that
+    pauses it is over."""
+    from reportgen import collector
 
     as_worker()
-    gc.disable()
+    collector.off()
 
 
 def _ready() -> None:
