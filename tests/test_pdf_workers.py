@@ -115,7 +115,7 @@ def test_the_first_half_of_the_figures_is_painted_while_the_rest_are_drawn(worke
     submit = workers._submit
 
     def watched(work: Any, *arguments: Any, **keywords: Any) -> Any:
-        if work.__name__ == "figures_pdf":
+        if work.__name__ in ("_paint", "_paint_behind_the_layout"):
             painted.append(len(arguments[0]))
         return submit(work, *arguments, **keywords)
 
@@ -223,6 +223,31 @@ def test_the_workers_of_one_build_never_collect_and_kept_ones_do(one_shot: bool,
     finally:
         workers.close()
     assert states == {state}
+
+
+def test_one_builds_workers_paint_behind_the_layout_and_make_the_same_pdf() -> None:
+    """The layout is the longest task of a build: one build's painting worker asks for less CPU than the layout
+    beside it (a higher nice value, once), and the PDF is the same bytes."""
+    if not helpers_worthwhile():
+        pytest.skip("one core")
+    probe = ("import os\n"
+             "from reportgen.render.pdf_workers import PAINTER_NICENESS, _paint_behind_the_layout\n"
+             "before = os.nice(0)\n"
+             "_paint_behind_the_layout([], epoch=0)\n"
+             "_paint_behind_the_layout([], epoch=0)\n"
+             "print(os.nice(0) - before == PAINTER_NICENESS)\n")
+    shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    assert shown.stdout.split() == ["True"], "lowered once, by PAINTER_NICENESS"
+    from reportgen.render.pdf_workers import _paint, _paint_behind_the_layout
+
+    one_shot, kept = PdfWorkers(one_shot=True), PdfWorkers()
+    try:
+        assert (one_shot._painting, kept._painting) == (_paint_behind_the_layout, _paint), \
+            "workers kept for many builds (a watch) paint as they lay out: a priority lowered stays lowered"
+        assert render_in(one_shot, FIGURES, 1_700_000_000) == html_to_pdf(FIGURES, epoch=1_700_000_000)
+    finally:
+        one_shot.close()
+        kept.close()
 
 
 def test_a_single_build_asks_for_one_shot_workers(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from multiprocessing.process import BaseProcess
 
     from reportgen.render.pdf import PdfRenderer
-    from reportgen.render.pdf_forms import FigureSlot
+    from reportgen.render.pdf_forms import Figure, FigureSlot
 
 SERVER_MODULE = "reportgen.render.pdf_server"
 Answer = TypeVar("Answer")
@@ -74,6 +74,8 @@ class PdfWorkers:
         import multiprocessing.util
         from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
+        # how a worker paints: behind the layout beside it, in one build's workers (`_paint_behind_the_layout`)
+        self._painting: Callable[..., bytes] = _paint_behind_the_layout if one_shot else _paint
         self._context = multiprocessing.get_context("forkserver")
         self._context.set_forkserver_preload([SERVER_MODULE])
         _short_socket_folder()
@@ -100,7 +102,7 @@ class PdfWorkers:
 
         slots = tuple(slots)
         request = self._requests.submit(self._submit, layout_pdf, layout, slots, epoch=epoch)
-        return _PendingPdf(self._submit, request, slots, epoch)
+        return _PendingPdf(self._submit, request, slots, epoch, painting=self._painting)
 
     def _submit(self, work: Callable[..., bytes], *args: Any, **kwargs: Any) -> Future[str]:
         """`work` in a worker, answered by the path of the file holding its PDF (`_in_file`, `_read_answer`)."""
@@ -153,6 +155,29 @@ def _one_shot_worker() -> None:
     collector.off()
 
 
+# How much less CPU a painting worker of one build asks for than the layout beside it (a nice value): the layout is
+# the build's longest task, and the painting ends 0.1 s before it; with three processes on two cores (the layout,
+# the painting, the figures being drawn), the layout is given more of one. Paired: 25-45 ms sooner per build.
+PAINTER_NICENESS = 5
+_behind = False  # this worker has lowered its priority
+
+
+def _paint(figures: Sequence[Figure], *, epoch: int) -> bytes:
+    from reportgen.render.pdf import figures_pdf
+
+    return figures_pdf(figures, epoch=epoch)
+
+
+def _paint_behind_the_layout(figures: Sequence[Figure], *, epoch: int) -> bytes:
+    """`_paint` in a worker of one build, which asks for less CPU than its layout from then on (PAINTER_NICENESS):
+    for the rest of its life, as a process can lower its priority but not raise it again."""
+    global _behind
+    if not _behind and hasattr(os, "nice"):
+        os.nice(PAINTER_NICENESS)
+        _behind = True
+    return _paint(figures, epoch=epoch)
+
+
 def _ready() -> None:
     """A worker's first task, before there is work for it (PdfWorkers): it is then forked and prepared."""
 
@@ -189,10 +214,11 @@ class _PendingPdf:
     processes_at_work = 1  # the layout, requested at once
 
     def __init__(self, submit: Callable[..., Future[str]], layout: Future[Future[str]],
-                 slots: tuple[FigureSlot, ...], epoch: int) -> None:
+                 slots: tuple[FigureSlot, ...], epoch: int, *, painting: Callable[..., bytes]) -> None:
         from reportgen.render.pdf_forms import paint_chunks
 
         self._submit, self._layout, self._slots, self._epoch = submit, layout, slots, epoch
+        self._painting = painting
         self._chunks = paint_chunks(len(slots))
         self._svgs: dict[int, bytes] = {}
         self._painted: dict[int, Future[str]] = {}  # by chunk, each requested once all its figures are drawn
@@ -220,11 +246,10 @@ class _PendingPdf:
         return place_figures(report, painted, self._slots)
 
     def _paint(self, number: int) -> None:
-        from reportgen.render.pdf import figures_pdf
         from reportgen.render.pdf_forms import Figure
 
         figures = [Figure(self._slots[index], self._svgs[index]) for index in self._chunks[number]]
-        self._painted[number] = self._submit(figures_pdf, figures, epoch=self._epoch)
+        self._painted[number] = self._submit(self._painting, figures, epoch=self._epoch)
 
     def cancel(self) -> None:
         for painting in self._painted.values():
