@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from reportgen import collector
 from reportgen.figures.jobs import FIGURE_SCHEME, HEIGHT, WIDTH, FigureFrame, FigureJob, present, slot
+from reportgen.stand_in import standing_in
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
@@ -51,12 +52,8 @@ def _no_property_tables() -> Iterator[None]:
     matplotlib), keeps its tables, and `kwdoc` is matplotlib's again afterwards."""
     import matplotlib.artist
 
-    kwdoc = matplotlib.artist.kwdoc
-    matplotlib.artist.kwdoc = _no_table
-    try:
+    with standing_in(matplotlib.artist, "kwdoc", _no_table):
         yield
-    finally:
-        matplotlib.artist.kwdoc = kwdoc
 
 
 def _no_table(artist: object) -> str:

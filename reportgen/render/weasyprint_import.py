@@ -19,6 +19,8 @@ import sys
 from collections.abc import Iterator
 from types import ModuleType
 
+from reportgen.stand_in import standing_in
+
 
 def import_weasyprint() -> ModuleType:
     """The weasyprint module: imported the fast way first, the full way only if that misses a library (see above)."""
@@ -35,12 +37,8 @@ def _no_library_lookup() -> Iterator[None]:
     fork server of the PDF workers imports WeasyPrint with no other thread running)."""
     import ctypes.util
 
-    original = ctypes.util.find_library
-    ctypes.util.find_library = _found_nowhere
-    try:
+    with standing_in(ctypes.util, "find_library", _found_nowhere):
         yield
-    finally:
-        ctypes.util.find_library = original
 
 
 def _found_nowhere(name: str) -> None:
