@@ -64,7 +64,7 @@ class Declared:
     type: object  # its annotation, without the Key: float, int | None, tuple[Row, ...]
     key: Key
 
-    @property
+    @functools.cached_property  # (read for every row results.json writes: 100,000 at 10,000 scales)
     def names(self) -> tuple[str, ...]:
         return (self.key.name or self.attribute, *self.key.also)
 

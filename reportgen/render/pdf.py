@@ -19,7 +19,7 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import cache
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from reportgen import collector
 from reportgen.errors import RenderError
@@ -74,7 +74,7 @@ _WARM_UP = (
 
 
 @cache
-def _warm_up(step: str) -> None:
+def _warm_up(step: Literal["layout", "painting"]) -> None:
     # One of the two WeasyPrint runs of a PDF, not the merge: the PDF workers, forked warm, never merge (pikepdf is
     # imported where the merging happens, reportgen.render.pdf_workers)
     layout, figures = figures_as_placeholders(_WARM_UP)

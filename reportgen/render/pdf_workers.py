@@ -22,6 +22,7 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from reportgen import collector
 from reportgen.errors import RenderError
 from reportgen.interrupts import as_worker
 
@@ -64,8 +65,9 @@ def _short_socket_folder() -> None:
 class PdfWorkers:
     """Two processes, forked from a fork server that loaded WeasyPrint, each making one document of a PDF.
 
-    `one_shot` workers serve a single build and end with it: their cyclic garbage is never collected (see
-    `_one_shot_worker`). Workers kept for many builds (watch, a batch) collect it after each document."""
+    `one_shot` workers serve a single build and end with it: their cyclic garbage is never collected
+    (`_one_shot_worker`), and the one that paints asks for less CPU than the layout (`_paint_behind_the_layout`).
+    Workers kept for many builds (watch, a batch) collect after each document and paint at the layout's priority."""
 
     def __init__(self, *, one_shot: bool = False) -> None:
         import multiprocessing
@@ -149,15 +151,13 @@ class PdfWorkers:
 def _one_shot_worker() -> None:
     """A worker of one build: its collector stays off (reportgen.collector.off) once the WeasyPrint run that
     pauses it is over."""
-    from reportgen import collector
-
     as_worker()
     collector.off()
 
 
 # How much less CPU a painting worker of one build asks for than the layout beside it (a nice value): the layout is
 # the build's longest task, and the painting ends 0.1 s before it; with three processes on two cores (the layout,
-# the painting, the figures being drawn), the layout is given more of one. Paired: 25-45 ms sooner per build.
+# the painting, the figures being drawn), the layout is given more of one. Paired: 25-47 ms sooner per build.
 PAINTER_NICENESS = 5
 _behind = False  # this worker has lowered its priority
 
