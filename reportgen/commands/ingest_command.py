@@ -34,6 +34,8 @@ def _ingest_trace(arguments: argparse.Namespace) -> int:
                          f"{_listed_ranks(job)}): pass --sampled to append the job from the ranks present "
                          "(their median rank, its wait a lower bound), or add the missing ranks' traces")
     nodes = _trace_nodes(arguments, job.world_size)
+    for warning in job.warnings():
+        print(warning, file=sys.stderr)
     if arguments.format == "json":
         print(json.dumps(_trace_document(job, arguments.steps_per_run), indent=2))
     else:
@@ -204,7 +206,8 @@ def _trace_document(job: traces.JobBreakdown, steps_per_run: float) -> dict[str,
         "ranks": [{"rank": r.breakdown.rank, "window_us": r.breakdown.window_us, "idle_us": r.breakdown.idle_us,
                    "compute_us": r.breakdown.compute_us, "non_compute_us": r.breakdown.non_compute_us,
                    "communication_us": r.breakdown.communication_us, "memory_us": r.breakdown.memory_us,
-                   "overlap_pct": r.breakdown.overlap_pct, "steps": r.breakdown.steps, "wait_us": r.wait_us,
+                   "overlap_pct": r.breakdown.overlap_pct, "steps": r.breakdown.steps,
+                   "steps_span_us": r.breakdown.steps_span_us, "wait_us": r.wait_us,
                    "file": r.breakdown.file, "sha256": r.breakdown.sha256} for r in job.ranks],
         "run": {"compute_s": run.compute_s * steps_per_run, "communication_s": run.communication_s * steps_per_run,
                 "idle_s": run.idle_s * steps_per_run, "io_s": run.io_s * steps_per_run,
@@ -259,6 +262,8 @@ def with_trace_split(measurement: Any, trace_dir: Path, steps_per_run: float) ->
         raise UsageError(f"{trace_dir} holds {len(job.ranks)} of the {job.world_size} ranks of the job (missing: "
                          f"{_listed_ranks(job)}): measure records a whole job; ingest the folder with "
                          "`reportgen ingest trace --sampled` instead")
+    for warning in job.warnings():
+        print(warning, file=sys.stderr)
     measured = replace(measurement, split_s=job.split_s(steps_per_run))
     return replace(measured, workers_s=tuple(w * steps_per_run for w in job.run.workers_s),
                    source=(*provenance(measured), *job.provenance(measurement.nodes, steps_per_run)))

@@ -30,6 +30,7 @@ import math
 import re
 import zlib
 from array import array
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import chain
@@ -46,6 +47,8 @@ from reportgen.project.records import PROVENANCE
 COMMUNICATION = re.compile(r"^nccl.*|^hip|^hccl|.*ncclKernel.*")
 MEMORY = re.compile(r"^(hip)?Memcpy|^(hip)?Memset|^dma")
 GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
+WINDOW_TOLERANCE = 0.10  # the window against its steps' spans: beyond this, a warning names both
+GPU_STEP_COPY = "gpu_user_annotation"  # the category of a step marker's copy on the GPU timeline (PyTorch 2.4+)
 # A CPU profile (DDP over gloo on CPUs, MEASUREMENTS §6): compute is the main thread's CPU ops, communication the
 # gloo:* spans (on gloo's own threads) and the c10d::* calls that launch or wait for a collective, on any thread.
 COMPUTE, MEMORY_KIND, COMMUNICATION_KIND = 0, 1, 2
@@ -72,6 +75,14 @@ class RankBreakdown:
     shown: str = ""  # the path as the user gave it, which an error about this rank names (`file` is its name)
     backend: str | None = None  # distributedInfo.backend (nccl, gloo): said in the provenance
     cpu: bool = False  # read as a CPU profile (no GPU work): compute is the main thread's CPU ops
+    steps_span_us: float | None = None  # the complete steps' own spans, summed: held against the window
+
+    @property
+    def window_departs(self) -> bool:
+        """Whether the window and the complete steps it holds are more than 10 % apart (methods.md#profiler-steps):
+        the steps' count divides the window, so a window that is not theirs gives a wrong time per step."""
+        span = self.steps_span_us
+        return span is not None and span > 0 and abs(self.window_us - span) > WINDOW_TOLERANCE * span
 
 
 @dataclass(frozen=True)
@@ -125,6 +136,14 @@ class JobBreakdown:
                 *(f"{PROVENANCE}trace: {name} sha256 {digest}" for name, digest in self.files),
                 *(f"{PROVENANCE}rank {rank}: compute {c * k:.6g} s, communication {m * k:.6g} s, wait {w * k:.6g} s, "
                   f"idle {i * k:.6g} s, io {o * k:.6g} s" for rank, c, m, w, i, o in self.per_rank_s()))
+
+    def warnings(self) -> tuple[str, ...]:
+        """A line per rank whose window and complete steps are more than 10 % apart (methods.md#profiler-steps)."""
+        return tuple(
+            f"warning [trace-window]: rank {b.rank} ({b.file}): the window is {b.window_us / 1e3:.6g} ms but its "
+            f"{b.steps} complete profiler step(s) span {(b.steps_span_us or 0.0) / 1e3:.6g} ms; the breakdown keeps "
+            "the window (HTA's), so the time per step may be off: check the profiler's schedule and step markers"
+            for b in (row.breakdown for row in self.ranks) if b.window_departs)
 
     def split_s(self, steps_per_run: float) -> dict[str, float]:
         """The run's compute / communication / idle / io, in seconds per run of `steps_per_run` steps."""
@@ -457,10 +476,13 @@ def read_rank(path: Path) -> RankBreakdown:
     """Parse one rank's trace file and reduce it; InputError located at the file for anything that is not one."""
     shown = str(path)
     trace = _TraceFile(path, shown)
-    intervals = reduce_events(chain.from_iterable(trace.event_batches()), shown=shown)
+    *intervals, steps_span_us = reduce_events(chain.from_iterable(trace.event_batches()), shown=shown)
     info = trace.header.distributedInfo or _Distributed()
-    breakdown = _breakdown(*intervals, rank=info.rank, world_size=info.world_size, file=path.name, sha256=trace.sha256)
-    return replace(breakdown, shown=shown, backend=info.backend, cpu=intervals[5] is not None)
+    start, end, kind, stream, steps, window_us = intervals
+    breakdown = _breakdown(start, end, kind, stream, steps, window_us, rank=info.rank, world_size=info.world_size,
+                           file=path.name, sha256=trace.sha256)
+    return replace(breakdown, shown=shown, backend=info.backend, cpu=window_us is not None,
+                   steps_span_us=steps_span_us)
 
 
 # ----------------------------------------------------------------------------------------------------- reducing
@@ -491,9 +513,9 @@ class _Depth:
 
 
 def reduce_events(events: Iterable[_Event], *, shown: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
-                                                                     int, float | None]:
+                                                                     int, float | None, float]:
     """A rank's events → the start, end, kind and stream of each GPU event kept, the complete steps, and the window
-    (None: the GPU events' own span, as HTA takes it). A profile without GPU work is read as a CPU one (§6): the
+    (None: the GPU events' own span, as HTA takes it), and the sum of the complete steps' spans. A profile without GPU work is read as a CPU one (§6): the
     main thread's CPU ops and the gloo / c10d communication spans, over the complete steps.
 
     The loop only appends raw fields to typed arrays (8 bytes an entry, where a list holds a 32-byte object); the
@@ -502,13 +524,13 @@ def reduce_events(events: Iterable[_Event], *, shown: str) -> tuple[np.ndarray, 
     gpu_ts, gpu_dur, launch_ts = array("d"), array("d"), array("d")
     gpu_stream, gpu_correlation, launch_correlation = array("q"), array("q"), array("q")
     gpu_kind = array("b")
-    step_starts: list[float] = []
     kinds: dict[str, int] = {}  # kernel name → class: a job launches a few hundred distinct kernels, many times
     add_ts, add_dur, add_kind = gpu_ts.append, gpu_dur.append, gpu_kind.append
     add_stream, add_correlation = gpu_stream.append, gpu_correlation.append
     add_launch_ts, add_launch_correlation = launch_ts.append, launch_correlation.append
     cpu = _CpuEvents()
-    step_threads: list[int | str | None] = []
+    markers: list[tuple[float, float, int | str | None, str]] = []  # every CPU-side ProfilerStep#N: ts, dur, tid, name
+    last_copy = -math.inf  # the last step marker's copy on the GPU timeline
     for event in events:  # the one loop over every event: kept lean (locals, the common cases tested first)
         if event.cat in GPU_CATEGORIES:
             ts = event.ts
@@ -538,30 +560,36 @@ def reduce_events(events: Iterable[_Event], *, shown: str) -> tuple[np.ndarray, 
                 add_launch_correlation(args.correlation)
         elif (isinstance(event.name, str) and event.name.startswith("ProfilerStep#") and event.ts is not None
               and event.ph == "X"):
-            step_starts.append(event.ts)
-            step_threads.append(event.tid)
+            if event.cat != GPU_STEP_COPY:
+                markers.append((event.ts, event.dur or 0.0, event.tid, event.name))
+            else:  # PyTorch 2.4+ copies each step onto the GPU timeline: not a step, but HTA's window ends at it
+                last_copy = max(last_copy, event.ts)
         elif not gpu_ts and event.ph == "X" and event.ts is not None:  # kept only while no GPU work is seen
             cpu.add(event)
     if not gpu_ts and not cpu.ts:
         raise InputError([Problem(shown, 1, 1, "", "neither GPU kernels, copies or sets nor CPU ops: nothing to "
                                   "split")])
-    if len(step_starts) < 2:
-        raise InputError([Problem(shown, 1, 1, "", f"{len(step_starts)} profiler step(s): the last step is left "
+    steps = profiler_steps(markers)
+    if len(steps.starts) < 2:
+        raise InputError([Problem(shown, 1, 1, "", f"{len(steps.starts)} profiler step(s): the last step is left "
                                   "out as HTA does, so a trace needs two or more (profile with a schedule of "
                                   "active steps ≥ 2)")])
     # HTA's rounding of fractional microseconds: a start up to the next one, an end down to the previous one; an
     # event shorter than the gap this opens (1.5 µs long 0 rounds to 2…1) covers nothing, never negative time
-    last_step = math.ceil(max(step_starts))
-    complete = sum(1 for s in step_starts if math.ceil(s) < last_step)
+    last_step = math.ceil(steps.starts[-1])
+    complete = sum(1 for s in steps.starts if math.ceil(s) < last_step)
+    # HTA reads the GPU copies as steps too, so its window takes the GPU work launched before the last marker of
+    # either kind (the copy of the last step starts a little after it): kept, so that its figures are reproduced
+    window_end = max(last_step, math.ceil(last_copy)) if last_copy > -math.inf else last_step
     if complete == 0:  # every step starts within the last one's microsecond: no step has a length to divide by
-        raise InputError([Problem(shown, 1, 1, "", f"the {len(step_starts)} profiler steps start within one "
+        raise InputError([Problem(shown, 1, 1, "", f"the {len(steps.starts)} profiler steps start within one "
                                   "microsecond: no complete step to measure")])
+    spans_us = math.fsum(d for s, d in zip(steps.starts, steps.spans, strict=True) if math.ceil(s) < last_step)
     if not gpu_ts:
-        main = max(set(step_threads), key=step_threads.count)  # the thread that marks the steps: the main one
-        return cpu.intervals(min(step_starts), float(last_step), main, complete, shown)
+        return (*cpu.intervals(steps.starts[0], float(last_step), steps.thread, complete, shown), spans_us)
     starts = np.frombuffer(gpu_ts, dtype=np.float64)
     launches = np.frombuffer(launch_correlation, dtype=np.int64)
-    early = launches[np.ceil(np.frombuffer(launch_ts, dtype=np.float64)) < last_step]
+    early = launches[np.ceil(np.frombuffer(launch_ts, dtype=np.float64)) < window_end]
     kept = np.isin(np.frombuffer(gpu_correlation, dtype=np.int64), early)  # launched before the last step began
     if not kept.any():
         raise InputError([Problem(shown, 1, 1, "", "no GPU event was launched within a complete profiler step")])
@@ -569,7 +597,45 @@ def reduce_events(events: Iterable[_Event], *, shown: str) -> tuple[np.ndarray, 
     rounded_ends = np.maximum(np.floor(starts[kept] + np.frombuffer(gpu_dur, dtype=np.float64)[kept]), rounded_starts)
     return (rounded_starts, rounded_ends,
             np.frombuffer(gpu_kind, dtype=np.int8)[kept], np.frombuffer(gpu_stream, dtype=np.int64)[kept], complete,
-            None)
+            None, spans_us)
+
+
+@dataclass(frozen=True)
+class ProfilerSteps:
+    """The profiler steps of one rank: one per step number, in time order (methods.md#profiler-steps)."""
+
+    starts: tuple[float, ...]  # µs, as written
+    spans: tuple[float, ...]  # µs: each step's duration on the thread that marks it
+    thread: int | str | None  # that thread: the one marking the most steps
+
+
+def profiler_steps(markers: Sequence[tuple[float, float, int | str | None, str]]) -> ProfilerSteps:
+    """The steps among CPU-side `ProfilerStep#N` markers (ts, dur, thread, name): the outermost spans of the thread
+    that marks the most, one per step number (the first). A marker nested in another, a second marker of a number
+    already seen and another thread's markers are not more steps. Linear in the markers after one sort of the main
+    thread's: a hostile trace of 80,000 markers on as many threads costs one pass."""
+    if not markers:
+        return ProfilerSteps((), (), None)
+    per_thread = Counter(tid for _, _, tid, _ in markers)
+    first_seen: dict[int | str | None, float] = {}
+    for ts, _, tid, _ in markers:
+        first_seen[tid] = min(ts, first_seen.get(tid, ts))
+    # ties between threads go to the one that marked first, so that the choice never depends on the file's order
+    thread = min(per_thread, key=lambda tid: (-per_thread[tid], first_seen[tid]))
+    starts: list[float] = []
+    spans: list[float] = []
+    seen: set[str] = set()
+    reach = -math.inf
+    for ts, dur, _, name in sorted(((ts, -dur, tid, name) for ts, dur, tid, name in markers if tid == thread),
+                                   key=lambda marker: (marker[0], marker[1])):
+        end = ts - dur
+        if (ts < reach and end <= reach) or name in seen:  # inside a step kept before it, or a number counted
+            continue
+        seen.add(name)
+        starts.append(ts)
+        spans.append(-dur)
+        reach = max(reach, end)
+    return ProfilerSteps(tuple(starts), tuple(spans), thread)
 
 
 class _CpuEvents:
