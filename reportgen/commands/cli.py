@@ -486,8 +486,20 @@ def _check(files: list[Path]) -> ExitCode:
     return status
 
 
+def _pdf_possible(formats: tuple[str, ...]) -> None:
+    """Before any work: a PDF asked for on a machine without Pango or a font is one line (exit 1)."""
+    if "pdf" in formats:
+        from reportgen.render.system_libraries import missing_for_pdf
+
+        missing = missing_for_pdf()
+        if missing is not None:
+            raise RenderError(missing)
+
+
 def _build(arguments: argparse.Namespace) -> int:
     from reportgen.render.pdf_workers import pdf_workers
+
+    _pdf_possible(arguments.format)
 
     stems = [output_name(path) for path in arguments.files]
     duplicates = sorted({stem for stem in stems if stems.count(stem) > 1})
@@ -562,6 +574,7 @@ def _watch(arguments: argparse.Namespace) -> int:
 
     if not arguments.file.exists():  # a typo'd name would be watched forever for a save that never comes
         raise UsageError(f"{arguments.file}: no such file to watch")
+    _pdf_possible(arguments.format)
     options = BuildOptions(out_root=arguments.output, formats=arguments.format, paper=arguments.paper)
     try:
         watch(arguments.file, options, on_event=show, interval=arguments.interval, max_builds=arguments.max_builds)
@@ -576,6 +589,7 @@ def _diff(arguments: argparse.Namespace) -> ExitCode:
     from reportgen.commands.diff_command import DiffOptions, run_diff
     from reportgen.wording import counted
 
+    _pdf_possible(arguments.format)
     outcome = run_diff(arguments.old, arguments.new,
                        DiffOptions(out_root=arguments.output, formats=arguments.format, paper=arguments.paper))
     result = outcome.result
