@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reportgen.analysis import analyze
+from reportgen.analysis.common import plan_verdict
 from reportgen.errors import InputError
 from reportgen.project.carbon import intensity_for
 from reportgen.project.loader import load_project_text
@@ -180,6 +181,9 @@ def test_valid_projects_build_to_json(document: dict[str, Any]) -> None:
     RESULTS_SCHEMA.validate(results)  # every key documented, every type as documented, for any valid project
     assert finite_everywhere(results), "no NaN or infinity may reach results.json as a float"
     assert time.perf_counter() - started < 10
+    goal = results["goal"]
+    if goal is not None:  # the verdict agrees with its rows (docs/methods.md#plan-verdict)
+        assert goal["met_at_plan"] == plan_verdict([(row["viable"], row["met"]) for row in goal["at_plan"]])
 
 
 garbage = st.recursive(

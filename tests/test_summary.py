@@ -24,18 +24,20 @@ def test_a_missed_goal_gives_its_gap_in_the_goals_own_terms(example) -> None:
     summary = example.summary
     assert summary.state == "missed"
     # 8 nodes: 4,150 + 1,500 + 1,300 + 90 = 7,040 s = 1 h 57 min, (7,040 − 5,400)/5,400 = 30 % over the 90 min limit
-    # one regime per sentence (§5.z): spot's time carries its preemptions, 7,152.6 s = 1 h 59 min, 32 % over; the
-    # on-demand time and cost follow as their own pair. The failure tax is in both (§5.z): at the declared 20-min
-    # interval, δ/τ + (τ/2 + R)/M_p = 45/1,200 + (600 + 240)/2,835,000 = 3.78 %, so spot 7,152.6 × 1.0378 =
-    # 7,422.9 s = 2 h 3.7 min (37 % over), 376 × 1.0378 = 390 USD; on demand 7,040 × 1.0378 = 7,306 s, 894 USD
-    assert summary.verdict.startswith("The goal is not met at the planned 8 nodes: on spot, a run takes 2 h 3.7 min "
-                                      "(37 % over the 1 h 30 min limit) and costs 390 USD (95 % over the 200 USD "
+    # one regime per sentence (§5.z); the failure tax is in both. On spot, preemptions are failures
+    # (docs/methods.md#spot-as-failures): 1/M_p = 8/6,300 h + 0.02 × 8 an hour, M_p = 22,323 s; at the declared
+    # 20 min, 45/1,200 + 1,200/44,646 + 240 × 8/22,680,000 + 360 × 0.02/3,600 × 8 = 8.046 %, so spot
+    # 7,040 × 1.08046 = 7,606.5 s = 2 h 6.8 min (41 % over), 55.04 × 0.43 × 8 × 7,606.5 / 3,600 = 400 USD (100 %
+    # over). On demand, hardware failures only: 45/1,200 + (600 + 240)/2,835,000 = 3.78 %, 7,306 s, 894 USD
+    assert summary.verdict.startswith("The goal is not met at the planned 8 nodes: on spot, a run takes 2 h 6.8 min "
+                                      "(41 % over the 1 h 30 min limit) and costs 400 USD (100 % over the 200 USD "
                                       "budget); on demand, 2 h 1.8 min and 894 USD")
-    # said once: Daly's τ at 8 nodes = √(2·45·2,835,000)·(1 + …) − 45 = 15,943 s = 4.43 h, overhead 0.572 %;
-    # moving to it saves 7,152.6 × (3.780 − 0.572) % = 229 s = 3.82 min of the spot run
-    assert summary.failure_tax == ("These figures include the failure tax at 8 nodes: checkpoints and restarts add "
-                                    "3.78 % to the run; checkpointing every 4.43 h (Daly's interval) instead of every "
-                                    "20 min would save 3.82 min a run.")
+    # said once: Daly's τ for the combined M_p = √(2·45·22,323)·(1 + ⅓√0.001008 + ⅑·0.001008) − 45 = 1,387.6 s =
+    # 23.1 min, overhead 7.960 %; moving to it saves 7,040 × (8.046 − 7.960) % = 6.11 s of the spot run
+    assert summary.failure_tax == ("These figures include the failure tax at 8 nodes on spot: hardware failures and "
+                                    "preemptions (checkpoints, lost work, restarts) add 8.05 % to the run; "
+                                    "checkpointing every 23.1 min (Daly's interval for failures and preemptions "
+                                    "together) instead of every 20 min would save 6.11 s a run.")
     assert "failure tax" not in summary.verdict  # said once
     # one node takes 32,400 + 600 = 33,000 s: finishing in 5,400 s needs a speedup of 33,000 / 5,400 = 6.11
     assert "needs a speedup of 6.11 over 1 node; the best measured is 4.95 (16 nodes)" in summary.gap
@@ -56,10 +58,12 @@ def test_the_model_refuted_by_the_measurements_is_never_headlined(example) -> No
 def test_with_no_measured_point_meeting_the_goal_the_nearest_is_the_operating_point(example) -> None:
     goal = example.goal
     nearest = goal.nearest
-    # the nearest minimises max(time / limit, cost / limit) over every measured (scale, regime)
-    assert (nearest.nodes, nearest.regime) == (8, "spot")
-    assert max(nearest.time_ratio, nearest.cost_ratio) == pytest.approx(nearest.cost / 200)
-    assert (example.summary.optimum.nodes, example.summary.optimum.source) == (8, "measured")
+    # the nearest minimises max(time / limit, cost / limit) over every measured (scale, regime). On spot, with its
+    # failures and preemptions: 4 nodes take 10,160 × (1 + 45/1,200 + 1,200/89,292 + 960/22,680,000 + 0.008) =
+    # 10,759 s, 1.992 × the 5,400 s limit (cost 1.41 × the budget); 8 nodes cost 400.05 USD, 2.0003 × the budget
+    assert (nearest.nodes, nearest.regime) == (4, "spot")
+    assert max(nearest.time_ratio, nearest.cost_ratio) == pytest.approx(10160 * 1.058981 / 5400, rel=1e-5)
+    assert (example.summary.optimum.nodes, example.summary.optimum.source) == (4, "measured")
 
 
 def test_the_next_action_comes_from_the_most_severe_finding(example) -> None:
@@ -174,12 +178,14 @@ def test_page_one_lists_the_action_table_in_the_appendix(tmp_path: Path) -> None
 
 
 def test_the_gap_quotes_the_cheapest_run_with_its_failure_tax(example) -> None:
-    # 1 node on spot: the cost table's 217.4 USD (undisturbed) × (1 + 45/1,200 + (600 + 240)/22,680,000) =
-    # 217.4 × 1.03754 = 225.6 USD: every figure of the verdict carries the tax (§5.z)
+    # 1 node on spot, where preemptions are failures (docs/methods.md#spot-as-failures): M_p = 1/(1/22,680,000 s +
+    # 0.02/3,600 s) = 178,578 s; 45/1,200 + 1,200/357,156 + 240/22,680,000 + 360 × 0.02/3,600 = 4.287 %; the cost
+    # table's spot row holds it once: 55.04 × 0.43 × 33,000 × 1.04287 / 3,600 = 226.25 USD (§5.z)
     cheapest = example.goal.cheapest_run
     spot = next(r for r in example.cost.regimes["spot"].rows if r.nodes == 1)
     assert (cheapest.nodes, cheapest.regime) == (1, "spot")
-    assert cheapest.cost == pytest.approx(spot.cost * (1 + 45 / 1200 + 840 / (6300 * 3600)))
+    assert spot.failure_overhead_fraction == pytest.approx(0.0428704, rel=1e-5)
+    assert cheapest.cost == pytest.approx(spot.cost) == pytest.approx(55.04 * 0.43 * 33000 * 1.0428704 / 3600)
     assert f"the cheapest, 1 node on spot, costs {round(cheapest.cost)} USD" in example.summary.gap
 
 

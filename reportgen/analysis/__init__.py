@@ -20,7 +20,7 @@ from reportgen.analysis.actions import Evidence
 from reportgen.analysis.checklist import ChecklistResult, build_checklist
 from reportgen.analysis.cost import CostResult, analyze_cost
 from reportgen.analysis.decisions import DecisionResult, DecisionsResult, TradeOff, decide
-from reportgen.analysis.diagnosis import DiagnosisResult, diagnose
+from reportgen.analysis.diagnosis import DiagnosisResult, diagnose, measured_reference
 from reportgen.analysis.energy import EnergyResult, analyze_energy
 from reportgen.analysis.findings import Finding, ordered
 from reportgen.analysis.goal import GoalDocument, GoalResult, check_goal
@@ -31,6 +31,7 @@ from reportgen.analysis.patterns import resolve_pattern
 from reportgen.analysis.peak import PastPeak, plan_past_peak
 from reportgen.analysis.prediction import PredictionResult, given_alpha, predict
 from reportgen.analysis.provenance import ProvenanceResult, trace_provenance
+from reportgen.analysis.reconcile import Reconciliation, reconcile
 from reportgen.analysis.reliability import ReliabilityResult, analyze_reliability, default_scales, folded_fraction
 from reportgen.analysis.scaling import ScalingResult, analyze_scaling
 from reportgen.analysis.serving import ServingResult, analyze_serving
@@ -60,6 +61,9 @@ class Analysis:
     model_check: ModelCheckResult | None = None  # the α–β model against the measured runs, scale by scale (§4)
     layout: LayoutResult | None = None  # design.parallelism: memory per device and the step's terms (§3.2)
     past_peak: PastPeak | None = None  # the plan past the measured peak (§5.z), for the lint and page 1
+    # the measurements that cannot be right, before anything is judged (methods.md#evidence-reconciled-before-it-is-
+    # judged): their findings, and the quantities the choices leave out
+    reconciliation: Reconciliation = field(default_factory=Reconciliation)
 
 
 @dataclass(frozen=True)
@@ -99,11 +103,16 @@ class Step:
     run: Callable[[Inputs, Analysis], Any]  # returns the type of Analysis.<name>
 
 
-def _scaling(i: Inputs, _: Analysis) -> ScalingResult | None:
+def _reconciliation(i: Inputs, _: Analysis) -> Reconciliation:
+    return reconcile(i.project, i.sources)
+
+
+def _scaling(i: Inputs, a: Analysis) -> ScalingResult | None:
     project = i.project
     return analyze_scaling(project.scaling, max_nodes=i.max_nodes, serving=project.serving,
                            cores=project.hardware.cores if project.hardware else None,
-                           workload=project.project.workload, pattern=resolve_pattern(project).pattern)
+                           workload=project.project.workload, pattern=resolve_pattern(project).pattern,
+                           excluded=a.reconciliation.excluded())
 
 
 def _layout(i: Inputs, a: Analysis) -> LayoutResult | None:
@@ -113,10 +122,8 @@ def _layout(i: Inputs, a: Analysis) -> LayoutResult | None:
 
 
 def _diagnosis(i: Inputs, a: Analysis) -> DiagnosisResult | None:
-    scaling = a.scaling
-    single_node = next((r.time_s for r in scaling.rows if r.nodes == 1 and not scaling.per_unit_of_work), None) \
-        if scaling else None
-    return diagnose(i.project, reference_time_s=single_node, layout_fits=a.layout.fits if a.layout else None)
+    return diagnose(i.project, reference=measured_reference(a.scaling, i.planned),
+                    layout_fits=a.layout.fits if a.layout else None)
 
 
 def _reliability(i: Inputs, a: Analysis) -> ReliabilityResult | None:
@@ -154,7 +161,8 @@ def _with_layout(_: Inputs, a: Analysis) -> PredictionResult | None:
 def _findings(i: Inputs, a: Analysis) -> tuple[Finding, ...]:
     return ordered(lint(i.project, diagnosis=a.diagnosis, prediction=a.prediction, scaling=a.scaling,
                         checklist=a.checklist, reliability=a.reliability, goal=a.goal, serving=a.serving,
-                        model_check=a.model_check, past_peak=a.past_peak, layout=a.layout))
+                        model_check=a.model_check, past_peak=a.past_peak, layout=a.layout,
+                        reconciliation=a.reconciliation, cost=a.cost))
 
 
 def _summary(i: Inputs, a: Analysis) -> SummaryResult | None:
@@ -176,7 +184,7 @@ def _serving(i: Inputs, a: Analysis) -> ServingResult | None:
 
 def _decisions(i: Inputs, a: Analysis) -> DecisionsResult | None:
     return decide(i.project.decisions, a.scaling, a.cost, a.energy, goal=i.project.project.goal, serving=a.serving,
-                  tax=i.tax)
+                  tax=i.tax, plan=i.planned)
 
 
 def _model_check(_: Inputs, a: Analysis) -> ModelCheckResult | None:
@@ -188,11 +196,11 @@ def _past_peak(i: Inputs, a: Analysis) -> PastPeak | None:
 
 
 def _cost(i: Inputs, a: Analysis) -> CostResult | None:
-    return analyze_cost(a.scaling, i.project.pricing)
+    return analyze_cost(a.scaling, i.project.pricing, i.project.reliability)
 
 
-def _prediction(i: Inputs, _: Analysis) -> PredictionResult | None:
-    return predict(i.project)
+def _prediction(i: Inputs, a: Analysis) -> PredictionResult | None:
+    return predict(i.project, implausible=a.reconciliation.implausible_collectives)
 
 
 def _provenance(i: Inputs, a: Analysis) -> ProvenanceResult | None:
@@ -201,8 +209,9 @@ def _provenance(i: Inputs, a: Analysis) -> ProvenanceResult | None:
 
 # The analyses in the order they run; each reads only what an earlier one filled (tests/test_registry.py checks it)
 REGISTRY: tuple[Step, ...] = (
-    Step("scaling", (), _scaling),
-    Step("prediction", (), _prediction),
+    Step("reconciliation", (), _reconciliation),
+    Step("scaling", ("reconciliation",), _scaling),
+    Step("prediction", ("reconciliation",), _prediction),
     Step("layout", ("prediction",), _layout),
     Step("diagnosis", ("scaling", "layout"), _diagnosis),
     Step("reliability", ("scaling",), _reliability),
@@ -216,7 +225,7 @@ REGISTRY: tuple[Step, ...] = (
     Step("prediction", ("prediction", "layout", "model_check"), _with_layout),
     Step("past_peak", ("scaling", "cost"), _past_peak),
     Step("findings", ("diagnosis", "prediction", "scaling", "checklist", "reliability", "goal", "serving",
-                      "model_check", "past_peak", "layout"), _findings),
+                      "model_check", "past_peak", "layout", "reconciliation", "cost"), _findings),
     Step("summary", ("scaling", "cost", "prediction", "goal", "serving", "findings", "diagnosis", "reliability",
                      "past_peak", "model_check", "layout"), _summary),
     Step("provenance", ("scaling",), _provenance),

@@ -225,6 +225,7 @@ ACTIONS: tuple[Action, ...] = (
     _fixed(1, "replica-cannot-fit", "Shard the model (partitioning: shard model): its state does not fit one "
            "device."),
     _fixed(1, "layout-size", "Make data × tensor × pipeline equal design.nodes × devices_per_node."),
+    _fixed(1, "layout-expert", "Make the expert-parallel degree divide the data-parallel degree."),
     _fixed(1, "layout-does-not-fit", "Raise the ZeRO stage or the data-parallel degree until the memory per device "
            "fits."),
     _fixed(1, "replica-exceeds-node", "Quantize the model or shorten the KV cache: one replica needs more devices "
@@ -246,6 +247,18 @@ ACTIONS: tuple[Action, ...] = (
            "workload: they are slower than any serial fraction explains.", _slower_than_serial),
     Action(3, "outlier", "Re-measure the run named.", _outlier),
     Action(3, "outlier-repeat", "Re-measure the repeat named, or find what disturbed it.", _outlier_repeat),
+    _fixed(3, "memory-model-refuted", "Correct the memory model's inputs (the experts, the bytes per parameter, the "
+           "activations) so that it agrees with the runs that were measured."),
+    _fixed(3, "implausible-energy", "Check the energy meter's scope and the machines it stands for (measure "
+           "--machines), then measure that run's energy again: it cannot be right."),
+    _fixed(3, "implausible-collective", "Check the collective's message size and time, then measure it again "
+           "(reportgen ingest nccl-tests): it beats its link."),
+    _fixed(3, "implausible-throughput", "Check the load test's unit and its replicas, then run it again: it serves "
+           "more than its replicas can."),
+    _fixed(3, "failed-requests", "Find why the load test's requests failed, then run it again: its figures are "
+           "those of the requests that succeeded."),
+    _fixed(3, "rate-not-reached", "Run the load test again at a rate the client can offer (more clients, a higher "
+           "concurrency): it did not reach the rate it asked for."),
     _fixed(3, "oversubscribed", "Run at most one rank per core (or device), or on more machines: the runs share "
            "hardware."),
     # 4: the model against the measurements
@@ -261,6 +274,8 @@ ACTIONS: tuple[Action, ...] = (
     Action(5, "past-optimum", "Plan at most the model's p*, or measure past it.", _past_optimum),
     Action(5, "comm-dominated", "Plan at most the model's p*, or measure past it.", _past_optimum),
     Action(5, "checkpoint-interval", "Checkpoint at Daly's interval.", _checkpoint_interval),
+    _fixed(5, "spot-model-out-of-range", "Checkpoint more often or run fewer nodes on spot: preemptions take more "
+           "than half the run there."),
     _fixed(5, "sync-without-straggler-plan", "Add straggler mitigation (backup tasks, rebalancing) to the "
            "load_balancing slot: idle time at the barriers is large."),
     _fixed(5, "allreduce-needs-replica", "Use all-gather and reduce-scatter (scatter-gather) for the sharded state."),

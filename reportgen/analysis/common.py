@@ -47,6 +47,20 @@ def first_max(items: Sequence[T], key: Callable[[T], float]) -> T:
     return next(item for item in items if key(item) >= best - abs(best) * TIE_TOLERANCE)
 
 
+def plan_verdict(rows: Sequence[tuple[bool, bool | None]]) -> bool | None:
+    """The goal at the plan from its rows, (viable, met) per price regime (methods.md#plan-verdict): true when a
+    viable regime meets it, false when every viable one misses (or none is viable), null when no row holds the
+    plan or a viable regime's verdict is not known and none meets."""
+    if not rows:
+        return None
+    viable = [met for is_viable, met in rows if is_viable]
+    if True in viable:
+        return True
+    if all(met is False for met in viable):
+        return False
+    return None
+
+
 def overlaps(a: tuple[float, float], b: tuple[float, float]) -> bool:
     """Two [low, high] intervals share a point."""
     return a[0] <= b[1] and b[0] <= a[1]

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from reportgen.analysis.common import first_max, first_min, whole_nodes
+from reportgen.analysis.reliability import SpotTax, spot_tax
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.keys import Key, money
-from reportgen.project.model import Pricing, RegimeName
+from reportgen.project.model import Pricing, RegimeName, Reliability
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,9 @@ class RegimeRow:
     time_s: Annotated[float, Key("seconds per run, with the expected preemption restarts added (spot)")]
     cost: Annotated[float, money("money per run")]
     preemptions: Annotated[float | None, Key("expected preemptions per run (spot only)", name="expected_preemptions")]
+    failure_overhead_fraction: Annotated[float | None, Key(
+        "spot with reliability: the share hardware failures and preemptions together add to the run, folded into "
+        "time_s (checkpoints, lost work, restarts)")] = None
 
 
 @dataclass(frozen=True)
@@ -50,16 +54,29 @@ class Regime:
     cost_optimal_nodes: Annotated[int | None, Key("the cheapest measured scale in this regime (ties: fewer nodes)")]
     time_value_optimal_nodes: Annotated[int | None, Key("the scale with the lowest cost plus value of time")]
     preemptions: tuple[float, float] | None = None  # spot: (λ per node-hour, restart overhead in s)
+    reliability: Reliability | None = None  # with spot: preemptions are failures (methods.md#spot-as-failures)
 
     def at(self, nodes: int, time_s: float) -> RegimeRow:
-        """A run of `time_s` on `nodes` in this regime: spot adds the restart time of the expected preemptions,
-        n = λ · p · T_p / 3600, each costing the restart overhead (first order: on the undisturbed time)."""
+        """A run of `time_s` on `nodes` in this regime. Spot adds the restart time of the expected preemptions,
+        n = λ · p · T_p / 3600, each costing the restart overhead (first order: on the undisturbed time); with
+        `reliability`, preemptions are failures like the hardware's: T_p × (1 + the combined overhead)."""
         expected = None
+        overhead = None
         if self.preemptions is not None:
             rate, restart = self.preemptions
             expected = rate * nodes * time_s / 3600.0
-            time_s += expected * restart
-        return RegimeRow(nodes, time_s, run_cost(self.price_per_node_hour, nodes, time_s), expected)
+            if self.reliability is not None:
+                overhead = spot_tax(self.reliability, nodes, rate, restart).overhead_fraction
+                time_s *= 1.0 + overhead
+            else:
+                time_s += expected * restart
+        return RegimeRow(nodes, time_s, run_cost(self.price_per_node_hour, nodes, time_s), expected, overhead)
+
+    def spot_tax(self, nodes: float) -> SpotTax | None:
+        """The combined failure tax at a scale, on spot with reliability; None otherwise."""
+        if self.preemptions is None or self.reliability is None:
+            return None
+        return spot_tax(self.reliability, nodes, *self.preemptions)
 
 
 @dataclass(frozen=True)
@@ -87,6 +104,7 @@ class PricedPoint:
     regime: RegimeName
     time_s: float  # spot: with the expected preemption overhead
     cost: float
+    folded: float | None = None  # spot with reliability: the failure overhead time_s already holds
 
 
 def priced_points(cost: CostResult) -> list[PricedPoint]:
@@ -94,7 +112,7 @@ def priced_points(cost: CostResult) -> list[PricedPoint]:
 
     The order makes the tie rules of the decisions read "smaller p first, then the lower cost".
     """
-    points = [PricedPoint(row.nodes, name, row.time_s, row.cost)
+    points = [PricedPoint(row.nodes, name, row.time_s, row.cost, row.failure_overhead_fraction)
               for name, regime in cost.regimes.items() if regime.viable for row in regime.rows]
     return sorted(points, key=lambda point: (point.nodes, point.cost))
 
@@ -104,7 +122,8 @@ def run_cost(price_per_node_hour: float, nodes: int, time_s: float) -> float:
     return price_per_node_hour * nodes * time_s / 3600.0
 
 
-def analyze_cost(scaling: ScalingResult | None, pricing: Pricing | None) -> CostResult | None:
+def analyze_cost(scaling: ScalingResult | None, pricing: Pricing | None,
+                 reliability: Reliability | None = None) -> CostResult | None:
     if scaling is None or pricing is None or pricing.node_hour is None:
         return None
     price = pricing.node_hour
@@ -124,10 +143,12 @@ def analyze_cost(scaling: ScalingResult | None, pricing: Pricing | None) -> Cost
     regime_spec = pricing.regimes
     if regime_spec and regime_spec.spot:
         spot = regime_spec.spot
+        why = "preemptions are failures: checkpoints, lost work and restarts" if reliability else \
+            "preemptions add restart time"
         regimes["spot"] = _regime("spot", price * spot.price_fraction, True,
-                                  f"{spot.price_fraction:.0%} of on-demand; preemptions add restart time",
+                                  f"{spot.price_fraction:.0%} of on-demand; {why}",
                                   scaling, value, preemptions=(spot.preemptions_per_node_hour,
-                                                               spot.restart_overhead))
+                                                               spot.restart_overhead), reliability=reliability)
     if regime_spec and regime_spec.local:
         local = regime_spec.local
         viable, reason = local_viability(local.utilization, local.min_utilization)
@@ -162,10 +183,10 @@ def local_viability(utilization: float | None, minimum: float | None) -> tuple[b
 
 
 def _regime(name: RegimeName, price: float, viable: bool, reason: str, scaling: ScalingResult, value: float | None,
-            preemptions: tuple[float, float] | None = None) -> Regime:
-    priced = Regime(name, price, viable, reason, (), None, None, preemptions)
+            preemptions: tuple[float, float] | None = None, reliability: Reliability | None = None) -> Regime:
+    priced = Regime(name, price, viable, reason, (), None, None, preemptions, reliability)
     rows = [priced.at(whole_nodes(scale.nodes), scale.time_s) for scale in scaling.rows if scale.time_s is not None]
     cheapest = first_min(rows, key=lambda r: r.cost).nodes if viable else None
     with_time = (first_min(rows, key=lambda r: r.cost + value * r.time_s).nodes
                  if viable and value is not None else None)
-    return Regime(name, price, viable, reason, tuple(rows), cheapest, with_time, preemptions)
+    return Regime(name, price, viable, reason, tuple(rows), cheapest, with_time, preemptions, reliability)

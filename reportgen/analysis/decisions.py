@@ -132,19 +132,30 @@ class DecisionsResult:
 
 
 def candidates(scaling: ScalingResult, cost: CostResult | None, energy: EnergyResult | None,
-               tax: Callable[[float], float] | None = None) -> list[Candidate]:
+               tax: Callable[[float], float] | None = None, plan: float | None = None) -> list[Candidate]:
     """Every measured scale in every viable price regime (one point per scale without pricing), by node count
     and, within one, from the cheapest regime: ties of an objective go to the smaller p, then the lower cost.
-    With a failure tax, each point's time, money, energy and CO2e grow by its overhead at that scale (§5.z)."""
-    co2 = {r.nodes: r.co2_kg for r in energy.rows} if energy else {}
-    kwh = {r.nodes: r.energy_kwh for r in energy.rows} if energy else {}
+    With a failure tax, each point's time, money, energy and CO2e grow by its overhead at that scale (§5.z); in
+    weak scaling, by the runs it takes to do the goal's work (the plan's shares)."""
+    # an energy that cannot be right is no point's energy: carbon choices and limits pass it by
+    co2 = {r.nodes: r.co2_kg for r in energy.rows if not r.excluded} if energy else {}
+    kwh = {r.nodes: r.energy_kwh for r in energy.rows if not r.excluded} if energy else {}
     if cost is not None:
+        priced = priced_points(cost)
+        folded = {(p.nodes, p.regime) for p in priced if p.folded is not None}  # spot: its tax is in its time
         points = [Candidate(p.nodes, p.regime, p.time_s, p.cost, co2.get(p.nodes), kwh.get(p.nodes))
-                  for p in priced_points(cost)]
+                  for p in priced]
     else:
+        folded = set()
         whole = [(whole_nodes(r.nodes), r.time_s or 0.0) for r in scaling.rows]
         points = [Candidate(nodes, None, time_s, None, co2.get(nodes), kwh.get(nodes)) for nodes, time_s in whole]
-    return points if tax is None else [_taxed(point, 1.0 + tax(point.nodes)) for point in points]
+    if tax is None and scaling.mode != "weak":
+        return points
+
+    def overhead(point: Candidate) -> float:
+        return tax(point.nodes) if tax and (point.nodes, point.regime) not in folded else 0.0
+
+    return [_taxed(point, (1.0 + overhead(point)) * scaling.goal_work(point.nodes, plan)) for point in points]
 
 
 def _taxed(point: Candidate, grow: float) -> Candidate:
@@ -199,7 +210,7 @@ def serving_limits(context: Decision, serving: ServingResult) -> Limits:
 def decide(contexts: tuple[Decision, ...], scaling: ScalingResult | None, cost: CostResult | None,
            energy: EnergyResult | None, *, goal: Goal | None = None,
            serving: ServingResult | None = None,
-           tax: Callable[[float], float] | None = None) -> DecisionsResult | None:
+           tax: Callable[[float], float] | None = None, plan: float | None = None) -> DecisionsResult | None:
     if not contexts or (scaling is None and serving is None):
         return None
     if serving is not None:
@@ -208,7 +219,7 @@ def decide(contexts: tuple[Decision, ...], scaling: ScalingResult | None, cost: 
                                 per_hour=True) for context in contexts)
         return DecisionsResult(results, trade_offs(results), serving=True)
     assert scaling is not None
-    points = candidates(scaling, cost, energy, tax)
+    points = candidates(scaling, cost, energy, tax, plan)
     # A goal per run means nothing against times per unit of work: its limits apply to whole runs only.
     applied_goal = None if scaling.per_unit_of_work else goal
     results = tuple(_with_intervals(_decide(context, limits_of(context, applied_goal), points), scaling)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Annotated, Literal, TypedDict, get_args
 
 from reportgen.analysis.common import at_least, ceil_ratio
+from reportgen.analysis.scaling import ScalingResult
 from reportgen.keys import Key, derived
 from reportgen.project.model import Axis, Hardware, Project, Serving, Step
 
@@ -108,6 +109,9 @@ class DiagnosisResult:
     time_source: Annotated[TimeSource | None, Key(
         "where the time wall's single-machine time comes from: the measured 1-node run (it outranks the model) or "
         "6·P·T / (MFU·π)")] = None
+    time_reference_nodes: Annotated[float | None, Key(
+        "the measured scale the time wall is judged from (the smallest measured; 1: a single machine); null when "
+        "the wall is modelled")] = None
 
     @derived(Key("the memory stack's total: parameters × bytes each, activations, other", name="memory_demand_bytes"))
     def memory_demand(self) -> float | None:
@@ -115,18 +119,44 @@ class DiagnosisResult:
         return sum(size for _, size in self.memory_stack) if self.memory_stack else None
 
 
-def diagnose(project: Project, *, reference_time_s: float | None = None,
+@dataclass(frozen=True)
+class MeasuredReference:
+    """What the measured runs say one machine would take for the goal's work (methods.md#the-time-wall-from-the-
+    smallest-measured-scale): the smallest measured scale's run, scaled to one machine."""
+
+    nodes: float  # the smallest measured scale, p_ref
+    time_s: float  # its time, T_ref
+    one_machine_s: float  # strong: p_ref × T_ref (at least: perfect scaling below it); weak: goal shares × T_ref
+    weak_shares: float | None = None  # weak scaling: the goal's work in shares (the plan's nodes)
+
+
+def measured_reference(scaling: ScalingResult | None, plan: int | None) -> MeasuredReference | None:
+    """One machine's time for the goal's work from the smallest measured scale: p_ref × T_ref (strong scaling,
+    T_1 itself at one node), or the goal's shares × T_ref (weak scaling: the plan's nodes each do a share, and
+    one node does them one after another). None without whole runs (times per unit of work)."""
+    if scaling is None or scaling.per_unit_of_work or not scaling.rows:
+        return None
+    first = scaling.rows[0]
+    if first.time_s is None:
+        return None
+    if scaling.mode == "weak":
+        shares = float(plan) if plan else max(row.nodes for row in scaling.rows)
+        return MeasuredReference(first.nodes, first.time_s, shares * first.time_s, shares)
+    return MeasuredReference(first.nodes, first.time_s, first.nodes * first.time_s)
+
+
+def diagnose(project: Project, *, reference: MeasuredReference | None = None,
              layout_fits: bool | None = None) -> DiagnosisResult | None:
     """The diagnosis, or None when the project gives neither walls nor baseline steps.
 
-    `reference_time_s` is the measured p = 1 run's time, which goal.time_per_run is checked against when the
-    project has no baseline.training; `layout_fits` says whether design.parallelism's memory per device fits
-    (§3.2): such a layout shards the model as `shard model` does.
+    `reference` is what the smallest measured scale says one machine would take for the goal's work, which
+    goal.time_per_run is checked against (measurements outrank the model); `layout_fits` says whether
+    design.parallelism's memory per device fits (§3.2): such a layout shards the model as `shard model` does.
     """
     hardware = project.hardware or Hardware()
     baseline = project.baseline
     steps = _steps(baseline.steps if baseline else (), hardware)
-    walls, details = _walls(project, hardware, reference_time_s)
+    walls, details = _walls(project, hardware, reference)
     if not walls and not steps:
         return None
     # A service whose goal states a load distributes because one replica cannot serve it: with no baseline.serving
@@ -182,7 +212,20 @@ def diagnose(project: Project, *, reference_time_s: float | None = None,
         node_axis=node.axis if node else None,
         design_shards_model=shards,
         time_source=details.get("time_source"),
+        time_reference_nodes=details.get("time_reference_nodes"),
     )
+
+
+def _measured_words(reference: MeasuredReference) -> str:
+    """Where the single machine's time comes from, in words."""
+    shares = reference.weak_shares
+    if shares is not None:
+        return (f"one node doing the goal's {shares:g} shares of work one after another ({shares:g} × the "
+                f"{reference.time_s:.4g} s a share takes, weak scaling)")
+    if reference.nodes == 1:
+        return "the measured single-node run"
+    return (f"the smallest measured scale, {reference.nodes:g} nodes in {reference.time_s:.4g} s, as one machine "
+            f"would at best take it ({reference.nodes:g} × that: a single machine was not measured)")
 
 
 def _secondary(ceilings: list[Ceiling]) -> tuple[Ceiling, ...]:
@@ -305,10 +348,11 @@ class _Details(TypedDict, total=False):
     training_time_s: float
     time_source: TimeSource
     workers_for_deadline: int
+    time_reference_nodes: float
 
 
 def _walls(project: Project, hardware: Hardware,
-           reference_time_s: float | None) -> tuple[list[Wall], _Details]:
+           reference: MeasuredReference | None) -> tuple[list[Wall], _Details]:
     baseline = project.baseline
     walls: list[Wall] = []
     details: _Details = {}
@@ -341,7 +385,7 @@ def _walls(project: Project, hardware: Hardware,
         if wall:
             walls.append(wall)
             details["replicas_needed"] = replicas
-    time_wall = _time_wall(project, hardware, reference_time_s, details)
+    time_wall = _time_wall(project, hardware, reference, details)
     if time_wall:
         walls.append(time_wall)
     return walls, details
@@ -366,9 +410,10 @@ def _serving_wall(serving: Serving, headroom: float) -> tuple[Wall | None, int |
     return Wall("serving", fill, at_least(fill, 1.0), None, None, "", "; ".join(notes)), replicas
 
 
-def _time_wall(project: Project, hardware: Hardware, reference_time_s: float | None,
+def _time_wall(project: Project, hardware: Hardware, reference: MeasuredReference | None,
                details: _Details) -> Wall | None:
     """Single-machine time to finish against the deadline (training.deadline, else goal.time_per_run)."""
+    reference_time_s = reference.one_machine_s if reference else None
     training = project.baseline.training if project.baseline else None
     goal = project.project.goal
     deadline = (training.deadline if training else None) or (goal.time_per_run if goal else None)
@@ -380,19 +425,28 @@ def _time_wall(project: Project, hardware: Hardware, reference_time_s: float | N
         details["time_source"] = "modelled"
         source = "6 × parameters × tokens / (MFU × π)"
     per_run = goal.time_per_run if goal else None
-    if reference_time_s is not None and per_run is not None:
-        # Measurements outrank the model (§7.1): the measured single-node run against the goal's time per run
-        # decides whether one machine suffices, whatever the 6·P·T estimate says.
+    # A scale above one node that meets the deadline bounds one machine's time from below only: then the model,
+    # where there is one, says whether one machine would (methods.md#the-time-wall-from-the-smallest-measured-scale)
+    bound_only = reference is not None and reference.nodes > 1 and reference.weak_shares is None
+    if bound_only and time is not None and reference_time_s is not None and per_run is not None \
+            and reference_time_s <= per_run:
+        reference = reference_time_s = None
+    if reference is not None and reference_time_s is not None and per_run is not None:
+        # Measurements outrank the model (§7.1): the smallest measured scale, held as one machine's time for the
+        # goal's work, against the goal's time per run decides whether one machine suffices, whatever the 6·P·T
+        # estimate says (methods.md#the-time-wall-from-the-smallest-measured-scale)
         modelled = f"; the model's {source} gives {time:.4g} s" if time is not None else ""
         details["time_source"] = "measured"
+        details["time_reference_nodes"] = reference.nodes
         details["workers_for_deadline"] = ceil_ratio(reference_time_s, per_run)
         fill = reference_time_s / per_run
         return Wall("time", fill, at_least(fill, 1.0), reference_time_s, per_run, "s",
-                    f"the measured single-node run against the goal's time per run{modelled}")
-    if time is None and reference_time_s is not None:
+                    f"{_measured_words(reference)} against the goal's time per run{modelled}")
+    if time is None and reference is not None and reference_time_s is not None:
         time = reference_time_s
         details["time_source"] = "measured"
-        source = "the measured single-node run"
+        details["time_reference_nodes"] = reference.nodes
+        source = _measured_words(reference)
     if time is None or (deadline is None and training is None):
         return None
     if deadline is None:  # the training time is known (§7.2), the fill is not: taken to bind, as with steps (§1.3)

@@ -26,6 +26,8 @@ class EnergyRow:
         "uses this report's one intensity)")] = None
     recorded_intensity_g_per_kwh: Annotated[float | None, Key(
         "that record's intensity: its CO2e over the measured energy (without PUE)")] = None
+    excluded: Annotated[bool, Key("the measured energy cannot be right (implausible-energy): shown, and left out of "
+                                  "the carbon-optimal scale and the decisions on carbon")] = False
 
 
 @dataclass(frozen=True)
@@ -35,8 +37,9 @@ class EnergyResult:
     per_unit_of_work: Annotated[bool, Key("energy and CO2 are per unit of work")]
     split_by_activity: bool  # breakdown form: waiting time drawn at wait power
     rows: Annotated[tuple[EnergyRow, ...], Key("energy and CO2e per measured scale")]
-    # argmin CO2e; with no intensity, argmin energy (the same ranking)
-    carbon_optimal_nodes: Annotated[int, Key("the scale with the least CO2e per run")]
+    # argmin CO2e; with no intensity, argmin energy (the same ranking); among the scales whose energy is plausible
+    carbon_optimal_nodes: Annotated[int | None, Key("the scale with the least CO2e per run, among those whose energy "
+                                                    "can be right (null when none can)")]
     runs_per_month: float | None
     modelled: Annotated[bool, Key("energy.node_power is given, so scales without a measured energy are "
                                   "modelled")] = True
@@ -53,7 +56,9 @@ def analyze_energy(scaling: ScalingResult | None, energy: Energy | None, *,
                    intensity_g_per_kwh: float | None, source: str | None,
                    runs_per_month: float | None) -> EnergyResult | None:
     """Energy and CO2e per run at each scale whose energy is known: measured, or modelled from energy.node_power.
-    Without node_power the measured runs alone have rows (§7.2: every number whose inputs are present)."""
+    Without node_power the measured runs alone have rows (§7.2: every number whose inputs are present). A scale
+    whose measured energy cannot be right (its row's `excluded` holds "energy") keeps its row, marked, and no
+    choice rests on it (methods.md#implausible-energy)."""
     if scaling is None:
         return None
     active = energy.node_power if energy else None
@@ -82,17 +87,19 @@ def analyze_energy(scaling: ScalingResult | None, energy: Energy | None, *,
         rows.append(EnergyRow(whole_nodes(scale.nodes), kwh, co2, measured,
                               kwh * runs_per_month if runs_per_month else None,
                               co2 * runs_per_month if runs_per_month and co2 is not None else None,
-                              recorded, recorded * 1000.0 / it_kwh if recorded is not None and it_kwh else None))
+                              recorded, recorded * 1000.0 / it_kwh if recorded is not None and it_kwh else None,
+                              excluded=measured and "energy" in scale.excluded))
     if not rows:
         return None
     known = {row.nodes for row in rows}  # once: in the expression below it was built again for every scale
+    plausible = [row for row in rows if not row.excluded]
     return EnergyResult(
         carbon_intensity_g_per_kwh=intensity_g_per_kwh,
         carbon_source=source,
         per_unit_of_work=scaling.per_unit_of_work,
         split_by_activity=scaling.form == "breakdown",
         rows=tuple(rows),
-        carbon_optimal_nodes=first_min(rows, key=lambda r: r.energy_kwh).nodes,
+        carbon_optimal_nodes=first_min(plausible, key=lambda r: r.energy_kwh).nodes if plausible else None,
         runs_per_month=runs_per_month,
         modelled=active is not None,
         unknown_nodes=tuple(whole_nodes(r.nodes) for r in scaling.rows if r.nodes not in known),

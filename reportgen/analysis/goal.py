@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Annotated
 
 import numpy as np
 
-from reportgen.analysis.common import Origin, first_min
+from reportgen.analysis.common import Origin, first_min, plan_verdict
 from reportgen.analysis.cost import CostResult, priced_points
 from reportgen.analysis.energy import EnergyResult
 from reportgen.analysis.scaling import ScalingResult
@@ -155,8 +156,9 @@ class GoalDocument:
         def point(check: GoalCheck | None) -> GoalPoint | None:
             return None if check is None else GoalRow.of(check).point()
 
+        shown = goal.at_plan or goal.fitted_at_plan  # the verdict agrees with the rows shown, fitted or measured
         return cls(goal.text, goal.time_limit_s, goal.cost_limit, goal.plan_nodes, goal.plan_measured,
-                   goal.met_at_plan, tuple(GoalRow.of(c) for c in goal.at_plan or goal.fitted_at_plan),
+                   plan_verdict([(c.viable, c.met) for c in shown]), tuple(GoalRow.of(c) for c in shown),
                    point(goal.cheapest_meeting), point(goal.fitted_meeting), goal.none_meets, goal.runs_per_month,
                    goal.monthly_cost, goal.note or None)
 
@@ -167,14 +169,18 @@ class _Limits:
     co2: dict[float, float | None]
     runs_per_month: float | None
     tax: Callable[[float], float] | None = None  # the failure tax's overhead fraction at a node count (§5.z)
+    work: Callable[[float], float] | None = None  # runs at a node count that do the goal's work (weak scaling)
 
     def hold(self, nodes: float, regime: RegimeName | None, viable: bool, time_s: float, cost: float | None, *,
-             source: Origin = "measured", time_ci: tuple[float, float] | None = None) -> GoalCheck:
+             source: Origin = "measured", time_ci: tuple[float, float] | None = None,
+             folded: float | None = None) -> GoalCheck:
         """The point against every stated limit, with the failure tax folded into its time, cost and CO2e: a run
-        that checkpoints and restarts takes that much longer on every node it holds."""
+        that checkpoints and restarts takes that much longer on every node it holds. `folded`: the tax the time
+        and cost already hold (spot with reliability, where preemptions are failures too)."""
         time_limit, cost_limit = self.goal.time_per_run, self.goal.cost_per_run
-        tax = self.tax(nodes) if self.tax else None
-        grow = 1.0 + (tax or 0.0)
+        tax = folded if folded is not None else self.tax(nodes) if self.tax else None
+        # the goal's work: weak scaling's smaller scales do it in several runs, one after another
+        grow = (1.0 + (tax or 0.0) if folded is None else 1.0) * (self.work(nodes) if self.work else 1.0)
         time_s, cost = time_s * grow, None if cost is None else cost * grow
         co2 = self.co2.get(nodes)
         co2 = None if co2 is None else co2 * grow
@@ -206,10 +212,11 @@ def check_goal(goal: Goal | None, *, plan_nodes: int | None, scaling: ScalingRes
                else "nothing is measured (add scaling.runs)")
         return GoalResult(goal.text, goal.time_per_run, goal.cost_per_run, plan_nodes, False, (), None, None,
                           False, runs_per_month, None, why, cost_unknown=cost_unknown)
-    limits = _Limits(goal, {row.nodes: row.co2_kg for row in energy.rows} if energy else {}, runs_per_month, tax)
+    limits = _Limits(goal, {row.nodes: row.co2_kg for row in energy.rows} if energy else {}, runs_per_month, tax,
+                     partial(scaling.goal_work, plan=plan_nodes) if scaling.mode == "weak" else None)
     intervals = {row.nodes: row.time_ci for row in scaling.rows}
     if cost is not None:
-        checks = [limits.hold(point.nodes, point.regime, True, point.time_s, point.cost)
+        checks = [limits.hold(point.nodes, point.regime, True, point.time_s, point.cost, folded=point.folded)
                   for point in priced_points(cost)]
     else:
         checks = [limits.hold(row.nodes, None, True, row.time_s or 0.0, None) for row in scaling.rows]
@@ -225,14 +232,14 @@ def check_goal(goal: Goal | None, *, plan_nodes: int | None, scaling: ScalingRes
     elif cost is not None:  # every regime the project states, a non-viable one marked so
         measured_time = next(r.time_s for r in scaling.rows if r.nodes == plan_nodes) or 0.0
         at_plan = tuple(limits.hold(plan_nodes, name, regime.viable, row.time_s, row.cost,
-                                    time_ci=scaled(row.time_s, intervals.get(plan_nodes), measured_time))
+                                    time_ci=scaled(row.time_s, intervals.get(plan_nodes), measured_time),
+                                    folded=row.failure_overhead_fraction)
                         for name, regime in cost.regimes.items()
                         for row in regime.rows if row.nodes == plan_nodes)
     else:  # held from the measured row, as every check is: a check's time already carries the failure tax
         at_plan = tuple(limits.hold(row.nodes, None, True, row.time_s or 0.0, None, time_ci=intervals.get(row.nodes))
                         for row in scaling.rows if row.nodes == plan_nodes)
-    verdicts = [check.met for check in at_plan]
-    met = None if not at_plan else True if True in verdicts else False if all(v is False for v in verdicts) else None
+    met = plan_verdict([(check.viable, check.met) for check in at_plan])
     priced_and_met = [c for c in at_plan if c.met and c.cost is not None]
     best = first_min(priced_and_met, key=lambda c: c.cost or 0.0) if priced_and_met else \
         at_plan[0] if at_plan else None
@@ -286,7 +293,8 @@ def _fitted(limits: _Limits, scaling: ScalingResult, cost: CostResult | None, no
             continue
         for name, regime in cost.regimes.items():
             row = regime.at(p, float(time_s))
-            out.append(limits.hold(p, name, regime.viable, row.time_s, row.cost, source="fitted"))
+            out.append(limits.hold(p, name, regime.viable, row.time_s, row.cost, source="fitted",
+                                   folded=row.failure_overhead_fraction))
     return out
 
 

@@ -52,10 +52,11 @@ class StepTerms:
     tensor_s: Annotated[float, Key("tensor parallelism's all-reduces")]  # within the node
     pipeline_s: Annotated[float, Key("pipeline sends")]  # activations sent between stages
     data_s: Annotated[float, Key("(1 − overlap) × the data-parallel collective")]
+    expert_s: Annotated[float, Key("the experts' token all-to-all (mixture of experts; 0 without)")] = 0.0
 
     @derived(Key("the step"))
     def total_s(self) -> float:
-        return self.compute_s + self.bubble_s + self.tensor_s + self.pipeline_s + self.data_s
+        return self.compute_s + self.bubble_s + self.tensor_s + self.pipeline_s + self.data_s + self.expert_s
 
     @property
     def rows(self) -> tuple[tuple[str, float, float], ...]:
@@ -63,7 +64,8 @@ class StepTerms:
         total = self.total_s
         terms = (("compute", self.compute_s), ("pipeline bubble", self.bubble_s),
                  ("tensor-parallel all-reduces", self.tensor_s), ("pipeline sends", self.pipeline_s),
-                 ("data-parallel collective", self.data_s))
+                 ("data-parallel collective", self.data_s),
+                 *((("expert all-to-all", self.expert_s),) if self.expert_s else ()))
         return tuple((name, seconds, seconds / total if total > 0 else 0.0) for name, seconds in terms)
 
 
@@ -111,6 +113,13 @@ class LayoutResult:
     optimum_data: int | None  # d* = argmin T_step over d (ties: the smallest)
     optimum_speedup: float | None
     inputs: StepInputs | None = None  # what the step time is computed from (None while some input is missing)
+    expert: Annotated[int, Key("e: the expert-parallel degree (mixture of experts; 1 without)")] = 1
+    expert_parameters: Annotated[float | None, Key("the parameters that live in experts (mixture of experts)")] = None
+
+    @property
+    def expert_divides(self) -> bool | None:
+        """e divides d (layout-expert when not); None without a data-parallel degree."""
+        return None if self.data is None else self.data % self.expert == 0
 
     @derived(Key("d · t · pp"))
     def devices(self) -> int | None:
@@ -189,29 +198,51 @@ def _nodes(devices: int, per_node: int) -> float:
     return devices // per_node if devices % per_node == 0 else devices / per_node
 
 
-def stage_memory(stage: int, split: MemorySplit, psi: float, data: int, resident: float) -> StageMemory:
+@dataclass(frozen=True)
+class Experts:
+    """A mixture of experts' share of the state (methods.md#mixture-of-experts): the expert parameters per device
+    Ψ_exp = expert_parameters / (e·pp), whose gradients and optimizer state (and weights, at stage 3) the ZeRO
+    stage shards over the d / e replicas of each expert. None of it without a mixture of experts."""
+
+    psi: float = 0.0
+    degree: int = 1  # e
+
+    def replicas(self, data: float) -> float:
+        return max(data / self.degree, 1.0)
+
+
+NO_EXPERTS = Experts()
+
+
+def stage_memory(stage: int, split: MemorySplit, psi: float, data: int, resident: float,
+                 experts: Experts = NO_EXPERTS) -> StageMemory:
     """Bytes per device at one ZeRO stage: stage s shards, over d, the optimizer (s ≥ 1), the gradients (s ≥ 2) and
-    the weights (s = 3)."""
-    return StageMemory(stage,
-                       split.weights * psi / (data if stage >= 3 else 1),
-                       split.gradients * psi / (data if stage >= 2 else 1),
-                       split.optimizer * psi / (data if stage >= 1 else 1),
-                       resident)
+    the weights (s = 3) of the dense state Ψ; an expert's state Ψ_exp over its d / e replicas."""
+    r = experts.replicas(data)
+
+    def part(bytes_each: float, sharded: bool) -> float:
+        return bytes_each * psi / (data if sharded else 1) + bytes_each * experts.psi / (r if sharded else 1)
+
+    return StageMemory(stage, part(split.weights, stage >= 3), part(split.gradients, stage >= 2),
+                       part(split.optimizer, stage >= 1), resident)
 
 
-def min_data_degree(stage: int, split: MemorySplit, psi: float, resident: float, capacity: float) -> int | None:
-    """The smallest d at which the stage's state fits `capacity`: the unsharded part must leave room for the sharded
-    part divided by d; None when it never does."""
-    whole = stage_memory(stage, split, psi, 1, resident)
+def min_data_degree(stage: int, split: MemorySplit, psi: float, resident: float, capacity: float,
+                    experts: Experts = NO_EXPERTS) -> int | None:
+    """The smallest d (a multiple of e) at which the stage's state fits `capacity`: the unsharded part must leave
+    room for the sharded part divided by d (an expert's by d / e); None when it never does."""
+    e = experts.degree
+    whole = stage_memory(stage, split, psi, e, resident, experts)  # d = e: one replica of each expert
     sharded = (split.optimizer if stage >= 1 else 0.0) + (split.gradients if stage >= 2 else 0.0) \
         + (split.weights if stage >= 3 else 0.0)
-    kept = whole.total_b - sharded * psi
+    numerator = sharded * (psi + experts.psi * e)  # the sharded bytes × d: Ψ/d + Ψ_exp/(d/e)
+    kept = whole.total_b - numerator / e
     if sharded == 0.0:
-        return 1 if at_least(capacity, kept) else None
+        return e if at_least(capacity, kept) else None
     room = capacity - kept
     if room <= 0:
         return None
-    return max(1, ceil_ratio(sharded * psi, room))
+    return e * ceil_ratio(max(e, ceil_ratio(numerator, room)), e)
 
 
 def analyze_layout(project: Project, *, t_comp: float | None, alpha: float | None,
@@ -228,17 +259,21 @@ def analyze_layout(project: Project, *, t_comp: float | None, alpha: float | Non
     memory = project.baseline.memory if project.baseline else None
     device = hardware.memory_per_device if hardware else None
     split = memory.per_parameter if memory else None
-    psi = memory.parameters / model_parallel if memory else None
+    expert_parameters = memory.expert_parameters if memory else None
+    # a mixture of experts: the dense state over t·pp, each expert's over e·pp (methods.md#mixture-of-experts)
+    experts = Experts(expert_parameters / (layout.expert * layout.pipeline), layout.expert) \
+        if memory and expert_parameters else Experts(0.0, layout.expert)
+    psi = (memory.parameters - (expert_parameters or 0.0)) / model_parallel if memory else None
     resident = ((memory.activations or 0.0) + (memory.other or 0.0)) if memory else 0.0
     stages: tuple[StageMemory, ...] = ()
     if split is not None and psi is not None and data is not None:
         stages = tuple(replace(memory, fits=None if device is None else memory.total_b <= device * (1 + 1e-12))
-                       for memory in (stage_memory(s, split, psi, data, resident) for s in STAGES))
+                       for memory in (stage_memory(s, split, psi, data, resident, experts) for s in STAGES))
     min_data: tuple[int | None, ...] = (None,) * len(STAGES)
     if split is not None and psi is not None and device is not None:
-        min_data = tuple(min_data_degree(s, split, psi, resident, device) for s in STAGES)
+        min_data = tuple(min_data_degree(s, split, psi, resident, device, experts) for s in STAGES)
     data_pattern = Pattern(zero_collective(layout.zero_stage))
-    inputs = StepInputs.of(project, layout, t_comp, alpha, psi, split)
+    inputs = StepInputs.of(project, layout, t_comp, alpha, psi, split, experts)
     step, curve, best = None, None, None
     if inputs.missing == ():
         top = max(1, min(MAX_DATA_DEGREE, max_nodes * g // model_parallel))
@@ -258,7 +293,7 @@ def analyze_layout(project: Project, *, t_comp: float | None, alpha: float | Non
         size_matches=size_matches, tensor_across_nodes=layout.tensor > g, device_memory_b=device, memory=stages,
         min_data_for_stage=min_data, step=step, step_missing=inputs.missing, data_pattern=data_pattern, curve=curve,
         optimum_data=best, optimum_speedup=float(curve.speedup[best - 1]) if curve is not None and best else None,
-        inputs=inputs if inputs.missing == () else None)
+        inputs=inputs if inputs.missing == () else None, expert=layout.expert, expert_parameters=expert_parameters)
 
 
 def _data_degree(layout: Parallelism, nodes: int | None, g: int) -> int | None:
@@ -288,26 +323,45 @@ class StepInputs:
     micro_batches: int
     overlap: float
     missing: tuple[str, ...]
+    experts: Experts = NO_EXPERTS
+    expert_layers: int = 0  # the layers with experts (baseline.model.moe_layers, default layers)
+    top_k: int = 2  # experts per token
+    weight_bytes: float = 0.0  # w: bytes of weights per parameter (an expert's gradients are all-reduced too)
+    devices_per_node: int = 1
 
     @classmethod
     def of(cls, project: Project, layout: Parallelism, t_comp: float | None, alpha: float | None, psi: float | None,
-           split: MemorySplit | None) -> StepInputs:
+           split: MemorySplit | None, experts: Experts = NO_EXPERTS) -> StepInputs:
         hardware = project.hardware
         shape = project.baseline.model if project.baseline else None
         bandwidth = hardware.network_bandwidth if hardware else None
         intra = hardware.intra_node_bandwidth if hardware else None
+        g = hardware.devices_per_node if hardware else 1
         needs: dict[str, object] = {"prediction.t_comp": t_comp, "hardware.network_latency or prediction.alpha": alpha,
                                     "hardware.network_bandwidth": bandwidth, "baseline.memory": psi}
-        if layout.tensor > 1 or layout.pipeline > 1:
+        if layout.tensor > 1 or layout.pipeline > 1 or layout.expert > 1:
             needs["baseline.model"] = shape
-        if layout.tensor > 1:
+        if layout.tensor > 1 or 1 < layout.expert <= g:
             needs["hardware.intra_node_bandwidth"] = intra
         missing = tuple(name for name, value in needs.items() if value is None)
         return cls(t_comp or 0.0, alpha or 0.0, bandwidth or 1.0, intra or 1.0,
                    (hardware.intra_node_latency or 0.0) if hardware else 0.0,
                    shape.activation_bytes if shape else 0.0, shape.layers if shape else 0,
                    (split.weights * psi) if split and psi else 0.0, layout.tensor, layout.pipeline,
-                   layout.micro_batches, layout.overlap, missing)
+                   layout.micro_batches, layout.overlap, missing, experts,
+                   shape.expert_layers if shape else 0, shape.top_k if shape else 2,
+                   split.weights if split else 0.0, g)
+
+    def _expert_term(self) -> float:
+        """The token all-to-all per step: m micro-batches × 4 · (moe_layers/pp) · [(e − 1)·α + (e − 1)/e · A·top_k /
+        B], at the intra-node link when e ≤ devices_per_node, else the network's (two forward, two backward)."""
+        e = self.experts.degree
+        if e <= 1:
+            return 0.0
+        within = e <= self.devices_per_node
+        alpha, bandwidth = (self.intra_alpha, self.intra_bandwidth) if within else (self.alpha, self.bandwidth)
+        per_exchange = (e - 1) * alpha + (e - 1) / e * self.activation_b * self.top_k / bandwidth
+        return self.micro_batches * 4.0 * (self.expert_layers / self.pipeline) * per_exchange
 
     def _fixed_terms(self) -> tuple[float, float]:
         """T_tp and T_pp, which do not depend on d."""
@@ -321,17 +375,24 @@ class StepInputs:
         """The compute share and the data-parallel collective (less its overlap) at each data-parallel degree."""
         compute = self.t_comp * g / (degrees * self.tensor * self.pipeline)
         latency, bandwidth = data_pattern.coefficients(degrees)
-        data = (1.0 - self.overlap) * (self.alpha * latency + self.data_message_b / self.bandwidth * bandwidth)
-        return compute, data
+        collective = self.alpha * latency + self.data_message_b / self.bandwidth * bandwidth
+        if self.experts.psi:  # each expert's gradients, over its d / e replicas
+            replicas = np.maximum(degrees / self.experts.degree, 1.0)
+            latency, bandwidth = data_pattern.coefficients(replicas)
+            expert_bytes = self.weight_bytes * self.experts.psi
+            collective = collective + self.alpha * latency + expert_bytes / self.bandwidth * bandwidth
+        return compute, (1.0 - self.overlap) * collective
 
     def t_step(self, degrees: np.ndarray, g: int, data_pattern: Pattern) -> np.ndarray:
         compute, data = self._varying_terms(degrees, g, data_pattern)
         tensor, pipeline = self._fixed_terms()
-        step: np.ndarray = compute * (1.0 + (self.pipeline - 1) / self.micro_batches) + tensor + pipeline + data
+        step: np.ndarray = compute * (1.0 + (self.pipeline - 1) / self.micro_batches) + tensor + pipeline + data \
+            + self._expert_term()
         return step
 
     def terms(self, data: int, g: int, data_pattern: Pattern) -> StepTerms:
         compute, collective = (float(term[0]) for term in self._varying_terms(np.array([float(data)]), g,
                                                                                 data_pattern))
         tensor, pipeline = self._fixed_terms()
-        return StepTerms(compute, compute * (self.pipeline - 1) / self.micro_batches, tensor, pipeline, collective)
+        return StepTerms(compute, compute * (self.pipeline - 1) / self.micro_batches, tensor, pipeline, collective,
+                         self._expert_term())

@@ -8,18 +8,34 @@ import re
 from collections.abc import Sequence
 
 from reportgen.analysis.checklist import ChecklistResult
+from reportgen.analysis.cost import CostResult
 from reportgen.analysis.diagnosis import DiagnosisResult
+from reportgen.analysis.energy import JOULES_PER_KWH
 from reportgen.analysis.findings import Finding, error, info, warning
 from reportgen.analysis.goal import GoalResult
 from reportgen.analysis.layout import LayoutResult
 from reportgen.analysis.model_check import COMM_SHARE_FACTOR, SPEEDUP_SHORTFALL, ModelCheckResult
 from reportgen.analysis.peak import PastPeak, past_peak_words
 from reportgen.analysis.prediction import PredictionResult
+from reportgen.analysis.reconcile import Reconciliation
 from reportgen.analysis.reliability import ReliabilityResult
 from reportgen.analysis.scaling import LOOKS_WEAK_SPREAD, ScalingResult
 from reportgen.analysis.serving import ServingResult
 from reportgen.project.model import REGIME_PHRASES, SLOT_VOCABULARY, Project, Slot
-from reportgen.wording import duration, listed, money, nodes, number, percent, signed_share, size, times
+from reportgen.wording import (
+    duration,
+    energy,
+    listed,
+    money,
+    nodes,
+    number,
+    percent,
+    rate,
+    requests,
+    signed_share,
+    size,
+    times,
+)
 
 IDLE_SHARE_LIMIT = 0.20
 
@@ -40,8 +56,11 @@ def lint(project: Project, *, diagnosis: DiagnosisResult | None, prediction: Pre
          scaling: ScalingResult | None, checklist: ChecklistResult | None, reliability: ReliabilityResult | None,
          goal: GoalResult | None, serving: ServingResult | None = None,
          model_check: ModelCheckResult | None = None, past_peak: PastPeak | None = None,
-         layout: LayoutResult | None = None) -> list[Finding]:
+         layout: LayoutResult | None = None, reconciliation: Reconciliation | None = None,
+         cost: CostResult | None = None) -> list[Finding]:
     findings: list[Finding] = []
+    findings += reconciled(reconciliation, project.work_unit)
+    findings += _spot_model(cost, project.design.nodes if project.design else None)
     findings += _hardware(project)
     findings += _oversubscribed(project)
     findings += _diagnosis(diagnosis, project.design.nodes if project.design else None)
@@ -57,7 +76,115 @@ def lint(project: Project, *, diagnosis: DiagnosisResult | None, prediction: Pre
     findings += _model_against_measurements(prediction, model_check)
     findings += _reliability(reliability)
     findings += _unstated(project)
-    return findings
+    return refuted_by_runs(findings, project, scaling, layout)
+
+
+# The memory model's errors that measured runs can refute (methods.md#measurements-outrank-the-memory-model)
+MEMORY_ERRORS = ("layout-does-not-fit", "replica-cannot-fit", "too-few-nodes", "wrong-axis")
+
+
+def refuted_by_runs(findings: list[Finding], project: Project, scaling: ScalingResult | None,
+                    layout: LayoutResult | None) -> list[Finding]:
+    """A memory error where runs were measured becomes `memory-model-refuted`, a warning naming the assumption
+    that would explain the gap: the design ran, so it can start. A layout or a plan that does not fit is refuted by
+    a run at its scale or below (fewer devices hold more each); a replica that does not fit, by any run."""
+    if scaling is None or project.serving:
+        return findings
+    plan = project.design.nodes if project.design else None
+    measured = [row.nodes for row in scaling.rows]
+    at_or_below = [p for p in measured if plan is None or p <= plan]
+    out = []
+    for finding in findings:
+        runs = at_or_below if finding.code in ("layout-does-not-fit", "too-few-nodes") else measured
+        memory = finding.code != "wrong-axis" or "memory" in finding.message
+        if finding.severity != "error" or finding.code not in MEMORY_ERRORS or not runs or not memory:
+            out.append(finding)
+            continue
+        count = sum(row.repeats for row in scaling.rows if row.nodes in runs)
+        out.append(warning("memory-model-refuted", f"{count} run{'s' if count != 1 else ''} at "
+                           f"{listed([nodes(p) for p in runs])} {'exist' if count != 1 else 'exists'}, yet the "
+                           f"memory model says: {finding.message}; "
+                           f"it assumes {_memory_assumption(project, layout)}: the measurements outrank it, so the "
+                           "design is not called unable to start", finding.path, finding.section))
+    return out
+
+
+def _memory_assumption(project: Project, layout: LayoutResult | None) -> str:
+    """The assumption of the memory model most likely to explain a design that ran where the model says it cannot."""
+    memory = project.baseline.memory if project.baseline else None
+    if memory is None:
+        return "the memory stack as given"
+    experts = "expert" in " ".join(project.design.slots.partitioning.choice).lower() \
+        if project.design and project.design.slots and project.design.slots.partitioning else False
+    if memory.expert_parameters is None and (experts or (layout is not None and layout.expert > 1)
+                                             or (project.prediction and project.prediction.pattern == "all-to-all")):
+        return ("every device holds every expert (a mixture of experts: give baseline.memory.expert_parameters and "
+                "design.parallelism.expert, so that each device holds only its experts)")
+    held = f"{size(memory.parameters * memory.bytes_per(False))} of state"
+    if layout is not None and layout.memory_per_device_b is not None:
+        held = f"{size(layout.memory_per_device_b)} per device"
+    return (f"{held}, from {number(memory.parameters)} parameters at {number(memory.bytes_per(False))} B each and "
+            "the activations as given (recomputation, offload or a smaller micro-batch would hold less)")
+
+
+def _spot_model(cost: CostResult | None, plan: int | None) -> list[Finding]:
+    """Spot with reliability: past an overhead of half the run the first-order model no longer holds
+    (methods.md#spot-as-failures)."""
+    spot = cost.regimes.get("spot") if cost else None
+    if spot is None or spot.preemptions is None:
+        return []
+    beyond = [(row, tax) for row in spot.rows if (tax := spot.spot_tax(row.nodes)) is not None and tax.out_of_range]
+    if not beyond:
+        return []
+    row, tax = next(((r, t) for r, t in beyond if r.nodes == plan), beyond[0])
+    rate = spot.preemptions[0]
+    return [warning("spot-model-out-of-range", f"on spot at {nodes(row.nodes)}, hardware failures and preemptions "
+                    f"({number(rate)} a node-hour, one every {duration(3600.0 / (rate * row.nodes))} across the "
+                    f"nodes) add {percent(tax.overhead_fraction)} to a run of "
+                    f"{duration(row.time_s / (1 + tax.overhead_fraction))}: past half the run the first-order "
+                    "model no longer holds, so spot's times there are a floor, not an estimate",
+                    "pricing.regimes.spot", "cost")]
+
+
+def reconciled(reconciliation: Reconciliation | None, unit: str) -> list[Finding]:
+    """The measurements that cannot be right (methods.md#evidence-reconciled-before-it-is-judged): each names the
+    run, the figure and the bound it breaks, and what is left out of the choices because of it."""
+    if reconciliation is None:
+        return []
+    out = []
+    for e in reconciliation.energies:
+        machines = f"{e.machines} machine{'s' if e.machines != 1 else ''}"
+        drawn = f"{rate(e.power_per_machine_w, 'W')} a machine"
+        if e.below and e.low_j is not None:
+            bound = (f"below {energy(e.low_j / JOULES_PER_KWH)}, half of what {machines} draw waiting over "
+                     f"{duration(e.time_s)}")
+        else:
+            bound = (f"above {energy((e.high_j or 0.0) / JOULES_PER_KWH)}, 1.5 × what {machines} draw flat out "
+                     f"over {duration(e.time_s)}, PUE included")
+        out.append(warning("implausible-energy", f"the run at {nodes(e.nodes)} measured "
+                           f"{energy(e.energy_j / JOULES_PER_KWH)} ({drawn}), {bound}: it cannot be right, so it "
+                           "is left out of the energy and carbon choices; check the meter's scope and the machines "
+                           "it stands for (measure --machines)", "scaling.runs", "energy"))
+    for c in reconciliation.collectives:
+        link = ("intra-node link (hardware.intra_node_bandwidth)" if c.within_node
+                else "network link (hardware.network_bandwidth)")
+        which = " (prediction.message_bytes: either it or the time may be wrong)" if c.bytes_from_message else ""
+        out.append(warning("implausible-collective", f"the all-reduce measured at {nodes(c.nodes)} moves "
+                           f"{size(c.bytes)}{which} in {duration(c.time_s)}: "
+                           f"{rate(c.bandwidth_b_per_s, 'B/s')} through a {rate(c.link_b_per_s, 'B/s')} {link}, "
+                           "faster than a node can send and receive its bytes, so it is left out of the α–β fit",
+                           "prediction.collectives", "design"))
+    for t in reconciliation.throughputs:
+        out.append(warning("implausible-throughput", f"the load test at {nodes(t.nodes)} served "
+                           f"{requests(t.throughput_per_s, unit)}, above 1.25 × its {number(t.replicas)} replicas × "
+                           f"{requests(t.capacity_per_replica_per_s, unit)} a replica "
+                           f"({requests(t.limit_per_s, unit)}): it cannot be right, so whether that scale serves is "
+                           "left unknown; check the load test's unit and its replicas",
+                           "scaling.runs", "serving"))
+    for scale, counts in reconciliation.load_tests:
+        for code, problem in counts.problems():
+            out.append(warning(code, f"the load test at {nodes(scale)}: {problem}", "scaling.runs", "serving"))
+    return out
 
 
 def _unstated(project: Project) -> list[Finding]:
@@ -284,6 +411,10 @@ def _layout(project: Project, layout: LayoutResult | None) -> list[Finding]:
     if layout is None:
         return []
     out = []
+    if layout.expert_divides is False and layout.data is not None:
+        out.append(error("layout-expert", f"the expert-parallel degree e = {layout.expert} does not divide the "
+                         f"data-parallel degree d = {layout.data:,}: each expert must live on d / e whole replicas",
+                         "design.parallelism.expert", "design"))
     g, planned = layout.devices_per_node, layout.planned_nodes
     model_parallel = layout.tensor * layout.pipeline
     if layout.size_matches is False and layout.devices is not None and planned is not None:

@@ -69,10 +69,12 @@ class ModelCheckResult:
 def check_model(prediction: PredictionResult | None, scaling: ScalingResult | None,
                 layout: LayoutResult | None = None) -> ModelCheckResult | None:
     """The model against the measurements; None without both. With a layout whose step is known, the layout's step
-    (§3.2) is the model at every measured scale it reaches with a whole data-parallel degree."""
+    (§3.2) is the model at every measured scale it reaches with a whole data-parallel degree, unless the project
+    names its pattern (prediction.pattern): that one is then the model, and the layout's step is shown beside it."""
     if prediction is None or scaling is None:
         return None
-    model = _Model(prediction, layout)
+    explicit = prediction.pattern_source == "prediction.pattern"
+    model = _Model(prediction, None if explicit else layout)
     reference = model.at(scaling.reference_nodes)[0]
     breakdown = scaling.form == "breakdown"
     rows = tuple(_row(model, row, reference, breakdown=breakdown) for row in scaling.rows
@@ -105,7 +107,7 @@ class _Model:
     def at(self, nodes: float) -> tuple[float, float]:
         step = self.layout.at_nodes(nodes) if self.layout is not None else None
         if step is not None:
-            exchanged = step.tensor_s + step.pipeline_s + step.data_s
+            exchanged = step.tensor_s + step.pipeline_s + step.data_s + step.expert_s
             return self.prediction.t_comp_s / step.total_s, exchanged / step.compute_s
         row = self.prediction.at(int(nodes))
         return row.speedup, row.comm_ratio

@@ -7,7 +7,7 @@ curve's maximum.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from reportgen.analysis.common import beyond_noise, first_min
 from reportgen.analysis.cost import CostResult
@@ -32,21 +32,32 @@ def plan_past_peak(scaling: ScalingResult | None, cost: CostResult | None, plan:
     """The plan against the smaller measured scales and the USL peak (None when it is not past the peak)."""
     if scaling is None or plan is None or scaling.single_scale or scaling.per_unit_of_work:
         return None
-    smaller = [r for r in scaling.rows if r.nodes < plan and r.time_s is not None]
+    # the goal's work at each scale (weak scaling: a smaller scale does the plan's shares in several runs)
+    rows = [_for_goal_work(r, scaling.goal_work(r.nodes, plan)) for r in scaling.rows]
+    smaller = [r for r in rows if r.nodes < plan and r.time_s is not None]
     if not smaller:
         return None
     better = first_min(smaller, key=lambda r: r.time_s or 0.0)
-    row = next((r for r in scaling.rows if r.nodes == plan), None)
-    peak = scaling.usl.peak_nodes if scaling.usl else None
+    row = next((r for r in rows if r.nodes == plan), None)
+    peak = scaling.usl.peak_nodes if scaling.usl and scaling.mode != "weak" else None
     beyond_usl = peak is not None and plan > peak and better.nodes <= max(peak, scaling.reference_nodes) * 2
     faster = row is not None and _faster_beyond_noise(better, row)
     if not (faster or beyond_usl):
         return None
     if row is not None and not faster and (row.time_s or 0.0) <= (better.time_s or 0.0):
         return None  # past the fitted peak, but the plan measured fastest: the measurement outranks the fit
-    costs = {r.nodes: r.cost for r in cost.rows} if cost is not None and not cost.per_unit_of_work else {}
+    costs = {r.nodes: r.cost * scaling.goal_work(r.nodes, plan) for r in cost.rows} \
+        if cost is not None and not cost.per_unit_of_work else {}
     return PastPeak(plan, row.time_s if row else None, costs.get(int(plan)) if row else None, better.nodes,
                     better.time_s or 0.0, costs.get(int(better.nodes)), peak if beyond_usl else None)
+
+
+def _for_goal_work(row: ScaleRow, runs: float) -> ScaleRow:
+    """The row's time (and interval) for `runs` of it, one after another."""
+    if runs == 1.0 or row.time_s is None:
+        return row
+    interval = None if row.time_ci is None else (row.time_ci[0] * runs, row.time_ci[1] * runs)
+    return replace(row, time_s=row.time_s * runs, time_ci=interval)
 
 
 def _faster_beyond_noise(smaller: ScaleRow, plan: ScaleRow) -> bool:

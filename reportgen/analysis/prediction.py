@@ -4,7 +4,7 @@ over 1…max_nodes."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated
 
 import numpy as np
@@ -215,11 +215,14 @@ def given_alpha(project: Project) -> float | None:
     return hardware.network_latency if hardware else None
 
 
-def predict(project: Project) -> PredictionResult | None:
-    """The prediction, or None when T_comp, α or β cannot be determined."""
+def predict(project: Project, *, implausible: frozenset[int] = frozenset()) -> PredictionResult | None:
+    """The prediction, or None when T_comp, α or β cannot be determined; `implausible` the places among
+    prediction.collectives of the ones that cannot be right (faster than their link), which the fit leaves out."""
     spec = project.prediction
     if spec is None or spec.t_comp is None:
         return None
+    measured = replace(spec, collectives=tuple(c for i, c in enumerate(spec.collectives) if i not in implausible)) \
+        if implausible else spec  # what the fit reads: the collectives that can be right
     hardware = project.hardware
     alpha_given = given_alpha(project)
     beta_given = spec.beta
@@ -227,7 +230,7 @@ def predict(project: Project) -> PredictionResult | None:
         beta_given = spec.message_bytes / hardware.network_bandwidth
     resolved = resolve_pattern(project)
     pattern = resolved.pattern
-    fit = _fit(spec, pattern)
+    fit = _fit(measured, pattern)
     fit_usable = fit is not None and fit.alpha_s >= 0 and fit.beta_s >= 0
     # Without a given α or β the measured collectives are the only evidence of the network: the fit predicts
     # (§7.2), and the report says so.
@@ -279,7 +282,7 @@ def predict(project: Project) -> PredictionResult | None:
         fit_continuous_optimum_nodes=pattern.continuous_optimum(t_comp, fit.alpha_s, fit.beta_s)
         if fit and fit_usable else None,
         fit_stands_in=fit_stands_in,
-        bus_bandwidths=bus_bandwidths(spec, fit) if pattern.ring_like else (),
+        bus_bandwidths=bus_bandwidths(measured, fit) if pattern.ring_like else (),
         pattern=pattern,
         pattern_source=resolved.source,
         pattern_note=resolved.note,

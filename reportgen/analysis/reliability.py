@@ -86,6 +86,44 @@ def folded_fraction(reliability: Reliability, nodes: float) -> float:
     return declared.overhead_fraction if declared else row.overhead_fraction
 
 
+@dataclass(frozen=True)
+class SpotTax:
+    """On spot, preemptions are failures (methods.md#spot-as-failures): the combined failure rate 1/M_p = p/M + λp,
+    and the overhead at the declared checkpoint interval (else Daly's for that M_p) and at Daly's."""
+
+    nodes: float
+    system_mtbf_s: float  # 1 / (p/M + λp)
+    interval_s: float  # the declared interval, else Daly's
+    overhead_fraction: float  # δ/τ + τ/(2M_p) + R·p/M + R_spot·λ·p
+    optimal_interval_s: float  # Daly's for the combined M_p
+    optimal_overhead_fraction: float
+
+    @property
+    def out_of_range(self) -> bool:
+        """Above half the run, the first-order model no longer holds (`spot-model-out-of-range`)."""
+        return self.overhead_fraction > SPOT_MODEL_LIMIT
+
+
+SPOT_MODEL_LIMIT = 0.5
+
+
+def spot_tax(reliability: Reliability, nodes: float, preemptions_per_node_hour: float,
+             restart_overhead_s: float) -> SpotTax:
+    """The failure tax on spot: hardware failures and preemptions together; the work since the last checkpoint (τ/2
+    on average) is lost either way, then the restart after a hardware failure (R) or after a preemption (R_spot)."""
+    per_node_s = preemptions_per_node_hour / 3600.0
+    mtbf = 1.0 / (nodes / reliability.node_mtbf + per_node_s * nodes)
+    optimal = daly_interval(reliability.checkpoint_cost, mtbf)
+
+    def fraction(interval_s: float) -> float:
+        return (reliability.checkpoint_cost / interval_s + interval_s / (2.0 * mtbf)
+                + reliability.restart_cost * nodes / reliability.node_mtbf
+                + restart_overhead_s * per_node_s * nodes)
+
+    interval = reliability.checkpoint_interval or optimal
+    return SpotTax(nodes, mtbf, interval, fraction(interval), optimal, fraction(optimal))
+
+
 def analyze_reliability(reliability: Reliability | None, nodes: Sequence[float], *, planned_nodes: int | None,
                         measured_times: dict[float, float]) -> ReliabilityResult | None:
     """Per scale (the measured node counts, or powers of two up to the plan), folded into the planned scale."""

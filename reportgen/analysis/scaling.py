@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from statistics import median
 from typing import Annotated, Literal, get_args
@@ -118,6 +119,36 @@ def remedies_for(workload: str | None, serving: bool, pattern: Pattern | None = 
 
 
 @dataclass(frozen=True)
+class Gain:
+    """A cause that lost less time than ideal scaling allows at a scale: the folds it gained (negative lost folds),
+    and its time at the reference and at the scale (methods.md#superlinear-attribution)."""
+
+    cause: str  # a key of ScaleRow.lost_time_s: serial, io, communication, ...
+    folds: float  # < 0
+    reference_s: float
+    at_scale_s: float
+    ideal_fall: float  # how far ideal scaling shrinks it: q (strong), 1 (weak: the work per node is fixed)
+
+    @property
+    def gained(self) -> float:
+        return -self.folds
+
+    @property
+    def fall(self) -> float | None:
+        """How many times smaller the cause's time is at the scale than at the reference (None: it vanished)."""
+        return self.reference_s / self.at_scale_s if self.at_scale_s > 0 else None
+
+    @property
+    def name(self) -> str:
+        """The time that fell, as a reader knows it."""
+        return GAIN_NAMES.get(self.cause, self.cause)
+
+
+GAIN_NAMES = {"serial": "compute", "imbalance": "idle time", "startup": "start-up", "bubble": "the pipeline bubble",
+              "contention": "compute", "io": "I/O"}
+
+
+@dataclass(frozen=True)
 class ScaleRow:
     # a whole node count; on a load axis (scaling.axis: load), a load level that may be fractional
     nodes: Annotated[float, Key(SCALE_DOC)]
@@ -152,6 +183,11 @@ class ScaleRow:
         "the folds lost to contention: an oversubscribed run's compute that did not shrink (runs whose "
         "ranks_per_node exceed hardware.cores)")] = None
     gustafson: Annotated[float | None, Key("weak mode: Gustafson's serial fraction s_p = (q − S_p)/(q − 1)")] = None
+    gains: tuple[Gain, ...] = ()  # the causes that gained folds here (superlinear), each named in the report
+    excluded: Annotated[tuple[str, ...], Key(
+        "the quantities of this scale no choice rests on, because they cannot be right (energy, collective, "
+        "throughput): shown, marked, and left out of the energy and carbon choices, the α–β fit and the serving "
+        "choices", item="quantity")] = ()
 
     @property
     def noisy(self) -> bool:
@@ -281,6 +317,20 @@ class ScalingResult:
         with np.errstate(divide="ignore"):
             return np.where(capacity > 0, reference.time_s * scale / np.maximum(capacity, 1e-300), np.inf)
 
+    def goal_work(self, nodes: float, plan: float | None) -> float:
+        """How many of a run at `nodes` do the goal's work (methods.md#weak-scaling-compares-equal-work): one in
+        strong scaling; in weak scaling a run at p nodes does p shares and the goal's work is the plan's shares
+        (the largest measured scale's without a plan), so plan / p of them, one after another."""
+        if self.mode != "weak":
+            return 1.0
+        shares = plan if plan else max(row.nodes for row in self.rows)
+        return shares / nodes
+
+    @property
+    def gains(self) -> tuple[tuple[ScaleRow, Gain], ...]:
+        """Every cause that gained folds, with its scale (superlinear attribution)."""
+        return tuple((row, gain) for row in self.rows for gain in row.gains)
+
     @property
     def implausible(self) -> tuple[ScaleRow, ...]:
         """Scales whose efficiency exceeds 1.25 (§4.y): far more often a unit slip or a smaller problem than real."""
@@ -331,8 +381,10 @@ def run_time(run: Run, work_per_run: float | None) -> float | None:
 
 
 def analyze_scaling(scaling: Scaling | None, *, max_nodes: int = 4096, serving: bool = False, cores: int | None = None,
-                    workload: str | None = None, pattern: Pattern | None = None) -> ScalingResult | None:
-    """Measured scaling (§4); `pattern` is the design's communication pattern the measured column is fitted with."""
+                    workload: str | None = None, pattern: Pattern | None = None,
+                    excluded: Mapping[float, tuple[str, ...]] | None = None) -> ScalingResult | None:
+    """Measured scaling (§4); `pattern` is the design's communication pattern the measured column is fitted with;
+    `excluded` the quantities of each scale that cannot be right (reportgen.analysis.reconcile), marked on its row."""
     if scaling is None or not scaling.runs:
         return None
     weak = scaling.mode == "weak"
@@ -356,7 +408,8 @@ def analyze_scaling(scaling: Scaling | None, *, max_nodes: int = 4096, serving: 
         else:
             speedup = (q if weak else 1.0) * t_ref / t_p
         row = _row(run, reference, t_p, t_ref, q, speedup, form, weak=weak, cores=cores)
-        rows.append(replace(row, repeats=len(group), ideal=q, time_ci=ci[0], speedup_ci=ci[1], efficiency_ci=ci[2]))
+        rows.append(replace(row, repeats=len(group), ideal=q, time_ci=ci[0], speedup_ci=ci[1], efficiency_ci=ci[2],
+                            excluded=(excluded or {}).get(run.nodes, ())))
     speedups = [row.speedup for row in rows]
     qs = [row.nodes / p_ref for row in rows]
     knee, score = kneedle([row.nodes for row in rows], speedups)
@@ -593,49 +646,60 @@ def _row(run: Run, reference: Run, t_p: float, t_ref: float, q: float, speedup: 
     lost: dict[str, float | None] = dict.fromkeys(CAUSE_OF)
     lost_time = None
     superlinear = False
+    gains: tuple[Gain, ...] = ()
     if form == "breakdown":
         assert run.compute is not None and reference.compute is not None
         comm_share = (run.communication or 0.0) / t_p
         idle_share = (run.idle or 0.0) / t_p
         shrink = 1.0 if weak else 1.0 / q  # p_ref / p; weak scaling's ideal time stays T_ref
-        serial = run.compute - reference.compute * shrink
-        superlinear = serial < 0
-        lost_time = {
-            "serial": max(serial, 0.0),  # negative means superlinear compute: clamped, and noted
-            "communication": (run.communication or 0.0) - (reference.communication or 0.0) * shrink,
-            "imbalance": (run.idle or 0.0) - (reference.idle or 0.0) * shrink,
-        }
-        # I/O, the pipeline bubble and start-up are causes of their own (§4.z) when the runs give them.
+        # each cause's (time at p, time at the reference); I/O, the pipeline bubble and start-up are causes of
+        # their own (§4.z) when the runs give them
+        parts = {"serial": (run.compute, reference.compute),
+                 "communication": (run.communication or 0.0, reference.communication or 0.0),
+                 "imbalance": (run.idle or 0.0, reference.idle or 0.0)}
         for key, mine, theirs in (("io", run.io, reference.io), ("bubble", run.bubble, reference.bubble),
                                   ("startup", run.start_up, reference.start_up)):
             if mine is not None or theirs is not None:
-                lost_time[key] = (mine or 0.0) - (theirs or 0.0) * shrink
+                parts[key] = (mine or 0.0, theirs or 0.0)
         if run.oversubscribed(cores):
             # oversubscribed: the ranks share cores, so the compute that did not shrink is contention (§4.z)
-            lost_time["contention"] = lost_time.pop("serial")
-            lost_time["serial"] = 0.0
-        lost = {**lost, **_apportion(lost_folds, lost_time)}
+            parts["contention"] = parts.pop("serial")
+            parts["serial"] = (0.0, 0.0)
+        # signed: a cause that lost less than nothing gained (methods.md#superlinear-attribution); a remainder
+        # within the tolerance of the run's time is rounding, not a gain (10010 / 100 is not superlinear)
+        lost_time = {cause: _rounded(mine - theirs * shrink, t_p) for cause, (mine, theirs) in parts.items()}
+        superlinear = lost_time.get("serial", 0.0) < 0 or lost_time.get("contention", 0.0) < 0
+        lost = {**lost, **_apportion(lost_folds, lost_time, q, t_p)}
+        gains = tuple(Gain(cause, lost[cause] or 0.0, parts[cause][1], parts[cause][0], 1.0 / shrink)
+                      for cause in lost_time if (lost[cause] or 0.0) < 0)
     workers = run.workers
     imbalance = max(workers) / (sum(workers) / len(workers)) - 1.0 if workers else None
     return ScaleRow(run.nodes, t_p, speedup, speedup / q, comm_share, idle_share, karp_flatt, lost_folds,
                     lost["serial"], lost["communication"], lost["imbalance"], lost_time, imbalance, superlinear,
                     run.energy, run, lost_io=lost["io"], lost_bubble=lost["bubble"], lost_startup=lost["startup"],
-                    gustafson=gustafson, lost_contention=lost["contention"])
+                    gustafson=gustafson, lost_contention=lost["contention"], gains=gains)
 
 
-def _apportion(lost_folds: float, lost_time: dict[str, float]) -> dict[str, float | None]:
-    """Lost folds shared among the causes in proportion to their non-negative lost time.
+MEASURED_TOLERANCE = 1e-9  # relative: measured quantities that differ by less are equal (methods.md#tolerance)
 
-    When no cause lost time (every scale did at least as well as ideal), the folds (zero or a gain) are put
-    on the serial fraction, whose superlinear compute is the only way to beat ideal: the parts still sum to
-    lost_folds as results.json promises.
-    """
-    positive = {cause: max(seconds, 0.0) for cause, seconds in lost_time.items()}
-    total = sum(positive.values())
-    if total <= 0:
-        return {cause: lost_folds if cause == "serial" else 0.0 for cause in lost_time}
+
+def _rounded(seconds: float, t_p: float) -> float:
+    return 0.0 if abs(seconds) <= MEASURED_TOLERANCE * t_p else seconds
+
+
+def _apportion(lost_folds: float, lost_time: dict[str, float], q: float, t_p: float) -> dict[str, float | None]:
+    """Lost folds shared among the causes by their signed lost time (methods.md#superlinear-attribution): a cause
+    that lost time keeps a non-negative share, a cause that gained time a negative one (a gain, never credited to
+    another cause), and the parts sum to lost_folds as results.json promises.
+
+    The lost folds are q·(T_p − T_ideal)/T_p and the signed lost times sum to T_p − T_ideal, so a cause's folds
+    are q·t_c/T_p: used directly when the sum is within rounding of zero (no fold lost overall, some gained by
+    one cause and lost by another), where the proportion would divide by nothing."""
+    total = sum(lost_time.values())
+    if abs(total) <= MEASURED_TOLERANCE * t_p:
+        return {cause: q * seconds / t_p for cause, seconds in lost_time.items()}
     # The share first: a subnormal lost time times the folds would underflow to zero before the division.
-    return {cause: lost_folds * (seconds / total) for cause, seconds in positive.items()}
+    return {cause: lost_folds * (seconds / total) for cause, seconds in lost_time.items()}
 
 
 def kneedle(nodes: list[float], speedups: list[float]) -> tuple[float | None, float]:

@@ -12,7 +12,7 @@ from typing import Annotated, Literal, get_args
 
 import numpy as np
 
-from reportgen.analysis.common import Origin, at_least, ceil_ratio, first_min
+from reportgen.analysis.common import Origin, at_least, ceil_ratio, first_min, plan_verdict
 from reportgen.analysis.cost import local_viability
 from reportgen.analysis.energy import JOULES_PER_KWH
 from reportgen.analysis.fits import USLFit, usl_capacity
@@ -76,6 +76,8 @@ class ServingRow:
     # the stated objectives not known at this scale
     unknown: Annotated[tuple[ObjectiveName, ...], Key("the stated objectives not known at this scale: the "
                                                       "measurement that would decide it", item="an objective")] = ()
+    excluded: Annotated[bool, Key("the measured throughput cannot be right (implausible-throughput): shown, and left "
+                                  "out of the serving choices (whether it serves is not known)")] = False
 
     @derived(Key("the load's unit per second sustained (capacity_rps, named for any unit)"))
     def capacity_per_s(self) -> float | None:
@@ -245,7 +247,7 @@ class ServingResult:
         cheapest = self.cheapest_meeting
         return GoalDocument(
             self.goal_text, None, None, self.plan_nodes, self.plan_measured,
-            self.met_at_plan if self.plan_measured else None, tuple(c.goal_row() for c in self.at_plan),
+            self.met_at_plan, tuple(c.goal_row() for c in self.at_plan),
             None if cheapest is None else cheapest.goal_row().point(), None,
             bool(self.points) and all(p.met is False for p in self.points), None,
             monthly, self.note or None)
@@ -303,9 +305,13 @@ def analyze_serving(project: Project, scaling: ScalingResult | None, *, intensit
     usl = scaling.usl if scaling is not None and measured else None
     money = _Money.of(project, intensity_g_per_kwh, load)
 
+    implausible = {r.nodes for r in scaling.rows if "throughput" in r.excluded} if scaling else set()
+
     def row(nodes: float, capacity: float | None, source: Origin, energy_j_per_s: float | None = None) -> ServingRow:
         known = {name: latencies[name].at(nodes) for name in OBJECTIVES}
-        meets_load = None if capacity is None else at_least(capacity, need)
+        # a throughput that cannot be right: no choice rests on it (methods.md#implausible-throughput)
+        excluded = source == "measured" and nodes in implausible
+        meets_load = None if capacity is None or excluded else at_least(capacity, need)
         verdicts = [value <= limit * (1 + 1e-12) for name, limit in objectives
                     if (value := known[name][0]) is not None]
         unknown = tuple(name for name, _ in objectives if known[name][0] is None)
@@ -315,7 +321,8 @@ def analyze_serving(project: Project, scaling: ScalingResult | None, *, intensit
         cost, per_million, kwh, energy_measured, co2 = money.hourly(nodes, energy_j_per_s)
         (p99, p99_source), (ttft, ttft_source), (tpot, tpot_source) = (known[name] for name in OBJECTIVES)
         return ServingRow(nodes, capacity, source, p99, p99_source, meets_load, meets_latency, serves, cost,
-                          per_million, kwh, energy_measured, co2, ttft, ttft_source, tpot, tpot_source, unknown)
+                          per_million, kwh, energy_measured, co2, ttft, ttft_source, tpot, tpot_source, unknown,
+                          excluded)
 
     rows = {nodes: row(nodes, capacity, "measured", energy) for nodes, (capacity, energy) in measured.items()}
     fitted = _fitted_to_serve(usl, need, objectives, latencies, set(rows), max_nodes)
@@ -333,11 +340,10 @@ def analyze_serving(project: Project, scaling: ScalingResult | None, *, intensit
                    if r.capacity_source == "measured" for regime in priced)
     plan_row = rows.get(plan) if plan is not None else None
     at_plan = tuple(_check(plan_row, regime, need, objectives, cost_limit) for regime in priced) if plan_row else ()
-    verdicts = [check.met for check in at_plan]
-    met = None if not at_plan else True if True in verdicts else False if all(v is False for v in verdicts) else None
+    met = plan_verdict([(check.viable, check.met) for check in at_plan])
     meeting = [p for p in points if p.met]
     serving_points = [p for p in points if p.serves]
-    best = max(((c / p, p) for p, (c, _) in measured.items() if c), default=None)
+    best = max(((c / p, p) for p, (c, _) in measured.items() if c and p not in implausible), default=None)
     return ServingResult(
         goal_text=goal.text if goal else None,
         load_rps=load,
@@ -546,8 +552,8 @@ def latency_source(row: ServingRow, name: ObjectiveName) -> LatencyOrigin | None
 
 def _check(row: ServingRow, regime: ServingRegime | None, need: float,
            objectives: tuple[tuple[ObjectiveName, float], ...], cost_limit: float | None) -> ServingCheck:
-    capacity = row.capacity_rps * (1.0 - regime.down_fraction) if row.capacity_rps is not None and regime \
-        else row.capacity_rps
+    capacity = None if row.excluded else row.capacity_rps * (1.0 - regime.down_fraction) \
+        if row.capacity_rps is not None and regime else row.capacity_rps
     cost = row.nodes * regime.price_per_node_hour if regime else None
     viable = regime.viable if regime else True
     load_ratio = capacity / need if capacity is not None else None

@@ -126,7 +126,7 @@ def summarize(project: Project, *, scaling: ScalingResult | None, cost: CostResu
     return SummaryResult(verdict, state, gap, optimum, model,
                          _evidence(scaling, findings, plan, optimum.nodes), next_action(findings, evidence),
                          _knee(scaling), ratio, blocker,
-                         None if project.serving else _failure_tax(goal, evidence.reliability) or None,
+                         None if project.serving else _failure_tax(goal, evidence.reliability, cost) or None,
                          _layout(layout), _diagnosis(evidence.diagnosis))
 
 
@@ -135,8 +135,14 @@ def _diagnosis(d: DiagnosisResult | None) -> str | None:
     against it, and what binds next."""
     if d is None:
         return None
-    words = ["No ceiling binds: a single machine suffices." if d.binding_ceiling == "none"
-             else f"The binding ceiling is {d.binding_ceiling}, cured by {d.axis}."]
+    measured_from = d.time_reference_nodes
+    if d.binding_ceiling != "none":
+        words = [f"The binding ceiling is {d.binding_ceiling}, cured by {d.axis}."]
+    elif measured_from is not None and measured_from > 1:  # only its own scale is shown to suffice
+        words = [f"No ceiling binds at the smallest measured scale: {nodes(measured_from)} suffice; whether a "
+                 "single machine would is not measured."]
+    else:
+        words = ["No ceiling binds: a single machine suffices."]
     if d.shard_within_node:
         words.append(f"One replica does not fit one device: the model must be sharded within each node "
                      f"({d.min_devices} of its {d.devices_per_node} devices); across nodes the ceiling is then "
@@ -175,7 +181,8 @@ def _layout(layout: LayoutResult | None) -> str | None:
 
 
 # Errors that say the design cannot run at all (§7.1, turn 4): page 1 opens with them and their fix.
-CANNOT_START = ("replica-cannot-fit", "layout-does-not-fit", "replica-exceeds-node", "wrong-axis", "too-few-nodes")
+CANNOT_START = ("replica-cannot-fit", "layout-does-not-fit", "replica-exceeds-node", "wrong-axis", "too-few-nodes",
+                "layout-expert")
 
 
 def _blocker(findings: tuple[Finding, ...], evidence: Evidence) -> str | None:
@@ -296,21 +303,31 @@ def _headline(goal: GoalResult) -> GoalCheck:
         first_min(list(goal.at_plan), key=lambda c: c.time_s)
 
 
-def _failure_tax(goal: GoalResult | None, reliability: ReliabilityResult | None) -> str:
+def _failure_tax(goal: GoalResult | None, reliability: ReliabilityResult | None,
+                 cost: CostResult | None = None) -> str:
     """The failure tax folded into the plan's figures, said once (§5.z), with the time Daly's interval would save
     when the declared checkpoint interval costs more."""
     if goal is None or not goal.at_plan or _headline(goal).failure_tax is None:
         return ""
     check = _headline(goal)
     tax = check.failure_tax or 0.0
-    text = (f"These figures include the failure tax at {nodes(check.nodes)}: checkpoints and restarts add "
-            f"{percent(tax)} to the run")
+    spot = cost.regimes.get("spot") if cost is not None and check.regime == "spot" else None
+    on_spot = spot.spot_tax(check.nodes) if spot is not None else None
+    what = "hardware failures and preemptions (checkpoints, lost work, restarts)" if on_spot else \
+        "checkpoints and restarts"
+    text = f"These figures include the failure tax at {nodes(check.nodes)}{_on(check.regime)}: {what} add " \
+        f"{percent(tax)} to the run"
+    # Daly's interval for the failures this regime suffers: on spot, the combined rate (methods.md#spot-as-failures)
     declared = reliability.declared if reliability else None
-    if declared is not None and declared.nodes == check.nodes and \
-            declared.overhead_fraction > declared.optimal_overhead_fraction:
-        saved = check.time_s / (1.0 + tax) * (declared.overhead_fraction - declared.optimal_overhead_fraction)
-        text += (f"; checkpointing every {duration(declared.optimal_interval_s)} (Daly's interval) instead of every "
-                 f"{duration(declared.interval_s)} would save {duration(saved)} a run")
+    pair = (on_spot.interval_s, on_spot.optimal_interval_s, on_spot.overhead_fraction,
+            on_spot.optimal_overhead_fraction) if on_spot and reliability and reliability.declared else \
+        (declared.interval_s, declared.optimal_interval_s, declared.overhead_fraction,
+         declared.optimal_overhead_fraction) if declared is not None and declared.nodes == check.nodes else None
+    if pair is not None and pair[2] > pair[3]:
+        saved = check.time_s / (1.0 + tax) * (pair[2] - pair[3])
+        text += (f"; checkpointing every {duration(pair[1])} (Daly's interval"
+                 f"{' for failures and preemptions together' if on_spot else ''}) instead of every "
+                 f"{duration(pair[0])} would save {duration(saved)} a run")
     return sentence(text)
 
 
@@ -434,10 +451,11 @@ def _training_optimum(project: Project, goal: GoalResult | None, scaling: Scalin
                            "optimum can be told from one scale.")
         return Optimum(None, None, "Nothing is measured yet: add scaling.runs to find the operating point.")
     facts = _measured_facts(scaling, cost, words, untaxed=untaxed)
+    plan = project.design.nodes if project.design else None
     if goal is not None and goal.cheapest_meeting is not None:
         best = goal.cheapest_meeting
         return Optimum(best.nodes, "measured", f"The evidence supports {nodes(best.nodes)}{_on(best.regime)}, the "
-                       f"cheapest measured point that meets the goal. {facts}")
+                       f"cheapest measured point that meets the goal{_weak_runs(scaling, best.nodes, plan)}. {facts}")
     if goal is not None and goal.fitted_meeting is not None:
         fit = goal.fitted_meeting
         return Optimum(fit.nodes, "usl", f"The evidence points to {nodes(fit.nodes)}, the smallest scale the USL "
@@ -452,7 +470,9 @@ def _training_optimum(project: Project, goal: GoalResult | None, scaling: Scalin
         return Optimum(near.nodes, "measured", f"No measured point meets the goal; the nearest is "
                        f"{nodes(near.nodes)}{_on(near.regime)} (the point whose largest excess over a limit is the "
                        f"smallest). {facts}")
-    by_cost = project.checklist is not None and project.checklist.metric == "cost" and cost is not None
+    # weak scaling: each run's cost is of its own share of the work, so the cheapest run is no operating point
+    by_cost = project.checklist is not None and project.checklist.metric == "cost" and cost is not None \
+        and scaling.mode != "weak"
     if by_cost and cost is not None:
         return Optimum(cost.cost_optimal_nodes, "measured", f"The evidence supports {nodes(cost.cost_optimal_nodes)}"
                        f", the cost-optimal measured scale (the dominant metric is cost). {facts}")
@@ -461,12 +481,20 @@ def _training_optimum(project: Project, goal: GoalResult | None, scaling: Scalin
                    f"scale. {facts}")
 
 
+def _weak_runs(scaling: ScalingResult, at: float, plan: int | None) -> str:
+    """Weak scaling: how a smaller scale does the goal's work (methods.md#weak-scaling-compares-equal-work)."""
+    runs = scaling.goal_work(at, plan)
+    if scaling.mode != "weak" or runs <= 1.0:
+        return ""
+    return f" for the goal's work, in {runs:.3g} runs one after another (each does the shares of {nodes(at)})"
+
+
 def _measured_facts(scaling: ScalingResult, cost: CostResult | None, words: _Words, *, untaxed: bool) -> str:
     """The measured optima as the tables have them; with a failure tax (which the verdict's figures include, §5.z),
     said to be before it, so that a reader does not hold the two against each other."""
     fastest = first_min(list(scaling.rows), key=lambda r: -r.speedup)
     parts = []
-    if cost is not None and not cost.per_unit_of_work:
+    if cost is not None and not cost.per_unit_of_work and scaling.mode != "weak":  # weak: each run's own work
         cheap = next(r for r in cost.rows if r.nodes == cost.cost_optimal_nodes)
         parts.append(f"cost-optimal {nodes(cheap.nodes)} ({words.money(cheap.cost)} per run on demand)")
     parts.append(f"fastest {nodes(fastest.nodes)} (speedup {number(fastest.speedup)}"

@@ -168,6 +168,11 @@ def _ingest_serving(arguments: argparse.Namespace) -> int:
                       (benchmark.tpot_p99_s, "p99 TPOT")) if value is not None]
         print(f"{serving_bench.TOOL_NAMES[benchmark.tool]} at {wording.nodes(arguments.nodes)}: "
               f"{', '.join(rates + latencies)}")
+    for name in benchmark.placeholders:
+        print(f"note [placeholder]: the file gives {name} as 0, which the tool writes when it did not measure it "
+              "(a backend that does not stream has no first token): read as not measured", file=sys.stderr)
+    for code, problem in benchmark.counts.problems():
+        print(f"warning [{code}]: {problem}", file=sys.stderr)
     if arguments.project is None:
         return ExitCode.OK
     from reportgen.ingest.measure import csv_of

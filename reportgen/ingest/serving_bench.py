@@ -17,6 +17,7 @@ refused with loadgen's own reasons: a run the benchmark itself rejects is not a 
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import math
@@ -28,6 +29,7 @@ from typing import Any, Literal
 from reportgen.errors import InputError, Problem, UsageError
 from reportgen.files import locked
 from reportgen.project import measurements, units
+from reportgen.project.records import LoadTestCounts, inert
 from reportgen.project.yaml_source import read_text
 
 MAX_BYTES = 64 << 20  # --save-detailed keeps every request's latencies: a long run's JSON reaches tens of MB
@@ -51,6 +53,17 @@ class ServingBenchmark:
     tpot_p99_s: float | None
     scheduled_per_s: float | None = None  # loadgen: the rate it offered
     scenario: str | None = None  # loadgen: Server, Offline, ...
+    requested_per_s: float | None = None  # vLLM: --request-rate (None: as fast as possible, "inf")
+    completed: int | None = None  # requests that completed
+    failed: int | None = None  # requests that failed
+    prompts: int | None = None  # requests sent (vLLM's num_prompts)
+    placeholders: tuple[str, ...] = ()  # the values the tool wrote as 0 for "not measured": read as absent
+
+    @property
+    def counts(self) -> LoadTestCounts:
+        """What the file says of the requests it sent, as the row's provenance keeps it."""
+        offered = self.requested_per_s if self.requested_per_s is not None else self.scheduled_per_s
+        return LoadTestCounts(offered, self.requests_per_s, self.completed, self.failed, self.prompts)
 
     def throughput(self, unit: str) -> float:
         """The capacity in the project's unit of work: tokens for a service counted in tokens, else requests."""
@@ -62,8 +75,8 @@ class ServingBenchmark:
         return value
 
     def provenance(self, nodes: int) -> tuple[str, ...]:
-        return (f"# ingested: {TOOL_NAMES[self.tool]} at {nodes} nodes from {Path(self.file).name} "
-                f"(sha256 {self.sha256})",)
+        return (f"# ingested: {TOOL_NAMES[self.tool]} at {nodes} nodes from {inert(Path(self.file).name)} "
+                f"(sha256 {self.sha256})", self.counts.line())
 
 
 def read_serving(path: Path) -> ServingBenchmark:
@@ -95,27 +108,50 @@ def _vllm_json(text: str, file: str, sha: str) -> ServingBenchmark:
     reader = _Values(file)
     value = {key: reader.json_number(document, key) for key in (
         "request_throughput", "output_throughput", "p99_ttft_ms", "p99_tpot_ms", "p99_e2el_ms")}
+    count = {key: reader.json_count(document, key) for key in ("completed", "failed", "num_prompts")}
+    rate = reader.json_rate(document, "request_rate")
     reader.done()
     if value["request_throughput"] is None and value["output_throughput"] is None:
         raise InputError([Problem(file, 1, 1, "", "no request_throughput or output_throughput: not the result of "
                                   "vLLM bench serve")])
+    latency, placeholders = _measured_latencies(value, ("p99_e2el_ms", "p99_ttft_ms", "p99_tpot_ms"))
     return ServingBenchmark("vllm-json", file, sha, value["request_throughput"], value["output_throughput"],
-                            _ms(value["p99_e2el_ms"]), _ms(value["p99_ttft_ms"]), _ms(value["p99_tpot_ms"]))
+                            _ms(latency["p99_e2el_ms"]), _ms(latency["p99_ttft_ms"]), _ms(latency["p99_tpot_ms"]),
+                            requested_per_s=rate, completed=count["completed"], failed=count["failed"],
+                            prompts=count["num_prompts"], placeholders=placeholders)
+
+
+def _measured_latencies(values: dict[str, float | None], names: tuple[str, ...]
+                        ) -> tuple[dict[str, float | None], tuple[str, ...]]:
+    """The latency percentiles with vLLM's placeholders taken out: it writes 0 for a percentile it did not measure
+    (TTFT and TPOT when the backend did not stream), and no request is served in no time
+    (methods.md#placeholders)."""
+    placeholders = tuple(name for name in names if values.get(name) == 0)
+    return {name: None if name in placeholders else values.get(name) for name in names}, placeholders
 
 
 _VLLM_LINES = {"request": "Request throughput (req/s)", "tokens": "Output token throughput (tok/s)",
-               "ttft": "P99 TTFT (ms)", "tpot": "P99 TPOT (ms)", "e2el": "P99 E2EL (ms)"}
+               "ttft": "P99 TTFT (ms)", "tpot": "P99 TPOT (ms)", "e2el": "P99 E2EL (ms)",
+               "completed": "Successful requests", "failed": "Failed requests",
+               "rate": "Request rate configured (RPS)"}
 
 
 def _vllm_summary(text: str, file: str, sha: str) -> ServingBenchmark:
     reader = _Values(file)
-    fields = reader.labelled(text, _VLLM_LINES)
+    fields = reader.labelled(text, _VLLM_LINES, unbounded=frozenset({"rate"}))
+    completed, failed = reader.whole(fields, "completed", _VLLM_LINES), reader.whole(fields, "failed", _VLLM_LINES)
     reader.done()
     if fields["request"] is None and fields["tokens"] is None:
         raise InputError([Problem(file, 1, 1, "", "no \"Request throughput\" or \"Output token throughput\" line in "
                                   "the Serving Benchmark Result")])
-    return ServingBenchmark("vllm-summary", file, sha, fields["request"], fields["tokens"], _ms(fields["e2el"]),
-                            _ms(fields["ttft"]), _ms(fields["tpot"]))
+    latency, placeholders = _measured_latencies(fields, ("e2el", "ttft", "tpot"))
+    rate = fields["rate"]
+    return ServingBenchmark("vllm-summary", file, sha, fields["request"], fields["tokens"], _ms(latency["e2el"]),
+                            _ms(latency["ttft"]), _ms(latency["tpot"]),
+                            requested_per_s=rate if rate is not None and math.isfinite(rate) else None,
+                            completed=completed, failed=failed,
+                            prompts=completed + failed if completed is not None and failed is not None else None,
+                            placeholders=tuple(_VLLM_LINES[name] for name in placeholders))
 
 
 _LOADGEN_LINES = {"samples": "Completed samples per second", "offline": "Samples per second",
@@ -150,6 +186,11 @@ def _loadgen(text: str, file: str, sha: str) -> ServingBenchmark:
                             _ns(fields["tpot"]), fields["scheduled"], scenario.group(1) if scenario else None)
 
 
+def _line_of(newlines: list[int], offset: int) -> int:
+    """The 1-based line of `offset`, from the newlines' offsets (a search, not a count from the start per match)."""
+    return bisect.bisect_right(newlines, offset - 1) + 1
+
+
 def _ms(value: float | None) -> float | None:
     return None if value is None else value / 1e3
 
@@ -176,16 +217,46 @@ class _Values:
             return None
         return self._checked(float(value), key, 1)
 
-    def labelled(self, text: str, labels: dict[str, str]) -> dict[str, float | None]:
+    def json_count(self, document: dict[str, Any], key: str) -> int | None:
+        """A count of requests: a whole number ≥ 0, or absent."""
+        value = self.json_number(document, key)
+        if value is not None and value != int(value):
+            self.problems.append(Problem(self.file, 1, 1, key, f"expected a whole number, got {value:g}"))
+            return None
+        return None if value is None else int(value)
+
+    def json_rate(self, document: dict[str, Any], key: str) -> float | None:
+        """vLLM's --request-rate: a number, or "inf" (as fast as it can: no rate to reach), read as None."""
+        value = document.get(key)
+        if isinstance(value, str) and value.strip().lower() in ("inf", "infinity"):
+            return None
+        rate = self.json_number(document, key)
+        return rate if rate else None  # a rate of 0 is no rate vLLM runs at
+
+    def whole(self, fields: dict[str, float | None], name: str, labels: dict[str, str]) -> int | None:
+        value = fields[name]
+        if value is not None and value != int(value):
+            self.problems.append(Problem(self.file, 1, 1, labels[name], f"expected a whole number, got {value:g}"))
+            return None
+        return None if value is None else int(value)
+
+    def labelled(self, text: str, labels: dict[str, str], *,
+                 unbounded: frozenset[str] = frozenset()) -> dict[str, float | None]:
         """The number after each label ("Label : 12.5"), the first line that carries it; a label seen twice with
-        different values is refused (two runs in one file)."""
+        different values is refused (two runs in one file). A label in `unbounded` may read "inf"."""
         found: dict[str, float | None] = {}
+        newlines = [m.start() for m in re.finditer("\n", text)]
         for name, label in labels.items():
-            pattern = re.compile(rf"^\s*{re.escape(label)}\s*:\s*(\S*)\s*$", re.M)
+            # [ \t]*, not \s*: a \s* at a line's start runs on through every blank line after it, and a file of
+            # blank lines then costs the square of its length
+            pattern = re.compile(rf"^[ \t]*{re.escape(label)}[ \t]*:[ \t]*(\S*)[ \t]*\r?$", re.M)
             values = []
             for match in pattern.finditer(text):
-                line = text[:match.start()].count("\n") + 1
+                line = _line_of(newlines, match.start())
                 cell = match.group(1)
+                if name in unbounded and cell.lower() in ("inf", "infinity"):
+                    values.append((line, math.inf))
+                    continue
                 if not units.is_ascii_number(cell):
                     self.problems.append(Problem(self.file, line, match.start(1) - match.start() + 1, label,
                                                  f"expected a number, got \"{cell[:40]}\""))
@@ -214,7 +285,10 @@ def json_document(benchmark: ServingBenchmark, nodes: int, unit: str | None) -> 
     return {"tool": benchmark.tool, "file": benchmark.file, "sha256": benchmark.sha256, "nodes": nodes,
             "requests_per_s": benchmark.requests_per_s, "tokens_per_s": benchmark.tokens_per_s,
             "p99_s": benchmark.p99_s, "ttft_p99_s": benchmark.ttft_p99_s, "tpot_p99_s": benchmark.tpot_p99_s,
-            "scheduled_per_s": benchmark.scheduled_per_s, "scenario": benchmark.scenario, "unit": unit}
+            "scheduled_per_s": benchmark.scheduled_per_s, "scenario": benchmark.scenario, "unit": unit,
+            "requested_per_s": benchmark.requested_per_s, "completed": benchmark.completed,
+            "failed": benchmark.failed, "sent": benchmark.prompts, "not_measured": list(benchmark.placeholders),
+            "findings": [{"code": code, "message": message} for code, message in benchmark.counts.problems()]}
 
 
 # The runs CSV's columns a load test fills, with the unit a new header gives them

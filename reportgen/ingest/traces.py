@@ -476,9 +476,9 @@ def read_rank(path: Path) -> RankBreakdown:
     """Parse one rank's trace file and reduce it; InputError located at the file for anything that is not one."""
     shown = str(path)
     trace = _TraceFile(path, shown)
-    *intervals, steps_span_us = reduce_events(chain.from_iterable(trace.event_batches()), shown=shown)
+    start, end, kind, stream, steps, window_us, steps_span_us = reduce_events(
+        chain.from_iterable(trace.event_batches()), shown=shown)
     info = trace.header.distributedInfo or _Distributed()
-    start, end, kind, stream, steps, window_us = intervals
     breakdown = _breakdown(start, end, kind, stream, steps, window_us, rank=info.rank, world_size=info.world_size,
                            file=path.name, sha256=trace.sha256)
     return replace(breakdown, shown=shown, backend=info.backend, cpu=window_us is not None,
@@ -514,9 +514,10 @@ class _Depth:
 
 def reduce_events(events: Iterable[_Event], *, shown: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
                                                                      int, float | None, float]:
-    """A rank's events → the start, end, kind and stream of each GPU event kept, the complete steps, and the window
-    (None: the GPU events' own span, as HTA takes it), and the sum of the complete steps' spans. A profile without GPU work is read as a CPU one (§6): the
-    main thread's CPU ops and the gloo / c10d communication spans, over the complete steps.
+    """A rank's events → the start, end, kind and stream of each GPU event kept, the complete steps, the window
+    (None: the GPU events' own span, as HTA takes it) and the sum of the complete steps' spans. A profile without
+    GPU work is read as a CPU one (§6): the main thread's CPU ops and the gloo / c10d communication spans, over the
+    complete steps.
 
     The loop only appends raw fields to typed arrays (8 bytes an entry, where a list holds a 32-byte object); the
     rounding and the matching of kernels to their launches run on whole arrays in numpy afterwards, a third of the

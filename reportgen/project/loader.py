@@ -212,8 +212,10 @@ def _with_file_runs(scaling: Scaling, root: Node, path: Path, reader: Reader, *,
         return failed
     by_nodes: dict[float, RowSource] = {}
     for run, source in zip(runs, sources, strict=True):
-        if source.lines:  # a scale's provenance: its first repeat's that has any
-            by_nodes.setdefault(run.nodes, source)
+        if source.lines:  # a scale's provenance: its first repeat's that has any, and every repeat's load test
+            kept = by_nodes.setdefault(run.nodes, source)
+            if kept is not source:
+                by_nodes[run.nodes] = kept.with_load_tests_of(source)
     return replace(scaling, runs=runs), runs_node, hashlib.sha256(data).hexdigest(), by_nodes
 
 

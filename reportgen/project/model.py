@@ -234,6 +234,9 @@ class Memory:
     other: float | None = field(Quantity(u.DATA, "Any other resident memory (buffers, KV cache)", allow_zero=True,
                                          example="4 GB"), starter=False)
     split: MemorySplit | None = field(Section(MemorySplit), starter=False)
+    expert_parameters: float | None = field(Positive("Mixture of experts: the parameters that live in experts (part "
+                                                     "of parameters), sharded by design.parallelism.expert"),
+                                            starter=False)
 
     def bytes_per(self, serving: bool) -> float:
         """Bytes per parameter: the split's sum, else as given, else 16 B for training and 2 B for a service
@@ -257,6 +260,9 @@ class Memory:
                 and abs(self.split.total - self.bytes_per_parameter) > 1e-9 * self.split.total:
             yield "split", (f"weights + gradients + optimizer make {self.split.total:g} B per parameter but "
                             f"bytes_per_parameter says {self.bytes_per_parameter:g} B: give one, or make them agree")
+        if self.expert_parameters is not None and self.expert_parameters > self.parameters:
+            yield "expert_parameters", (f"{self.expert_parameters:g} expert parameters are more than the "
+                                        f"{self.parameters:g} parameters they are part of")
 
 
 @dataclass(frozen=True)
@@ -318,6 +324,13 @@ class ModelShape:
     hidden: int = field(Count("Hidden size", "8192"), required=True)
     sequence: int = field(Count("Sequence length in tokens", "4096"), required=True)
     micro_batch: int = field(Count("Sequences per micro-batch", "1"), 1)
+    moe_layers: int | None = field(Count("Mixture of experts: the layers with experts (default: layers)", "32"),
+                                   starter=False)
+    top_k: int = field(Count("Mixture of experts: the experts each token is routed to", "2"), 2, starter=False)
+
+    @property
+    def expert_layers(self) -> int:
+        return self.moe_layers if self.moe_layers is not None else self.layers
 
     @property
     def activation_bytes(self) -> float:
@@ -441,6 +454,9 @@ class Parallelism:
     zero_stage: int = field(Whole(doc="ZeRO stage: 0 none, 1 optimizer state, 2 and gradients, 3 and weights "
                                       "sharded over the data-parallel group", minimum=0, maximum=3, example="1"), 0)
     overlap: float = field(Fraction("Share of the data-parallel collective hidden behind compute"), 0.0)
+    expert: int = field(Whole(doc="e: expert-parallel degree (mixture of experts): each expert lives on d / e of the "
+                                  "data-parallel ranks; e divides d", minimum=1, maximum=MAX_NODES * 1024,
+                              example="8"), 1, starter=False)
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,84 @@ class RankTimes:
     io: Annotated[float, Key("memory-only time", name="io_s")]
 
 
+_LOAD_TEST = "load test:"
+_MACHINES = re.compile(r"× (\d+) machines")
+_COUNT = re.compile(r"(requested|achieved|completed|failed|sent)=(\S+)")
+
+
+@dataclass(frozen=True)
+class LoadTestCounts:
+    """What a load-test file says of the requests it sent (methods.md#placeholders): the rate asked for and the rate
+    reached, per second, and how many requests completed, failed and were sent; None where the file does not say."""
+
+    requested_per_s: float | None
+    achieved_per_s: float | None
+    completed: int | None
+    failed: int | None
+    sent: int | None
+
+    def line(self) -> str:
+        """The provenance comment that keeps the counts beside the row, read back by `RowSource.load_test`."""
+        def shown(value: float | None) -> str:
+            return "-" if value is None else f"{value:.12g}"
+
+        return (f"{PROVENANCE}{_LOAD_TEST} requested={shown(self.requested_per_s)} "
+                f"achieved={shown(self.achieved_per_s)} completed={shown(self.completed)} "
+                f"failed={shown(self.failed)} sent={shown(self.sent)}")
+
+    @classmethod
+    def parsed(cls, line: str) -> LoadTestCounts | None:
+        if not line.startswith(PROVENANCE + _LOAD_TEST):
+            return None
+        found: dict[str, float | None] = {}
+        for key, text in _COUNT.findall(line):
+            try:
+                value = None if text == "-" else float(text)
+            except ValueError:
+                return None  # a hand-edited line that says nothing readable is no count
+            if value is not None and not (0 <= value < float("inf")):
+                return None
+            found[key] = value
+
+        def count(key: str) -> int | None:
+            value = found.get(key)
+            return None if value is None or value != int(value) else int(value)
+
+        return cls(found.get("requested"), found.get("achieved"), count("completed"), count("failed"), count("sent"))
+
+    @property
+    def failed_requests(self) -> bool:
+        """Requests failed, or fewer completed than were sent."""
+        return bool(self.failed) or (self.sent is not None and self.completed is not None and
+                                     self.completed < self.sent)
+
+    @property
+    def rate_not_reached(self) -> bool:
+        """The rate reached is below 0.9 × the rate asked for (methods.md#placeholders)."""
+        return (self.requested_per_s is not None and self.achieved_per_s is not None and
+                self.achieved_per_s < RATE_REACHED * self.requested_per_s)
+
+
+    def problems(self) -> tuple[tuple[str, str], ...]:
+        """(code, what is wrong) for each problem the counts show; the same words for `ingest serving` and `build`."""
+        out = []
+        if self.failed_requests:
+            sent = self.sent if self.sent is not None else (self.completed or 0) + (self.failed or 0)
+            failed = self.failed if self.failed is not None else sent - (self.completed or 0)
+            completed = f", {self.completed:,} completed" if self.completed is not None else ""
+            out.append(("failed-requests", f"{failed:,} of {sent:,} requests failed{completed}: the capacity and "
+                        "latencies measured are those of the requests that succeeded, under a load the service did "
+                        "not carry; find why they failed, then measure again"))
+        if self.rate_not_reached and self.requested_per_s and self.achieved_per_s is not None:
+            out.append(("rate-not-reached", f"the load test asked for {self.requested_per_s:.4g} requests/s and "
+                        f"reached {self.achieved_per_s:.4g} ({self.achieved_per_s / self.requested_per_s:.0%}): the "
+                        "service did not take the load asked of it, so its latencies are not those at that load"))
+        return tuple(out)
+
+
+RATE_REACHED = 0.9  # a load test whose achieved rate is below this share of the requested one did not offer its load
+
+
 @dataclass(frozen=True)
 class RowSource:
     """The provenance comments above one row of a CSV, as reportgen wrote them."""
@@ -52,6 +130,25 @@ class RowSource:
     def ranks(self) -> tuple[RankTimes, ...]:
         found = (_RANK_LINE.match(line) for line in self.lines)
         return tuple(RankTimes(int(m[1]), *(float(m[i]) for i in range(2, 7))) for m in found if m)
+
+    @property
+    def machines(self) -> int | None:
+        """The machines a run's energy stands for, as `measure` wrote it: "× K machines", or this one machine."""
+        for line in self.lines:
+            if (found := _MACHINES.search(line)) is not None:
+                return int(found[1])
+            if "energy is CodeCarbon's estimate for this machine" in line:
+                return 1
+        return None
+
+    def with_load_tests_of(self, other: RowSource) -> RowSource:
+        """These lines and the load-test counts of another repeat of the scale (each repeat's failures count)."""
+        return RowSource((*self.lines, *(line for line in other.lines if LoadTestCounts.parsed(line) is not None)))
+
+    @property
+    def load_tests(self) -> tuple[LoadTestCounts, ...]:
+        """The load tests' request counts kept above the row (one per repeat that has them)."""
+        return tuple(counts for line in self.lines if (counts := LoadTestCounts.parsed(line)) is not None)
 
     @property
     def described(self) -> tuple[str, ...]:
