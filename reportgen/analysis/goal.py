@@ -212,7 +212,9 @@ def check_goal(goal: Goal | None, *, plan_nodes: int | None, scaling: ScalingRes
                else "nothing is measured (add scaling.runs)")
         return GoalResult(goal.text, goal.time_per_run, goal.cost_per_run, plan_nodes, False, (), None, None,
                           False, runs_per_month, None, why, cost_unknown=cost_unknown)
-    limits = _Limits(goal, {row.nodes: row.co2_kg for row in energy.rows} if energy else {}, runs_per_month, tax,
+    # an energy that cannot be right gives no CO2e to judge the goal by (methods.md#implausible-energy)
+    limits = _Limits(goal, {row.nodes: row.co2_kg for row in energy.rows if not row.excluded} if energy else {},
+                     runs_per_month, tax,
                      partial(scaling.goal_work, plan=plan_nodes) if scaling.mode == "weak" else None)
     intervals = {row.nodes: row.time_ci for row in scaling.rows}
     if cost is not None:
