@@ -18,6 +18,7 @@ from typing import Any, get_type_hints
 from reportgen.analysis import selection as cut
 from reportgen.analysis.actions import Evidence
 from reportgen.analysis.checklist import ChecklistResult, build_checklist
+from reportgen.analysis.confidence import ConfidenceResult, NextRun, analyze_confidence
 from reportgen.analysis.cost import CostResult, analyze_cost
 from reportgen.analysis.decisions import DecisionResult, DecisionsResult, TradeOff, decide
 from reportgen.analysis.diagnosis import DiagnosisResult, diagnose, measured_reference
@@ -64,6 +65,9 @@ class Analysis:
     # the measurements that cannot be right, before anything is judged (methods.md#evidence-reconciled-before-it-is-
     # judged): their findings, and the quantities the choices leave out
     reconciliation: Reconciliation = field(default_factory=Reconciliation)
+    # few runs, stated confidence (methods.md#few-runs-stated-confidence): intervals, the plan's estimate, the planner
+    confidence: ConfidenceResult | None = None
+    next_runs: tuple[NextRun, ...] | None = None  # the measurement planner's ranked runs (results.json next_runs)
 
 
 @dataclass(frozen=True)
@@ -168,7 +172,7 @@ def _findings(i: Inputs, a: Analysis) -> tuple[Finding, ...]:
 def _summary(i: Inputs, a: Analysis) -> SummaryResult | None:
     project = i.project
     evidence = Evidence(a.diagnosis, a.prediction, a.scaling, a.goal, a.serving, a.reliability, i.planned,
-                        a.past_peak, project.currency, _crowded(project))
+                        a.past_peak, project.currency, _crowded(project), a.next_runs or ())
     return summarize(project, scaling=a.scaling, cost=a.cost, prediction=a.prediction, goal=a.goal,
                      serving=a.serving, findings=a.findings, evidence=evidence, model_check=a.model_check,
                      layout=a.layout)
@@ -183,8 +187,45 @@ def _serving(i: Inputs, a: Analysis) -> ServingResult | None:
 
 
 def _decisions(i: Inputs, a: Analysis) -> DecisionsResult | None:
+    sure = a.confidence
     return decide(i.project.decisions, a.scaling, a.cost, a.energy, goal=i.project.project.goal, serving=a.serving,
-                  tax=i.tax, plan=i.planned)
+                  tax=i.tax, plan=i.planned, ratio_at=sure.ratio_at if sure is not None and sure.stated else None)
+
+
+def _confidence(i: Inputs, a: Analysis) -> ConfidenceResult | None:
+    project, prediction = i.project, a.prediction
+    goal = project.project.goal
+    pricing = project.pricing
+    return analyze_confidence(project.scaling, a.scaling, plan=i.planned,
+                              price_per_node_hour=pricing.node_hour if pricing else None,
+                              time_limit_s=goal.time_per_run if goal else None,
+                              cost_limit=goal.cost_per_run if goal else None,
+                              model_speedup=(lambda p: prediction.at(int(p)).speedup) if prediction else None,
+                              max_nodes=i.max_nodes)
+
+
+def _with_intervals(_: Inputs, a: Analysis) -> ScalingResult | None:
+    """The scaling, cost and goal sections carry the resamples' intervals under their own keys (RESULTS turn 5)."""
+    if a.scaling is None or a.confidence is None:
+        return a.scaling
+    return replace(a.scaling, peak_nodes_ci=a.confidence.peak_nodes_ci, knee_nodes_ci=a.confidence.knee_nodes_ci,
+                   band=a.confidence.band)
+
+
+def _cost_with_interval(_: Inputs, a: Analysis) -> CostResult | None:
+    if a.cost is None or a.confidence is None:
+        return a.cost
+    return replace(a.cost, cost_optimal_nodes_ci=a.confidence.cost_optimal_nodes_ci)
+
+
+def _goal_with_estimate(_: Inputs, a: Analysis) -> GoalResult | None:
+    if a.goal is None or a.confidence is None or a.confidence.plan_estimate is None:
+        return a.goal
+    return replace(a.goal, plan_estimate=a.confidence.plan_estimate)
+
+
+def _next_runs(_: Inputs, a: Analysis) -> tuple[NextRun, ...] | None:
+    return a.confidence.next_runs if a.confidence is not None else None
 
 
 def _model_check(_: Inputs, a: Analysis) -> ModelCheckResult | None:
@@ -219,15 +260,20 @@ REGISTRY: tuple[Step, ...] = (
     Step("cost", ("scaling",), _cost),
     Step("energy", ("scaling",), _energy),
     Step("serving", ("scaling",), _serving),
-    Step("decisions", ("scaling", "cost", "energy", "serving"), _decisions),
+    Step("confidence", ("scaling", "prediction"), _confidence),
+    Step("scaling", ("scaling", "confidence"), _with_intervals),
+    Step("cost", ("cost", "confidence"), _cost_with_interval),
+    Step("next_runs", ("confidence",), _next_runs),
+    Step("decisions", ("scaling", "cost", "energy", "serving", "confidence"), _decisions),
     Step("goal", ("scaling", "cost", "energy"), _goal),
+    Step("goal", ("goal", "confidence"), _goal_with_estimate),
     Step("model_check", ("prediction", "scaling", "layout"), _model_check),
     Step("prediction", ("prediction", "layout", "model_check"), _with_layout),
     Step("past_peak", ("scaling", "cost"), _past_peak),
     Step("findings", ("diagnosis", "prediction", "scaling", "checklist", "reliability", "goal", "serving",
                       "model_check", "past_peak", "layout", "reconciliation", "cost"), _findings),
     Step("summary", ("scaling", "cost", "prediction", "goal", "serving", "findings", "diagnosis", "reliability",
-                     "past_peak", "model_check", "layout"), _summary),
+                     "past_peak", "model_check", "layout", "next_runs"), _summary),
     Step("provenance", ("scaling",), _provenance),
 )
 
@@ -316,6 +362,10 @@ SECTIONS: tuple[Section, ...] = (
             "partials/decisions_table.html", shape=(tuple[DecisionResult, ...] | None, _decisions_of)),
     Section("trade_offs", "decisions", "what each context gives up against another's choice",
             "measure/trade_offs.html", shape=(tuple[TradeOff, ...] | None, _trade_offs_of)),
+    Section("next_runs", "next_runs", "the measurement planner: the runs that would best settle the verdict at an "
+            "unmeasured plan, by the fall in the chance it is wrong per node-hour (null when the plan is measured or "
+            "the verdict is not in doubt)", "measure/next_runs.html",
+            uncut="candidate runs, not the measured scales"),
     Section("findings", "findings", "every warning and error the analyses raise, most severe first",
             "partials/macros.html"),
 )

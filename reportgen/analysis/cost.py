@@ -94,6 +94,8 @@ class CostResult:
     time_value_optimal_nodes: Annotated[int | None, Key("the lowest cost plus value of time")]
     regimes: Annotated[dict[RegimeName, Regime], Key("each price regime the project states, by name (on_demand, "
                                                      "spot, local)", item="one price regime")]
+    cost_optimal_nodes_ci: Annotated[tuple[float, float] | None, Key(
+        "90 % interval of the cost-optimal scale over the resamples of the runs")] = None
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,15 @@ and CO2e are per hour of service.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Annotated, Literal
 
+import numpy as np
+
 from reportgen.analysis.common import first_min, whole_nodes
+from reportgen.analysis.confidence import DecisionConfidence, decision_confidence
 from reportgen.analysis.cost import CostResult, priced_points
 from reportgen.analysis.energy import EnergyResult
 from reportgen.analysis.goal import scaled
@@ -68,6 +72,13 @@ class DecisionResult:
     time_ci: tuple[float, float] | None = None  # 95 % intervals from repeated runs at the chosen scale
     cost_ci: tuple[float, float] | None = None
     per_hour: bool = False  # a serving project's: time is the p99, money and CO2e per hour
+    p_best: Annotated[float | None, Key(
+        "the share of resamples in which the recommendation stays best, within 1 % (null without repeats or "
+        "scaling.noise, or with no point within the limits)")] = None
+    regret_95: Annotated[float | None, Key(
+        "the 95th percentile of what choosing it costs over each resample's best, in the objective's unit (s, the "
+        "currency, kg CO2e)")] = None
+    runner_up: int | None = None  # the scale most often best when the recommendation is not (for page 1)
 
     # results.json keeps a run's figures and a service's hourly ones under their own keys, each null for the other
     @derived(Key("seconds per run", name="time_s"))
@@ -210,7 +221,10 @@ def serving_limits(context: Decision, serving: ServingResult) -> Limits:
 def decide(contexts: tuple[Decision, ...], scaling: ScalingResult | None, cost: CostResult | None,
            energy: EnergyResult | None, *, goal: Goal | None = None,
            serving: ServingResult | None = None,
-           tax: Callable[[float], float] | None = None, plan: float | None = None) -> DecisionsResult | None:
+           tax: Callable[[float], float] | None = None, plan: float | None = None,
+           ratio_at: Callable[[float], np.ndarray | None] | None = None) -> DecisionsResult | None:
+    """One recommendation per context; `ratio_at` (the resamples' time at each measured scale over its time) gives
+    each training recommendation its p_best and regret_95."""
     if not contexts or (scaling is None and serving is None):
         return None
     if serving is not None:
@@ -222,8 +236,8 @@ def decide(contexts: tuple[Decision, ...], scaling: ScalingResult | None, cost: 
     points = candidates(scaling, cost, energy, tax, plan)
     # A goal per run means nothing against times per unit of work: its limits apply to whole runs only.
     applied_goal = None if scaling.per_unit_of_work else goal
-    results = tuple(_with_intervals(_decide(context, limits_of(context, applied_goal), points), scaling)
-                    for context in contexts)
+    results = tuple(_with_intervals(_decide(context, limits_of(context, applied_goal), points, ratio_at=ratio_at),
+                                    scaling) for context in contexts)
     return DecisionsResult(results, trade_offs(results))
 
 
@@ -266,7 +280,29 @@ def _excess(limits: Limits, point: Candidate) -> float:
     return max(ratios)
 
 
-def _decide(context: Decision, limits: Limits, points: list[Candidate], *, serving: bool = False) -> DecisionResult:
+def _confidence(context: Decision, limits: Limits, points: list[Candidate], chosen: Candidate,
+                ratio_at: Callable[[float], np.ndarray | None]) -> DecisionConfidence | None:
+    """p_best and regret_95 (methods.md#confidence-of-the-decision): every point's objective and limits scaled by
+    each resample's time at its scale (a point's time, money and CO2e are all proportional to it)."""
+    values: list[tuple[int, np.ndarray, np.ndarray]] = []
+    index = None
+    for point in points:
+        nominal, ratio = _objective(context, point), ratio_at(point.nodes)
+        if nominal is None or ratio is None:
+            continue
+        within = np.ones_like(ratio, dtype=bool)
+        for limit, value in ((limits.max_time_s, point.time_s), (limits.max_cost, point.cost),
+                             (limits.max_co2_kg, point.co2_kg)):
+            if limit is not None:
+                within &= (value * ratio <= limit * (1 + 1e-12)) if value is not None else False
+        if point == chosen:
+            index = len(values)
+        values.append((point.nodes, nominal * ratio, within))
+    return decision_confidence(values, index) if index is not None else None
+
+
+def _decide(context: Decision, limits: Limits, points: list[Candidate], *, serving: bool = False,
+            ratio_at: Callable[[float], np.ndarray | None] | None = None) -> DecisionResult:
     """The point that best serves the objective within the limits. When none is within them, the objective's best
     point all the same (a context that optimizes time gets the fastest), said to be outside the limits, and the
     nearest point named: the one whose largest excess over a limit is the smallest."""
@@ -288,8 +324,12 @@ def _decide(context: Decision, limits: Limits, points: list[Candidate], *, servi
                                                        f"; the nearest to them is {_point(nearest)}")
     if context.optimize == "carbon" and chosen.co2_kg is None:
         note = (note + "; " if note else "") + "ranked by energy: no carbon intensity is known"
+    sure = _confidence(context, limits, points, chosen, ratio_at) if ratio_at is not None and within else None
     return DecisionResult(context.name, context.optimize, chosen.nodes, chosen.regime, chosen.time_s, chosen.cost,
-                          chosen.co2_kg, bool(within), note, *shown, nearest=nearest)
+                          chosen.co2_kg, bool(within), note, *shown, nearest=nearest,
+                          p_best=sure.p_best if sure else None,
+                          regret_95=sure.regret_95 if sure and math.isfinite(sure.regret_95) else None,
+                          runner_up=sure.runner_up if sure else None)
 
 
 _MISSING = {"cost": "pricing.node_hour", "carbon": "energy.node_power or measured energy", "time": "scaling"}

@@ -16,6 +16,7 @@ from typing import Annotated
 import numpy as np
 
 from reportgen.analysis.common import Origin, first_min, plan_verdict
+from reportgen.analysis.confidence import PlanEstimate
 from reportgen.analysis.cost import CostResult, priced_points
 from reportgen.analysis.energy import EnergyResult
 from reportgen.analysis.scaling import ScalingResult
@@ -68,6 +69,7 @@ class GoalResult:
     # (the price-free measure of cost) is what the summary offers then.
     time_met_fewest_node_hours: GoalCheck | None = None
     cheapest_run: GoalCheck | None = None  # the cheapest measured point in any viable regime, met or not
+    plan_estimate: PlanEstimate | None = None  # an unmeasured plan's time by the resampled fits, with its interval
 
     @property
     def priced(self) -> bool:
@@ -150,6 +152,10 @@ class GoalDocument:
     monthly_cost: Annotated[float | None, money("the plan's monthly spend in its cheapest regime that meets the "
                                               "goal")]
     note: Annotated[str | None, Key("what could not be checked, in words")]
+    plan_estimate: Annotated[PlanEstimate | None, Key(
+        "null when the plan is measured; else the time there by Amdahl (two scales) or the USL (three or more) with "
+        "its 90 % interval from the resamples, beside the α–β model's (methods.md#few-runs-stated-confidence)")] \
+        = None
 
     @classmethod
     def of(cls, goal: GoalResult) -> GoalDocument:
@@ -160,7 +166,7 @@ class GoalDocument:
         return cls(goal.text, goal.time_limit_s, goal.cost_limit, goal.plan_nodes, goal.plan_measured,
                    plan_verdict([(c.viable, c.met) for c in shown]), tuple(GoalRow.of(c) for c in shown),
                    point(goal.cheapest_meeting), point(goal.fitted_meeting), goal.none_meets, goal.runs_per_month,
-                   goal.monthly_cost, goal.note or None)
+                   goal.monthly_cost, goal.note or None, goal.plan_estimate)
 
 
 @dataclass(frozen=True)

@@ -262,6 +262,12 @@ class ScalingResult:
         "single repeats far from their scale's others (three repeats: more than 2× from the middle of the other two; "
         "four or more: beyond 3 IQR outside the quartiles)")] = ()
     looks_weak: bool = False  # strong mode, but the time per run stays flat as q grows: weak scaling, likely
+    peak_nodes_ci: Annotated[Interval | None, Key(
+        "90 % interval of the peak scale over the resamples of the runs (methods.md#few-runs-stated-confidence)")] \
+        = None
+    knee_nodes_ci: Annotated[Interval | None, Key("90 % interval of the knee over the resamples (null without a "
+                                                  "knee)")] = None
+    band: tuple[tuple[float, float, float], ...] = ()  # (nodes, low, high): the resampled fits' 90 % speedup band
 
     @derived(Key("a + b·p fitted to the measured communication times", name="comm_fit"))
     def comm_fit_line(self) -> CommFit | None:

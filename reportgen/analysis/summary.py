@@ -17,6 +17,7 @@ from typing import Annotated, Literal
 
 from reportgen.analysis.actions import Evidence, NextAction, next_action
 from reportgen.analysis.common import first_min
+from reportgen.analysis.confidence import PlanEstimate
 from reportgen.analysis.cost import CostResult
 from reportgen.analysis.diagnosis import DiagnosisResult
 from reportgen.analysis.findings import Finding
@@ -211,7 +212,7 @@ def _training_verdict(goal: GoalResult | None, plan: int | None, scaling: Scalin
         gap = _training_gap(goal, scaling, words) if goal.none_meets else None
         if goal.plan_nodes is None and scaling is not None and not scaling.per_unit_of_work:
             return _measured_scales(goal, words), "missed" if goal.none_meets else "unjudged", gap
-        return _unjudged_plan(goal, words), "unjudged", gap
+        return _unjudged_plan(goal, words, scaling), "unjudged", gap
     values = _plan_clause(goal, words)
     where = f"at the planned {nodes(goal.plan_nodes)}"
     flagged = _flagged(scaling, goal.plan_nodes)
@@ -268,15 +269,34 @@ def _measured_scales(goal: GoalResult, words: _Words) -> str:
     return sentence(f"{text}none can be judged whole")
 
 
-def _unjudged_plan(goal: GoalResult, words: _Words) -> str:
+def _unjudged_plan(goal: GoalResult, words: _Words, scaling: ScalingResult | None = None) -> str:
     text = f"The goal is not judged at the plan: {goal.note}"
     fitted = _cheapest_check(list(goal.fitted_at_plan))
-    if fitted is not None:
+    estimate = goal.plan_estimate
+    if estimate is not None and scaling is not None:
+        text += f"; {_estimate_words(estimate, scaling, goal.time_limit_s)}"
+    elif fitted is not None:
         verdict = "meet" if fitted.met else "miss" if fitted.met is False else "be judged against"
         cost = f" and {words.money(fitted.cost)}{_on(fitted.regime)}" if fitted.cost is not None else ""
         text += (f"; the USL fit puts a run there at {duration(fitted.time_s)}{cost}, which would {verdict} the "
                  "goal (fitted, not measured)")
     return sentence(text)
+
+
+def _estimate_words(estimate: PlanEstimate, scaling: ScalingResult, limit_s: float | None) -> str:
+    """An unmeasured plan's estimate with its interval and source, beside the α–β model's
+    (methods.md#few-runs-stated-confidence)."""
+    measured = listed([number(row.nodes) for row in scaling.rows])
+    how = f"Amdahl from {measured} nodes" if estimate.source == "amdahl" else f"the USL fitted to {measured} nodes"
+    text = (f"by {how} a run at {nodes(estimate.nodes)} takes {duration(estimate.time_s)} (90 % interval "
+            f"[{duration(estimate.low_s)}, {duration(estimate.high_s)}])")
+    if limit_s is not None:
+        side = "within" if estimate.time_s <= limit_s else "over"
+        straddles = estimate.low_s <= limit_s <= estimate.high_s
+        text += f", {side} the {duration(limit_s)} limit" + (" though the interval straddles it" if straddles else "")
+    if estimate.model_time_s is not None:
+        text += f"; the α–β model says {duration(estimate.model_time_s)}"
+    return text
 
 
 def _plan_clause(goal: GoalResult, words: _Words) -> str:

@@ -244,7 +244,9 @@ def speedup(scaling: ScalingResult, limit: float | None = None) -> FigureJob | N
                         "vermilion star) and parallel efficiency (right: orange, E = 0.5 vermilion dashed). "
                         f"{knee_text}{goal}{reference_note(scaling)}"
                         + (" Black bars: the 95 % bootstrap interval over each scale's repeated runs."
-                           if scaling.repeated else ""),
+                           if scaling.repeated else "")
+                        + (" The blue band: the 90 % interval of the fits to the resampled runs, out to the plan."
+                           if scaling.band else ""),
                         "Speedup and efficiency against node count.", height=3.4)
     return FigureJob(frame, _draw_speedup, (scaling, needed))
 
@@ -273,6 +275,15 @@ def _draw_speedup(frame: FigureFrame, scaling: ScalingResult, needed: float | No
         dots = len(rows) <= MAX_MARKERS  # past that a line reads better, and each marker is a path in the SVG
         ax.plot(p, s, "o-" if dots else "-", color=BLUE, markeredgecolor=INK, label="measured")
         _interval_bars(ax, p, list(s), [r.speedup_ci for r in rows])
+        band = np.array(scaling.band) if scaling.band else None
+        beyond = band is not None and float(band[-1, 0]) > float(p.max())  # a plan past the measured range
+        if band is not None:  # the resampled fits' 90 % band, out to the plan (methods.md#few-runs-stated-confidence)
+            # drawn no higher than 1.25 × ideal: past it a fit's extrapolation says nothing a reader can use
+            ceiling = 1.25 * band[:, 0] / scaling.reference_nodes
+            band[:, 2] = np.minimum(band[:, 2], ceiling)
+            band[:, 1] = np.minimum(band[:, 1], band[:, 2])
+            ax.fill_between(band[:, 0], band[:, 1], band[:, 2], color=BLUE, alpha=0.15, linewidth=0,
+                            label="90 % band of the resampled fits")
         if scaling.amdahl is not None and scaling.amdahl.serial_fraction > 0:
             f = scaling.amdahl.serial_fraction
             dq = dense / scaling.reference_nodes
@@ -290,8 +301,10 @@ def _draw_speedup(frame: FigureFrame, scaling: ScalingResult, needed: float | No
             ax.plot([knee.nodes], [knee.speedup], "*", color=VERMILION, markersize=13, markeredgecolor=INK,
                     label=f"knee at {knee.nodes:,} nodes")
         draw_goal_line(ax, needed, "speedup the goal's time needs")
-        log2_axis(ax, [r.nodes for r in rows])
-        top = max([float(s.max()), 1.0, needed or 0.0] + [r.speedup_ci[1] for r in rows if r.speedup_ci])
+        log2_axis(ax, [r.nodes for r in rows] + ([float(band[-1, 0])] if band is not None and beyond else []))
+        # the axis is the measurements'; the band widens it only to show a plan beyond them
+        top = max([float(s.max()), 1.0, needed or 0.0] + [r.speedup_ci[1] for r in rows if r.speedup_ci]
+                  + ([float(band[:, 2].max())] if band is not None and beyond else []))
         ax.set_ylim(0, top * 1.35)
         ax.set_xlabel("nodes (log scale)")
         ax.set_ylabel(f"speedup over {scaling.reference_nodes:,} node{'s' if scaling.reference_nodes > 1 else ''}")

@@ -635,6 +635,10 @@ class Scaling:
     superlinear: str | None = field(Text("Why a speedup above 1.25× ideal is real (the shard starts to fit a cache or "
                                          "the device memory): turns the implausible-speedup warning into a note",
                                          example="the 4-node shard fits in HBM"), starter=False)
+    noise: float | None = field(Number("Relative noise of one run (the spread of its log time), for intervals from "
+                                       "single runs (default 0.05) and a stated confidence without repeats",
+                                       minimum=0.0, exclusive_minimum=True, maximum=1.0, example="0.05"),
+                                starter=False)
 
     @property
     def form(self) -> RunForm | None:
