@@ -129,8 +129,12 @@ def _goal_unmet(e: Evidence) -> str:
             return (f"Load-test {nodes(serving.nodes_to_serve)}, where the USL fit says the need of "
                     f"{requests(serving.capacity_needed_rps, serving.unit)} is met.")
         if serving.limited_by == "latency":
-            return ("Cut the p99 latency before adding replicas: fewer fan-out hops, hedged requests, batching or "
-                    "a smaller or quantized model.")
+            row, objective = serving.plan_row, serving.p99_objective_s
+            where = (f"Cut the p99 at the planned {nodes(row.nodes)} from {duration(row.p99_s)} to the "
+                     f"{duration(objective)} objective" if row is not None and row.p99_s is not None and objective
+                     else "Cut the p99 latency")
+            return (f"{where} before adding replicas, which have the capacity already: a lighter load per replica, "
+                    "fewer fan-out hops, hedged requests, batching or a smaller or quantized model.")
         bound = f" (at least {nodes(serving.nodes_lower_bound)} at the best capacity per node measured)" \
             if serving.nodes_lower_bound else ""
         return (f"Add replicas{bound} and load-test the scale that reaches "

@@ -327,6 +327,12 @@ def analyze_serving(project: Project, scaling: ScalingResult | None, *, intensit
     rows = {nodes: row(nodes, capacity, "measured", energy) for nodes, (capacity, energy) in measured.items()}
     fitted = _fitted_to_serve(usl, need, objectives, latencies, set(rows), max_nodes)
     to_serve = next((r for r in sorted(rows.values(), key=lambda r: r.nodes) if r.serves), None)
+    # Latency limits before capacity (methods.md#latency-limits-before-capacity): a measured scale with the capacity
+    # that misses a latency objective says more nodes will not help; a fitted scale whose latency is not known is
+    # then no scale to serve
+    latency_bound = to_serve is None and any(r.meets_load and r.meets_latency is False for r in rows.values())
+    if latency_bound and fitted.capacity_only:
+        fitted = _Fitted(None, fitted.capacity_reached, False)
     source: Origin | None = "measured" if to_serve else ("fitted" if fitted.nodes is not None else None)
     nodes_to_serve = to_serve.nodes if to_serve else fitted.nodes
     for extra in (plan, nodes_to_serve):
@@ -354,7 +360,7 @@ def analyze_serving(project: Project, scaling: ScalingResult | None, *, intensit
         rows=ordered,
         nodes_to_serve=nodes_to_serve,
         nodes_to_serve_source=source,
-        limited_by=None if nodes_to_serve is not None else _limit(ordered, fitted),
+        limited_by="latency" if latency_bound else None if nodes_to_serve is not None else _limit(ordered, fitted),
         nodes_lower_bound=ceil_ratio(need, best[0]) if best else None,
         best_per_node_rps=best[0] if best else None,
         best_per_node_at=best[1] if best else None,
