@@ -21,7 +21,8 @@ from reportgen.keys import Key, money
 from reportgen.project.model import Scaling
 
 RESAMPLES = 1000
-MAX_DRAWS = 1_000_000  # resamples × scales at most: past 1,000 measured scales, fewer resamples (memory is bounded)
+MIN_RESAMPLES = 50
+MAX_DRAWS = 500_000  # resamples × scales at most: past 500 measured scales, fewer resamples (memory is bounded)
 PLANNER_FITS = 200  # the bootstrap fits each candidate run's outcome is simulated on
 SEED = 20261127
 DEFAULT_NOISE = 0.05  # σ of one run's log time when the project states none
@@ -152,7 +153,7 @@ def _draw(spec: Scaling, scaling: ScalingResult, noise: float) -> _Draws:
     """Each scale's resampled median time: its repeats with replacement, or one run's parametric draw."""
     rng = np.random.default_rng(SEED)
     groups = repeats_by_nodes(spec.runs)
-    resamples = max(100, min(RESAMPLES, MAX_DRAWS // len(groups)))
+    resamples = max(MIN_RESAMPLES, min(RESAMPLES, MAX_DRAWS // len(groups)))
     columns, centre = [], []
     for group, row in zip(groups, scaling.rows, strict=True):
         assert row.time_s is not None

@@ -286,10 +286,13 @@ def _confidence(context: Decision, limits: Limits, points: list[Candidate], chos
     each resample's time at its scale (a point's time, money and CO2e are all proportional to it)."""
     values: list[tuple[int, np.ndarray, np.ndarray]] = []
     index = None
+    # a project of thousands of scales in several regimes: fewer resamples each, a million values at most
+    resamples = max(MIN_RESAMPLES, MAX_VALUES // max(len(points), 1))
     for point in points:
         nominal, ratio = _objective(context, point), ratio_at(point.nodes)
         if nominal is None or ratio is None:
             continue
+        ratio = ratio[:resamples]
         within = np.ones_like(ratio, dtype=bool)
         for limit, value in ((limits.max_time_s, point.time_s), (limits.max_cost, point.cost),
                              (limits.max_co2_kg, point.co2_kg)):
@@ -299,6 +302,10 @@ def _confidence(context: Decision, limits: Limits, points: list[Candidate], chos
             index = len(values)
         values.append((point.nodes, nominal * ratio, within))
     return decision_confidence(values, index) if index is not None else None
+
+
+MAX_VALUES = 500_000  # points × resamples a decision's confidence holds at most
+MIN_RESAMPLES = 50
 
 
 def _decide(context: Decision, limits: Limits, points: list[Candidate], *, serving: bool = False,
