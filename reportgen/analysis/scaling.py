@@ -420,10 +420,13 @@ def analyze_scaling(scaling: Scaling | None, *, max_nodes: int = 4096, serving: 
     qs = [row.nodes / p_ref for row in rows]
     knee, score = kneedle([row.nodes for row in rows], speedups)
     cause, inferred, cause_at = _knee_cause(rows, knee, form)
-    fits_ok = len(rows) >= 3
     two_scales = len(rows) >= 2  # Amdahl's and Gustafson's one parameter: exact with two scales (§4 fits)
-    usl = fit_usl([float(r.nodes) for r in rows],
-                  [r.run.throughput for r in rows] if form == "throughput" else speedups) if fits_ok else None  # type: ignore[misc]
+    # a throughput that cannot be right is no point of the fit the serving choices rest on (methods.md#implausible-
+    # throughput)
+    fitted = [r for r in rows if "throughput" not in r.excluded]
+    usl = fit_usl([float(r.nodes) for r in fitted],
+                  [r.run.throughput if form == "throughput" else r.speedup for r in fitted]  # type: ignore[misc]
+                  ) if len(fitted) >= 3 else None  # the USL from three scales
     kf = [(r.nodes, r.karp_flatt) for r in rows if r.karp_flatt is not None]
     kf_slope = slope([float(p) for p, _ in kf], [e for _, e in kf]) if len(kf) >= 2 else None
     trend = karp_flatt_trend(kf, kf_slope)
