@@ -147,6 +147,8 @@ def test_a_throughput_above_what_the_replicas_serve_is_named_and_left_out() -> N
     row = next(r for r in analysis.serving.rows if r.nodes == 4)
     assert row.excluded and row.capacity_rps == 5000 and row.serves is None  # shown, but not a choice
     assert analysis.serving.nodes_to_serve != 4
+    # nor a point of the USL fit the serving choices rest on: two plausible scales are too few for one
+    assert analysis.scaling.usl is None and analysis.serving.nodes_to_serve is None
     assert all(p.nodes != 4 or not p.met for p in analysis.serving.points)
 
 
