@@ -365,3 +365,11 @@ def test_without_reliability_spot_keeps_the_first_order_time() -> None:
     # n = 0.02 × 8 × 7,040 / 3,600 = 0.3129 preemptions, each 6 min
     assert row.time_s == pytest.approx(7040 + 0.02 * 8 * 7040 / 3600 * 360)
     assert row.failure_overhead_fraction is None
+
+
+def test_a_spot_model_past_half_the_run_without_preemptions_says_so() -> None:
+    # found by the fuzzer: no preemptions, but a node MTBF of 1 s: the hardware failures alone take the run
+    analysis = analyze(make_project(SPOT.replace("preemptions_per_node_hour: 0.02", "preemptions_per_node_hour: 0")
+                                    .replace("node_mtbf: 6300 h", "node_mtbf: 1 s")))
+    finding = next(f for f in analysis.findings if f.code == "spot-model-out-of-range")
+    assert "(0 a node-hour)" in finding.message

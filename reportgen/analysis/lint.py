@@ -138,9 +138,9 @@ def _spot_model(cost: CostResult | None, plan: int | None) -> list[Finding]:
         return []
     row, tax = next(((r, t) for r, t in beyond if r.nodes == plan), beyond[0])
     rate = spot.preemptions[0]
+    every = f", one every {duration(3600.0 / (rate * row.nodes))} across the nodes" if rate > 0 else ""
     return [warning("spot-model-out-of-range", f"on spot at {nodes(row.nodes)}, hardware failures and preemptions "
-                    f"({number(rate)} a node-hour, one every {duration(3600.0 / (rate * row.nodes))} across the "
-                    f"nodes) add {percent(tax.overhead_fraction)} to a run of "
+                    f"({number(rate)} a node-hour{every}) add {percent(tax.overhead_fraction)} to a run of "
                     f"{duration(row.time_s / (1 + tax.overhead_fraction))}: past half the run the first-order "
                     "model no longer holds, so spot's times there are a floor, not an estimate",
                     "pricing.regimes.spot", "cost")]

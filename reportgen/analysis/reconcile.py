@@ -124,7 +124,7 @@ def _energies(project: Project, sources: Mapping[float, RowSource]) -> tuple[Imp
         if run.energy is None or time_s is None or time_s <= 0:
             continue
         source = sources.get(run.nodes)
-        machines = (source.machines if source is not None else None) or int(run.nodes)
+        machines = (source.machines if source is not None else None) or max(1, round(run.nodes))
         low = ENERGY_LOW * machines * energy.wait_power * time_s if energy.wait_power is not None else None
         high = (ENERGY_HIGH * energy.pue * machines * energy.node_power * time_s
                 if energy.node_power is not None else None)
