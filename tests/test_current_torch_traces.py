@@ -113,7 +113,20 @@ def test_a_step_that_overlaps_the_one_before_is_still_a_step() -> None:
 def test_many_threads_of_markers_are_read_in_one_pass() -> None:
     markers = [(float(i), 1.0, i, f"ProfilerStep#{i}") for i in range(80_000)]  # each thread marks one step
     steps = traces.profiler_steps(markers)
-    assert (steps.thread, steps.starts) == (0, (0.0,))  # a tie goes to the thread that marked first
+    assert (steps.thread, steps.starts) == (0, (0.0,))  # a tie goes to the lowest thread id
+
+
+def test_a_tie_between_threads_goes_to_the_lowest_id_whatever_the_order() -> None:
+    # two threads mark two steps each; the one with the higher id marks first: the choice is the lowest id, so it
+    # never depends on the file's order (nor on hashing)
+    markers = [(0.0, 10.0, 9, "ProfilerStep#0"), (10.0, 10.0, 9, "ProfilerStep#1"),
+               (100.0, 10.0, 3, "ProfilerStep#0"), (110.0, 10.0, 3, "ProfilerStep#1")]
+    assert traces.profiler_steps(markers).thread == 3
+    assert traces.profiler_steps(markers[::-1]).thread == 3
+    # the count is of outermost steps: a thread whose markers nest counts its outermost ones only
+    nested = [(0.0, 100.0, 1, "ProfilerStep#0"), (1.0, 5.0, 1, "ProfilerStep#1"), (2.0, 1.0, 1, "ProfilerStep#2"),
+              (0.0, 10.0, 2, "ProfilerStep#0"), (20.0, 10.0, 2, "ProfilerStep#1")]
+    assert traces.profiler_steps(nested).thread == 2
 
 
 def test_a_window_far_from_its_steps_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
