@@ -34,8 +34,9 @@ def project(extra: str = "", **fields: str):
     (Pattern("parameter-server", servers=4), 16, 2 * ALPHA + 2 * BETA * 16 / 4),
     # scatter-gather: 2[(p − 1)α + β(p − 1)/p]
     (Pattern("scatter-gather"), 4, 2 * (3 * ALPHA + BETA * 3 / 4)),
-    # gossip with k = 3: k(α + β), whatever p
-    (Pattern("gossip", peers=3), 2, 3 * (ALPHA + BETA)),
+    # gossip with k = 3: min(k, p − 1)(α + β): a node of 2 has one peer; from p = 4 on, k
+    (Pattern("gossip", peers=3), 2, 1 * (ALPHA + BETA)),
+    (Pattern("gossip", peers=3), 4, 3 * (ALPHA + BETA)),
     (Pattern("gossip", peers=3), 1000, 3 * (ALPHA + BETA)),
     # sharded (FSDP, ZeRO-3): 3[(p − 1)α + β(p − 1)/p]
     (Pattern("sharded"), 8, 3 * (7 * ALPHA + BETA * 7 / 8)),
@@ -79,7 +80,7 @@ def test_a_parameter_server_has_a_finite_optimum_without_latency() -> None:
 def test_gossip_is_flat_and_has_no_communication_dominated_point_when_cheap() -> None:
     # k(α + β) = 2 × 11 ms = 22 ms < T_comp/p = 1/p for p ≤ 45: with max_nodes 40, R < 1 everywhere
     result = predict(project(pattern="gossip", max_nodes="40"))
-    assert len({round(row.t_comm_s, 12) for row in result.rows if row.nodes > 1}) == 1
+    assert len({round(row.t_comm_s, 12) for row in result.rows if row.nodes > 2}) == 1  # flat once p > k = 2
     assert result.p_comm_dominated is None
     assert result.p_star == 40  # T_p keeps falling: the optimum is the range's end
     assert result.capped and result.continuous_optimum_nodes == math.inf

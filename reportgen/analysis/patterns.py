@@ -43,8 +43,9 @@ class Pattern:
             return 2.0 * np.ceil(np.log2(p)), 2.0 * many
         if self.name == "parameter-server":
             return 2.0 * many, 2.0 * p / self.servers * many
-        if self.name == "gossip":
-            return self.peers * many, self.peers * many
+        if self.name == "gossip":  # a node has at most p − 1 peers (docs/methods.md, the pattern table)
+            peers = np.minimum(float(self.peers), hops) * many
+            return peers, peers
         return self.rounds * hops, self.rounds * share  # scatter-gather, sharded, all-to-all: rounds of the ring's
 
     @property
@@ -80,7 +81,7 @@ class Pattern:
             "tree": "2α⌈log2 p⌉ + 2β",
             "parameter-server": "2α + 2βp/S",
             "scatter-gather": "2[(p − 1)α + β(p − 1)/p]",
-            "gossip": "k(α + β)",
+            "gossip": "min(k, p − 1)(α + β)",
             "sharded": "3[(p − 1)α + β(p − 1)/p]",
             "all-to-all": "E[(p − 1)α + β(p − 1)/p]",
         }[self.name]
