@@ -121,6 +121,12 @@ def test_the_layout_size_is_checked_against_the_plan() -> None:
 def test_tensor_parallelism_across_nodes_warns() -> None:
     analysis = analyze(make_project(layout_project(tensor="16", pipeline="2")))
     assert any(f.code == "tensor-across-nodes" and f.severity == "warning" for f in analysis.findings)
+    # and its all-reduces are costed at the network's bandwidth and latency, as the warning says: t = 16 over
+    # 8-device nodes, pp = 2, m = 32: 4 · (80/2) · 32 · (2 · 15/16 · A / 50 GB/s + 2 · 15 · 10 µs)
+    activation = 1 * 4096 * 8192 * 2
+    step = analysis.layout.step
+    assert step is not None
+    assert step.tensor_s == pytest.approx(4 * 40 * 32 * (2 * 15 / 16 * activation / 50e9 + 2 * 15 * 10e-6))
 
 
 def test_a_fitting_layout_satisfies_the_device_level_memory_requirement() -> None:

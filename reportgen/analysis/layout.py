@@ -366,8 +366,12 @@ class StepInputs:
     def _fixed_terms(self) -> tuple[float, float]:
         """T_tp and T_pp, which do not depend on d."""
         t, pp, m = self.tensor, self.pipeline, self.micro_batches
-        tensor = 4.0 * (self.layers / pp) * m * (2.0 * (t - 1) / t * self.activation_b / self.intra_bandwidth
-                                                 + 2.0 * (t - 1) * self.intra_alpha) if t > 1 else 0.0
+        # tensor parallelism beyond a node crosses the network: its all-reduces at the network's bandwidth and
+        # latency (methods.md#22-a-parallel-layout-designparallelism)
+        across = t > self.devices_per_node
+        bandwidth, alpha = (self.bandwidth, self.alpha) if across else (self.intra_bandwidth, self.intra_alpha)
+        tensor = 4.0 * (self.layers / pp) * m * (2.0 * (t - 1) / t * self.activation_b / bandwidth
+                                                 + 2.0 * (t - 1) * alpha) if t > 1 else 0.0
         pipeline = 2.0 * m * (self.alpha + self.activation_b / self.bandwidth) if pp > 1 else 0.0
         return tensor, pipeline
 
