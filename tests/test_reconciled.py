@@ -373,3 +373,16 @@ def test_a_spot_model_past_half_the_run_without_preemptions_says_so() -> None:
                                     .replace("node_mtbf: 6300 h", "node_mtbf: 1 s")))
     finding = next(f for f in analysis.findings if f.code == "spot-model-out-of-range")
     assert "(0 a node-hour)" in finding.message
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ('{"request_throughput": 3.6, "request_throughput": 9.9}', 'the key "request_throughput" appears twice'),
+    ('{"request_throughput": 1' + "0" * 400 + "}", "past float range"),
+])
+def test_a_hostile_vllm_result_is_one_located_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str,
+                                                   said: str) -> None:
+    # duplicate keys (the last would win silently) and a 400-digit integer (a traceback before)
+    (tmp_path / "result.json").write_text(text, encoding="utf-8")
+    assert main(["ingest", "serving", str(tmp_path / "result.json"), "--nodes", "1"]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err and err.count("\n") == 1

@@ -99,8 +99,16 @@ def _vllm_json(text: str, file: str, sha: str) -> ServingBenchmark:
     def refuse_constant(name: str) -> Any:
         raise ValueError(f"{name} is not a number JSON allows")
 
+    def refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in seen:  # two runs' figures in one object: the last would win silently
+                raise ValueError(f"the key {json.dumps(key)[:60]} appears twice in one object")
+            seen[key] = value
+        return seen
+
     try:
-        document = json.loads(text, parse_constant=refuse_constant)
+        document = json.loads(text, parse_constant=refuse_constant, object_pairs_hook=refuse_duplicates)
     except (ValueError, RecursionError) as error:
         raise InputError([Problem(file, 1, 1, "", f"invalid JSON: {error}")]) from None
     if not isinstance(document, dict):
@@ -215,7 +223,12 @@ class _Values:
         if isinstance(value, bool) or not isinstance(value, int | float):
             self.problems.append(Problem(self.file, 1, 1, key, f"expected a number, got {json.dumps(value)[:40]}"))
             return None
-        return self._checked(float(value), key, 1)
+        try:
+            number = float(value)
+        except OverflowError:  # a 400-digit integer: past any float
+            self.problems.append(Problem(self.file, 1, 1, key, f"a number past float range ({str(value)[:20]}…)"))
+            return None
+        return self._checked(number, key, 1)
 
     def json_count(self, document: dict[str, Any], key: str) -> int | None:
         """A count of requests: a whole number ≥ 0, or absent."""
