@@ -205,7 +205,8 @@ def _confidence(i: Inputs, a: Analysis) -> ConfidenceResult | None:
 
 
 def _with_intervals(_: Inputs, a: Analysis) -> ScalingResult | None:
-    """The scaling, cost and goal sections carry the resamples' intervals under their own keys (RESULTS turn 5)."""
+    """The scaling, cost and goal sections carry the resamples' intervals under their own keys
+    (methods.md#few-runs-stated-confidence)."""
     if a.scaling is None or a.confidence is None:
         return a.scaling
     return replace(a.scaling, peak_nodes_ci=a.confidence.peak_nodes_ci, knee_nodes_ci=a.confidence.knee_nodes_ci,

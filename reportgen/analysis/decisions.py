@@ -146,8 +146,8 @@ def candidates(scaling: ScalingResult, cost: CostResult | None, energy: EnergyRe
                tax: Callable[[float], float] | None = None, plan: float | None = None) -> list[Candidate]:
     """Every measured scale in every viable price regime (one point per scale without pricing), by node count
     and, within one, from the cheapest regime: ties of an objective go to the smaller p, then the lower cost.
-    With a failure tax, each point's time, money, energy and CO2e grow by its overhead at that scale (§5.z); in
-    weak scaling, by the runs it takes to do the goal's work (the plan's shares)."""
+    With a failure tax, each point's time, money, energy and CO2e grow by its overhead at that scale
+    (methods.md#failures-at-scale); in weak scaling, by the runs it takes to do the goal's work (the plan's shares)."""
     # an energy that cannot be right is no point's energy: carbon choices and limits pass it by
     co2 = {r.nodes: r.co2_kg for r in energy.rows if not r.excluded} if energy else {}
     kwh = {r.nodes: r.energy_kwh for r in energy.rows if not r.excluded} if energy else {}

@@ -432,7 +432,7 @@ def _time_wall(project: Project, hardware: Hardware, reference: MeasuredReferenc
             and reference_time_s <= per_run:
         reference = reference_time_s = None
     if reference is not None and reference_time_s is not None and per_run is not None:
-        # Measurements outrank the model (§7.1): the smallest measured scale, held as one machine's time for the
+        # Measurements outrank the model: the smallest measured scale, held as one machine's time for the
         # goal's work, against the goal's time per run decides whether one machine suffices, whatever the 6·P·T
         # estimate says (methods.md#the-time-wall-from-the-smallest-measured-scale)
         modelled = f"; the model's {source} gives {time:.4g} s" if time is not None else ""

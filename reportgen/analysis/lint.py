@@ -76,7 +76,7 @@ def lint(project: Project, *, diagnosis: DiagnosisResult | None, prediction: Pre
     findings += _model_against_measurements(prediction, model_check)
     findings += _reliability(reliability)
     findings += _unstated(project)
-    return refuted_by_runs(findings, project, scaling, layout)
+    return refuted_by_runs(findings, project, scaling, layout, diagnosis)
 
 
 # The memory model's errors that measured runs can refute (methods.md#measurements-outrank-the-memory-model)
@@ -84,7 +84,7 @@ MEMORY_ERRORS = ("layout-does-not-fit", "replica-cannot-fit", "too-few-nodes", "
 
 
 def refuted_by_runs(findings: list[Finding], project: Project, scaling: ScalingResult | None,
-                    layout: LayoutResult | None) -> list[Finding]:
+                    layout: LayoutResult | None, diagnosis: DiagnosisResult | None = None) -> list[Finding]:
     """A memory error where runs were measured becomes `memory-model-refuted`, a warning naming the assumption
     that would explain the gap: the design ran, so it can start. A layout or a plan that does not fit is refuted by
     a run at its scale or below (fewer devices hold more each); a replica that does not fit, by any run."""
@@ -93,10 +93,12 @@ def refuted_by_runs(findings: list[Finding], project: Project, scaling: ScalingR
     plan = project.design.nodes if project.design else None
     measured = [row.nodes for row in scaling.rows]
     at_or_below = [p for p in measured if plan is None or p <= plan]
+    # a wrong axis is the memory model's only when the memory wall is the ceiling it is wrong about
+    memory_ceiling = diagnosis is not None and diagnosis.binding_ceiling == "memory-capacity"
     out = []
     for finding in findings:
         runs = at_or_below if finding.code in ("layout-does-not-fit", "too-few-nodes") else measured
-        memory = finding.code != "wrong-axis" or "memory" in finding.message
+        memory = finding.code != "wrong-axis" or memory_ceiling
         if finding.severity != "error" or finding.code not in MEMORY_ERRORS or not runs or not memory:
             out.append(finding)
             continue

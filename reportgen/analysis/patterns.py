@@ -128,7 +128,7 @@ class Pattern:
             "parameter-server": "every worker pushes M and pulls M; the S servers' links carry 2pM in all, so the "
                                 "cost grows with p (Li et al. 2014)",
             "scatter-gather": "a coordinator sends each worker its 1/p share and gathers it back over its own link",
-            "gossip": "each node exchanges M with k peers per step, whatever p; the extra steps its weaker "
+            "gossip": "each node exchanges M with min(k, p − 1) peers per step; the extra steps its weaker "
                       "consistency needs to converge are not modelled (Lian et al. 2017)",
             "sharded": "FSDP full shard and ZeRO-3: an all-gather in the forward pass, another in the backward and a "
                        "reduce-scatter, 1.5× the ring's volume (Rajbhandari et al. 2020, §7)",

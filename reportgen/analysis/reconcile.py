@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from reportgen.analysis.scaling import MEASURED_TOLERANCE as TOLERANCE
 from reportgen.analysis.scaling import run_time
 from reportgen.analysis.serving import replica_of
 from reportgen.project.model import Project, Run
@@ -98,10 +99,6 @@ class Reconciliation:
                 kept.append(quantity)
         return {nodes: tuple(quantities) for nodes, quantities in out.items()}
 
-    def without(self, quantity: Quantity) -> frozenset[float]:
-        """The scales whose `quantity` no choice may rest on."""
-        return frozenset(nodes for nodes, quantities in self.excluded().items() if quantity in quantities)
-
     @property
     def implausible_collectives(self) -> frozenset[int]:
         """The places among prediction.collectives of those the α–β fit leaves out."""
@@ -132,9 +129,6 @@ def _energies(project: Project, sources: Mapping[float, RowSource]) -> tuple[Imp
                 (high is not None and run.energy > high * (1 + TOLERANCE)):
             out.append(ImplausibleEnergy(run.nodes, run.energy, machines, time_s, low, high))
     return tuple(out)
-
-
-TOLERANCE = 1e-9  # measured quantities compared with a relative tolerance (methods.md#tolerance)
 
 
 def _wall(run: Run, work_per_run: float | None) -> float | None:

@@ -318,7 +318,7 @@ class Serving:
 
 @dataclass(frozen=True)
 class ModelShape:
-    """The model's shape, for the activations tensor and pipeline parallelism exchange (ANALYSES §3.2)."""
+    """The model's shape, for the layout's exchanges (methods.md#22-a-parallel-layout-designparallelism)."""
 
     layers: int = field(Count("Transformer layers", "80"), required=True)
     hidden: int = field(Count("Hidden size", "8192"), required=True)
