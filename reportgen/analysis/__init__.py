@@ -10,10 +10,13 @@ document). docs/architecture.md has the recipe for adding one.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, get_type_hints
+
+import numpy as np
 
 from reportgen.analysis import selection as cut
 from reportgen.analysis.actions import Evidence
@@ -24,8 +27,9 @@ from reportgen.analysis.decisions import DecisionResult, DecisionsResult, TradeO
 from reportgen.analysis.diagnosis import DiagnosisResult, diagnose, measured_reference
 from reportgen.analysis.energy import EnergyResult, analyze_energy
 from reportgen.analysis.findings import Finding, ordered
-from reportgen.analysis.goal import GoalDocument, GoalResult, check_goal
+from reportgen.analysis.goal import GoalDocument, GoalResult, check_goal, excess
 from reportgen.analysis.layout import LAYOUT_DOC, LayoutResult, analyze_layout
+from reportgen.analysis.levers import Judge, LeverEvidence, Levers, Outcome, WhatIf, find_levers
 from reportgen.analysis.lint import crowded_runs, lint
 from reportgen.analysis.model_check import ModelCheckResult, check_model
 from reportgen.analysis.patterns import resolve_pattern
@@ -34,7 +38,7 @@ from reportgen.analysis.prediction import PredictionResult, given_alpha, predict
 from reportgen.analysis.provenance import ProvenanceResult, trace_provenance
 from reportgen.analysis.reconcile import Reconciliation, reconcile
 from reportgen.analysis.reliability import ReliabilityResult, analyze_reliability, default_scales, folded_fraction
-from reportgen.analysis.scaling import ScalingResult, analyze_scaling
+from reportgen.analysis.scaling import ScalingResult, TimeChange, analyze_scaling
 from reportgen.analysis.serving import ServingResult, analyze_serving
 from reportgen.analysis.summary import SummaryResult, summarize
 from reportgen.project.carbon import Intensity
@@ -68,6 +72,8 @@ class Analysis:
     # few runs, stated confidence (methods.md#few-runs-stated-confidence): intervals, the plan's estimate, the planner
     confidence: ConfidenceResult | None = None
     next_runs: tuple[NextRun, ...] | None = None  # the measurement planner's ranked runs (results.json next_runs)
+    # the values at which the verdict at the plan flips (methods.md#the-goals-levers), held in the goal section
+    levers: Levers = field(default_factory=Levers)
 
 
 @dataclass(frozen=True)
@@ -151,7 +157,8 @@ def _goal(i: Inputs, a: Analysis) -> GoalResult | None:
         return None
     return check_goal(project.project.goal, plan_nodes=i.planned, scaling=a.scaling, cost=a.cost, energy=a.energy,
                       runs_per_month=project.pricing.runs_per_month if project.pricing else None,
-                      max_nodes=i.max_nodes, tax=i.tax)
+                      max_nodes=i.max_nodes, tax=i.tax,
+                      estimate=a.confidence.plan_estimate if a.confidence is not None else None)
 
 
 def _with_layout(_: Inputs, a: Analysis) -> PredictionResult | None:
@@ -172,7 +179,8 @@ def _findings(i: Inputs, a: Analysis) -> tuple[Finding, ...]:
 def _summary(i: Inputs, a: Analysis) -> SummaryResult | None:
     project = i.project
     evidence = Evidence(a.diagnosis, a.prediction, a.scaling, a.goal, a.serving, a.reliability, i.planned,
-                        a.past_peak, project.currency, _crowded(project), a.next_runs or ())
+                        a.past_peak, project.currency, _crowded(project), a.next_runs or (), a.levers,
+                        _contended(project))
     return summarize(project, scaling=a.scaling, cost=a.cost, prediction=a.prediction, goal=a.goal,
                      serving=a.serving, findings=a.findings, evidence=evidence, model_check=a.model_check,
                      layout=a.layout)
@@ -219,14 +227,71 @@ def _cost_with_interval(_: Inputs, a: Analysis) -> CostResult | None:
     return replace(a.cost, cost_optimal_nodes_ci=a.confidence.cost_optimal_nodes_ci)
 
 
-def _goal_with_estimate(_: Inputs, a: Analysis) -> GoalResult | None:
-    if a.goal is None or a.confidence is None or a.confidence.plan_estimate is None:
-        return a.goal
-    return replace(a.goal, plan_estimate=a.confidence.plan_estimate)
-
-
 def _next_runs(_: Inputs, a: Analysis) -> tuple[NextRun, ...] | None:
     return a.confidence.next_runs if a.confidence is not None else None
+
+
+def judge_of(i: Inputs, a: Analysis) -> Judge:
+    """The verdict at the plan under a lever's what-if, as the cost, goal and serving steps themselves recompute it
+    (methods.md#the-goals-levers)."""
+    serving = i.project.serving
+
+    def judge(what: WhatIf) -> Outcome:
+        inputs = replace(i, project=what.project)
+        changed = a
+        if inputs.planned != i.planned and a.confidence is not None:  # another plan: its own estimate
+            changed = replace(a, confidence=replace(a.confidence, plan_estimate=a.confidence.estimate_at(
+                inputs.planned)))
+        if what.times is not None and a.scaling is not None:
+            changed = replace(changed, scaling=a.scaling.with_times(what.times),
+                              confidence=_estimate_with(changed.confidence, what.times))
+        if serving:
+            changed = replace(changed, serving=_serving(inputs, changed))
+        else:
+            changed = replace(changed, cost=_cost(inputs, changed))
+            changed = replace(changed, goal=_goal(inputs, changed))
+        result = _goal_of(changed)
+        if result is None:
+            return Outcome(None, None)
+        return Outcome(_goal_document(result).met_at_plan, plan_excess(result))
+
+    return judge
+
+
+def _levers(i: Inputs, a: Analysis) -> Levers:
+    """Each lever searched on the verdict as the report's own steps recompute it."""
+    if (a.goal is None and a.serving is None) or i.planned is None:
+        return Levers()
+    project = i.project
+    spec = project.prediction
+    alpha = _latency(project, a.prediction)
+
+    def layout_fits(changed: Project) -> bool | None:
+        layout = analyze_layout(changed, t_comp=spec.t_comp if spec else None, alpha=alpha, max_nodes=i.max_nodes)
+        return layout.fits if layout is not None else None
+
+    return find_levers(LeverEvidence(project, judge_of(i, a), a.scaling, a.prediction, a.serving,
+                                     layout_fits if a.layout is not None else None))
+
+
+def _estimate_with(confidence: ConfidenceResult | None, change: TimeChange) -> ConfidenceResult | None:
+    """The plan's estimate, its interval and the model's figure under a lever's change of the times."""
+    estimate = confidence.plan_estimate if confidence is not None else None
+    if confidence is None or estimate is None:
+        return confidence
+    figures = [estimate.time_s, estimate.low_s, estimate.high_s, estimate.model_time_s or estimate.time_s]
+    time_s, low, high, model = change(np.full(4, float(estimate.nodes)), np.array(figures)).tolist()
+    return replace(confidence, plan_estimate=replace(
+        estimate, time_s=time_s, low_s=low, high_s=high,
+        model_time_s=None if estimate.model_time_s is None else model))
+
+
+def _goal_levers(_: Inputs, a: Analysis) -> GoalResult | None:
+    return replace(a.goal, levers=a.levers) if a.goal is not None else None
+
+
+def _serving_levers(_: Inputs, a: Analysis) -> ServingResult | None:
+    return replace(a.serving, levers=a.levers) if a.serving is not None else None
 
 
 def _model_check(_: Inputs, a: Analysis) -> ModelCheckResult | None:
@@ -266,15 +331,17 @@ REGISTRY: tuple[Step, ...] = (
     Step("cost", ("cost", "confidence"), _cost_with_interval),
     Step("next_runs", ("confidence",), _next_runs),
     Step("decisions", ("scaling", "cost", "energy", "serving", "confidence"), _decisions),
-    Step("goal", ("scaling", "cost", "energy"), _goal),
-    Step("goal", ("goal", "confidence"), _goal_with_estimate),
+    Step("goal", ("scaling", "cost", "energy", "confidence"), _goal),
+    Step("levers", ("goal", "serving", "scaling", "prediction", "cost", "confidence", "layout"), _levers),
+    Step("goal", ("goal", "levers"), _goal_levers),
+    Step("serving", ("serving", "levers"), _serving_levers),
     Step("model_check", ("prediction", "scaling", "layout"), _model_check),
     Step("prediction", ("prediction", "layout", "model_check"), _with_layout),
     Step("past_peak", ("scaling", "cost"), _past_peak),
     Step("findings", ("diagnosis", "prediction", "scaling", "checklist", "reliability", "goal", "serving",
                       "model_check", "past_peak", "layout", "reconciliation", "cost"), _findings),
     Step("summary", ("scaling", "cost", "prediction", "goal", "serving", "findings", "diagnosis", "reliability",
-                     "past_peak", "model_check", "layout", "next_runs"), _summary),
+                     "past_peak", "model_check", "layout", "next_runs", "levers"), _summary),
     Step("provenance", ("scaling",), _provenance),
 )
 
@@ -310,6 +377,16 @@ class Section:
     def type(self) -> object:
         """The type of what results.json holds under the key."""
         return self.shape[0] if self.shape else get_type_hints(Analysis)[self.field]
+
+
+def plan_excess(result: GoalResult | ServingResult) -> float | None:
+    """How far the plan is from its limits: in its best viable regime, its largest ratio of a value to a limit."""
+    if isinstance(result, ServingResult):
+        ratios = [max(1.0 / c.load_ratio if c.load_ratio else math.inf, c.latency_ratio or 0.0, c.cost_ratio or 0.0)
+                  for c in result.at_plan if c.viable]
+    else:
+        ratios = [excess(c) for c in result.at_plan or result.fitted_at_plan if c.viable]
+    return min(ratios) if ratios else None
 
 
 def _goal_of(analysis: Analysis) -> GoalResult | ServingResult | None:
@@ -381,6 +458,12 @@ def sections_values(analysis: Analysis) -> dict[str, object]:
 def _crowded(project: Project) -> tuple[float, ...]:
     crowded, beyond = crowded_runs(project)
     return tuple(sorted({p for p, _ in crowded} | set(beyond)))
+
+
+def _contended(project: Project) -> tuple[float, ...]:
+    """Node counts whose runs measured more ranks per machine than it has cores."""
+    crowded, _ = crowded_runs(project)
+    return tuple(sorted({p for p, _ in crowded}))
 
 
 def analyze(project: Project, *, intensity: Intensity | None = None,

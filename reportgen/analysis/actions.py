@@ -1,22 +1,26 @@
-"""The one next action of page 1 (ANALYSES §7.1 item 4): the step that most changes the verdict, through a table
-that maps each finding code to its action and rank.
+"""The one next action of page 1 (docs/methods.md#page-1-and-the-next-action): the step that most changes the
+verdict, through a table that maps each finding code to its action and rank.
 
-The ranks are §7.1's: (1) an error that stops the design; (2) a plan past the measured peak, or a missed goal with a
-measured or fitted way to meet it; (3) a measurement that cannot be right; (4) the model against the measurements;
-(5) noise, and every other finding that calls for an action. The lowest rank wins; within one rank the more severe
-finding, then the code listed earlier. The methodology appendix and docs/methods.md print this table.
+The ranks: (1) an error that stops the design; (2) a measurement the verdict rests on that cannot be right (a
+slower-than-serial or oversubscribed run only when nothing measured explains it); (3) measuring the scale the
+verdict rests on, when the plan is not judged or is judged from an extrapolation; (4) the goal's lever with the
+smallest relative change (methods.md#the-goals-levers), or "out of reach of this design"; (5) the model against the
+measurements; (6) noise, and every other finding that calls for an action. The lowest rank wins; within one rank the
+more severe finding, then the code listed earlier. The methodology appendix and docs/methods.md print this table.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
 from reportgen.analysis.confidence import NextRun
 from reportgen.analysis.diagnosis import DiagnosisResult
 from reportgen.analysis.findings import SEVERITIES, Finding
 from reportgen.analysis.goal import GoalResult
+from reportgen.analysis.lever_words import lever_action, out_of_reach
+from reportgen.analysis.levers import Lever, Levers
 from reportgen.analysis.peak import PastPeak, past_peak_words
 from reportgen.analysis.prediction import PredictionResult
 from reportgen.analysis.reliability import ReliabilityResult
@@ -26,7 +30,7 @@ from reportgen.keys import Key
 from reportgen.project.model import REGIME_PHRASES
 from reportgen.wording import duration, listed, money, nodes, number, percent, requests
 
-Rank = Literal[1, 2, 3, 4, 5]
+Rank = Literal[1, 2, 3, 4, 5, 6]
 
 
 @dataclass(frozen=True)
@@ -34,9 +38,10 @@ class NextAction:
     code: Annotated[str, Key("the finding code it comes from; none when no finding calls for one")]
     text: Annotated[str, Key("the action")]
     rank: Annotated[Rank | None, Key(
-        "ANALYSES §7.1's order: 1 an error that stops the design, 2 the plan against the evidence, 3 a measurement "
-        "that cannot be right, 4 the model against the measurements, 5 noise and the rest; null without an "
-        "action")] = None
+        "the order of methods.md#page-1-and-the-next-action: 1 an error that stops the design, 2 a measurement that "
+        "cannot be right, 3 measuring the scale an unjudged or extrapolated plan rests on, 4 the goal's lever, 5 the "
+        "model against the measurements, 6 noise and the rest; null without an action")] = None
+    lever: Annotated[Lever | None, Key("the goal.levers entry the action comes from, or null")] = None
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,21 @@ class Evidence:
     currency: str = "USD"
     crowded: tuple[float, ...] = ()  # node counts whose runs are oversubscribed (§4.z contention)
     next_runs: tuple[NextRun, ...] = ()  # the measurement planner's runs, best first
+    levers: Levers = field(default_factory=Levers)  # the goal's levers (reportgen.analysis.levers)
+    contended: tuple[float, ...] = ()  # node counts whose ranks_per_node exceeds the cores: measured contention
+
+    @property
+    def lever(self) -> Lever | None:
+        """The feasible lever that meets a missed goal with the smallest relative change."""
+        return next((lever for lever in self.levers.flips if lever.feasible and lever.meets), None)
+
+    @property
+    def plan_rests_on_extrapolation(self) -> bool:
+        """The verdict at the plan is not judged, or rests on a fit beyond the measured scales (or one scale)."""
+        if self.next_runs or (self.scaling is not None and self.scaling.single_scale):
+            return True
+        goal = self.goal
+        return goal is not None and not goal.plan_measured and goal.plan_nodes is not None
 
 
 def _regime(name: str | None) -> str:
@@ -102,63 +122,60 @@ def _plan_past_peak(e: Evidence) -> str:
     return f"Plan {nodes(peak.better_nodes)} instead of {nodes(peak.plan_nodes)}: {past_peak_words(peak, e.currency)}."
 
 
-def _plan_misses(e: Evidence) -> str:
-    if e.serving is not None and e.serving.cheapest_meeting is not None:
-        point = e.serving.cheapest_meeting
-        return (f"Plan {nodes(point.nodes)}{_regime(point.regime)} instead of {nodes(e.plan)}: the cheapest measured "
-                "point that meets the goal.")
-    best = (e.goal.cheapest_meeting or e.goal.fitted_meeting) if e.goal else None
-    if best is None:
-        return "Move the plan to a measured scale that meets the goal."
-    if best.source != "measured":
-        return (f"Measure {nodes(best.nodes)}{_regime(best.regime)}, where the USL fit says the goal is met "
-                f"({duration(best.time_s)} per run, fitted), instead of planning {nodes(e.plan)}.")
-    return (f"Plan {nodes(best.nodes)}{_regime(best.regime)} instead of {nodes(e.plan)}: the cheapest measured point "
-            f"that meets the goal ({duration(best.time_s)} per run).")
+def _goal_missed(e: Evidence) -> str:
+    """A missed goal: the run that settles an unjudged or extrapolated plan (rank 3), else its lever (rank 4)."""
+    if e.plan_rests_on_extrapolation:
+        return _measure_the_plan(e)
+    lever = e.lever
+    if lever is not None:
+        return lever_action(lever, e.plan, e.currency)
+    if e.crowded:  # the slowdown there is contention for cores: no lever of the design applies to it
+        return (f"Measure {listed([nodes(p) for p in e.crowded])} again with a core per rank (on more machines): "
+                "those runs are oversubscribed, so their loss is contention, not the design's.")
+    if e.plan is None:  # no plan, no levers: what the evidence says limits every scale
+        return _without_a_plan(e)
+    return out_of_reach(e.levers, e.plan, e.currency)
 
 
-def _goal_unmet(e: Evidence) -> str:
-    if e.next_runs:  # the plan is not measured and its verdict is in doubt: the run that best settles it
-        return planner_words(e.next_runs[0], e.currency)
-    if _fitted_plan_meets(e):
-        return (f"Measure the planned {nodes(e.plan)}: the USL fit says the goal is met there, but no measured scale "
-                "meets it yet.")
-    if e.serving is not None:
-        serving = e.serving
-        if serving.nodes_to_serve is not None and serving.nodes_to_serve_source == "fitted":
-            return (f"Load-test {nodes(serving.nodes_to_serve)}, where the USL fit says the need of "
-                    f"{requests(serving.capacity_needed_rps, serving.unit)} is met.")
-        if serving.limited_by == "latency":
-            row, objective = serving.plan_row, serving.p99_objective_s
-            where = (f"Cut the p99 at the planned {nodes(row.nodes)} from {duration(row.p99_s)} to the "
-                     f"{duration(objective)} objective" if row is not None and row.p99_s is not None and objective
-                     else "Cut the p99 latency")
-            return (f"{where} before adding replicas, which have the capacity already: a lighter load per replica, "
-                    "fewer fan-out hops, hedged requests, batching or a smaller or quantized model.")
-        bound = f" (at least {nodes(serving.nodes_lower_bound)} at the best capacity per node measured)" \
-            if serving.nodes_lower_bound else ""
-        return (f"Add replicas{bound} and load-test the scale that reaches "
+def _without_a_plan(e: Evidence) -> str:
+    serving = e.serving
+    if serving is not None and serving.limited_by == "latency":
+        return ("Cut the p99 latency before adding replicas, which have the capacity already: a lighter load per "
+                "replica, fewer fan-out hops, hedged requests, batching or a smaller or quantized model.")
+    if serving is not None:
+        return ("Add replicas and load-test the scale that reaches "
                 f"{requests(serving.capacity_needed_rps, serving.unit)}.")
-    if e.scaling is not None and e.scaling.single_scale:
-        only = e.scaling.rows[0].nodes
-        which = e.scaling.another_scale if only == 1 else \
-            f"more node counts (ideally 1 node and one larger than {nodes(only)})"
-        return (f"Measure {which}: "
-                "one scale misses the goal and cannot tell which would meet it.")
     goal = e.goal
     if goal is not None and goal.fitted_meeting is not None:
         return (f"Measure {nodes(goal.fitted_meeting.nodes)}, where the USL fit says the goal is met "
                 f"({duration(goal.fitted_meeting.time_s)} per run, fitted).")
     remedy = e.scaling.remedy if e.scaling and e.scaling.knee_cause else None
-    cause = e.scaling.knee_cause if e.scaling else None
-    if e.crowded:  # the slowdown there is contention for cores: no remedy of the design applies to it
-        return (f"Measure {listed([nodes(p) for p in e.crowded])} again with a core per rank (on more machines): "
-                "those runs are oversubscribed, so their loss is contention, not the design's; no measured scale "
-                "meets the goal.")
-    if remedy:
-        return f"Cut the {cause} loss before adding nodes ({remedy}), then measure again: no measured scale meets " \
-               "the goal."
-    return "Reduce the time lost at scale before adding nodes, then measure again: no measured scale meets the goal."
+    if remedy and e.scaling is not None:
+        return f"Cut the {e.scaling.knee_cause} loss ({remedy}), then measure again: no measured scale meets the goal."
+    return "State the planned node count (design.nodes): the levers that would meet the goal are found at the plan."
+
+
+def _measure_the_plan(e: Evidence) -> str:
+    if e.next_runs:  # the plan is not measured and its verdict is in doubt: the run that best settles it
+        return planner_words(e.next_runs[0], e.currency)
+    if e.scaling is not None and e.scaling.single_scale:
+        only = e.scaling.rows[0].nodes
+        which = e.scaling.another_scale if only == 1 else \
+            f"more node counts (ideally 1 node and one larger than {nodes(only)})"
+        return f"Measure {which}: one scale cannot tell which would meet the goal."
+    if _fitted_plan_meets(e):
+        return (f"Measure the planned {nodes(e.plan)}: the USL fit says the goal is met there, but no measured scale "
+                "meets it yet.")
+    return f"Measure the planned {nodes(e.plan)}: its verdict rests on an extrapolation."
+
+
+def _goal_missed_rank(e: Evidence) -> Rank:
+    return 3 if e.plan_rests_on_extrapolation else 4
+
+
+def _past_peak_rank(e: Evidence) -> Rank:
+    """A faster and cheaper smaller scale comes before "out of reach", after a lever that meets the goal."""
+    return 6 if e.lever is not None else 4
 
 
 def _fitted_plan_meets(e: Evidence) -> bool:
@@ -172,6 +189,27 @@ def _plan_not_measured(e: Evidence) -> str:
     if e.next_runs:
         return planner_words(e.next_runs[0], e.currency)
     return f"Measure the plan's scale, {nodes(e.plan)}: its time and cost are not evidenced."
+
+
+def _layout_does_not_fit(e: Evidence) -> str:
+    stage = next((lever for lever in e.levers.flips if lever.lever == "ZeRO stage" and lever.meets), None)
+    if stage is not None:
+        return lever_action(stage, e.plan, e.currency)
+    return "Raise the ZeRO stage or the data-parallel degree until the memory per device fits."
+
+
+def _explained(code: str, e: Evidence) -> bool:
+    """A slower-than-serial or oversubscribed run that something measured explains: a start-up measured at every
+    slow scale, or more ranks per machine than cores (measured contention)."""
+    if e.scaling is None:
+        return False
+    if code == "slower-than-serial":
+        slow = e.scaling.slower_than_serial
+        start_ups = {row.nodes for row in e.scaling.rows if (row.run.start_up or 0.0) > 0}
+        return bool(slow) and all(p in start_ups or p in e.contended for p in slow)
+    if code == "oversubscribed":
+        return bool(e.contended) and set(e.crowded) <= set(e.contended)
+    return False
 
 
 def planner_words(run: NextRun, currency: str) -> str:
@@ -231,11 +269,21 @@ class Action:
     code: str
     general: str  # the action as the methodology's table states it
     specific: Callable[[Evidence], str]  # the action as page 1 states it, with this project's numbers
+    rank_of: Callable[[Evidence], Rank] | None = None  # where the rank depends on the evidence (a missed goal)
+
+    def ranked(self, evidence: Evidence) -> Rank:
+        if _explained(self.code, evidence):
+            return 6
+        return self.rank_of(evidence) if self.rank_of else self.rank
 
 
 def _fixed(rank: Rank, code: str, text: str) -> Action:
     return Action(rank, code, text, _text(text))
 
+
+_MISSED = ("Measure the scale an unjudged or extrapolated plan rests on (rank 3); else take the feasible lever with "
+           "the smallest relative change; else say the goal is out of reach of this design, with the two closest "
+           "levers.")
 
 # code → the action it calls for, by rank, then in priority order within a rank
 ACTIONS: tuple[Action, ...] = (
@@ -246,69 +294,70 @@ ACTIONS: tuple[Action, ...] = (
            "device."),
     _fixed(1, "layout-size", "Make data × tensor × pipeline equal design.nodes × devices_per_node."),
     _fixed(1, "layout-expert", "Make the expert-parallel degree divide the data-parallel degree."),
-    _fixed(1, "layout-does-not-fit", "Raise the ZeRO stage or the data-parallel degree until the memory per device "
-           "fits."),
+    Action(1, "layout-does-not-fit", "Raise the ZeRO stage (its lever) or the data-parallel degree until the memory "
+           "per device fits.", _layout_does_not_fit),
     _fixed(1, "replica-exceeds-node", "Quantize the model or shorten the KV cache: one replica needs more devices "
            "than a node has."),
     _fixed(1, "too-few-nodes", "Request at least the nodes a perfect shard of the state needs."),
     _fixed(1, "checkpoint-storm", "Cut the checkpoint cost or the node count: the system would spend its life "
            "checkpointing."),
-    # 2: the plan against the evidence
-    Action(2, "plan-past-peak", "Plan the faster, smaller measured scale.", _plan_past_peak),
-    Action(2, "plan-misses-goal", "Plan the cheapest measured point that meets the goal.", _plan_misses),
-    Action(2, "goal-unmet", "Measure the scale the USL fit says meets the goal; else cut the loss the knee cause "
-           "names (a service: cut the p99, or add replicas).", _goal_unmet),
-    Action(2, "plan-not-measured", "Measure the plan's scale.", _plan_not_measured),
-    Action(2, "tax-binds", "Go back to the diagnosis with at most p_dom workers.", _tax_binds),
-    # 3: measurements that cannot be right
-    Action(3, "implausible-speedup", "Check the run named (a unit slip, or a smaller problem?), or state the reason "
+    # 2: a measurement the verdict rests on that cannot be right
+    Action(2, "implausible-speedup", "Check the run named (a unit slip, or a smaller problem?), or state the reason "
            "in scaling.superlinear.", _implausible),
-    Action(3, "slower-than-serial", "Check the parallel runs for contention, a fixed start-up or a different "
-           "workload: they are slower than any serial fraction explains.", _slower_than_serial),
-    Action(3, "outlier", "Re-measure the run named.", _outlier),
-    Action(3, "outlier-repeat", "Re-measure the repeat named, or find what disturbed it.", _outlier_repeat),
-    _fixed(3, "memory-model-refuted", "Correct the memory model's inputs (the experts, the bytes per parameter, the "
-           "activations) so that it agrees with the runs that were measured."),
-    _fixed(3, "implausible-energy", "Check the energy meter's scope and the machines it stands for (measure "
+    _fixed(2, "implausible-energy", "Check the energy meter's scope and the machines it stands for (measure "
            "--machines), then measure that run's energy again: it cannot be right."),
-    _fixed(3, "implausible-collective", "Check the collective's message size and time, then measure it again "
+    _fixed(2, "implausible-collective", "Check the collective's message size and time, then measure it again "
            "(reportgen ingest nccl-tests): it beats its link."),
-    _fixed(3, "implausible-throughput", "Check the load test's unit and its replicas, then run it again: it serves "
+    _fixed(2, "implausible-throughput", "Check the load test's unit and its replicas, then run it again: it serves "
            "more than its replicas can."),
-    _fixed(3, "failed-requests", "Find why the load test's requests failed, then run it again: its figures are "
+    Action(2, "outlier", "Re-measure the run named.", _outlier),
+    Action(2, "outlier-repeat", "Re-measure the repeat named, or find what disturbed it.", _outlier_repeat),
+    Action(2, "slower-than-serial", "Check the parallel runs for contention, a fixed start-up or a different "
+           "workload (rank 6 when a measured start-up or ranks_per_node explains them).", _slower_than_serial),
+    _fixed(2, "oversubscribed", "Run at most one rank per core (or device), or on more machines: the runs share "
+           "hardware (rank 6 when ranks_per_node above the cores explains it)."),
+    _fixed(2, "memory-model-refuted", "Correct the memory model's inputs (the experts, the bytes per parameter, the "
+           "activations) so that it agrees with the runs that were measured."),
+    _fixed(2, "failed-requests", "Find why the load test's requests failed, then run it again: its figures are "
            "those of the requests that succeeded."),
-    _fixed(3, "rate-not-reached", "Run the load test again at a rate the client can offer (more clients, a higher "
+    _fixed(2, "rate-not-reached", "Run the load test again at a rate the client can offer (more clients, a higher "
            "concurrency): it did not reach the rate it asked for."),
-    _fixed(3, "oversubscribed", "Run at most one rank per core (or device), or on more machines: the runs share "
-           "hardware."),
-    # 4: the model against the measurements
-    _fixed(4, "bad-fit", "Re-measure the collectives: the model fitted to them gives a negative α or β."),
-    Action(4, "fit-disagrees", "Measure the collectives at the planned scale and refit α and β.",
+    # 3: the scale the verdict rests on
+    Action(3, "plan-not-measured", "Measure the plan's scale: the planner's best run.", _plan_not_measured),
+    # 4: the goal's levers
+    Action(4, "plan-past-peak", "Plan the faster, smaller measured scale (6 when a lever meets a missed goal).",
+           _plan_past_peak, _past_peak_rank),
+    Action(4, "plan-misses-goal", _MISSED, _goal_missed, _goal_missed_rank),
+    Action(4, "goal-unmet", _MISSED, _goal_missed, _goal_missed_rank),
+    # 5: the model against the measurements
+    _fixed(5, "bad-fit", "Re-measure the collectives: the model fitted to them gives a negative α or β."),
+    Action(5, "fit-disagrees", "Measure the collectives at the planned scale and refit α and β.",
            _measure_collectives),
-    Action(4, "comm-share-departs", "Measure the collectives at the planned scale and refit α and β.",
+    Action(5, "comm-share-departs", "Measure the collectives at the planned scale and refit α and β.",
            _measure_collectives),
-    Action(4, "below-prediction", "Measure the collectives at the planned scale and refit α and β.",
+    Action(5, "below-prediction", "Measure the collectives at the planned scale and refit α and β.",
            _measure_collectives),
-    # 5: noise, then the rest
-    Action(5, "noisy", "Repeat the runs at the noisy scales.", _noisy),
-    Action(5, "past-optimum", "Plan at most the model's p*, or measure past it.", _past_optimum),
-    Action(5, "comm-dominated", "Plan at most the model's p*, or measure past it.", _past_optimum),
-    Action(5, "checkpoint-interval", "Checkpoint at Daly's interval.", _checkpoint_interval),
-    _fixed(5, "spot-model-out-of-range", "Checkpoint more often or run fewer nodes on spot: preemptions take more "
+    # 6: noise, then the rest
+    Action(6, "noisy", "Repeat the runs at the noisy scales.", _noisy),
+    Action(6, "tax-binds", "Go back to the diagnosis with at most p_dom workers.", _tax_binds),
+    Action(6, "past-optimum", "Plan at most the model's p*, or measure past it.", _past_optimum),
+    Action(6, "comm-dominated", "Plan at most the model's p*, or measure past it.", _past_optimum),
+    Action(6, "checkpoint-interval", "Checkpoint at Daly's interval.", _checkpoint_interval),
+    _fixed(6, "spot-model-out-of-range", "Checkpoint more often or run fewer nodes on spot: preemptions take more "
            "than half the run there."),
-    _fixed(5, "sync-without-straggler-plan", "Add straggler mitigation (backup tasks, rebalancing) to the "
+    _fixed(6, "sync-without-straggler-plan", "Add straggler mitigation (backup tasks, rebalancing) to the "
            "load_balancing slot: idle time at the barriers is large."),
-    _fixed(5, "allreduce-needs-replica", "Use all-gather and reduce-scatter (scatter-gather) for the sharded state."),
-    _fixed(5, "tensor-across-nodes", "Keep tensor parallelism within a node (at most devices_per_node); span nodes "
+    _fixed(6, "allreduce-needs-replica", "Use all-gather and reduce-scatter (scatter-gather) for the sharded state."),
+    _fixed(6, "tensor-across-nodes", "Keep tensor parallelism within a node (at most devices_per_node); span nodes "
            "with pipeline or data parallelism."),
-    _fixed(5, "needless-model-split", "Keep the model whole: it fits one device and the ceiling is compute."),
-    _fixed(5, "above-roof", "Check the profiled step's flops, bytes and time: it beats the roof."),
-    _fixed(5, "unjustified-slot", "Justify each design slot (its why)."),
-    Action(5, "single-scale", "Measure another node count, ideally 1 node.", _single_scale),
-    _fixed(5, "budget-not-judged", "Add the node-hour price (pricing.node_hour) so that the goal's budget can be "
+    _fixed(6, "needless-model-split", "Keep the model whole: it fits one device and the ceiling is compute."),
+    _fixed(6, "above-roof", "Check the profiled step's flops, bytes and time: it beats the roof."),
+    _fixed(6, "unjustified-slot", "Justify each design slot (its why)."),
+    Action(6, "single-scale", "Measure another node count, ideally 1 node.", _single_scale),
+    _fixed(6, "budget-not-judged", "Add the node-hour price (pricing.node_hour) so that the goal's budget can be "
            "judged."),
-    _fixed(5, "no-goal", "State the goal (project.goal) so that the design can be judged against it."),
-    _fixed(5, "no-plan", "State the planned node count (design.nodes) so that the goal can be judged at it."),
+    _fixed(6, "no-goal", "State the goal (project.goal) so that the design can be judged against it."),
+    _fixed(6, "no-plan", "State the planned node count (design.nodes) so that the goal can be judged at it."),
 )
 _BY_CODE = {action.code: (index, action) for index, action in enumerate(ACTIONS)}
 NO_ACTION = "Keep the plan, and rebuild this report after the next measurements."
@@ -316,11 +365,20 @@ NO_ACTION = "Keep the plan, and rebuild this report after the next measurements.
 
 def next_action(findings: tuple[Finding, ...], evidence: Evidence) -> NextAction:
     """The action of the lowest-ranked finding that calls for one (ties: the more severe, then the earlier code in
-    ACTIONS). An info never outranks a warning or an error: it states what the project leaves unsaid."""
+    ACTIONS)."""
     called = [f for f in findings if f.code in _BY_CODE]
     if not called:
         return NextAction("none", NO_ACTION)
-    first = min(called, key=lambda f: (f.severity == "info", _BY_CODE[f.code][1].rank,
-                                       SEVERITIES.index(f.severity), _BY_CODE[f.code][0]))
+    first = min(called, key=lambda f: (_BY_CODE[f.code][1].ranked(evidence), SEVERITIES.index(f.severity),
+                                       _BY_CODE[f.code][0]))
     action = _BY_CODE[first.code][1]
-    return NextAction(first.code, action.specific(evidence), action.rank)
+    return NextAction(first.code, action.specific(evidence), action.ranked(evidence), _lever_taken(action, evidence))
+
+
+def _lever_taken(action: Action, e: Evidence) -> Lever | None:
+    """The lever the action states, where it states one."""
+    if action.code in ("plan-misses-goal", "goal-unmet") and not e.plan_rests_on_extrapolation:
+        return e.lever
+    if action.code == "layout-does-not-fit":
+        return next((lever for lever in e.levers.flips if lever.lever == "ZeRO stage" and lever.meets), None)
+    return None

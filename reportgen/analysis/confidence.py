@@ -83,6 +83,11 @@ class ConfidenceResult:
     band: tuple[tuple[float, float, float], ...]  # (nodes, low, high): the resampled fits' 90 % band of the speedup
     resampled_ratio: np.ndarray  # (scales, resamples): T*_p / T_p, the draws a point's time, money, CO2e scale with
     column: dict[float, int]  # a measured scale's row in resampled_ratio
+    estimator: _Estimator | None = None  # the plan's estimate at another plan (the node-count lever's what-if)
+
+    def estimate_at(self, plan: int | None) -> PlanEstimate | None:
+        """The estimate an unmeasured plan of `plan` nodes would have, from the same resamples (None when measured)."""
+        return self.estimator.at(plan) if self.estimator is not None and plan is not None else None
 
     def ratio_at(self, nodes: float) -> np.ndarray | None:
         """How each resample scales the time (and so the money and CO2e) of a measured scale."""
@@ -114,17 +119,9 @@ def analyze_confidence(spec: Scaling | None, scaling: ScalingResult | None, *, p
     speedups = draws.times[:, :1] / draws.times  # (resamples, scales)
     fits = _fit(q, speedups, noise)
     centre_fit = _fit(q, (draws.centre[0] / draws.centre)[None, :], noise)
-    estimate = None
-    plan_draws = None
-    if plan is not None and plan not in draws.nodes and plan > 0:
-        plan_q = plan / p_ref
-        plan_draws = draws.times[:, 0] / fits.speedup(plan_q)
-        point = float(draws.centre[0] / centre_fit.speedup(plan_q)[0])
-        low, high = _interval(plan_draws)
-        model = None
-        if model_speedup is not None:
-            model = float(draws.centre[0] * model_speedup(p_ref) / model_speedup(float(plan)))
-        estimate = PlanEstimate(plan, point, low, high, centre_fit.source, model)
+    estimator = _Estimator(draws, fits, centre_fit, model_speedup)
+    estimate = estimator.at(plan)
+    plan_draws = estimator.draws_at(plan) if estimate is not None and plan is not None else None
     peaks = draws.nodes[np.argmax(speedups >= speedups.max(axis=1, keepdims=True) * (1 - 1e-12), axis=1)]
     costs = draws.nodes * draws.times  # ∝ the on-demand cost per run
     cheapest = draws.nodes[np.argmax(costs <= costs.min(axis=1, keepdims=True) * (1 + 1e-12), axis=1)]
@@ -146,7 +143,32 @@ def analyze_confidence(spec: Scaling | None, scaling: ScalingResult | None, *, p
         _interval(np.asarray(found)) if scaling.knee_nodes is not None and found else None,
         _interval(cheapest) if price_per_node_hour is not None else None,
         next_runs, band, np.ascontiguousarray((draws.times / draws.centre).T),
-        {float(n): index for index, n in enumerate(draws.nodes)})
+        {float(n): index for index, n in enumerate(draws.nodes)}, estimator)
+
+
+@dataclass(frozen=True)
+class _Estimator:
+    """An unmeasured plan's time from the resampled fits: the point fit's, with the resamples' 90 % interval."""
+
+    draws: _Draws
+    fits: _Fits
+    centre_fit: _Fits
+    model_speedup: Callable[[float], float] | None
+
+    def draws_at(self, plan: int) -> np.ndarray:
+        return np.asarray(self.draws.times[:, 0] / self.fits.speedup(plan / float(self.draws.nodes[0])))
+
+    def at(self, plan: int | None) -> PlanEstimate | None:
+        draws = self.draws
+        if plan is None or plan <= 0 or plan in draws.nodes:
+            return None
+        p_ref = float(draws.nodes[0])
+        point = float(draws.centre[0] / self.centre_fit.speedup(plan / p_ref)[0])
+        low, high = _interval(self.draws_at(plan))
+        model = None
+        if self.model_speedup is not None:
+            model = float(draws.centre[0] * self.model_speedup(p_ref) / self.model_speedup(float(plan)))
+        return PlanEstimate(plan, point, low, high, self.centre_fit.source, model)
 
 
 def _draw(spec: Scaling, scaling: ScalingResult, noise: float) -> _Draws:

@@ -9,7 +9,7 @@ says would meet it is the one to measure next.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Annotated
 
@@ -19,6 +19,7 @@ from reportgen.analysis.common import Origin, first_min, plan_verdict
 from reportgen.analysis.confidence import PlanEstimate
 from reportgen.analysis.cost import CostResult, priced_points
 from reportgen.analysis.energy import EnergyResult
+from reportgen.analysis.levers import Lever, Levers, NearMiss
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.keys import CURRENCY, Key, interval, money
 from reportgen.project.model import Goal, RegimeName
@@ -70,6 +71,7 @@ class GoalResult:
     time_met_fewest_node_hours: GoalCheck | None = None
     cheapest_run: GoalCheck | None = None  # the cheapest measured point in any viable regime, met or not
     plan_estimate: PlanEstimate | None = None  # an unmeasured plan's time by the resampled fits, with its interval
+    levers: Levers = field(default_factory=Levers)  # where the verdict at the plan flips (analysis.levers)
 
     @property
     def priced(self) -> bool:
@@ -156,6 +158,12 @@ class GoalDocument:
         "null when the plan is measured; else the time there by Amdahl (two scales) or the USL (three or more) with "
         "its 90 % interval from the resamples, beside the α–β model's (methods.md#few-runs-stated-confidence)")] \
         = None
+    levers: Annotated[tuple[Lever, ...], Key(
+        "each input's value at which the verdict at the plan flips, all else held (a met goal: its margin), "
+        "feasible first, then by |log ratio| (methods.md#the-goals-levers)", item="one lever")] = ()
+    closest_levers: Annotated[tuple[NearMiss, ...], Key(
+        "a missed goal no feasible lever flips (out of reach of this design): each lever at its feasible value "
+        "nearest the goal, nearest first", item="one lever near the goal")] = ()
 
     @classmethod
     def of(cls, goal: GoalResult) -> GoalDocument:
@@ -166,7 +174,8 @@ class GoalDocument:
         return cls(goal.text, goal.time_limit_s, goal.cost_limit, goal.plan_nodes, goal.plan_measured,
                    plan_verdict([(c.viable, c.met) for c in shown]), tuple(GoalRow.of(c) for c in shown),
                    point(goal.cheapest_meeting), point(goal.fitted_meeting), goal.none_meets, goal.runs_per_month,
-                   goal.monthly_cost, goal.note or None, goal.plan_estimate)
+                   goal.monthly_cost, goal.note or None, goal.plan_estimate, goal.levers.flips,
+                   goal.levers.near_misses)
 
 
 @dataclass(frozen=True)
@@ -209,7 +218,8 @@ class _Limits:
 def check_goal(goal: Goal | None, *, plan_nodes: int | None, scaling: ScalingResult | None,
                cost: CostResult | None, energy: EnergyResult | None,
                runs_per_month: float | None, max_nodes: int = 4096,
-               tax: Callable[[float], float] | None = None) -> GoalResult | None:
+               tax: Callable[[float], float] | None = None,
+               estimate: PlanEstimate | None = None) -> GoalResult | None:
     if goal is None or (goal.time_per_run is None and goal.cost_per_run is None):
         return None
     cost_unknown = goal.cost_per_run is not None and cost is None
@@ -232,11 +242,14 @@ def check_goal(goal: Goal | None, *, plan_nodes: int | None, scaling: ScalingRes
     cheapest = first_min(meeting, key=lambda c: c.cost if c.cost is not None else c.time_s) if meeting else None
     plan_measured = plan_nodes is not None and any(row.nodes == plan_nodes for row in scaling.rows)
     at_plan: tuple[GoalCheck, ...] = ()
+    fitted_plan: list[GoalCheck] = []
     note = ""
     if plan_nodes is None:
         note = "the project plans no node count (add design.nodes)"
     elif not plan_measured:
         note = f"the planned {plan_nodes} nodes were not measured"
+        fitted_plan, unjudged = _fitted_plan(limits, scaling, cost, plan_nodes, estimate)
+        note += f"; not judged: {unjudged}" if unjudged else ""
     elif cost is not None:  # every regime the project states, a non-viable one marked so
         measured_time = next(r.time_s for r in scaling.rows if r.nodes == plan_nodes) or 0.0
         at_plan = tuple(limits.hold(plan_nodes, name, regime.viable, row.time_s, row.cost,
@@ -251,7 +264,6 @@ def check_goal(goal: Goal | None, *, plan_nodes: int | None, scaling: ScalingRes
     priced_and_met = [c for c in at_plan if c.met and c.cost is not None]
     best = first_min(priced_and_met, key=lambda c: c.cost or 0.0) if priced_and_met else \
         at_plan[0] if at_plan else None
-    fitted_plan = _fitted(limits, scaling, cost, [plan_nodes]) if plan_nodes and not plan_measured else []
     measured_nodes = {row.nodes for row in scaling.rows}
     return GoalResult(goal.text, goal.time_per_run, goal.cost_per_run, plan_nodes, plan_measured, at_plan, met,
                       cheapest, all(check.met is False for check in checks), runs_per_month,
@@ -259,7 +271,7 @@ def check_goal(goal: Goal | None, *, plan_nodes: int | None, scaling: ScalingRes
                       None if meeting else _fitted_meeting(limits, scaling, cost, measured_nodes, max_nodes),
                       cost_unknown, None if meeting else nearest(checks),
                       _fewest_node_hours([c for c in checks if c.meets_time]) if cost_unknown else None,
-                      _cheapest_run(checks))
+                      _cheapest_run(checks), estimate)
 
 
 def _cheapest_run(checks: list[GoalCheck]) -> GoalCheck | None:
@@ -289,20 +301,47 @@ def nearest(checks: list[GoalCheck]) -> GoalCheck | None:
     return first_min(checks, key=excess) if checks else None
 
 
+def _fitted_plan(limits: _Limits, scaling: ScalingResult, cost: CostResult | None, plan: int,
+                 estimate: PlanEstimate | None) -> tuple[list[GoalCheck], str]:
+    """An unmeasured plan in every regime, and why it is not judged (methods.md#judging-an-unmeasured-plan): by the
+    resampled estimate, judged only when its 90 % interval, and the α–β model's figure, lie on the same side of
+    every limit as the estimate; without an estimate, by the USL fit of three or more scales."""
+    if estimate is None:
+        checks = _fitted(limits, scaling, cost, [plan])
+        if checks and len(scaling.rows) < 3:
+            return _unjudged(checks), "a fit of fewer than three measured scales"
+        return checks, ""
+    checks = _held(limits, cost, plan, estimate.time_s)
+    verdict = plan_verdict([(c.viable, c.met) for c in checks])
+    bounds = [estimate.low_s, estimate.high_s] + ([] if estimate.model_time_s is None else [estimate.model_time_s])
+    for index, time_s in enumerate(bounds):
+        if plan_verdict([(c.viable, c.met) for c in _held(limits, cost, plan, time_s)]) != verdict:
+            return _unjudged(checks), ("the α–β model's figure is on the other side of the limit" if index == 2
+                                       else "the estimate straddles the limit")
+    return checks, ""
+
+
+def _unjudged(checks: list[GoalCheck]) -> list[GoalCheck]:
+    return [replace(check, met=None) for check in checks]
+
+
 def _fitted(limits: _Limits, scaling: ScalingResult, cost: CostResult | None, nodes: list[int]) -> list[GoalCheck]:
     """Unmeasured scales as the USL fit has them, in every regime the project states."""
     times = scaling.fitted_times(np.asarray(nodes, dtype=float))
     if times is None:
         return []
+    return [check for p, time_s in zip(nodes, times, strict=True) for check in _held(limits, cost, p, float(time_s))]
+
+
+def _held(limits: _Limits, cost: CostResult | None, p: int, time_s: float) -> list[GoalCheck]:
+    """One unmeasured scale of the given time, in every regime the project states."""
+    if cost is None:
+        return [limits.hold(p, None, True, time_s, None, source="fitted")]
     out = []
-    for p, time_s in zip(nodes, times, strict=True):
-        if cost is None:
-            out.append(limits.hold(p, None, True, float(time_s), None, source="fitted"))
-            continue
-        for name, regime in cost.regimes.items():
-            row = regime.at(p, float(time_s))
-            out.append(limits.hold(p, name, regime.viable, row.time_s, row.cost, source="fitted",
-                                   folded=row.failure_overhead_fraction))
+    for name, regime in cost.regimes.items():
+        row = regime.at(p, time_s)
+        out.append(limits.hold(p, name, regime.viable, row.time_s, row.cost, source="fitted",
+                               folded=row.failure_overhead_fraction))
     return out
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from statistics import median
 from typing import Annotated, Literal, get_args
@@ -35,6 +35,8 @@ NOISY_HALF_WIDTH = 0.10  # an interval half-width above this share of the median
 COMPONENTS = ("compute", "communication", "idle", "io", "time", "throughput", "energy", "co2_recorded",
               "p99_latency")
 Interval = tuple[float, float]
+# (node counts, times per run) → the times under a what-if change of the inputs (methods.md#the-goals-levers)
+TimeChange = Callable[[np.ndarray, np.ndarray], np.ndarray]
 ScaleAxis = Literal["nodes", "load"]
 SCALE_DOC = "node count, or load level with scaling.axis: load"
 # Where lost speedup went (ANALYSES §4, §4.z); the order is the knee cause's tie order.
@@ -268,6 +270,19 @@ class ScalingResult:
     knee_nodes_ci: Annotated[Interval | None, Key("90 % interval of the knee over the resamples (null without a "
                                                   "knee)")] = None
     band: tuple[tuple[float, float, float], ...] = ()  # (nodes, low, high): the resampled fits' 90 % speedup band
+    # A lever's what-if (methods.md#the-goals-levers): the change the rows' times carry, applied to the fit's times
+    # too, and the reference time the fit was made with
+    what_if: TimeChange | None = None
+    fit_reference_s: float | None = None
+
+    def with_times(self, change: TimeChange) -> ScalingResult:
+        """The measured times, and the fitted ones, as `change` makes them (every other figure as measured)."""
+        nodes = np.array([row.nodes for row in self.rows], dtype=float)
+        times = np.array([row.time_s or 0.0 for row in self.rows], dtype=float)
+        changed = change(nodes, times)
+        rows = tuple(replace(row, time_s=float(t)) if row.time_s is not None else row
+                     for row, t in zip(self.rows, changed, strict=True))
+        return replace(self, rows=rows, what_if=change, fit_reference_s=self.rows[0].time_s)
 
     @derived(Key("a + b·p fitted to the measured communication times", name="comm_fit"))
     def comm_fit_line(self) -> CommFit | None:
@@ -316,12 +331,15 @@ class ScalingResult:
         """T_p the USL fit predicts at each node count (None without a fit): T_ref × X_ref / X(p), the fit being of
         the speedups (X_ref = 1) or, in throughput form, of the throughputs."""
         reference = self.rows[0]
-        if self.usl is None or reference.time_s is None:
+        reference_s = self.fit_reference_s if self.fit_reference_s is not None else reference.time_s
+        if self.usl is None or reference_s is None:
             return None
-        capacity = usl_capacity(np.asarray(nodes, dtype=float), self.usl.gamma, self.usl.sigma, self.usl.kappa)
+        nodes = np.asarray(nodes, dtype=float)
+        capacity = usl_capacity(nodes, self.usl.gamma, self.usl.sigma, self.usl.kappa)
         scale = float(reference.run.throughput or 0.0) if self.form == "throughput" else 1.0
         with np.errstate(divide="ignore"):
-            return np.where(capacity > 0, reference.time_s * scale / np.maximum(capacity, 1e-300), np.inf)
+            times = np.where(capacity > 0, reference_s * scale / np.maximum(capacity, 1e-300), np.inf)
+        return self.what_if(nodes, times) if self.what_if is not None else times
 
     def goal_work(self, nodes: float, plan: float | None) -> float:
         """How many of a run at `nodes` do the goal's work (methods.md#weak-scaling-compares-equal-work): one in

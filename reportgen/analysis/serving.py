@@ -7,7 +7,7 @@ never on the time of a run. Everything here is a pure function of the project an
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Literal, get_args
 
 import numpy as np
@@ -17,6 +17,7 @@ from reportgen.analysis.cost import local_viability
 from reportgen.analysis.energy import JOULES_PER_KWH
 from reportgen.analysis.fits import USLFit, usl_capacity
 from reportgen.analysis.goal import GoalDocument, GoalRow
+from reportgen.analysis.levers import Levers
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.keys import Key, derived, money
 from reportgen.project.model import Project, RegimeName
@@ -221,6 +222,7 @@ class ServingResult:
     # the load counts output tokens; this many input tokens go with each
     input_tokens_per_output: Annotated[float | None, Key("input tokens per output token, when the load counts output "
                                                          "tokens")] = None
+    levers: Levers = field(default_factory=Levers)  # the goal section holds them (reportgen.analysis.levers)
 
     @derived(Key("the peak load, in serving.unit per second (load_rps, named for any unit)"))
     def load_per_s(self) -> float:
@@ -250,7 +252,7 @@ class ServingResult:
             self.met_at_plan, tuple(c.goal_row() for c in self.at_plan),
             None if cheapest is None else cheapest.goal_row().point(), None,
             bool(self.points) and all(p.met is False for p in self.points), None,
-            monthly, self.note or None)
+            monthly, self.note or None, None, self.levers.flips, self.levers.near_misses)
 
     def objective(self, name: ObjectiveName) -> float | None:
         return dict(self.objectives).get(name)

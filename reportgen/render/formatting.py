@@ -12,6 +12,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from reportgen.analysis.lever_words import change, lever_value
 from reportgen.project.model import REGIME_NAMES
 from reportgen.wording import (
     DASH,
@@ -74,10 +75,12 @@ _FORMATTERS: dict[str, Callable[..., str]] = {
     "duration": duration, "size": size, "rate": rate, "money": money, "mass": mass, "energy": energy,
     "regime": regime, "keyvalue": key_value, "counted": counted, "margin": margin, "headroom": headroom,
     "requests": requests,
-    "plural": plural,
+    "plural": plural, "change": change,
 }
 FILTERS: dict[str, Callable[..., Markup]] = {name: _markup(function) for name, function in _FORMATTERS.items()}
 FILTERS["ticked"] = ticked
+# a lever's value: "55.04 USD per node-hour" keeps its hyphen (the values are never negative)
+FILTERS["lever"] = lambda lever, which, currency: Markup(escape(lever_value(lever, which, currency)))
 
 
 # Markdown written for a pull-request comment quotes project text (titles, names, slot choices, changed inputs):
