@@ -4,6 +4,7 @@ and each flip is worked by hand."""
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import replace
 
@@ -315,3 +316,48 @@ def test_an_unmeasured_plan_whose_interval_straddles_the_limit_is_not_judged() -
     clear = analyze(make_project(AMDAHL.replace("nodes: 4}", "nodes: 16}").replace("300 s", "400 s")))
     assert clear.goal.plan_estimate.high_s < 400 and _met_of(clear) is True
     assert np.isclose(clear.goal.fitted_at_plan[0].time_s, clear.goal.plan_estimate.time_s)
+
+
+# ------------------------------------------------------------------------------- page 1's coherence, held
+SHAPES = {"owned below the bar": OWNED_BELOW_BAR, "start-up": START_UP, "bandwidth": BANDWIDTH, "amdahl": AMDAHL,
+          "fitted scale": SHORT, "spot": SPOT, "checkpoints": CHECKPOINTS}
+
+
+def _loaded(name: str, tmp_path) -> object:
+    if name in SHAPES:
+        path = tmp_path / "shape.yaml"
+        path.write_text(SHAPES[name], encoding="utf-8")
+        return load_project(path)
+    return load_project(INPUTS / name)
+
+
+@pytest.mark.parametrize("name", [*SHAPES, *sorted(path.name for path in INPUTS.glob("*.yaml"))])
+def test_page_one_holds_its_invariants(name: str, tmp_path) -> None:
+    """docs/methods.md#the-goals-levers: the next action's lever is one results.json lists, and it meets the goal
+    where it says; never "cannot start" where runs were measured; never the model's optimum while a finding says the
+    model does not describe the system; a rank from 1 to 6."""
+    from reportgen.analysis.summary import MODEL_REFUTED
+    from reportgen.render.results import dumps, results_document
+
+    loaded = _loaded(name, tmp_path)
+    project = loaded.project
+    analysis = analyze(project)
+    summary = analysis.summary
+    document = json.loads(dumps(results_document(loaded, analysis)))
+    action = summary.next_action
+    assert (action.code == "none") == (action.rank is None) and action.rank in (None, 1, 2, 3, 4, 5, 6)
+    written = document["summary"]["next_action"]
+    if action.lever is not None:
+        assert written["lever"] in (document["goal"] or {}).get("levers", [])
+        assert written["lever"]["flips_at"] == pytest.approx(action.lever.flips_at)
+        if action.lever.lever in ("nodes", "replicas") and action.lever.meets:  # the scale it names meets the goal
+            assert _met(replace(project, design=replace(project.design, nodes=int(action.lever.flips_at)))) is True
+    else:
+        assert written["lever"] is None
+    if analysis.scaling is not None and analysis.scaling.rows:
+        assert summary.blocker is None or "cannot start" not in summary.blocker
+    if {f.code for f in analysis.findings} & set(MODEL_REFUTED):
+        assert summary.optimum.source != "model"
+    levers = (document["goal"] or {}).get("levers", [])
+    assert [(not lever["feasible"], abs(math.log(lever["ratio"]))) for lever in levers] == sorted(
+        (not lever["feasible"], abs(math.log(lever["ratio"]))) for lever in levers)

@@ -239,11 +239,13 @@ def judge_of(i: Inputs, a: Analysis) -> Judge:
     def judge(what: WhatIf) -> Outcome:
         inputs = replace(i, project=what.project)
         changed = a
+        if a.scaling is not None and not serving:  # the verdict at the plan reads its own row, and the fits
+            changed = replace(a, scaling=a.scaling.narrowed(inputs.planned))
         if inputs.planned != i.planned and a.confidence is not None:  # another plan: its own estimate
-            changed = replace(a, confidence=replace(a.confidence, plan_estimate=a.confidence.estimate_at(
+            changed = replace(changed, confidence=replace(a.confidence, plan_estimate=a.confidence.estimate_at(
                 inputs.planned)))
-        if what.times is not None and a.scaling is not None:
-            changed = replace(changed, scaling=a.scaling.with_times(what.times),
+        if what.times is not None and changed.scaling is not None:
+            changed = replace(changed, scaling=changed.scaling.with_times(what.times),
                               confidence=_estimate_with(changed.confidence, what.times))
         if serving:
             changed = replace(changed, serving=_serving(inputs, changed))
