@@ -128,7 +128,7 @@ def _goal_missed(e: Evidence) -> str:
         return _measure_the_plan(e)
     lever = e.lever
     if lever is not None:
-        return lever_action(lever, e.plan, e.currency)
+        return lever_action(lever, e.levers, e.plan, e.currency)
     if e.crowded:  # the slowdown there is contention for cores: no lever of the design applies to it
         return (f"Measure {listed([nodes(p) for p in e.crowded])} again with a core per rank (on more machines): "
                 "those runs are oversubscribed, so their loss is contention, not the design's.")
@@ -194,7 +194,7 @@ def _plan_not_measured(e: Evidence) -> str:
 def _layout_does_not_fit(e: Evidence) -> str:
     stage = next((lever for lever in e.levers.flips if lever.lever == "ZeRO stage" and lever.meets), None)
     if stage is not None:
-        return lever_action(stage, e.plan, e.currency)
+        return lever_action(stage, e.levers, e.plan, e.currency)
     return "Raise the ZeRO stage or the data-parallel degree until the memory per device fits."
 
 
