@@ -361,3 +361,44 @@ def test_page_one_holds_its_invariants(name: str, tmp_path) -> None:
     levers = (document["goal"] or {}).get("levers", [])
     assert [(not lever["feasible"], abs(math.log(lever["ratio"]))) for lever in levers] == sorted(
         (not lever["feasible"], abs(math.log(lever["ratio"]))) for lever in levers)
+
+
+# ------------------------------------------------------------------------------------------- discrete levers
+def _unfitting_layout(with_runs: bool) -> str:
+    """llm-70b-3d with 64-way data parallelism, tensor 8, no pipeline and no ZeRO: 70B / 8 = 8.75B parameters a
+    device at 16 B each is 140 GB, beyond 80 GB; ZeRO stage 1 shards the 12 B of optimizer state 64 ways: 36.7 GB."""
+    text = (INPUTS / "llm-70b-3d.yaml").read_text(encoding="utf-8").replace(
+        "parallelism: {data: 16, tensor: 8, pipeline: 4, micro_batches: 64, zero_stage: 1, overlap: 0.5}",
+        "parallelism: {data: 64, tensor: 8, pipeline: 1, micro_batches: 64, zero_stage: 0, overlap: 0.5}")
+    if not with_runs:
+        text = text[:text.index("\nscaling:")] + text[text.index("\npricing:"):]
+    return text
+
+
+def test_the_zero_stage_flips_whether_the_layout_fits() -> None:
+    project = make_project(_unfitting_layout(with_runs=False))
+    analysis = analyze(project)
+    lever = _lever(analysis, "ZeRO stage")
+    assert (lever.today, lever.flips_at, lever.meets, lever.source) == (0.0, 1.0, True, "model")
+    layout = project.design.parallelism
+    for stage, fits in ((0, False), (1, True)):  # the neighbour on each side
+        changed = replace(project, design=replace(project.design, parallelism=replace(layout, zero_stage=stage)))
+        assert analyze(changed).layout.fits is fits
+    action = analysis.summary.next_action
+    assert (action.code, action.rank, action.lever) == ("layout-does-not-fit", 1, lever)
+    assert action.text == "Raise the ZeRO stage from 0 to 1: the layout then fits."
+
+
+def test_measured_runs_refute_the_memory_model_before_any_zero_lever_leads() -> None:
+    analysis = analyze(make_project(_unfitting_layout(with_runs=True)))
+    assert _lever(analysis, "ZeRO stage").flips_at == 1.0
+    assert (analysis.summary.next_action.code, analysis.summary.next_action.rank) == ("memory-model-refuted", 2)
+
+
+def test_a_services_replicas_flip_at_the_neighbour_that_serves() -> None:
+    project = load_project(INPUTS / "inference-service.yaml").project
+    lever = _lever(analyze(project), "replicas")
+    flips = int(lever.flips_at)
+    assert lever.meets and flips > project.design.nodes
+    for nodes, met in ((flips - 1, False), (flips, True)):
+        assert (_met(replace(project, design=replace(project.design, nodes=nodes))) is True) == met

@@ -11,6 +11,7 @@ import pytest
 
 from reportgen.analysis import analyze
 from reportgen.analysis.actions import ACTIONS
+from reportgen.analysis.goal import GoalDocument
 from reportgen.project.loader import load_project
 from tests.conftest import INPUTS, ROOT, make_project
 
@@ -102,13 +103,17 @@ def test_when_no_measured_scale_meets_the_goal_the_fit_names_the_scale_to_measur
     assert f"the USL fit says {fitted.nodes} nodes would" in summary.gap
 
 
-def test_an_unmeasured_plan_is_not_judged_but_its_fitted_value_is_shown() -> None:
+def test_an_unmeasured_plan_is_judged_from_its_estimate_when_clear_of_the_limit() -> None:
+    # docs/methods.md#judging-an-unmeasured-plan: 6 nodes, between measured scales; the estimate's whole 90 %
+    # interval lies over the 2 min limit, so the plan is judged (missed) from it, and says so
     analysis = analyze(make_project(SPEEDUP_SHORT.replace("nodes: 8}", "nodes: 6}", 1)))
     goal = analysis.goal
-    assert goal.met_at_plan is None and goal.at_plan == () and goal.fitted_at_plan
+    assert goal.at_plan == () and goal.fitted_at_plan and GoalDocument.of(goal).met_at_plan is False
     fitted = goal.fitted_at_plan[0]
-    assert fitted.time_s == pytest.approx(float(analysis.scaling.fitted_times(np.array([6.0]))[0]))
-    assert "the planned 6 nodes were not measured" in analysis.summary.verdict
+    assert fitted.time_s == pytest.approx(goal.plan_estimate.time_s) and goal.plan_estimate.low_s > 120
+    assert analysis.summary.state == "missed"
+    assert analysis.summary.verdict.startswith("The goal would be missed at the planned 6 nodes, judged from an "
+                                               "estimate (not measured)")
     # page 1 quotes the resampled fits' estimate with its interval and source (docs/methods.md#few-runs-stated-
     # confidence): four near-linear scales, so Amdahl (the USL's κ is not needed by these runs)
     estimate = goal.plan_estimate

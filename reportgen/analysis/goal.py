@@ -249,7 +249,7 @@ def check_goal(goal: Goal | None, *, plan_nodes: int | None, scaling: ScalingRes
     elif not plan_measured:
         note = f"the planned {plan_nodes} nodes were not measured"
         fitted_plan, unjudged = _fitted_plan(limits, scaling, cost, plan_nodes, estimate)
-        note += f"; not judged: {unjudged}" if unjudged else ""
+        note += f" and {unjudged}" if unjudged else ""
     elif cost is not None:  # every regime the project states, a non-viable one marked so
         measured_time = next(r.time_s for r in scaling.rows if r.nodes == plan_nodes) or 0.0
         at_plan = tuple(limits.hold(plan_nodes, name, regime.viable, row.time_s, row.cost,

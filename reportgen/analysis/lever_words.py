@@ -19,6 +19,8 @@ def value_words(lever: Lever | NearMiss, value: float, currency: str) -> str:
         return rate(value, "B/s")
     if unit == "nodes":
         return nodes(value)
+    if unit == "stage":
+        return f"stage {int(value)}"
     if unit.endswith("per node-hour") and unit.startswith(currency):
         return f"{money(value, currency)} per node-hour"
     if unit.endswith(" per s"):
@@ -66,7 +68,7 @@ def lever_action(lever: Lever, levers: Levers, plan: int | None, currency: str) 
     if lever.lever == "checkpoint interval":
         return f"Checkpoint every {then} instead of every {today}: the plan then meets the goal."
     if lever.lever == "ZeRO stage":
-        return f"Raise the ZeRO stage from {number(lever.today)} to {number(lever.flips_at)}: the layout then fits."
+        return f"Raise the ZeRO stage from {int(lever.today)} to {int(lever.flips_at)}: the layout then fits."
     if lever.lever == "p99 latency":
         where = f" at the planned {nodes(plan)}" if plan else ""
         return (f"Cut the p99{where} from {today} to the {then} objective ({change(lever.ratio)}) before adding "

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from reportgen.analysis.actions import Evidence, NextAction, next_action
-from reportgen.analysis.common import first_min
+from reportgen.analysis.common import first_min, plan_verdict
 from reportgen.analysis.confidence import PlanEstimate
 from reportgen.analysis.cost import CostResult
 from reportgen.analysis.diagnosis import DiagnosisResult
@@ -212,6 +212,11 @@ def _training_verdict(goal: GoalResult | None, plan: int | None, scaling: Scalin
         gap = _training_gap(goal, scaling, words) if goal.none_meets else None
         if goal.plan_nodes is None and scaling is not None and not scaling.per_unit_of_work:
             return _measured_scales(goal, words), "missed" if goal.none_meets else "unjudged", gap
+        # an unmeasured plan judged from its estimate (methods.md#judging-an-unmeasured-plan)
+        judged = plan_verdict([(c.viable, c.met) for c in goal.fitted_at_plan])
+        if judged is not None:
+            return _estimated_plan(goal, judged, words, scaling), "met" if judged else "missed", \
+                None if judged else _training_gap(goal, scaling, words)
         return _unjudged_plan(goal, words, scaling), "unjudged", gap
     values = _plan_clause(goal, words)
     where = f"at the planned {nodes(goal.plan_nodes)}"
@@ -280,6 +285,22 @@ def _unjudged_plan(goal: GoalResult, words: _Words, scaling: ScalingResult | Non
         cost = f" and {words.money(fitted.cost)}{_on(fitted.regime)}" if fitted.cost is not None else ""
         text += (f"; the USL fit puts a run there at {duration(fitted.time_s)}{cost}, which would {verdict} the "
                  "goal (fitted, not measured)")
+    return sentence(text)
+
+
+def _estimated_plan(goal: GoalResult, met: bool, words: _Words, scaling: ScalingResult | None) -> str:
+    """"The goal would be met at the planned 16 nodes, judged from an estimate (not measured): by Amdahl …"."""
+    verdict = "met" if met else "missed"
+    text = (f"The goal would be {verdict} at the planned {nodes(goal.plan_nodes)}, judged from an estimate (not "
+            "measured)")
+    fitted = _cheapest_check([c for c in goal.fitted_at_plan if c.met is met and c.viable])
+    estimate = goal.plan_estimate
+    if estimate is not None and scaling is not None:
+        text += f": {_estimate_words(estimate, scaling, goal.time_limit_s)}"
+    elif fitted is not None:
+        text += f": the USL fit puts a run there at {duration(fitted.time_s)}"
+    if fitted is not None and fitted.cost is not None:
+        text += f", for {words.money(fitted.cost)}{_on(fitted.regime)}"
     return sentence(text)
 
 
