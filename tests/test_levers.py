@@ -16,6 +16,7 @@ from reportgen.analysis.goal import GoalDocument
 from reportgen.analysis.levers import Lever
 from reportgen.project.loader import load_project
 from tests.conftest import INPUTS, make_project
+from tests.generated.figures import unquoted_figures
 
 BELOW, ABOVE = 1 - 1e-6, 1 + 1e-6
 
@@ -358,6 +359,7 @@ def test_page_one_holds_its_invariants(name: str, tmp_path) -> None:
         assert summary.blocker is None or "cannot start" not in summary.blocker
     if {f.code for f in analysis.findings} & set(MODEL_REFUTED):
         assert summary.optimum.source != "model"
+    assert not unquoted_figures(summary, document, project.currency)  # every figure page 1 quotes is a key's
     levers = (document["goal"] or {}).get("levers", [])
     assert [(not lever["feasible"], abs(math.log(lever["ratio"]))) for lever in levers] == sorted(
         (not lever["feasible"], abs(math.log(lever["ratio"]))) for lever in levers)

@@ -84,6 +84,7 @@ class Inputs:
     project: Project
     intensity: Intensity | None = None
     sources: Mapping[float, RowSource] = field(default_factory=dict)
+    work_plan: int | None = None  # a lever's what-if: the plan whose shares stay the goal's work (weak scaling)
 
     @property
     def max_nodes(self) -> int:
@@ -158,7 +159,8 @@ def _goal(i: Inputs, a: Analysis) -> GoalResult | None:
     return check_goal(project.project.goal, plan_nodes=i.planned, scaling=a.scaling, cost=a.cost, energy=a.energy,
                       runs_per_month=project.pricing.runs_per_month if project.pricing else None,
                       max_nodes=i.max_nodes, tax=i.tax,
-                      estimate=a.confidence.plan_estimate if a.confidence is not None else None)
+                      estimate=a.confidence.plan_estimate if a.confidence is not None else None,
+                      work_plan=i.work_plan)
 
 
 def _with_layout(_: Inputs, a: Analysis) -> PredictionResult | None:
@@ -237,7 +239,7 @@ def judge_of(i: Inputs, a: Analysis) -> Judge:
     serving = i.project.serving
 
     def judge(what: WhatIf) -> Outcome:
-        inputs = replace(i, project=what.project)
+        inputs = replace(i, project=what.project, work_plan=i.planned)  # the goal's work stays the plan's
         changed = a
         if a.scaling is not None and not serving:  # the verdict at the plan reads its own row, and the fits
             changed = replace(a, scaling=a.scaling.narrowed(inputs.planned))
@@ -383,9 +385,10 @@ class Section:
 
 def plan_excess(result: GoalResult | ServingResult) -> float | None:
     """How far the plan is from its limits: in its best viable regime, its largest ratio of a value to a limit."""
-    if isinstance(result, ServingResult):
+    if isinstance(result, ServingResult):  # a p99 not known there is no p99 within its objective
         ratios = [max(1.0 / c.load_ratio if c.load_ratio else math.inf, c.latency_ratio or 0.0, c.cost_ratio or 0.0)
-                  for c in result.at_plan if c.viable]
+                  for c in result.at_plan if c.viable and (c.latency_ratio is not None or
+                                                           result.p99_objective_s is None)]
     else:
         ratios = [excess(c) for c in result.at_plan or result.fitted_at_plan if c.viable]
     return min(ratios) if ratios else None

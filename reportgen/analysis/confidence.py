@@ -307,8 +307,9 @@ def _planner(draws: _Draws, fits: _Fits, q: np.ndarray, p_ref: float, plan: int,
             p_meets = (weight @ plan_meets) / np.maximum(weight.sum(axis=1), 1e-300)
             wrong_after = float(np.mean(np.minimum(p_meets, 1.0 - p_meets)))
             node_hours = nodes * repeats * expected / 3600.0
+            # a share of weights: rounding can leave it a hair below zero, which is no chance
             out.append(NextRun(nodes, repeats, node_hours, node_hours * price if price else None, wrong_before,
-                               min(wrong_after, wrong_before)))
+                               min(max(wrong_after, 0.0), wrong_before)))
     ranked = sorted(out, key=lambda run: (-run.gain_per_node_hour, run.node_hours))
     return tuple(run for run in ranked if run.p_wrong_after < run.p_wrong_before)[:5]
 

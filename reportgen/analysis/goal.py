@@ -72,6 +72,7 @@ class GoalResult:
     cheapest_run: GoalCheck | None = None  # the cheapest measured point in any viable regime, met or not
     plan_estimate: PlanEstimate | None = None  # an unmeasured plan's time by the resampled fits, with its interval
     levers: Levers = field(default_factory=Levers)  # where the verdict at the plan flips (analysis.levers)
+    speedup_needed: float | None = None  # the reference's time over the time limit (above 1: the deadline needs it)
 
     @property
     def priced(self) -> bool:
@@ -161,6 +162,15 @@ class GoalDocument:
     levers: Annotated[tuple[Lever, ...], Key(
         "each input's value at which the verdict at the plan flips, all else held (a met goal: its margin), "
         "feasible first, then by |log ratio| (methods.md#the-goals-levers)", item="one lever")] = ()
+    speedup_needed: Annotated[float | None, Key(
+        "the smallest measured scale's time over the time limit: the speedup over it the deadline needs (null "
+        "without a time limit or two measured scales)")] = None
+    cheapest_run: Annotated[GoalRow | None, Key(
+        "the cheapest measured point in any viable regime, met or not (what a budget no run fits is held "
+        "against)")] = None
+    nearest: Annotated[GoalRow | None, Key(
+        "no measured point meets the goal: the one whose largest excess over a limit is the least (ties: the smaller "
+        "scale, then the cheaper)")] = None
     closest_levers: Annotated[tuple[NearMiss, ...], Key(
         "a missed goal no feasible lever flips (out of reach of this design): each lever at its feasible value "
         "nearest the goal, nearest first", item="one lever near the goal")] = ()
@@ -175,6 +185,8 @@ class GoalDocument:
                    plan_verdict([(c.viable, c.met) for c in shown]), tuple(GoalRow.of(c) for c in shown),
                    point(goal.cheapest_meeting), point(goal.fitted_meeting), goal.none_meets, goal.runs_per_month,
                    goal.monthly_cost, goal.note or None, goal.plan_estimate, goal.levers.flips,
+                   goal.speedup_needed, None if goal.cheapest_run is None else GoalRow.of(goal.cheapest_run),
+                   None if goal.nearest is None else GoalRow.of(goal.nearest),
                    goal.levers.near_misses)
 
 
@@ -219,7 +231,9 @@ def check_goal(goal: Goal | None, *, plan_nodes: int | None, scaling: ScalingRes
                cost: CostResult | None, energy: EnergyResult | None,
                runs_per_month: float | None, max_nodes: int = 4096,
                tax: Callable[[float], float] | None = None,
-               estimate: PlanEstimate | None = None) -> GoalResult | None:
+               estimate: PlanEstimate | None = None, work_plan: int | None = None) -> GoalResult | None:
+    """The goal at the plan. `work_plan`: the plan whose shares are the goal's work in weak scaling (default the
+    plan; a lever that moves the plan holds the work)."""
     if goal is None or (goal.time_per_run is None and goal.cost_per_run is None):
         return None
     cost_unknown = goal.cost_per_run is not None and cost is None
@@ -231,7 +245,7 @@ def check_goal(goal: Goal | None, *, plan_nodes: int | None, scaling: ScalingRes
     # an energy that cannot be right gives no CO2e to judge the goal by (methods.md#implausible-energy)
     limits = _Limits(goal, {row.nodes: row.co2_kg for row in energy.rows if not row.excluded} if energy else {},
                      runs_per_month, tax,
-                     partial(scaling.goal_work, plan=plan_nodes) if scaling.mode == "weak" else None)
+                     partial(scaling.goal_work, plan=work_plan or plan_nodes) if scaling.mode == "weak" else None)
     intervals = {row.nodes: row.time_ci for row in scaling.rows}
     if cost is not None:
         checks = [limits.hold(point.nodes, point.regime, True, point.time_s, point.cost, folded=point.folded)
@@ -271,7 +285,16 @@ def check_goal(goal: Goal | None, *, plan_nodes: int | None, scaling: ScalingRes
                       None if meeting else _fitted_meeting(limits, scaling, cost, measured_nodes, max_nodes),
                       cost_unknown, None if meeting else nearest(checks),
                       _fewest_node_hours([c for c in checks if c.meets_time]) if cost_unknown else None,
-                      _cheapest_run(checks), estimate)
+                      _cheapest_run(checks), estimate, speedup_needed=_speedup_needed(scaling, goal.time_per_run))
+
+
+def _speedup_needed(scaling: ScalingResult, limit_s: float | None) -> float | None:
+    """T_ref / the time limit: the speedup over the smallest measured scale a run needs to meet the deadline."""
+    reference = scaling.rows[0].time_s if scaling.rows else None
+    # weak scaling: a run's work grows with its nodes, so no speedup over the reference meets a deadline
+    if limit_s is None or reference is None or scaling.single_scale or scaling.mode == "weak":
+        return None
+    return reference / limit_s
 
 
 def _cheapest_run(checks: list[GoalCheck]) -> GoalCheck | None:

@@ -85,7 +85,7 @@ def _noun(miss: NearMiss, currency: str) -> str:
     """"node count (8 nodes)", "node price": a near miss at its best (a continuous lever's best is only where the
     search ended)."""
     if miss.lever in ("nodes", "replicas"):
-        return f"{miss.lever[:-1]} count ({value_words(miss, miss.best, currency)})"
+        return f"{miss.lever[:-1]} count, at {value_words(miss, miss.best, currency)}"
     return miss.lever
 
 

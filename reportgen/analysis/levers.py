@@ -117,15 +117,17 @@ def find_levers(evidence: LeverEvidence) -> Levers:
     project = evidence.project
     if project.design is None:
         return Levers()
-    today = evidence.judge(WhatIf(project)).met
-    met_today = today is True
+    now = evidence.judge(WhatIf(project))
+    today, met_today = now.met, now.met is True
     found: list[Lever | NearMiss | None] = [_nodes(evidence, met_today)]
     for lever in _continuous_levers(evidence):
         found.append(lever.search(evidence.judge, met_today))
     found += [_zero_stage(evidence), *_serving_levers(evidence, met_today)]
     flips = sorted((lever for lever in found if isinstance(lever, Lever)),
                    key=lambda lever: (not lever.feasible, lever.distance))
-    misses = sorted((miss for miss in found if isinstance(miss, NearMiss)), key=lambda miss: miss.excess)
+    # a near miss brings the plan nearer its limits than it is today, or it is no lever at all
+    misses = sorted((miss for miss in found if isinstance(miss, NearMiss)
+                     if now.excess is None or miss.excess < now.excess), key=lambda miss: miss.excess)
     reached = today is not False or any(lever.feasible for lever in flips)  # near misses: a missed goal's only
     return Levers(tuple(flips), () if reached else tuple(misses))
 

@@ -336,7 +336,8 @@ class ScalingResult:
 
     def fitted_times(self, nodes: np.ndarray) -> np.ndarray | None:
         """T_p the USL fit predicts at each node count (None without a fit): T_ref × X_ref / X(p), the fit being of
-        the speedups (X_ref = 1) or, in throughput form, of the throughputs."""
+        the speedups (X_ref = 1) or, in throughput form, of the throughputs; in weak scaling, of the scaled speedups,
+        so T_ref × q / X(p)."""
         reference = self.rows[0]
         reference_s = self.fit_reference_s if self.fit_reference_s is not None else reference.time_s
         if self.usl is None or reference_s is None:
@@ -344,8 +345,10 @@ class ScalingResult:
         nodes = np.asarray(nodes, dtype=float)
         capacity = usl_capacity(nodes, self.usl.gamma, self.usl.sigma, self.usl.kappa)
         scale = float(reference.run.throughput or 0.0) if self.form == "throughput" else 1.0
+        # weak scaling's speedups are scaled (q · T_ref / T_p): a run's time is T_ref · q / S(q)
+        grown = nodes / self.reference_nodes if self.mode == "weak" and self.form != "throughput" else 1.0
         with np.errstate(divide="ignore"):
-            times = np.where(capacity > 0, reference_s * scale / np.maximum(capacity, 1e-300), np.inf)
+            times = np.where(capacity > 0, reference_s * scale * grown / np.maximum(capacity, 1e-300), np.inf)
         return self.what_if(nodes, times) if self.what_if is not None else times
 
     def goal_work(self, nodes: float, plan: float | None) -> float:

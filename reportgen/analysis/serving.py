@@ -195,8 +195,9 @@ class ServingResult:
     # no fewer nodes can serve at the best capacity per node measured
     nodes_lower_bound: Annotated[int | None, Key("no fewer nodes can serve at the best capacity per node "
                                                  "measured")]
-    best_per_node_rps: float | None
-    best_per_node_at: float | None
+    best_per_node_rps: Annotated[float | None, Key("the best capacity per node measured, in serving.unit per "
+                                                   "second")]
+    best_per_node_at: Annotated[float | None, Key("the scale it was measured at")]
     plan_nodes: int | None
     plan_row: ServingRow | None
     at_plan: tuple[ServingCheck, ...]  # one per price regime the project states
@@ -252,7 +253,7 @@ class ServingResult:
             self.met_at_plan, tuple(c.goal_row() for c in self.at_plan),
             None if cheapest is None else cheapest.goal_row().point(), None,
             bool(self.points) and all(p.met is False for p in self.points), None,
-            monthly, self.note or None, None, self.levers.flips, self.levers.near_misses)
+            monthly, self.note or None, None, self.levers.flips, None, None, None, self.levers.near_misses)
 
     def objective(self, name: ObjectiveName) -> float | None:
         return dict(self.objectives).get(name)

@@ -66,6 +66,20 @@ class Optimum:
 
 
 @dataclass(frozen=True)
+class CheckpointAdvice:
+    """The figures page 1's failure-tax sentence quotes: the plan's checkpoint interval against Daly's for the
+    failures its regime suffers (on spot, hardware failures and preemptions together)."""
+
+    nodes: Annotated[float, Key("the plan's node count")]
+    regime: Annotated[str | None, Key("the price regime of the verdict's headline")]
+    overhead_fraction: Annotated[float, Key("the failure tax folded into the verdict's figures")]
+    interval_s: Annotated[float | None, Key("the checkpoint interval the design declares (null: Daly's is used)")]
+    daly_interval_s: Annotated[float | None, Key("Daly's interval for those failures")]
+    saving_s: Annotated[float | None, Key("the time a run would save at Daly's interval (null when the declared "
+                                          "interval costs no more)")]
+
+
+@dataclass(frozen=True)
 class SummaryResult:
     # item 1: the goal at the plan
     verdict: Annotated[str, Key("the goal's verdict at the plan, in the project's dominant metric")]
@@ -89,6 +103,8 @@ class SummaryResult:
                                       "device, and where each ZeRO stage fits")] = None
     diagnosis: Annotated[str | None, Key("the diagnosis in one line: the binding ceiling, the axis that cures it, "
                                          "and the declared axis held against it")] = None
+    checkpoint: Annotated[CheckpointAdvice | None, Key(
+        "with reliability: the figures the failure-tax sentence quotes")] = None
 
 
 @dataclass(frozen=True)
@@ -128,7 +144,8 @@ def summarize(project: Project, *, scaling: ScalingResult | None, cost: CostResu
                          _evidence(scaling, findings, plan, optimum.nodes), next_action(findings, evidence),
                          _knee(scaling), ratio, blocker,
                          None if project.serving else _failure_tax(goal, evidence.reliability, cost) or None,
-                         _layout(layout), _diagnosis(evidence.diagnosis))
+                         _layout(layout), _diagnosis(evidence.diagnosis),
+                         None if project.serving else _checkpoint_advice(goal, evidence.reliability, cost))
 
 
 def _diagnosis(d: DiagnosisResult | None) -> str | None:
@@ -344,11 +361,33 @@ def _headline(goal: GoalResult) -> GoalCheck:
         first_min(list(goal.at_plan), key=lambda c: c.time_s)
 
 
+def _checkpoint_advice(goal: GoalResult | None, reliability: ReliabilityResult | None,
+                       cost: CostResult | None) -> CheckpointAdvice | None:
+    """The failure tax at the plan's headline, and Daly's interval for the failures its regime suffers
+    (methods.md#spot-as-failures)."""
+    if goal is None or not goal.at_plan or _headline(goal).failure_tax is None:
+        return None
+    check = _headline(goal)
+    tax = check.failure_tax or 0.0
+    spot = cost.regimes.get("spot") if cost is not None and check.regime == "spot" else None
+    on_spot = spot.spot_tax(check.nodes) if spot is not None else None
+    declared = reliability.declared if reliability else None
+    pair = (on_spot.interval_s, on_spot.optimal_interval_s, on_spot.overhead_fraction,
+            on_spot.optimal_overhead_fraction) if on_spot and reliability and reliability.declared else \
+        (declared.interval_s, declared.optimal_interval_s, declared.overhead_fraction,
+         declared.optimal_overhead_fraction) if declared is not None and declared.nodes == check.nodes else None
+    if pair is None:
+        return CheckpointAdvice(check.nodes, check.regime, tax, None, None, None)
+    saving = check.time_s / (1.0 + tax) * (pair[2] - pair[3]) if pair[2] > pair[3] else None
+    return CheckpointAdvice(check.nodes, check.regime, tax, pair[0], pair[1], saving)
+
+
 def _failure_tax(goal: GoalResult | None, reliability: ReliabilityResult | None,
                  cost: CostResult | None = None) -> str:
     """The failure tax folded into the plan's figures, said once (§5.z), with the time Daly's interval would save
     when the declared checkpoint interval costs more."""
-    if goal is None or not goal.at_plan or _headline(goal).failure_tax is None:
+    advice = _checkpoint_advice(goal, reliability, cost)
+    if goal is None or advice is None:
         return ""
     check = _headline(goal)
     tax = check.failure_tax or 0.0
@@ -358,17 +397,10 @@ def _failure_tax(goal: GoalResult | None, reliability: ReliabilityResult | None,
         "checkpoints and restarts"
     text = f"These figures include the failure tax at {nodes(check.nodes)}{_on(check.regime)}: {what} add " \
         f"{percent(tax)} to the run"
-    # Daly's interval for the failures this regime suffers: on spot, the combined rate (methods.md#spot-as-failures)
-    declared = reliability.declared if reliability else None
-    pair = (on_spot.interval_s, on_spot.optimal_interval_s, on_spot.overhead_fraction,
-            on_spot.optimal_overhead_fraction) if on_spot and reliability and reliability.declared else \
-        (declared.interval_s, declared.optimal_interval_s, declared.overhead_fraction,
-         declared.optimal_overhead_fraction) if declared is not None and declared.nodes == check.nodes else None
-    if pair is not None and pair[2] > pair[3]:
-        saved = check.time_s / (1.0 + tax) * (pair[2] - pair[3])
-        text += (f"; checkpointing every {duration(pair[1])} (Daly's interval"
+    if advice.saving_s is not None and advice.daly_interval_s is not None and advice.interval_s is not None:
+        text += (f"; checkpointing every {duration(advice.daly_interval_s)} (Daly's interval"
                  f"{' for failures and preemptions together' if on_spot else ''}) instead of every "
-                 f"{duration(pair[0])} would save {duration(saved)} a run")
+                 f"{duration(advice.interval_s)} would save {duration(advice.saving_s)} a run")
     return sentence(text)
 
 
@@ -409,8 +441,8 @@ def _training_gap(goal: GoalResult, scaling: ScalingResult | None, words: _Words
     the budget against the cheapest run, then the cheapest way to meet it, measured or fitted."""
     parts = []
     if goal.time_limit_s is not None and scaling is not None and not scaling.per_unit_of_work and \
-            any(c.meets_time is False for c in goal.at_plan or goal.fitted_at_plan):
-        parts.append(_speedup_gap(goal.time_limit_s, scaling))
+            any(c.meets_time is False for c in goal.at_plan or goal.fitted_at_plan) and _speedup_gap(goal, scaling):
+        parts.append(_speedup_gap(goal, scaling))
     cheapest_run = goal.cheapest_run  # with the failure tax, as every figure of the verdict
     if goal.cost_limit is not None and cheapest_run is not None and (cheapest_run.cost or 0.0) > goal.cost_limit:
         parts.append(f"no measured run fits the {words.money(goal.cost_limit)} budget: the cheapest, "
@@ -444,13 +476,10 @@ def _sentences(parts: list[str]) -> str | None:
     return " ".join(sentence(part[:1].upper() + part[1:]) for part in kept) if kept else None
 
 
-def _speedup_gap(limit_s: float, scaling: ScalingResult) -> str:
+def _speedup_gap(goal: GoalResult, scaling: ScalingResult) -> str:
     """The time goal as a speedup: what it needs over the reference, the best measured, and what the fit allows."""
-    reference = scaling.rows[0]
-    if reference.time_s is None or scaling.single_scale:
-        return ""
-    needed = reference.time_s / limit_s
-    if needed <= 1:
+    needed, limit_s = goal.speedup_needed, goal.time_limit_s
+    if needed is None or limit_s is None or needed <= 1:
         return ""
     best = max(scaling.rows, key=lambda r: r.speedup)
     text = (f"finishing in {duration(limit_s)} needs a speedup of {number(needed)} over "

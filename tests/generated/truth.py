@@ -1,0 +1,270 @@
+"""Projects nobody wrote: each drawn from a hidden truth, and written as a project file a person can build.
+
+A `Truth` is the physics of one job: its single-node work, its serial fraction, a start-up paid by every run, a
+link-bound communication that grows with the nodes, the power a node draws; and what the team states: the measured
+scales (the reference not always 1 node), their repeats and noise, prices and regimes, reliability, the plan (at a
+measured scale, between them or beyond them) and a goal placed at least 3 % from the truth at the plan, met or missed.
+A truth may plant one measurement that cannot be right (an energy below what the machines draw waiting, a run far
+above ideal); the properties in test_invariants.py hold the report against it (docs/methods.md#the-goals-levers).
+
+Everything is seeded through hypothesis: a failing example is printed as the project text it builds.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from hypothesis import strategies as st
+
+NOISE = 0.01  # the runs' relative noise: the goal's 3 % margin stays clear of it
+Plant = str  # "", "energy" (below the machines' idle draw), "superlinear" (a run far above ideal)
+
+
+@dataclass(frozen=True)
+class Truth:
+    single_node_s: float  # the work on one node, without start-up or communication
+    serial: float  # the fraction of it no node count divides
+    start_up_s: float  # paid by every run (0: none measured)
+    comm_bandwidth_s: float  # the ring's bandwidth term at large p: 2(p − 1)/p × this
+    comm_latency_s: float  # per hop: (p − 1) × this
+    reference: int  # the smallest measured scale
+    scales: int  # how many scales are measured: reference × 2^k
+    repeats: int
+    wall_time: bool  # runs give their wall `time` beside the breakdown (the start-up shows)
+    noise: tuple[float, ...]  # one multiplicative factor per run, within ± NOISE
+    price: float | None  # per node-hour
+    spot: tuple[float, float] | None  # (price fraction, preemptions per node-hour)
+    plan_at: str  # "measured", "between" or "beyond"
+    time_factor: float  # the goal's time limit / the truth's time at the plan
+    cost_factor: float | None  # the goal's budget / the truth's cost at the plan on demand (None: no budget)
+    power_w: float | None  # one node's draw computing; waiting draws 60 % of it
+    plant: Plant = ""
+    weak: bool = False
+    notes: list[str] = field(default_factory=list, compare=False)
+
+    # ------------------------------------------------------------------------------------------ the physics
+    def measured_nodes(self) -> list[int]:
+        return [self.reference * 2 ** k for k in range(self.scales)]
+
+    def compute_s(self, p: float) -> float:
+        work = self.single_node_s * (p if self.weak else 1.0)  # weak scaling: the work per node is fixed
+        return work * (self.serial + (1.0 - self.serial) / p)
+
+    def comm_s(self, p: float) -> float:
+        return 0.0 if p <= 1 else self.comm_bandwidth_s * 2.0 * (p - 1.0) / p + self.comm_latency_s * (p - 1.0)
+
+    def time_s(self, p: float) -> float:
+        """The true wall time of a run at p nodes."""
+        return self.compute_s(p) + self.comm_s(p) + self.start_up_s
+
+    @property
+    def plan(self) -> int:
+        measured = self.measured_nodes()
+        if self.plan_at == "measured" or len(measured) < 2:
+            return measured[-1] if self.plan_at == "measured" else measured[-1] * 4
+        if self.plan_at == "between":
+            return (measured[-2] + measured[-1]) // 2 if measured[-1] - measured[-2] > 1 else measured[-1]
+        return measured[-1] * 4
+
+    @property
+    def plan_measured(self) -> bool:
+        return self.plan in self.measured_nodes()
+
+    def cost(self, p: float) -> float | None:
+        return None if self.price is None else self.price * p * self.time_s(p) / 3600.0
+
+    @property
+    def time_limit_s(self) -> float:
+        return self.time_s(self.plan) * self.time_factor
+
+    @property
+    def cost_limit(self) -> float | None:
+        cost = self.cost(self.plan)
+        return None if cost is None or self.cost_factor is None else cost * self.cost_factor
+
+    @property
+    def met_on_demand(self) -> bool:
+        """The truth's verdict at the plan on demand: every stated limit met."""
+        return self.time_factor > 1.0 and (self.cost_factor is None or self.price is None or self.cost_factor > 1.0)
+
+    # ------------------------------------------------------------------------------------------ the project file
+    def project_text(self) -> str:
+        goal = [f"time_per_run: {self.time_limit_s:.10g} s"]
+        if self.cost_limit is not None:
+            goal.append(f"cost_per_run: {self.cost_limit:.10g} USD")
+        lines = ["project:", "  title: Generated", f"  goal: {{{', '.join(goal)}}}", f"design: {{nodes: {self.plan}}}"]
+        if self.price is not None:
+            lines += ["pricing:", f"  node_hour: {self.price:.10g} USD"]
+            if self.spot is not None:
+                fraction, rate = self.spot
+                lines += [f"  regimes: {{spot: {{price_fraction: {fraction:.4g}, preemptions_per_node_hour: "
+                          f"{rate:.4g}, restart_overhead: 5 min}}}}"]
+        if self.power_w is not None:
+            lines += [f"energy: {{node_power: {self.power_w:.10g} W, wait_power: {0.6 * self.power_w:.10g} W}}"]
+        lines += ["scaling:", "  time_unit: s"] + (["  mode: weak"] if self.weak else []) + ["  runs:"]
+        noise = iter(self.noise)
+        for index, p in enumerate(self.measured_nodes()):
+            for _ in range(self.repeats):
+                factor = next(noise)
+                start_up = self.start_up_s
+                if self.plant == "superlinear" and index == len(self.measured_nodes()) - 1 and index > 0:
+                    # twice the speedup of perfect scaling over the reference: a unit slip, or a smaller problem
+                    ideal = self.time_s(self.reference) * self.reference / p
+                    factor *= ideal / 2.0 / self.time_s(p)
+                    start_up *= ideal / 2.0 / self.time_s(p)
+                compute = self.compute_s(p) * factor
+                comm, idle = self.comm_s(p) * factor, 0.02 * compute * (p > 1)
+                cells = [f"nodes: {p}", f"compute: {compute:.10g}", f"communication: {comm:.10g}", f"idle: {idle:.10g}"]
+                wall = compute + comm + idle + start_up
+                if self.wall_time:
+                    cells.append(f"time: {wall:.10g}")
+                if self.power_w is not None:
+                    joules = self.power_w * p * wall
+                    if self.plant == "energy" and index == 0:
+                        joules *= 0.1  # a tenth of the machines' draw: a meter of one device, not the node
+                    cells.append(f"energy: {joules / 3.6e6:.10g} kWh")
+                lines.append(f"    - {{{', '.join(cells)}}}")
+        return "\n".join(lines) + "\n"
+
+
+def _noise(count: int) -> st.SearchStrategy[tuple[float, ...]]:
+    return st.lists(st.floats(1.0 - NOISE, 1.0 + NOISE), min_size=count, max_size=count).map(tuple)
+
+
+def _rate() -> st.SearchStrategy[float]:
+    """Spot's preemptions per node-hour: none, or a rate a provider publishes."""
+    return st.one_of(st.just(0.0), st.floats(1e-4, 0.05))
+
+
+def _factor(low: float, high: float) -> st.SearchStrategy[float]:
+    """A goal's limit over the truth: missed (at most 0.97) or met (at least 1.03), never within 3 %."""
+    return st.one_of(st.floats(low, 0.97), st.floats(1.03, high))
+
+
+@st.composite
+def truths(draw: st.DrawFn, *, plants: bool = True) -> Truth:
+    """A training job's hidden truth and what its team states."""
+    scales = draw(st.integers(2, 5))
+    repeats = draw(st.integers(1, 3))
+    start_up = draw(st.one_of(st.just(0.0), st.floats(5.0, 300.0)))
+    price = draw(st.one_of(st.none(), st.floats(1.0, 100.0)))
+    plant = draw(st.sampled_from(["", "", "", "energy", "superlinear"])) if plants else ""
+    power = draw(st.one_of(st.none(), st.floats(300.0, 10_000.0)))
+    if plant == "energy" and power is None:
+        plant = ""
+    weak = draw(st.booleans()) if draw(st.integers(0, 5)) == 0 else False
+    return Truth(
+        single_node_s=draw(st.floats(600.0, 200_000.0)),
+        serial=draw(st.floats(0.0, 0.1)),
+        start_up_s=start_up,
+        comm_bandwidth_s=draw(st.one_of(st.just(0.0), st.floats(0.01, 500.0))),
+        comm_latency_s=draw(st.one_of(st.just(0.0), st.floats(0.001, 5.0))),
+        reference=draw(st.sampled_from([1, 1, 2, 4])),
+        scales=scales,
+        repeats=repeats,
+        wall_time=start_up > 0 or draw(st.booleans()),
+        noise=draw(_noise(scales * repeats)),
+        price=price,
+        spot=draw(st.one_of(st.none(), st.tuples(st.floats(0.2, 0.9), _rate()))) if price else None,
+        plan_at=draw(st.sampled_from(["measured", "measured", "between", "beyond"])),
+        time_factor=draw(_factor(0.3, 3.0)),
+        cost_factor=draw(st.one_of(st.none(), _factor(0.3, 3.0))) if price else None,
+        power_w=power,
+        plant=plant,
+        weak=weak,
+    )
+
+
+def relative_gap(a: float, b: float) -> float:
+    return abs(math.log(a / b)) if a > 0 and b > 0 else math.inf
+
+
+@dataclass(frozen=True)
+class ServiceTruth:
+    """A service's hidden truth: one node's capacity, its contention and coherency (the USL), a p99 that grows with
+    the nodes, and a goal placed at least 3 % from the truth at the plan in each of its limits."""
+
+    per_node: float  # the load one node serves alone, in its unit per second
+    sigma: float
+    kappa: float
+    p99_base_s: float
+    p99_growth: float  # the p99 grows by this share per node
+    reference: int
+    scales: int
+    unit: str  # "request" or "token"
+    noise: tuple[float, ...]
+    price: float | None
+    plan_at: str  # "measured" or "beyond"
+    load_factor: float  # the capacity the goal needs / the truth's capacity at the plan
+    latency_factor: float  # the p99 objective / the truth's p99 at the plan
+    cost_factor: float | None
+    plant: Plant = ""  # "throughput": a run serving twice what its replicas can
+
+    def measured_nodes(self) -> list[int]:
+        return [self.reference * 2 ** k for k in range(self.scales)]
+
+    def capacity(self, p: float) -> float:
+        return self.per_node * p / (1.0 + self.sigma * (p - 1.0) + self.kappa * p * (p - 1.0))
+
+    def p99_s(self, p: float) -> float:
+        return self.p99_base_s * (1.0 + self.p99_growth * p)
+
+    @property
+    def plan(self) -> int:
+        return self.measured_nodes()[-1] * (1 if self.plan_at == "measured" else 2)
+
+    @property
+    def plan_measured(self) -> bool:
+        return self.plan in self.measured_nodes()
+
+    @property
+    def met_on_demand(self) -> bool:
+        return self.load_factor < 1.0 and self.latency_factor > 1.0 and (self.cost_factor is None or
+                                                                          self.price is None or self.cost_factor > 1.0)
+
+    def project_text(self) -> str:
+        plural = f"{self.unit}/s"
+        headroom = 0.1
+        load = self.capacity(self.plan) * self.load_factor / (1.0 + headroom)
+        goal = [f"load: {load:.10g} {plural}", f"p99_latency: {self.p99_s(self.plan) * self.latency_factor:.10g} s",
+                f"headroom: {headroom}"]
+        if self.price is not None and self.cost_factor is not None:
+            goal.append(f"cost_per_hour: {self.price * self.plan * self.cost_factor:.10g} USD/h")
+        lines = ["project:", "  title: Generated service", "  workload: inference", f"  goal: {{{', '.join(goal)}}}",
+                 "baseline:", "  serving:", f"    requests_per_second: {load:.10g} {plural}",
+                 f"    capacity_per_replica: {self.per_node:.10g} {plural}",
+                 f"design: {{nodes: {self.plan}}}"]
+        if self.price is not None:
+            lines += ["pricing:", f"  node_hour: {self.price:.10g} USD"]
+        lines += ["scaling:", "  runs:"]
+        for index, (p, factor) in enumerate(zip(self.measured_nodes(), self.noise, strict=True)):
+            served = self.capacity(p) * factor
+            if self.plant == "throughput" and index == 0:
+                served = 2.0 * p * self.per_node  # twice what its replicas can serve: a unit slip
+            lines.append(f"    - {{nodes: {p}, throughput: {served:.10g} {plural}, p99_latency: "
+                         f"{self.p99_s(p) * factor:.10g} s}}")
+        return "\n".join(lines) + "\n"
+
+
+@st.composite
+def services(draw: st.DrawFn) -> ServiceTruth:
+    scales = draw(st.integers(2, 5))
+    price = draw(st.one_of(st.none(), st.floats(1.0, 100.0)))
+    return ServiceTruth(
+        per_node=draw(st.floats(50.0, 20_000.0)),
+        sigma=draw(st.one_of(st.just(0.0), st.floats(1e-4, 0.05))),
+        kappa=draw(st.one_of(st.just(0.0), st.floats(1e-6, 1e-4))),
+        p99_base_s=draw(st.floats(0.005, 0.5)),
+        p99_growth=draw(st.one_of(st.just(0.0), st.floats(1e-4, 0.02))),
+        reference=draw(st.sampled_from([1, 2, 4])),
+        scales=scales,
+        unit=draw(st.sampled_from(["request", "token"])),
+        noise=draw(_noise(scales)),
+        price=price,
+        plan_at=draw(st.sampled_from(["measured", "measured", "beyond"])),
+        load_factor=draw(_factor(0.3, 3.0)),
+        latency_factor=draw(_factor(0.3, 3.0)),
+        cost_factor=draw(st.one_of(st.none(), _factor(0.3, 3.0))) if price else None,
+        plant=draw(st.sampled_from(["", "", "", "throughput"])),
+    )
