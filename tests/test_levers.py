@@ -361,8 +361,9 @@ def test_page_one_holds_its_invariants(name: str, tmp_path) -> None:
         assert summary.optimum.source != "model"
     assert not unquoted_figures(summary, document, project.currency)  # every figure page 1 quotes is a key's
     levers = (document["goal"] or {}).get("levers", [])
-    assert [(not lever["feasible"], abs(math.log(lever["ratio"]))) for lever in levers] == sorted(
-        (not lever["feasible"], abs(math.log(lever["ratio"]))) for lever in levers)
+    keys = [(not lever["feasible"], abs(math.log(float(lever["ratio"]))) if float(lever["ratio"]) > 0 else math.inf)
+            for lever in levers]
+    assert keys == sorted(keys)
 
 
 # ------------------------------------------------------------------------------------------- discrete levers

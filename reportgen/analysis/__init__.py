@@ -84,7 +84,6 @@ class Inputs:
     project: Project
     intensity: Intensity | None = None
     sources: Mapping[float, RowSource] = field(default_factory=dict)
-    work_plan: int | None = None  # a lever's what-if: the plan whose shares stay the goal's work (weak scaling)
 
     @property
     def max_nodes(self) -> int:
@@ -159,8 +158,7 @@ def _goal(i: Inputs, a: Analysis) -> GoalResult | None:
     return check_goal(project.project.goal, plan_nodes=i.planned, scaling=a.scaling, cost=a.cost, energy=a.energy,
                       runs_per_month=project.pricing.runs_per_month if project.pricing else None,
                       max_nodes=i.max_nodes, tax=i.tax,
-                      estimate=a.confidence.plan_estimate if a.confidence is not None else None,
-                      work_plan=i.work_plan)
+                      estimate=a.confidence.plan_estimate if a.confidence is not None else None)
 
 
 def _with_layout(_: Inputs, a: Analysis) -> PredictionResult | None:
@@ -239,7 +237,8 @@ def judge_of(i: Inputs, a: Analysis) -> Judge:
     serving = i.project.serving
 
     def judge(what: WhatIf) -> Outcome:
-        inputs = replace(i, project=what.project, work_plan=i.planned)  # the goal's work stays the plan's
+        # the plan moved is judged as the project file would be: in weak scaling, its shares are the goal's work
+        inputs = replace(i, project=what.project)
         changed = a
         if a.scaling is not None and not serving:  # the verdict at the plan reads its own row, and the fits
             changed = replace(a, scaling=a.scaling.narrowed(inputs.planned))

@@ -29,6 +29,7 @@ DEFAULT_NOISE = 0.05  # σ of one run's log time when the project states none
 LEVEL = 0.90  # the intervals' coverage
 BAND_POINTS = 48  # node counts the scaling figure's band is drawn through
 BEST_WITHIN = 0.01  # a point within 1 % of a resample's best counts as best there
+ROUNDING = 1e-12  # a chance below this is floating-point rounding of a weighted share, not a chance
 Source = Literal["amdahl", "usl"]
 Interval = tuple[float, float]
 
@@ -307,9 +308,10 @@ def _planner(draws: _Draws, fits: _Fits, q: np.ndarray, p_ref: float, plan: int,
             p_meets = (weight @ plan_meets) / np.maximum(weight.sum(axis=1), 1e-300)
             wrong_after = float(np.mean(np.minimum(p_meets, 1.0 - p_meets)))
             node_hours = nodes * repeats * expected / 3600.0
-            # a share of weights: rounding can leave it a hair below zero, which is no chance
+            # a share of weights: rounding leaves a hair either side of zero where the chance is none
+            wrong_after = 0.0 if wrong_after < ROUNDING else wrong_after
             out.append(NextRun(nodes, repeats, node_hours, node_hours * price if price else None, wrong_before,
-                               min(max(wrong_after, 0.0), wrong_before)))
+                               min(wrong_after, wrong_before)))
     ranked = sorted(out, key=lambda run: (-run.gain_per_node_hour, run.node_hours))
     return tuple(run for run in ranked if run.p_wrong_after < run.p_wrong_before)[:5]
 

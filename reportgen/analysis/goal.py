@@ -45,6 +45,7 @@ class GoalCheck:
     time_ci: tuple[float, float] | None = None  # the measured time's 95 % interval, with repeats
     cost_ci: tuple[float, float] | None = None  # the cost over that interval (cost is proportional to time)
     failure_tax: float | None = None  # the §6 overhead folded into time, cost and CO2e (with reliability)
+    runs: float = 1.0  # weak scaling: the runs one after another that do the goal's work
 
 
 @dataclass(frozen=True)
@@ -110,16 +111,18 @@ class GoalRow:
     meets_latency: Annotated[bool | None, Key("serving: the p99 is within the objective; null when unknown")] = None
     load_ratio: Annotated[float | None, Key("serving: capacity / capacity needed")] = None
     latency_ratio: Annotated[float | None, Key("serving: p99 / the objective")] = None
+    runs: Annotated[float, Key("the runs one after another that do the goal's work: 1, but in weak scaling the "
+                               "plan's shares over this scale's (methods.md#weak-scaling-compares-equal-work)")] = 1.0
 
     @classmethod
     def of(cls, check: GoalCheck) -> GoalRow:
         return cls(check.nodes, check.regime, check.viable, check.time_s, check.cost, check.co2_kg, check.meets_time,
                    check.meets_cost, check.met, check.time_ratio, check.cost_ratio, check.monthly_cost, check.source,
-                   check.time_ci, check.cost_ci, check.failure_tax)
+                   check.time_ci, check.cost_ci, check.failure_tax, runs=check.runs)
 
     def point(self) -> GoalPoint:
         """The row as the goal names a point (its cheapest meeting one)."""
-        return GoalPoint(self.nodes, self.regime, self.cost, self.time_s, self.cost_per_hour, self.source)
+        return GoalPoint(self.nodes, self.regime, self.cost, self.time_s, self.cost_per_hour, self.source, self.runs)
 
 
 @dataclass(frozen=True)
@@ -130,6 +133,7 @@ class GoalPoint:
     time_s: Annotated[float | None, Key("seconds per run")]
     cost_per_hour: Annotated[float | None, money("serving: money per hour")]
     source: Annotated[Origin, Key("measured, or from the USL fit")]
+    runs: Annotated[float, Key("the runs one after another that do the goal's work (weak scaling; else 1)")] = 1.0
 
 
 @dataclass(frozen=True)
@@ -207,7 +211,8 @@ class _Limits:
         time_limit, cost_limit = self.goal.time_per_run, self.goal.cost_per_run
         tax = folded if folded is not None else self.tax(nodes) if self.tax else None
         # the goal's work: weak scaling's smaller scales do it in several runs, one after another
-        grow = (1.0 + (tax or 0.0) if folded is None else 1.0) * (self.work(nodes) if self.work else 1.0)
+        runs = self.work(nodes) if self.work else 1.0
+        grow = (1.0 + (tax or 0.0) if folded is None else 1.0) * runs
         time_s, cost = time_s * grow, None if cost is None else cost * grow
         co2 = self.co2.get(nodes)
         co2 = None if co2 is None else co2 * grow
@@ -224,16 +229,14 @@ class _Limits:
         return GoalCheck(nodes, regime, viable, time_s, cost, co2, meets_time, meets_cost,
                          time_ratio, cost_ratio,
                          cost * self.runs_per_month if self.runs_per_month and cost is not None else None, met,
-                         source, time_ci, scaled(cost, time_ci, time_s), tax)
+                         source, time_ci, scaled(cost, time_ci, time_s), tax, runs)
 
 
 def check_goal(goal: Goal | None, *, plan_nodes: int | None, scaling: ScalingResult | None,
                cost: CostResult | None, energy: EnergyResult | None,
                runs_per_month: float | None, max_nodes: int = 4096,
                tax: Callable[[float], float] | None = None,
-               estimate: PlanEstimate | None = None, work_plan: int | None = None) -> GoalResult | None:
-    """The goal at the plan. `work_plan`: the plan whose shares are the goal's work in weak scaling (default the
-    plan; a lever that moves the plan holds the work)."""
+               estimate: PlanEstimate | None = None) -> GoalResult | None:
     if goal is None or (goal.time_per_run is None and goal.cost_per_run is None):
         return None
     cost_unknown = goal.cost_per_run is not None and cost is None
@@ -245,7 +248,7 @@ def check_goal(goal: Goal | None, *, plan_nodes: int | None, scaling: ScalingRes
     # an energy that cannot be right gives no CO2e to judge the goal by (methods.md#implausible-energy)
     limits = _Limits(goal, {row.nodes: row.co2_kg for row in energy.rows if not row.excluded} if energy else {},
                      runs_per_month, tax,
-                     partial(scaling.goal_work, plan=work_plan or plan_nodes) if scaling.mode == "weak" else None)
+                     partial(scaling.goal_work, plan=plan_nodes) if scaling.mode == "weak" else None)
     intervals = {row.nodes: row.time_ci for row in scaling.rows}
     if cost is not None:
         checks = [limits.hold(point.nodes, point.regime, True, point.time_s, point.cost, folded=point.folded)

@@ -48,8 +48,10 @@ def written_forms(document: dict[str, object], currency: str) -> set[str]:
 
 
 def _plain(figure: str) -> str:
-    """A figure without the trailing zeros a column's shared precision adds: "5.10 min" is "5.1 min"."""
-    return re.sub(r"(\d)\.(\d*?)0+(?!\d)", lambda m: f"{m[1]}.{m[2]}" if m[2] else m[1], figure)
+    """A figure without the zeros a column's shared precision adds: "5.10 min" is "5.1 min", "1 h 0 min" is
+    "1 h"."""
+    figure = re.sub(r"(\d)\.(\d*?)0+(?!\d)", lambda m: f"{m[1]}.{m[2]}" if m[2] else m[1], figure)
+    return re.sub(r" h 0 min$", " h", figure)
 
 
 def page_one_texts(summary: SummaryResult) -> list[str]:

@@ -53,7 +53,8 @@ def check_invariants(truth: Truth) -> None:
     elif met is False:
         assert viable and all(value is False for value in viable)
     # the verdict agrees with the truth: a measured plan on demand, its goal at least 3 % from the truth
-    if truth.plan_measured and truth.spot is None and not truth.plant and not truth.weak:
+    if truth.plan_measured and truth.spot is None and truth.reliability is None and truth.owned is None \
+            and not truth.plant and not truth.weak:
         on_demand = next(row for row in rows if row["regime"] in ("on_demand", None))
         assert on_demand["met"] is truth.met_on_demand, (on_demand, truth.met_on_demand)
     # the next action never contradicts the verdict
@@ -81,6 +82,8 @@ def check_invariants(truth: Truth) -> None:
         assert "implausible-energy" in named
     if truth.plant == "superlinear" and not truth.weak:
         assert "implausible-speedup" in named
+    if truth.plant == "collective":
+        assert "implausible-collective" in named
     if not truth.plant:
         assert not named, named
     # one regime per clause: a time and a cost quoted together come from one price regime
@@ -90,7 +93,9 @@ def check_invariants(truth: Truth) -> None:
     assert not unquoted_figures(summary, document, project.currency)
     # the levers are sorted feasible first, then by |log ratio|, and every one is finite
     levers = document["goal"]["levers"]
-    keys = [(not lever["feasible"], abs(math.log(lever["ratio"]))) for lever in levers if lever["ratio"] > 0]
+    ratios = [float(lever["ratio"]) for lever in levers]  # "inf" from a stage 0; 0 toward it
+    keys = [(not lever["feasible"], abs(math.log(r)) if r > 0 else math.inf) for lever, r in zip(levers, ratios,
+                                                                                                    strict=True)]
     assert keys == sorted(keys)
 
 

@@ -42,6 +42,11 @@ class Truth:
     plant: Plant = ""
     weak: bool = False
     notes: list[str] = field(default_factory=list, compare=False)
+    workload: str = "training"  # or "data-processing"
+    link: tuple[float, float] | None = None  # (bandwidth B/s, latency s): the model and measured collectives
+    reliability: tuple[float, float] | None = None  # (node MTBF h, checkpoint cost s)
+    owned: tuple[float, float] | None = None  # (utilization, the minimum at which owning pays)
+    layout: tuple[int, int, float] | None = None  # (tensor, ZeRO stage, parameters): memory per device
 
     # ------------------------------------------------------------------------------------------ the physics
     def measured_nodes(self) -> list[int]:
@@ -93,13 +98,25 @@ class Truth:
         goal = [f"time_per_run: {self.time_limit_s:.10g} s"]
         if self.cost_limit is not None:
             goal.append(f"cost_per_run: {self.cost_limit:.10g} USD")
-        lines = ["project:", "  title: Generated", f"  goal: {{{', '.join(goal)}}}", f"design: {{nodes: {self.plan}}}"]
+        lines = ["project:", "  title: Generated", f"  workload: {self.workload}", f"  goal: {{{', '.join(goal)}}}"]
+        lines += self._hardware() + self._design()
         if self.price is not None:
             lines += ["pricing:", f"  node_hour: {self.price:.10g} USD"]
+            regimes = []
             if self.spot is not None:
                 fraction, rate = self.spot
-                lines += [f"  regimes: {{spot: {{price_fraction: {fraction:.4g}, preemptions_per_node_hour: "
-                          f"{rate:.4g}, restart_overhead: 5 min}}}}"]
+                regimes.append(f"spot: {{price_fraction: {fraction:.4g}, preemptions_per_node_hour: {rate:.4g}, "
+                               "restart_overhead: 5 min}")
+            if self.owned is not None:
+                regimes.append(f"local: {{price_fraction: 0.6, utilization: {self.owned[0]:.4g}, min_utilization: "
+                               f"{self.owned[1]:.4g}}}")
+            if regimes:
+                lines += [f"  regimes: {{{', '.join(regimes)}}}"]
+        if self.reliability is not None:
+            mtbf_h, checkpoint_s = self.reliability
+            lines += [f"reliability: {{node_mtbf: {mtbf_h:.6g} h, checkpoint_cost: {checkpoint_s:.6g} s}}"]
+        if self.link is not None:
+            lines += self._prediction()
         if self.power_w is not None:
             lines += [f"energy: {{node_power: {self.power_w:.10g} W, wait_power: {0.6 * self.power_w:.10g} W}}"]
         lines += ["scaling:", "  time_unit: s"] + (["  mode: weak"] if self.weak else []) + ["  runs:"]
@@ -127,6 +144,40 @@ class Truth:
                 lines.append(f"    - {{{', '.join(cells)}}}")
         return "\n".join(lines) + "\n"
 
+    MESSAGE_BYTES = 1e9  # the gradient an all-reduce carries
+
+    def _hardware(self) -> list[str]:
+        cells = []
+        if self.link is not None:
+            cells += [f"network_bandwidth: {self.link[0]:.6g} B/s", f"network_latency: {self.link[1]:.6g} s"]
+        if self.layout is not None:
+            cells += ["devices_per_node: 8", "device_memory: 80 GB", "memory_capacity: 640 GB"]
+        return [f"hardware: {{{', '.join(cells)}}}"] if cells else []
+
+    def _design(self) -> list[str]:
+        if self.layout is None:
+            return [f"design: {{nodes: {self.plan}}}"]
+        tensor, stage, _ = self.layout
+        data = self.plan * 8 // tensor
+        return [f"design: {{nodes: {self.plan}, parallelism: {{data: {data}, tensor: {tensor}, pipeline: 1, "
+                f"zero_stage: {stage}}}}}",
+                "baseline:", f"  memory: {{parameters: {self.layout[2]:.6g}, split: {{weights: 2 B, gradients: 2 B, "
+                "optimizer: 12 B}, activations: 4 GB}"]
+
+    def _prediction(self) -> list[str]:
+        """The α–β model and the all-reduces measured on the link: a ring's 2(p − 1)/p of the message over the
+        bandwidth, plus (p − 1) hops; a planted one at a fifth of that, faster than the link can carry."""
+        assert self.link is not None
+        bandwidth, latency = self.link
+        lines = ["prediction:", f"  t_comp: {self.single_node_s / 1000:.6g} s",
+                 f"  message_bytes: {self.MESSAGE_BYTES:g} B", "  collectives:"]
+        for index, p in enumerate(p for p in self.measured_nodes() if p > 1):
+            seconds = 2.0 * (p - 1) / p * self.MESSAGE_BYTES / bandwidth + (p - 1) * latency
+            if self.plant == "collective" and index == 0:
+                seconds /= 5.0
+            lines.append(f"    - {{nodes: {p}, time: {seconds:.6g} s}}")
+        return lines
+
 
 def _noise(count: int) -> st.SearchStrategy[tuple[float, ...]]:
     return st.lists(st.floats(1.0 - NOISE, 1.0 + NOISE), min_size=count, max_size=count).map(tuple)
@@ -149,7 +200,10 @@ def truths(draw: st.DrawFn, *, plants: bool = True) -> Truth:
     repeats = draw(st.integers(1, 3))
     start_up = draw(st.one_of(st.just(0.0), st.floats(5.0, 300.0)))
     price = draw(st.one_of(st.none(), st.floats(1.0, 100.0)))
-    plant = draw(st.sampled_from(["", "", "", "energy", "superlinear"])) if plants else ""
+    plant = draw(st.sampled_from(["", "", "", "energy", "superlinear", "collective"])) if plants else ""
+    link = draw(st.one_of(st.none(), st.tuples(st.floats(1e9, 1e11), st.floats(1e-6, 1e-4))))
+    if plant == "collective" and link is None:  # a collective is planted on a link that carries the others
+        plant = ""
     power = draw(st.one_of(st.none(), st.floats(300.0, 10_000.0)))
     if plant == "energy" and power is None:
         plant = ""
@@ -173,6 +227,12 @@ def truths(draw: st.DrawFn, *, plants: bool = True) -> Truth:
         power_w=power,
         plant=plant,
         weak=weak,
+        workload=draw(st.sampled_from(["training", "training", "data-processing"])),
+        link=link,
+        reliability=draw(st.one_of(st.none(), st.tuples(st.floats(1000.0, 50_000.0), st.floats(10.0, 300.0)))),
+        owned=draw(st.one_of(st.none(), st.tuples(st.floats(0.2, 1.0), st.floats(0.2, 1.0)))) if price else None,
+        layout=draw(st.one_of(st.none(), st.tuples(st.sampled_from([1, 2, 4, 8]), st.integers(0, 3),
+                                                   st.floats(1e8, 2e11)))),
     )
 
 
