@@ -33,6 +33,8 @@ def written_forms(document: dict[str, object], currency: str) -> set[str]:
     """Every way the report writes a number of results.json."""
     forms: list[Callable[[float], str]] = [
         w.duration, w.percent, w.number, w.times, w.count, w.margin, w.mass, w.energy,
+        # an interval's two ends share one unit: a duration as a column beside a smaller or larger one writes it
+        *(lambda v, k=k: w.duration(v, (v, v * k)) for k in (1 / 3600, 1 / 60, 0.5, 2.0, 60.0, 3600.0)),
         lambda v: w.money(v, currency), lambda v: w.money(v * 3600, currency), lambda v: w.percent(abs(v - 1)),
         lambda v: w.headroom(v, True), lambda v: w.headroom(v, False), lambda v: w.rate(v, "B/s"),
         lambda v: w.requests(v), lambda v: w.requests(v, "token"), lambda v: w.number(v * 100),
