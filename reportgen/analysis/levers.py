@@ -103,6 +103,9 @@ Judge = Callable[[WhatIf], Outcome]  # the verdict at the plan under a what-if: 
 
 @dataclass(frozen=True)
 class LeverEvidence:
+    """What the search reads: the project, the judge of its verdict, and the analyses whose figures a lever scales
+    (the measured runs and their fits, the α–β model's split of communication, a service's plan)."""
+
     project: Project
     judge: Judge
     scaling: ScalingResult | None

@@ -21,7 +21,7 @@ from reportgen.analysis.levers import Levers
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.keys import Key, derived, money
 from reportgen.project.model import Project, RegimeName
-from reportgen.wording import duration, listed, requests
+from reportgen.wording import counted, duration, listed, requests
 
 LatencyOrigin = Literal["measured", "interpolated", "modelled"]
 LimitedBy = Literal["capacity", "latency"]  # what keeps every scale from serving
@@ -598,7 +598,11 @@ def _note(scaling: ScalingResult | None, measured: dict[float, tuple[float | Non
         return (f"the runs are in {scaling.form} form: a service's capacity is measured as throughput "
                 f"({unit}s/s at each node count, with its p99_latency)")
     if plan is not None and plan_row is None:
-        return (f"the planned {plan} nodes were not measured and {len(measured)} measured "
-                f"{'scale does' if len(measured) == 1 else 'scales do'} not support a fit (three are needed)")
+        # the scales whose throughput cannot be right are left out of the fit: they are not counted toward it
+        usable = len([p for p in measured if p not in {r.nodes for r in scaling.rows if "throughput" in r.excluded}])
+        left_out = len(measured) - usable
+        but = f" ({left_out} more cannot be right)" if left_out else ""
+        return (f"the planned {plan} nodes were not measured and {counted(usable, 'measured scale')}{but} "
+                f"{'does' if usable == 1 else 'do'} not support a fit (three are needed)")
     return ""
 

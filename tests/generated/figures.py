@@ -29,8 +29,14 @@ def numbers(value: object) -> Iterable[float]:
             yield from numbers(item)
 
 
+# the sections page 1's verdict, gap, next action, failure tax and operating point draw on: a figure must be one of
+# theirs (the checklist, energy and provenance are not quoted there)
+QUOTED_SECTIONS = ("goal", "summary", "scaling", "cost", "serving", "next_runs", "reliability", "prediction",
+                   "diagnosis", "layout")
+
+
 def written_forms(document: dict[str, object], currency: str) -> set[str]:
-    """Every way the report writes a number of results.json."""
+    """Every way the report writes a number of the sections page 1 draws on."""
     forms: list[Callable[[float], str]] = [
         w.duration, w.percent, w.number, w.times, w.count, w.margin, w.mass, w.energy,
         # an interval's two ends share one unit: a duration as a column beside a smaller or larger one writes it
@@ -40,7 +46,7 @@ def written_forms(document: dict[str, object], currency: str) -> set[str]:
         lambda v: w.requests(v), lambda v: w.requests(v, "token"), lambda v: w.number(v * 100),
     ]
     out = set()
-    for value in set(numbers(document)):
+    for value in set(numbers({key: document.get(key) for key in QUOTED_SECTIONS})):
         for form in forms:
             try:
                 out.add(form(value))

@@ -47,6 +47,8 @@ class Truth:
     reliability: tuple[float, float] | None = None  # (node MTBF h, checkpoint cost s)
     owned: tuple[float, float] | None = None  # (utilization, the minimum at which owning pays)
     layout: tuple[int, int, float] | None = None  # (tensor, ZeRO stage, parameters): memory per device
+    layout_more: tuple[int, int, float] = (1, 1, 0.0)  # (pipeline stages, expert degree, share of parameters in
+    # experts): a 3D layout, a mixture of experts
 
     # ------------------------------------------------------------------------------------------ the physics
     def measured_nodes(self) -> list[int]:
@@ -157,12 +159,18 @@ class Truth:
     def _design(self) -> list[str]:
         if self.layout is None:
             return [f"design: {{nodes: {self.plan}}}"]
-        tensor, stage, _ = self.layout
-        data = self.plan * 8 // tensor
-        return [f"design: {{nodes: {self.plan}, parallelism: {{data: {data}, tensor: {tensor}, pipeline: 1, "
-                f"zero_stage: {stage}}}}}",
-                "baseline:", f"  memory: {{parameters: {self.layout[2]:.6g}, split: {{weights: 2 B, gradients: 2 B, "
-                "optimizer: 12 B}, activations: 4 GB}"]
+        tensor, stage, parameters = self.layout
+        pipeline, expert, expert_share = self.layout_more
+        devices = self.plan * 8
+        if devices % (tensor * pipeline):  # the stages and shards the plan's devices can hold
+            pipeline = 1
+        data = devices // (tensor * pipeline)
+        expert = expert if data % expert == 0 else 1
+        experts = f"expert_parameters: {parameters * expert_share:.6g}, " if expert > 1 and expert_share > 0 else ""
+        return [f"design: {{nodes: {self.plan}, parallelism: {{data: {data}, tensor: {tensor}, pipeline: {pipeline}, "
+                f"micro_batches: 16, expert: {expert}, zero_stage: {stage}}}}}",
+                "baseline:", f"  memory: {{parameters: {parameters:.6g}, {experts}split: {{weights: 2 B, gradients: "
+                "2 B, optimizer: 12 B}, activations: 4 GB}"]
 
     def _prediction(self) -> list[str]:
         """The α–β model and the all-reduces measured on the link: a ring's 2(p − 1)/p of the message over the
@@ -233,6 +241,8 @@ def truths(draw: st.DrawFn, *, plants: bool = True) -> Truth:
         owned=draw(st.one_of(st.none(), st.tuples(st.floats(0.2, 1.0), st.floats(0.2, 1.0)))) if price else None,
         layout=draw(st.one_of(st.none(), st.tuples(st.sampled_from([1, 2, 4, 8]), st.integers(0, 3),
                                                    st.floats(1e8, 2e11)))),
+        layout_more=draw(st.tuples(st.sampled_from([1, 1, 2, 4]), st.sampled_from([1, 1, 2, 4, 8]),
+                                   st.one_of(st.just(0.0), st.floats(0.05, 0.9)))),
     )
 
 
