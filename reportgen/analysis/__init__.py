@@ -61,11 +61,12 @@ class Analysis:
     goal: GoalResult | None = None
     provenance: ProvenanceResult | None = None
     findings: tuple[Finding, ...] = ()
-    serving: ServingResult | None = None  # a serving project's load, latency and hourly cost (§5.x)
-    summary: SummaryResult | None = None  # page 1 (§7.1)
-    model_check: ModelCheckResult | None = None  # the α–β model against the measured runs, scale by scale (§4)
-    layout: LayoutResult | None = None  # design.parallelism: memory per device and the step's terms (§3.2)
-    past_peak: PastPeak | None = None  # the plan past the measured peak (§5.z), for the lint and page 1
+    # a serving project's load, latency and hourly cost (methods.md#4x-serving-projects)
+    serving: ServingResult | None = None
+    summary: SummaryResult | None = None  # page 1 (methods.md#page-1-and-the-next-action)
+    model_check: ModelCheckResult | None = None  # the α–β model against the measured runs, scale by scale
+    layout: LayoutResult | None = None  # design.parallelism: memory per device and the step's terms
+    past_peak: PastPeak | None = None  # the plan past the measured peak, for the lint and page 1
     # the measurements that cannot be right, before anything is judged (methods.md#evidence-reconciled-before-it-is-
     # judged): their findings, and the quantities the choices leave out
     reconciliation: Reconciliation = field(default_factory=Reconciliation)
@@ -99,7 +100,8 @@ class Inputs:
 
     @property
     def tax(self) -> Callable[[float], float] | None:
-        """§5.z: the failure tax is in the time the goal, the decisions and page 1 quote (not in measured tables)."""
+        """The failure tax (methods.md#failures-at-scale) is in the time the goal, the decisions and page 1 quote (not
+        in measured tables)."""
         reliability = self.project.reliability
         return partial(folded_fraction, reliability) if reliability else None
 
@@ -153,7 +155,7 @@ def _energy(i: Inputs, a: Analysis) -> EnergyResult | None:
 
 def _goal(i: Inputs, a: Analysis) -> GoalResult | None:
     project = i.project
-    if project.serving:  # a service's goal is held in the serving analysis (§5.x)
+    if project.serving:  # a service's goal is held in the serving analysis
         return None
     return check_goal(project.project.goal, plan_nodes=i.planned, scaling=a.scaling, cost=a.cost, energy=a.energy,
                       runs_per_month=project.pricing.runs_per_month if project.pricing else None,
@@ -394,7 +396,8 @@ def plan_excess(result: GoalResult | ServingResult) -> float | None:
 
 
 def _goal_of(analysis: Analysis) -> GoalResult | ServingResult | None:
-    """A serving project's goal is held against its load and latency, in the serving analysis (§5.x)."""
+    """A serving project's goal is held against its load and latency, in the serving analysis
+    (methods.md#4x-serving-projects)."""
     return analysis.serving if analysis.serving is not None else analysis.goal
 
 
@@ -415,29 +418,29 @@ def _trade_offs_of(result: DecisionsResult) -> tuple[TradeOff, ...]:
 # (reportgen.render.sections.for_tables) and the CSV tables all walk it; tests/test_sections.py fails on a section
 # whose template is missing or not included, whose field Analysis lacks, or whose per-scale rows have no cut.
 SECTIONS: tuple[Section, ...] = (
-    Section("diagnosis", "diagnosis", "§1: which resource runs out first, and the axis of distribution that cures it",
+    Section("diagnosis", "diagnosis", "which resource runs out first, and the axis of distribution that cures it",
             "sections/diagnosis.html"),
     Section("checklist", "checklist", "the six-stage design checklist and the communication tax",
             "sections/design.html"),
-    Section("prediction", "prediction", "§2: predicted speedup from the alpha-beta communication model",
+    Section("prediction", "prediction", "predicted speedup from the alpha-beta communication model",
             "sections/design.html", uncut="the model's curve at chosen node counts, not the measured scales"),
     Section("layout", "layout", LAYOUT_DOC, "sections/design.html"),
-    Section("scaling", "scaling", "§3: measured scaling and where every lost fold of speedup went",
+    Section("scaling", "scaling", "measured scaling and where every lost fold of speedup went",
             "measure/runs.html", cut=cut.scaling_rows),
-    Section("cost", "cost", "§4: cost per run and the marginal speedup money buys", "measure/cost.html",
+    Section("cost", "cost", "cost per run and the marginal speedup money buys", "measure/cost.html",
             cut=cut.cost_rows),
-    Section("energy", "energy", "§5: energy and carbon per run", "measure/energy.html", cut=cut.rows_at),
+    Section("energy", "energy", "energy and carbon per run", "measure/energy.html", cut=cut.rows_at),
     Section("reliability", "reliability", "failures at scale: checkpoint interval and its overhead",
             "sections/design.html", cut=cut.rows_at),
     Section("goal", "goal", "the goal checked at the plan, in each price regime", "sections/summary.html",
             read=_goal_of, shape=(GoalDocument | None, _goal_document),
             uncut="a service's goal reads the serving analysis, whose rows the serving section shows"),
-    Section("serving", "serving", "§5.x: a serving project's load served within its p99 objective, and its hourly "
+    Section("serving", "serving", "a serving project's load served within its p99 objective, and its hourly "
             "cost", "measure/serve.html", uncut="every load level is shown: its table has no selection yet"),
-    Section("summary", "summary", "§7.1: page 1, as a reviewer writes it", "sections/summary.html"),
+    Section("summary", "summary", "page 1, as a reviewer writes it", "sections/summary.html"),
     Section("provenance", "provenance", "where each measured number came from", "measure/runs.html",
             cut=cut.rows_at),
-    Section("model_check", "model_check", "§4: the design's α–β model held against the measured runs, scale by "
+    Section("model_check", "model_check", "the design's α–β model held against the measured runs, scale by "
             "scale", "measure/model_check.html", cut=cut.rows_at),
     Section("decisions", "decisions", "one recommendation per deployment context (a serving project: among the "
             "scales that serve, with the hourly keys filled and the per-run ones null)",

@@ -73,7 +73,7 @@ class DiffResult:
     results: tuple[ResultChange, ...]  # every key result, changed or not
     appeared: tuple[Finding, ...]  # findings only the new revision has
     resolved: tuple[Finding, ...]  # findings only the old revision had
-    findings: tuple[Finding, ...] = ()  # the comparison's own findings (reference-moved, ANALYSES §8)
+    findings: tuple[Finding, ...] = ()  # the comparison's own findings (reference-moved)
 
     @property
     def changed_results(self) -> tuple[ResultChange, ...]:
@@ -175,7 +175,7 @@ class KeyResult:
     kind: Kind
     better: Better | None  # None: a change is news, neither better nor worse
     read: Callable[[Analysis], Value]
-    # measured over repeats: the value's interval (§4.x), so that a change inside the noise is called so
+    # measured over repeats: the value's interval (methods.md#tolerance), so that a change inside the noise is called so
     interval: Callable[[Analysis, Value], Interval | None] | None = None
     # a value at an operating point compares like with like only while the point stays: the cost at the fastest
     # scale rises whenever a faster, larger scale is measured, which is news, not a regression
@@ -348,7 +348,7 @@ def _summary(leaves: list[Leaf]) -> str:
 def compare_inputs(old: Project, new: Project, old_scaling: ScalingResult | None = None,
                    new_scaling: ScalingResult | None = None) -> tuple[tuple[InputChange, ...], int]:
     """Changed inputs, a measurement matched by its node count. Runs repeated at a node count (in either revision)
-    are one distribution each (§8): compared by their medians and intervals, never repeat #k against repeat #k."""
+    are one distribution each: compared by their medians and intervals, never repeat #k against repeat #k."""
     repeated = _repeated_scales(old) | _repeated_scales(new)
     before = {p: leaf for p, leaf in _keyed_leaves(old).items() if _run_scale(p) not in repeated}
     after = {p: leaf for p, leaf in _keyed_leaves(new).items() if _run_scale(p) not in repeated}
@@ -448,7 +448,7 @@ def compare_slots(old: Project, new: Project) -> tuple[SlotChange, ...]:
 
 
 def _slot_fields(slot: Slot | None, fields: tuple[str, ...]) -> str:
-    """The changed fields' values in one revision, so that a change shows what changed (§8)."""
+    """The changed fields' values in one revision, so that a change shows what changed."""
     if slot is None:
         return "—"
     shown = []
@@ -468,7 +468,7 @@ REFERENCE_MOVED = 0.05  # without repeats, a reference time that moved by more t
 
 
 def reference_moved(old: Analysis, new: Analysis, inputs: tuple[InputChange, ...]) -> tuple[Finding, ...]:
-    """§8 reference-moved: the reference scale's time (or throughput) changed beyond noise between the revisions:
+    """reference-moved: the reference scale's time (or throughput) changed beyond noise between the revisions:
     the machine or the workload changed under the comparison, so speedups compare and times do not."""
     a, b = old.scaling, new.scaling
     if a is None or b is None or a.reference_nodes != b.reference_nodes:

@@ -69,7 +69,7 @@ def overlaps(a: tuple[float, float], b: tuple[float, float]) -> bool:
 def beyond_noise(value: float, other: float, value_ci: tuple[float, float] | None,
                  other_ci: tuple[float, float] | None, tolerance: float) -> bool:
     """Two measured values differ beyond noise: their intervals do not overlap when both have one (repeats),
-    else `value` departs from `other` by more than `tolerance` of `other` (ANALYSES §5.z, §8)."""
+    else `value` departs from `other` by more than `tolerance` of `other` (methods.md#tolerance)."""
     if value_ci is not None and other_ci is not None:
         return not overlaps(value_ci, other_ci)
     return abs(value / other - 1) > tolerance
