@@ -57,6 +57,23 @@ def test_an_energy_below_what_the_machines_draw_waiting_is_named_and_left_out() 
     assert analysis.goal.met_at_plan is True
 
 
+def test_a_goal_verdict_that_does_not_read_energy_is_not_led_by_the_meter() -> None:
+    """The goal states a time, and its verdict at the plan never reads energy: the meter's check falls to rank 6
+    (docs/methods.md#implausible-energy). Without a goal, the carbon choice reads it: rank 2."""
+    judged = analyze(make_project(TRAINING), intensity=Intensity(400.0, "given"))
+    assert judged.goal is not None
+    assert next(f for f in judged.findings if f.code == "implausible-energy")
+    assert (judged.summary.next_action.code, judged.summary.next_action.rank) == ("implausible-energy", 6)
+    # an unmeasured plan: measuring it (rank 3) comes before the meter
+    unmeasured = analyze(make_project(TRAINING.replace("design: {nodes: 8}", "design: {nodes: 16}")),
+                         intensity=Intensity(400.0, "given"))
+    assert unmeasured.summary.next_action.rank == 3
+    goalless = analyze(make_project(TRAINING.replace("goal: {time_per_run: 90 min}", "goal: {text: fast}")),
+                       intensity=Intensity(400.0, "given"))
+    assert goalless.goal is None
+    assert (goalless.summary.next_action.code, goalless.summary.next_action.rank) == ("implausible-energy", 2)
+
+
 def test_an_energy_above_what_the_machines_can_draw_is_named() -> None:
     # 2 nodes × 10,400 s flat out with the PUE: 1.5 × 1.2 × 2 × 6 kW × 10,400 s = 62.4 kWh; 70 kWh is above it
     project = make_project(TRAINING.replace("energy: 34 kWh", "energy: 70 kWh"))

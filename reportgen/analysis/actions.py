@@ -173,6 +173,12 @@ def _goal_missed_rank(e: Evidence) -> Rank:
     return 3 if e.plan_rests_on_extrapolation else 4
 
 
+def _energy_rank(e: Evidence) -> Rank:
+    """A time or cost goal's verdict never reads a run's energy (the goal states no CO2e limit): a meter that cannot
+    be right comes after what that verdict rests on. Without a goal, the carbon-optimal choice does read it."""
+    return 6 if e.goal is not None or e.serving is not None else 2
+
+
 def _past_peak_rank(e: Evidence) -> Rank:
     """A faster and cheaper smaller scale comes before "out of reach", after a lever that meets the goal."""
     return 6 if e.lever is not None else 4
@@ -281,6 +287,8 @@ def _fixed(rank: Rank, code: str, text: str) -> Action:
     return Action(rank, code, text, _text(text))
 
 
+_ENERGY = ("Check the energy meter's scope and the machines it stands for (measure --machines), then measure that "
+           "run's energy again: it cannot be right.")
 _MISSED = ("Measure the scale an unjudged or extrapolated plan rests on (rank 3); else take the feasible lever with "
            "the smallest relative change; else say the goal is out of reach of this design, with the two closest "
            "levers.")
@@ -304,8 +312,8 @@ ACTIONS: tuple[Action, ...] = (
     # 2: a measurement the verdict rests on that cannot be right
     Action(2, "implausible-speedup", "Check the run named (a unit slip, or a smaller problem?), or state the reason "
            "in scaling.superlinear.", _implausible),
-    _fixed(2, "implausible-energy", "Check the energy meter's scope and the machines it stands for (measure "
-           "--machines), then measure that run's energy again: it cannot be right."),
+    Action(2, "implausible-energy", _ENERGY[:-1] + " (6 when a time or cost goal is judged: its verdict does not "
+           "read energy).", _text(_ENERGY), _energy_rank),
     _fixed(2, "implausible-collective", "Check the collective's message size and time, then measure it again "
            "(reportgen ingest nccl-tests): it beats its link."),
     _fixed(2, "implausible-throughput", "Check the load test's unit and its replicas, then run it again: it serves "

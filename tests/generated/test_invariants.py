@@ -87,6 +87,10 @@ def check_invariants(truth: Truth) -> None:
         assert "implausible-collective" in named
     if not truth.plant:
         assert not named, named
+    if truth.plant == "energy":  # a goal's verdict never reads energy: the meter does not displace what it rests on
+        clean = _built(replace(truth, plant=""), noted=False)[1].summary.next_action
+        if clean.rank is not None and clean.rank <= 5:
+            assert (action.code, action.rank) == (clean.code, clean.rank), (action, clean)
     # one regime per clause: a time and a cost quoted together come from one price regime
     for clause in re.split(r"[.;]\s", summary.verdict):
         assert sum(clause.count(regime) for regime in REGIMES) <= 1, clause
