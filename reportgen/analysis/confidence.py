@@ -16,7 +16,7 @@ from typing import Annotated, Literal
 
 import numpy as np
 
-from reportgen.analysis.scaling import ScalingResult, kneedle, repeats_by_nodes, run_time
+from reportgen.analysis.scaling import ScalingResult, kneedles, repeats_by_nodes, run_time
 from reportgen.keys import Key, money
 from reportgen.project.model import Scaling
 
@@ -126,8 +126,8 @@ def analyze_confidence(spec: Scaling | None, scaling: ScalingResult | None, *, p
     peaks = draws.nodes[np.argmax(speedups >= speedups.max(axis=1, keepdims=True) * (1 - 1e-12), axis=1)]
     costs = draws.nodes * draws.times  # ∝ the on-demand cost per run
     cheapest = draws.nodes[np.argmax(costs <= costs.min(axis=1, keepdims=True) * (1 + 1e-12), axis=1)]
-    knees = [kneedle(list(draws.nodes), list(row))[0] for row in speedups] if len(draws.nodes) >= 3 else []
-    found = [k for k in knees if k is not None]
+    knees = kneedles(draws.nodes, speedups)[0] if len(draws.nodes) >= 3 else np.array([], dtype=int)
+    found = draws.nodes[knees[knees >= 0]]
     next_runs: tuple[NextRun, ...] = ()
     threshold = _threshold(plan, price_per_node_hour, time_limit_s, cost_limit)
     if estimate is not None and plan is not None and plan_draws is not None and threshold is not None:
@@ -141,7 +141,7 @@ def analyze_confidence(spec: Scaling | None, scaling: ScalingResult | None, *, p
     band = tuple((float(n), float(lo), float(hi)) for n, lo, hi in zip(grid, lows, highs, strict=True))
     return ConfidenceResult(
         noise, stated, estimate, _interval(peaks) if len(draws.nodes) >= 2 else None,
-        _interval(np.asarray(found)) if scaling.knee_nodes is not None and found else None,
+        _interval(found) if scaling.knee_nodes is not None and found.size else None,
         _interval(cheapest) if price_per_node_hour is not None else None,
         next_runs, band, np.ascontiguousarray((draws.times / draws.centre).T),
         {float(n): index for index, n in enumerate(draws.nodes)}, estimator)

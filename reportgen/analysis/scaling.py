@@ -567,9 +567,10 @@ def find_outliers(rows: list[ScaleRow], form: RunForm) -> tuple[Outlier, ...]:
     found: list[Outlier] = []
     while len(points) >= OUTLIER_MIN_SCALES:
         worst: tuple[float, int, Outlier] | None = None
+        near = fit_usl([x for _, x, _ in points], [c for _, _, c in points])
         for index, (node, x, c) in enumerate(points):
             others = points[:index] + points[index + 1:]
-            departure = _departure(node, x, c, fit_usl([o[1] for o in others], [o[2] for o in others]))
+            departure = _departure(node, x, c, fit_usl([o[1] for o in others], [o[2] for o in others], near=near))
             if departure is not None:
                 size = max(departure.factor, 1 / departure.factor)
                 if worst is None or size > worst[0]:
@@ -743,15 +744,24 @@ def kneedle(nodes: list[float], speedups: list[float]) -> tuple[float | None, fl
     """Kneedle with x = log2 p and y = S, min–max normalised: the p maximising y − x, if that is ≥ 0.05."""
     if len(nodes) < 3:
         return None, 0.0
-    x = np.log2(np.asarray(nodes, dtype=float))
-    y = np.asarray(speedups, dtype=float)
-    x_span, y_span = x.max() - x.min(), y.max() - y.min()
-    if x_span == 0 or y_span == 0:
-        return None, 0.0
-    difference = (y - y.min()) / y_span - (x - x.min()) / x_span
-    index = int(np.argmax(difference))  # first maximum: ties go to the smaller p
-    score = float(difference[index])
-    return (nodes[index] if score >= KNEE_THRESHOLD else None), score
+    index, score = kneedles(np.asarray(nodes, dtype=float), np.asarray([speedups], dtype=float))
+    return (nodes[int(index[0])] if index[0] >= 0 else None), float(score[0])
+
+
+def kneedles(nodes: np.ndarray, speedups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Kneedle on each row of `speedups` (resamples × scales) at once: each row's knee as an index into `nodes`
+    (−1 where there is none) and its score, element by element the arithmetic of one row."""
+    x = np.log2(nodes)
+    y = speedups
+    x_span = x.max() - x.min()
+    y_min = y.min(axis=1, keepdims=True)
+    y_span = y.max(axis=1, keepdims=True) - y_min
+    flat = (y_span[:, 0] == 0) | (x_span == 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        difference = (y - y_min) / y_span - (x - x.min()) / x_span
+    index = np.argmax(np.where(np.isnan(difference), -np.inf, difference), axis=1)  # first maximum: the smaller p
+    score = np.where(flat, 0.0, difference[np.arange(len(y)), index])
+    return np.where(~flat & (score >= KNEE_THRESHOLD), index, -1), score
 
 
 def _knee_cause(rows: list[ScaleRow], knee: float | None, form: RunForm) -> tuple[Cause | None, bool, float | None]:

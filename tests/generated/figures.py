@@ -3,8 +3,11 @@ in page 1's sentences, with its unit as written, must be how the report writes s
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable
+
+import numpy as np
 
 from reportgen import wording as w
 from reportgen.analysis.summary import SummaryResult
@@ -35,8 +38,54 @@ QUOTED_SECTIONS = ("goal", "summary", "scaling", "cost", "serving", "next_runs",
                    "diagnosis", "layout")
 
 
-def written_forms(document: dict[str, object], currency: str) -> set[str]:
-    """Every way the report writes a number of the sections page 1 draws on."""
+# What a form multiplies a value by before it writes the leading number of a figure in this unit (a bare number may
+# be a mass or an energy written a thousand times up or down; a share is v or 1 − v in %)
+_UNIT_SCALES = {"µs": (1e6,), "ms": (1e3,), "s": (1.0,), "min": (1 / 60,), "h": (1 / 3600,), "d": (1 / 86400,),
+                "day": (1 / 86400,), "days": (1 / 86400,), "B/s": (1.0,), "kB/s": (1e-3,), "MB/s": (1e-6,),
+                "GB/s": (1e-9,), "TB/s": (1e-12,), "requests/s": (1.0,), "tokens/s": (1.0,), "%": (100.0,),
+                "×": (1.0,), "money": (1.0, 3600.0), "t": (1e-3,), "kg": (1.0,), "g": (1e3,), "MWh": (1e-3,),
+                "kWh": (1.0,), "Wh": (1e3,), "": (1.0, 100.0)}
+
+
+def _leading(figure: str, after: str = "") -> tuple[float, float, tuple[float, ...]]:
+    """A figure's leading number ("1 h 3.3 min": 1.055 h), how far the value it was rounded from may lie (half its
+    last digit), and what a form multiplies a value by to write it in the figure's unit (`after`: the text after a
+    bare figure, whose first word may be a mass's or an energy's unit)."""
+    first = re.match(r"([\d,]+)(?:\.(\d+))?(?: h (\d+)(?:\.(\d+))? min)?", figure)
+    if first is None:
+        return math.nan, 0.0, ()
+    if first[3] is not None:  # hours and minutes: the minutes carry the rounding
+        minutes = float(first[0].split(" h ")[1].split(" ")[0])
+        return float(first[1]) + minutes / 60, 0.5 * 10.0 ** -len(first[4] or "") / 60 + 1e-9, _UNIT_SCALES["h"]
+    value = float(first[0].replace(",", ""))
+    rest = figure[first.end():].strip() or after.strip()
+    unit = re.split(r"[ .,;:)]", rest)[0] if rest else ""
+    if re.fullmatch(r"[A-Z]{3}", unit):
+        unit = "money"
+    return value, 0.5 * 10.0 ** -len(first[2] or "") + 1e-9 * value, _UNIT_SCALES.get(unit, _UNIT_SCALES[""])
+
+
+def _near(values: list[float], figures: list[tuple[str, str]]) -> list[float]:
+    """The values some form could write as one of the figures: its leading number within the figure's rounding of
+    the value scaled to the figure's unit (a share: of v or 1 − v). Only a filter: a figure still counts as quoted
+    only when a form writes it exactly; a page-1 sentence quotes a few figures, results.json holds hundreds of
+    values."""
+    v = np.asarray(values, dtype=float)
+    written = [np.abs(v), np.abs(1.0 - v)]
+    near = np.zeros(len(values), dtype=bool)
+    for figure, after in figures:
+        leading, slack, scales = _leading(figure, after)
+        for scale in scales:
+            for value in written if "%" in figure else written[:1]:
+                with np.errstate(over="ignore", invalid="ignore"):
+                    near |= np.abs(value * scale - leading) <= slack * 1.000001 + 1e-12
+    return [value for value, is_near in zip(values, near, strict=True) if is_near]
+
+
+def written_forms(document: dict[str, object], currency: str,
+                  figures: list[tuple[str, str]] | None = None) -> set[str]:
+    """Every way the report writes a number of the sections page 1 draws on (of those near one of `figures`, each
+    with the text after it, when given)."""
     forms: list[Callable[[float], str]] = [
         w.duration, w.percent, w.number, w.times, w.count, w.margin, w.mass, w.energy,
         # an interval's two ends share one unit: a duration as a column beside a smaller or larger one writes it
@@ -45,8 +94,9 @@ def written_forms(document: dict[str, object], currency: str) -> set[str]:
         lambda v: w.headroom(v, True), lambda v: w.headroom(v, False), lambda v: w.rate(v, "B/s"),
         lambda v: w.requests(v), lambda v: w.requests(v, "token"), lambda v: w.number(v * 100),
     ]
+    values = list(set(numbers({key: document.get(key) for key in QUOTED_SECTIONS})))
     out = set()
-    for value in set(numbers({key: document.get(key) for key in QUOTED_SECTIONS})):
+    for value in values if figures is None else _near(values, figures):
         for form in forms:
             try:
                 out.add(form(value))
@@ -70,11 +120,9 @@ def page_one_texts(summary: SummaryResult) -> list[str]:
 def unquoted_figures(summary: SummaryResult, document: dict[str, object], currency: str) -> list[str]:
     """The figures of page 1's verdict, gap, next action, failure tax and operating point that no results.json value
     is written as."""
-    forms = {_plain(form) for form in written_forms(document, currency)}
-    missing = []
-    for text in page_one_texts(summary):
-        for figure in FIGURE.findall(text):
-            if figure and _plain(figure) not in forms and not any(label in text and label.startswith(figure)
-                                                          for label in LABELS):
-                missing.append(figure)
-    return missing
+    quoted = [(text, found[1], text[found.end():found.end() + 8]) for text in page_one_texts(summary)
+              for found in FIGURE.finditer(text) if found[1]]
+    forms = {_plain(form) for form in written_forms(document, currency, [(f, after) for _, f, after in quoted])}
+    return [figure for text, figure, _ in quoted
+            if _plain(figure) not in forms and not any(label in text and label.startswith(figure)
+                                                       for label in LABELS)]
