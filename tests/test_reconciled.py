@@ -167,6 +167,11 @@ def test_a_throughput_above_what_the_replicas_serve_is_named_and_left_out() -> N
     # nor a point of the USL fit the serving choices rest on: two plausible scales are too few for one
     assert analysis.scaling.usl is None and analysis.serving.nodes_to_serve is None
     assert all(p.nodes != 4 or not p.met for p in analysis.serving.points)
+    # planned at 8 nodes, unmeasured: the 1 and 2 nodes are the usable scales, the 4 nodes is not counted toward a fit
+    beyond = analyze(make_project(SERVICE.replace("design: {nodes: 4}", "design: {nodes: 8}")))
+    assert beyond.serving.usable_scales == 2
+    assert beyond.serving.note == ("the planned 8 nodes were not measured and 2 measured scales (1 more cannot be "
+                                   "right) do not support a fit (three are needed)")
 
 
 def test_the_plan_verdict_agrees_with_its_rows() -> None:

@@ -211,6 +211,8 @@ class ServingResult:
     usl: USLFit | None
     runs_per_month_hours: Annotated[float, Key("the hours a month counts (730)", name="hours_per_month")]
     note: str  # what the analysis lacks, when it lacks something
+    usable_scales: Annotated[int, Key("the measured scales whose throughput can be right: the points a USL fit may "
+                                      "use (three are needed)")]
     # the unit of work the load counts: "request", "token", ... (ANALYSES §5.y)
     unit: Annotated[str, Key("the unit of work the load counts: request, token, sample, ... (every label says "
                              "it)")] = "request"
@@ -353,6 +355,7 @@ def analyze_serving(project: Project, scaling: ScalingResult | None, *, intensit
     meeting = [p for p in points if p.met]
     serving_points = [p for p in points if p.serves]
     best = max(((c / p, p) for p, (c, _) in measured.items() if c and p not in implausible), default=None)
+    usable = len([p for p in measured if p not in implausible])  # left out of the fit, not counted toward it
     return ServingResult(
         goal_text=goal.text if goal else None,
         load_rps=load,
@@ -378,7 +381,8 @@ def analyze_serving(project: Project, scaling: ScalingResult | None, *, intensit
         latency_model=latencies["p99"].description,
         usl=usl,
         runs_per_month_hours=HOURS_PER_MONTH,
-        note=_note(scaling, measured, plan, plan_row, project.work_unit),
+        note=_note(scaling, usable, len(measured) - usable, plan, plan_row, project.work_unit),
+        usable_scales=usable,
         unit=project.work_unit,
         objectives=objectives,
         capacity_only=to_serve is None and fitted.capacity_only,
@@ -590,17 +594,14 @@ def _cheapest(points: list[ServingCheck]) -> ServingCheck | None:
     return first_min(points, key=lambda p: p.cost_per_hour if p.cost_per_hour is not None else float(p.nodes))
 
 
-def _note(scaling: ScalingResult | None, measured: dict[float, tuple[float | None, float | None]], plan: int | None,
-          plan_row: ServingRow | None, unit: str) -> str:
+def _note(scaling: ScalingResult | None, usable: int, left_out: int, plan: int | None, plan_row: ServingRow | None,
+          unit: str) -> str:
     if scaling is None:
         return f"no load test is measured: add scaling.runs in throughput form ({unit}s/s at each node count)"
     if scaling.form != "throughput":
         return (f"the runs are in {scaling.form} form: a service's capacity is measured as throughput "
                 f"({unit}s/s at each node count, with its p99_latency)")
     if plan is not None and plan_row is None:
-        # the scales whose throughput cannot be right are left out of the fit: they are not counted toward it
-        usable = len([p for p in measured if p not in {r.nodes for r in scaling.rows if "throughput" in r.excluded}])
-        left_out = len(measured) - usable
         but = f" ({left_out} more cannot be right)" if left_out else ""
         return (f"the planned {plan} nodes were not measured and {counted(usable, 'measured scale')}{but} "
                 f"{'does' if usable == 1 else 'do'} not support a fit (three are needed)")

@@ -103,17 +103,7 @@ class Truth:
         lines = ["project:", "  title: Generated", f"  workload: {self.workload}", f"  goal: {{{', '.join(goal)}}}"]
         lines += self._hardware() + self._design()
         if self.price is not None:
-            lines += ["pricing:", f"  node_hour: {self.price:.10g} USD"]
-            regimes = []
-            if self.spot is not None:
-                fraction, rate = self.spot
-                regimes.append(f"spot: {{price_fraction: {fraction:.4g}, preemptions_per_node_hour: {rate:.4g}, "
-                               "restart_overhead: 5 min}")
-            if self.owned is not None:
-                regimes.append(f"local: {{price_fraction: 0.6, utilization: {self.owned[0]:.4g}, min_utilization: "
-                               f"{self.owned[1]:.4g}}}")
-            if regimes:
-                lines += [f"  regimes: {{{', '.join(regimes)}}}"]
+            lines += _pricing(self.price, self.spot, self.owned)
         if self.reliability is not None:
             mtbf_h, checkpoint_s = self.reliability
             lines += [f"reliability: {{node_mtbf: {mtbf_h:.6g} h, checkpoint_cost: {checkpoint_s:.6g} s}}"]
@@ -246,6 +236,21 @@ def truths(draw: st.DrawFn, *, plants: bool = True) -> Truth:
     )
 
 
+def _pricing(price: float, spot: tuple[float, float] | None, owned: tuple[float, float] | None) -> list[str]:
+    """The pricing section: the node-hour, and spot (price fraction, preemptions per node-hour) and owned nodes
+    (utilization, the minimum at which owning pays) where drawn."""
+    regimes = []
+    if spot is not None:
+        fraction, rate = spot
+        regimes.append(f"spot: {{price_fraction: {fraction:.4g}, preemptions_per_node_hour: {rate:.4g}, "
+                       "restart_overhead: 5 min}")
+    if owned is not None:
+        regimes.append(f"local: {{price_fraction: 0.6, utilization: {owned[0]:.4g}, min_utilization: "
+                       f"{owned[1]:.4g}}}")
+    return ["pricing:", f"  node_hour: {price:.10g} USD"] + ([f"  regimes: {{{', '.join(regimes)}}}"] if regimes
+                                                             else [])
+
+
 def relative_gap(a: float, b: float) -> float:
     return abs(math.log(a / b)) if a > 0 and b > 0 else math.inf
 
@@ -270,6 +275,8 @@ class ServiceTruth:
     latency_factor: float  # the p99 objective / the truth's p99 at the plan
     cost_factor: float | None
     plant: Plant = ""  # "throughput": a run serving twice what its replicas can
+    spot: tuple[float, float] | None = None  # (price fraction, preemptions per node-hour)
+    owned: tuple[float, float] | None = None  # (utilization, the minimum at which owning pays)
 
     def measured_nodes(self) -> list[int]:
         return [self.reference * 2 ** k for k in range(self.scales)]
@@ -306,7 +313,7 @@ class ServiceTruth:
                  f"    capacity_per_replica: {self.per_node:.10g} {plural}",
                  f"design: {{nodes: {self.plan}}}"]
         if self.price is not None:
-            lines += ["pricing:", f"  node_hour: {self.price:.10g} USD"]
+            lines += _pricing(self.price, self.spot, self.owned)
         lines += ["scaling:", "  runs:"]
         for index, (p, factor) in enumerate(zip(self.measured_nodes(), self.noise, strict=True)):
             served = self.capacity(p) * factor
@@ -337,4 +344,6 @@ def services(draw: st.DrawFn) -> ServiceTruth:
         latency_factor=draw(_factor(0.3, 3.0)),
         cost_factor=draw(st.one_of(st.none(), _factor(0.3, 3.0))) if price else None,
         plant=draw(st.sampled_from(["", "", "", "throughput"])),
+        spot=draw(st.one_of(st.none(), st.tuples(st.floats(0.2, 0.9), _rate()))) if price else None,
+        owned=draw(st.one_of(st.none(), st.tuples(st.floats(0.2, 1.0), st.floats(0.2, 1.0)))) if price else None,
     )
