@@ -10,7 +10,6 @@ document). docs/architecture.md has the recipe for adding one.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -27,7 +26,7 @@ from reportgen.analysis.decisions import DecisionResult, DecisionsResult, TradeO
 from reportgen.analysis.diagnosis import DiagnosisResult, diagnose, measured_reference
 from reportgen.analysis.energy import EnergyResult, analyze_energy
 from reportgen.analysis.findings import Finding, ordered
-from reportgen.analysis.goal import GoalDocument, GoalResult, check_goal, excess
+from reportgen.analysis.goal import GoalDocument, GoalResult, check_goal
 from reportgen.analysis.layout import LAYOUT_DOC, LayoutResult, analyze_layout
 from reportgen.analysis.levers import Judge, LeverEvidence, Levers, Outcome, WhatIf, find_levers
 from reportgen.analysis.lint import crowded_runs, lint
@@ -258,7 +257,7 @@ def judge_of(i: Inputs, a: Analysis) -> Judge:
         result = _goal_of(changed)
         if result is None:
             return Outcome(None, None)
-        return Outcome(_goal_document(result).met_at_plan, plan_excess(result))
+        return Outcome(_goal_document(result).met_at_plan, result.plan_excess())
 
     return judge
 
@@ -382,17 +381,6 @@ class Section:
     def type(self) -> object:
         """The type of what results.json holds under the key."""
         return self.shape[0] if self.shape else get_type_hints(Analysis)[self.field]
-
-
-def plan_excess(result: GoalResult | ServingResult) -> float | None:
-    """How far the plan is from its limits: in its best viable regime, its largest ratio of a value to a limit."""
-    if isinstance(result, ServingResult):  # a p99 not known there is no p99 within its objective
-        ratios = [max(1.0 / c.load_ratio if c.load_ratio else math.inf, c.latency_ratio or 0.0, c.cost_ratio or 0.0)
-                  for c in result.at_plan if c.viable and (c.latency_ratio is not None or
-                                                           result.p99_objective_s is None)]
-    else:
-        ratios = [excess(c) for c in result.at_plan or result.fitted_at_plan if c.viable]
-    return min(ratios) if ratios else None
 
 
 def _goal_of(analysis: Analysis) -> GoalResult | ServingResult | None:

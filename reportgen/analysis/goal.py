@@ -79,6 +79,12 @@ class GoalResult:
     def priced(self) -> bool:
         return any(check.cost is not None for check in self.at_plan)
 
+    def plan_excess(self) -> float | None:
+        """How far the plan is from its limits: in its best viable regime, its largest ratio of a value to a limit
+        (below 1: within every limit; methods.md#the-goals-levers)."""
+        ratios = [excess(check) for check in self.at_plan or self.fitted_at_plan if check.viable]
+        return min(ratios) if ratios else None
+
 
 @dataclass(frozen=True)
 class GoalRow:
@@ -185,13 +191,16 @@ class GoalDocument:
             return None if check is None else GoalRow.of(check).point()
 
         shown = goal.at_plan or goal.fitted_at_plan  # the verdict agrees with the rows shown, fitted or measured
-        return cls(goal.text, goal.time_limit_s, goal.cost_limit, goal.plan_nodes, goal.plan_measured,
-                   plan_verdict([(c.viable, c.met) for c in shown]), tuple(GoalRow.of(c) for c in shown),
-                   point(goal.cheapest_meeting), point(goal.fitted_meeting), goal.none_meets, goal.runs_per_month,
-                   goal.monthly_cost, goal.note or None, goal.plan_estimate, goal.levers.flips,
-                   goal.speedup_needed, None if goal.cheapest_run is None else GoalRow.of(goal.cheapest_run),
-                   None if goal.nearest is None else GoalRow.of(goal.nearest),
-                   goal.levers.near_misses)
+        return cls(
+            text=goal.text, time_per_run_s=goal.time_limit_s, cost_per_run=goal.cost_limit,
+            plan_nodes=goal.plan_nodes, plan_measured=goal.plan_measured,
+            met_at_plan=plan_verdict([(c.viable, c.met) for c in shown]), at_plan=tuple(GoalRow.of(c) for c in shown),
+            cheapest_meeting=point(goal.cheapest_meeting), fitted_meeting=point(goal.fitted_meeting),
+            none_meets=goal.none_meets, runs_per_month=goal.runs_per_month, monthly_cost=goal.monthly_cost,
+            note=goal.note or None, plan_estimate=goal.plan_estimate, levers=goal.levers.flips,
+            speedup_needed=goal.speedup_needed,
+            cheapest_run=None if goal.cheapest_run is None else GoalRow.of(goal.cheapest_run),
+            nearest=None if goal.nearest is None else GoalRow.of(goal.nearest), closest_levers=goal.levers.near_misses)
 
 
 @dataclass(frozen=True)

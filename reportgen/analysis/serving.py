@@ -7,6 +7,7 @@ never on the time of a run. Everything here is a pure function of the project an
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Annotated, Literal, get_args
 
@@ -244,6 +245,13 @@ class ServingResult:
     def objective_limits(self) -> ObjectiveLimits:
         return ObjectiveLimits(*(self.objective(name) for name in OBJECTIVES))
 
+    def plan_excess(self) -> float | None:
+        """How far the plan is from its objectives: in its best viable regime, its largest ratio of a need to what is
+        served (a p99 not known there is no p99 within its objective; methods.md#the-goals-levers)."""
+        ratios = [max(1.0 / c.load_ratio if c.load_ratio else math.inf, c.latency_ratio or 0.0, c.cost_ratio or 0.0)
+                  for c in self.at_plan if c.viable and (c.latency_ratio is not None or self.p99_objective_s is None)]
+        return min(ratios) if ratios else None
+
     def goal_document(self) -> GoalDocument:
         """The goal of a serving project, in the goal section's shape (§5.x, RESULTS `goal`)."""
         # the plan's monthly spend in its cheapest regime that meets the goal, else in the first regime stated
@@ -251,11 +259,13 @@ class ServingResult:
         monthly = min(meeting) if meeting else (self.at_plan[0].monthly_cost if self.at_plan else None)
         cheapest = self.cheapest_meeting
         return GoalDocument(
-            self.goal_text, None, None, self.plan_nodes, self.plan_measured,
-            self.met_at_plan, tuple(c.goal_row() for c in self.at_plan),
-            None if cheapest is None else cheapest.goal_row().point(), None,
-            bool(self.points) and all(p.met is False for p in self.points), None,
-            monthly, self.note or None, None, self.levers.flips, None, None, None, self.levers.near_misses)
+            text=self.goal_text, time_per_run_s=None, cost_per_run=None, plan_nodes=self.plan_nodes,
+            plan_measured=self.plan_measured, met_at_plan=self.met_at_plan,
+            at_plan=tuple(c.goal_row() for c in self.at_plan),
+            cheapest_meeting=None if cheapest is None else cheapest.goal_row().point(), fitted_meeting=None,
+            none_meets=bool(self.points) and all(p.met is False for p in self.points), runs_per_month=None,
+            monthly_cost=monthly, note=self.note or None, levers=self.levers.flips,
+            closest_levers=self.levers.near_misses)
 
     def objective(self, name: ObjectiveName) -> float | None:
         return dict(self.objectives).get(name)

@@ -140,12 +140,11 @@ def summarize(project: Project, *, scaling: ScalingResult | None, cost: CostResu
         if optimum.source == "model":
             optimum = Optimum(None, None, "No operating point: the design cannot start as declared, so its model's "
                               "optimum is no guide until the design is fixed.")
+    advice = None if project.serving else _checkpoint_advice(goal, evidence.reliability, cost)
     return SummaryResult(verdict, state, gap, optimum, model,
                          _evidence(scaling, findings, plan, optimum.nodes), next_action(findings, evidence),
-                         _knee(scaling), ratio, blocker,
-                         None if project.serving else _failure_tax(goal, evidence.reliability, cost) or None,
-                         _layout(layout), _diagnosis(evidence.diagnosis),
-                         None if project.serving else _checkpoint_advice(goal, evidence.reliability, cost))
+                         _knee(scaling), ratio, blocker, _failure_tax(goal, advice, cost) or None,
+                         _layout(layout), _diagnosis(evidence.diagnosis), advice)
 
 
 def _diagnosis(d: DiagnosisResult | None) -> str | None:
@@ -382,11 +381,9 @@ def _checkpoint_advice(goal: GoalResult | None, reliability: ReliabilityResult |
     return CheckpointAdvice(check.nodes, check.regime, tax, pair[0], pair[1], saving)
 
 
-def _failure_tax(goal: GoalResult | None, reliability: ReliabilityResult | None,
-                 cost: CostResult | None = None) -> str:
-    """The failure tax folded into the plan's figures, said once (§5.z), with the time Daly's interval would save
-    when the declared checkpoint interval costs more."""
-    advice = _checkpoint_advice(goal, reliability, cost)
+def _failure_tax(goal: GoalResult | None, advice: CheckpointAdvice | None, cost: CostResult | None = None) -> str:
+    """The failure tax folded into the plan's figures, said once (methods.md#spot-as-failures), with the time
+    Daly's interval would save when the declared checkpoint interval costs more."""
     if goal is None or advice is None:
         return ""
     check = _headline(goal)
