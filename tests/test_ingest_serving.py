@@ -112,3 +112,25 @@ def test_the_command_prints_and_appends(tmp_path: Path, capsys: pytest.CaptureFi
     document = json.loads(capsys.readouterr().out)
     assert document["tokens_per_s"] == pytest.approx(2123.35) and document["nodes"] == 4
     assert main(["ingest", "serving", str(DATA / "mlperf_log_summary_invalid.txt"), "--nodes", "4"]) == 2
+
+
+def test_a_load_test_lands_only_where_its_unit_and_workload_belong(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """vLLM counts requests and tokens: a service counted in images is refused, not written as 'throughput
+    [image/s]' of requests; a training project is refused, not given latency columns its check refuses."""
+    from reportgen.commands.cli import main
+
+    for name, text in (("images.yaml", "project: {title: S, workload: inference, goal: {load: 400 image/s}}\n"),
+                       ("training.yaml", "project: {title: T, goal: {time_per_run: 1 h}}\n")):
+        (tmp_path / name).write_text(text + "design: {nodes: 4}\nscaling: {file: runs.csv}\n", encoding="utf-8")
+        assert main(["ingest", "serving", str(DATA / "vllm-result.json"), "--nodes", "2", "--project",
+                     str(tmp_path / name)]) == 2
+        assert not (tmp_path / "runs.csv").exists()
+    errors = capsys.readouterr().err
+    assert "counts requests and tokens, and the project's load counts images" in errors
+    assert "training.yaml is not a service" in errors
+    # loadgen's samples are the items its benchmark feeds: a service counted in images takes them
+    images = tmp_path / "images.yaml"
+    assert main(["ingest", "serving", str(DATA / "mlperf_log_summary.txt"), "--nodes", "2", "--project",
+                 str(images)]) == 0
+    assert (tmp_path / "runs.csv").read_text(encoding="utf-8").startswith("nodes,throughput [image/s]")

@@ -277,3 +277,33 @@ def test_latency_limits_before_capacity() -> None:
     short = analyze(make_project(P99_CLIMBS.replace("42000 request/s, p99_latency: 78 ms",
                                                     "30000 request/s, p99_latency: 38 ms")))
     assert short.serving.limited_by == "capacity"
+
+
+def test_a_service_counts_one_unit_of_work_everywhere_it_writes_a_load(tmp_path: Path) -> None:
+    """40 requests/s is never held against 138,000 tokens/s needed
+    (docs/methods.md#services-in-tokens-and-several-objectives): each load written in another unit than the first
+    is one located error, inline or in the CSV."""
+    from reportgen.errors import InputError
+
+    path = tmp_path / "service.yaml"
+    path.write_text("project: {title: S, workload: inference, goal: {load: 138000 token/s, p99_latency: 50 ms}}\n"
+                    "baseline: {serving: {requests_per_second: 40 request/s, capacity_per_replica: 2000 token/s}}\n"
+                    "design: {nodes: 4}\n"
+                    "scaling: {runs: [{nodes: 1, throughput: 700 request/s}, {nodes: 2, throughput: 1400 1/s}]}\n",
+                    encoding="utf-8")
+    with pytest.raises(InputError) as refused:
+        load_project(path)
+    assert [(p.line, p.path) for p in refused.value.problems] == [
+        (2, "baseline.serving.requests_per_second"), (4, "scaling.runs[0].throughput")]
+    assert "counts requests while project.goal.load counts tokens" in refused.value.problems[0].message
+    # the same runs in a CSV whose header names requests: located at the CSV's cells
+    path.write_text("project: {title: S, workload: inference, goal: {load: 138000 token/s, p99_latency: 50 ms}}\n"
+                    "design: {nodes: 4}\nscaling: {file: runs.csv}\n", encoding="utf-8")
+    (tmp_path / "runs.csv").write_text("nodes,throughput [request/s]\n1,700\n2,1400\n", encoding="utf-8")
+    with pytest.raises(InputError) as refused:
+        load_project(path)
+    assert [(Path(p.file).name, p.line, p.column) for p in refused.value.problems] == [("runs.csv", 2, 3),
+                                                                                        ("runs.csv", 3, 3)]
+    # one unit throughout, bare rates taking it: loads
+    (tmp_path / "runs.csv").write_text("nodes,throughput [token/s]\n1,700\n2,1400\n", encoding="utf-8")
+    assert load_project(path).project.work_unit == "token"

@@ -155,6 +155,9 @@ def _ingest_serving(arguments: argparse.Namespace) -> int:
         from reportgen.project.loader import load_project
 
         loaded = load_project(arguments.project, csv_files_may_be_missing=True)
+        if loaded.project.project.workload != "inference":  # its check would refuse every latency column written
+            raise UsageError(f"{loaded.display} is not a service: a load test's rows belong to a project with "
+                             "project.workload: inference")
         unit = loaded.project.work_unit
     output = sys.stderr if arguments.format == "json" else sys.stdout  # JSON alone on standard output
     if arguments.format == "json":

@@ -66,7 +66,14 @@ class ServingBenchmark:
         return LoadTestCounts(offered, self.requests_per_s, self.completed, self.failed, self.prompts)
 
     def throughput(self, unit: str) -> float:
-        """The capacity in the project's unit of work: tokens for a service counted in tokens, else requests."""
+        """The capacity in the project's unit of work: tokens for a service counted in tokens, requests for one
+        counted in requests; loadgen's samples for any other unit (a sample is the item the benchmark feeds: an
+        image, a query). vLLM counts requests and tokens only: a project counting images is refused, not written
+        as requests in images' name."""
+        if unit not in ("token", "request") and self.tool != "mlperf-loadgen":
+            raise InputError([Problem(self.file, 0, 0, "", f"the {TOOL_NAMES[self.tool]} file counts requests and "
+                                      f"tokens, and the project's load counts {unit}s: state the project's load "
+                                      "in request/s or token/s")])
         value = self.tokens_per_s if unit == "token" else self.requests_per_s
         if value is None:
             counted = "tokens" if unit == "token" else "requests or samples"

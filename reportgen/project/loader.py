@@ -20,6 +20,7 @@ from reportgen.project.records import RowSource
 from reportgen.project.spec import INVALID, Items, Reader, Section, locate, read_fields, scalar_text
 from reportgen.project.stdio import shown_name
 from reportgen.project.yaml_source import compose, read_text
+from reportgen.wording import plural
 
 
 @dataclass(frozen=True)
@@ -109,8 +110,11 @@ def load_project_text(text: str, path: Path, display: str, *, data: bytes | None
         sections["pricing"] = replace(sections["pricing"], currency=currency)
     if sections.get("project") not in (None, INVALID) and scaling not in (None, INVALID) and runs_node is not None:
         _check_serving_runs(sections["project"].workload == "inference", scaling, runs_node, reader)
+    loads = _loads(root, runs_node if scaling not in (None, INVALID) else None)
+    if sections.get("project") not in (None, INVALID) and sections["project"].workload == "inference":
+        _check_load_units(loads, reader)
     project = INVALID if INVALID in sections.values() or not keys_sound \
-        else Project(**sections, money_currency=currency, work_unit=_work_unit(root))
+        else Project(**sections, money_currency=currency, work_unit=loads[0][2] if loads else "request")
     if project is not INVALID:
         for relative, message in project.check():
             reader.error(locate(root, relative), relative, message)
@@ -142,30 +146,51 @@ _AMOUNTS = ("pricing.node_hour", "pricing.value_of_time", "project.goal.cost_per
 _DECISION_AMOUNTS = ("max_cost", "max_cost_per_hour")
 
 
-# Where a service's load is written, in the order its work unit is taken from (ANALYSES §5.y: the unit is kept)
-_LOADS = ("project.goal.load", "baseline.serving.requests_per_second", "baseline.serving.capacity_per_replica",
-          "scaling.runs[0].throughput")
+# Where a service's load is written in the project file; every run's throughput follows (ANALYSES: the unit is kept)
+_LOADS = ("project.goal.load", "baseline.serving.requests_per_second", "baseline.serving.capacity_per_replica")
 
 
-def _work_unit(root: Node) -> str:
-    """The unit of work a service's load counts ("token", "request", ...), from the first load written with one;
-    "request" when none names it (a bare 1/s)."""
-    for path in _LOADS:
-        text = _scalar_at(root, path)
+def _loads(root: Node, runs_node: Node | None) -> list[tuple[str, Node, str]]:
+    """Each load written with a unit of work, as (field path, node, unit): the project file's fields in the order the
+    work unit is taken from, then every run's throughput, in the project file or its CSV."""
+    written = [(path, _written_at(root, path)) for path in _LOADS]
+    if isinstance(runs_node, SequenceNode):
+        written += [(f"scaling.runs[{index}].throughput", _written_at(run, "throughput"))
+                    for index, run in enumerate(runs_node.value)]
+    found = []
+    for path, node in written:
+        text = scalar_text(node) if node is not None else None
         unit = units.work_unit(text) if text else None
-        if unit is not None:
-            return unit
-    return "request"
+        if node is not None and unit is not None:
+            found.append((path, node, unit))
+    return found
+
+
+def _check_load_units(loads: list[tuple[str, Node, str]], reader: Reader) -> None:
+    """A service's load, capacities and load tests count one unit of work: their bare numbers are compared (40
+    requests/s would be held against 138,000 tokens/s needed), and no rate converts requests into tokens."""
+    if not loads:
+        return
+    first_path, _, first = loads[0]
+    for path, node, unit in loads[1:]:
+        if unit != first:
+            reader.error(node, path, f"counts {plural(unit)} while {first_path} counts {plural(first)}: a service's "
+                         "load, capacities and load tests must count one unit of work")
 
 
 def _scalar_at(root: Node, path: str) -> str | None:
-    """The text at a field path when that very field is written, else None (locate stops at the deepest node that
+    """The text at a field path when that very field is written, else None."""
+    node = _written_at(root, path)
+    return scalar_text(node) if node is not None else None
+
+
+def _written_at(root: Node, path: str) -> Node | None:
+    """The node of a field path when that very field is written, else None (locate stops at the deepest node that
     exists, which may be an ancestor)."""
     parent, _, name = path.rpartition(".")
-    owner = locate(root, parent)  # the field's own mapping (or, when that is missing, one with no such key)
-    node = next((value for key, value in owner.value if scalar_text(key) == name), None) \
+    owner = locate(root, parent) if parent else root  # the field's own mapping, or one with no such key
+    return next((value for key, value in owner.value if scalar_text(key) == name), None) \
         if isinstance(owner, MappingNode) else None
-    return scalar_text(node) if node is not None else None
 
 
 def _declared_currency(root: Node) -> tuple[str, bool]:
