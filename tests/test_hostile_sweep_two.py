@@ -205,8 +205,9 @@ def test_diff_md_quotes_project_text_as_text_never_as_markup(tmp_path: Path) -> 
 @pytest.mark.parametrize("written", ["{\"compute\": -1, \"communication\": 0, \"idle\": 0}",
                                      "{\"compute\": NaN, \"communication\": 0, \"idle\": 0}",
                                      "{\"compute\": 1e40, \"communication\": 0, \"idle\": 0}",
-                                     "not json", "x" * ((1 << 20) + 10)],
-                         ids=["negative", "nan", "1e40", "not-json", "past-1-MiB"])
+                                     "not json", "x" * ((1 << 20) + 10),
+                                     "{\"compute\": 812, \"compute\": 5}", "{\"compute\": 1" + "0" * 400 + "}"],
+                         ids=["negative", "nan", "1e40", "not-json", "past-1-MiB", "key-twice", "400-digits"])
 def test_an_unusable_split_file_still_prints_the_measured_time_and_energy(tmp_path: Path, written: str) -> None:
     import sys
 

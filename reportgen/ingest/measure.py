@@ -9,7 +9,6 @@ reports its compute / communication / idle [/ io] split, in seconds, by writing 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import subprocess
@@ -24,6 +23,7 @@ from typing import Any
 from reportgen import interrupts, wording
 from reportgen.errors import InputError, UsageError
 from reportgen.files import locked, open_regular, replace_file, why_unreadable
+from reportgen.ingest import strict_json
 from reportgen.project import measurements, units
 from reportgen.project.loader import LoadedProject, check_measurements
 from reportgen.project.records import PROVENANCE, inert
@@ -169,10 +169,10 @@ def _read_split(path: Path) -> dict[str, float]:
             text = stream.read(MAX_SPLIT_BYTES + 1)
         if len(text) > MAX_SPLIT_BYTES:
             raise UsageError(f"${SPLIT_ENV}: past {MAX_SPLIT_BYTES >> 20} MiB; a split is a few numbers")
-        data: Any = json.loads(text)
+        data: Any = strict_json.loads(text)
     except OSError as error:
         raise UsageError(f"${SPLIT_ENV}: {why_unreadable(error)}") from None
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:
         raise UsageError(f"${SPLIT_ENV}: not JSON ({error})") from None
     if not isinstance(data, dict):
         raise UsageError(f"${SPLIT_ENV}: expected an object like {{\"compute\": 812.0, \"communication\": 95.5, "

@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from reportgen.errors import InputError, Problem, UsageError
 from reportgen.files import locked
+from reportgen.ingest import strict_json
 from reportgen.project import measurements, units
 from reportgen.project.records import LoadTestCounts, inert
 from reportgen.project.yaml_source import read_text
@@ -103,19 +104,8 @@ def read_serving(path: Path) -> ServingBenchmark:
 
 
 def _vllm_json(text: str, file: str, sha: str) -> ServingBenchmark:
-    def refuse_constant(name: str) -> Any:
-        raise ValueError(f"{name} is not a number JSON allows")
-
-    def refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        seen: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in seen:  # two runs' figures in one object: the last would win silently
-                raise ValueError(f"the key {json.dumps(key)[:60]} appears twice in one object")
-            seen[key] = value
-        return seen
-
     try:
-        document = json.loads(text, parse_constant=refuse_constant, object_pairs_hook=refuse_duplicates)
+        document = strict_json.loads(text)
     except (ValueError, RecursionError) as error:
         raise InputError([Problem(file, 1, 1, "", f"invalid JSON: {error}")]) from None
     if not isinstance(document, dict):
@@ -230,12 +220,7 @@ class _Values:
         if isinstance(value, bool) or not isinstance(value, int | float):
             self.problems.append(Problem(self.file, 1, 1, key, f"expected a number, got {json.dumps(value)[:40]}"))
             return None
-        try:
-            number = float(value)
-        except OverflowError:  # a 400-digit integer: past any float
-            self.problems.append(Problem(self.file, 1, 1, key, f"a number past float range ({str(value)[:20]}…)"))
-            return None
-        return self._checked(number, key, 1)
+        return self._checked(float(value), key, 1)  # strict_json refused integers past float range
 
     def json_count(self, document: dict[str, Any], key: str) -> int | None:
         """A count of requests: a whole number ≥ 0, or absent."""
