@@ -126,7 +126,8 @@ def test_a_node_count_past_any_cluster_is_refused_by_check_not_by_the_figures(tm
 # ----------------------------------------------------------------------- 4. the user's environment stays out
 @pytest.mark.slow
 def test_the_users_matplotlibrc_never_reaches_the_figures(tmp_path: Path) -> None:
-    """text.usetex in ./matplotlibrc or $MATPLOTLIBRC broke every build (no LaTeX); figure.dpi changed the report."""
+    """text.usetex in ./matplotlibrc or $MATPLOTLIBRC broke every build (no LaTeX); figure.dpi changed the report;
+    $MPLBACKEND naming a backend this Python lacks broke every build."""
     import os
     import subprocess
     import sys
@@ -148,6 +149,9 @@ def test_the_users_matplotlibrc_never_reaches_the_figures(tmp_path: Path) -> Non
     reference = build("clean", tmp_path, clean)
     assert build("cwd", rc, clean) == reference
     assert build("env", tmp_path, {**clean, "MATPLOTLIBRC": str(rc / "matplotlibrc")}) == reference
+    # the backend Jupyter exports, which this interpreter cannot import: every build failed at matplotlib's import
+    jupyter = {**clean, "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+    assert build("backend", tmp_path, jupyter) == reference
 
 
 @pytest.mark.slow

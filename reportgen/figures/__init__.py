@@ -38,9 +38,24 @@ class FigureFamily(Protocol):
 def _import_drawing() -> None:
     """The slow imports of drawing, done before forking so that the workers inherit them (with no collector pass
     over what they define, which lives on: reportgen.collector)."""
-    with collector.loading(), _no_property_tables():
+    with _no_backend_from_environment(), collector.loading(), _no_property_tables():
         import matplotlib.backends.backend_svg
         import matplotlib.figure  # noqa: F401
+
+
+@contextmanager
+def _no_backend_from_environment() -> Iterator[None]:
+    """matplotlib sets its backend from $MPLBACKEND as it is imported, and refuses one it cannot find: Jupyter
+    exports `module://matplotlib_inline.backend_inline`, which made every build fail outside the notebook's
+    interpreter. reportgen draws through the SVG canvas and never uses a backend, so the variable is set aside while
+    matplotlib is imported (a notebook's own matplotlib, imported before, keeps its backend), like the user's
+    matplotlibrc (reportgen.figures.style)."""
+    backend = os.environ.pop("MPLBACKEND", None)
+    try:
+        yield
+    finally:
+        if backend is not None:
+            os.environ["MPLBACKEND"] = backend
 
 
 @contextmanager
