@@ -311,3 +311,20 @@ def test_the_builder_tells_each_stage(tmp_path: Path) -> None:
     Builder(BuildOptions(out_root=tmp_path, formats=("json",)), stages=told.append).build(
         ROOT / "inputs" / "example.yaml")
     assert told == ["loading", "analysing", "writing", ""]
+
+
+def test_a_stray_os_error_names_its_file_not_standard_output() -> None:
+    """An OSError no command worded itself was always 'cannot write to standard output', whatever it was about."""
+    import errno
+
+    from reportgen.commands.cli import _stray_os_error
+
+    denied = PermissionError(errno.EACCES, "Permission denied", "/srv/out/report.html")
+    assert _stray_os_error(denied) == "cannot use /srv/out/report.html: Permission denied"
+    moved = OSError(errno.EXDEV, "Invalid cross-device link", "/tmp/a", None, "/srv/b")
+    assert _stray_os_error(moved) == "cannot use /tmp/a to /srv/b: Invalid cross-device link"
+    undecodable = FileNotFoundError(errno.ENOENT, "No such file or directory", b"/srv/\xff.yaml")
+    assert _stray_os_error(undecodable).startswith("cannot use /srv/")  # a name that is not UTF-8: still words
+    # no file named, and standard output (pytest's capture) takes writes: the system's reason, not stdout
+    assert _stray_os_error(OSError(errno.EIO, "Input/output error")) == (
+        "Input/output error (EIO): an operating-system error outside any file reportgen names")

@@ -427,12 +427,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         cause = {143: "stopped by SIGTERM", 129: "stopped by SIGHUP (the terminal closed)"}.get(status, "interrupted")
         print(f"reportgen: {cause}; no output is half-written", file=sys.stderr)
         return status
-    except OSError as error:  # what is left: writing to the terminal or a redirect (> /dev/full, >&-)
-        _silence_stdout()  # its unflushed text would fail again at exit
+    except OSError as error:  # what no reader or writer reported as its own: said with the path it belongs to
         with contextlib.suppress(OSError, ValueError, AttributeError):
-            print(printable(f"reportgen: error: cannot write to standard output: {error.strerror or error}"),
-                  file=sys.stderr)
+            print(printable(f"reportgen: error: {_stray_os_error(error)}"), file=sys.stderr)
         return 1
+
+
+def _stray_os_error(error: OSError) -> str:
+    """An OSError no command turned into its own message, in words: the file it names (and the second one of a
+    rename), else standard output when that is what failed (> /dev/full, >&-), else the system's reason alone."""
+    import errno
+    import os
+
+    reason = error.strerror or str(error)
+    if error.filename is not None:
+        second = f" to {os.fsdecode(error.filename2)}" if error.filename2 is not None else ""
+        return f"cannot use {os.fsdecode(error.filename)}{second}: {reason}"
+    if _stdout_failed():
+        _silence_stdout()  # its unflushed text would fail again at exit
+        return f"cannot write to standard output: {reason}"
+    code = errno.errorcode.get(error.errno or 0)
+    return f"{reason}{f' ({code})' if code else ''}: an operating-system error outside any file reportgen names"
+
+
+def _stdout_failed() -> bool:
+    """Whether standard output refuses writes: an empty write to its descriptor fails as a real one does on
+    /dev/full or a closed descriptor, and writes nothing where it works."""
+    import os
+
+    try:
+        os.write(sys.stdout.fileno(), b"")
+    except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation is an OSError: no descriptor at all
+        return True
+    return False
 
 
 PIPE_CLOSED = 128 + 13  # the status of a command stopped by SIGPIPE, as the shell expects when a reader left early
