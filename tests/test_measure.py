@@ -50,9 +50,10 @@ def test_wall_time_in_the_header_unit(project: Path) -> None:
     (project.parent / "runs.csv").write_text("# measured runs\nnodes,time [ms]\n1,900\n")
     assert main(["measure", "--project", str(project), "--nodes", "4", "--", sys.executable, "-c", "pass"]) == 0
     lines = (project.parent / "runs.csv").read_text().splitlines()
-    assert lines[:3] == ["# measured runs", "nodes,time [ms]", "1,900"]
-    nodes, milliseconds = lines[4].split(",")
-    assert nodes == "4" and 1 < float(milliseconds) < 30_000
+    # the energy always lands: a CSV without the column gains it, empty for the runs before
+    assert lines[:3] == ["# measured runs", "nodes,time [ms],energy [kWh]", "1,900,"]
+    nodes, milliseconds, energy = lines[4].split(",")
+    assert nodes == "4" and 1 < float(milliseconds) < 30_000 and (energy == "" or float(energy) > 0)
 
 
 def test_a_failed_command_appends_nothing_and_passes_its_status(project: Path) -> None:
@@ -72,6 +73,36 @@ def test_a_measured_node_count_is_refused_before_running(project: Path, tmp_path
     assert main(["measure", "--project", str(project), "--nodes", "1", "--replace", "--", sys.executable, "-c",
                  "pass"]) == 0
     assert (project.parent / "runs.csv").read_text().count("\n1,") == 1
+
+
+@pytest.mark.parametrize(("csv", "nodes", "said"), [
+    ("nodes,time [s],energy [kWh],co2_recorded [kg]\n1,10,0.1,0.05\n", "2",
+     "has a column measure cannot fill (co2_recorded)"),  # as `ingest codecarbon` leaves it
+    ("nodes,time [s]\n1,10\n", str((1 << 20) + 1), "--nodes must be from 1 to 1,048,576"),
+])
+def test_what_measure_could_not_record_is_refused_before_running(project: Path, tmp_path: Path, csv: str,
+                                                                   nodes: str, said: str,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    (project.parent / "runs.csv").write_text(csv)
+    marker = tmp_path / "ran"
+    assert main(["measure", "--project", str(project), "--nodes", nodes, "--", sys.executable, "-c",
+                 f"open({str(marker)!r}, 'w')"]) == 2
+    assert not marker.exists() and said in capsys.readouterr().err
+    assert (project.parent / "runs.csv").read_text() == csv
+
+
+def test_a_row_written_underneath_the_run_costs_it_nothing(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two measures of one scale at once: the second learns only after its run that the scale is taken. Its wall
+    time and energy are said, CodeCarbon's record kept, exit 2."""
+    runs = project.parent / "runs.csv"
+    runs.write_text("nodes,time [s]\n1,10\n")
+    other = f"open({str(runs)!r}, 'a').write('2,99\\n')"  # the other measure's row, landing mid-run
+    assert main(["measure", "--project", str(project), "--nodes", "2", "--", sys.executable, "-c", other]) == 2
+    err = capsys.readouterr().err
+    assert "error: measured: wall time" in err and "not recorded in runs.csv" in err and "already has a run" in err
+    assert runs.read_text() == "nodes,time [s]\n1,10\n2,99\n"
+    if "CodeCarbon's record of the run is in" in err:  # when the tracker gave an energy
+        assert (project.parent / "emissions.csv").exists()
 
 
 @pytest.mark.slow

@@ -695,8 +695,15 @@ def _measure(arguments: argparse.Namespace) -> int:
               f"appended to {csv_path.name}. {said[:1].upper()}{said[1:]}", file=sys.stderr)
         return ExitCode.FAILURE
     scaling = loaded.project.scaling
-    appended = append_run(csv_path, measurement, time_unit_s=scaling.time_unit if scaling else None,
-                          replace=arguments.replace, repeat=arguments.repeat)
+    try:
+        appended = append_run(csv_path, measurement, time_unit_s=scaling.time_unit if scaling else None,
+                              replace=arguments.replace, repeat=arguments.repeat)
+    except ReportgenError as error:  # known only now (a concurrent writer, the CSV changed underneath): the
+        kept = keep_codecarbon_log(csv_path, measurement)  # measurement is said, and CodeCarbon's record kept
+        record = f"; CodeCarbon's record of the run is in {kept}" if kept is not None else ""
+        print(printable(f"reportgen: error: {measurement.said()}{record}; not recorded in {csv_path.name}: "
+                        f"{error}"), file=sys.stderr)
+        return ExitCode.INPUT
     cells = ", ".join(f"{name} {value}" for name, value in appended.cells.items() if value)
     console.say(f"appended to {csv_path}: {cells}")
     kept = keep_codecarbon_log(csv_path, measurement)

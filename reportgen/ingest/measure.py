@@ -27,9 +27,13 @@ from reportgen.ingest import strict_json
 from reportgen.project import measurements, units
 from reportgen.project.loader import LoadedProject, check_measurements
 from reportgen.project.records import PROVENANCE, inert
+from reportgen.project.spec import MAX_NODES
 from reportgen.project.yaml_source import read_text
 
 SPLIT_FIELDS = ("compute", "communication", "idle", "io")
+# The runs CSV's columns a measured row fills (io left empty when the split has none): a CSV with any other column
+# is refused before the command runs, not after it (a run is never measured for nothing)
+FILLED = frozenset({"nodes", "time", "energy", "ranks_per_node", "workers", *SPLIT_FIELDS})
 SPLIT_ENV = "REPORTGEN_SPLIT_FILE"
 MAX_SPLIT_BYTES = 1 << 20
 MAX_SPLIT_SECONDS = units.MAX_MAGNITUDE  # NaN and infinity fail the comparison too
@@ -225,7 +229,15 @@ def check_can_append(csv_path: Path, nodes: int, *, replace: bool, split: bool |
     `split` is whether the command writes its split (--split / --no-split); None leaves it to the command.
     Returns the CSV's form.
     """
+    if not 1 <= nodes <= MAX_NODES:
+        raise UsageError(f"--nodes must be from 1 to {MAX_NODES:,}, got {nodes}")
     lines, header = csv_lines(csv_path)
+    unfilled = [name for name in measurements.column_names(lines[header]) if name and name not in FILLED] \
+        if header is not None else []
+    if unfilled:
+        raise UsageError(f"{csv_path.name} has {'columns' if len(unfilled) > 1 else 'a column'} measure cannot "
+                         f"fill ({', '.join(unfilled)}): record this run in a CSV without "
+                         f"{'them' if len(unfilled) > 1 else 'it'}, or with `reportgen ingest`")
     rows = measurements.rows_at(lines, header, nodes)
     if rows and not (replace or repeat):
         raise UsageError(f"{csv_path.name} already has a run at {nodes} nodes (line {rows[0] + 1}); use --repeat "
@@ -373,8 +385,10 @@ def append_run(csv_path: Path, measurement: Measurement, *, time_unit_s: float |
             lines.append(_header(measurement))
             header_index = len(lines) - 1
         elif {"compute", "communication", "idle"} <= measurement.split_s.keys():  # a CSV of wall times gains the
-            for name in ("compute", "communication", "idle"):                      # split's columns (§6)
+            for name in ("compute", "communication", "idle"):                      # split's columns
                 lines, _ = with_column(lines, header_index, name, "s")
+        if measurement.energy_kwh is not None:  # the energy always lands: a CSV without the column gains it
+            lines, _ = with_column(lines, header_index, "energy", "kWh")
         columns = [column for cell, _ in measurements.split_cells(lines[header_index])
                    if (column := measurements.header_column(cell)) is not None]
         cells = {name: _cell(name, unit, measurement, time_unit_s) for name, unit in columns}
