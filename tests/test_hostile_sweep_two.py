@@ -620,3 +620,19 @@ def test_any_claimed_world_size_is_counted_or_refused(world: int) -> None:
             assert "world_size" in str(error) or "Expected `int`" in str(error)
             return
         assert 1 <= job.world_size <= traces.MAX_WORLD_SIZE and job.missing_count == job.world_size - 1
+
+
+@pytest.mark.parametrize("name", ["loop.csv", "x" * 300 + ".csv"], ids=["symlink-loop", "name-past-255-bytes"])
+def test_a_csv_name_the_system_cannot_resolve_is_one_located_line(tmp_path: Path, name: str,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """A loop of symbolic links was a RuntimeError traceback from pathlib; a name past 255 bytes a stray OSError
+    (exit 1): each is the field's own located error now, exit 2."""
+    from reportgen.commands.cli import main
+
+    if name == "loop.csv":
+        (tmp_path / name).symlink_to(name)
+    (tmp_path / "p.yaml").write_text(f"project: {{title: M}}\nscaling: {{file: {name}}}\n")
+    assert main(["check", str(tmp_path / "p.yaml")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "p.yaml:2:17: error: scaling.file: " in err and "Traceback" not in err
+    assert ("loop of symbolic links" if name == "loop.csv" else "File name too long") in err

@@ -13,6 +13,7 @@ from typing import Any
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from reportgen.errors import InputError
+from reportgen.files import why_unreadable
 from reportgen.project import carbon, measurements, units
 from reportgen.project.flatten import flatten
 from reportgen.project.model import Collective, Energy, Prediction, Project, Run, Scaling, common_form
@@ -254,7 +255,11 @@ def _csv_beside(path: Path, relative: str, field_path: str, node: Node, reader: 
         csv_path = measurements.resolve(path, relative)
     except ValueError as error:
         return reader.error(node, field_path, str(error))
-    if not csv_path.exists():  # anything else that is not a regular file is refused when read, saying what it is
+    try:
+        present = csv_path.exists()
+    except OSError as error:  # a name past the system's limit: said at the field, not as a stray error
+        return reader.error(node, field_path, f'"{relative}" {why_unreadable(error)}')
+    if not present:  # anything else that is not a regular file is refused when read, saying what it is
         if missing_ok:
             return None
         return reader.error(node, field_path, f'no such file "{relative}" beside the project file')

@@ -14,6 +14,7 @@ from yaml.error import Mark
 from yaml.nodes import Node, ScalarNode, SequenceNode
 
 from reportgen.errors import InputError, Problem
+from reportgen.files import why_unreadable
 from reportgen.project.records import PROVENANCE, RowSource
 from reportgen.project.spec import number_of
 from reportgen.project.yaml_source import mapping_node, mark_at, read_text, scalar_node
@@ -33,8 +34,13 @@ def resolve(project_path: Path, relative: str) -> Path:
     candidate = Path(relative)
     if candidate.is_absolute():
         raise ValueError("must be a path relative to the project file, not an absolute path")
-    base = project_path.parent.resolve()
-    resolved = (base / candidate).resolve()
+    try:
+        base = project_path.parent.resolve()
+        resolved = (base / candidate).resolve()
+    except RuntimeError:  # Python 3.11 and 3.12 raise it for a loop of symbolic links on the way
+        raise ValueError("is a loop of symbolic links") from None
+    except OSError as error:  # a name past the system's limit, a folder that cannot be searched
+        raise ValueError(why_unreadable(error)) from None
     if not resolved.is_relative_to(base):
         raise ValueError("must name a file inside the project file's folder")
     return resolved
