@@ -382,6 +382,17 @@ def test_a_watch_interval_that_is_not_a_pause_is_a_usage_error(interval: str,
     assert "argument --interval: must be from 0.01 to 3600 seconds" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(("count", "said"), [("0", "must be at least 1 build"), ("-3", "must be at least 1 build"),
+                                             ("two", "not a whole number of builds")])
+def test_a_watch_that_would_build_nothing_is_a_usage_error(count: str, said: str,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    from reportgen.commands.cli import main
+
+    with pytest.raises(SystemExit) as stopped:  # --max-builds 0 watched nothing, said nothing, exit 0
+        main(["watch", "--max-builds", count, "x.yaml"])
+    assert stopped.value.code == 2 and f"argument --max-builds: {said}" in capsys.readouterr().err
+
+
 @pytest.mark.slow
 def test_a_command_killed_by_a_signal_exits_as_a_shell_would(tmp_path: Path) -> None:
     """A SIGKILLed command made measure exit 247 (−9 & 255); a shell says 137."""

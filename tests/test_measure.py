@@ -221,3 +221,12 @@ def test_traces_that_cannot_be_read_never_cost_the_measured_run(project: Path, t
     assert run.time is not None and run.time > 0 and run.compute is None and run.energy is not None
     assert "appended to" in said.out
     assert "the traces were not read, so the run has its wall time and energy only" in said.err
+
+
+def test_the_banner_shows_a_commands_control_characters_as_escapes(project: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """An escape sequence in the command (clear the screen) was written raw into the terminal by the banner."""
+    assert main(["measure", "--project", str(project), "--nodes", "1", "--", sys.executable, "-c",
+                 "pass  # \x1b[2J\u202e"]) == 0
+    banner = next(line for line in capsys.readouterr().err.splitlines() if line.startswith("measuring"))
+    assert "\x1b" not in banner and "\u202e" not in banner and "\\x1b[2J" in banner

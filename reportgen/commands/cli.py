@@ -123,7 +123,7 @@ def _watch_parser(commands: Subcommands) -> None:
     watch.add_argument("--paper", choices=("a4", "letter"), default="a4", help="PDF paper size (default: a4)")
     watch.add_argument("--interval", type=_interval, default=0.25, metavar="SECONDS",
                        help="how often to look for a save, 0.01 to 3600 (default: 0.25)")
-    watch.add_argument("--max-builds", type=int, default=None, metavar="N",
+    watch.add_argument("--max-builds", type=_build_count, default=None, metavar="N",
                        help="stop after N builds (for scripts and tests; default: until Ctrl-C)")
 
 
@@ -390,6 +390,17 @@ def _interval(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
     if not 0.01 <= value <= 3600:  # NaN fails this too
         raise argparse.ArgumentTypeError(f"must be from 0.01 to 3600 seconds, got {text!r}")
+    return value
+
+
+def _build_count(text: str) -> int:
+    """--max-builds: a whole number of builds, at least one (0 watched nothing and said nothing)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number of builds: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 build, got {text!r}")
     return value
 
 
@@ -669,8 +680,8 @@ def _measure(arguments: argparse.Namespace) -> int:
                      repeat=arguments.repeat)
     place = tracker_place(loaded)
     nodes = f"{arguments.nodes} node{'' if arguments.nodes == 1 else 's'}"
-    print(f"measuring `{shlex.join(command)}` at {nodes} (tracker location: {', '.join(place.values())})",
-          file=sys.stderr)
+    print(printable(f"measuring `{shlex.join(command)}` at {nodes} (tracker location: {', '.join(place.values())})"),
+          file=sys.stderr)  # a command's own control characters (an escape sequence) are shown, not obeyed
     measurement = replace(run_measured(command, arguments.nodes, place), machines=machines)
     interrupts.check()  # an interrupted run appends nothing, whatever the command's status
     if measurement.exit_status != 0:

@@ -878,7 +878,7 @@ def _on_dask(files: Sequence[Path], scheduler: str) -> list[RankBreakdown | list
         with Client(scheduler, timeout=30) as client:  # type: ignore[no-untyped-call]
             futures = client.map(_reduce_or_problems, [str(path) for path in files], pure=False)
             return list(client.gather(futures))
-    except OSError as error:
+    except (OSError, ValueError, TypeError) as error:  # ValueError, TypeError: an address Dask cannot parse
         raise UsageError(f"cannot reach the Dask scheduler at {scheduler}: {error}") from None
 
 
