@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reportgen.analysis import BY_KEY, Analysis
-from reportgen.formats import FORMATS
+from reportgen.formats import FORMATS, PAPERS
 from reportgen.json_types import JsonObject
 from reportgen.keys import CURRENCY
 from reportgen.project.loader import LoadedProject, load_project
@@ -67,8 +67,10 @@ def build(project: LoadedProject | str | Path, out: str | Path = "build",
     unknown = [name for name in formats if name not in FORMATS]
     if unknown or not formats:
         raise ValueError(f"formats are {', '.join(FORMATS)}, got {list(formats)}")
-    path = project.path if isinstance(project, LoadedProject) else Path(project)
-    return build_project(path, BuildOptions(out_root=Path(out), formats=tuple(formats), paper=paper))
+    if paper not in PAPERS:  # the command line's choices: an unknown size laid the PDF out on A4 silently
+        raise ValueError(f"paper is {' or '.join(PAPERS)}, got {paper!r}")
+    source = project if isinstance(project, LoadedProject) else Path(project)  # a loaded project as it was loaded
+    return build_project(source, BuildOptions(out_root=Path(out), formats=tuple(formats), paper=paper))
 
 
 @dataclass(frozen=True, repr=False)

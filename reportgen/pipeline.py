@@ -68,18 +68,20 @@ class Builder:
             folder = self.options.out_root / CACHE_FOLDER / "figures" if self.options.use_disk_cache else None
             self.cache = FigureCache(folder)
 
-    def build(self, path: Path, *, formats: tuple[str, ...] | None = None) -> BuildResult:
-        """Build one project's outputs; nothing is written unless every requested format rendered."""
+    def build(self, project: Path | LoadedProject, *, formats: tuple[str, ...] | None = None) -> BuildResult:
+        """Build one project's outputs (the file at a path, or a project already loaded: built as it was loaded,
+        not read again); nothing is written unless every requested format rendered."""
         try:
-            return self._build(path, self.options.formats if formats is None else formats)
+            return self._build(project, self.options.formats if formats is None else formats)
         finally:
             collector.given_back()  # a watch or a notebook builds on
 
-    def _build(self, path: Path, formats: tuple[str, ...]) -> BuildResult:
+    def _build(self, project: Path | LoadedProject, formats: tuple[str, ...]) -> BuildResult:
         clock = _Clock(self.stages)
         # The project as read, then its analyses and results document, live as long as the build: no collector
         # pass over them (a project of 10,000 scales spent 1.0 s of its 5.2 CPU-s in eight: reportgen.collector)
-        loaded = load_project(path)
+        loaded = project if isinstance(project, LoadedProject) else load_project(project)
+        path = loaded.path
         collector.set_aside()
         clock.lap("load")
         analysis, document = analyze_loaded(loaded)
@@ -172,9 +174,9 @@ def warm_builder(options: BuildOptions) -> Iterator[Builder]:
         yield Builder(options, pool=pool, renderer=renderer)
 
 
-def build(path: Path, options: BuildOptions) -> list[Path]:
+def build(project: Path | LoadedProject, options: BuildOptions) -> list[Path]:
     """Build one project (a one-shot Builder)."""
-    return Builder(options).build(path).written
+    return Builder(options).build(project).written
 
 
 # What a build does after each stage, as a progress line names it

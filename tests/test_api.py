@@ -144,6 +144,25 @@ def test_a_notebook_builds_the_report(tmp_path) -> None:
     assert "build" in dir(reportgen)
     with pytest.raises(ValueError, match="formats are html, pdf, json, csv"):
         reportgen.build(INPUTS / "example.yaml", tmp_path, ["docx"])
+    with pytest.raises(ValueError, match="paper is a4 or letter, got 'a3'"):  # laid out on A4 silently before
+        reportgen.build(INPUTS / "example.yaml", tmp_path, ["pdf"], paper="a3")
+
+
+def test_a_loaded_project_is_built_as_it_was_loaded(tmp_path: Path) -> None:
+    """reportgen.build(loaded) read the file again: a file changed since, or text loaded under a name, was not
+    what the report showed."""
+    import json
+
+    import reportgen
+
+    path = tmp_path / "p.yaml"
+    path.write_text((INPUTS / "example.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    loaded = reportgen.load(path)
+    path.write_text(path.read_text(encoding="utf-8").replace("\n  nodes: 8\n", "\n  nodes: 4\n", 1), encoding="utf-8")
+    (written,) = reportgen.build(loaded, tmp_path / "out", ["json"])
+    document = json.loads(written.read_text(encoding="utf-8"))
+    assert document["goal"]["plan_nodes"] == loaded.project.design.nodes
+    assert reportgen.load(path).project.design.nodes != loaded.project.design.nodes  # the file did change
 
 
 def test_a_loaded_project_prints_as_one_line() -> None:

@@ -16,7 +16,7 @@ from reportgen import interrupts
 from reportgen.commands import console
 from reportgen.commands.argtree import children, subcommands
 from reportgen.errors import ExitCode, InputError, OutputError, RenderError, ReportgenError, UsageError, printable
-from reportgen.formats import DEFAULT_FORMATS, DIFF_FORMATS, FORMATS
+from reportgen.formats import DEFAULT_FORMATS, DIFF_FORMATS, FORMATS, PAPERS
 from reportgen.project.stdio import STDIN, output_name, shown_name, stdin_bytes
 from reportgen.stack import with_room
 from reportgen.version import __version__
@@ -102,7 +102,7 @@ def _build_parser(commands: Subcommands) -> None:
     build.add_argument("--format", type=_formats, default=DEFAULT_FORMATS, metavar="LIST",
                        help="comma-separated formats among html, pdf, json, csv (default: html,pdf,json); csv "
                             "writes each table of the report as a CSV file")
-    build.add_argument("--paper", choices=("a4", "letter"), default="a4", help="PDF paper size (default: a4)")
+    build.add_argument("--paper", choices=PAPERS, default=PAPERS[0], help="PDF paper size (default: a4)")
     build.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
                        help="build N projects at a time in worker processes (default: 1)")
     build.add_argument("--no-cache", action="store_true",
@@ -120,7 +120,7 @@ def _watch_parser(commands: Subcommands) -> None:
                        help="output folder (default: build)")
     watch.add_argument("--format", type=_formats, default=DEFAULT_FORMATS, metavar="LIST",
                        help="comma-separated formats among html, pdf, json, csv (default: html,pdf,json)")
-    watch.add_argument("--paper", choices=("a4", "letter"), default="a4", help="PDF paper size (default: a4)")
+    watch.add_argument("--paper", choices=PAPERS, default=PAPERS[0], help="PDF paper size (default: a4)")
     watch.add_argument("--interval", type=_interval, default=0.25, metavar="SECONDS",
                        help="how often to look for a save, 0.01 to 3600 (default: 0.25)")
     watch.add_argument("--max-builds", type=_build_count, default=None, metavar="N",
@@ -149,7 +149,7 @@ def _diff_parser(commands: Subcommands) -> None:
                       help="output folder (default: build)")
     diff.add_argument("--format", type=_diff_formats, default=DIFF_FORMATS, metavar="LIST",
                       help="comma-separated formats among html, pdf, json, md (default: all four)")
-    diff.add_argument("--paper", choices=("a4", "letter"), default="a4", help="PDF paper size (default: a4)")
+    diff.add_argument("--paper", choices=PAPERS, default=PAPERS[0], help="PDF paper size (default: a4)")
     diff.add_argument("--exit-code", action="store_true",
                       help="exit 1 when a key result got worse, 0 otherwise (as git diff --exit-code)")
 
