@@ -153,3 +153,15 @@ def test_the_examples_open_without_an_error_finding(path: Path) -> None:
 
     findings = analyze(load_project(path).project).findings
     assert [f.code for f in findings if f.severity == "error"] == FLAWED_ON_PURPOSE.get(path.stem, [])
+
+
+@pytest.mark.parametrize("choice", ["[]", '""', '["split data", " "]'])
+def test_a_slot_that_names_no_choice_is_refused_at_load(tmp_path: Path, choice: str) -> None:
+    """An empty list of choices passed check and made the build's communication pattern an IndexError."""
+    path = tmp_path / "p.yaml"
+    path.write_text(f"project: {{title: C}}\ndesign:\n  nodes: 4\n  slots:\n    communication: {{choice: {choice}}}\n")
+    with pytest.raises(InputError) as refused:
+        load_project(path)
+    (problem,) = refused.value.problems
+    assert (problem.line, problem.path) == (5, "design.slots.communication.choice")
+    assert "names no choice" in problem.message

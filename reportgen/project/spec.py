@@ -206,10 +206,15 @@ class Choices(Spec):
     doc: str = ""
 
     def read(self, node: Node, path: str, reader: Reader) -> tuple[str, ...]:
-        return Names().read(node, path, reader)
+        choices = Names().read(node, path, reader)
+        if choices is INVALID:
+            return INVALID
+        if not choices or not all(choice.strip() for choice in choices):  # the report names the choice it judges
+            return reader.error(node, path, "names no choice: give one, or a list of them for a hybrid")
+        return choices
 
     def json_schema(self) -> JsonObject:
-        one = {"type": "string", "examples": list(self.vocabulary)}
+        one = {"type": "string", "minLength": 1, "examples": list(self.vocabulary)}
         return {"description": self.doc, "anyOf": [one, {"type": "array", "items": one, "minItems": 1}]}
 
     def kind(self) -> str:
