@@ -165,3 +165,21 @@ def test_a_slot_that_names_no_choice_is_refused_at_load(tmp_path: Path, choice: 
     (problem,) = refused.value.problems
     assert (problem.line, problem.path) == (5, "design.slots.communication.choice")
     assert "names no choice" in problem.message
+
+
+@pytest.mark.parametrize(("model", "layout", "said"), [
+    ("{layers: 4, hidden: 4096, sequence: 2048}", "{tensor: 8, pipeline: 8}",
+     "design.parallelism.pipeline: 8 pipeline stages for 4 layers: a stage holds at least one layer"),
+    ("{layers: 1000000000000, hidden: 4096, sequence: 2048}", "{tensor: 8}",
+     "baseline.model.layers: must be a positive whole number up to 100,000"),
+    ("{layers: 32, moe_layers: 40, hidden: 4096, sequence: 2048}", "{tensor: 8}",
+     "baseline.model.moe_layers: 40 layers with experts, of 32 layers in all"),
+])
+def test_a_layout_no_framework_could_build_is_refused_at_load(tmp_path: Path, model: str, layout: str,
+                                                              said: str) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text(f"project: {{title: L}}\nbaseline:\n  model: {model}\n  training: {{parameters: 7e9, tokens: "
+                    f"1e9, mfu: 0.4}}\ndesign:\n  nodes: 8\n  parallelism: {layout}\n")
+    with pytest.raises(InputError) as refused:
+        load_project(path)
+    assert [f"{p.path}: {p.message}" for p in refused.value.problems][0].startswith(said)

@@ -47,6 +47,7 @@ ScalingMode = Literal["strong", "weak"]  # strong: the work per run is fixed; we
 RegimeName = Literal["on_demand", "spot", "local"]  # a price regime
 PatternName = Literal["ring", "tree", "parameter-server", "scatter-gather", "gossip", "sharded", "all-to-all"]
 MAX_DECISIONS = 64  # deployment contexts: a team has a handful; each is held against every measured point
+MAX_LAYERS = 100_000  # a model's layers: the largest trained have a few hundred
 
 WORKLOADS: tuple[Workload, ...] = get_args(Workload)
 TOPOLOGIES: tuple[Topology, ...] = get_args(Topology)
@@ -320,7 +321,8 @@ class Serving:
 class ModelShape:
     """The model's shape, for the layout's exchanges (methods.md#22-a-parallel-layout-designparallelism)."""
 
-    layers: int = field(Count("Transformer layers", "80"), required=True)
+    # past any model trained (the largest have a few hundred): a bound on the arrays the layout evaluates per layer
+    layers: int = field(Whole(doc="Transformer layers", minimum=1, maximum=MAX_LAYERS, example="80"), required=True)
     hidden: int = field(Count("Hidden size", "8192"), required=True)
     sequence: int = field(Count("Sequence length in tokens", "4096"), required=True)
     micro_batch: int = field(Count("Sequences per micro-batch", "1"), 1)
@@ -336,6 +338,10 @@ class ModelShape:
     def activation_bytes(self) -> float:
         """A = micro_batch × sequence × hidden × 2 B: one bf16 activation tensor of a micro-batch."""
         return float(self.micro_batch * self.sequence * self.hidden * 2)
+
+    def check(self) -> Checks:
+        if self.moe_layers is not None and self.moe_layers > self.layers:
+            yield "moe_layers", f"{self.moe_layers} layers with experts, of {self.layers} layers in all"
 
 
 @dataclass(frozen=True)
@@ -812,6 +818,16 @@ class Project:
             if name in names[:index]:
                 yield "decisions", f"decision names must be unique: `{name}` appears twice"
         yield from self._serving_terms()
+        yield from self._stages_within_layers()
+
+    def _stages_within_layers(self) -> Checks:
+        """A pipeline stage holds at least one layer (methods.md#22-a-parallel-layout-designparallelism): more
+        stages than layers is a layout no framework can build."""
+        layout = self.design.parallelism if self.design else None
+        shape = self.baseline.model if self.baseline else None
+        if layout is not None and shape is not None and layout.pipeline > shape.layers:
+            yield "design.parallelism.pipeline", (f"{layout.pipeline} pipeline stages for {shape.layers} layers: a "
+                                                  "stage holds at least one layer")
 
     def _serving_terms(self) -> Checks:
         """A serving project is judged per hour on load, latency and cost; a run-based project per run: a limit of

@@ -214,7 +214,7 @@ class Choices(Spec):
         return choices
 
     def json_schema(self) -> JsonObject:
-        one = {"type": "string", "minLength": 1, "examples": list(self.vocabulary)}
+        one: JsonObject = {"type": "string", "minLength": 1, "examples": list(self.vocabulary)}
         return {"description": self.doc, "anyOf": [one, {"type": "array", "items": one, "minItems": 1}]}
 
     def kind(self) -> str:
