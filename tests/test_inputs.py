@@ -182,4 +182,5 @@ def test_a_layout_no_framework_could_build_is_refused_at_load(tmp_path: Path, mo
                     f"1e9, mfu: 0.4}}\ndesign:\n  nodes: 8\n  parallelism: {layout}\n")
     with pytest.raises(InputError) as refused:
         load_project(path)
-    assert [f"{p.path}: {p.message}" for p in refused.value.problems][0].startswith(said)
+    (problem,) = refused.value.problems
+    assert f"{problem.path}: {problem.message}".startswith(said)
