@@ -250,3 +250,22 @@ def test_repeats_are_compared_as_distributions_never_repeat_by_repeat() -> None:
     # a repeat added: still one distribution change, with its new count
     (change,) = diff((100, 104, 108), (100, 104, 108, 250))
     assert change.new.startswith("4 runs: median")
+
+
+def test_a_layout_change_is_judged_and_a_stage_is_not_a_percentage() -> None:
+    """The diff left the layout's results out, and called ZeRO stage 1 → 3 "+200 %"."""
+    from reportgen.analysis import analyze
+    from reportgen.analysis.changes import compare
+    from tests.conftest import make_project
+
+    text = (INPUTS / "llm-70b-3d.yaml").read_text(encoding="utf-8")
+    assert "zero_stage: 1" in text
+    old_project, new_project = make_project(text), make_project(text.replace("zero_stage: 1", "zero_stage: 3"))
+    old, new = analyze(old_project), analyze(new_project)
+    result = compare(old_project, old, new_project, new, old_label="a", new_label="b")
+    stage = next(change for change in result.inputs if change.path == "design.parallelism.zero_stage")
+    assert (stage.old, stage.new, stage.change) == ("1", "3", None)
+    memory = next(r for r in result.results if r.name == "layout_memory_per_device")
+    # stage 3 shards the weights too: less memory per device, better (methods.md#22-a-parallel-layout-designparallelism)
+    assert memory.new < memory.old and memory.verdict == "better"
+    assert {r.name for r in result.results} >= {"layout_fits", "layout_step"}

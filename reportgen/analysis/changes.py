@@ -24,7 +24,8 @@ from reportgen.wording import counted, duration, nodes, quantity, signed_share
 Value = float | str | bool | None  # a key result: a number, a name, a flag, or None (absent, or none in range)
 Verdict = Literal["better", "worse", "within noise", "changed", "same"]
 Better = Literal["higher", "lower", "true"]  # which way a key result improves ("true": a flag becoming true)
-Kind = Literal["nodes", "number", "money", "kg", "seconds", "text", "flag", "count", "regime"]  # how it is shown
+# how a key result is shown
+Kind = Literal["nodes", "number", "money", "kg", "seconds", "bytes", "text", "flag", "count", "regime"]
 Interval = tuple[float, float]
 
 
@@ -214,9 +215,19 @@ KEY_RESULTS: tuple[KeyResult, ...] = (
     KeyResult("co2_at_recommended", "CO2e at the recommended point", "kg", "lower",
               lambda a: _co2_at(a, _recommended_nodes(a)),
               interval=lambda a, v: _scale_interval(a, _recommended_nodes(a), v), point=_recommended_nodes),
+    KeyResult("layout_fits", "declared layout fits one device", "flag", "true",
+              lambda a: a.layout.fits if a.layout else None),
+    KeyResult("layout_memory_per_device", "memory per device at the declared layout", "bytes", "lower",
+              lambda a: a.layout.memory_per_device_b if a.layout else None),
+    KeyResult("layout_step", "step time at the declared layout", "seconds", "lower",
+              lambda a: a.layout.step.total_s if a.layout and a.layout.step else None),
     KeyResult("errors", "error findings", "count", "lower", lambda a: _count(a, "error")),
     KeyResult("warnings", "warning findings", "count", "lower", lambda a: _count(a, "warning")),
 )
+
+
+# Inputs whose numbers name a kind, not an amount: a change of them has no relative size
+_NAMED_BY_NUMBER = frozenset({"design.parallelism.zero_stage"})
 
 
 def _unless_noise(verdict: Verdict, old_interval: Interval | None, new_interval: Interval | None) -> Verdict:
@@ -371,6 +382,8 @@ def compare_inputs(old: Project, new: Project, old_scaling: ScalingResult | None
             same += 1
             continue
         _, relative = _numeric_change(a.value if a else None, b.value if b else None)
+        if path in _NAMED_BY_NUMBER:  # stage 1 → 3 is another stage, not "200 %" more of one
+            relative = None
         unit = b.unit if b is not None else a.unit if a is not None else ""
         changes.append(InputChange(path, _shown(a) if a else None, _shown(b) if b else None, unit, relative))
     for scale in sorted(repeated):

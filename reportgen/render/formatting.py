@@ -47,7 +47,7 @@ def key_value(value: Any, kind: str, currency: str) -> str:
         return DASH
     shown: dict[str, Callable[[Any], str]] = {
         "nodes": integer, "count": integer, "number": number, "money": lambda v: money(v, currency), "kg": mass,
-        "seconds": duration, "flag": lambda v: "yes" if v else "no", "regime": regime}
+        "seconds": duration, "bytes": size, "flag": lambda v: "yes" if v else "no", "regime": regime}
     return shown.get(kind, str)(value)
 
 
