@@ -76,3 +76,17 @@ def test_the_report_fits_the_screen_and_shows_every_figure(tmp_path: Path, examp
     for figure in measured["figures"]:
         assert figure["width"] > 100 and figure["height"] > 50, figure
         assert figure["right"] <= width, f"a figure ends at {figure['right']} px on a {width} px screen"
+
+
+def test_a_long_word_in_project_text_wraps_on_a_phone(tmp_path: Path) -> None:
+    """A 200-character word (a path, a URL) in the title or the goal made the page wider than a phone's screen."""
+    browser = _browser()
+    word = "s3://bucket/" + "x" * 200
+    text = (INPUTS / "example.yaml").read_text(encoding="utf-8")
+    title = next(line for line in text.splitlines() if line.startswith("  title:"))
+    (tmp_path / "long.yaml").write_text(text.replace(title, f"  title: Data in {word}", 1), encoding="utf-8")
+    written = build(tmp_path / "long.yaml", BuildOptions(out_root=tmp_path, formats=("html",), use_disk_cache=False))
+    page = next(path for path in written if path.name == "report.html")
+    assert word in page.read_text(encoding="utf-8")
+    measured = _measure(browser, page, 390, tmp_path / "profile")
+    assert measured["width"] <= 390, f"the page is {measured['width']} px wide on a 390 px screen"

@@ -174,3 +174,33 @@ def test_outputs_stay_inside_the_output_folder(tmp_path: Path) -> None:
     assert not (tmp_path / "results.json").exists() and not (tmp_path.parent / "results.json").exists()
 
 
+
+
+def test_bidi_controls_in_project_text_act_inside_it_only(tmp_path: Path) -> None:
+    """A right-to-left override left open in a title reversed the report's own sentences after it. Each piece of
+    project text with bidi controls is isolated (FSI … PDI); a stray PDI cannot close the wrapper; text without
+    controls is kept as written."""
+    from reportgen.project.spec import bidi_isolated
+
+    assert bidi_isolated("Plain title") == "Plain title"
+    assert bidi_isolated("Evil \u202eadmin") == "\u2068Evil \u202eadmin\u2069"
+    assert bidi_isolated("a\u2069\u202eb") == "\u2068a\u202eb\u2069"  # the stray PDI would have ended the isolate
+    assert bidi_isolated("\u2067open") == "\u2068\u2067open\u2069\u2069"  # the text's own isolate closed too
+    text = ('project: {title: "Evil \u202eadmin", goal: {text: "abc \u2069\u202e def", time_per_run: 1 h}}\n'
+            "design: {nodes: 2}\nscaling: {runs: [{nodes: 1, time: 100 s}, {nodes: 2, time: 60 s}]}\n")
+    (tmp_path / "bidi.yaml").write_text(text, encoding="utf-8")
+    from reportgen.pipeline import BuildOptions, build
+
+    build(tmp_path / "bidi.yaml", BuildOptions(out_root=tmp_path / "out", formats=("html",)))
+    html = (tmp_path / "out" / "bidi" / "report.html").read_text(encoding="utf-8")
+    depth, overrides = 0, 0
+    for character in html:  # every override sits inside an isolate, and every isolate closes
+        if character == "\u2068":
+            depth += 1
+        elif character == "\u2069":
+            depth -= 1
+            assert depth >= 0
+        elif character == "\u202e":
+            overrides += 1
+            assert depth > 0
+    assert depth == 0 and overrides >= 2

@@ -121,6 +121,31 @@ class Spec:
         return ""
 
 
+_BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
+_ISOLATE_OPENERS = "\u2066\u2067\u2068"  # LRI, RLI, FSI
+_FSI, _PDI = "\u2068", "\u2069"
+
+
+def bidi_isolated(text: str) -> str:
+    """Project text that carries bidirectional controls, isolated so that they act inside it only: an override
+    (U+202E) left open in a title reversed the report's own sentences after it, in the HTML and the PDF. The text is
+    wrapped in FSI … PDI (an isolate's closing PDI ends every embedding and override opened inside it, Unicode's
+    bidi algorithm, rule X6a); a PDI with no isolate of the text's own to close is dropped (it would close the
+    wrapper), and isolates the text leaves open are closed. Text without such controls is returned as it is."""
+    if not _BIDI_CONTROLS.search(text):
+        return text
+    kept, depth = [], 0
+    for character in text:
+        if character in _ISOLATE_OPENERS:
+            depth += 1
+        elif character == _PDI:
+            if depth == 0:
+                continue
+            depth -= 1
+        kept.append(character)
+    return _FSI + "".join(kept) + _PDI * depth + _PDI
+
+
 @dataclass(frozen=True)
 class Text(Spec):
     doc: str = ""
@@ -134,7 +159,7 @@ class Text(Spec):
         text = text.strip()
         if len(text) > self.max_length:
             return reader.error(node, path, f"text longer than {self.max_length} characters")
-        return text
+        return bidi_isolated(text)
 
     def json_schema(self) -> JsonObject:
         return {"type": "string", "description": self.doc}
