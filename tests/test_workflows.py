@@ -109,3 +109,21 @@ def test_batch_builds_every_project_and_reports_each(tmp_path: Path, capsys: pyt
         assert (tmp_path / "out" / Path(path).stem / "results.json").exists()
     assert f"{bad}: 1 input error" in captured.err and "hardware.peak_compute" in captured.err
     assert "3 of 4 projects built, 1 failed" in captured.out
+
+
+def test_watch_sees_a_save_that_keeps_the_size_and_the_modification_time(tmp_path: Path) -> None:
+    """An editor that restores the modification time, or two saves of one length within the file system's clock
+    tick: the size and mtime alone missed the save."""
+    import os
+
+    from reportgen.commands.watch import _stamp
+
+    path = tmp_path / "p.yaml"
+    path.write_text("design: {nodes: 4}\n")
+    before = path.stat()
+    stamp = _stamp((path,))
+    path.write_text("design: {nodes: 8}\n")  # the same length
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    assert _stamp((path,)) != stamp

@@ -20,6 +20,8 @@ from reportgen.errors import InputError
 from reportgen.pipeline import Builder, BuildOptions, warm_builder
 from reportgen.project import measurements
 
+Stamp = tuple[str, int, int, int, int]  # a watched file: path, mtime (ns), size, ctime (ns), inode
+
 
 @dataclass(frozen=True)
 class WatchEvent:
@@ -36,20 +38,23 @@ class WatchEvent:
 
 @dataclass
 class _State:
-    stamp: tuple[tuple[str, int, int], ...] = ()
+    stamp: tuple[Stamp, ...] = ()
     analysis: Analysis | None = None  # of the last good build
     watched: tuple[Path, ...] = field(default_factory=tuple)
 
 
-def _stamp(paths: tuple[Path, ...]) -> tuple[tuple[str, int, int], ...]:
+def _stamp(paths: tuple[Path, ...]) -> tuple[Stamp, ...]:
+    """What tells a save: the modification time and size, and the change time and inode, since a save can keep the
+    first two (an editor that restores the modification time, two saves of one length within the file system's
+    clock tick) but not the last two (any write sets the change time; a save by replacing gives a new inode)."""
     stamps = []
     for path in paths:
         try:
             status = path.stat()
         except OSError:
-            stamps.append((str(path), -1, -1))
+            stamps.append((str(path), -1, -1, -1, -1))
         else:
-            stamps.append((str(path), status.st_mtime_ns, status.st_size))
+            stamps.append((str(path), status.st_mtime_ns, status.st_size, status.st_ctime_ns, status.st_ino))
     return tuple(stamps)
 
 
