@@ -134,3 +134,18 @@ def test_a_load_test_lands_only_where_its_unit_and_workload_belong(tmp_path: Pat
     assert main(["ingest", "serving", str(DATA / "mlperf_log_summary.txt"), "--nodes", "2", "--project",
                  str(images)]) == 0
     assert (tmp_path / "runs.csv").read_text(encoding="utf-8").startswith("nodes,throughput [image/s]")
+
+
+def test_a_label_repeated_past_its_bound_is_refused_without_reading_on(tmp_path: Path) -> None:
+    """3.3 MB of one label repeated was read to its end (83 s before the line index; every copy parsed): a summary
+    says each label once, a pasted copy twice; past 16 the file is refused at the 17th."""
+    summary = (DATA / "mlperf_log_summary.txt").read_text(encoding="utf-8")
+    (tmp_path / "twice.txt").write_text(summary + summary, encoding="utf-8")  # a pasted copy: equal values, read
+    assert read_serving(tmp_path / "twice.txt").requests_per_s == pytest.approx(101.87)
+    (tmp_path / "many.txt").write_text(summary + "Completed samples per second    : 101.87\n" * 80_000,
+                                       encoding="utf-8")
+    with pytest.raises(InputError) as refused:
+        read_serving(tmp_path / "many.txt")
+    problem = refused.value.problems[0]
+    first = summary.count("\n") + 1
+    assert (problem.line, problem.message) == (first + 15, "appears more than 16 times: one load test per file")

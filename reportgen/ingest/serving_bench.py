@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import itertools
 import json
 import math
 import re
@@ -191,6 +192,9 @@ def _loadgen(text: str, file: str, sha: str) -> ServingBenchmark:
                             _ns(fields["tpot"]), fields["scheduled"], scenario.group(1) if scenario else None)
 
 
+MAX_LABEL_REPEATS = 16  # a label's lines read at most: a summary says each once (a pasted copy, twice)
+
+
 def _line_of(newlines: list[int], offset: int) -> int:
     """The 1-based line of `offset`, from the newlines' offsets (a search, not a count from the start per match)."""
     return bisect.bisect_right(newlines, offset - 1) + 1
@@ -256,7 +260,8 @@ class _Values:
             # blank lines then costs the square of its length
             pattern = re.compile(rf"^[ \t]*{re.escape(label)}[ \t]*:[ \t]*(\S*)[ \t]*\r?$", re.M)
             values = []
-            for match in pattern.finditer(text):
+            matches = pattern.finditer(text)
+            for match in itertools.islice(matches, MAX_LABEL_REPEATS):
                 line = _line_of(newlines, match.start())
                 cell = match.group(1)
                 if name in unbounded and cell.lower() in ("inf", "infinity"):
@@ -269,7 +274,11 @@ class _Values:
                 checked = self._checked(float(cell), label, line)
                 if checked is not None:
                     values.append((line, checked))
-            if len({value for _, value in values}) > 1:
+            extra = next(matches, None)  # a label past its bound: read no further, whatever the file's length
+            if extra is not None:
+                self.problems.append(Problem(self.file, _line_of(newlines, extra.start()), 1, label,
+                                             f"appears more than {MAX_LABEL_REPEATS} times: one load test per file"))
+            elif len({value for _, value in values}) > 1:
                 self.problems.append(Problem(self.file, values[1][0], 1, label, "appears twice with different values: "
                                              "one load test per file"))
             found[name] = values[0][1] if values else None
