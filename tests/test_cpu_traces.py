@@ -153,3 +153,21 @@ scaling:
     with pytest.raises(Exception, match="every run must be in one form"):  # a breakdown without its wall time
         make_project("project: {title: T}\nscaling: {time_unit: s, runs: [{nodes: 1, time: 30}, "
                      "{nodes: 2, compute: 4, communication: 1, idle: 1}]}\n")
+
+
+def test_cpu_and_gpu_ranks_of_one_world_are_refused_together(tmp_path: Path) -> None:
+    """A rank read as a CPU profile beside ranks with GPU kernels summed CPU ops with kernel time into one
+    compute: one job's ranks are profiled alike."""
+    import gzip
+
+    with gzip.open(Path(__file__).parent / "data" / "traces" / "torch-2.11-h200" / "ddp1-gpt17m-rank0.json.gz") as f:
+        gpu = json.loads(f.read())
+    gpu["distributedInfo"] = {**gpu["distributedInfo"], "rank": 0, "world_size": 2}
+    (tmp_path / "rank0.json").write_text(json.dumps(gpu))
+    (tmp_path / "rank1.json").write_text(json.dumps(gloo_rank(1, 420.0)))
+    from reportgen.errors import InputError
+
+    with pytest.raises(InputError) as refused:
+        traces.combine(traces.reduce_files(traces.trace_files([tmp_path]), processes=1))
+    (problem,) = refused.value.problems
+    assert problem.file.endswith("rank1.json") and "has no GPU work (read as a CPU profile)" in problem.message

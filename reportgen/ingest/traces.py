@@ -837,6 +837,12 @@ def _check_ranks(breakdowns: Sequence[RankBreakdown]) -> None:
             if b.world_size != first.world_size:
                 refuse(b, f"world size {b.world_size}, but {first.file} says {first.world_size}: traces of "
                        "different jobs")
+    on_device = next((b for b in breakdowns if not b.cpu), None)
+    if on_device is not None:  # compute is GPU kernels on one rank, CPU ops on another: no breakdown adds them up
+        for b in breakdowns:
+            if b.cpu:
+                refuse(b, f"has no GPU work (read as a CPU profile) while {on_device.file} has: one job's ranks "
+                       "are profiled alike; ingest the CPU and the GPU traces separately")
     if problems:
         raise InputError(problems)
 
