@@ -171,3 +171,14 @@ def test_cpu_and_gpu_ranks_of_one_world_are_refused_together(tmp_path: Path) -> 
         traces.combine(traces.reduce_files(traces.trace_files([tmp_path]), processes=1))
     (problem,) = refused.value.problems
     assert problem.file.endswith("rank1.json") and "has no GPU work (read as a CPU profile)" in problem.message
+
+
+def test_a_trace_header_with_a_key_twice_is_refused(tmp_path: Path) -> None:
+    """Two ranks' distributedInfo merged into one object: msgspec took the last rank silently."""
+    from reportgen.errors import InputError
+
+    text = json.dumps(gloo_rank(0, 420.0)).replace('"rank": 0,', '"rank": 0, "rank": 1,', 1)
+    (tmp_path / "rank0.json").write_text(text)
+    with pytest.raises(InputError) as refused:
+        traces.read_rank(tmp_path / "rank0.json")
+    assert 'the key "rank" appears twice in one object' in refused.value.problems[0].message

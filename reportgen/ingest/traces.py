@@ -41,6 +41,7 @@ import numpy as np
 
 from reportgen.errors import InputError, Problem, UsageError
 from reportgen.files import open_regular, why_unreadable
+from reportgen.ingest import strict_json
 from reportgen.project.records import PROVENANCE
 
 COMMUNICATION = re.compile(r"^nccl.*|^hip|^hccl|.*ncclKernel.*")
@@ -415,7 +416,12 @@ class _TraceFile:
         """The document around the events: the file's first `prefix` bytes, an empty array, and what follows the
         array (from the buffer's `_start`)."""
         try:
-            return _HEADER.decode(document)
+            header = _HEADER.decode(document)
+            # the header (rank, world size, devices) read as every other tool's JSON is: a key twice in one object
+            # (two ranks' distributedInfo merged) is refused, not taken last-wins as msgspec takes it. The events,
+            # hundreds of MB, are msgspec's alone.
+            strict_json.loads(document)
+            return header
         except msgspec.ValidationError as error:
             raise self._error(1, 1, f"not a profiler trace: {error}") from None
         except UnicodeDecodeError as error:
@@ -427,6 +433,8 @@ class _TraceFile:
             line, column = (_line_column(document, at) if at < prefix else
                             self._position(self._start + max(0, at - prefix - 1)))
             raise self._error(line, column, f"not JSON: {error}") from None
+        except (ValueError, RecursionError) as error:  # strict_json's refusals (msgspec read the same text)
+            raise self._error(1, 1, f"not a profiler trace: {error}") from None
 
     def _position(self, index: int) -> tuple[int, int]:
         """Line and column in the file of the buffer's byte `index`."""
