@@ -76,8 +76,8 @@ def test_a_measured_node_count_is_refused_before_running(project: Path, tmp_path
 
 
 @pytest.mark.parametrize(("csv", "nodes", "said"), [
-    ("nodes,time [s],energy [kWh],co2_recorded [kg]\n1,10,0.1,0.05\n", "2",
-     "has a column measure cannot fill (co2_recorded)"),  # as `ingest codecarbon` leaves it
+    ("nodes,compute [s],communication [s],idle [s],bubble [s]\n1,10,0,0,0\n", "2",
+     "has a column measure cannot fill (bubble)"),
     ("nodes,time [s]\n1,10\n", str((1 << 20) + 1), "--nodes must be from 1 to 1,048,576"),
 ])
 def test_what_measure_could_not_record_is_refused_before_running(project: Path, tmp_path: Path, csv: str,
@@ -89,6 +89,17 @@ def test_what_measure_could_not_record_is_refused_before_running(project: Path, 
                  f"open({str(marker)!r}, 'w')"]) == 2
     assert not marker.exists() and said in capsys.readouterr().err
     assert (project.parent / "runs.csv").read_text() == csv
+
+
+def test_codecarbons_own_co2e_fills_the_column_ingest_codecarbon_added(project: Path) -> None:
+    """A CSV that `ingest codecarbon` gave a co2_recorded column: measure fills it with CodeCarbon's CO2e of the run
+    (× machines, as the energy), or leaves it empty when the tracker gave none; it was refused after the run."""
+    runs = project.parent / "runs.csv"
+    runs.write_text("nodes,time [s],energy [kWh],co2_recorded [kg]\n1,10,0.1,0.05\n")
+    assert main(["measure", "--project", str(project), "--nodes", "2", "--", sys.executable, "-c", "pass"]) == 0
+    nodes, _, energy, co2 = runs.read_text().splitlines()[-1].split(",")
+    assert nodes == "2" and (co2 == "" or (float(co2) > 0 and energy != ""))
+    load_project(project)  # the row reads as the project's loader reads it
 
 
 def test_a_row_written_underneath_the_run_costs_it_nothing(project: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -59,7 +59,7 @@ def _ingest_trace(arguments: argparse.Namespace) -> int:
         add_breakdown(csv_path, measurement, run=arguments.run, time_unit_s=time_unit)
     if completed is not None:
         appended = completed
-        verb = f"added to the run at {nodes} nodes (line {(completed.row or 0) + 1}) of"
+        verb = f"added to the run at {wording.nodes(nodes)} (line {(completed.row or 0) + 1}) of"
     else:
         if arguments.run is not None:
             raise UsageError(f"--run {arguments.run}: no run at {nodes} nodes of {csv_path.name} records a wall time "
@@ -138,7 +138,7 @@ def _ingest_codecarbon(arguments: argparse.Namespace) -> int:
     scaling = loaded.project.scaling
     emissions.attach_energy(csv_path, run, arguments.nodes, machines=machines, replace=arguments.replace,
                             time_unit_s=scaling.time_unit if scaling else None)
-    console.say(f"wrote the energy of the run at {arguments.nodes} nodes in {csv_path}", file=output)
+    console.say(f"wrote the energy of the run at {wording.nodes(arguments.nodes)} in {csv_path}", file=output)
     return ExitCode.OK
 
 

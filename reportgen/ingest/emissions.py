@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reportgen import wording
 from reportgen.errors import InputError, Problem, UsageError
 from reportgen.files import locked
 from reportgen.ingest import measure
@@ -165,8 +166,8 @@ def _attach(csv_path: Path, run: TrackedRun, nodes: int, *, machines: int, repla
     row_cells = [cell for cell, _ in measurements.split_cells(lines[row_index])]
     position = names.index("energy")
     if row_cells[position] and not replace:
-        raise InputError([Problem(csv_path.name, row_index + 1, 1, "", f"the run at {nodes} nodes already has an "
-                                  "energy; use --replace to replace it")])
+        raise InputError([Problem(csv_path.name, row_index + 1, 1, "", f"the run at {wording.nodes(nodes)} already "
+                                  "has an energy; use --replace to replace it")])
     energy_kwh = run.energy_at(machines)
     row_cells[position] = measure.number_text(energy_kwh * 3.6e6 / units.parse_unit(energy_unit, units.ENERGY))
     if recorded is not None:

@@ -31,9 +31,10 @@ from reportgen.project.spec import MAX_NODES
 from reportgen.project.yaml_source import read_text
 
 SPLIT_FIELDS = ("compute", "communication", "idle", "io")
-# The runs CSV's columns a measured row fills (io left empty when the split has none): a CSV with any other column
-# is refused before the command runs, not after it (a run is never measured for nothing)
-FILLED = frozenset({"nodes", "time", "energy", "ranks_per_node", "workers", *SPLIT_FIELDS})
+# The runs CSV's columns a measured row fills (io left empty when the split has none; co2_recorded, which `ingest
+# codecarbon` adds, with CodeCarbon's own CO2e of the run): a CSV with any other column is refused before the command
+# runs, not after it (a run is never measured for nothing)
+FILLED = frozenset({"nodes", "time", "energy", "co2_recorded", "ranks_per_node", "workers", *SPLIT_FIELDS})
 SPLIT_ENV = "REPORTGEN_SPLIT_FILE"
 MAX_SPLIT_BYTES = 1 << 20
 MAX_SPLIT_SECONDS = units.MAX_MAGNITUDE  # NaN and infinity fail the comparison too
@@ -425,6 +426,12 @@ def _cell(name: str, unit: str | None, measurement: Measurement, time_unit_s: fl
         if unit:
             return number_text(kwh * 3.6e6 / units.parse_unit(unit, units.ENERGY))
         return f"{number_text(kwh)} kWh"
+    if name == "co2_recorded":  # CodeCarbon's CO2e for this machine, × machines as the energy is
+        emissions = getattr(measurement.tracked, "emissions", None)
+        if not isinstance(emissions, int | float) or isinstance(emissions, bool) or not emissions > 0:
+            return ""
+        kg = float(emissions) * measurement.machine_count
+        return number_text(kg / units.parse_unit(unit, units.MASS)) if unit else f"{number_text(kg)} kg"
     if name == "workers":
         scale = units.parse_unit(unit, units.TIME) if unit else (time_unit_s or 1.0)
         return " ".join(number_text(seconds / scale) for seconds in measurement.workers_s)
