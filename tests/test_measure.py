@@ -201,10 +201,13 @@ def test_energy_is_per_machine_never_per_rank(project: Path, launch: list[str], 
     assert measured > 0
 
 
-def test_machines_past_the_nodes_are_refused(project: Path) -> None:
+def test_machines_past_the_nodes_are_refused(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["measure", "--project", str(project), "--nodes", "2", "--machines", "3", "--", sys.executable,
                  "-c", "pass"]) == 2
     assert not (project.parent / "runs.csv").exists()
+    assert main(["measure", "--project", str(project), "--nodes", "1", "--machines", "0", "--", sys.executable,
+                 "-c", "pass"]) == 2
+    assert "--machines must be from 1 to the run's 1 node, got 0" in capsys.readouterr().err
 
 
 def test_a_csv_of_wall_times_gains_the_split_beside_the_time(project: Path) -> None:

@@ -346,7 +346,7 @@ def checked_machines(machines: int | None, nodes: int, default: int) -> int:
     """--machines as given (else `default`), from 1 to the run's nodes."""
     count = default if machines is None else machines
     if not 1 <= count <= nodes:
-        raise UsageError(f"--machines must be from 1 to the {nodes} nodes, got {count}")
+        raise UsageError(f"--machines must be from 1 to the run's {wording.nodes(nodes)}, got {count}")
     return count
 
 
