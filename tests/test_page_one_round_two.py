@@ -33,8 +33,8 @@ def test_a_data_parallel_replica_three_times_a_device_is_the_memory_ceiling_not_
     # the node-level ceiling is the next wall that binds: the measured 4 h against the 1 h goal (fill 4)
     assert (d.node_ceiling, d.node_axis) == ("compute", "distribute training")
     assert d.axis_matches is False  # the node-level axis, but the design does not shard the model
-    # runs were measured at 1, 2 and 4 nodes: they outrank the memory model (docs/methods.md#measurements-outrank-
-    # the-memory-model), so its errors become one warning that names the assumption, and the design is not blocked
+    # runs were measured at 1, 2 and 4 nodes: they outrank the memory model, so its errors become one warning that
+    # names the assumption, and the design is not blocked (docs/methods.md#measurements-outrank-the-memory-model)
     codes = _codes(analysis)
     assert "wrong-axis" not in codes and "replica-cannot-fit" not in codes
     assert codes["memory-model-refuted"].startswith("3 runs at 1 node, 2 nodes and 4 nodes exist")

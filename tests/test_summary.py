@@ -114,8 +114,8 @@ def test_an_unmeasured_plan_is_judged_from_its_estimate_when_clear_of_the_limit(
     assert analysis.summary.state == "missed"
     assert analysis.summary.verdict.startswith("The goal would be missed at the planned 6 nodes, judged from an "
                                                "estimate (not measured)")
-    # page 1 quotes the resampled fits' estimate with its interval and source (docs/methods.md#few-runs-stated-
-    # confidence): four near-linear scales, so Amdahl (the USL's κ is not needed by these runs)
+    # page 1 quotes the resampled fits' estimate with its interval and source: four near-linear scales, so Amdahl
+    # (the USL's κ is not needed by these runs; docs/methods.md#few-runs-stated-confidence)
     estimate = goal.plan_estimate
     assert estimate is not None and estimate.low_s <= estimate.time_s <= estimate.high_s
     assert "by Amdahl from 1, 2, 4 and 8 nodes a run at 6 nodes takes" in analysis.summary.verdict

@@ -66,8 +66,8 @@ class Analysis:
     model_check: ModelCheckResult | None = None  # the α–β model against the measured runs, scale by scale
     layout: LayoutResult | None = None  # design.parallelism: memory per device and the step's terms
     past_peak: PastPeak | None = None  # the plan past the measured peak, for the lint and page 1
-    # the measurements that cannot be right, before anything is judged (methods.md#evidence-reconciled-before-it-is-
-    # judged): their findings, and the quantities the choices leave out
+    # the measurements that cannot be right, before anything is judged, with their findings and the quantities the
+    # choices leave out (methods.md#evidence-reconciled-before-it-is-judged)
     reconciliation: Reconciliation = field(default_factory=Reconciliation)
     # few runs, stated confidence (methods.md#few-runs-stated-confidence): intervals, the plan's estimate, the planner
     confidence: ConfidenceResult | None = None

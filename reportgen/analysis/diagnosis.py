@@ -121,8 +121,8 @@ class DiagnosisResult:
 
 @dataclass(frozen=True)
 class MeasuredReference:
-    """What the measured runs say one machine would take for the goal's work (methods.md#the-time-wall-from-the-
-    smallest-measured-scale): the smallest measured scale's run, scaled to one machine."""
+    """What the measured runs say one machine would take for the goal's work: the smallest measured scale's run,
+    scaled to one machine (methods.md#the-time-wall-from-the-smallest-measured-scale)."""
 
     nodes: float  # the smallest measured scale, p_ref
     time_s: float  # its time, T_ref

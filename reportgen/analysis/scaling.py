@@ -449,8 +449,8 @@ def analyze_scaling(scaling: Scaling | None, *, max_nodes: int = 4096, serving: 
     knee, score = kneedle([row.nodes for row in rows], speedups)
     cause, inferred, cause_at = _knee_cause(rows, knee, form)
     two_scales = len(rows) >= 2  # Amdahl's and Gustafson's one parameter: exact with two scales (§4 fits)
-    # a throughput that cannot be right is no point of the fit the serving choices rest on (methods.md#implausible-
-    # throughput)
+    # a throughput that cannot be right is no point of the fit the serving choices rest on
+    # (methods.md#implausible-throughput)
     fitted = [r for r in rows if "throughput" not in r.excluded]
     usl = fit_usl([float(r.nodes) for r in fitted],
                   [r.run.throughput if form == "throughput" else r.speedup for r in fitted]  # type: ignore[misc]
