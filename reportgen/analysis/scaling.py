@@ -1,4 +1,5 @@
-"""§4 Measure and attribute: speedup, efficiency, lost folds by cause, knee, POP metrics and the fits."""
+"""Measure and attribute: speedup, efficiency, lost folds by cause, knee, POP metrics and the fits
+(docs/methods.md#3-measured-scaling-and-where-the-speedup-went; the plausibility checks: methods.md#4y-plausibility)."""
 
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ Interval = tuple[float, float]
 TimeChange = Callable[[np.ndarray, np.ndarray], np.ndarray]
 ScaleAxis = Literal["nodes", "load"]
 SCALE_DOC = "node count, or load level with scaling.axis: load"
-# Where lost speedup went (ANALYSES §4, §4.z); the order is the knee cause's tie order.
+# Where lost speedup went; the order is the knee cause's tie order.
 Cause = Literal["communication", "load-imbalance", "serial-fraction", "io", "pipeline-bubble", "start-up",
                 "contention"]
 CAUSES: tuple[Cause, ...] = get_args(Cause)
@@ -48,7 +49,7 @@ CAUSE_OF: dict[str, Cause] = {"serial": "serial-fraction", "io": "io", "communic
                               "imbalance": "load-imbalance", "bubble": "pipeline-bubble", "startup": "start-up",
                               "contention": "contention"}
 Trend = Literal["rising", "flat", "falling"]  # of the Karp-Flatt serial fraction with p
-TREND_TOLERANCE = 0.10  # ANALYSES §4: a trend must move e by more than 10 % of its mean over the measured range
+TREND_TOLERANCE = 0.10  # a trend must move e by more than 10 % of its mean over the measured range
 # Without a breakdown the Karp–Flatt trend names the likely cause: an e that rises with p is an overhead that grows
 # with the node count (communication or coordination); a flat one is a fixed serial fraction, as in Amdahl; a
 # falling one is a loss that does not grow with p either (the serial part is amortised, or the caches help).
@@ -58,7 +59,7 @@ TREND_READING = {
     "flat": "a fixed serial fraction, as in Amdahl's law",
     "falling": "a loss that does not grow with the node count (a serial part amortised, or caches that help)",
 }
-# What the knee cause calls for (ANALYSES §4, §4.z), one sentence each, in the project's own workload (§5.z).
+# What the knee cause calls for, one sentence each, in the project's own workload.
 STORAGE_REMEDY = "the storage path: more parallel readers, locality, a smaller shuffle, or compression"
 REMEDIES: dict[Cause, str] = {
     "communication": "a better collective schedule, overlap of communication with compute, or gradient compression",
@@ -77,7 +78,7 @@ DATA_REMEDIES: dict[Cause, str] = {
     "load-imbalance": "repartitioning skewed keys, or speculative execution of straggling tasks",
     "serial-fraction": "parallelising the driver's stages (planning, the final merge or write)",
 }
-# A service's remedies speak of requests, never of gradients or checkpoints (ANALYSES §5.x).
+# A service's remedies speak of requests, never of gradients or checkpoints (methods.md#4x-serving-projects).
 SERVING_REMEDIES: dict[Cause, str] = {
     **REMEDIES,
     "communication": "fewer fan-out hops per request, hedged requests against slow shards, or caching repeated work",
@@ -88,21 +89,21 @@ SERVING_REMEDIES: dict[Cause, str] = {
     "start-up": "warm replicas kept loaded, so that scaling out does not pay the start-up",
 }
 
-IMPLAUSIBLE_EFFICIENCY = 1.25  # ANALYSES §4.y: above this share of ideal, a run is more likely a slip than real
+IMPLAUSIBLE_EFFICIENCY = 1.25  # above this share of ideal, a run is more likely a slip than real
 OUTLIER_FACTOR = 2.0  # a scale more than this factor from the USL fitted to the other scales is an outlier
 OUTLIER_MIN_SCALES = 4
 OUTLIER_LEAVE_ONE_OUT = 40  # up to this many scales each is held against a fit to the others; beyond, against all
-REPEAT_IQR_FENCE = 3.0  # §4.z: with four or more repeats, a run beyond 3 IQR outside the quartiles is named
+REPEAT_IQR_FENCE = 3.0  # with four or more repeats, a run beyond 3 IQR outside the quartiles is named
 REPEAT_FACTOR = 2.0  # with three, a run more than 2× from the middle of the other two
 LOOKS_WEAK_SPREAD = 0.15  # strong scaling whose time per run stays within this share of the reference looks weak
-# The §4.z losses beyond serial, communication and imbalance: (ScaleRow field, its name, the name in a sentence).
+# The losses beyond serial, communication and imbalance: (ScaleRow field, its name, the name in a sentence).
 # A table column, a figure layer and a results key each appear when some run gives that part.
 EXTRA_LOSSES = (("lost_io", "I/O", "I/O"), ("lost_bubble", "pipeline bubble", "the pipeline bubble"),
                 ("lost_startup", "start-up", "start-up"), ("lost_contention", "contention", "contention"))
 
 
-# A communication loss is cured differently by pattern (§3.1): a parameter server's links grow with the workers,
-# gossip's consistency, an all-to-all's exchanges
+# A communication loss is cured differently by pattern: a parameter server's links grow with the workers, gossip's
+# consistency, an all-to-all's exchanges (methods.md#21-the-pattern-of-the-designs-communication)
 PATTERN_COMMUNICATION_REMEDIES = {
     "parameter-server": "more parameter servers, since each carries 2pM/S; sparse or compressed updates",
     "gossip": "fewer or cheaper exchanges per step (fewer peers, compressed messages)",
@@ -180,7 +181,7 @@ class ScaleRow:
     lost_bubble: Annotated[float | None, Key("the folds lost to the pipeline bubble (runs that give bubble)")] = None
     lost_startup: Annotated[float | None, Key("the folds lost to start-up: the wall time less the breakdown's parts "
                                               "(runs that give both)")] = None
-    # an oversubscribed run's compute that did not shrink (§4.z), not serial
+    # an oversubscribed run's compute that did not shrink, not serial
     lost_contention: Annotated[float | None, Key(
         "the folds lost to contention: an oversubscribed run's compute that did not shrink (runs whose "
         "ranks_per_node exceed hardware.cores)")] = None
@@ -253,7 +254,7 @@ class ScalingResult:
     # what `nodes` counts: whole nodes, or a load level (possibly fractional) for the fits
     axis: Annotated[ScaleAxis, Key("scaling.axis: what a scale counts, whole nodes or a load level (concurrency) "
                                    "that may be fractional")] = "nodes"
-    outliers: tuple[Outlier, ...] = ()  # scales far from the USL fitted to the others (§4.y)
+    outliers: tuple[Outlier, ...] = ()  # scales far from the USL fitted to the others
     superlinear_reason: str | None = None  # scaling.superlinear: the team's reason that a superlinear run is real
     # weak: the work per node is fixed, speedups are scaled (Gustafson)
     mode: Annotated[ScalingMode, Key("scaling.mode: strong (fixed work per run) or weak (fixed work per node: scaled "
@@ -320,7 +321,7 @@ class ScalingResult:
                  "f ≥ 1)", name="slower_than_serial_nodes", item=SCALE_DOC))
     def slower_than_serial(self) -> tuple[float, ...]:
         """Scales whose Karp–Flatt fraction exceeds 1, or every scale beyond the reference when Amdahl's f ≥ 1:
-        slower than any serial fraction of the reference's work explains (§4.z)."""
+        slower than any serial fraction of the reference's work explains."""
         if self.amdahl is not None and self.amdahl.serial_fraction >= 1:
             return tuple(r.nodes for r in self.rows if r.nodes > self.reference_nodes)
         return tuple(r.nodes for r in self.rows if r.karp_flatt is not None and r.karp_flatt > 1)
@@ -367,7 +368,7 @@ class ScalingResult:
 
     @property
     def implausible(self) -> tuple[ScaleRow, ...]:
-        """Scales whose efficiency exceeds 1.25 (§4.y): far more often a unit slip or a smaller problem than real."""
+        """Scales whose efficiency exceeds 1.25: far more often a unit slip or a smaller problem than real."""
         return tuple(row for row in self.rows if row.efficiency > IMPLAUSIBLE_EFFICIENCY)
 
 
@@ -394,7 +395,7 @@ class GustafsonFit:
 
 @dataclass(frozen=True)
 class OutlierRepeat:
-    """One repeat far from its scale's others (§4.z): named, and kept in the median."""
+    """One repeat far from its scale's others: named, and kept in the median."""
 
     nodes: Annotated[float, Key(SCALE_DOC)]
     # 1-based, in the order the repeats were written
@@ -417,7 +418,7 @@ def run_time(run: Run, work_per_run: float | None) -> float | None:
 def analyze_scaling(scaling: Scaling | None, *, max_nodes: int = 4096, serving: bool = False, cores: int | None = None,
                     workload: str | None = None, pattern: Pattern | None = None,
                     excluded: Mapping[float, tuple[str, ...]] | None = None) -> ScalingResult | None:
-    """Measured scaling (§4); `pattern` is the design's communication pattern the measured column is fitted with;
+    """Measured scaling; `pattern` is the design's communication pattern the measured column is fitted with;
     `excluded` the quantities of each scale that cannot be right (reportgen.analysis.reconcile), marked on its row."""
     if scaling is None or not scaling.runs:
         return None
@@ -448,7 +449,7 @@ def analyze_scaling(scaling: Scaling | None, *, max_nodes: int = 4096, serving: 
     qs = [row.nodes / p_ref for row in rows]
     knee, score = kneedle([row.nodes for row in rows], speedups)
     cause, inferred, cause_at = _knee_cause(rows, knee, form)
-    two_scales = len(rows) >= 2  # Amdahl's and Gustafson's one parameter: exact with two scales (§4 fits)
+    two_scales = len(rows) >= 2  # Amdahl's and Gustafson's one parameter: exact with two scales
     # a throughput that cannot be right is no point of the fit the serving choices rest on
     # (methods.md#implausible-throughput)
     fitted = [r for r in rows if "throughput" not in r.excluded]
@@ -504,7 +505,7 @@ def fit_gustafson(q: list[float], speedup: list[float]) -> GustafsonFit | None:
 
 def looks_weakly_scaled(rows: list[ScaleRow], form: RunForm) -> bool:
     """Strong scaling in a time form whose time per run stays flat while the node count grows fourfold or more:
-    the work most likely grew with p (§4.z), and scaling.mode: weak would read it right."""
+    the work most likely grew with p, and scaling.mode: weak would read it right."""
     if form == "throughput" or len(rows) < 3 or rows[-1].ideal < 4:
         return False
     reference = rows[0].time_s or 0.0
@@ -512,7 +513,7 @@ def looks_weakly_scaled(rows: list[ScaleRow], form: RunForm) -> bool:
 
 
 def find_outlier_repeats(groups: list[list[Run]], work_per_run: float | None) -> tuple[OutlierRepeat, ...]:
-    """Repeats far from the others of their scale (§4.z): with four or more, beyond 3 IQR outside the quartiles;
+    """Repeats far from the others of their scale: with four or more, beyond 3 IQR outside the quartiles;
     with three, more than 2× from the middle of the other two (the median of three moves with the suspect, so
     it is held against the two it is not)."""
     found: list[OutlierRepeat] = []
@@ -553,7 +554,7 @@ def _capacity(row: ScaleRow, form: RunForm) -> float:
 
 
 def find_outliers(rows: list[ScaleRow], form: RunForm) -> tuple[Outlier, ...]:
-    """Scales departing by more than OUTLIER_FACTOR from the USL fitted to the other scales (§4.y).
+    """Scales departing by more than OUTLIER_FACTOR from the USL fitted to the other scales.
 
     One bad run bends every fit that includes it, so that the good scales would seem to depart too: the scale that
     departs most is flagged and set aside, and the others are held again against fits without it, while at least
@@ -691,7 +692,7 @@ def _row(run: Run, reference: Run, t_p: float, t_ref: float, q: float, speedup: 
         idle_share = (run.idle or 0.0) / t_p
         shrink = 1.0 if weak else 1.0 / q  # p_ref / p; weak scaling's ideal time stays T_ref
         # each cause's (time at p, time at the reference); I/O, the pipeline bubble and start-up are causes of
-        # their own (§4.z) when the runs give them
+        # their own when the runs give them
         parts = {"serial": (run.compute, reference.compute),
                  "communication": (run.communication or 0.0, reference.communication or 0.0),
                  "imbalance": (run.idle or 0.0, reference.idle or 0.0)}
@@ -700,7 +701,7 @@ def _row(run: Run, reference: Run, t_p: float, t_ref: float, q: float, speedup: 
             if mine is not None or theirs is not None:
                 parts[key] = (mine or 0.0, theirs or 0.0)
         if run.oversubscribed(cores):
-            # oversubscribed: the ranks share cores, so the compute that did not shrink is contention (§4.z)
+            # oversubscribed: the ranks share cores, so the compute that did not shrink is contention
             parts["contention"] = parts.pop("serial")
             parts["serial"] = (0.0, 0.0)
         # signed: a cause that lost less than nothing gained (methods.md#superlinear-attribution); a remainder
@@ -807,7 +808,7 @@ def _pop(row: ScaleRow) -> PopRow:
 
 def _comm_fit(runs: list[Run], form: RunForm, p_ref: float, max_nodes: int,
               pattern: Pattern) -> tuple[AlphaBetaFit | None, int | None]:
-    """Fit the design's communication model (§3.1) to the measured communication column; the node count it implies
+    """Fit the design's communication model to the measured communication column; the node count it implies
     for this workload."""
     if form != "breakdown":
         return None, None
