@@ -1,4 +1,5 @@
-"""§1 Diagnosis: which ceiling binds first, the axis that cures it, and whether the declared axis is that one."""
+"""Diagnosis: which ceiling binds first, the axis that cures it, and whether the declared axis is that one
+(docs/methods.md#1-diagnosis-which-resource-runs-out-first)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,11 @@ from reportgen.keys import Key, derived
 from reportgen.project.model import Axis, Hardware, Project, Serving, Step
 
 CeilingName = Literal["compute", "memory-bandwidth", "memory-capacity", "data-io", "serving", "communication", "none"]
-Bound = Literal["compute", "memory-bandwidth", "io", "communication"]  # a step's largest floor (§1.1)
+Bound = Literal["compute", "memory-bandwidth", "io", "communication"]  # a step's largest floor
 WallName = Literal["memory", "data", "serving", "time"]
 TimeSource = Literal["measured", "modelled"]
-BOUND_ORDER: tuple[Bound, ...] = get_args(Bound)  # the tie order of §1.1
-WALL_ORDER: tuple[WallName, ...] = get_args(WallName)  # capacity walls come first (§1.3)
+BOUND_ORDER: tuple[Bound, ...] = get_args(Bound)  # the tie order among a step's floors
+WALL_ORDER: tuple[WallName, ...] = get_args(WallName)  # capacity walls come first
 ADAM_STACK = (("bf16 weight", 2.0), ("bf16 gradient", 2.0), ("fp32 master weight", 4.0), ("fp32 Adam m and v", 8.0))
 
 CEILING_AXIS: dict[CeilingName, Axis] = {
@@ -100,7 +101,7 @@ class DiagnosisResult:
     min_nodes: Annotated[int | None, Key("min_devices over devices_per_node, rounded up")]
     deadline_stated: bool
     # With a within-node shard required: the ceiling the axis across nodes must cure (the next wall that binds,
-    # `none` when one node holding the shard suffices) and its axis (§1.2); None otherwise.
+    # `none` when one node holding the shard suffices) and its axis; None otherwise.
     node_ceiling: Annotated[CeilingName | None, Key(
         "with a within-node shard required: the ceiling the axis across nodes must cure (the next that binds; none "
         "when one node holding the shard suffices)")] = None
@@ -151,7 +152,8 @@ def diagnose(project: Project, *, reference: MeasuredReference | None = None,
 
     `reference` is what the smallest measured scale says one machine would take for the goal's work, which
     goal.time_per_run is checked against (measurements outrank the model); `layout_fits` says whether
-    design.parallelism's memory per device fits (§3.2): such a layout shards the model as `shard model` does.
+    design.parallelism's memory per device fits: such a layout shards the model as `shard model` does
+    (methods.md#22-a-parallel-layout-designparallelism).
     """
     hardware = project.hardware or Hardware()
     baseline = project.baseline
@@ -160,7 +162,7 @@ def diagnose(project: Project, *, reference: MeasuredReference | None = None,
     if not walls and not steps:
         return None
     # A service whose goal states a load distributes because one replica cannot serve it: with no baseline.serving
-    # to measure the wall's fill, the serving wall is taken to bind, as the time wall is for a training job (§1.3).
+    # to measure the wall's fill, the serving wall is taken to bind, as the time wall is for a training job.
     goal = project.project.goal
     if project.serving and goal is not None and goal.load is not None and not any(w.wall == "serving" for w in walls):
         walls.append(Wall("serving", None, True, goal.load, None, "", "assumed to bind: the goal states a load but "
@@ -174,7 +176,7 @@ def diagnose(project: Project, *, reference: MeasuredReference | None = None,
     walls.sort(key=lambda w: WALL_ORDER.index(w.wall))
     min_devices = details.get("min_devices")
     # The memory wall binds per device whatever the node holds in all: plain data parallelism puts a replica on
-    # every device and fails on each, so the ceiling is memory-capacity (§1.2). When a perfect shard fits the
+    # every device and fails on each, so the ceiling is memory-capacity. When a perfect shard fits the
     # devices of one node the cure is two-level: shard within the node, then distribute across nodes along the
     # axis of the next wall that binds (the node-level ceiling).
     shard_within_node = any(w.wall == "memory" and w.binds for w in walls) and min_devices is not None \
@@ -229,7 +231,7 @@ def _measured_words(reference: MeasuredReference) -> str:
 
 
 def _secondary(ceilings: list[Ceiling]) -> tuple[Ceiling, ...]:
-    """The ceilings met once the first is lifted, each once and never the one being lifted (§5.z): a data wall and a
+    """The ceilings met once the first is lifted, each once and never the one being lifted: a data wall and a
     time wall whose dominant step is I/O-bound are one ceiling, data-io."""
     out: list[Ceiling] = []
     for ceiling in ceilings[1:]:
@@ -240,14 +242,14 @@ def _secondary(ceilings: list[Ceiling]) -> tuple[Ceiling, ...]:
 
 def _axis_matches(declared: str, primary: Ceiling, node: Ceiling | None, shards: bool) -> bool:
     """The declared axis cures the binding ceiling; with a within-node shard required, the node-level axis matches
-    only when the design shards the model (§1.2)."""
+    only when the design shards the model."""
     if declared == primary.axis:
         return True
     return node is not None and declared == node.axis and shards
 
 
 def _deadline_stated(project: Project) -> bool:
-    """A deadline is stated by baseline.training.deadline or project.goal.time_per_run (§5.z: never asked for
+    """A deadline is stated by baseline.training.deadline or project.goal.time_per_run (never asked for
     when either is set)."""
     training = project.baseline.training if project.baseline else None
     goal = project.project.goal
@@ -392,7 +394,7 @@ def _walls(project: Project, hardware: Hardware,
 
 
 def _serving_wall(serving: Serving, headroom: float) -> tuple[Wall | None, int | None]:
-    """The load against one replica's capacity (the replicas it takes include the goal's headroom, §1.2) and the p99
+    """The load against one replica's capacity (the replicas it takes include the goal's headroom) and the p99
     against its objective."""
     fills: list[float] = []
     replicas = None
@@ -449,7 +451,7 @@ def _time_wall(project: Project, hardware: Hardware, reference: MeasuredReferenc
         source = _measured_words(reference)
     if time is None or (deadline is None and training is None):
         return None
-    if deadline is None:  # the training time is known (§7.2), the fill is not: taken to bind, as with steps (§1.3)
+    if deadline is None:  # the training time is known, the fill is not: taken to bind, as with steps
         return Wall("time", None, True, time, None, "s", f"{source}; no deadline is stated, so the wall is taken "
                     "to bind (the team distributes because one machine is too slow)")
     details["workers_for_deadline"] = ceil_ratio(time, deadline)
