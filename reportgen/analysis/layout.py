@@ -1,9 +1,9 @@
-"""§3.2 A parallel layout (data × tensor × pipeline, ZeRO over the data-parallel group): memory per device and the
-step time, over the data-parallel degree.
+"""A parallel layout (data × tensor × pipeline, ZeRO over the data-parallel group): memory per device and the
+step time, over the data-parallel degree (docs/methods.md#22-a-parallel-layout-designparallelism).
 
 Memory per device follows the ZeRO paper (Rajbhandari et al. 2020, §5 and Table 1); the step time the Megatron-LM
 paper's account of the 1F1B schedule and tensor parallelism (Narayanan et al. 2021, §3). Both are evaluated with
-numpy over every data-parallel degree at once, so a sweep to 10⁶ costs what §3's prediction does.
+numpy over every data-parallel degree at once, so a sweep to 10⁶ costs what the prediction's does.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from reportgen.project.model import MemorySplit, Parallelism, PatternName, Proje
 
 STAGES = (0, 1, 2, 3)
 STAGE_KEYS = tuple(str(stage) for stage in STAGES)
-LAYOUT_DOC = "§3.2: the parallel layout of design.parallelism: memory per device and the step's terms"
+LAYOUT_DOC = "the parallel layout of design.parallelism: memory per device and the step's terms"
 MAX_DATA_DEGREE = 1 << 24  # the sweep's bound: far past any cluster, and a bound on the arrays it allocates
 
 
@@ -44,7 +44,7 @@ class StageMemory:
 
 @dataclass(frozen=True)
 class StepTerms:
-    """One step of the layout, each term in seconds (§3.2)."""
+    """One step of the layout, each term in seconds."""
 
     # the layout's share of the single-node compute
     compute_s: Annotated[float, Key("T_comp · g / (d·t·pp)")]
@@ -60,7 +60,8 @@ class StepTerms:
 
     @property
     def rows(self) -> tuple[tuple[str, float, float], ...]:
-        """(term, seconds, share of the step) in the order of §3.2."""
+        """(term, seconds, share of the step) in the order methods.md#22-a-parallel-layout-designparallelism writes
+        them."""
         total = self.total_s
         terms = (("compute", self.compute_s), ("pipeline bubble", self.bubble_s),
                  ("tensor-parallel all-reduces", self.tensor_s), ("pipeline sends", self.pipeline_s),
@@ -106,7 +107,7 @@ class LayoutResult:
                                                    name="memory_by_stage")]
     min_data_for_stage: tuple[int | None, ...]  # the smallest d at which each stage fits one device
     # at the declared layout, when every term's inputs are there
-    step: Annotated[StepTerms | None, Key("the step's terms at the declared layout (§3.2)")]
+    step: Annotated[StepTerms | None, Key("the step's terms at the declared layout")]
     step_missing: Annotated[tuple[str, ...], Key("the inputs the step time lacks", item="a field")]
     data_pattern: Pattern  # the data-parallel collective: ring (stages 0–2) or sharded (stage 3)
     curve: LayoutCurve | None
@@ -247,7 +248,7 @@ def min_data_degree(stage: int, split: MemorySplit, psi: float, resident: float,
 
 def analyze_layout(project: Project, *, t_comp: float | None, alpha: float | None,
                    max_nodes: int) -> LayoutResult | None:
-    """The layout of design.parallelism, or None without one. `t_comp` and `alpha` are the prediction's (§3)."""
+    """The layout of design.parallelism, or None without one. `t_comp` and `alpha` are the prediction's."""
     design = project.design
     if design is None or design.parallelism is None:
         return None

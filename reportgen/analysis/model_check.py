@@ -62,8 +62,8 @@ class ModelCheckResult:
     # None: no breakdown to compare
     comm_held: Annotated[bool | None, Key("every measured R(p) within 2× of the model's")]
     # how far the pattern's curve is from the measurements, for every pattern
-    model_departure: Annotated[float | None, Key("the largest |S_pred − S_meas| / S_meas at the measured scales "
-                                                 "(§3.1)")] = None
+    model_departure: Annotated[float | None, Key("the largest |S_pred − S_meas| / S_meas at the measured "
+                                                 "scales")] = None
 
 
 def check_model(prediction: PredictionResult | None, scaling: ScalingResult | None,

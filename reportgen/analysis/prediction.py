@@ -116,7 +116,7 @@ class PredictionResult:
     def usl_equivalent(self) -> UslEquivalent:
         return UslEquivalent(self.usl_sigma, self.usl_kappa)
 
-    @derived(Key("the communication pattern T_comm(p) follows (§3.1)", name="pattern"))
+    @derived(Key("the communication pattern T_comm(p) follows", name="pattern"))
     def pattern_name(self) -> PatternName:
         return self.pattern.name
 

@@ -221,8 +221,8 @@ class ServingResult:
     # nodes_to_serve is a fitted scale whose capacity suffices while some objective is not known there
     capacity_only: Annotated[bool, Key("nodes_to_serve is a fitted scale whose capacity suffices but some objective "
                                        "is not known there (capacity only, latency unmeasured)")] = False
-    replica: Annotated[Replica | None, Key("one replica's memory (§5.y): weights at 2 B per parameter unless "
-                                           "stated, and the KV cache")] = None
+    replica: Annotated[Replica | None, Key("one replica's memory: weights at 2 B per parameter unless stated, "
+                                           "and the KV cache")] = None
     # the load counts output tokens; this many input tokens go with each
     input_tokens_per_output: Annotated[float | None, Key("input tokens per output token, when the load counts output "
                                                          "tokens")] = None
