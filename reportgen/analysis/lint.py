@@ -1,4 +1,5 @@
-"""§2 The design lint: every finding a reviewer would raise about the declared design, with a stable code."""
+"""The design lint: every finding a reviewer would raise about the declared design, with a stable code
+(docs/methods.md#findings lists them)."""
 
 from __future__ import annotations
 
@@ -226,7 +227,7 @@ def _hardware(project: Project) -> list[Finding]:
 
 
 def crowded_runs(project: Project) -> tuple[list[tuple[float, int]], list[float]]:
-    """§4.z contention: the runs with more ranks per machine than its cores, as (nodes, ranks per node), and the
+    """Contention: the runs with more ranks per machine than its cores, as (nodes, ranks per node), and the
     node counts past the nodes the cluster has."""
     hardware, scaling = project.hardware, project.scaling
     if hardware is None or scaling is None:
@@ -281,7 +282,8 @@ DECLARED_INTERVAL_TOLERANCE = 0.10  # a declared interval whose overhead exceeds
 
 
 def plausibility(scaling: ScalingResult | None) -> list[Finding]:
-    """§4.y: one measured scale, speedups far above ideal, and scales far from the fit to the others."""
+    """Plausibility: one measured scale, speedups far above ideal, and scales far from the fit to the others
+    (methods.md#4y-plausibility)."""
     out: list[Finding] = []
     if scaling is None:
         return out
@@ -333,7 +335,7 @@ def plausibility(scaling: ScalingResult | None) -> list[Finding]:
 
 
 def _replica(serving: ServingResult | None) -> list[Finding]:
-    """§5.y: a replica is tensor-parallel within a node; one larger than a node cannot be served as declared."""
+    """A replica is tensor-parallel within a node; one larger than a node cannot be served as declared."""
     replica = serving.replica if serving else None
     if replica is None or not replica.exceeds_node:
         return []
@@ -344,7 +346,8 @@ def _replica(serving: ServingResult | None) -> list[Finding]:
 
 
 def _serving(serving: ServingResult | None, currency: str) -> list[Finding]:
-    """The serving goal (§5.x): a plan that misses it while another scale meets it; no scale that meets it."""
+    """The serving goal: a plan that misses it while another scale meets it; no scale that meets it
+    (methods.md#4x-serving-projects)."""
     if serving is None or not serving.points:
         return []
     need = serving.need_words
@@ -409,7 +412,8 @@ def _choices(slot: Slot | None) -> set[str]:
 
 
 def _layout(project: Project, layout: LayoutResult | None) -> list[Finding]:
-    """§3.2: the layout's size against the plan, its memory per device, tensor parallelism across nodes."""
+    """The layout's size against the plan, its memory per device, tensor parallelism across nodes
+    (methods.md#22-a-parallel-layout-designparallelism)."""
     if layout is None:
         return []
     out = []
@@ -567,7 +571,7 @@ def _measurements(project: Project, scaling: ScalingResult | None, goal: GoalRes
         out.append(warning("plan-misses-goal", f"the planned {goal.plan_nodes} nodes miss the goal in every price "
                            f"regime, while {best.nodes} nodes meet it", "design.nodes", "summary"))
     if goal and goal.fitted_at_plan and all(c.met is False for c in goal.fitted_at_plan):
-        # §5.z: the rule holds at a fitted or interpolated plan as at a measured one
+        # the rule holds at a fitted or interpolated plan as at a measured one
         way = goal.cheapest_meeting or goal.fitted_meeting
         fitted = min(goal.fitted_at_plan, key=lambda c: c.time_s)
         alternative = (f", while {nodes(way.nodes)} meet it ({way.source})" if way is not None else "")
@@ -578,14 +582,14 @@ def _measurements(project: Project, scaling: ScalingResult | None, goal: GoalRes
 
 
 def _past_peak(project: Project, peak: PastPeak | None) -> list[Finding]:
-    """§5.z: a plan at which a smaller measured scale is faster beyond noise, or past the USL peak."""
+    """A plan at which a smaller measured scale is faster beyond noise, or past the USL peak."""
     if peak is None:
         return []
     return [warning("plan-past-peak", f"the plan is past the measured peak: {past_peak_words(peak, project.currency)}"
                     f"; plan {nodes(peak.better_nodes)}", "design.nodes", "summary")]
 
 
-FIT_RANGE = (0.1, 10.0)  # the sensitivity range of §3: a fit outside it is a model the table never considered
+FIT_RANGE = (0.1, 10.0)  # the prediction's sensitivity range: a fit outside it is a model the table never considered
 
 
 def _model_against_measurements(prediction: PredictionResult | None,

@@ -1,4 +1,4 @@
-"""Page 1 as a senior reviewer writes it (ANALYSES §7.1), led by the evidence.
+"""Page 1 as a senior reviewer writes it (docs/methods.md#page-1-and-the-next-action), led by the evidence.
 
 1. the goal's verdict at the plan, in the project's dominant metric (time and cost per run for a training job; load
    served within the p99 objective and cost per hour for a service), with margins and intervals;
@@ -98,7 +98,7 @@ class SummaryResult:
     blocker: Annotated[str | None, Key("an error that says the design cannot start, with its fix: page 1 opens with "
                                        "it")] = None
     failure_tax: Annotated[str | None, Key("with reliability: the failure tax folded into the verdict's figures, and "
-                                           "the time Daly's interval would save")] = None  # said once (§5.z)
+                                           "the time Daly's interval would save")] = None  # said once
     layout: Annotated[str | None, Key("with design.parallelism: the layout, its memory per device against the "
                                       "device, and where each ZeRO stage fits")] = None
     diagnosis: Annotated[str | None, Key("the diagnosis in one line: the binding ceiling, the axis that cures it, "
@@ -148,8 +148,8 @@ def summarize(project: Project, *, scaling: ScalingResult | None, cost: CostResu
 
 
 def _diagnosis(d: DiagnosisResult | None) -> str | None:
-    """§1 on page 1: the binding ceiling and its axis, a within-node shard when one is needed, the declared axis
-    against it, and what binds next."""
+    """The diagnosis on page 1: the binding ceiling and its axis, a within-node shard when one is needed, the
+    declared axis against it, and what binds next."""
     if d is None:
         return None
     measured_from = d.time_reference_nodes
@@ -176,7 +176,8 @@ def _diagnosis(d: DiagnosisResult | None) -> str | None:
 
 
 def _layout(layout: LayoutResult | None) -> str | None:
-    """§3.2 on page 1: the declared layout, its memory per device against the device, and where each stage fits."""
+    """The layout on page 1: the declared layout, its memory per device against the device, and where each stage
+    fits."""
     if layout is None:
         return None
     if layout.data is None:
@@ -197,7 +198,7 @@ def _layout(layout: LayoutResult | None) -> str | None:
     return sentence("; ".join(parts))
 
 
-# Errors that say the design cannot run at all (§7.1, turn 4): page 1 opens with them and their fix.
+# Errors that say the design cannot run at all: page 1 opens with them and their fix.
 CANNOT_START = ("replica-cannot-fit", "layout-does-not-fit", "replica-exceeds-node", "wrong-axis", "too-few-nodes",
                 "layout-expert")
 
@@ -337,7 +338,7 @@ def _estimate_words(estimate: PlanEstimate, scaling: ScalingResult, limit_s: flo
 
 
 def _plan_clause(goal: GoalResult, words: _Words) -> str:
-    """The plan's time and cost, each pair taken from one price regime (§5.z): spot's time carries its preemptions,
+    """The plan's time and cost, each pair taken from one price regime: spot's time carries its preemptions,
     so the spot cost is never quoted beside the on-demand time. The headline is the cheapest viable regime (the
     fastest without prices); on-demand follows it, with its own time and cost, when the headline is another."""
     headline = _headline(goal)
@@ -557,7 +558,7 @@ def _weak_runs(scaling: ScalingResult, at: float, plan: int | None) -> str:
 
 
 def _measured_facts(scaling: ScalingResult, cost: CostResult | None, words: _Words, *, untaxed: bool) -> str:
-    """The measured optima as the tables have them; with a failure tax (which the verdict's figures include, §5.z),
+    """The measured optima as the tables have them; with a failure tax (which the verdict's figures include),
     said to be before it, so that a reader does not hold the two against each other."""
     fastest = first_min(list(scaling.rows), key=lambda r: -r.speedup)
     parts = []
@@ -637,7 +638,7 @@ def _serving_values(check: ServingCheck, serving: ServingResult, words: _Words) 
         how = "an interpolated" if source == "interpolated" else "a modelled" if source == "modelled" else "a"
         parts.append(f"at {how} {OBJECTIVE_NAMES[name]} of {duration(value)} ({margin(value / limit)} the "
                      f"{duration(limit)} objective)")
-    if unknown:  # §5.y: named, with the measurement that would decide it, never taken as met
+    if unknown:  # named, with the measurement that would decide it, never taken as met
         objectives = "the objective is" if len(unknown) == 1 else "the objectives are"
         parts.append(f"no {' or '.join(what for what, _ in unknown)} is known there ({objectives} "
                      f"{listed([duration(limit) for _, limit in unknown])}): a load test at {nodes(check.nodes)} "
@@ -767,7 +768,7 @@ WORTH_A_NODE = 0.5  # folds of speedup per extra node past p_dom that make p* th
 
 
 def _one_count(prediction: PredictionResult) -> str:
-    """§7.1: with both p* and p_dom in range, one count is recommended, and why."""
+    """With both p* and p_dom in range, one count is recommended, and why."""
     dom, star = prediction.p_comm_dominated, prediction.p_star
     if dom is None or dom >= star or prediction.speedup_at_p_comm_dominated is None:
         return ""
