@@ -57,7 +57,7 @@ class Evidence:
     plan: int | None
     past_peak: PastPeak | None = None  # the plan against the smaller measured scales (reportgen.analysis.peak)
     currency: str = "USD"
-    crowded: tuple[float, ...] = ()  # node counts whose runs are oversubscribed (§4.z contention)
+    crowded: tuple[float, ...] = ()  # node counts whose runs are oversubscribed
     next_runs: tuple[NextRun, ...] = ()  # the measurement planner's runs, best first
     levers: Levers = field(default_factory=Levers)  # the goal's levers (reportgen.analysis.levers)
     contended: tuple[float, ...] = ()  # node counts whose ranks_per_node exceeds the cores: measured contention

@@ -1,4 +1,5 @@
-"""§1.4 The six-stage design checklist, the communication tax in both forms, and the axis pressures."""
+"""The six-stage design checklist, the communication tax in both forms, and the axis pressures.
+(docs/methods.md#1-diagnosis-which-resource-runs-out-first)"""
 
 from __future__ import annotations
 

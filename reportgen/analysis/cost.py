@@ -1,4 +1,5 @@
-"""§5 Cost per run, marginal speedup per unit of money, operating points and price regimes."""
+"""Cost per run, marginal speedup per unit of money, operating points and price regimes.
+(docs/methods.md#4-marginal-cost)"""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""§5 Decisions: per deployment context, the measured p that best serves its objective within its limits.
+"""Decisions: per deployment context, the measured p that best serves its objective within its limits.
 
-A serving project's contexts choose among the scales that serve (§5.x): "time" is then the p99 latency, and money
+A serving project's contexts choose among the scales that serve: "time" is then the p99 latency, and money
 and CO2e are per hour of service.
 """
 

@@ -1,4 +1,5 @@
-"""§5 Energy and carbon per run: power × time × PUE, or the run's measured energy; CO2e from the intensity."""
+"""Energy and carbon per run: power × time × PUE, or the run's measured energy; CO2e from the intensity.
+(docs/methods.md#5-energy-and-carbon)"""
 
 from __future__ import annotations
 
@@ -56,7 +57,7 @@ def analyze_energy(scaling: ScalingResult | None, energy: Energy | None, *,
                    intensity_g_per_kwh: float | None, source: str | None,
                    runs_per_month: float | None) -> EnergyResult | None:
     """Energy and CO2e per run at each scale whose energy is known: measured, or modelled from energy.node_power.
-    Without node_power the measured runs alone have rows (§7.2: every number whose inputs are present). A scale
+    Without node_power the measured runs alone have rows (every number whose inputs are present). A scale
     whose measured energy cannot be right (its row's `excluded` holds "energy") keeps its row, marked, and no
     choice rests on it (methods.md#implausible-energy)."""
     if scaling is None:

@@ -42,7 +42,7 @@ class USLFit:
                                                "(throughput form, in its work per second) or speedup")] = None
 
 
-# T_comm(p) = α·a(p) + β·b(p): a pattern's two coefficient columns at the given node counts (ANALYSES §3.1)
+# T_comm(p) = α·a(p) + β·b(p): a pattern's two coefficient columns at the given node counts
 Coefficients = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 

@@ -44,7 +44,7 @@ class GoalCheck:
     source: Origin = "measured"  # fitted: the USL fit at a scale nobody measured
     time_ci: tuple[float, float] | None = None  # the measured time's 95 % interval, with repeats
     cost_ci: tuple[float, float] | None = None  # the cost over that interval (cost is proportional to time)
-    failure_tax: float | None = None  # the §6 overhead folded into time, cost and CO2e (with reliability)
+    failure_tax: float | None = None  # the failure tax's overhead folded into time, cost and CO2e (with reliability)
     runs: float = 1.0  # weak scaling: the runs one after another that do the goal's work
 
 
@@ -208,7 +208,7 @@ class _Limits:
     goal: Goal
     co2: dict[float, float | None]
     runs_per_month: float | None
-    tax: Callable[[float], float] | None = None  # the failure tax's overhead fraction at a node count (§5.z)
+    tax: Callable[[float], float] | None = None  # the failure tax's overhead fraction at a node count
     work: Callable[[float], float] | None = None  # runs at a node count that do the goal's work (weak scaling)
 
     def hold(self, nodes: float, regime: RegimeName | None, viable: bool, time_s: float, cost: float | None, *,

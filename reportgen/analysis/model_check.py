@@ -1,6 +1,7 @@
-"""§4 Fits: the design's α–β model held against the measured runs, scale by scale.
+"""Fits: the design's α–β model held against the measured runs, scale by scale.
+(docs/methods.md#the-model-held-against-the-measurements)
 
-The α–β model of §3 predicts a speedup and a communication-to-computation ratio R(p) at every node count, and is a
+The α–β model predicts a speedup and a communication-to-computation ratio R(p) at every node count, and is a
 USL curve with σ = 2β/T_comp and κ = α/T_comp. "Show the design's predicted σ, κ beside the measured ones: this is
 the check of whether the communication model held." Here that check is one table: at each measured scale the
 predicted and measured speedup (both relative to the reference scale) and R(p), with the two verdicts the lint's
@@ -49,7 +50,7 @@ class ModelCheckRow:
 @dataclass(frozen=True)
 class ModelCheckResult:
     rows: Annotated[tuple[ModelCheckRow, ...], Key("each measured scale beyond the reference")]
-    # the ring's USL equivalent (§3.1)
+    # the ring's USL equivalent
     sigma_model: Annotated[float | None, Key("2β / T_comp (the ring's; null for other patterns)")]
     kappa_model: Annotated[float | None, Key("α / T_comp (the ring's; null for other patterns)")]
     sigma_measured: Annotated[float | None, Key("the USL fit's σ")]  # with at least three scales
@@ -69,7 +70,7 @@ class ModelCheckResult:
 def check_model(prediction: PredictionResult | None, scaling: ScalingResult | None,
                 layout: LayoutResult | None = None) -> ModelCheckResult | None:
     """The model against the measurements; None without both. With a layout whose step is known, the layout's step
-    (§3.2) is the model at every measured scale it reaches with a whole data-parallel degree, unless the project
+    is the model at every measured scale it reaches with a whole data-parallel degree, unless the project
     names its pattern (prediction.pattern): that one is then the model, and the layout's step is shown beside it."""
     if prediction is None or scaling is None:
         return None
@@ -99,7 +100,7 @@ def check_model(prediction: PredictionResult | None, scaling: ScalingResult | No
 @dataclass(frozen=True)
 class _Model:
     """The speedup and R(p) the design predicts at a node count: the layout's step where it reaches that count,
-    else the pattern's curve (§3.1)."""
+    else the pattern's curve."""
 
     prediction: PredictionResult
     layout: LayoutResult | None

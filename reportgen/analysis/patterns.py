@@ -1,4 +1,5 @@
-"""§3.1 The communication pattern of a design: T_comm(p) = α·a(p) + β·b(p), with p-dependent coefficients.
+"""The communication pattern of a design: T_comm(p) = α·a(p) + β·b(p), with p-dependent coefficients.
+(docs/methods.md#21-the-pattern-of-the-designs-communication)
 
 Every pattern the spec names is linear in α (latency per message) and β (time to move the message M once over one
 link), so one representation serves the curve, its optimum, the sensitivity table and the least-squares fit: the two
@@ -155,7 +156,7 @@ class ResolvedPattern:
 
 def zero_collective(stage: int) -> PatternName:
     """The data-parallel group's collective under a ZeRO stage: the ring's all-reduce for stages 0–2, the sharded
-    state's all-gathers and reduce-scatter for stage 3 (§3.2)."""
+    state's all-gathers and reduce-scatter for stage 3."""
     return "sharded" if stage == 3 else "ring"
 
 
@@ -168,7 +169,7 @@ def slot_pattern(choices: tuple[str, ...]) -> PatternName | None:
 
 def resolve_pattern(project: Project) -> ResolvedPattern:
     """The pattern T_comm follows: prediction.pattern, else the layout's data-parallel collective (ring for ZeRO
-    stages 0–2, sharded for stage 3), else the communication slot's one choice, else the ring (§3.1)."""
+    stages 0–2, sharded for stage 3), else the communication slot's one choice, else the ring."""
     spec, design = project.prediction, project.design
     servers, peers = (spec.servers, spec.peers) if spec else (1, 2)
     exchanges = spec.exchanges if spec and spec.exchanges else 1

@@ -1,4 +1,4 @@
-"""§5.z plan-past-peak: a plan at which a smaller measured scale is faster beyond noise, or beyond the USL peak.
+"""plan-past-peak: a plan at which a smaller measured scale is faster beyond noise, or beyond the USL peak.
 
 More nodes that make a run slower cost more twice over: every node-hour is paid for, and for longer. The check is
 of measured times (with their intervals when repeats exist); the USL peak adds the case of a plan past the fitted

@@ -1,5 +1,6 @@
-"""§3 Predicted speedup from the alpha-beta communication model of the design's pattern (§3.1), evaluated with numpy
-over 1…max_nodes."""
+"""Predicted speedup from the alpha-beta communication model of the design's pattern, evaluated with numpy
+over 1…max_nodes.
+(docs/methods.md#2-predicted-speedup-the-alpha-beta-model)"""
 
 from __future__ import annotations
 
@@ -106,7 +107,7 @@ class PredictionResult:
         "or the ring by default")] = "default"
     pattern_note: str | None = None  # why the ring was assumed (a hybrid or a free-text slot)
     # Filled in by analyze() once the layout and the measurements are known, so results.json keeps them under
-    # prediction (RESULTS turn 4): design.parallelism's layout (§3.2), and the model check's largest departure
+    # prediction (RESULTS turn 4): design.parallelism's layout, and the model check's largest departure
     layout: Annotated[LayoutResult | None, Key(LAYOUT_DOC)] = None
     model_departure: Annotated[float | None, Key("the largest |S_pred − S_meas| / S_meas at the measured "
                                                  "scales")] = None
@@ -233,7 +234,7 @@ def predict(project: Project, *, implausible: frozenset[int] = frozenset()) -> P
     fit = _fit(measured, pattern)
     fit_usable = fit is not None and fit.alpha_s >= 0 and fit.beta_s >= 0
     # Without a given α or β the measured collectives are the only evidence of the network: the fit predicts
-    # (§7.2), and the report says so.
+    # (every number whose inputs are present), and the report says so.
     fit_stands_in = fit_usable and (alpha_given is None or beta_given is None)
     uses_fit = (spec.use_fit or fit_stands_in) and fit_usable
     alpha = fit.alpha_s if uses_fit and fit else alpha_given
@@ -241,7 +242,7 @@ def predict(project: Project, *, implausible: frozenset[int] = frozenset()) -> P
     if alpha is None or beta is None:
         return None
     available = project.hardware.nodes_available if project.hardware else None
-    # p* and the plan are capped at what the hardware holds (§4.z): the model is evaluated up to the nodes available
+    # p* and the plan are capped at what the hardware holds: the model is evaluated up to the nodes available
     t_comp, max_nodes = spec.t_comp, min(spec.max_nodes, available or spec.max_nodes)
     grid = Grid.of(max_nodes, pattern)
     curve = model_curve(t_comp, alpha, beta, max_nodes, grid)

@@ -1,4 +1,5 @@
-"""§6 The failure tax: Daly's checkpoint interval and the overhead it leaves, per scale."""
+"""The failure tax: Daly's checkpoint interval and the overhead it leaves, per scale.
+(docs/methods.md#failures-at-scale)"""
 
 from __future__ import annotations
 

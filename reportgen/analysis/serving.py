@@ -1,4 +1,5 @@
-"""§5.x Serving projects: the load served within the latency objective, and what an hour of it costs.
+"""Serving projects: the load served within the latency objective, and what an hour of it costs.
+(docs/methods.md#4x-serving-projects)
 
 An interactive service optimizes tail latency and treats cost as the constraint (seed 003): it is judged on the
 capacity each scale sustains, the p99 latency measured there, and the money, energy and CO2e of an hour of service,
@@ -59,7 +60,7 @@ class ServingRow:
     meets_load: Annotated[bool | None, Key("capacity ≥ capacity needed")]
     # every stated objective met (None: one is not known here, or none is stated)
     meets_latency: Annotated[bool | None, Key("p99 ≤ the objective; null when unknown")]
-    # ("not known", never true: ANALYSES §5.y)
+    # ("not known", never true)
     serves: Annotated[bool | None, Key("meets the load and every stated objective, each known there; null when one "
                                        "is not known (never true with an objective unknown)")]
     cost_per_hour: Annotated[float | None, money("nodes × the on-demand price")]
@@ -138,7 +139,7 @@ class ServingCheck:
 
 @dataclass(frozen=True)
 class Replica:
-    """What one replica holds (§5.y): its weights and KV cache, the devices it takes and how many fit a node."""
+    """What one replica holds: its weights and KV cache, the devices it takes and how many fit a node."""
 
     # parameters × bytes per parameter (2 B for a service by default)
     weights_b: Annotated[float, Key("the weights")]
@@ -214,7 +215,7 @@ class ServingResult:
     note: str  # what the analysis lacks, when it lacks something
     usable_scales: Annotated[int, Key("the measured scales whose throughput can be right: the points a USL fit may "
                                       "use (three are needed)")]
-    # the unit of work the load counts: "request", "token", ... (ANALYSES §5.y)
+    # the unit of work the load counts: "request", "token", ...
     unit: Annotated[str, Key("the unit of work the load counts: request, token, sample, ... (every label says "
                              "it)")] = "request"
     objectives: tuple[tuple[ObjectiveName, float], ...] = ()  # every stated latency objective, in OBJECTIVES order
@@ -253,7 +254,7 @@ class ServingResult:
         return min(ratios) if ratios else None
 
     def goal_document(self) -> GoalDocument:
-        """The goal of a serving project, in the goal section's shape (§5.x, RESULTS `goal`)."""
+        """The goal of a serving project, in the goal section's shape (results.json `goal`)."""
         # the plan's monthly spend in its cheapest regime that meets the goal, else in the first regime stated
         meeting = [c.monthly_cost for c in self.at_plan if c.met and c.monthly_cost is not None]
         monthly = min(meeting) if meeting else (self.at_plan[0].monthly_cost if self.at_plan else None)

@@ -695,7 +695,7 @@ def _measure(arguments: argparse.Namespace) -> int:
 
         try:
             measurement = with_trace_split(measurement, arguments.trace_dir, arguments.steps_per_run)
-        except (InputError, UsageError) as error:  # the run is kept where the CSV can hold its wall time (§6)
+        except (InputError, UsageError) as error:  # the run is kept where the CSV can hold its wall time
             refused = error
             if missing_split(csv_path, measurement):
                 raise

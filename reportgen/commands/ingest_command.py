@@ -54,7 +54,7 @@ def _ingest_trace(arguments: argparse.Namespace) -> int:
                               wall_measured=False)
     scaling = loaded.project.scaling
     time_unit = scaling.time_unit if scaling else None
-    # the run `measure` recorded (its wall time, no breakdown yet) takes the breakdown: one row holds the run (§6)
+    # the run `measure` recorded (its wall time, no breakdown yet) takes the breakdown: one row holds the run
     completed = None if arguments.replace or arguments.repeat else \
         add_breakdown(csv_path, measurement, run=arguments.run, time_unit_s=time_unit)
     if completed is not None:

@@ -124,7 +124,7 @@ def memory_stack(d: DiagnosisResult) -> FigureJob | None:
     shard = (f" A perfect shard needs {d.min_devices} device{'s' if d.min_devices != 1 else ''}"
              f"{', within one node' if d.min_devices <= d.devices_per_node else ''}."
              if d.min_devices is not None and d.min_devices > 1 else "")
-    # The caption quotes the input as given: the Adam stack only for 16 bytes per parameter (§5.x).
+    # The caption quotes the input as given: the Adam stack only for 16 bytes per parameter.
     stack = (" With 16 bytes per parameter, mixed-precision Adam's: 2 (bf16 weight) + 2 (bf16 gradient) + 4 (fp32 "
              "master) + 8 (fp32 Adam m and v)." if per_parameter == 16.0 else
              f" {per_parameter:g} bytes per parameter, as the project states.")

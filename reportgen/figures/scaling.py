@@ -232,7 +232,7 @@ def _draw_timeline(frame: FigureFrame, pop: PopRow) -> str:
 
 
 def speedup(scaling: ScalingResult, limit: float | None = None) -> FigureJob | None:
-    if scaling.single_scale:  # one point: no curve, and a degenerate axis (§4.y); the section says what to add
+    if scaling.single_scale:  # one point: no curve, and a degenerate axis; the section says what to add
         return None
     needed = _needed_speedup(scaling, limit)
     knee_text = f"The knee (Kneedle in log2 p) is at {scaling.knee_nodes:,} nodes." if scaling.knee_nodes else \
@@ -322,7 +322,7 @@ def _draw_speedup(frame: FigureFrame, scaling: ScalingResult, needed: float | No
         return to_svg(fig, frame.key)
 
 
-# The activity (colour and hatch) each §4.z loss is drawn in (reportgen.analysis.scaling.EXTRA_LOSSES)
+# The activity (colour and hatch) each further loss is drawn in (reportgen.analysis.scaling.EXTRA_LOSSES)
 LOSS_ACTIVITY = {"lost_io": "io", "lost_bubble": "bubble", "lost_startup": "startup", "lost_contention": "contention"}
 
 

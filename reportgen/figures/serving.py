@@ -1,5 +1,6 @@
-"""Serving figures (§5.x): the capacity each scale sustains and its p99 against the goal's lines, and what an hour
-of service costs in each price regime against the budget."""
+"""Serving figures: the capacity each scale sustains and its p99 against the goal's lines, and what an hour
+of service costs in each price regime against the budget.
+(docs/methods.md#4x-serving-projects)"""
 
 from __future__ import annotations
 

@@ -254,7 +254,7 @@ def check_can_append(csv_path: Path, nodes: int, *, replace: bool, split: bool |
     return form
 
 
-CODECARBON_FILE = "emissions.csv"  # CodeCarbon's own log, kept beside the runs CSV (MEASUREMENTS §6)
+CODECARBON_FILE = "emissions.csv"  # CodeCarbon's own log, kept beside the runs CSV
 
 
 def keep_codecarbon_log(csv_path: Path, measurement: Measurement) -> Path | None:
@@ -287,7 +287,7 @@ def with_column(lines: list[str], header: int, name: str, unit: str) -> tuple[li
 
 def _wall_time_row(lines: list[str], header: int | None, nodes: int, run: int | None, name: str) -> int | None:
     """The row at `nodes` (the run-th of its repeats, 1-based; else the latest) that records a wall time and no
-    breakdown yet: the run `measure` recorded, which `ingest trace` of the same run completes (MEASUREMENTS §6)."""
+    breakdown yet: the run `measure` recorded, which `ingest trace` of the same run completes."""
     rows = measurements.rows_at(lines, header, nodes)
     if header is None or not rows:
         return None
@@ -303,7 +303,7 @@ def add_breakdown(csv_path: Path, measurement: Measurement, *, run: int | None,
                   time_unit_s: float | None) -> Appended | None:
     """The measurement's split written into the run `measure` recorded at its node count (see _wall_time_row),
     with its provenance above it, atomically; columns the CSV lacks are added, empty for the other runs. The wall
-    time minus the traced parts is the run's start-up (ANALYSES §4.z). None when there is no such run. The row is
+    time minus the traced parts is the run's start-up. None when there is no such run. The row is
     found under the lock, in the lines written back: a concurrent writer cannot move it."""
     with locked(csv_path.parent):
         lines, header = csv_lines(csv_path)
@@ -338,7 +338,7 @@ MEASURED = f"{PROVENANCE}measure:"
 COMMENT = PROVENANCE  # every provenance line reportgen writes starts so: replacing a row removes its lines
 
 
-# Launchers that run every rank on this machine: CodeCarbon's reading is then the whole run's (MEASUREMENTS §6)
+# Launchers that run every rank on this machine: CodeCarbon's reading is then the whole run's
 _SINGLE_HOST = ("--standalone", "--nnodes=1", "--nnodes 1", "--nnodes=1:1")
 
 
@@ -401,7 +401,7 @@ def append_run(csv_path: Path, measurement: Measurement, *, time_unit_s: float |
 
 def _header(measurement: Measurement) -> str:
     if {"compute", "communication", "idle"} <= measurement.split_s.keys():
-        # the command's wall time beside its split: one row holds the run, the difference is start-up (§4.z)
+        # the command's wall time beside its split: one row holds the run, the difference is start-up
         columns = ["nodes", *(["time [s]"] if measurement.wall_measured else []), "compute [s]", "communication [s]",
                    "idle [s]"]
         if "io" in measurement.split_s:
@@ -442,7 +442,7 @@ def _cell(name: str, unit: str | None, measurement: Measurement, time_unit_s: fl
         seconds = measurement.wall_s
     elif name in SPLIT_FIELDS:
         if name not in measurement.split_s:
-            if name == "io" or not measurement.split_s:  # a run of wall time alone beside split runs (§6)
+            if name == "io" or not measurement.split_s:  # a run of wall time alone beside split runs
                 return ""
             raise UsageError(f"the CSV records {name} time per run, but the command reported no split: write "
                              f'{{"compute": …, "communication": …, "idle": …}} in seconds to ${SPLIT_ENV}')

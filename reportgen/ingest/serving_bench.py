@@ -1,4 +1,4 @@
-"""Serving benchmarks → one load-test run (MEASUREMENTS §6 "Serving benchmarks").
+"""Serving benchmarks → one load-test run.
 
 Three shapes, each as its tool writes it:
 - vLLM `bench serve --save-result`: a JSON object with `request_throughput`, `output_throughput` (tokens/s),

@@ -49,7 +49,7 @@ MEMORY = re.compile(r"^(hip)?Memcpy|^(hip)?Memset|^dma")
 GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
 WINDOW_TOLERANCE = 0.10  # the window against its steps' spans: beyond this, a warning names both
 GPU_STEP_COPY = "gpu_user_annotation"  # the category of a step marker's copy on the GPU timeline (PyTorch 2.4+)
-# A CPU profile (DDP over gloo on CPUs, MEASUREMENTS §6): compute is the main thread's CPU ops, communication the
+# A CPU profile (DDP over gloo on CPUs): compute is the main thread's CPU ops, communication the
 # gloo:* spans (on gloo's own threads) and the c10d::* calls that launch or wait for a collective, on any thread.
 COMPUTE, MEMORY_KIND, COMMUNICATION_KIND = 0, 1, 2
 TRACE_SUFFIXES = (".json", ".json.gz")
@@ -523,7 +523,7 @@ def reduce_events(events: Iterable[_Event], *, shown: str) -> tuple[np.ndarray, 
                                                                      int, float | None, float]:
     """A rank's events → the start, end, kind and stream of each GPU event kept, the complete steps, the window
     (None: the GPU events' own span, as HTA takes it) and the sum of the complete steps' spans. A profile without
-    GPU work is read as a CPU one (§6): the main thread's CPU ops and the gloo / c10d communication spans, over the
+    GPU work is read as a CPU one: the main thread's CPU ops and the gloo / c10d communication spans, over the
     complete steps.
 
     The loop only appends raw fields to typed arrays (8 bytes an entry, where a list holds a 32-byte object); the

@@ -43,7 +43,7 @@ Axis = Literal["distribute data", "distribute training", "distribute the model",
 Objective = Literal["cost", "time", "carbon"]
 RunForm = Literal["breakdown", "total", "throughput"]  # how a measured run is written
 ScalingAxis = Literal["nodes", "load"]  # what a run's `nodes` counts
-ScalingMode = Literal["strong", "weak"]  # strong: the work per run is fixed; weak: the work per node (ANALYSES §4.z)
+ScalingMode = Literal["strong", "weak"]  # strong: the work per run is fixed; weak: the work per node
 RegimeName = Literal["on_demand", "spot", "local"]  # a price regime
 PatternName = Literal["ring", "tree", "parameter-server", "scatter-gather", "gossip", "sharded", "all-to-all"]
 MAX_DECISIONS = 64  # deployment contexts: a team has a handful; each is held against every measured point
@@ -85,7 +85,7 @@ def _at_most_one(obj: object, *names: str) -> Checks:
 # ---------------------------------------------------------------------------------------------------------- project
 @dataclass(frozen=True)
 class Latency:
-    """A service's latency objectives at p99: any of them (ANALYSES §5.y)."""
+    """A service's latency objectives at p99: any of them."""
 
     p99: float | None = field(Quantity(u.TIME, "End-to-end p99 latency objective (the same as goal.p99_latency)",
                                        example="25 ms"))
@@ -102,7 +102,7 @@ class Goal:
     time_per_run: float | None = field(Quantity(u.TIME, "Deadline for one run (the time wall)", example="90 min"))
     cost_per_run: float | None = field(Quantity(u.MONEY, "Budget for one run", example="200 USD"))
     # A serving project (project.workload: inference) is judged on the load it serves within its latency objective
-    # and on its cost per hour, not per run (ANALYSES §5.x).
+    # and on its cost per hour, not per run.
     load: float | None = field(Quantity(u.RATE, "Serving: peak request rate to serve (default "
                                         "baseline.serving.requests_per_second)", example="40000 request/s"),
                                starter=False)
@@ -241,7 +241,7 @@ class Memory:
 
     def bytes_per(self, serving: bool) -> float:
         """Bytes per parameter: the split's sum, else as given, else 16 B for training and 2 B for a service
-        (ANALYSES §5.y: the 16 B Adam stack is a training default)."""
+        (the 16 B Adam stack is a training default)."""
         if self.split is not None:
             return self.split.total
         if self.bytes_per_parameter is not None:
@@ -303,7 +303,7 @@ class Serving:
 
     @property
     def kv_cache_bytes(self) -> float | None:
-        """One replica's KV cache at the peak: kv_bytes_per_token × tokens_in_flight (§5.y), when both are given."""
+        """One replica's KV cache at the peak: kv_bytes_per_token × tokens_in_flight, when both are given."""
         if self.kv_bytes_per_token is None or self.tokens_in_flight is None:
             return None
         return self.kv_bytes_per_token * self.tokens_in_flight
@@ -586,7 +586,7 @@ class Run:
     @property
     def form(self) -> RunForm | None:
         """The run's form, or None when its fields mix forms or miss one. A breakdown may carry its wall `time`
-        beside it (one row holds both: the rest is start-up, ANALYSES §4.z)."""
+        beside it (one row holds both: the rest is start-up)."""
         breakdown = any(getattr(self, name) is not None for name in BREAKDOWN_FIELDS)
         given = [breakdown, self.time is not None and not breakdown, self.throughput is not None]
         if sum(given) != 1:
@@ -596,7 +596,7 @@ class Run:
         return RUN_FORMS[given.index(True)]
 
     def oversubscribed(self, cores: int | None) -> bool:
-        """More ranks on each machine than it has cores (§4.z contention): the ranks shared cores."""
+        """More ranks on each machine than it has cores: the ranks shared cores."""
         return cores is not None and self.ranks_per_node is not None and self.ranks_per_node > cores
 
     @property
@@ -653,7 +653,7 @@ class Scaling:
 
 def common_form(runs: Sequence[Run]) -> RunForm | None:
     """The form the runs are analysed in: their one form, or total when wall-time rows sit beside breakdown rows
-    that give their wall time too (measure recorded the runs, `ingest trace` completed some: MEASUREMENTS §6);
+    that give their wall time too (measure recorded the runs, `ingest trace` completed some);
     None when they cannot be read in one form."""
     forms = {run.form for run in runs}
     if len(forms) == 1:
@@ -854,6 +854,6 @@ class Project:
 
     @property
     def serving(self) -> bool:
-        """A serving project: judged on the load it serves within its latency objective, per hour (§5.x)."""
+        """A serving project: judged on the load it serves within its latency objective, per hour."""
         return self.project.workload == "inference"
 

@@ -383,7 +383,7 @@ class Quantity(Spec):
     bare_in_time_unit: bool = False  # inside scaling: a bare number is in scaling.time_unit
     example: str | None = None  # the field's own example ("8 us" for a latency); else the dimension's
     also: tuple[units.Dimension, ...] = ()  # other dimensions accepted, each stored in its own SI unit
-    # A rate whose field name says its period (ANALYSES §5.z): "400 USD" in `cost_per_hour` is 400 USD per hour.
+    # A rate whose field name says its period: "400 USD" in `cost_per_hour` is 400 USD per hour.
     # (the amount's dimension, the period in seconds)
     per_name: tuple[units.Dimension, float] | None = None
 

@@ -76,8 +76,8 @@ class ReportContext:
     measured_scales: int = 0  # node counts measured
     table_nodes: tuple[float, ...] | None = None  # the node counts tables show, when not all (analysis.selection)
     actions: tuple[tuple[str, int, str], ...] = ()  # (finding code, rank, the next action it calls for), in order
-    lost_extra: dict[str, str] | None = None  # the §4.z causes some run gives (column name → scaling row field)
-    patterns: tuple[Pattern, ...] = EVERY_PATTERN  # the communication patterns the methodology tabulates (§3.1)
+    lost_extra: dict[str, str] | None = None  # the further causes some run gives (column name → scaling row field)
+    patterns: tuple[Pattern, ...] = EVERY_PATTERN  # the communication patterns the methodology tabulates
 
 
 def epoch_of(created: str | None) -> int:
