@@ -1,5 +1,5 @@
-"""CPU profiles (MEASUREMENTS §6): DDP over gloo on CPUs, as torch.profiler writes it, read into compute, exposed
-communication and idle per step; checked against an independent computation of the §6 definitions."""
+"""CPU profiles: DDP over gloo on CPUs, as torch.profiler writes it, read into compute, exposed communication and
+idle per step; checked against an independent computation of the definitions in docs/measurements.md."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def covered(intervals: list[tuple[float, float]]) -> float:
 
 
 def expected(document: dict) -> tuple[float, float, float]:
-    """§6 by hand over the complete steps: compute = the main thread's CPU ops; communication = gloo and c10d spans;
+    """By hand over the complete steps: compute = the main thread's CPU ops; communication = gloo and c10d spans;
     exposed = communication not under compute; idle = window − both."""
     steps = sorted(e["ts"] for e in document["traceEvents"] if e.get("name", "").startswith("ProfilerStep"))
     first, last = steps[0], steps[-1]
@@ -109,8 +109,8 @@ def test_a_cpu_profile_without_ops_in_its_steps_is_still_refused(tmp_path: Path)
 
 
 def test_ingest_trace_completes_the_run_measure_recorded(tmp_path: Path) -> None:
-    """One row holds the run (MEASUREMENTS §6): measure's wall time, then the trace's breakdown beside it; the
-    difference is start-up (§4.z)."""
+    """One row holds the run: measure's wall time, then the trace's breakdown beside it; the
+    difference is start-up."""
     from reportgen.commands.cli import main
     from reportgen.project.loader import load_project
 

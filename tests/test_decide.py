@@ -1,4 +1,4 @@
-"""§5–§6: cost, regimes, energy and carbon, failure tax, decisions. Arithmetic beside each assertion."""
+"""Cost, regimes, energy and carbon, failure tax, decisions. Arithmetic beside each assertion."""
 
 from __future__ import annotations
 

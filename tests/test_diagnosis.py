@@ -1,4 +1,4 @@
-"""§1 diagnosis: roofline, walls, ceiling precedence, axis check. Arithmetic is written beside each assertion."""
+"""Diagnosis: roofline, walls, ceiling precedence, axis check. Arithmetic is written beside each assertion."""
 
 from __future__ import annotations
 

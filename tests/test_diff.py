@@ -165,7 +165,7 @@ def test_a_slot_change_names_the_field_that_changed() -> None:
     new = text.replace("why: Matches the single-node optimisation exactly.", "why: Reproducibility.")
     (change,) = compare_slots(make_project(text), make_project(new))
     assert (change.slot, change.fields) == ("consistency", ("why",))
-    # the change shows what changed (§8), never "changed: why" beside two identical choices
+    # the change shows what changed, never "changed: why" beside two identical choices
     assert (change.old_changed, change.new_changed) == ("why: Matches the single-node optimisation exactly.",
                                                         "why: Reproducibility.")
 

@@ -1,5 +1,5 @@
 """`reportgen ingest serving`: vLLM's bench serve (its JSON and its printed summary) and MLPerf loadgen's summary,
-each into one load-test run with throughput, p99 TTFT and p99 TPOT in the right units (MEASUREMENTS §6)."""
+each into one load-test run with throughput, p99 TTFT and p99 TPOT in the right units."""
 
 from __future__ import annotations
 

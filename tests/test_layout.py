@@ -1,4 +1,4 @@
-"""§3.2 A parallel layout: ZeRO's memory per device (the paper's Table 1), the smallest data-parallel degree per
+"""A parallel layout: ZeRO's memory per device (the paper's Table 1), the smallest data-parallel degree per
 stage, the step's terms by hand (the 1F1B bubble, tensor and pipeline exchanges, the data-parallel collective),
 and the findings and diagnosis that read it."""
 

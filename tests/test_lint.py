@@ -1,4 +1,4 @@
-"""§2 the design lint: each rule fires on the design it describes, and only there."""
+"""The design lint: each rule fires on the design it describes, and only there."""
 
 from __future__ import annotations
 

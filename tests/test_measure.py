@@ -181,7 +181,7 @@ def test_a_new_csv_gets_the_umask_mode(project: Path) -> None:
 
 @pytest.mark.parametrize(("launch", "machines"), [(["--machines", "1"], 1), (["--", "--standalone"], 1), ([], 4)])
 def test_energy_is_per_machine_never_per_rank(project: Path, launch: list[str], machines: int) -> None:
-    """4 ranks on one machine measured 0.155 Wh and recorded 0.621 Wh (× ranks): energy is × machines (§6)."""
+    """4 ranks on one machine measured 0.155 Wh and recorded 0.621 Wh (× ranks): energy is × machines."""
     options = [a for a in launch if a != "--" and a != "--standalone"]
     marker = ["--standalone"] if "--standalone" in launch else []  # a single-host launch, as torchrun writes it
     command = [sys.executable, "-c", f"import sys; {SPLIT}", *marker]
@@ -224,7 +224,7 @@ def test_a_csv_of_wall_times_gains_the_split_beside_the_time(project: Path) -> N
 
 def test_traces_that_cannot_be_read_never_cost_the_measured_run(project: Path, tmp_path: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
-    """measure --trace-dir printed the wall time and energy, refused the traces and appended nothing (§6)."""
+    """measure --trace-dir printed the wall time and energy, refused the traces and appended nothing."""
     traces = tmp_path / "traces"
     traces.mkdir()
     (traces / "rank0.json").write_text('{"traceEvents": []}')  # a profile with nothing in it

@@ -1,4 +1,4 @@
-"""Page 1 a reviewer signs for, round two (ANALYSES §1.2, §4 fits, §4.z, §5.z, §7.1 turn 4): each rule with the
+"""Page 1 a reviewer signs for, round two: each rule with the
 arithmetic beside its assertion, on small projects of the shapes that broke it."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ def _codes(analysis) -> dict[str, str]:  # type: ignore[no-untyped-def]
     return {f.code: f.message for f in analysis.findings}
 
 
-# --------------------------------------------------------------------------------------- §1.2 the device's memory
+# --------------------------------------------------------------------------------------- the device's memory
 def _replica_three_devices(partitioning: str, axis: str = "distribute training", *, runs: bool = True) -> str:
     # 1.45e10 × 16 B = 232 GB against one 80 GB device: fill 2.9, a perfect shard needs 3 of the node's 8 devices
     return ("project: {title: T, goal: {time_per_run: 1 h}}\n" + HARDWARE
@@ -63,7 +63,7 @@ def test_distribute_the_model_always_matches_the_memory_ceiling() -> None:
     assert d.axis_matches
 
 
-# ----------------------------------------------------------------------- §7.1 measurements outrank the model
+# ----------------------------------------------------------------------- measurements outrank the model
 def test_a_measured_single_run_that_misses_its_deadline_binds_the_time_wall() -> None:
     # the model says 6 × 1e9 × 1e9 / (0.5 × 1 PFLOP/s) = 12,000 s against a 10 h deadline (fill 0.33: one machine
     # suffices), but the measured 1-node run takes 2 h against a 1 h time_per_run: it binds, from the measurement
@@ -76,10 +76,10 @@ def test_a_measured_single_run_that_misses_its_deadline_binds_the_time_wall() ->
     time = next(w for w in d.walls if w.wall == "time")
     assert time.fill == pytest.approx(2.0) and time.binds and d.time_source == "measured"
     assert d.binding_ceiling == "compute" and d.workers_for_deadline == 2
-    assert "no-deadline" not in _codes(analysis)  # a deadline that is stated is never asked for (§5.z)
+    assert "no-deadline" not in _codes(analysis)  # a deadline that is stated is never asked for
 
 
-# ---------------------------------------------------------------------------------------------- §4.z attribution
+# ---------------------------------------------------------------------------------------------- attribution
 def test_io_start_up_and_the_bubble_are_causes_of_their_own() -> None:
     # reference 1 node: compute 800, comm 0, idle 0, io 100, bubble 0, wall 1,000 → start-up 100
     # 4 nodes: compute 200, comm 20, idle 10, io 90, bubble 30, wall 450 → start-up 100
@@ -179,7 +179,7 @@ def test_four_or_more_repeats_use_the_iqr_fence() -> None:
     assert [(r.position, r.value) for r in scaling.outlier_repeats] == [(5, 200.0)]
 
 
-# ------------------------------------------------------------------------------------------ §5.z the decision
+# ------------------------------------------------------------------------------------------ the decision
 PAST_PEAK = ("project: {title: T, goal: {time_per_run: 200 s}}\npricing: {node_hour: 1 USD}\n"
              "design: {nodes: 16}\nscaling: {runs: [{nodes: 1, time: 1000 s}, {nodes: 4, time: 300 s}, "
              "{nodes: 8, time: 206 s}, {nodes: 16, time: 235 s}]}\n")
@@ -313,7 +313,7 @@ def test_the_lost_fold_captions_name_every_cause_drawn(tmp_path) -> None:  # typ
 
 
 def test_the_results_reference_lists_every_value_of_each_vocabulary_key() -> None:
-    """§7.1 item 6: the enums come from the code's Literal types, so the reference cannot drift from the code."""
+    """The enums come from the code's Literal types, so the reference cannot drift from the code."""
     from typing import get_args
 
     from reportgen.analysis.diagnosis import Bound, CeilingName, WallName
@@ -337,7 +337,7 @@ def test_the_results_reference_lists_every_value_of_each_vocabulary_key() -> Non
 
 
 def test_four_ranks_on_two_cores_are_oversubscribed_and_page_one_says_what_to_do() -> None:
-    """§4.z contention: a 2-core machine running 4 ranks measures contention, not distribution."""
+    """Contention: a 2-core machine running 4 ranks measures contention, not distribution."""
     project = make_project("""
 project: {title: T, goal: {time_per_run: 10 s}}
 hardware: {cores: 2}
@@ -371,7 +371,7 @@ scaling: {time_unit: s, runs: [{nodes: 1, time: 100}, {nodes: 8, time: 15}, {nod
 
 
 def test_p_star_is_capped_at_the_nodes_available() -> None:
-    """§4.z: p* and the plan are capped at what the hardware holds."""
+    """p* and the plan are capped at what the hardware holds."""
     text = (INPUTS / "example.yaml").read_text(encoding="utf-8")
     free = analyze(make_project(text)).prediction
     assert free.p_star > 16  # the example's model optimum, uncapped
@@ -380,7 +380,7 @@ def test_p_star_is_capped_at_the_nodes_available() -> None:
 
 
 def test_an_oversubscribed_runs_unshrunk_compute_is_contention_not_serial_fraction() -> None:
-    """§4.z: 4 ranks on 2 cores: compute per run 16 s at 4 ranks where 1 rank took 40 s (ideal 10 s); the 6 s that did
+    """4 ranks on 2 cores: compute per run 16 s at 4 ranks where 1 rank took 40 s (ideal 10 s); the 6 s that did
     not shrink is contention there, while at 2 ranks (on 2 cores) it stays serial fraction."""
     project = make_project("""
 project: {title: T}

@@ -1,4 +1,4 @@
-"""§7.2 Every number whose inputs are present is computed, whatever else is missing."""
+"""Every number whose inputs are present is computed, whatever else is missing."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""§3.1 The prediction follows the design's communication pattern: every pattern's T_comm by hand, its optimum, its
+"""The prediction follows the design's communication pattern: every pattern's T_comm by hand, its optimum, its
 fit, and where the pattern is read from."""
 
 from __future__ import annotations

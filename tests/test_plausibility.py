@@ -1,4 +1,4 @@
-"""§4.y Measurements that cannot be right are said to be wrong: one scale, a speedup far above ideal, an outlier."""
+"""Measurements that cannot be right are said to be wrong: one scale, a speedup far above ideal, an outlier."""
 
 from __future__ import annotations
 

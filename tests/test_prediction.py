@@ -1,4 +1,4 @@
-"""§3 the alpha-beta ring model: formulas by hand, tie rules, fit, sensitivity, and properties."""
+"""The alpha-beta ring model: formulas by hand, tie rules, fit, sensitivity, and properties."""
 
 from __future__ import annotations
 

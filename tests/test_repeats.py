@@ -1,4 +1,4 @@
-"""Repeated runs (ANALYSES §4.x): medians, seeded bootstrap intervals, `noisy`, an uncertain knee, "within noise"
+"""Repeated runs: medians, seeded bootstrap intervals, `noisy`, an uncertain knee, "within noise"
 in a diff, and commands that add a repeat instead of refusing a measured scale."""
 
 from __future__ import annotations

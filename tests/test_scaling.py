@@ -1,4 +1,4 @@
-"""§4 measured scaling: hand-worked attribution, knee, fits (SPEC SDM91 for USL), POP, and properties."""
+"""Measured scaling: hand-worked attribution, knee, fits (SPEC SDM91 for USL), POP, and properties."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def test_speedup_efficiency_and_lost_time_by_hand() -> None:
     assert row.speedup == pytest.approx(33000 / 10160)
     assert row.efficiency == pytest.approx(33000 / 10160 / 4)
     assert row.comm_share == pytest.approx(1100 / 10160) and row.idle_share == pytest.approx(700 / 10160)
-    # lost time (§4.z: I/O apart from compute): serial 8200 − 32400/4 = 100; io 160 − 600/4 = 10;
+    # lost time (I/O apart from compute): serial 8200 − 32400/4 = 100; io 160 − 600/4 = 10;
     # communication 1100; idle 700
     assert row.lost_time_s == {"serial": pytest.approx(100), "io": pytest.approx(10), "communication": 1100,
                                "imbalance": 700}

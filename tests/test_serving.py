@@ -1,4 +1,4 @@
-"""§5.x A serving project judged on its own terms: the load it serves within its p99 objective, and an hour of it.
+"""A serving project judged on its own terms: the load it serves within its p99 objective, and an hour of it.
 Arithmetic beside each assertion; inputs/inference-service.yaml is the worked example."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""§7.1 Page 1 as a reviewer writes it: the verdict in the goal's terms, the gap, the operating point the evidence
+"""Page 1 as a reviewer writes it: the verdict in the goal's terms, the gap, the operating point the evidence
 supports, the model only as the model's, one next action from a documented table. Arithmetic beside each assertion."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def test_a_missed_goal_gives_its_gap_in_the_goals_own_terms(example) -> None:
     summary = example.summary
     assert summary.state == "missed"
     # 8 nodes: 4,150 + 1,500 + 1,300 + 90 = 7,040 s = 1 h 57 min, (7,040 − 5,400)/5,400 = 30 % over the 90 min limit
-    # one regime per sentence (§5.z); the failure tax is in both. On spot, preemptions are failures
+    # one regime per sentence; the failure tax is in both. On spot, preemptions are failures
     # (docs/methods.md#spot-as-failures): 1/M_p = 8/6,300 h + 0.02 × 8 an hour, M_p = 22,323 s; at the declared
     # 20 min, 45/1,200 + 1,200/44,646 + 240 × 8/22,680,000 + 360 × 0.02/3,600 × 8 = 8.046 %, so spot
     # 7,040 × 1.08046 = 7,606.5 s = 2 h 6.8 min (41 % over), 55.04 × 0.43 × 8 × 7,606.5 / 3,600 = 400 USD (100 %
@@ -198,7 +198,7 @@ def test_page_one_lists_the_action_table_in_the_appendix(tmp_path: Path) -> None
 def test_the_gap_quotes_the_cheapest_run_with_its_failure_tax(example) -> None:
     # 1 node on spot, where preemptions are failures (docs/methods.md#spot-as-failures): M_p = 1/(1/22,680,000 s +
     # 0.02/3,600 s) = 178,578 s; 45/1,200 + 1,200/357,156 + 240/22,680,000 + 360 × 0.02/3,600 = 4.287 %; the cost
-    # table's spot row holds it once: 55.04 × 0.43 × 33,000 × 1.04287 / 3,600 = 226.25 USD (§5.z)
+    # table's spot row holds it once: 55.04 × 0.43 × 33,000 × 1.04287 / 3,600 = 226.25 USD
     cheapest = example.goal.cheapest_run
     spot = next(r for r in example.cost.regimes["spot"].rows if r.nodes == 1)
     assert (cheapest.nodes, cheapest.regime) == (1, "spot")
@@ -219,7 +219,7 @@ def test_page_one_says_the_diagnosis_in_one_line_written_by_the_summary(example)
 
 
 def test_the_operating_point_says_its_measured_figures_are_before_the_failure_tax(example) -> None:
-    """§5.z: the verdict's times and costs include the failure tax; the operating point quotes the measured tables,
+    """The verdict's times and costs include the failure tax; the operating point quotes the measured tables,
     and says so when a tax applies, so that page 1's figures are not held against each other."""
     assert "Measured (before the failure tax): cost-optimal 1 node (505 USD per run on demand)" in \
         example.summary.optimum.text
@@ -233,7 +233,7 @@ def test_the_operating_point_says_its_measured_figures_are_before_the_failure_ta
 
 
 def test_a_goal_without_prices_carries_the_failure_tax_once() -> None:
-    """§5.z: the time at the plan is T_p × (1 + the overhead fraction), priced or not (it was folded in twice
+    """The time at the plan is T_p × (1 + the overhead fraction), priced or not (it was folded in twice
     without prices: 7,040 s × 1.0378² = 7,582 s, beside a failure-tax sentence of 3.78 %)."""
     text = (INPUTS / "example.yaml").read_text(encoding="utf-8")
     start = text.index("\npricing:")

@@ -1,4 +1,4 @@
-"""§5.y Services measured in tokens: the unit kept, several latency objectives, serves as true, false or "not
+"""Services measured in tokens: the unit kept, several latency objectives, serves as true, false or "not
 known", the replica's memory with its KV cache, and money per million of the load's unit. Hand-worked numbers."""
 
 from __future__ import annotations

@@ -218,7 +218,7 @@ def test_bad_traces_are_located_errors(tmp_path: Path) -> None:
     cpu = job_trace(0, 1, [1000.0])
     cpu["traceEvents"] = [e for e in cpu["traceEvents"] if e["cat"] != "kernel"]
     (tmp_path / "cpu.json").write_text(json.dumps(cpu))
-    # no kernels and no CPU ops (only launches and steps): nothing to split, GPU or CPU (§6)
+    # no kernels and no CPU ops (only launches and steps): nothing to split, GPU or CPU
     assert "neither GPU kernels, copies or sets nor CPU ops" in refused([tmp_path / "cpu.json"])
     (tmp_path / "one-step.json").write_text(json.dumps(job_trace(0, 1, [1000.0], steps=0)))
     assert "1 profiler step(s)" in refused([tmp_path / "one-step.json"])

@@ -1,4 +1,4 @@
-"""docs/tutorial.md runs end to end, in order, as a user would run it in a clone (MEASUREMENTS §6): every `sh` block
+"""docs/tutorial.md runs end to end, in order, as a user would run it in a clone: every `sh` block
 of the page, in one shell, in a fresh folder; a step that fails fails the suite."""
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ def test_the_goal_is_met_at_the_plan_in_each_regime(seven_b) -> None:
     goal = seven_b.goal
     assert goal.plan_nodes == 16 and goal.plan_measured and goal.met_at_plan is True
     on_demand, spot = goal.at_plan
-    # The failure tax at 16 nodes (§6, §5.z): M_p = 6,300 h / 16 = 1,417,500 s, δ = 60 s, R = 300 s;
+    # The failure tax at 16 nodes: M_p = 6,300 h / 16 = 1,417,500 s, δ = 60 s, R = 300 s;
     # Daly's τ = √(2·60·1,417,500)·(1 + ⅓√(60/2,835,000) + …) − 60 = 13,002.3 s;
     # overhead = 60 / 13,002.3 + (6,501.1 + 300) / 1,417,500 = 0.004615 + 0.004798 = 0.0094126
     tax = 1.0094126
@@ -148,7 +148,7 @@ def test_the_memory_wall_is_per_device_and_the_shard_fits_in_one_node(seven_b) -
     assert (memory.demand, memory.capacity, memory.binds) == (232e9, 80e9, True)
     assert memory.fill == pytest.approx(2.9)
     assert diagnosis.min_devices == 3 and diagnosis.min_nodes == 1 and diagnosis.shard_within_node
-    # the wall binds per device: the ceiling is memory-capacity however much the node holds (§1.2, turn 4); the
+    # the wall binds per device: the ceiling is memory-capacity however much the node holds; the
     # axis across nodes answers the next wall that binds, and the declared one matches because the design shards
     assert diagnosis.binding_ceiling == "memory-capacity" and diagnosis.axis == "distribute the model"
     assert (diagnosis.node_ceiling, diagnosis.node_axis) == ("compute", "distribute training")
@@ -213,8 +213,8 @@ def test_the_summary_opens_with_the_plan_verdict_per_regime(seven_b_html: str) -
     verdict = summary[summary.index('id="goal-verdict"'):]
     # 16 nodes on spot, its failures and preemptions folded in (29.74 %, test above): 2,437 × 1.29736 = 3,161.6 s =
     # 52.7 min (12 % under 1 h), 0.43 × 55.04 × 16 × 3,161.6 / 3,600 = 332.6 USD, 45 % under 600. On demand
-    # 596 × 1.0094 = 602 USD, over the budget, so the goal is met in spot pricing only. One regime per sentence
-    # (§5.z): the spot run's time beside the spot cost
+    # 596 × 1.0094 = 602 USD, over the budget, so the goal is met in spot pricing only. One regime per sentence:
+    # the spot run's time beside the spot cost
     assert ("The goal is met at the planned 16 nodes in spot pricing: on spot, a run takes 52.7 min (12 % under the "
             "1 h limit) and costs 333 USD (45 % under the 600 USD budget); on demand, 41 min and 602 USD.") in verdict
     assert ("These figures include the failure tax at 16 nodes on spot: hardware failures and preemptions "
