@@ -163,7 +163,8 @@ def _goal(i: Inputs, a: Analysis) -> GoalResult | None:
 
 
 def _with_layout(_: Inputs, a: Analysis) -> PredictionResult | None:
-    """The prediction carries the layout and the model check's departure under its results key (RESULTS turn 4)."""
+    """The prediction carries the layout and the model check's departure under its results key
+    (docs/reference/results.md: `prediction.layout`, `prediction.model_departure`)."""
     if a.prediction is None:
         return None
     return replace(a.prediction, layout=a.layout,

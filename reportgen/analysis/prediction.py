@@ -107,7 +107,7 @@ class PredictionResult:
         "or the ring by default")] = "default"
     pattern_note: str | None = None  # why the ring was assumed (a hybrid or a free-text slot)
     # Filled in by analyze() once the layout and the measurements are known, so results.json keeps them under
-    # prediction (RESULTS turn 4): design.parallelism's layout, and the model check's largest departure
+    # prediction (docs/reference/results.md): design.parallelism's layout, and the model check's largest departure
     layout: Annotated[LayoutResult | None, Key(LAYOUT_DOC)] = None
     model_departure: Annotated[float | None, Key("the largest |S_pred − S_meas| / S_meas at the measured "
                                                  "scales")] = None

@@ -147,7 +147,8 @@ _AMOUNTS = ("pricing.node_hour", "pricing.value_of_time", "project.goal.cost_per
 _DECISION_AMOUNTS = ("max_cost", "max_cost_per_hour")
 
 
-# Where a service's load is written in the project file; every run's throughput follows (ANALYSES: the unit is kept)
+# Where a service's load is written in the project file; every run's throughput follows
+# (methods.md#services-in-tokens-and-several-objectives: the unit is kept)
 _LOADS = ("project.goal.load", "baseline.serving.requests_per_second", "baseline.serving.capacity_per_replica")
 
 
