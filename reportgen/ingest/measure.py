@@ -58,6 +58,14 @@ class Measurement:
     def machine_count(self) -> int:
         return self.machines or self.nodes
 
+    @property
+    def emissions_kg(self) -> float | None:
+        """CodeCarbon's CO2e of the run on this machine, from its record; None without a positive one."""
+        emissions = getattr(self.tracked, "emissions", None)
+        if not isinstance(emissions, int | float) or isinstance(emissions, bool) or not emissions > 0:
+            return None
+        return float(emissions)
+
     def said(self) -> str:
         """What was measured, as the terminal shows it: in units that read ("27.3 s, 0.087 Wh")."""
         measured = f"{wording.energy(self.energy_kwh)} on this machine" if self.energy_kwh is not None else "none"
@@ -414,24 +422,27 @@ def _header(measurement: Measurement) -> str:
     return ",".join([*columns, "energy [kWh]", *ranks])
 
 
+def _all_machines(per_machine: float | None, measurement: Measurement, unit: str | None, dimension: units.Dimension,
+                  si_per_default: float, default_unit: str) -> str:
+    """A reading of this machine for the whole run (× the machines it stands for), in the column's unit, else in
+    `default_unit` (worth `si_per_default` SI units); empty without a reading."""
+    if per_machine is None:
+        return ""
+    value = per_machine * measurement.machine_count
+    if unit:
+        return number_text(value * si_per_default / units.parse_unit(unit, dimension))
+    return f"{number_text(value)} {default_unit}"
+
+
 def _cell(name: str, unit: str | None, measurement: Measurement, time_unit_s: float | None) -> str:
     if name == "nodes":
         return str(measurement.nodes)
     if name == "ranks_per_node":  # ranks on each machine: the nodes counted are ranks, on this many machines
         return str(-(-measurement.nodes // measurement.machine_count))
-    if name == "energy":
-        if measurement.energy_kwh is None:
-            return ""
-        kwh = measurement.energy_kwh * measurement.machine_count  # × machines, never × ranks
-        if unit:
-            return number_text(kwh * 3.6e6 / units.parse_unit(unit, units.ENERGY))
-        return f"{number_text(kwh)} kWh"
+    if name == "energy":  # × machines, never × ranks
+        return _all_machines(measurement.energy_kwh, measurement, unit, units.ENERGY, 3.6e6, "kWh")
     if name == "co2_recorded":  # CodeCarbon's CO2e for this machine, × machines as the energy is
-        emissions = getattr(measurement.tracked, "emissions", None)
-        if not isinstance(emissions, int | float) or isinstance(emissions, bool) or not emissions > 0:
-            return ""
-        kg = float(emissions) * measurement.machine_count
-        return number_text(kg / units.parse_unit(unit, units.MASS)) if unit else f"{number_text(kg)} kg"
+        return _all_machines(measurement.emissions_kg, measurement, unit, units.MASS, 1.0, "kg")
     if name == "workers":
         scale = units.parse_unit(unit, units.TIME) if unit else (time_unit_s or 1.0)
         return " ".join(number_text(seconds / scale) for seconds in measurement.workers_s)
