@@ -111,8 +111,9 @@ def load_project_text(text: str, path: Path, display: str, *, data: bytes | None
         sections["pricing"] = replace(sections["pricing"], currency=currency)
     if sections.get("project") not in (None, INVALID) and scaling not in (None, INVALID) and runs_node is not None:
         _check_serving_runs(sections["project"].workload == "inference", scaling, runs_node, reader)
-    loads = _loads(root, runs_node if scaling not in (None, INVALID) else None)
-    if sections.get("project") not in (None, INVALID) and sections["project"].workload == "inference":
+    service = sections.get("project") not in (None, INVALID) and sections["project"].workload == "inference"
+    loads = _loads(root, runs_node if scaling not in (None, INVALID) else None, every_run=service)
+    if service:
         _check_load_units(loads, reader)
     project = INVALID if INVALID in sections.values() or not keys_sound \
         else Project(**sections, money_currency=currency, work_unit=loads[0][2] if loads else "request")
@@ -152,13 +153,16 @@ _DECISION_AMOUNTS = ("max_cost", "max_cost_per_hour")
 _LOADS = ("project.goal.load", "baseline.serving.requests_per_second", "baseline.serving.capacity_per_replica")
 
 
-def _loads(root: Node, runs_node: Node | None) -> list[tuple[str, Node, str]]:
+def _loads(root: Node, runs_node: Node | None, *, every_run: bool) -> list[tuple[str, Node, str]]:
     """Each load written with a unit of work, as (field path, node, unit): the project file's fields in the order the
-    work unit is taken from, then every run's throughput, in the project file or its CSV."""
+    work unit is taken from, then the runs' throughputs, in the project file or its CSV: every run's for a service,
+    whose units are checked against each other; the first run's alone for any other project, which only names its
+    work unit by it (10,000 runs are not read twice for that)."""
     written = [(path, _written_at(root, path)) for path in _LOADS]
     if isinstance(runs_node, SequenceNode):
+        runs = runs_node.value if every_run else runs_node.value[:1]
         written += [(f"scaling.runs[{index}].throughput", _written_at(run, "throughput"))
-                    for index, run in enumerate(runs_node.value)]
+                    for index, run in enumerate(runs)]
     found = []
     for path, node in written:
         text = scalar_text(node) if node is not None else None
