@@ -22,7 +22,7 @@ from reportgen.analysis.summary import MODEL_REFUTED
 from reportgen.project.loader import load_project_text
 from reportgen.render.results import dumps, results_document
 from tests.conftest import FAST, ROOT
-from tests.generated.figures import unquoted_figures
+from tests.generated.figures import page_one_texts, unquoted_figures
 from tests.generated.truth import ServiceTruth, Truth, services, truths
 
 FAST_PROJECTS, DEEP_PROJECTS = 100, 1000
@@ -133,6 +133,8 @@ def check_service(truth: ServiceTruth) -> None:
         assert not action.text.startswith("Load-test")
     for clause in re.split(r"[.;]\s", summary.verdict):
         assert sum(clause.count(regime) for regime in REGIMES) <= 1, clause
+    for text in page_one_texts(summary):  # a service is judged per hour on what it serves, never as a run
+        assert "time and cost" not in text and "per run" not in text, text
     assert not unquoted_figures(summary, document, loaded.project.currency)
 
 
