@@ -91,8 +91,9 @@ docs: $(VENV)/.installed-test
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
 
 # The generated pages of docs/reference/ (project file, results.json, command line), after a change to the code
-# they are generated from; the suite fails while they differ.
-reference: $(VENV)/.installed
+# they are generated from, and the report's methodology appendix (templates/partials/methodology.html), after a
+# change to docs/methods.md's appendix blocks; the suite fails while they differ.
+reference: $(VENV)/.installed-test
 	$(BIN)/python -m reportgen.commands.reference docs/reference
 
 # Pin what the .venv of `make test` holds now (after a change of dependencies in pyproject.toml).
@@ -100,8 +101,9 @@ constraints: $(VENV)/.installed-test
 	{ sed -n '1,3p' constraints.txt; $(BIN)/python -m pip freeze --exclude-editable | grep -v '^reportgen'; } > constraints.new
 	mv constraints.new constraints.txt
 
+# The golden files' diff against what the code makes now; REVIEWED=1 writes them, once the diff is read.
 golden: $(VENV)/.installed-test
-	REPORTGEN_REGENERATE_GOLDEN=1 $(BIN)/python -m pytest tests/test_golden.py
+	$(BIN)/python -m tests.test_golden $(if $(REVIEWED),--reviewed)
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)

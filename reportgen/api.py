@@ -9,8 +9,8 @@ DataFrame to explore and plot further, without parsing results.json.
     results.tables                      # every table, by name ("prediction.sensitivity", "cost.regimes.spot")
     reportgen.build("inputs/example.yaml", "build", ["html", "json"])   # the report itself, as `reportgen build`
 
-The sections are those of reportgen.analysis.SECTIONS, by the same names as in results.json. Money columns carry the
-project's currency in their name in a DataFrame (`cost [EUR]`), and every other unit in brackets the same way
+The sections are those of reportgen.analysis.RESULTS_SECTIONS, by the same names as in results.json. Money columns
+carry the project's currency in their name in a DataFrame (`cost [EUR]`), and every other unit in brackets the same way
 (`time [s]`, `energy [kWh]`); an interval is two float columns (`time [s] low`, `time [s] high`, NaN without one).
 pandas is imported here only: `reportgen check` and a build never pay for it.
 """
@@ -35,7 +35,7 @@ from reportgen.render.results_schema import keys_in
 if TYPE_CHECKING:
     import pandas as pd
 
-SECTIONS = tuple(BY_KEY)
+SECTION_NAMES = tuple(BY_KEY)
 # Keys of results.json that hold money, in the project's currency (declared so: reportgen.keys.money); a DataFrame
 # names the currency beside them.
 MONEY = frozenset(name for section in BY_KEY.values() for name, key in keys_in(section.type) if key.unit == CURRENCY)
@@ -153,7 +153,7 @@ class Results:
 
     def section(self, name: str) -> Section | None:
         if name not in BY_KEY:
-            raise KeyError(f"no section {name!r}; the sections are {', '.join(SECTIONS)}")
+            raise KeyError(f"no section {name!r}; the sections are {', '.join(SECTION_NAMES)}")
         data = self.document[name]
         if data is None:
             return None
@@ -163,10 +163,10 @@ class Results:
         if name in BY_KEY:
             return self.section(name)
         raise AttributeError(f"{type(self).__name__!r} has no attribute {name!r}; the sections are "
-                             f"{', '.join(SECTIONS)}")
+                             f"{', '.join(SECTION_NAMES)}")
 
     def __dir__(self) -> list[str]:
-        return sorted({*super().__dir__(), *SECTIONS})
+        return sorted({*super().__dir__(), *SECTION_NAMES})
 
     @cached_property
     def tables(self) -> dict[str, pd.DataFrame]:
@@ -177,7 +177,7 @@ class Results:
     @property
     def present(self) -> tuple[str, ...]:
         """The sections the project gives input to."""
-        return tuple(name for name in SECTIONS if self.document[name] is not None)
+        return tuple(name for name in SECTION_NAMES if self.document[name] is not None)
 
     def __repr__(self) -> str:
         verdict = self.analysis.summary.verdict if self.analysis.summary else "no verdict"

@@ -115,7 +115,7 @@ class Builder:
                 formats: tuple[str, ...], files: dict[str, bytes], clock: _Clock) -> tuple[Report, tuple[str, ...]]:
         """Render the report into `files` as HTML, PDF or both; also the keys of the figures drawn now. The PDF is
         begun once the figures are being drawn: PDF workers lay the report out meanwhile."""
-        from reportgen.render.sections import figure_jobs
+        from reportgen.render.figure_families import figure_jobs
 
         jobs = figure_jobs(analysis, loaded.project)
         page, epoch = self._page(path, loaded, analysis, document, jobs)

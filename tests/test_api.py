@@ -88,9 +88,9 @@ def test_the_package_offers_its_api_to_tab_completion() -> None:
 
 
 def test_every_registered_section_is_an_attribute_listed_by_dir(example: reportgen.Results) -> None:
-    from reportgen.analysis import SECTIONS
+    from reportgen.analysis import RESULTS_SECTIONS
 
-    for section in SECTIONS:
+    for section in RESULTS_SECTIONS:
         assert section.key in dir(example), section.key
         value = getattr(example, section.key)
         assert (value is None) == (example.document[section.key] is None), section.key

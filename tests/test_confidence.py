@@ -10,6 +10,7 @@ import pytest
 from reportgen.analysis import analyze
 from reportgen.render.results import dumps, results_document
 from tests.conftest import make_project
+from tests.worked import worked
 
 TWO_SCALES = """
 project: {title: T, goal: {time_per_run: 3 h, cost_per_run: 6000 USD}}
@@ -21,6 +22,7 @@ pricing: {node_hour: 55 USD}
 """
 
 
+@worked("confidence")
 def test_two_scales_give_amdahls_estimate_beside_the_models() -> None:
     # Amdahl, exact from two scales: S(4) = 72 / 19.3 = 3.7306, f = (1/3.7306 − 1/4)/(1 − 1/4) = 0.024076;
     # at 64 nodes T = 72 h × (f + (1 − f)/64) = 72 × 0.039325 = 2.8314 h. The α–β model: β = 2.6 GB / 50 GB/s =
@@ -39,6 +41,7 @@ def test_two_scales_give_amdahls_estimate_beside_the_models() -> None:
     assert "the α–β model says 2 h 35 min" in verdict and "straddles" in verdict
 
 
+@worked("next_runs")
 def test_the_planner_ranks_runs_that_settle_the_verdict() -> None:
     analysis = analyze(make_project(TWO_SCALES))
     runs = analysis.next_runs

@@ -13,6 +13,7 @@ from reportgen.analysis.reliability import daly_interval, failure_tax
 from reportgen.project.carbon import Intensity
 from reportgen.project.model import Reliability
 from tests.conftest import make_project
+from tests.worked import worked
 
 RUNS = """
 scaling:
@@ -25,6 +26,7 @@ def analysis_of(extra: str, runs: str = RUNS, intensity: Intensity | None = None
     return analyze(make_project("project: {title: T}\n" + runs + extra), intensity=intensity)
 
 
+@worked("cost")
 def test_cost_and_marginal_by_hand() -> None:
     cost = analysis_of("pricing: {node_hour: 10 USD}").cost
     # Cost = c · p · T_p / 3600: 10 × 1 × 8 h = 80; 10 × 2 × 4.2 = 84; 10 × 4 × 2.4 = 96; 10 × 8 × 1.6 = 128
@@ -79,6 +81,7 @@ def test_local_regime_not_viable_below_utilization() -> None:
     assert not local.viable and "below" in local.reason and local.cost_optimal_nodes is None
 
 
+@worked("energy")
 def test_energy_by_hand_with_breakdown_and_measured_energy() -> None:
     runs = """
 scaling:
@@ -121,6 +124,7 @@ def test_daly_interval_against_the_spec(mtbf_h: float, minutes: float) -> None:
     assert daly_interval(300.0, mtbf_h * 3600) / 60 == pytest.approx(minutes, abs=0.05)
 
 
+@worked("reliability")
 def test_failure_tax_and_checkpoint_storm() -> None:
     reliability = Reliability(node_mtbf=1000 * 3600.0, checkpoint_cost=300.0, restart_cost=600.0)
     row = failure_tax(reliability, 1000)  # M_p = 1 h
@@ -151,6 +155,7 @@ decisions:
 """
 
 
+@worked("decisions")
 def test_decisions_within_limits_and_nearest() -> None:
     result = analysis_of(DECISIONS, intensity=Intensity(100.0, "given")).decisions
     by_name = {d.name: d for d in result.decisions}

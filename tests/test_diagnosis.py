@@ -11,6 +11,7 @@ from reportgen.analysis.checklist import interactive_tax
 from reportgen.analysis.common import ceil_ratio
 from reportgen.analysis.diagnosis import diagnose
 from tests.conftest import make_project
+from tests.worked import worked
 
 HW = """
 hardware:
@@ -24,6 +25,7 @@ hardware:
 """
 
 
+@worked("diagnosis")
 def test_roofline_of_a_step() -> None:
     project = make_project("project: {title: T}" + HW + """
 baseline:
@@ -171,6 +173,7 @@ def test_ceil_ratio_is_immune_to_rounding(numerator: float, denominator: float, 
     assert ceil_ratio(numerator, denominator) == expected
 
 
+@worked("checklist")
 def test_interactive_tax() -> None:
     tax = interactive_tax(6, 0.4e-3, 20e-3)
     assert tax.tax_s == pytest.approx(2.4e-3)  # 6 × 0.4 ms

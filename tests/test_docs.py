@@ -56,3 +56,12 @@ def test_the_notebook_session_of_the_scripting_page_runs_as_written(monkeypatch:
     outcome = doctest.testfile(str(ROOT / "docs" / "scripting.md"), module_relative=False, optionflags=flags,
                                verbose=False, report=True)
     assert outcome.attempted >= 8 and outcome.failed == 0, f"{outcome.failed} of the page's examples differ"
+
+
+def test_the_reports_methodology_appendix_is_methods_md() -> None:
+    """The appendix every report prints is written from docs/methods.md's appendix blocks (`make reference`)."""
+    written = reference.METHODOLOGY.read_text(encoding="utf-8")
+    assert written == reference.methodology_partial(), "partials/methodology.html is stale: run `make reference`"
+    methods = reference.METHODS.read_text(encoding="utf-8")
+    changed = methods.replace("I* = π / β\nt_compute = W/π", "I* = π / β_mem\nt_compute = W/π")
+    assert "β_mem" in reference.methodology_partial(changed)  # a formula edited in methods.md reaches the report

@@ -12,6 +12,7 @@ from reportgen.analysis import analyze
 from reportgen.analysis.layout import MAX_DATA_DEGREE, analyze_layout
 from reportgen.analysis.patterns import Pattern
 from tests.conftest import make_project
+from tests.worked import worked
 
 GB = 1e9
 
@@ -23,6 +24,7 @@ def zero_project(stage: int, data: int = 64, device: str = "32 GB") -> str:
             f"design: {{nodes: {data // 8}, parallelism: {{data: {data}, zero_stage: {stage}}}}}\n")
 
 
+@worked("layout")
 def test_zero_table_one_is_reproduced() -> None:
     # Rajbhandari et al. 2020, Table 1, Ψ = 7.5B, N_d = 64: 120 GB, 31.4 GB, 16.6 GB, 1.88 GB
     layout = analyze_layout(make_project(zero_project(0)), t_comp=None, alpha=None, max_nodes=4096)
@@ -187,6 +189,7 @@ def test_the_report_shows_the_layout_its_memory_verdict_and_the_step(tmp_path) -
     assert "pipeline bubble" in page and "3.84 %" in page  # 0.408 s of a 10.6 s step
 
 
+@worked("model_check")
 def test_the_model_check_uses_the_layouts_step_at_the_measured_scales() -> None:
     from pathlib import Path
 

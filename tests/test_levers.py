@@ -17,6 +17,7 @@ from reportgen.analysis.levers import Lever
 from reportgen.project.loader import load_project
 from tests.conftest import INPUTS, make_project
 from tests.generated.figures import unquoted_figures
+from tests.worked import worked
 
 BELOW, ABOVE = 1 - 1e-6, 1 + 1e-6
 
@@ -159,6 +160,7 @@ scaling: {time_unit: s, runs: [{nodes: 1, time: 1000}, {nodes: 4, time: 325}]}
 """
 
 
+@worked("levers")
 def test_the_serial_fraction_is_amdahls_f_from_two_scales() -> None:
     # S = 1000 / 325: 1/S − 1/4 = 0.075 = f (1 − 1/4), so f = 0.1. The plan's time under f': 325 × (f' + (1 − f')/4)
     # / (0.1 + 0.9/4) = 1000 (0.25 + 0.75 f') ≤ 300 from f' = 1/15

@@ -6,6 +6,7 @@ import pytest
 
 from reportgen.analysis import analyze
 from tests.conftest import make_project
+from tests.worked import worked
 
 MEMORY_BOUND = """
 project: {title: T}
@@ -23,6 +24,7 @@ def slots(**choices: str) -> str:
     return "design:\n  slots:\n" + lines
 
 
+@worked("findings")
 def test_replica_cannot_fit_and_wrong_axis() -> None:
     found = codes(MEMORY_BOUND + "design: {axis: distribute data, slots: {partitioning: "
                   "{choice: split data, why: x}}}\n")

@@ -45,3 +45,12 @@ def test_every_cited_methods_anchor_exists() -> None:
                 if anchor not in known:
                     missing.append(f"{path.relative_to(ROOT)}: #{anchor}")
     assert not missing, missing
+
+
+def test_every_declared_analysis_names_its_method() -> None:
+    """An analysis declared in its own module names the methods.md anchor of its formula (`Declared.method`)."""
+    from reportgen.analysis import DECLARED
+
+    assert DECLARED
+    missing = [declared.key for declared in DECLARED if declared.method not in anchors()]
+    assert not missing, f"no methods.md section for {missing}"

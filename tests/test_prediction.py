@@ -13,6 +13,7 @@ from reportgen.analysis import analyze
 from reportgen.analysis.fits import fit_alpha_beta
 from reportgen.analysis.prediction import comm_dominated, model_curve, optimum, predict
 from tests.conftest import make_project
+from tests.worked import worked
 
 
 def project(extra: str = "", **fields: str):
@@ -21,6 +22,7 @@ def project(extra: str = "", **fields: str):
     return make_project(f"project: {{title: T}}\nprediction: {{{body}}}\n{extra}")
 
 
+@worked("prediction")
 def test_model_by_hand() -> None:
     curve = model_curve(1.0, 1e-3, 10e-3, 8)
     assert curve.t_comm[0] == 0.0  # no communication on one node

@@ -12,7 +12,7 @@ import pytest
 from reportgen.figures.style import BLUE, GREEN, GREY, INK, ORANGE, PURPLE, SKY, VERMILION
 from reportgen.pipeline import BuildOptions, analyze_loaded, build
 from reportgen.project.loader import load_project
-from reportgen.render.sections import figure_jobs
+from reportgen.render.figure_families import figure_jobs
 from tests.conftest import INPUTS, example_projects
 
 # How captions name colours, and the colour each name must find drawn; a name outside the palette (red, purple) is

@@ -16,6 +16,7 @@ from reportgen.project.carbon import Intensity
 from reportgen.project.loader import load_project
 from reportgen.render.results import dumps, results_document
 from tests.conftest import make_project
+from tests.worked import worked
 
 TRAINING = """
 project: {title: T, goal: {time_per_run: 90 min}}
@@ -33,6 +34,7 @@ scaling:
 """
 
 
+@worked("reconciliation")
 def test_an_energy_below_what_the_machines_draw_waiting_is_named_and_left_out() -> None:
     # 6.5 kWh for 8 nodes × 2,748 s (45.8 min) is 1.06 kW a machine; the bound is 0.5 × 8 × 5 kW × 2,748 s =
     # 54.96 MJ = 15.27 kWh. The other runs: 1 node 20,000 s draws 5.94 kW (bounds 13.9 and 40 kWh), plausible
@@ -330,6 +332,7 @@ def test_weak_scaling_compares_the_goals_work() -> None:
     assert analysis.past_peak is None  # 8 nodes do the goal's work in 2 × 3,400 s: slower than 16's 3,700 s
 
 
+@worked("past_peak")
 def test_a_weak_plan_past_a_faster_scale_compares_equal_work() -> None:
     # 8 nodes take 1,400 s for 8 shares; the plan's 16 shares take 2 × 1,400 = 2,800 s there, against 16 nodes'
     # 3,700 s: 8 nodes do the goal's work faster beyond 5 %, so the plan is past the peak

@@ -148,9 +148,8 @@ def test_ingest_trace_adds_a_repeat(tmp_path: Path) -> None:
 def test_many_scales_show_a_readable_selection_and_results_keep_every_row(tmp_path: Path) -> None:
     # 300 distinct node counts: tables show the selection, findings stay one sentence, results.json holds all
     from reportgen.analysis import analyze
-    from reportgen.analysis.selection import MAX_SHOWN, shown_nodes
     from reportgen.render.context import normalized_inputs
-    from reportgen.render.sections import for_tables
+    from reportgen.render.selection import MAX_SHOWN, for_tables, shown_nodes
 
     runs = "".join(f"    - {{nodes: {p}, compute: {3000 / p:.3f}, communication: {p ** 0.5:.3f}, idle: 0.5}}\n"
                    for p in range(1, 301))

@@ -134,7 +134,7 @@ def test_each_figure_is_drawn_at_the_size_its_frame_promised(name: str) -> None:
     squeezed into the room left for it."""
     from reportgen.pipeline import analyze_loaded
     from reportgen.project.loader import load_project
-    from reportgen.render.sections import figure_jobs
+    from reportgen.render.figure_families import figure_jobs
 
     loaded = load_project(INPUTS / name)
     analysis, _ = analyze_loaded(loaded)
@@ -152,7 +152,7 @@ def test_project_text_in_a_figure_is_drawn_as_written_and_kept_inside_it(tmp_pat
 
     from reportgen.pipeline import analyze_loaded
     from reportgen.project.loader import load_project
-    from reportgen.render.sections import figure_jobs
+    from reportgen.render.figure_families import figure_jobs
 
     name = "forward and backward pass of the encoder stack, $5 per hour and $6 per hour with checkpointing"
     project = tmp_path / "named.yaml"
@@ -174,7 +174,7 @@ def test_a_timeline_of_many_workers_stays_legible(tmp_path: Path, count: int) ->
     """128 workers in 4.6 inches: a label each overlapped into a smear, and outlines and hatches drowned the bars."""
     from reportgen.pipeline import analyze_loaded
     from reportgen.project.loader import load_project
-    from reportgen.render.sections import figure_jobs
+    from reportgen.render.figure_families import figure_jobs
 
     workers = ", ".join(str(2000 + (index * 37) % 500) for index in range(count))
     project = tmp_path / "workers.yaml"
@@ -205,7 +205,7 @@ def test_figures_of_wide_ranges_stay_legible(tmp_path: Path) -> None:
     numbers with thousands separators (never a "1e6" in the corner), and no crowded point labels."""
     from reportgen.pipeline import analyze_loaded
     from reportgen.project.loader import load_project
-    from reportgen.render.sections import figure_jobs
+    from reportgen.render.figure_families import figure_jobs
 
     loaded = load_project(thirteen_scales(tmp_path))
     analysis, _ = analyze_loaded(loaded)
@@ -229,7 +229,7 @@ def test_tiny_energies_and_costs_are_drawn_in_a_unit_that_reads() -> None:
     from reportgen.figures.style import ENERGY_UNITS, MASS_UNITS, TIME_UNITS, readable, unit_for
     from reportgen.pipeline import analyze_loaded
     from reportgen.project.loader import load_project
-    from reportgen.render.sections import figure_jobs
+    from reportgen.render.figure_families import figure_jobs
 
     assert readable([59.0, 126.0], ENERGY_UNITS) == ([59.0, 126.0], "kWh")
     assert readable([0.25, 0.5], ENERGY_UNITS) == ([250.0, 500.0], "Wh")
@@ -444,7 +444,7 @@ def test_every_hatch_shows_against_its_fill(name: str) -> None:
     fanout figure's "budget exhausted" area had an invisible hatch, so it did not read in greyscale)."""
     from reportgen.pipeline import analyze_loaded
     from reportgen.project.loader import load_project
-    from reportgen.render.sections import figure_jobs
+    from reportgen.render.figure_families import figure_jobs
 
     loaded = load_project(INPUTS / name)
     analysis, _ = analyze_loaded(loaded)

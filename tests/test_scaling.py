@@ -11,6 +11,7 @@ from reportgen.analysis.fits import fit_amdahl, fit_usl, usl_capacity, usl_fit_w
 from reportgen.analysis.scaling import analyze_scaling, kneedle
 from reportgen.project.model import Run, Scaling
 from tests.conftest import make_project
+from tests.worked import worked
 
 
 def breakdown(*rows: tuple[int, float, float, float, float], workers: dict[int, tuple[float, ...]] | None = None):
@@ -23,6 +24,7 @@ EXAMPLE = breakdown((1, 32400, 0, 0, 600), (2, 16300, 700, 300, 310), (4, 8200, 
                     (8, 4150, 1500, 1300, 90), (16, 2100, 2300, 2200, 60))
 
 
+@worked("scaling")
 def test_speedup_efficiency_and_lost_time_by_hand() -> None:
     result = analyze_scaling(EXAMPLE)
     row = result.rows[2]  # p = 4

@@ -1,6 +1,6 @@
-"""The section registry (reportgen.analysis.SECTIONS): each section declared once, completely. A declaration that
-forgets a piece (a template the report never includes, per-scale rows without a cut to the tables' selection, a
-field Analysis lacks) fails here, before a report is missing it; so does a figure family the report does not draw."""
+"""The section registry (reportgen.analysis.RESULTS_SECTIONS): each section declared once, completely. A declaration
+that forgets a piece (a template the report never includes or that never names it, a field Analysis lacks) fails
+here, before a report is missing it; so does a figure family the report does not draw."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ import pytest
 from jinja2 import meta
 
 import reportgen
-from reportgen.analysis import SECTIONS, Analysis, Section
+from reportgen.analysis import DECLARED, RESULTS_SECTIONS, Analysis
+from reportgen.analysis.declared import Declared, ResultsSection
+from reportgen.render.figure_families import FAMILIES
 from reportgen.render.results import results_schema, section_schema
-from reportgen.render.sections import FAMILIES
 from tests.conftest import INPUTS, ROOT
 
 TEMPLATES = ROOT / "templates"
@@ -33,7 +34,18 @@ def included_from(name: str, seen: set[str] | None = None) -> set[str]:
     return seen
 
 
-REPORT = included_from("report.html")
+def declared_includes() -> set[str]:
+    """The templates of the analyses declared in their own modules: each chapter includes its own by a loop over
+    `declared_templates.<chapter>`, which a parse cannot follow, so they are added here when the loop is there."""
+    found = set()
+    for declared in DECLARED:
+        chapter = (TEMPLATES / "chapters" / f"{declared.chapter}.html").read_text(encoding="utf-8")
+        if f"declared_templates.{declared.chapter}" in chapter:
+            found |= {declared.template} | included_from(declared.template)
+    return found
+
+
+REPORT = included_from("report.html") | declared_includes()
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +53,7 @@ def examples() -> list[reportgen.Results]:
     return [reportgen.analyze(INPUTS / name) for name in ("example.yaml", "inference-service.yaml")]
 
 
-def problems(section: Section, analyses: list[Analysis]) -> list[str]:
+def problems(section: ResultsSection, analyses: list[Analysis]) -> list[str]:
     """What is missing from a section's declaration."""
     found = []
     if section.field not in {f.name for f in dataclasses.fields(Analysis)}:
@@ -54,12 +66,6 @@ def problems(section: Section, analyses: list[Analysis]) -> list[str]:
     elif section.field not in template.read_text(encoding="utf-8") and section.key not in template.read_text(
             encoding="utf-8"):
         found.append(f"{section.template} never names {section.field} or {section.key}")
-    for analysis in analyses:
-        result = section.result(analysis) if section.field in {f.name for f in dataclasses.fields(Analysis)} else None
-        rows = getattr(result, "rows", None)
-        if rows and hasattr(rows[0], "nodes") and section.cut is None and not section.uncut:
-            found.append("per-scale rows but no cut to the tables' node counts")
-            break
     properties = results_schema()["properties"]
     declared = section.field in {f.name for f in dataclasses.fields(Analysis)}
     if section.key not in properties or (declared and not section_schema(section).get("description")):
@@ -68,23 +74,23 @@ def problems(section: Section, analyses: list[Analysis]) -> list[str]:
 
 
 def test_the_registry_lists_the_sections_of_results_json(examples: list[reportgen.Results]) -> None:
-    keys = [section.key for section in SECTIONS]
+    keys = [section.key for section in RESULTS_SECTIONS]
     assert len(set(keys)) == len(keys)
     assert list(examples[0].document)[2:] == keys  # after schema_version and project, in the registry's order
     assert results_schema()["required"][2:] == keys
 
 
-@pytest.mark.parametrize("section", SECTIONS, ids=lambda section: section.key)
-def test_each_section_is_declared_completely(section: Section, examples: list[reportgen.Results]) -> None:
+@pytest.mark.parametrize("section", RESULTS_SECTIONS, ids=lambda section: section.key)
+def test_each_section_is_declared_completely(section: ResultsSection, examples: list[reportgen.Results]) -> None:
     assert problems(section, [results.analysis for results in examples]) == []
 
 
 def test_an_incomplete_declaration_is_caught(examples: list[reportgen.Results]) -> None:
-    scaling = next(section for section in SECTIONS if section.key == "scaling")
+    scaling = next(section for section in RESULTS_SECTIONS if section.key == "scaling")
     analyses = [results.analysis for results in examples]
     assert problems(replace(scaling, template="measure/nowhere.html"), analyses) == ["no template measure/nowhere.html"]
-    assert problems(replace(scaling, template="measure/fits.html", cut=None), analyses) == [
-        "per-scale rows but no cut to the tables' node counts"]
+    assert problems(replace(scaling, template="measure/levers.html"), analyses) == [
+        "measure/levers.html never names scaling or scaling"]
     assert problems(replace(scaling, field="scalings"), analyses) == ["Analysis has no field 'scalings'"]
     orphan = TEMPLATES / "measure" / "orphan.html"
     orphan.write_text("{{ analysis.scaling }}", encoding="utf-8")
@@ -96,8 +102,8 @@ def test_an_incomplete_declaration_is_caught(examples: list[reportgen.Results]) 
 
 
 def test_every_figure_module_of_the_report_is_a_family_it_draws() -> None:
-    """The report draws the figure families of render/sections.py (figure_jobs walks FAMILIES); every other module
-    with jobs() is the diff's (overlay)."""
+    """The report draws the figure families of render/figure_families.py (figure_jobs walks FAMILIES); every other
+    module with jobs() is the diff's (overlay)."""
     declared = {family.__module__.rsplit(".", 1)[-1] for family in FAMILIES}
     modules = {path.stem for path in (ROOT / "reportgen" / "figures").glob("*.py")
                if "def jobs(" in path.read_text(encoding="utf-8")}
@@ -130,7 +136,7 @@ def test_every_figure_a_family_draws_is_placed_by_a_template() -> None:
     the report without a word: every figure of every example is placed by a template the report includes."""
     from reportgen.pipeline import analyze_loaded
     from reportgen.project.loader import load_project
-    from reportgen.render.sections import figure_jobs
+    from reportgen.render.figure_families import figure_jobs
 
     placed = {key for name in REPORT | {"report.html"}
               for key in re.findall(r'figure\("([^"]+)"', (TEMPLATES / name).read_text(encoding="utf-8"))}
@@ -139,3 +145,21 @@ def test_every_figure_a_family_draws_is_placed_by_a_template() -> None:
         loaded = load_project(path)
         drawn |= {job.frame.key for job in figure_jobs(analyze_loaded(loaded)[0], loaded.project)}
     assert drawn and drawn <= placed, f"drawn but placed by no template: {sorted(drawn - placed)}"
+
+
+def test_the_tables_special_cuts_name_sections() -> None:
+    """Every other section with per-scale rows is cut by rows_at (reportgen.render.selection.for_tables)."""
+    from reportgen.render.selection import CUTS
+
+    assert set(CUTS) <= {section.key for section in RESULTS_SECTIONS if not section.uncut}
+
+
+@pytest.mark.parametrize("declared", DECLARED, ids=lambda declared: declared.key)
+def test_a_declared_analysis_places_its_plots(declared: Declared[object], examples: list[reportgen.Results]) -> None:
+    """Each plot a declared analysis asks for is placed by its own template, in a chapter that includes it."""
+    source = (TEMPLATES / declared.template).read_text(encoding="utf-8")
+    assert declared.template in REPORT
+    for results in examples:
+        result = declared.of(results.analysis)
+        for plot in declared.plots(result) if result is not None else ():
+            assert f'figure("{plot.key}")' in source

@@ -16,6 +16,7 @@ from reportgen.project.carbon import Intensity
 from reportgen.project.loader import load_project
 from reportgen.render.results import dumps, results_document
 from tests.conftest import INPUTS, make_project
+from tests.worked import worked
 
 # A plan nobody measured: its capacity comes from the USL fit, its p99 from the measured neighbours.
 UNMEASURED_PLAN = """
@@ -83,6 +84,7 @@ def test_an_unmeasured_plan_takes_its_capacity_from_the_fit_and_its_p99_from_the
     assert plan.energy_kwh_per_hour == pytest.approx(28.8) and plan.co2_kg_per_hour == pytest.approx(2.88)
 
 
+@worked("serving")
 def test_the_plan_is_judged_per_regime_with_margins(unmeasured) -> None:
     serving = unmeasured.serving
     on_demand, spot = serving.at_plan

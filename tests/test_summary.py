@@ -14,6 +14,7 @@ from reportgen.analysis.actions import ACTIONS
 from reportgen.analysis.goal import GoalDocument
 from reportgen.project.loader import load_project
 from tests.conftest import INPUTS, ROOT, make_project
+from tests.worked import worked
 
 
 @pytest.fixture(scope="module")
@@ -21,6 +22,7 @@ def example():  # type: ignore[no-untyped-def]
     return analyze(load_project(INPUTS / "example.yaml").project)
 
 
+@worked("summary")
 def test_a_missed_goal_gives_its_gap_in_the_goals_own_terms(example) -> None:
     summary = example.summary
     assert summary.state == "missed"

@@ -9,8 +9,8 @@ import pytest
 
 from reportgen.pipeline import analyze_loaded, load_project
 from reportgen.render import pdf
+from reportgen.render.figure_families import figure_jobs
 from reportgen.render.pdf_forms import Figure, FigureSlot
-from reportgen.render.sections import figure_jobs
 from reportgen.render.svg_attributes import as_presentation_attributes
 from tests.conftest import INPUTS
 

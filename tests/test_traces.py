@@ -13,6 +13,7 @@ from reportgen.errors import InputError
 from reportgen.ingest import traces
 from reportgen.project.loader import load_project
 from tests.conftest import DATA
+from tests.worked import worked
 
 SAMPLES = DATA / "traces"  # HTA's test data, MIT licence: see NOTICE.md there
 
@@ -243,6 +244,7 @@ def test_node_counts_must_divide_the_world(tmp_path: Path, capsys: pytest.Captur
     assert main(["ingest", "trace", str(folder), "--gpus-per-node", "2"]) == 2
 
 
+@worked("provenance")
 def test_the_report_says_where_measurements_came_from_and_shows_each_rank(tmp_path: Path) -> None:
     from reportgen.pipeline import BuildOptions, build
 

@@ -9,6 +9,7 @@ from reportgen.analysis import analyze
 from reportgen.analysis.decisions import trade_offs
 from reportgen.project.loader import load_project
 from tests.conftest import INPUTS, make_project
+from tests.worked import worked
 
 SEVEN_B = INPUTS / "finetune-7b.yaml"
 
@@ -19,6 +20,7 @@ def seven_b():
 
 
 # ------------------------------------------------------------------------------------------------ the goal at the plan
+@worked("goal")
 def test_the_goal_is_met_at_the_plan_in_each_regime(seven_b) -> None:
     goal = seven_b.goal
     assert goal.plan_nodes == 16 and goal.plan_measured and goal.met_at_plan is True
@@ -321,7 +323,7 @@ scaling:
 
 def test_captions_name_the_colours_their_figures_use() -> None:
     from reportgen.pipeline import analyze_loaded
-    from reportgen.render.sections import figure_jobs
+    from reportgen.render.figure_families import figure_jobs
 
     loaded = load_project(SEVEN_B)
     analysis, _ = analyze_loaded(loaded)

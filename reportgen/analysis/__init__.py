@@ -3,26 +3,28 @@
 The carbon intensity is the one outside fact an analysis needs; the pipeline looks it up (reportgen.project.carbon) and
 passes it in, so that everything here stays a pure function of its arguments.
 
-This module is the registry of the analyses, each declared here once: its field of `Analysis`, the `Step` that fills
-it (REGISTRY, in the order they run) and the section of results.json that holds it (SECTIONS, in the order of the
-document). docs/architecture.md has the recipe for adding one.
+This module is the registry of the analyses. The core's are declared here: each a field of `Analysis`, the `Step`
+that fills it (CORE_STEPS, in the order they run) and the section of results.json that holds it (CORE_SECTIONS, in
+the order of the document). Every other analysis declares itself in its own module (`ANALYSIS = Declared(...)`,
+reportgen.analysis.declared), which the registry finds (DECLARED): its result is `Analysis.declared[<key>]`, its
+steps run after the core's, its section comes before the findings. REGISTRY and RESULTS_SECTIONS are the two
+together. docs/architecture.md has the recipe for adding one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from functools import partial
 from typing import Any, get_type_hints
 
 import numpy as np
 
-from reportgen.analysis import selection as cut
 from reportgen.analysis.actions import Evidence
 from reportgen.analysis.checklist import ChecklistResult, build_checklist
 from reportgen.analysis.confidence import ConfidenceResult, NextRun, analyze_confidence
 from reportgen.analysis.cost import CostResult, analyze_cost
 from reportgen.analysis.decisions import DecisionResult, DecisionsResult, TradeOff, decide
+from reportgen.analysis.declared import Declared, Inputs, ResultsSection, Step
 from reportgen.analysis.diagnosis import DiagnosisResult, diagnose, measured_reference
 from reportgen.analysis.energy import EnergyResult, analyze_energy
 from reportgen.analysis.findings import Finding, ordered
@@ -36,7 +38,7 @@ from reportgen.analysis.peak import PastPeak, plan_past_peak
 from reportgen.analysis.prediction import PredictionResult, given_alpha, predict
 from reportgen.analysis.provenance import ProvenanceResult, trace_provenance
 from reportgen.analysis.reconcile import Reconciliation, reconcile
-from reportgen.analysis.reliability import ReliabilityResult, analyze_reliability, default_scales, folded_fraction
+from reportgen.analysis.reliability import ReliabilityResult, analyze_reliability, default_scales
 from reportgen.analysis.scaling import ScalingResult, TimeChange, analyze_scaling
 from reportgen.analysis.serving import ServingResult, analyze_serving
 from reportgen.analysis.summary import SummaryResult, summarize
@@ -74,44 +76,8 @@ class Analysis:
     next_runs: tuple[NextRun, ...] | None = None  # the measurement planner's ranked runs (results.json next_runs)
     # the values at which the verdict at the plan flips (methods.md#the-goals-levers), held in the goal section
     levers: Levers = field(default_factory=Levers)
-
-
-@dataclass(frozen=True)
-class Inputs:
-    """What the analyses are a function of: the project, the carbon intensity looked up for it, and the measured
-    runs' provenance comments (by node count) from their CSV."""
-
-    project: Project
-    intensity: Intensity | None = None
-    sources: Mapping[float, RowSource] = field(default_factory=dict)
-
-    @property
-    def max_nodes(self) -> int:
-        return self.project.prediction.max_nodes if self.project.prediction else 4096
-
-    @property
-    def planned(self) -> int | None:
-        return self.project.design.nodes if self.project.design else None
-
-    @property
-    def g_per_kwh(self) -> float | None:
-        return self.intensity.g_per_kwh if self.intensity else None
-
-    @property
-    def tax(self) -> Callable[[float], float] | None:
-        """The failure tax (methods.md#failures-at-scale) is in the time the goal, the decisions and page 1 quote (not
-        in measured tables)."""
-        reliability = self.project.reliability
-        return partial(folded_fraction, reliability) if reliability else None
-
-
-@dataclass(frozen=True)
-class Step:
-    """One analysis of the registry: the Analysis field it fills, the fields it reads, and how it is computed."""
-
-    name: str
-    needs: tuple[str, ...]
-    run: Callable[[Inputs, Analysis], Any]  # returns the type of Analysis.<name>
+    # the results of the analyses declared in their own modules, by key (read one typed: `Declared.of`)
+    declared: Mapping[str, object] = field(default_factory=dict)
 
 
 def _reconciliation(i: Inputs, _: Analysis) -> Reconciliation:
@@ -319,8 +285,8 @@ def _provenance(i: Inputs, a: Analysis) -> ProvenanceResult | None:
     return trace_provenance(a.scaling, i.sources)
 
 
-# The analyses in the order they run; each reads only what an earlier one filled (tests/test_registry.py checks it)
-REGISTRY: tuple[Step, ...] = (
+# The core's analyses in the order they run; each reads only what an earlier one filled (tests/test_registry.py)
+CORE_STEPS: tuple[Step, ...] = (
     Step("reconciliation", (), _reconciliation),
     Step("scaling", ("reconciliation",), _scaling),
     Step("prediction", ("reconciliation",), _prediction),
@@ -351,39 +317,6 @@ REGISTRY: tuple[Step, ...] = (
 )
 
 
-@dataclass(frozen=True)
-class Section:
-    """A section of results.json: the analysis result it holds, and what it means.
-
-    `template` names the template under templates/ that shows it (tests/test_sections.py checks that the report
-    includes it and that it names the section); the core only names it, it renders nothing."""
-
-    key: str  # results.json key, API attribute (`results.scaling`) and prefix of its tables' names
-    field: str  # the attribute of Analysis holding its typed result
-    doc: str  # what the section is: its schema's description
-    template: str
-    cut: Callable[[Any, frozenset[float]], Any] | None = None  # its result with only the tables' node counts
-    read: Callable[[Analysis], Any] | None = None  # how to read its result, where that is not simply `field`
-    uncut: str | None = None  # why rows with node counts are not cut (they are a model's curve, not measured)
-    # Where results.json holds the result in another shape (a part of it, one shape for two kinds): that shape's
-    # type and how to make it from the result
-    shape: tuple[Any, Callable[[Any], Any]] | None = None
-
-    def result(self, analysis: Analysis) -> object:
-        """The section's typed analysis result (None when the project gives it no input)."""
-        return self.read(analysis) if self.read else getattr(analysis, self.field)
-
-    def value(self, analysis: Analysis) -> object:
-        """What results.json holds under the key: the result, or its shape there."""
-        result = self.result(analysis)
-        return self.shape[1](result) if self.shape and result is not None else result
-
-    @property
-    def type(self) -> object:
-        """The type of what results.json holds under the key."""
-        return self.shape[0] if self.shape else get_type_hints(Analysis)[self.field]
-
-
 def _goal_of(analysis: Analysis) -> GoalResult | ServingResult | None:
     """A serving project's goal is held against its load and latency, in the serving analysis
     (methods.md#4x-serving-projects)."""
@@ -402,53 +335,94 @@ def _trade_offs_of(result: DecisionsResult) -> tuple[TradeOff, ...]:
     return result.trade_offs
 
 
-# results.json's sections in the document's order (after schema_version and project). results.json, its JSON Schema
-# (reportgen.render.results), the Python API's attributes (reportgen.api), the tables' selection of node counts
-# (reportgen.render.sections.for_tables) and the CSV tables all walk it; tests/test_sections.py fails on a section
-# whose template is missing or not included, whose field Analysis lacks, or whose per-scale rows have no cut.
-SECTIONS: tuple[Section, ...] = (
-    Section("diagnosis", "diagnosis", "which resource runs out first, and the axis of distribution that cures it",
-            "sections/diagnosis.html"),
-    Section("checklist", "checklist", "the six-stage design checklist and the communication tax",
-            "sections/design.html"),
-    Section("prediction", "prediction", "predicted speedup from the alpha-beta communication model",
-            "sections/design.html", uncut="the model's curve at chosen node counts, not the measured scales"),
-    Section("layout", "layout", LAYOUT_DOC, "sections/design.html"),
-    Section("scaling", "scaling", "measured scaling and where every lost fold of speedup went",
-            "measure/runs.html", cut=cut.scaling_rows),
-    Section("cost", "cost", "cost per run and the marginal speedup money buys", "measure/cost.html",
-            cut=cut.cost_rows),
-    Section("energy", "energy", "energy and carbon per run", "measure/energy.html", cut=cut.rows_at),
-    Section("reliability", "reliability", "failures at scale: checkpoint interval and its overhead",
-            "sections/design.html", cut=cut.rows_at),
-    Section("goal", "goal", "the goal checked at the plan, in each price regime", "sections/summary.html",
-            read=_goal_of, shape=(GoalDocument | None, _goal_document),
-            uncut="a service's goal reads the serving analysis, whose rows the serving section shows"),
-    Section("serving", "serving", "a serving project's load served within its p99 objective, and its hourly "
-            "cost", "measure/serve.html", uncut="every load level is shown: its table has no selection yet"),
-    Section("summary", "summary", "page 1, as a reviewer writes it", "sections/summary.html"),
-    Section("provenance", "provenance", "where each measured number came from", "measure/runs.html",
-            cut=cut.rows_at),
-    Section("model_check", "model_check", "the design's α–β model held against the measured runs, scale by "
-            "scale", "measure/model_check.html", cut=cut.rows_at),
-    Section("decisions", "decisions", "one recommendation per deployment context (a serving project: among the "
-            "scales that serve, with the hourly keys filled and the per-run ones null)",
-            "partials/decisions_table.html", shape=(tuple[DecisionResult, ...] | None, _decisions_of)),
-    Section("trade_offs", "decisions", "what each context gives up against another's choice",
-            "measure/trade_offs.html", shape=(tuple[TradeOff, ...] | None, _trade_offs_of)),
-    Section("next_runs", "next_runs", "the measurement planner: the runs that would best settle the verdict at an "
-            "unmeasured plan, by the fall in the chance it is wrong per node-hour (null when the plan is measured or "
-            "the verdict is not in doubt)", "measure/next_runs.html",
-            uncut="candidate runs, not the measured scales"),
-    Section("findings", "findings", "every warning and error the analyses raise, most severe first",
-            "partials/macros.html"),
+# The core's sections of results.json in the document's order (after schema_version and project)
+_CORE_SECTIONS: tuple[ResultsSection, ...] = (
+    ResultsSection("diagnosis", "diagnosis", "which resource runs out first, and the axis of distribution that "
+                   "cures it", "chapters/diagnosis.html"),
+    ResultsSection("checklist", "checklist", "the six-stage design checklist and the communication tax",
+                   "chapters/design.html"),
+    ResultsSection("prediction", "prediction", "predicted speedup from the alpha-beta communication model",
+                   "chapters/design.html", uncut="the model's curve at chosen node counts, not the measured scales"),
+    ResultsSection("layout", "layout", LAYOUT_DOC, "chapters/design.html"),
+    ResultsSection("scaling", "scaling", "measured scaling and where every lost fold of speedup went",
+                   "measure/runs.html"),
+    ResultsSection("cost", "cost", "cost per run and the marginal speedup money buys", "measure/cost.html"),
+    ResultsSection("energy", "energy", "energy and carbon per run", "measure/energy.html"),
+    ResultsSection("reliability", "reliability", "failures at scale: checkpoint interval and its overhead",
+                   "chapters/design.html"),
+    ResultsSection("goal", "goal", "the goal checked at the plan, in each price regime", "chapters/summary.html",
+                   read=_goal_of, shape=(GoalDocument | None, _goal_document),
+                   uncut="a service's goal reads the serving analysis, whose rows the serving section shows"),
+    ResultsSection("serving", "serving", "a serving project's load served within its p99 objective, and its hourly "
+                   "cost", "measure/serve.html", uncut="every load level is shown: its table has no selection yet"),
+    ResultsSection("summary", "summary", "page 1, as a reviewer writes it", "chapters/summary.html"),
+    ResultsSection("provenance", "provenance", "where each measured number came from", "measure/runs.html"),
+    ResultsSection("model_check", "model_check", "the design's α–β model held against the measured runs, scale by "
+                   "scale", "measure/model_check.html"),
+    ResultsSection("decisions", "decisions", "one recommendation per deployment context (a serving project: among the "
+                   "scales that serve, with the hourly keys filled and the per-run ones null)",
+                   "partials/decisions_table.html", shape=(tuple[DecisionResult, ...] | None, _decisions_of)),
+    ResultsSection("trade_offs", "decisions", "what each context gives up against another's choice",
+                   "measure/trade_offs.html", shape=(tuple[TradeOff, ...] | None, _trade_offs_of)),
+    ResultsSection("next_runs", "next_runs", "the measurement planner: the runs that would best settle the verdict "
+                   "at an unmeasured plan, by the fall in the chance it is wrong per node-hour (null when the plan is "
+                   "measured or the verdict is not in doubt)", "measure/next_runs.html",
+                   uncut="candidate runs, not the measured scales"),
+    ResultsSection("findings", "findings", "every warning and error the analyses raise, most severe first",
+                   "partials/macros.html"),
 )
-BY_KEY = {section.key: section for section in SECTIONS}
+_FIELD_TYPES = get_type_hints(Analysis)
+CORE_SECTIONS = tuple(replace(section, kind=_FIELD_TYPES[section.field]) for section in _CORE_SECTIONS)
+
+
+def _declared_analyses() -> tuple[Declared[Any], ...]:
+    """Every analysis module of this package that declares itself (`ANALYSIS = Declared(...)`), by its key, each
+    after the declared analyses it needs. Modules are imported by name only when their source declares one, so that
+    finding them costs no import of the rest."""
+    import importlib
+    import pkgutil
+    from pathlib import Path
+
+    found: dict[str, Declared[Any]] = {}
+    for module in pkgutil.iter_modules(__path__):
+        path = Path(__path__[0]) / f"{module.name}.py"
+        if module.ispkg or "\nANALYSIS = Declared(" not in path.read_text(encoding="utf-8"):
+            continue
+        declared = importlib.import_module(f"{__name__}.{module.name}").ANALYSIS
+        found[declared.key] = declared
+    ordered_keys: list[str] = []
+
+    def place(key: str, path: tuple[str, ...]) -> None:
+        if key in ordered_keys:
+            return
+        if key in path:
+            raise RuntimeError(f"declared analyses need each other: {' → '.join((*path, key))}")
+        for need in found[key].needs:
+            if need in found:
+                place(need, (*path, key))
+        ordered_keys.append(key)
+
+    for key in sorted(found):
+        place(key, ())
+    return tuple(found[key] for key in ordered_keys)
+
+
+# The analyses declared in their own modules, each after those it needs
+DECLARED: tuple[Declared[Any], ...] = _declared_analyses()
+# Every analysis in the order it runs: the core's, then the declared ones
+REGISTRY: tuple[Step, ...] = (*CORE_STEPS, *(declared.step() for declared in DECLARED))
+# results.json's sections in the document's order (after schema_version and project): the core's, the declared
+# ones before the findings. results.json, its JSON Schema (reportgen.render.results), the Python API's attributes
+# (reportgen.api), the tables' selection of node counts (reportgen.render.selection) and the CSV tables all walk it;
+# tests/test_sections.py fails on a section whose template is missing or not included or whose field Analysis lacks.
+RESULTS_SECTIONS: tuple[ResultsSection, ...] = (*CORE_SECTIONS[:-1], *(declared.section() for declared in DECLARED),
+                                                CORE_SECTIONS[-1])
+BY_KEY = {section.key: section for section in RESULTS_SECTIONS}
 
 
 def sections_values(analysis: Analysis) -> dict[str, object]:
     """What every section holds in results.json, by key, in order (reportgen.render.results makes it JSON)."""
-    return {section.key: section.value(analysis) for section in SECTIONS}
+    return {section.key: section.value(analysis) for section in RESULTS_SECTIONS}
 
 
 def _crowded(project: Project) -> tuple[float, ...]:

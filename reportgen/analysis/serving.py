@@ -181,8 +181,8 @@ def replica_of(project: Project) -> Replica | None:
 @dataclass(frozen=True)
 class ServingResult:
     goal_text: str | None
-    # in the load's own unit per second (the old key's name: `unit` says what it counts)
-    load_rps: Annotated[float, Key("the peak request rate to serve")]
+    # in the load's own unit per second (`unit` says what it counts); results.json keeps the first name it had
+    peak_load: Annotated[float, Key("the peak request rate to serve", name="load_rps")]
     p99_objective_s: Annotated[float | None, Key("the p99 latency objective")]
     headroom: Annotated[float, Key("spare capacity wanted at the peak, as a fraction of the load")]
     capacity_needed_rps: Annotated[float, Key("load × (1 + headroom)")]
@@ -231,7 +231,7 @@ class ServingResult:
 
     @derived(Key("the peak load, in serving.unit per second (load_rps, named for any unit)"))
     def load_per_s(self) -> float:
-        return self.load_rps
+        return self.peak_load
 
     @derived(Key("load × (1 + headroom), in serving.unit per second"))
     def capacity_needed_per_s(self) -> float:
@@ -369,7 +369,7 @@ def analyze_serving(project: Project, scaling: ScalingResult | None, *, intensit
     usable = len([p for p in measured if p not in implausible])  # left out of the fit, not counted toward it
     return ServingResult(
         goal_text=goal.text if goal else None,
-        load_rps=load,
+        peak_load=load,
         p99_objective_s=objective,
         headroom=headroom,
         capacity_needed_rps=need,

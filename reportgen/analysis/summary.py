@@ -604,7 +604,7 @@ def _serving_verdict(serving: ServingResult | None, plan: int | None,
 
 
 def _need(serving: ServingResult) -> str:
-    headroom = f" ({number(serving.load_rps)} at the peak plus {percent(serving.headroom, 2)} headroom)" \
+    headroom = f" ({number(serving.peak_load)} at the peak plus {percent(serving.headroom, 2)} headroom)" \
         if serving.headroom else ""
     return requests(serving.capacity_needed_rps, serving.unit) + headroom + serving.within_words
 

@@ -7,22 +7,22 @@ from); this module only gathers them with the figures, the provenance and the no
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from reportgen.analysis import Analysis
+from reportgen.analysis import DECLARED, Analysis
 from reportgen.analysis.actions import ACTIONS
 from reportgen.analysis.diagnosis import CEILING_AXIS, TYPICAL_TOOLS, WORKLOAD_COMPUTE_AXIS
 from reportgen.analysis.patterns import EVERY_PATTERN, Pattern
-from reportgen.analysis.selection import shown_nodes
 from reportgen.figures.jobs import FigureFrame
 from reportgen.json_types import JsonObject
 from reportgen.project.flatten import flatten
 from reportgen.project.model import SLOT_VOCABULARY, Project
-from reportgen.render.sections import for_tables
+from reportgen.render.selection import for_tables, shown_nodes
 from reportgen.reproducible import source_date_epoch
 from reportgen.version import __version__
 
-SECTIONS = (
+# The report's chapters in reading order: (anchor, title), for the navigation and the contents
+CHAPTERS = (
     ("summary", "Summary"),
     ("problem", "Problem and goal"),
     ("diagnosis", "Diagnosis: which ceiling binds"),
@@ -62,7 +62,7 @@ class ReportContext:
     analysis: Analysis  # every analysis result; per-scale rows cut to `table_nodes` when there are many
     results: JsonObject  # the results.json document (provenance, and the numbers scripts see)
     figures: dict[str, FigureFrame]  # by key; absent when its inputs are absent (drawn into their slots later)
-    sections: tuple[tuple[str, str], ...]  # (anchor, title) in reading order, for the navigation and contents
+    chapters: tuple[tuple[str, str], ...]  # (anchor, title) in reading order, for the navigation and contents
     inputs: tuple[InputRow, ...]  # the normalized inputs of the appendix
     currency: str
     paper: str  # "a4" or "letter"
@@ -78,6 +78,16 @@ class ReportContext:
     actions: tuple[tuple[str, int, str], ...] = ()  # (finding code, rank, the next action it calls for), in order
     lost_extra: dict[str, str] | None = None  # the further causes some run gives (column name → scaling row field)
     patterns: tuple[Pattern, ...] = EVERY_PATTERN  # the communication patterns the methodology tabulates
+    # the templates of the analyses declared in their own modules, by the chapter that includes them
+    declared_templates: dict[str, tuple[str, ...]] = field(default_factory=lambda: declared_by_chapter())
+
+
+def declared_by_chapter() -> dict[str, tuple[str, ...]]:
+    """Each chapter's templates of declared analyses (templates/analyses/<key>.html), in the registry's order."""
+    chapters: dict[str, tuple[str, ...]] = {anchor: () for anchor, _ in CHAPTERS}
+    for declared in DECLARED:
+        chapters[declared.chapter] += (declared.template,)
+    return chapters
 
 
 def epoch_of(created: str | None) -> int:
@@ -151,7 +161,7 @@ def build_context(project: Project, analysis: Analysis, results: JsonObject, fig
     shown = shown_nodes(analysis, project.design.nodes if project.design else None)
     measured = len(analysis.scaling.rows) if analysis.scaling else 0
     return ReportContext(project=project, analysis=for_tables(analysis, shown), results=results, figures=figures,
-                         sections=SECTIONS, inputs=normalized_inputs(project, written or {}, shown),
+                         chapters=CHAPTERS, inputs=normalized_inputs(project, written or {}, shown),
                          currency=project.currency, paper=paper, date=date, created=created,
                          epoch=epoch_of(created), version=__version__, input_name=input_name,
                          vocabulary=SLOT_VOCABULARY,

@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated
 
-from reportgen.analysis import SECTIONS, Analysis, Section, sections_values
+from reportgen.analysis import RESULTS_SECTIONS, Analysis, sections_values
+from reportgen.analysis.declared import ResultsSection
 from reportgen.json_types import JsonObject, JsonValue
 from reportgen.keys import Key, declared
 from reportgen.project.loader import LoadedProject
@@ -42,8 +43,9 @@ class Header:
 
 
 def results_document(loaded: LoadedProject, analysis: Analysis) -> JsonObject:
-    """The results.json document: its version, the project it is of, then every section (reportgen.analysis.SECTIONS);
-    numbers as the analyses computed them (infinity a float until `dumps` writes it)."""
+    """The results.json document: its version, the project it is of, then every section
+    (reportgen.analysis.RESULTS_SECTIONS); numbers as the analyses computed them (infinity a float until `dumps`
+    writes it)."""
     info = loaded.project.project
     header = Header(SCHEMA_VERSION, ProjectInfo(info.title, info.revision, loaded.input_sha256,
                                                 loaded.measurements_sha256, __version__))
@@ -104,7 +106,7 @@ def dumps(document: JsonObject) -> bytes:
 def results_schema() -> Schema:
     """The JSON Schema of results.json: its own keys, then each section's (`reportgen schema --results`)."""
     header = object_properties(Header)
-    properties = {**header, **{section.key: section_schema(section) for section in SECTIONS}}
+    properties = {**header, **{section.key: section_schema(section) for section in RESULTS_SECTIONS}}
     return {
         "$schema": "http://json-schema.org/draft-07/schema#",
         "$id": f"https://reportgen.invalid/schema/results-{__version__}.json",
@@ -116,7 +118,7 @@ def results_schema() -> Schema:
     }
 
 
-def section_schema(section: Section) -> Schema:
+def section_schema(section: ResultsSection) -> Schema:
     """A section's JSON Schema, derived from its result's declared keys."""
     return value_schema(section.type, Key(section.doc))
 

@@ -10,7 +10,7 @@ and `build --format csv` keep every row. Line plots draw all points, as one arti
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -68,7 +68,35 @@ def log_spread(values: Sequence[float], count: int) -> list[float]:
     return [values[i] for i in sorted(chosen)]
 
 
-# Each per-scale result with only the shown node counts: the tables' selection (reportgen.analysis.SECTIONS).
+def for_tables(analysis: Analysis, shown: frozenset[float] | None) -> Analysis:
+    """The analysis with every per-scale table cut to the shown node counts (the same object when all are shown):
+    each section of results.json whose result has rows with node counts (reportgen.analysis.RESULTS_SECTIONS), but
+    those whose rows are not measured scales (a section's `uncut`)."""
+    if shown is None:
+        return analysis
+    from reportgen.analysis import RESULTS_SECTIONS
+
+    changes: dict[str, Any] = {}
+    declared = dict(analysis.declared)
+    for section in RESULTS_SECTIONS:
+        result = section.result(analysis)
+        if section.uncut or not _per_scale(result):
+            continue
+        cut = CUTS.get(section.key, rows_at)(result, shown)
+        if section.field == "declared":
+            declared[section.key] = cut
+        else:
+            changes[section.field] = cut
+    return replace(analysis, **changes, declared=declared)
+
+
+def _per_scale(result: object) -> bool:
+    rows = getattr(result, "rows", None)
+    return rows is not None and len(rows) > 0 and hasattr(rows[0], "nodes")
+
+
+# Each per-scale result with only the shown node counts: the tables' selection. A result whose only per-scale table
+# is `rows` takes rows_at; these have more.
 def scaling_rows(scaling: ScalingResult, shown: frozenset[float]) -> ScalingResult:
     return replace(scaling, rows=tuple(r for r in scaling.rows if r.nodes in shown),
                    pop=tuple(p for p in scaling.pop if p.nodes in shown))
@@ -84,3 +112,6 @@ def cost_rows(cost: CostResult, shown: frozenset[float]) -> CostResult:
 def rows_at(result: _Rows, shown: frozenset[float]) -> _Rows:
     """Any result whose only per-scale table is `rows` (energy, reliability, provenance, the model check)."""
     return replace(result, rows=tuple(r for r in result.rows if r.nodes in shown))
+
+
+CUTS: dict[str, Callable[[Any, frozenset[float]], Any]] = {"scaling": scaling_rows, "cost": cost_rows}

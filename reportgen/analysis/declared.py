@@ -1,0 +1,161 @@
+"""How an analysis declares itself: the step that computes it, the results.json section that holds it, and the
+figures it asks for, all as data that the layers above read (docs/architecture.md#adding-an-analysis-the-recipe).
+
+An analysis module that ends with `ANALYSIS = Declared(...)` is found by the registry (reportgen.analysis) without
+being listed anywhere: its result is `analysis.declared[<key>]` (typed through `Declared.of`), results.json holds it
+under its key with the schema its result's `Key` annotations give, the report includes its template
+(templates/analyses/<key>.html) in its chapter, and its plots are drawn by reportgen.figures.declared. Nothing here
+imports matplotlib or a template: a figure is a `Plot`, plain numbers and words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+
+from reportgen.analysis.reliability import folded_fraction
+from reportgen.project.carbon import Intensity
+from reportgen.project.model import Project
+from reportgen.project.records import RowSource
+
+if TYPE_CHECKING:
+    from reportgen.analysis import Analysis
+
+R = TypeVar("R")
+
+# The report's chapters a declared analysis's template can be included in (templates/chapters/<chapter>.html)
+Chapter = Literal["diagnosis", "design", "measure"]
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What the analyses are a function of: the project, the carbon intensity looked up for it, and the measured
+    runs' provenance comments (by node count) from their CSV."""
+
+    project: Project
+    intensity: Intensity | None = None
+    sources: Mapping[float, RowSource] = field(default_factory=dict)
+
+    @property
+    def max_nodes(self) -> int:
+        return self.project.prediction.max_nodes if self.project.prediction else 4096
+
+    @property
+    def planned(self) -> int | None:
+        return self.project.design.nodes if self.project.design else None
+
+    @property
+    def g_per_kwh(self) -> float | None:
+        return self.intensity.g_per_kwh if self.intensity else None
+
+    @property
+    def tax(self) -> Callable[[float], float] | None:
+        """The failure tax (methods.md#failures-at-scale) is in the time the goal, the decisions and page 1 quote (not
+        in measured tables)."""
+        reliability = self.project.reliability
+        return partial(folded_fraction, reliability) if reliability else None
+
+
+@dataclass(frozen=True)
+class Step:
+    """One analysis of the registry: the Analysis field it fills, the fields it reads, and how it is computed."""
+
+    name: str
+    needs: tuple[str, ...]
+    run: Callable[[Inputs, Analysis], Any]  # returns the type of Analysis.<name>
+
+
+@dataclass(frozen=True)
+class ResultsSection:
+    """A section of results.json: the analysis result it holds, and what it means.
+
+    `template` names the template under templates/ that shows it (tests/test_sections.py checks that the report
+    includes it and that it names the section); the core only names it, it renders nothing. Which of its rows the
+    report's tables show is a display decision, made in reportgen.render.selection."""
+
+    key: str  # results.json key, API attribute (`results.scaling`) and prefix of its tables' names
+    field: str  # the attribute of Analysis holding its typed result
+    doc: str  # what the section is: its schema's description
+    template: str
+    read: Callable[[Analysis], Any] | None = None  # how to read its result, where that is not simply `field`
+    uncut: str | None = None  # why rows with node counts are not cut (they are a model's curve, not measured)
+    # Where results.json holds the result in another shape (a part of it, one shape for two kinds): that shape's
+    # type and how to make it from the result
+    shape: tuple[Any, Callable[[Any], Any]] | None = None
+    kind: Any = None  # the type of its result (the registry fills it from the Analysis field's annotation)
+
+    def result(self, analysis: Analysis) -> object:
+        """The section's typed analysis result (None when the project gives it no input)."""
+        return self.read(analysis) if self.read else getattr(analysis, self.field)
+
+    def value(self, analysis: Analysis) -> object:
+        """What results.json holds under the key: the result, or its shape there."""
+        result = self.result(analysis)
+        return self.shape[1](result) if self.shape and result is not None else result
+
+    @property
+    def type(self) -> object:
+        """The type of what results.json holds under the key."""
+        return self.shape[0] if self.shape else self.kind
+
+
+@dataclass(frozen=True)
+class Series:
+    """One line of a plot: its label and its points."""
+
+    label: str
+    x: tuple[float, ...]
+    y: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Plot:
+    """A figure as an analysis asks for it: lines over a shared x axis, one point marked. reportgen.figures.declared
+    draws it in the report's style; the template places it with `{{ figure(key) }}`."""
+
+    key: str  # the figure's anchor, unique in a report
+    caption: str
+    alt: str  # the text alternative a screen reader reads
+    x_label: str
+    y_label: str
+    series: tuple[Series, ...]
+    marked: tuple[float, float, str] | None = None  # (x, y, label): the point the reader looks for
+    log_x: bool = True  # node counts double: a log axis shows each doubling alike
+    log_y: bool = True
+
+
+@dataclass(frozen=True)
+class Declared(Generic[R]):
+    """An analysis declared in its own module: everything the registry, results.json, the report and its figures
+    need, in one place. `run` reads only the Analysis fields named in `needs` (tests/test_registry.py), which are
+    the core's fields (reportgen.analysis.Analysis) or the keys of declared analyses that run before it."""
+
+    key: str  # results.json key, `analysis.declared[key]`, the template templates/analyses/<key>.html
+    doc: str  # what its results.json section holds
+    chapter: Chapter  # the report chapter whose template includes it
+    result: type[R]
+    needs: tuple[str, ...]
+    run: Callable[[Inputs, Analysis], R | None]
+    method: str  # the methods.md anchor of its formula (tests/test_methods_anchors.py: it exists)
+    plots: Callable[[R], tuple[Plot, ...]] = field(default=lambda _: ())
+
+    @property
+    def template(self) -> str:
+        return f"analyses/{self.key}.html"
+
+    def of(self, analysis: Analysis) -> R | None:
+        """This analysis's typed result in `analysis` (None when the project gives it no input)."""
+        found = analysis.declared.get(self.key)
+        return found if found is None or isinstance(found, self.result) else None
+
+    def section(self) -> ResultsSection:
+        return ResultsSection(self.key, "declared", self.doc, self.template, read=self.of,
+                              kind=self.result | None)
+
+    def step(self) -> Step:
+        def run(inputs: Inputs, analysis: Analysis) -> Mapping[str, object]:
+            return {**analysis.declared, self.key: self.run(inputs, analysis)}
+
+        return Step("declared", self.needs, run)
