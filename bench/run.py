@@ -150,8 +150,8 @@ def in_process(repeats: int) -> list[Case]:
                                                                               max_nodes=max_nodes))
         cases.append(Case(f"prediction, max_nodes = {max_nodes:,}", 200 if max_nodes == 10**6 else None,
                           timed(functools.partial(predict, scaled), repeats * 2)))
-    # §3.2: a layout's sweep over every data-parallel degree up to 10^6 (t = pp = 1 on 1-device nodes), with the
-    # pattern's prediction beside it: issue 35 holds it to today's prediction time
+    # A layout's sweep (methods.md#22-a-parallel-layout-designparallelism) over every data-parallel degree up to
+    # 10^6 (t = pp = 1 on 1-device nodes), with the pattern's prediction beside it: held to today's prediction time
     layout_example = load_project(ROOT / "inputs" / "llm-70b-3d.yaml").project
     assert layout_example.design is not None and layout_example.design.parallelism is not None
     assert layout_example.hardware is not None and layout_example.prediction is not None

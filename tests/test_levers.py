@@ -339,7 +339,7 @@ def test_page_one_holds_its_invariants(name: str, tmp_path) -> None:
     """docs/methods.md#the-goals-levers: the next action's lever is one results.json lists, and it meets the goal
     where it says; never "cannot start" where runs were measured; never the model's optimum while a finding says the
     model does not describe the system; a rank from 1 to 6."""
-    from reportgen.analysis.summary import MODEL_REFUTED
+    from reportgen.analysis.prose.summary import MODEL_REFUTED
     from reportgen.render.results import dumps, results_document
 
     loaded = _loaded(name, tmp_path)

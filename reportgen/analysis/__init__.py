@@ -19,7 +19,6 @@ from typing import Any, get_type_hints
 
 import numpy as np
 
-from reportgen.analysis.actions import Evidence
 from reportgen.analysis.checklist import ChecklistResult, build_checklist
 from reportgen.analysis.confidence import ConfidenceResult, NextRun, analyze_confidence
 from reportgen.analysis.cost import CostResult, analyze_cost
@@ -36,12 +35,13 @@ from reportgen.analysis.model_check import ModelCheckResult, check_model
 from reportgen.analysis.patterns import resolve_pattern
 from reportgen.analysis.peak import PastPeak, plan_past_peak
 from reportgen.analysis.prediction import PredictionResult, given_alpha, predict
+from reportgen.analysis.prose.actions import Evidence
+from reportgen.analysis.prose.summary import SummaryResult, summarize
 from reportgen.analysis.provenance import ProvenanceResult, trace_provenance
 from reportgen.analysis.reconcile import Reconciliation, reconcile
 from reportgen.analysis.reliability import ReliabilityResult, analyze_reliability, default_scales
 from reportgen.analysis.scaling import ScalingResult, TimeChange, analyze_scaling
 from reportgen.analysis.serving import ServingResult, analyze_serving
-from reportgen.analysis.summary import SummaryResult, summarize
 from reportgen.project.carbon import Intensity
 from reportgen.project.model import Project
 from reportgen.project.records import RowSource

@@ -10,9 +10,9 @@ import datetime as dt
 from dataclasses import dataclass, field
 
 from reportgen.analysis import DECLARED, Analysis
-from reportgen.analysis.actions import ACTIONS
 from reportgen.analysis.diagnosis import CEILING_AXIS, TYPICAL_TOOLS, WORKLOAD_COMPUTE_AXIS
 from reportgen.analysis.patterns import EVERY_PATTERN, Pattern
+from reportgen.analysis.prose.actions import ACTIONS
 from reportgen.figures.jobs import FigureFrame
 from reportgen.json_types import JsonObject
 from reportgen.project.flatten import flatten

@@ -12,7 +12,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-from reportgen.analysis.lever_words import change, lever_value
+from reportgen.analysis.prose.levers import change, lever_value
 from reportgen.project.model import REGIME_NAMES
 from reportgen.wording import (
     DASH,

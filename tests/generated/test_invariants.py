@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from reportgen.analysis import analyze
 from reportgen.analysis.goal import GoalDocument
-from reportgen.analysis.summary import MODEL_REFUTED
+from reportgen.analysis.prose.summary import MODEL_REFUTED
 from reportgen.project.loader import load_project_text
 from reportgen.render.results import dumps, results_document
 from tests.conftest import FAST, ROOT

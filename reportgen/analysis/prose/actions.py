@@ -19,10 +19,10 @@ from reportgen.analysis.confidence import NextRun
 from reportgen.analysis.diagnosis import DiagnosisResult
 from reportgen.analysis.findings import SEVERITIES, Finding
 from reportgen.analysis.goal import GoalResult
-from reportgen.analysis.lever_words import lever_action, out_of_reach
 from reportgen.analysis.levers import Lever, Levers
 from reportgen.analysis.peak import PastPeak, past_peak_words
 from reportgen.analysis.prediction import PredictionResult
+from reportgen.analysis.prose.levers import lever_action, out_of_reach
 from reportgen.analysis.reliability import ReliabilityResult
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.analysis.serving import ServingResult

@@ -5,7 +5,7 @@
 2. when missed, the gap in the goal's own terms and the cheapest measured way that meets it;
 3. the operating point the evidence supports (measured, else the USL fit; the α–β model's p* only as the model's,
    and never when a model-against-measurement warning says the model does not describe the system);
-4. one next action (reportgen.analysis.actions), and how strong the evidence is (single runs, intervals).
+4. one next action (reportgen.analysis.prose.actions), and how strong the evidence is (single runs, intervals).
 
 Sentences are written here, once, so that the report and results.json say the same thing.
 """
@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
-from reportgen.analysis.actions import Evidence, NextAction, next_action
 from reportgen.analysis.common import first_min, plan_verdict
 from reportgen.analysis.confidence import PlanEstimate
 from reportgen.analysis.cost import CostResult
@@ -25,6 +24,7 @@ from reportgen.analysis.goal import GoalCheck, GoalResult
 from reportgen.analysis.layout import LayoutResult
 from reportgen.analysis.model_check import ModelCheckResult
 from reportgen.analysis.prediction import PredictionResult
+from reportgen.analysis.prose.actions import Evidence, NextAction, next_action
 from reportgen.analysis.reliability import ReliabilityResult
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.analysis.serving import (
