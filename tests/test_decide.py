@@ -195,3 +195,20 @@ def test_carbon_decision_without_intensity_ranks_by_energy() -> None:
     result = analysis_of(DECISIONS).decisions
     green = next(d for d in result.decisions if d.name == "green")
     assert green.nodes == 2 and "ranked by energy" in green.note
+
+
+def test_the_carbon_limit_of_a_decision_by_hand() -> None:
+    # energy p·T·1 kW: 8, 8.4, 9.6, 12.8 kWh at 1, 2, 4, 8 nodes; at 100 g/kWh 0.8, 0.84, 0.96, 1.28 kg CO2e.
+    # The fastest within 0.9 kg: 2 nodes (4.2 h); 4 nodes (0.96 kg) is over the limit.
+    text = """
+project: {title: T}
+scaling:
+  time_unit: h
+  runs: [{nodes: 1, time: 8}, {nodes: 2, time: 4.2}, {nodes: 4, time: 2.4}, {nodes: 8, time: 1.6}]
+energy: {node_power: 1 kW}
+decisions:
+  - {name: capped, optimize: time, max_co2: 0.9 kg}
+"""
+    decision = analyze(make_project(text), intensity=Intensity(100.0, "given")).decisions.decisions[0]
+    assert decision.nodes == 2 and decision.within_limits
+    assert decision.limits.max_co2_kg == pytest.approx(0.9)

@@ -58,6 +58,13 @@ def test_the_notebook_session_of_the_scripting_page_runs_as_written(monkeypatch:
     assert outcome.attempted >= 8 and outcome.failed == 0, f"{outcome.failed} of the page's examples differ"
 
 
+def test_methods_md_holds_each_declared_analysis_method() -> None:
+    """The sections of the analyses declared in their modules are written from their Declared.method."""
+    assert reference.METHODS.read_text(encoding="utf-8") == reference.methods_page(), (
+        "docs/methods.md's declared methods are stale: run `make reference`")
+    assert "## Energy-delay product" in reference.declared_methods()
+
+
 def test_the_reports_methodology_appendix_is_methods_md() -> None:
     """The appendix every report prints is written from docs/methods.md's appendix blocks (`make reference`)."""
     written = reference.METHODOLOGY.read_text(encoding="utf-8")

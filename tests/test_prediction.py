@@ -138,3 +138,21 @@ def test_scaling_all_times_keeps_the_optimum(t_comp: float, alpha: float, beta: 
     a = optimum(model_curve(t_comp, alpha, beta, 512))
     b = optimum(model_curve(t_comp * scale, alpha * scale, beta * scale, 512))
     assert a.p_star == b.p_star or abs(a.speedup - b.speedup) < 1e-9 * a.speedup
+
+
+def test_the_size_aware_fit_starts_at_the_floor_it_is_given() -> None:
+    # A ring of α = 10 µs and B = 10 GB/s: t = α(p − 1) + 2(p − 1)/p · n / B. At 1 and 2 GB the times are exact
+    # (2 nodes: 0.10001 s and 0.20001 s; 4 nodes: 0.15003 s and 0.30003 s); the 1 MB messages take 1 and 2 ms, not
+    # the line's 0.11 and 0.18 ms (another protocol). The default floor is the size nearest the 1 MB message, so
+    # every point is used and the line bends; fit_min_bytes: 1 GB leaves the small ones out and finds α and B.
+    collectives = ("[{nodes: 2, bytes: 1 MB, time: 1 ms}, {nodes: 4, bytes: 1 MB, time: 2 ms}, "
+                   "{nodes: 2, bytes: 1 GB, time: 0.10001 s}, {nodes: 2, bytes: 2 GB, time: 0.20001 s}, "
+                   "{nodes: 4, bytes: 1 GB, time: 0.15003 s}, {nodes: 4, bytes: 2 GB, time: 0.30003 s}]")
+    text = f"project: {{title: T}}\nprediction: {{t_comp: 10 s, message_bytes: 1 MB, collectives: {collectives}}}\n"
+    default = analyze(make_project(text)).prediction
+    floored = analyze(make_project(text.replace("message_bytes: 1 MB", "message_bytes: 1 MB, fit_min_bytes: 1 GB")))
+    fit = floored.prediction.fit
+    assert fit is not None and fit.min_bytes == pytest.approx(1e9) and fit.points == 4
+    assert fit.alpha_s == pytest.approx(10e-6, rel=1e-6) and fit.bandwidth_bytes_per_s == pytest.approx(1e10, rel=1e-9)
+    assert fit.beta_s == pytest.approx(1e6 / 1e10, rel=1e-9)  # β = message bytes / B
+    assert default.fit is not None and default.fit.points == 6 and abs(default.fit.alpha_s - 10e-6) > 1e-6

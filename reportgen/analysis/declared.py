@@ -10,6 +10,7 @@ imports matplotlib or a template: a figure is a `Plot`, plain numbers and words.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
@@ -127,6 +128,23 @@ class Plot:
 
 
 @dataclass(frozen=True)
+class Method:
+    """An analysis's method as docs/methods.md and every report's methodology appendix state it: its title (the
+    methods.md heading, whose anchor the code cites) and its text in Markdown (formulas in ```text fences, then the
+    rules: ties, what is left out). `make reference` writes it into both, so it is written once, here."""
+
+    title: str
+    text: str
+
+    @property
+    def anchor(self) -> str:
+        """The heading's anchor as the documentation site makes it (mkdocs' toc): word characters, spaces and
+        hyphens kept, lower case, runs of spaces and hyphens one hyphen."""
+        kept = re.sub(r"[^\w\s-]", "", self.title).strip().lower()
+        return re.sub(r"[-\s]+", "-", kept)
+
+
+@dataclass(frozen=True)
 class Declared(Generic[R]):
     """An analysis declared in its own module: everything the registry, results.json, the report and its figures
     need, in one place. `run` reads only the Analysis fields named in `needs` (tests/test_registry.py), which are
@@ -138,7 +156,7 @@ class Declared(Generic[R]):
     result: type[R]
     needs: tuple[str, ...]
     run: Callable[[Inputs, Analysis], R | None]
-    method: str  # the methods.md anchor of its formula (tests/test_methods_anchors.py: it exists)
+    method: Method  # its formulas and rules, for methods.md and the report's appendix
     plots: Callable[[R], tuple[Plot, ...]] = field(default=lambda _: ())
 
     @property

@@ -1,5 +1,5 @@
 """The energy-delay product per measured scale: E·T and E·T², and the scale that minimizes each
-(methods.md#energy-delay-product).
+(methods.md#energy-delay-product; its text is METHOD, below).
 
 The least energy and the least time are rarely the same scale; E·Tⁿ weighs them in one number (Gonzalez and
 Horowitz 1996): n = 1 values a fold of time as much as a fold of energy, n = 2 (E·T², which does not change when a
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated
 
 from reportgen.analysis.common import first_min
-from reportgen.analysis.declared import Declared, Inputs, Plot, Series
+from reportgen.analysis.declared import Declared, Inputs, Method, Plot, Series
 from reportgen.analysis.energy import JOULES_PER_KWH, EnergyResult
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.keys import Key
@@ -90,7 +90,24 @@ def _run(i: Inputs, a: Analysis) -> EnergyDelayResult | None:
     return energy_delay(a.scaling, a.energy)
 
 
+METHOD = Method("Energy-delay product", """\
+The least energy and the least time are rarely at one scale; the energy-delay product weighs them in one number
+(Gonzalez and Horowitz 1996), at each measured scale whose energy E (the energy and carbon section's, PUE included)
+and measured time T are both known:
+
+```text
+EDP_p = E_p · T_p        (J·s)
+ED2P_p = E_p · T_p²      (J·s²)
+```
+
+E·T values a fold of time as much as a fold of energy; E·T² values time more (it is the product a change of clock
+frequency leaves unchanged, to first order). Each has its optimum, the argmin among the scales whose energy can be
+right (a measured energy flagged `implausible-energy` is shown and left out); ties go to the fewer nodes. T is the
+measured time, without the failure tax, as in the energy table. A service has none: its energy is per hour of
+service and its time a latency.""")
+
+
 ANALYSIS = Declared(
     key="energy_delay", doc="the energy-delay products E·T and E·T² per measured scale, and the scale that "
     "minimizes each", chapter="measure", result=EnergyDelayResult, needs=("scaling", "energy"), run=_run,
-    plots=plots, method="energy-delay-product")
+    plots=plots, method=METHOD)
