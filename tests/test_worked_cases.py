@@ -74,3 +74,11 @@ def test_every_input_field_is_used_by_an_example_or_a_test() -> None:
     assert len(list(field_paths())) > 100
     assert unused_fields(corpus) == []
     assert "energy.pue" in unused_fields(corpus.replace("pue", "p_u_e"))  # the check can fail
+
+
+def test_a_declared_analysis_reads_fields_the_project_file_has() -> None:
+    paths = set(field_paths())
+    sections = {path.split(".")[0] for path in paths} | {path.rsplit(".", 1)[0].removesuffix("[]") for path in paths}
+    for declared in DECLARED:
+        unknown = [name for name in declared.reads if name not in paths | sections]
+        assert not unknown, f"{declared.key} reads no such field: {unknown}"

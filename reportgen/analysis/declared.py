@@ -157,6 +157,9 @@ class Declared(Generic[R]):
     needs: tuple[str, ...]
     run: Callable[[Inputs, Analysis], R | None]
     method: Method  # its formulas and rules, for methods.md and the report's appendix
+    # the project file's fields its `run` reads itself, as dotted paths (`energy.pue`, `scaling.runs`): every one a
+    # field of the project file (tests/test_worked_cases.py), used by an example or a test
+    reads: tuple[str, ...] = ()
     plots: Callable[[R], tuple[Plot, ...]] = field(default=lambda _: ())
 
     @property

@@ -85,7 +85,7 @@ def plots(result: EnergyDelayResult) -> tuple[Plot, ...]:
 
 
 def _run(i: Inputs, a: Analysis) -> EnergyDelayResult | None:
-    if i.project.serving:  # a service's energy is per hour of service, its time a latency: no product of the two
+    if i.project.serving:  # project.workload: a service's energy is per hour, its time a latency: no product of them
         return None
     return energy_delay(a.scaling, a.energy)
 
@@ -110,4 +110,4 @@ service and its time a latency.""")
 ANALYSIS = Declared(
     key="energy_delay", doc="the energy-delay products E·T and E·T² per measured scale, and the scale that "
     "minimizes each", chapter="measure", result=EnergyDelayResult, needs=("scaling", "energy"), run=_run,
-    plots=plots, method=METHOD)
+    plots=plots, method=METHOD, reads=("project.workload",))
