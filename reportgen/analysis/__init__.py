@@ -34,6 +34,7 @@ from reportgen.analysis.lint import crowded_runs, lint
 from reportgen.analysis.model_check import ModelCheckResult, check_model
 from reportgen.analysis.patterns import resolve_pattern
 from reportgen.analysis.peak import PastPeak, plan_past_peak
+from reportgen.analysis.plan_search import PLAN_SEARCH_DOC, PlanSearchResult, search_plan
 from reportgen.analysis.prediction import PredictionResult, given_alpha, predict
 from reportgen.analysis.prose.actions import Evidence
 from reportgen.analysis.prose.summary import SummaryResult, summarize
@@ -42,6 +43,7 @@ from reportgen.analysis.reconcile import Reconciliation, reconcile
 from reportgen.analysis.reliability import ReliabilityResult, analyze_reliability, default_scales
 from reportgen.analysis.scaling import ScalingResult, TimeChange, analyze_scaling
 from reportgen.analysis.serving import ServingResult, analyze_serving
+from reportgen.analysis.utilization import with_utilization
 from reportgen.project.carbon import Intensity
 from reportgen.project.model import Project
 from reportgen.project.records import RowSource
@@ -76,6 +78,9 @@ class Analysis:
     next_runs: tuple[NextRun, ...] | None = None  # the measurement planner's ranked runs (results.json next_runs)
     # the values at which the verdict at the plan flips (methods.md#the-goals-levers), held in the goal section
     levers: Levers = field(default_factory=Levers)
+    # the model's shape: its FLOPs and the declared layout's memory by activation mode
+    # (methods.md#activation-memory-from-the-models-shape)
+    plan_search: PlanSearchResult | None = None
     # the results of the analyses declared in their own modules, by key (read one typed: `Declared.of`)
     declared: Mapping[str, object] = field(default_factory=dict)
 
@@ -92,6 +97,15 @@ def _scaling(i: Inputs, a: Analysis) -> ScalingResult | None:
                            excluded=a.reconciliation.excluded())
 
 
+def _with_utilization(i: Inputs, a: Analysis) -> ScalingResult | None:
+    """Each measured scale's MFU, HFU and achieved FLOP/s per device (methods.md#flops-mfu-and-hfu)."""
+    return with_utilization(i.project, a.scaling)
+
+
+def _plan_search(i: Inputs, _: Analysis) -> PlanSearchResult | None:
+    return search_plan(i.project)
+
+
 def _layout(i: Inputs, a: Analysis) -> LayoutResult | None:
     spec = i.project.prediction
     return analyze_layout(i.project, t_comp=spec.t_comp if spec else None, alpha=_latency(i.project, a.prediction),
@@ -99,8 +113,10 @@ def _layout(i: Inputs, a: Analysis) -> LayoutResult | None:
 
 
 def _diagnosis(i: Inputs, a: Analysis) -> DiagnosisResult | None:
+    first = a.scaling.rows[0] if a.scaling is not None and a.scaling.rows else None
+    measured_mfu = (first.nodes, first.mfu_6p) if first is not None and first.mfu_6p is not None else None
     return diagnose(i.project, reference=measured_reference(a.scaling, i.planned),
-                    layout_fits=a.layout.fits if a.layout else None)
+                    layout_fits=a.layout.fits if a.layout else None, measured_mfu=measured_mfu)
 
 
 def _reliability(i: Inputs, a: Analysis) -> ReliabilityResult | None:
@@ -141,7 +157,7 @@ def _findings(i: Inputs, a: Analysis) -> tuple[Finding, ...]:
     return ordered(lint(i.project, diagnosis=a.diagnosis, prediction=a.prediction, scaling=a.scaling,
                         checklist=a.checklist, reliability=a.reliability, goal=a.goal, serving=a.serving,
                         model_check=a.model_check, past_peak=a.past_peak, layout=a.layout,
-                        reconciliation=a.reconciliation, cost=a.cost))
+                        reconciliation=a.reconciliation, cost=a.cost, plan_search=a.plan_search))
 
 
 def _summary(i: Inputs, a: Analysis) -> SummaryResult | None:
@@ -289,8 +305,10 @@ def _provenance(i: Inputs, a: Analysis) -> ProvenanceResult | None:
 CORE_STEPS: tuple[Step, ...] = (
     Step("reconciliation", (), _reconciliation),
     Step("scaling", ("reconciliation",), _scaling),
+    Step("scaling", ("scaling",), _with_utilization),
     Step("prediction", ("reconciliation",), _prediction),
     Step("layout", ("prediction",), _layout),
+    Step("plan_search", (), _plan_search),
     Step("diagnosis", ("scaling", "layout"), _diagnosis),
     Step("reliability", ("scaling",), _reliability),
     Step("checklist", ("diagnosis", "prediction", "reliability"), _checklist),
@@ -310,7 +328,7 @@ CORE_STEPS: tuple[Step, ...] = (
     Step("prediction", ("prediction", "layout", "model_check"), _with_layout),
     Step("past_peak", ("scaling", "cost"), _past_peak),
     Step("findings", ("diagnosis", "prediction", "scaling", "checklist", "reliability", "goal", "serving",
-                      "model_check", "past_peak", "layout", "reconciliation", "cost"), _findings),
+                      "model_check", "past_peak", "layout", "reconciliation", "cost", "plan_search"), _findings),
     Step("summary", ("scaling", "cost", "prediction", "goal", "serving", "findings", "diagnosis", "reliability",
                      "past_peak", "model_check", "layout", "next_runs", "levers"), _summary),
     Step("provenance", ("scaling",), _provenance),
@@ -344,6 +362,7 @@ _CORE_SECTIONS: tuple[ResultsSection, ...] = (
     ResultsSection("prediction", "prediction", "predicted speedup from the alpha-beta communication model",
                    "chapters/design.html", uncut="the model's curve at chosen node counts, not the measured scales"),
     ResultsSection("layout", "layout", LAYOUT_DOC, "chapters/design.html"),
+    ResultsSection("plan_search", "plan_search", PLAN_SEARCH_DOC, "design/plan_search.html"),
     ResultsSection("scaling", "scaling", "measured scaling and where every lost fold of speedup went",
                    "measure/runs.html"),
     ResultsSection("cost", "cost", "cost per run and the marginal speedup money buys", "measure/cost.html"),

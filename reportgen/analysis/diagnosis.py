@@ -11,6 +11,8 @@ from reportgen.analysis.common import at_least, ceil_ratio
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.keys import Key, derived
 from reportgen.project.model import Axis, Hardware, Project, Serving, Step
+from reportgen.wording import nodes as nodes_words
+from reportgen.wording import percent
 
 CeilingName = Literal["compute", "memory-bandwidth", "memory-capacity", "data-io", "serving", "communication", "none"]
 Bound = Literal["compute", "memory-bandwidth", "io", "communication"]  # a step's largest floor
@@ -147,18 +149,20 @@ def measured_reference(scaling: ScalingResult | None, plan: int | None) -> Measu
 
 
 def diagnose(project: Project, *, reference: MeasuredReference | None = None,
-             layout_fits: bool | None = None) -> DiagnosisResult | None:
+             layout_fits: bool | None = None,
+             measured_mfu: tuple[float, float] | None = None) -> DiagnosisResult | None:
     """The diagnosis, or None when the project gives neither walls nor baseline steps.
 
     `reference` is what the smallest measured scale says one machine would take for the goal's work, which
     goal.time_per_run is checked against (measurements outrank the model); `layout_fits` says whether
     design.parallelism's memory per device fits: such a layout shards the model as `shard model` does
-    (methods.md#22-a-parallel-layout-designparallelism).
+    (methods.md#22-a-parallel-layout-designparallelism); `measured_mfu` is the reference scale's (nodes, MFU at 6·P
+    FLOPs a token), which the time wall reads when baseline.training gives no MFU (methods.md#flops-mfu-and-hfu).
     """
     hardware = project.hardware or Hardware()
     baseline = project.baseline
     steps = _steps(baseline.steps if baseline else (), hardware)
-    walls, details = _walls(project, hardware, reference)
+    walls, details = _walls(project, hardware, reference, measured_mfu)
     if not walls and not steps:
         return None
     # A service whose goal states a load distributes because one replica cannot serve it: with no baseline.serving
@@ -353,8 +357,8 @@ class _Details(TypedDict, total=False):
     time_reference_nodes: float
 
 
-def _walls(project: Project, hardware: Hardware,
-           reference: MeasuredReference | None) -> tuple[list[Wall], _Details]:
+def _walls(project: Project, hardware: Hardware, reference: MeasuredReference | None,
+           measured_mfu: tuple[float, float] | None = None) -> tuple[list[Wall], _Details]:
     baseline = project.baseline
     walls: list[Wall] = []
     details: _Details = {}
@@ -387,7 +391,7 @@ def _walls(project: Project, hardware: Hardware,
         if wall:
             walls.append(wall)
             details["replicas_needed"] = replicas
-    time_wall = _time_wall(project, hardware, reference, details)
+    time_wall = _time_wall(project, hardware, reference, details, measured_mfu)
     if time_wall:
         walls.append(time_wall)
     return walls, details
@@ -413,7 +417,7 @@ def _serving_wall(serving: Serving, headroom: float) -> tuple[Wall | None, int |
 
 
 def _time_wall(project: Project, hardware: Hardware, reference: MeasuredReference | None,
-               details: _Details) -> Wall | None:
+               details: _Details, measured_mfu: tuple[float, float] | None = None) -> Wall | None:
     """Single-machine time to finish against the deadline (training.deadline, else goal.time_per_run)."""
     reference_time_s = reference.one_machine_s if reference else None
     training = project.baseline.training if project.baseline else None
@@ -421,11 +425,15 @@ def _time_wall(project: Project, hardware: Hardware, reference: MeasuredReferenc
     deadline = (training.deadline if training else None) or (goal.time_per_run if goal else None)
     time = None
     source = ""
-    if training and hardware.peak_compute:
-        time = 6.0 * training.parameters * training.tokens / (training.mfu * hardware.peak_compute)
+    mfu = training.mfu if training else None
+    if training and mfu is None and measured_mfu is not None:
+        mfu = measured_mfu[1]
+        source = f", with the MFU measured at {nodes_words(measured_mfu[0])} ({percent(mfu)})"
+    if training and mfu and hardware.peak_compute:
+        time = 6.0 * training.parameters * training.tokens / (mfu * hardware.peak_compute)
         details["training_time_s"] = time
         details["time_source"] = "modelled"
-        source = "6 × parameters × tokens / (MFU × π)"
+        source = "6 × parameters × tokens / (MFU × π)" + source
     per_run = goal.time_per_run if goal else None
     # A scale above one node that meets the deadline bounds one machine's time from below only: then the model,
     # where there is one, says whether one machine would (methods.md#the-time-wall-from-the-smallest-measured-scale)

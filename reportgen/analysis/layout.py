@@ -9,14 +9,15 @@ numpy over every data-parallel degree at once, so a sweep to 10⁶ costs what th
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Annotated
+from typing import Annotated, Literal
 
 import numpy as np
 
 from reportgen.analysis.common import TIE_TOLERANCE, at_least, ceil_ratio
+from reportgen.analysis.model_shape import declared_activations
 from reportgen.analysis.patterns import Pattern, zero_collective
 from reportgen.keys import Key, derived
-from reportgen.project.model import MemorySplit, Parallelism, PatternName, Project
+from reportgen.project.model import MemorySplit, Parallelism, PatternName, Project, Recompute
 
 STAGES = (0, 1, 2, 3)
 STAGE_KEYS = tuple(str(stage) for stage in STAGES)
@@ -32,8 +33,9 @@ class StageMemory:
     weights_b: Annotated[float, Key("weights per device")]
     gradients_b: Annotated[float, Key("gradients per device")]
     optimizer_b: Annotated[float, Key("optimizer state per device")]
-    # activations and other resident memory, as given (not sharded)
-    activations_b: Annotated[float, Key("activations and other resident memory, as given")]
+    # activations (modelled from a complete shape, or as given) and other resident memory (not sharded)
+    activations_b: Annotated[float, Key("activations (modelled from the model's shape when it is complete, else as "
+                                        "given) and other resident memory")]
     # within one device's memory (None: the device's size is not given)
     fits: Annotated[bool | None, Key("within one device's memory")] = None
 
@@ -48,7 +50,7 @@ class StepTerms:
 
     # the layout's share of the single-node compute
     compute_s: Annotated[float, Key("T_comp · g / (d·t·pp)")]
-    bubble_s: Annotated[float, Key("compute × (pp − 1)/m, the 1F1B bubble")]
+    bubble_s: Annotated[float, Key("compute × (pp − 1)/(v·m), the 1F1B bubble (v: virtual stages)")]
     tensor_s: Annotated[float, Key("tensor parallelism's all-reduces")]  # within the node
     pipeline_s: Annotated[float, Key("pipeline sends")]  # activations sent between stages
     data_s: Annotated[float, Key("(1 − overlap) × the data-parallel collective")]
@@ -116,6 +118,11 @@ class LayoutResult:
     inputs: StepInputs | None = None  # what the step time is computed from (None while some input is missing)
     expert: Annotated[int, Key("e: the expert-parallel degree (mixture of experts; 1 without)")] = 1
     expert_parameters: Annotated[float | None, Key("the parameters that live in experts (mixture of experts)")] = None
+    virtual_stages: Annotated[int, Key("v: model chunks per device (interleaved 1F1B)")] = 1
+    recompute: Annotated[Recompute, Key("activation recomputation: none, selective or full")] = "none"
+    sequence_parallel: Annotated[bool, Key("Megatron sequence parallelism in the tensor-parallel group")] = False
+    # the activations per device came from the model's shape (None: as given, or none)
+    activations_source: Literal["model", "given"] | None = None
 
     @property
     def expert_divides(self) -> bool | None:
@@ -190,8 +197,8 @@ class LayoutResult:
 
     @property
     def bubble_fraction(self) -> float:
-        """(pp − 1)/m of the compute."""
-        return (self.pipeline - 1) / self.micro_batches
+        """(pp − 1)/(v·m) of the compute."""
+        return (self.pipeline - 1) / (self.virtual_stages * self.micro_batches)
 
 
 def _nodes(devices: int, per_node: int) -> float:
@@ -256,7 +263,7 @@ def analyze_layout(project: Project, *, t_comp: float | None, alpha: float | Non
     hardware = project.hardware
     g = hardware.devices_per_node if hardware else 1
     model_parallel = layout.tensor * layout.pipeline
-    data = _data_degree(layout, design.nodes, g)
+    data = project.layout_data_degree
     memory = project.baseline.memory if project.baseline else None
     device = hardware.memory_per_device if hardware else None
     split = memory.per_parameter if memory else None
@@ -265,7 +272,14 @@ def analyze_layout(project: Project, *, t_comp: float | None, alpha: float | Non
     experts = Experts(expert_parameters / (layout.expert * layout.pipeline), layout.expert) \
         if memory and expert_parameters else Experts(0.0, layout.expert)
     psi = (memory.parameters - (expert_parameters or 0.0)) / model_parallel if memory else None
-    resident = ((memory.activations or 0.0) + (memory.other or 0.0)) if memory else 0.0
+    modelled = declared_activations(project)
+    given = memory.activations if memory else None
+    # a complete shape models the activations; a measured value given beside it is the declared layout's
+    # (methods.md#activation-memory-from-the-models-shape)
+    activation_b = given if given is not None or modelled is None else modelled.total_b
+    activations_source: Literal["model", "given"] | None = "model" if given is None and modelled is not None \
+        else "given" if given is not None else None
+    resident = ((activation_b or 0.0) + (memory.other or 0.0)) if memory else (activation_b or 0.0)
     stages: tuple[StageMemory, ...] = ()
     if split is not None and psi is not None and data is not None:
         stages = tuple(replace(memory, fits=None if device is None else memory.total_b <= device * (1 + 1e-12))
@@ -294,17 +308,9 @@ def analyze_layout(project: Project, *, t_comp: float | None, alpha: float | Non
         size_matches=size_matches, tensor_across_nodes=layout.tensor > g, device_memory_b=device, memory=stages,
         min_data_for_stage=min_data, step=step, step_missing=inputs.missing, data_pattern=data_pattern, curve=curve,
         optimum_data=best, optimum_speedup=float(curve.speedup[best - 1]) if curve is not None and best else None,
-        inputs=inputs if inputs.missing == () else None, expert=layout.expert, expert_parameters=expert_parameters)
-
-
-def _data_degree(layout: Parallelism, nodes: int | None, g: int) -> int | None:
-    """d as declared, else the devices left by tensor and pipeline parallelism (when they divide evenly)."""
-    if layout.data is not None:
-        return layout.data
-    if nodes is None:
-        return None
-    devices, model_parallel = nodes * g, layout.tensor * layout.pipeline
-    return devices // model_parallel if devices % model_parallel == 0 else None
+        inputs=inputs if inputs.missing == () else None, expert=layout.expert, expert_parameters=expert_parameters,
+        virtual_stages=layout.virtual_stages, recompute=layout.recompute, sequence_parallel=layout.sequence_parallel,
+        activations_source=activations_source)
 
 
 @dataclass(frozen=True)
@@ -329,6 +335,8 @@ class StepInputs:
     top_k: int = 2  # experts per token
     weight_bytes: float = 0.0  # w: bytes of weights per parameter (an expert's gradients are all-reduced too)
     devices_per_node: int = 1
+    virtual_stages: int = 1  # v: the bubble divides by v, the pipeline sends multiply by it
+    tensor_all_reduces: int = 4  # per layer and micro-batch: 6 under full recomputation (its forward repeats two)
 
     @classmethod
     def of(cls, project: Project, layout: Parallelism, t_comp: float | None, alpha: float | None, psi: float | None,
@@ -351,7 +359,7 @@ class StepInputs:
                    (split.weights * psi) if split and psi else 0.0, layout.tensor, layout.pipeline,
                    layout.micro_batches, layout.overlap, missing, experts,
                    shape.expert_layers if shape else 0, shape.top_k if shape else 2,
-                   split.weights if split else 0.0, g)
+                   split.weights if split else 0.0, g, layout.virtual_stages, 6 if layout.recompute == "full" else 4)
 
     def _expert_term(self) -> float:
         """The token all-to-all per step: m micro-batches × 4 · (moe_layers/pp) · [(e − 1)·α + (e − 1)/e · A·top_k /
@@ -371,9 +379,9 @@ class StepInputs:
         # latency (methods.md#22-a-parallel-layout-designparallelism)
         across = t > self.devices_per_node
         bandwidth, alpha = (self.bandwidth, self.alpha) if across else (self.intra_bandwidth, self.intra_alpha)
-        tensor = 4.0 * (self.layers / pp) * m * (2.0 * (t - 1) / t * self.activation_b / bandwidth
-                                                 + 2.0 * (t - 1) * alpha) if t > 1 else 0.0
-        pipeline = 2.0 * m * (self.alpha + self.activation_b / self.bandwidth) if pp > 1 else 0.0
+        tensor = self.tensor_all_reduces * (self.layers / pp) * m * (
+            2.0 * (t - 1) / t * self.activation_b / bandwidth + 2.0 * (t - 1) * alpha) if t > 1 else 0.0
+        pipeline = 2.0 * self.virtual_stages * m * (self.alpha + self.activation_b / self.bandwidth) if pp > 1 else 0.0
         return tensor, pipeline
 
     def _varying_terms(self, degrees: np.ndarray, g: int, data_pattern: Pattern) -> tuple[np.ndarray, np.ndarray]:
@@ -391,13 +399,16 @@ class StepInputs:
     def t_step(self, degrees: np.ndarray, g: int, data_pattern: Pattern) -> np.ndarray:
         compute, data = self._varying_terms(degrees, g, data_pattern)
         tensor, pipeline = self._fixed_terms()
-        step: np.ndarray = compute * (1.0 + (self.pipeline - 1) / self.micro_batches) + tensor + pipeline + data \
-            + self._expert_term()
+        step: np.ndarray = compute * (1.0 + self.bubble) + tensor + pipeline + data + self._expert_term()
         return step
 
     def terms(self, data: int, g: int, data_pattern: Pattern) -> StepTerms:
         compute, collective = (float(term[0]) for term in self._varying_terms(np.array([float(data)]), g,
                                                                                 data_pattern))
         tensor, pipeline = self._fixed_terms()
-        return StepTerms(compute, compute * (self.pipeline - 1) / self.micro_batches, tensor, pipeline, collective,
-                         self._expert_term())
+        return StepTerms(compute, compute * self.bubble, tensor, pipeline, collective, self._expert_term())
+
+    @property
+    def bubble(self) -> float:
+        """(pp − 1)/(v·m): the 1F1B bubble's share of the compute, interleaving dividing it by v."""
+        return (self.pipeline - 1) / (self.virtual_stages * self.micro_batches)

@@ -17,6 +17,7 @@ from reportgen.analysis.goal import GoalResult
 from reportgen.analysis.layout import LayoutResult
 from reportgen.analysis.model_check import COMM_SHARE_FACTOR, SPEEDUP_SHORTFALL, ModelCheckResult
 from reportgen.analysis.peak import PastPeak, past_peak_words
+from reportgen.analysis.plan_search import PlanSearchResult, missing_shape
 from reportgen.analysis.prediction import PredictionResult
 from reportgen.analysis.reconcile import Reconciliation
 from reportgen.analysis.reliability import ReliabilityResult
@@ -58,7 +59,7 @@ def lint(project: Project, *, diagnosis: DiagnosisResult | None, prediction: Pre
          goal: GoalResult | None, serving: ServingResult | None = None,
          model_check: ModelCheckResult | None = None, past_peak: PastPeak | None = None,
          layout: LayoutResult | None = None, reconciliation: Reconciliation | None = None,
-         cost: CostResult | None = None) -> list[Finding]:
+         cost: CostResult | None = None, plan_search: PlanSearchResult | None = None) -> list[Finding]:
     findings: list[Finding] = []
     findings += reconciled(reconciliation, project.work_unit)
     findings += _spot_model(cost, project.design.nodes if project.design else None)
@@ -66,6 +67,8 @@ def lint(project: Project, *, diagnosis: DiagnosisResult | None, prediction: Pre
     findings += _oversubscribed(project)
     findings += _diagnosis(diagnosis, project.design.nodes if project.design else None)
     findings += _layout(project, layout)
+    findings += _shape(project, plan_search)
+    findings += _utilization(project, scaling)
     findings += _slots(project, diagnosis, scaling, layout)
     findings += _prediction(project, prediction)
     findings += _tax(checklist, prediction)
@@ -409,6 +412,54 @@ def _wrong_axis(diagnosis: DiagnosisResult) -> str:
 
 def _choices(slot: Slot | None) -> set[str]:
     return set(slot.choice) if slot else set()
+
+
+def _shape(project: Project, plan_search: PlanSearchResult | None) -> list[Finding]:
+    """The model's shape against the layout, and the activation model against a measured value
+    (methods.md#activation-memory-from-the-models-shape)."""
+    model = project.baseline.model if project.baseline else None
+    layout = project.design.parallelism if project.design else None
+    out = []
+    if model is not None and layout is not None and model.complete:
+        per_stage = model.layers / layout.pipeline
+        if model.layers % layout.pipeline or per_stage % layout.virtual_stages:
+            chunks = f" of {layout.virtual_stages} virtual stages" if layout.virtual_stages > 1 else ""
+            first = -(-model.layers // layout.pipeline)
+            out.append(warning("layout-layers", f"{model.layers} layers over {layout.pipeline} pipeline stages{chunks} "
+                               f"do not divide evenly: the first stage is charged {first} layers",
+                               "design.parallelism.pipeline", "design"))
+    if model is not None and plan_search is None:
+        missing = missing_shape(project)
+        out.append(info("plan-search-inputs", f"the model's shape lacks {listed([f'`{m}`' for m in missing])}: "
+                        "activations, FLOPs and MFU are not modelled from it", missing[0], "design"))
+    if plan_search is not None and plan_search.kappa_departs and plan_search.declared is not None:
+        declared = plan_search.declared
+        kappa = plan_search.activation_calibration or 0.0
+        modelled = declared.activations_b / kappa if kappa else 0.0
+        out.append(warning("activation-model-departs", f"the measured activations, {size(declared.activations_b)} "
+                           f"per device, are {times(kappa)} the {size(modelled)} Korthikanti's Table 2 gives for "
+                           "this shape and layout: the architecture is not the GPT-3 layer it counts (SwiGLU, "
+                           "grouped-query attention, no dropout?); the other layouts are scaled by the same factor",
+                           "baseline.memory.activations", "design"))
+    return out
+
+
+def _utilization(project: Project, scaling: ScalingResult | None) -> list[Finding]:
+    """A share of the peak above one is a unit slip, or tokens that are not the run's
+    (methods.md#flops-mfu-and-hfu)."""
+    if scaling is None:
+        return []
+    over = [row for row in scaling.rows if (row.mfu or 0.0) > 1.0 or (row.hfu or 0.0) > 1.0]
+    if not over:
+        return []
+    row = max(over, key=lambda r: max(r.mfu or 0.0, r.hfu or 0.0))
+    own = row.run.tokens is not None
+    source = "the run's own" if own else ("scaling.work_per_run" if project.scaling and project.scaling.work_per_run
+                                          and project.work_per_run_counts == "token" else "baseline.training.tokens")
+    tokens = f"{row.tokens:,.0f} tokens ({source})" if row.tokens is not None else "its throughput"
+    share = max(row.mfu or 0.0, row.hfu or 0.0)
+    return [error("mfu-above-one", f"at {nodes(row.nodes)} the run reaches {percent(share)} of the peak, reading "
+                  f"{tokens}: a unit slip, or tokens that are not the run's", "scaling.runs", "measure")]
 
 
 def _layout(project: Project, layout: LayoutResult | None) -> list[Finding]:

@@ -34,7 +34,7 @@ BOOTSTRAP_SEED = 20261123  # fixed: two builds of one input give the same interv
 CONFIDENCE = 0.95
 NOISY_HALF_WIDTH = 0.10  # an interval half-width above this share of the median makes a scale `noisy`
 COMPONENTS = ("compute", "communication", "idle", "io", "time", "throughput", "energy", "co2_recorded",
-              "p99_latency")
+              "p99_latency", "tokens", "flops")
 Interval = tuple[float, float]
 # (node counts, times per run) → the times under a what-if change of the inputs (methods.md#the-goals-levers)
 TimeChange = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -187,6 +187,18 @@ class ScaleRow:
         "ranks_per_node exceed hardware.cores)")] = None
     gustafson: Annotated[float | None, Key("weak mode: Gustafson's serial fraction s_p = (q − S_p)/(q − 1)")] = None
     gains: tuple[Gain, ...] = ()  # the causes that gained folds here (superlinear), each named in the report
+    # the share of the peak the run reached (methods.md#flops-mfu-and-hfu), filled by reportgen.analysis.utilization
+    tokens: Annotated[float | None, Key("tokens the run processed (its own, or the default it was read with)")] = None
+    mfu: Annotated[float | None, Key("model FLOP utilization: the model's FLOPs (attention counted when the shape "
+                                     "has its heads) over the run's time at the nodes' peak")] = None
+    mfu_6p: Annotated[float | None, Key("MFU counting 6·P FLOPs a token (attention left out), as the time wall "
+                                        "reads it")] = None
+    hfu: Annotated[float | None, Key("hardware FLOP utilization: what was executed, recomputation included")] = None
+    hfu_source: Annotated[Literal["counted", "given", "model"] | None, Key(
+        "where the hardware FLOPs come from: the run's counted flops, baseline.model.hardware_flops_per_token, or "
+        "the model's count for the declared recomputation")] = None
+    achieved_flops_per_device: Annotated[float | None, Key("HFU × the peak of one device: achieved FLOP/s per "
+                                                           "device")] = None
     excluded: Annotated[tuple[str, ...], Key(
         "the quantities of this scale no choice rests on, because they cannot be right (energy, collective, "
         "throughput): shown, marked, and left out of the energy and carbon choices, the α–β fit and the serving "
@@ -329,6 +341,16 @@ class ScalingResult:
     @property
     def repeated(self) -> bool:
         return any(row.repeats > 1 for row in self.rows)
+
+    @property
+    def utilized(self) -> bool:
+        """Some scale's MFU is known (methods.md#flops-mfu-and-hfu)."""
+        return any(row.mfu is not None for row in self.rows)
+
+    @property
+    def hfu_differs(self) -> bool:
+        """Some scale executed more than the model's FLOPs (recomputation): HFU is shown beside MFU."""
+        return any(row.hfu is not None and row.mfu is not None and row.hfu > row.mfu * (1 + 1e-9) for row in self.rows)
 
     @property
     def single_scale(self) -> bool:

@@ -116,7 +116,9 @@ def load_project_text(text: str, path: Path, display: str, *, data: bytes | None
     if service:
         _check_load_units(loads, reader)
     project = INVALID if INVALID in sections.values() or not keys_sound \
-        else Project(**sections, money_currency=currency, work_unit=loads[0][2] if loads else "request")
+        else Project(**sections, money_currency=currency, work_unit=loads[0][2] if loads else "request",
+                     throughput_counts=_counts(_first_run_throughput(runs_node), reader),
+                     work_per_run_counts=_counts(_written_at(root, "scaling.work_per_run"), reader))
     if project is not INVALID:
         for relative, message in project.check():
             reader.error(locate(root, relative), relative, message)
@@ -170,6 +172,24 @@ def _loads(root: Node, runs_node: Node | None, *, every_run: bool) -> list[tuple
         if node is not None and unit is not None:
             found.append((path, node, unit))
     return found
+
+
+def _counts(node: Node | None, reader: Reader) -> str | None:
+    """What a throughput or an amount of work counts, as written: "FLOP" (FLOP/s, as weak-scaling papers publish
+    it), else its unit of work ("token"), else None. A run's MFU reads its tokens from it
+    (methods.md#flops-mfu-and-hfu)."""
+    text = scalar_text(node) if node is not None else None
+    if text is None:
+        return None
+    kinds = (units.RATE, units.WORK, units.COMPUTE_RATE, units.COMPUTE)  # a bare number counts items
+    if units.dimension_of(text, kinds, currency=reader.currency) in (units.COMPUTE_RATE, units.COMPUTE):
+        return "FLOP"
+    return units.work_unit(text)
+
+
+def _first_run_throughput(runs_node: Node | None) -> Node | None:
+    first = runs_node.value[0] if isinstance(runs_node, SequenceNode) and runs_node.value else None
+    return _written_at(first, "throughput") if first is not None else None
 
 
 def _check_load_units(loads: list[tuple[str, Node, str]], reader: Reader) -> None:

@@ -46,6 +46,7 @@ ScalingAxis = Literal["nodes", "load"]  # what a run's `nodes` counts
 ScalingMode = Literal["strong", "weak"]  # strong: the work per run is fixed; weak: the work per node
 RegimeName = Literal["on_demand", "spot", "local"]  # a price regime
 PatternName = Literal["ring", "tree", "parameter-server", "scatter-gather", "gossip", "sharded", "all-to-all"]
+Recompute = Literal["none", "selective", "full"]  # activation recomputation (Korthikanti et al. 2022 §5)
 MAX_DECISIONS = 64  # deployment contexts: a team has a handful; each is held against every measured point
 MAX_LAYERS = 100_000  # a model's layers: the largest trained have a few hundred
 
@@ -60,6 +61,7 @@ SCALING_AXES: tuple[ScalingAxis, ...] = get_args(ScalingAxis)
 SCALING_MODES: tuple[ScalingMode, ...] = get_args(ScalingMode)
 REGIMES: tuple[RegimeName, ...] = get_args(RegimeName)
 PATTERNS: tuple[PatternName, ...] = get_args(PatternName)
+RECOMPUTES: tuple[Recompute, ...] = get_args(Recompute)
 PRESSURE_AXES = ("data", "training", "model", "inference", "coordination", "intelligence")
 SERVING_GOAL_FIELDS = ("load", "p99_latency", "headroom", "cost_per_hour", "latency")
 SLOT_VOCABULARY = {
@@ -272,8 +274,9 @@ class Training:
 
     parameters: float = field(Positive("Number of model parameters"), required=True)
     tokens: float = field(Quantity(u.WORK, "Training tokens", example="1.3e10 token"), required=True)
-    mfu: float = field(Number("Model FLOP utilisation, in (0, 1]", minimum=0.0, maximum=1.0,
-                              exclusive_minimum=True, example="0.4"), required=True)
+    mfu: float | None = field(Number("Model FLOP utilisation, in (0, 1] (without it, the time wall uses the MFU "
+                                     "measured at the reference scale, from the model's shape)", minimum=0.0,
+                                     maximum=1.0, exclusive_minimum=True, example="0.4"))
     deadline: float | None = field(Quantity(u.TIME, "Time allowed for the training run", example="90 min"))
 
 
@@ -329,6 +332,31 @@ class ModelShape:
     moe_layers: int | None = field(Count("Mixture of experts: the layers with experts (default: layers)", "32"),
                                    starter=False)
     top_k: int = field(Count("Mixture of experts: the experts each token is routed to", "2"), 2, starter=False)
+    heads: int | None = field(Count("a: attention heads (with vocabulary, the shape is complete: activations, FLOPs "
+                                    "and MFU are modelled from it)", "64"), starter=False)
+    vocabulary: int | None = field(Count("V: vocabulary size", "51200"), starter=False)
+    head_dim: float | None = field(Positive("d_h: the dimension of one head (default hidden / heads)", "128"),
+                                   starter=False)
+    global_batch: int | None = field(Count("B: sequences per optimizer step (default b·d·m of the declared layout)",
+                                           "1536"), starter=False)
+    flash_attention: bool = field(Flag("The attention kernel never stores the s×s scores and its backward "
+                                       "recomputes them (FlashAttention; PyTorch's SDPA kernels)"), False,
+                                  starter=False)
+    hardware_flops_per_token: float | None = field(Quantity(u.COMPUTE, "Hardware FLOPs per token, as published or "
+                                                            "counted (replaces the model's for HFU)",
+                                                            example="4.1 TFLOP"), starter=False)
+
+    @property
+    def complete(self) -> bool:
+        """Heads and vocabulary given: activations, FLOPs and MFU are modelled from the shape."""
+        return self.heads is not None and self.vocabulary is not None
+
+    @property
+    def dimension_per_head(self) -> float:
+        """d_h: as given, else hidden / heads."""
+        if self.head_dim is not None:
+            return self.head_dim
+        return self.hidden / self.heads if self.heads else float(self.hidden)
 
     @property
     def expert_layers(self) -> int:
@@ -463,6 +491,14 @@ class Parallelism:
     expert: int = field(Whole(doc="e: expert-parallel degree (mixture of experts): each expert lives on d / e of the "
                                   "data-parallel ranks; e divides d", minimum=1, maximum=MAX_NODES * 1024,
                               example="8"), 1, starter=False)
+    virtual_stages: int = field(Whole(doc="v: model chunks per device (the interleaved 1F1B schedule): the bubble "
+                                          "divides by v, the pipeline sends multiply by v", minimum=1, maximum=4096,
+                                      example="4"), 1, starter=False)
+    recompute: Recompute = field(OneOf("Activation recomputation: none, selective (the attention scores) or full "
+                                       "(each layer's forward again)", RECOMPUTES), "none", starter=False)
+    sequence_parallel: bool = field(Flag("Megatron sequence parallelism in the tensor-parallel group: the "
+                                         "activations outside attention are sharded over t too"), False,
+                                    starter=False)
 
 
 @dataclass(frozen=True)
@@ -580,6 +616,11 @@ class Run:
                                              "scale's throughput", "95 ms", zero=False), starter=False)
     workers: tuple[float, ...] = field(Items(_run_time("Compute time of one worker", "4100 s", zero=False),
                                              "Per-worker compute times"), (), starter=False)
+    tokens: float | None = field(Quantity(u.WORK, "Tokens the run processed (for its MFU): default "
+                                          "scaling.work_per_run in tokens, else baseline.training.tokens",
+                                          example="3.1e9 token"), starter=False)
+    flops: float | None = field(Quantity(u.COMPUTE, "Hardware FLOPs the run executed, as a FLOP counter counted them "
+                                         "(torch's FlopCounterMode): its HFU", example="1.2e19 FLOP"), starter=False)
     ranks_per_node: int | None = field(Count("Ranks on each machine of this run, for the oversubscription check "
                                              "(measure records it)", "8"), starter=False)
 
@@ -806,6 +847,10 @@ class Project:
     money_currency: str = "USD"
     # Not a field of the file: the unit of work a service's load counts ("token", "request"), as its load is written
     work_unit: str = "request"
+    # Not fields of the file: what the runs' throughput counts, as written (FLOP/s, as weak-scaling papers publish
+    # it, or a unit of work: "token"), and what scaling.work_per_run counts; None where not written
+    throughput_counts: str | None = None
+    work_per_run_counts: str | None = None
 
     def check(self) -> Checks:
         if self.scaling is not None and self.scaling.axis == "load":
@@ -819,6 +864,7 @@ class Project:
                 yield "decisions", f"decision names must be unique: `{name}` appears twice"
         yield from self._serving_terms()
         yield from self._stages_within_layers()
+        yield from self._layout_of_the_shape()
 
     def _stages_within_layers(self) -> Checks:
         """A pipeline stage holds at least one layer (methods.md#22-a-parallel-layout-designparallelism): more
@@ -828,6 +874,47 @@ class Project:
         if layout is not None and shape is not None and layout.pipeline > shape.layers:
             yield "design.parallelism.pipeline", (f"{layout.pipeline} pipeline stages for {shape.layers} layers: a "
                                                   "stage holds at least one layer")
+
+    def _layout_of_the_shape(self) -> Checks:
+        """With the model's shape complete (heads and vocabulary), a layout no framework could run is refused
+        (methods.md#the-models-shape-and-the-layout): t must divide the heads, an interleaved schedule needs a
+        pipeline and micro-batches in multiples of its stages, and a global batch must be b·d·m."""
+        layout = self.design.parallelism if self.design else None
+        shape = self.baseline.model if self.baseline else None
+        if layout is None or shape is None or not shape.complete or shape.heads is None:
+            return
+        at = "design.parallelism"
+        if shape.heads % layout.tensor:
+            yield f"{at}.tensor", (f"layout-heads: tensor parallelism of {layout.tensor} does not divide the "
+                                   f"{shape.heads} attention heads (each device holds whole heads)")
+        if layout.virtual_stages > 1 and (layout.pipeline == 1 or layout.micro_batches % layout.pipeline):
+            yield f"{at}.virtual_stages", (
+                f"interleave-needs-multiple: {layout.virtual_stages} virtual stages need a pipeline and micro-batches "
+                f"in a multiple of its stages ({layout.micro_batches} micro-batches, {layout.pipeline} "
+                f"stage{'s' if layout.pipeline > 1 else ''})")
+        data = self.layout_data_degree
+        if shape.global_batch is not None and data is not None \
+                and shape.global_batch != shape.micro_batch * data * layout.micro_batches:
+            yield "baseline.model.global_batch", (
+                f"layout-batch: a global batch of {shape.global_batch:,} sequences is not b·d·m = "
+                f"{shape.micro_batch} × {data:,} × {layout.micro_batches} = "
+                f"{shape.micro_batch * data * layout.micro_batches:,} (micro_batch × data × micro_batches)")
+
+    @property
+    def layout_data_degree(self) -> int | None:
+        """d of design.parallelism as declared, else the devices the plan leaves after tensor and pipeline (when
+        they divide evenly), else None."""
+        layout = self.design.parallelism if self.design else None
+        if layout is None:
+            return None
+        if layout.data is not None:
+            return layout.data
+        nodes = self.design.nodes if self.design else None
+        if nodes is None:
+            return None
+        devices = nodes * (self.hardware.devices_per_node if self.hardware else 1)
+        model_parallel = layout.tensor * layout.pipeline
+        return devices // model_parallel if devices % model_parallel == 0 else None
 
     def _serving_terms(self) -> Checks:
         """A serving project is judged per hour on load, latency and cost; a run-based project per run: a limit of

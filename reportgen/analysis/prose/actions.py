@@ -329,6 +329,8 @@ ACTIONS: tuple[Action, ...] = (
            "hardware (rank 6 when ranks_per_node above the cores explains it)."),
     _fixed(2, "memory-model-refuted", "Correct the memory model's inputs (the experts, the bytes per parameter, the "
            "activations) so that it agrees with the runs that were measured."),
+    _fixed(2, "mfu-above-one", "Check the runs' tokens and the node's peak: a run cannot execute more than its "
+           "peak (a unit slip, or tokens that are not the run's)."),
     _fixed(2, "failed-requests", "Find why the load test's requests failed, then run it again: its figures are "
            "those of the requests that succeeded."),
     _fixed(2, "rate-not-reached", "Run the load test again at a rate the client can offer (more clients, a higher "
@@ -362,6 +364,10 @@ ACTIONS: tuple[Action, ...] = (
     _fixed(6, "tensor-across-nodes", "Keep tensor parallelism within a node (at most devices_per_node); span nodes "
            "with pipeline or data parallelism."),
     _fixed(6, "needless-model-split", "Keep the model whole: it fits one device and the ceiling is compute."),
+    _fixed(6, "layout-layers", "Give each pipeline stage (and virtual stage) the same number of layers, or accept "
+           "the first stage's extra layers."),
+    _fixed(6, "activation-model-departs", "Check the model's shape and the measured activations: the layer is not the "
+           "one the activation model counts, so other layouts' memory is only scaled from this one."),
     _fixed(6, "above-roof", "Check the profiled step's flops, bytes and time: it beats the roof."),
     _fixed(6, "unjustified-slot", "Justify each design slot (its why)."),
     Action(6, "single-scale", "Measure another node count, ideally 1 node.", _single_scale),

@@ -1,0 +1,251 @@
+"""The plan search's inputs and the declared layout's memory from the model's shape
+(methods.md#activation-memory-from-the-models-shape): the six activation modes of Korthikanti et al. 2022 at the
+declared layout, the model states on the most loaded pipeline stage, a measured `activations` read as the
+calibration κ of the model, and the FLOPs per token every layout and every measured run is held to.
+
+It belongs to the core (a field of `Analysis`): the findings read it (`activation-model-departs`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from reportgen.analysis.model_shape import Activations, ParametersSource, activations, parameters_of, shape_of
+from reportgen.analysis.transformer import (
+    MODES,
+    ModeName,
+    RecomputePolicy,
+    interleave_factor,
+    most_loaded_parameters,
+    token_flops,
+)
+from reportgen.analysis.utilization import default_tokens, model_flops
+from reportgen.keys import Key, derived
+from reportgen.project.model import Project
+
+PLAN_SEARCH_DOC = ("the plan search from the model's shape: its inputs, the FLOPs per token, and the declared "
+                   "layout's memory in each of the six activation modes (null without a complete shape: layers, "
+                   "hidden, sequence, heads and vocabulary)")
+# κ outside this range: the shape's architecture is not the GPT-3 layer Table 2 counts
+KAPPA_RANGE = (0.5, 2.0)
+SHAPE_FIELDS = ("layers", "hidden", "sequence", "heads", "vocabulary")
+MEMORY_TOLERANCE = 1e-12  # relative, as the layout's fit
+
+
+@dataclass(frozen=True)
+class SearchInputs:
+    parameters: Annotated[float, Key("P: the parameters a token passes through")]
+    parameters_source: Annotated[ParametersSource, Key("where P comes from: baseline.training, baseline.memory or "
+                                                       "the shape (Narayanan et al. 2021, eq. (2))")]
+    layers: Annotated[int, Key("L: transformer layers")]
+    hidden: Annotated[int, Key("h: hidden size")]
+    heads: Annotated[int, Key("a: attention heads")]
+    head_dim: Annotated[float, Key("d_h: the dimension of one head")]
+    sequence: Annotated[int, Key("s: tokens per sequence")]
+    vocabulary: Annotated[int, Key("V: vocabulary size")]
+    micro_batch: Annotated[int, Key("b: sequences per micro-batch")]
+    global_batch: Annotated[int | None, Key("B: sequences per optimizer step (given, or b·d·m of the declared "
+                                            "layout)")]
+    tokens_per_run: Annotated[float | None, Key("T: tokens per run")]
+    devices_per_node: Annotated[int, Key("g: devices per node")]
+    device_memory_b: Annotated[float | None, Key("one device's memory")]
+    peak_flops_per_device: Annotated[float | None, Key("π_dev: hardware.peak_compute / g")]
+    flash_attention: Annotated[bool, Key("the attention kernel never stores the s×s scores")]
+
+
+@dataclass(frozen=True)
+class HardwareFlops:
+    none: Annotated[float, Key("without recomputation")]
+    selective: Annotated[float, Key("selective recomputation (Korthikanti eq. (8))")]
+    full: Annotated[float, Key("full recomputation: one more forward of every layer")]
+
+
+@dataclass(frozen=True)
+class SearchFlops:
+    model_per_token: Annotated[float, Key("F_model = 6·P + 12·L·(a·d_h)·s FLOP a token (PaLM App. B)")]
+    model_per_token_6p: Annotated[float, Key("6·P FLOP a token: the count without attention")]
+    attention_included: Annotated[bool, Key("the shape's heads are known, so attention is counted")]
+    hardware_per_token: Annotated[HardwareFlops, Key("F_hw, per recomputation policy")]
+    hardware_given_per_token: Annotated[float | None, Key(
+        "baseline.model.hardware_flops_per_token, else the median of the runs' counted flops / tokens: HFU reads "
+        "it")]
+
+
+@dataclass(frozen=True)
+class ModeRow:
+    mode: Annotated[ModeName, Key("none, seq, sel, seqsel, full or seqfull (Calculon's validation modes)")]
+    recompute: Annotated[RecomputePolicy, Key("the recomputation policy")]
+    sequence_parallel: Annotated[bool, Key("sequence parallelism on")]
+    per_layer_b: Annotated[float, Key("one layer's activations per device (Korthikanti Table 2)")]
+    layers_b: Annotated[float, Key("the first stage's layers: per layer × ⌈L/p⌉ × the micro-batches in flight")]
+    extra_b: Annotated[float, Key("the embedding's mask, and without a pipeline the output layer and the loss")]
+    activations_b: Annotated[float, Key("the activations per device, × κ when a measured value calibrates them")]
+    relative_to_none: Annotated[float, Key("layers_b over the `none` mode's (Korthikanti Figure 7)")]
+    memory_per_device_b: Annotated[float, Key("model states + activations + other")]
+    fits: Annotated[bool | None, Key("within one device's memory (null without its size)")]
+
+
+@dataclass(frozen=True)
+class DeclaredLayout:
+    tensor: Annotated[int, Key("t")]
+    pipeline: Annotated[int, Key("p")]
+    data: Annotated[int | None, Key("d (declared, or the devices the plan leaves)")]
+    virtual_stages: Annotated[int, Key("v")]
+    micro_batches: Annotated[int, Key("m: micro-batches per step per pipeline")]
+    micro_batch: Annotated[int, Key("b")]
+    zero_stage: Annotated[int, Key("z")]
+    recompute: Annotated[RecomputePolicy, Key("the declared recomputation")]
+    sequence_parallel: Annotated[bool, Key("the declared sequence parallelism")]
+    nodes: Annotated[float | None, Key("devices / g")]
+    interleave_factor: Annotated[float, Key("1 + (p − 1)/(p·v)")]
+    in_flight: Annotated[float, Key("micro-batches' activations the first stage holds")]
+    bubble_fraction: Annotated[float, Key("(p − 1)/(v·m)")]
+    states_b: Annotated[float | None, Key("weights, gradients and optimizer state on the most loaded stage, per "
+                                          "device, at the ZeRO stage")]
+    activations_b: Annotated[float, Key("the activations per device at the declared layout")]
+    activations_source: Annotated[str, Key("model, or given (a measured baseline.memory.activations)")]
+    memory_per_device_b: Annotated[float | None, Key("states + activations + other")]
+    fits: Annotated[bool | None, Key("within one device's memory")]
+    modes: Annotated[tuple[ModeRow, ...], Key("the six activation modes at the declared t, p, d, v, m and ZeRO "
+                                              "stage (three when t = 1)")]
+
+    @derived(Key("the layout as t × p × d"))
+    def layout(self) -> str:
+        return f"{self.tensor} × {self.pipeline} × {self.data if self.data is not None else '?'}"
+
+    @derived(Key("t · p · d"))
+    def devices(self) -> int | None:
+        return self.tensor * self.pipeline * self.data if self.data is not None else None
+
+
+@dataclass(frozen=True)
+class PlanSearchResult:
+    missing: Annotated[tuple[str, ...], Key("the fields whose absence left parts of the search out",
+                                            item="a field path")]
+    inputs: Annotated[SearchInputs, Key("what the search reads")]
+    flops: Annotated[SearchFlops, Key("FLOPs per token")]
+    activation_calibration: Annotated[float | None, Key(
+        "κ: the given activations over the modelled ones at the declared layout (null without a measured value)")]
+    declared: Annotated[DeclaredLayout | None, Key("the declared layout's memory from the shape (null without "
+                                                   "design.parallelism)")]
+
+    @property
+    def kappa_departs(self) -> bool:
+        kappa = self.activation_calibration
+        return kappa is not None and not KAPPA_RANGE[0] <= kappa <= KAPPA_RANGE[1]
+
+
+def missing_shape(project: Project) -> tuple[str, ...]:
+    """The fields of a complete shape the project does not give."""
+    model = project.baseline.model if project.baseline else None
+    if model is None:
+        return tuple(f"baseline.model.{name}" for name in SHAPE_FIELDS)
+    return tuple(f"baseline.model.{name}" for name in SHAPE_FIELDS if getattr(model, name, None) is None)
+
+
+def search_plan(project: Project) -> PlanSearchResult | None:
+    """The search's inputs, FLOPs and declared layout, or None without a complete shape."""
+    shape = shape_of(project)
+    found = parameters_of(project)
+    if shape is None or found is None:
+        return None
+    parameters, source = found
+    model = project.baseline.model if project.baseline else None
+    assert model is not None
+    hardware = project.hardware
+    g = hardware.devices_per_node if hardware else 1
+    device = hardware.memory_per_device if hardware else None
+    peak = hardware.peak_compute / g if hardware and hardware.peak_compute else None
+    layout = project.design.parallelism if project.design else None
+    data = project.layout_data_degree
+    global_batch = model.global_batch
+    if global_batch is None and layout is not None and data is not None:
+        global_batch = model.micro_batch * data * layout.micro_batches
+    missing = [*(["hardware.device_memory"] if device is None else []),
+               *(["hardware.peak_compute"] if peak is None else []),
+               *(["design.parallelism"] if layout is None else []),
+               *(["baseline.model.global_batch"] if global_batch is None else [])]
+    counts = model_flops(project)
+    flops = token_flops(parameters, shape)
+    given = counts.hardware_per_token if counts is not None and counts.hardware_source != "model" else None
+    declared, kappa = _declared(project, parameters, data, device) if layout is not None else (None, None)
+    return PlanSearchResult(
+        missing=tuple(missing),
+        inputs=SearchInputs(parameters, source, shape.layers, shape.hidden, shape.heads, shape.head_dim,
+                            shape.sequence, shape.vocabulary, shape.micro_batch, global_batch,
+                            _tokens_per_run(project), g, device, peak, shape.flash),
+        flops=SearchFlops(flops.model, flops.six_p, flops.attention_included,
+                          HardwareFlops(flops.hardware["none"], flops.hardware["selective"], flops.hardware["full"]),
+                          given),
+        activation_calibration=kappa, declared=declared)
+
+
+def _tokens_per_run(project: Project) -> float | None:
+    """T: baseline.training.tokens, else scaling.work_per_run counted in tokens."""
+    training = project.baseline.training if project.baseline else None
+    return training.tokens if training else default_tokens(project)
+
+
+def states_bytes(project: Project, parameters: float, tensor: int, pipeline: int, data: int | None,
+                 zero_stage: int) -> float | None:
+    """Model states on the most loaded stage per device: w·Ψ/d₃ + g·Ψ/d₂ + K·Ψ/d₁, d_k = d when z ≥ k, else 1, with
+    Ψ = ((P − V·h)/p + V·h)/t (the first stage holds the embedding). None without d."""
+    shape = shape_of(project)
+    memory = project.baseline.memory if project.baseline else None
+    if shape is None or data is None:
+        return None
+    split = memory.per_parameter if memory else None
+    weights, gradients, optimizer = (split.weights, split.gradients, split.optimizer) if split else (2.0, 2.0, 12.0)
+    psi = most_loaded_parameters(memory.parameters if memory else parameters, shape.vocabulary, shape.hidden,
+                                 tensor, pipeline)
+
+    def over(stage: int) -> float:
+        return float(data) if zero_stage >= stage else 1.0
+
+    return weights * psi / over(3) + gradients * psi / over(2) + optimizer * psi / over(1)
+
+
+def _declared(project: Project, parameters: float, data: int | None,
+              device: float | None) -> tuple[DeclaredLayout, float | None]:
+    shape = shape_of(project)
+    layout = project.design.parallelism if project.design else None
+    assert shape is not None and layout is not None
+    memory = project.baseline.memory if project.baseline else None
+    other = (memory.other or 0.0) if memory else 0.0
+    states = states_bytes(project, parameters, layout.tensor, layout.pipeline, data, layout.zero_stage)
+
+    def of(recompute: RecomputePolicy, sequence_parallel: bool) -> Activations:
+        return activations(shape, tensor=layout.tensor, pipeline=layout.pipeline, micro_batches=layout.micro_batches,
+                           virtual_stages=layout.virtual_stages, recompute=recompute,
+                           sequence_parallel=sequence_parallel)
+
+    declared = of(layout.recompute, layout.sequence_parallel)
+    given = memory.activations if memory else None
+    kappa = given / declared.total_b if given is not None and declared.total_b > 0 else None
+    scale = kappa if kappa is not None else 1.0
+
+    def fits(total: float | None) -> bool | None:
+        return None if device is None or total is None else total <= device * (1.0 + MEMORY_TOLERANCE)
+
+    none = of("none", False)
+    rows = []
+    for name, recompute, sequence_parallel in MODES:
+        if sequence_parallel and layout.tensor == 1:
+            continue  # without tensor parallelism sequence parallelism changes nothing
+        mode = of(recompute, sequence_parallel)
+        total = (states or 0.0) + mode.total_b * scale + other
+        rows.append(ModeRow(name, recompute, sequence_parallel, mode.per_layer_b, mode.layers_b, mode.extra_b,
+                            mode.total_b * scale, mode.layers_b / none.layers_b, total,
+                            fits(total if states is not None else None)))
+    activations_b = given if given is not None else declared.total_b
+    declared_total = states + activations_b + other if states is not None else None
+    g = project.hardware.devices_per_node if project.hardware else 1
+    devices = layout.tensor * layout.pipeline * data if data is not None else None
+    return DeclaredLayout(
+        layout.tensor, layout.pipeline, data, layout.virtual_stages, layout.micro_batches, shape.micro_batch,
+        layout.zero_stage, layout.recompute, layout.sequence_parallel,
+        devices / g if devices is not None else None, interleave_factor(layout.pipeline, layout.virtual_stages),
+        declared.in_flight, (layout.pipeline - 1) / (layout.virtual_stages * layout.micro_batches), states,
+        activations_b, "given" if given is not None else "model", declared_total, fits(declared_total), tuple(rows)), \
+        kappa
