@@ -34,9 +34,11 @@ from reportgen.analysis.lint import crowded_runs, lint
 from reportgen.analysis.model_check import ModelCheckResult, check_model
 from reportgen.analysis.patterns import resolve_pattern
 from reportgen.analysis.peak import PastPeak, plan_past_peak
+from reportgen.analysis.plan_ranking import rank_plan
 from reportgen.analysis.plan_search import PLAN_SEARCH_DOC, PlanSearchResult, search_plan
 from reportgen.analysis.prediction import PredictionResult, given_alpha, predict
 from reportgen.analysis.prose.actions import Evidence
+from reportgen.analysis.prose.plan import plan_sentence
 from reportgen.analysis.prose.summary import SummaryResult, summarize
 from reportgen.analysis.provenance import ProvenanceResult, trace_provenance
 from reportgen.analysis.reconcile import Reconciliation, reconcile
@@ -45,7 +47,7 @@ from reportgen.analysis.scaling import ScalingResult, TimeChange, analyze_scalin
 from reportgen.analysis.serving import ServingResult, analyze_serving
 from reportgen.analysis.utilization import with_utilization
 from reportgen.project.carbon import Intensity
-from reportgen.project.model import Project
+from reportgen.project.model import PlanSearch, Project
 from reportgen.project.records import RowSource
 
 
@@ -106,6 +108,15 @@ def _plan_search(i: Inputs, _: Analysis) -> PlanSearchResult | None:
     return search_plan(i.project)
 
 
+def _ranked_plan(i: Inputs, a: Analysis) -> PlanSearchResult | None:
+    """Every layout of the plan's devices ranked at the η the runs calibrate (methods.md#the-plan-search)."""
+    if a.plan_search is None:
+        return None
+    ranked = rank_plan(i.project, a.scaling, a.plan_search)
+    margin = i.project.plan_search.margin if i.project.plan_search else PlanSearch().margin
+    return replace(ranked, sentence=plan_sentence(ranked, i.project.currency, margin))
+
+
 def _layout(i: Inputs, a: Analysis) -> LayoutResult | None:
     spec = i.project.prediction
     return analyze_layout(i.project, t_comp=spec.t_comp if spec else None, alpha=_latency(i.project, a.prediction),
@@ -164,7 +175,7 @@ def _summary(i: Inputs, a: Analysis) -> SummaryResult | None:
     project = i.project
     evidence = Evidence(a.diagnosis, a.prediction, a.scaling, a.goal, a.serving, a.reliability, i.planned,
                         a.past_peak, project.currency, _crowded(project), a.next_runs or (), a.levers,
-                        _contended(project))
+                        _contended(project), a.plan_search)
     return summarize(project, scaling=a.scaling, cost=a.cost, prediction=a.prediction, goal=a.goal,
                      serving=a.serving, findings=a.findings, evidence=evidence, model_check=a.model_check,
                      layout=a.layout)
@@ -306,9 +317,10 @@ CORE_STEPS: tuple[Step, ...] = (
     Step("reconciliation", (), _reconciliation),
     Step("scaling", ("reconciliation",), _scaling),
     Step("scaling", ("scaling",), _with_utilization),
+    Step("plan_search", (), _plan_search),
+    Step("plan_search", ("plan_search", "scaling"), _ranked_plan),
     Step("prediction", ("reconciliation",), _prediction),
     Step("layout", ("prediction",), _layout),
-    Step("plan_search", (), _plan_search),
     Step("diagnosis", ("scaling", "layout"), _diagnosis),
     Step("reliability", ("scaling",), _reliability),
     Step("checklist", ("diagnosis", "prediction", "reliability"), _checklist),
@@ -330,7 +342,7 @@ CORE_STEPS: tuple[Step, ...] = (
     Step("findings", ("diagnosis", "prediction", "scaling", "checklist", "reliability", "goal", "serving",
                       "model_check", "past_peak", "layout", "reconciliation", "cost", "plan_search"), _findings),
     Step("summary", ("scaling", "cost", "prediction", "goal", "serving", "findings", "diagnosis", "reliability",
-                     "past_peak", "model_check", "layout", "next_runs", "levers"), _summary),
+                     "past_peak", "model_check", "layout", "next_runs", "levers", "plan_search"), _summary),
     Step("provenance", ("scaling",), _provenance),
 )
 

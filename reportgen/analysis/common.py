@@ -73,3 +73,20 @@ def beyond_noise(value: float, other: float, value_ci: tuple[float, float] | Non
     if value_ci is not None and other_ci is not None:
         return not overlaps(value_ci, other_ci)
     return abs(value / other - 1) > tolerance
+
+
+def power_of_two(level: float) -> bool:
+    """1, 2, 4, 8, …: a node count, or a load level (which may be fractional: 1.53 is none)."""
+    return float(level).is_integer() and level >= 1 and int(level) & (int(level) - 1) == 0
+
+
+def log_spread(values: Sequence[float], count: int) -> list[float]:
+    """At most `count` of the sorted `values`, spread evenly on a log axis, both ends kept: the value nearest each of
+    `count` points evenly spaced between the logarithms of the first and the last."""
+    if len(values) <= count:
+        return list(values)
+    low, high = math.log(values[0]), math.log(values[-1])
+    logs = [math.log(value) for value in values]
+    chosen = {min(range(len(values)), key=lambda i: abs(logs[i] - (low + (high - low) * k / (count - 1))))
+              for k in range(count)}
+    return [values[i] for i in sorted(chosen)]

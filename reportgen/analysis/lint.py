@@ -68,6 +68,7 @@ def lint(project: Project, *, diagnosis: DiagnosisResult | None, prediction: Pre
     findings += _diagnosis(diagnosis, project.design.nodes if project.design else None)
     findings += _layout(project, layout)
     findings += _shape(project, plan_search)
+    findings += _search(plan_search, project.currency)
     findings += _utilization(project, scaling)
     findings += _slots(project, diagnosis, scaling, layout)
     findings += _prediction(project, prediction)
@@ -441,6 +442,44 @@ def _shape(project: Project, plan_search: PlanSearchResult | None) -> list[Findi
                            "this shape and layout: the architecture is not the GPT-3 layer it counts (SwiGLU, "
                            "grouped-query attention, no dropout?); the other layouts are scaled by the same factor",
                            "baseline.memory.activations", "design"))
+    return out
+
+
+def _search(plan_search: PlanSearchResult | None, currency: str) -> list[Finding]:
+    """The plan search's findings (methods.md#the-plan-search)."""
+    if plan_search is None:
+        return []
+    out = []
+    efficiency = plan_search.efficiency
+    for name, count in plan_search.lacks:
+        out.append(info("plan-search-inputs", f"{count:,} layouts were not searched: {name} is missing", name,
+                        "design"))
+    if efficiency is not None and efficiency.above_peak:
+        out.append(error("efficiency-above-peak", f"the runs calibrate η = {number(efficiency.value)}: above the peak, "
+                         "or a run shorter than its modelled communication; the FLOP count, the peak or the runs' "
+                         "tokens are wrong", "scaling.runs", "design"))
+    elif efficiency is not None and efficiency.source == "none":
+        out.append(warning("search-uncalibrated", "no measured run at the declared layout and no "
+                           "plan_search.efficiency: every layout's time is a floor at the peak; measure one run at "
+                           "the declared layout", "plan_search.efficiency", "design"))
+    if efficiency is not None and efficiency.spread and efficiency.max_abs_residual is not None:
+        out.append(warning("calibration-spread", f"the model misses a measured step by "
+                           f"{percent(efficiency.max_abs_residual)}: it does not describe the scaling of this system, "
+                           "and the ranking rests on it", "scaling.runs", "design"))
+    if plan_search.capped:
+        out.append(warning("search-capped", f"{plan_search.left_out:,} layouts past plan_search.max_layouts were not "
+                           "evaluated", "plan_search.max_layouts", "design"))
+    if plan_search.nodes is not None and plan_search.fitting == 0 and plan_search.least_memory is not None:
+        least, excess = plan_search.least_memory
+        out.append(error("no-layout-fits", f"no layout of {nodes(plan_search.nodes)} fits: the one of least memory, "
+                         f"{least.layout}, needs {size(least.memory_per_device_b)} per device, {size(excess)} too "
+                         "many", "design.nodes", "design"))
+    declared = plan_search.declared
+    if declared is not None and declared.gap is not None and declared.within_margin is False \
+            and declared.fits is not False and plan_search.best:
+        out.append(warning("better-layout", f"the declared layout {declared.layout} is {percent(declared.gap)} slower "
+                           f"than the best the model finds, {plan_search.best[0].layout}", "design.parallelism",
+                           "design"))
     return out
 
 

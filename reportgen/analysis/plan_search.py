@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
+from reportgen.analysis.calibration import Efficiency
+from reportgen.analysis.layout_search import Term
 from reportgen.analysis.model_shape import Activations, ParametersSource, activations, parameters_of, shape_of
 from reportgen.analysis.transformer import (
     MODES,
@@ -21,8 +23,8 @@ from reportgen.analysis.transformer import (
     token_flops,
 )
 from reportgen.analysis.utilization import default_tokens, model_flops
-from reportgen.keys import Key, derived
-from reportgen.project.model import Project
+from reportgen.keys import Key, derived, money
+from reportgen.project.model import Project, RegimeName
 
 PLAN_SEARCH_DOC = ("the plan search from the model's shape: its inputs, the FLOPs per token, and the declared "
                    "layout's memory in each of the six activation modes (null without a complete shape: layers, "
@@ -84,6 +86,88 @@ class ModeRow:
     relative_to_none: Annotated[float, Key("layers_b over the `none` mode's (Korthikanti Figure 7)")]
     memory_per_device_b: Annotated[float, Key("model states + activations + other")]
     fits: Annotated[bool | None, Key("within one device's memory (null without its size)")]
+    step_s: Annotated[float | None, Key("the step in this mode (null without the step's inputs)")] = None
+    faster_by: Annotated[float | None, Key("the declared step over this mode's − 1: how much faster this mode "
+                                           "is")] = None
+
+
+@dataclass(frozen=True)
+class StepBreakdown:
+    compute_s: Annotated[float, Key("B·s·F_model / (N·π_dev·η)")]
+    recompute_s: Annotated[float, Key("B·s·(F_hw − F_model) / (N·π_dev·η)")]
+    bubble_s: Annotated[float, Key("(compute + recompute) × (p − 1)/(v·m)")]
+    tensor_s: Annotated[float, Key("the tensor-parallel all-reduces")]
+    pipeline_s: Annotated[float, Key("the pipeline sends")]
+    data_s: Annotated[float, Key("the data-parallel collective, less the overlap")]
+
+    @derived(Key("the step"))
+    def total_s(self) -> float:
+        return self.compute_s + self.recompute_s + self.bubble_s + self.tensor_s + self.pipeline_s + self.data_s
+
+
+@dataclass(frozen=True)
+class RankedLayout:
+    rank: Annotated[int, Key("1 for the fastest")]
+    tensor: Annotated[int, Key("t")]
+    pipeline: Annotated[int, Key("p")]
+    data: Annotated[int, Key("d")]
+    virtual_stages: Annotated[int, Key("v")]
+    micro_batches: Annotated[int, Key("m")]
+    micro_batch: Annotated[int, Key("b")]
+    zero_stage: Annotated[int, Key("z")]
+    recompute: Annotated[RecomputePolicy, Key("the recomputation policy")]
+    sequence_parallel: Annotated[bool, Key("sequence parallelism")]
+    nodes: Annotated[float, Key("devices / g")]
+    states_b: Annotated[float, Key("model states per device on the first stage")]
+    activations_b: Annotated[float, Key("activations per device on the first stage")]
+    memory_per_device_b: Annotated[float, Key("states + activations + other")]
+    step: Annotated[StepBreakdown, Key("the step by term")]
+    time_per_run_s: Annotated[float | None, Key("step × T/(B·s) (null without the tokens per run)")]
+    cost_per_run: Annotated[float | None, money("on demand (null without a price or T)")]
+    loses_by: Annotated[float, Key("its step over the first's − 1")]
+    why: Annotated[Term | None, Key("the step term that grew most against the first (null: tied with #1)")]
+    why_text: Annotated[str | None, Key("why it loses, in one sentence with the numbers")] = None
+
+    @derived(Key("t × p × d"))
+    def layout(self) -> str:
+        return f"{self.tensor} × {self.pipeline} × {self.data}"
+
+    @derived(Key("the step"))
+    def step_s(self) -> float:
+        return self.step.total_s
+
+
+@dataclass(frozen=True)
+class ShapeBest:
+    virtual_stages: Annotated[int, Key("v")]
+    zero_stage: Annotated[int, Key("z")]
+    recompute: Annotated[RecomputePolicy, Key("the recomputation policy")]
+    sequence_parallel: Annotated[bool, Key("sequence parallelism")]
+    step_s: Annotated[float, Key("its step")]
+    gap: Annotated[float, Key("its step over the best's − 1")]
+    rank: Annotated[int, Key("its rank among the fitting layouts")]
+
+
+@dataclass(frozen=True)
+class Cheapest:
+    regime: Annotated[RegimeName, Key("the price regime")]
+    layout: Annotated[RankedLayout, Key("the fastest fitting layout at that scale")]
+    nodes: Annotated[int, Key("the scale")]
+    time_per_run_s: Annotated[float, Key("the time of a run in the regime (spot: preemptions added)")]
+    cost_per_run: Annotated[float, money("nodes × the regime's price × time")]
+    viable: Annotated[bool, Key("the regime can be used there (owned: above its utilization)")]
+
+
+@dataclass(frozen=True)
+class CheapestByRegime:
+    on_demand: Annotated[Cheapest | None, Key("on demand")] = None
+    spot: Annotated[Cheapest | None, Key("on spot (its first-order preemption time added)")] = None
+    local: Annotated[Cheapest | None, Key("on owned nodes, where viable")] = None
+
+    def items(self) -> list[tuple[RegimeName, Cheapest]]:
+        found: list[tuple[RegimeName, Cheapest | None]] = [("on_demand", self.on_demand), ("spot", self.spot),
+                                                           ("local", self.local)]
+        return [(name, value) for name, value in found if value is not None]
 
 
 @dataclass(frozen=True)
@@ -109,6 +193,13 @@ class DeclaredLayout:
     fits: Annotated[bool | None, Key("within one device's memory")]
     modes: Annotated[tuple[ModeRow, ...], Key("the six activation modes at the declared t, p, d, v, m and ZeRO "
                                               "stage (three when t = 1)")]
+    step: Annotated[StepBreakdown | None, Key("the declared layout's step by term (null without its inputs)")] = None
+    time_per_run_s: Annotated[float | None, Key("step × T/(B·s)")] = None
+    cost_per_run: Annotated[float | None, money("on demand: nodes × price × time")] = None
+    rank: Annotated[int | None, Key("1 + the fitting layouts searched that are strictly faster (null when the "
+                                    "declared layout does not fit)")] = None
+    gap: Annotated[float | None, Key("its step over the best's − 1")] = None
+    within_margin: Annotated[bool | None, Key("gap ≤ plan_search.margin: as good as the best")] = None
 
     @derived(Key("the layout as t × p × d"))
     def layout(self) -> str:
@@ -129,6 +220,22 @@ class PlanSearchResult:
         "κ: the given activations over the modelled ones at the declared layout (null without a measured value)")]
     declared: Annotated[DeclaredLayout | None, Key("the declared layout's memory from the shape (null without "
                                                    "design.parallelism)")]
+    efficiency: Annotated[Efficiency | None, Key("η, the share of the peak the compute phases reach, and where it "
+                                                 "comes from (null without the step's inputs)")] = None
+    nodes: Annotated[int | None, Key("the scale ranked: design.nodes, else the largest measured")] = None
+    enumerated: Annotated[int | None, Key("layouts of that scale's devices, those left past the cap included")] = None
+    fitting: Annotated[int | None, Key("the layouts that fit and could be evaluated")] = None
+    capped: Annotated[bool, Key("more layouts than plan_search.max_layouts: the rest were not evaluated")] = False
+    best: Annotated[tuple[RankedLayout, ...], Key("the K fastest fitting layouts, the best first")] = ()
+    declared_shape_best: Annotated[ShapeBest | None, Key(
+        "the fastest layout with the declared t, p and d, the other knobs free")] = None
+    cheapest: Annotated[CheapestByRegime | None, Key(
+        "the (scale, layout) of least cost per run in each price regime the project states (null without prices or "
+        "tokens per run)")] = None
+    sentence: Annotated[str | None, Key("the page-1 sentence")] = None
+    left_out: int = 0  # layouts past the cap
+    lacks: tuple[tuple[str, int], ...] = ()  # (input, layouts not evaluated for want of it)
+    least_memory: tuple[RankedLayout, float] | None = None  # none fits: the layout of least memory and its excess
 
     @property
     def kappa_departs(self) -> bool:

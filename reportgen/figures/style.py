@@ -15,8 +15,8 @@ from contextlib import AbstractContextManager, contextmanager
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from reportgen.analysis.common import log_spread, power_of_two
 from reportgen.figures.jobs import FigureFrame
-from reportgen.render.selection import log_spread, power_of_two
 
 if TYPE_CHECKING:
     from xml.etree.ElementTree import Element

@@ -501,6 +501,37 @@ class Parallelism:
                                     starter=False)
 
 
+MAX_SEARCHED_LAYOUTS = 10_000_000  # a bound on the arrays the plan search allocates per scale
+
+
+@dataclass(frozen=True)
+class PlanSearch:
+    """The plan search's options: which layouts of the planned devices it enumerates and how it ranks them."""
+
+    efficiency: float | None = field(Number("η: the share of the peak the compute phases reach, when no measured run "
+                                            "calibrates it", minimum=0.0, maximum=1.0, exclusive_minimum=True,
+                                            example="0.5"))
+    recompute: tuple[Recompute, ...] = field(Items(OneOf("A recomputation policy searched", RECOMPUTES),
+                                                   "Recomputation policies searched (default all three)"),
+                                             RECOMPUTES)
+    zero_stages: tuple[int, ...] = field(Items(Whole(doc="A ZeRO stage searched", minimum=0, maximum=3, example="1"),
+                                               "ZeRO stages searched (default 0 to 3)"), (0, 1, 2, 3))
+    sequence_parallel: bool = field(Flag("Sequence parallelism on wherever t > 1 (it adds no communication)"), True)
+    max_tensor: int | None = field(Count("Largest tensor-parallel degree searched (default devices_per_node)", "8"))
+    micro_batch: tuple[int, ...] = field(Items(Count("A micro-batch size searched", "1"),
+                                               "Micro-batch sizes searched (default baseline.model.micro_batch)",
+                                               max_items=16), ())
+    zero_with_pipeline: bool = field(Flag("Search ZeRO stages 2 and 3 with pipelines (DeepSpeed refuses them; "
+                                          "Llama 3 ran gradient sharding with pipelines)"), False)
+    scales: tuple[int, ...] = field(Items(NodeCount("A node count", "128"), "Further node counts for the cheapest "
+                                          "scale and layout per price regime", max_items=64), ())
+    top: int = field(Whole(doc="K: layouts listed, the best first", minimum=1, maximum=100, example="5"), 5)
+    margin: float = field(Fraction("Relative gap within which the declared layout is as good as the best"), 0.05)
+    memory_headroom: float = field(Fraction("Share of device memory kept free (fragmentation)"), 0.0)
+    max_layouts: int = field(Whole(doc="Layouts evaluated per scale at most", minimum=1,
+                                   maximum=MAX_SEARCHED_LAYOUTS, example="1000000"), 1_000_000)
+
+
 @dataclass(frozen=True)
 class Design:
     """The declared distributed design."""
@@ -843,6 +874,9 @@ class Project:
     reliability: Reliability | None = field(Section(Reliability), starter=False)
     decisions: tuple[Decision, ...] = field(Items(Section(Decision), "Deployment contexts (at most 64)",
                                                   max_items=MAX_DECISIONS), (), starter=False)
+    plan_search: PlanSearch | None = field(Section(PlanSearch, examples=(
+        ("recompute", "[selective, full]"), ("zero_stages", "[0, 1]"), ("micro_batch", "[1, 2]"),
+        ("scales", "[64, 128]"), ("margin", "0.05"))), starter=False)
     # Not a field of the file: the currency of every amount, pricing.currency or else the first amount's code.
     money_currency: str = "USD"
     # Not a field of the file: the unit of work a service's load counts ("token", "request"), as its load is written

@@ -9,10 +9,11 @@ and `build --format csv` keep every row. Line plots draw all points, as one arti
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
+
+from reportgen.analysis.common import log_spread, power_of_two
 
 if TYPE_CHECKING:
     from reportgen.analysis import Analysis
@@ -49,23 +50,6 @@ def shown_nodes(analysis: Analysis, planned: int | None) -> frozenset[float] | N
         marked.append(analysis.goal.cheapest_meeting.nodes)
     keep |= {nodes for nodes in marked if nodes is not None}
     return frozenset(keep & set(measured))
-
-
-def power_of_two(level: float) -> bool:
-    """1, 2, 4, 8, …: a node count, or a load level (which may be fractional: 1.53 is none)."""
-    return float(level).is_integer() and level >= 1 and int(level) & (int(level) - 1) == 0
-
-
-def log_spread(values: Sequence[float], count: int) -> list[float]:
-    """At most `count` of the sorted `values`, spread evenly on a log axis, both ends kept: the value nearest each of
-    `count` points evenly spaced between the logarithms of the first and the last."""
-    if len(values) <= count:
-        return list(values)
-    low, high = math.log(values[0]), math.log(values[-1])
-    logs = [math.log(value) for value in values]
-    chosen = {min(range(len(values)), key=lambda i: abs(logs[i] - (low + (high - low) * k / (count - 1))))
-              for k in range(count)}
-    return [values[i] for i in sorted(chosen)]
 
 
 def for_tables(analysis: Analysis, shown: frozenset[float] | None) -> Analysis:

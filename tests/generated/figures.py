@@ -34,8 +34,8 @@ def numbers(value: object) -> Iterable[float]:
 
 # the sections page 1's verdict, gap, next action, failure tax and operating point draw on: a figure must be one of
 # theirs (the checklist, energy and provenance are not quoted there)
-QUOTED_SECTIONS = ("goal", "summary", "scaling", "cost", "serving", "next_runs", "reliability", "prediction",
-                   "diagnosis", "layout")
+QUOTED_SECTIONS = ("goal", "summary", "plan_search", "scaling", "cost", "serving", "next_runs", "reliability",
+                   "prediction", "diagnosis", "layout")
 
 
 # What a form multiplies a value by before it writes the leading number of a figure in this unit (a bare number may
@@ -93,6 +93,7 @@ def written_forms(document: dict[str, object], currency: str,
         lambda v: w.money(v, currency), lambda v: w.money(v * 3600, currency), lambda v: w.percent(abs(v - 1)),
         lambda v: w.headroom(v, True), lambda v: w.headroom(v, False), lambda v: w.rate(v, "B/s"),
         lambda v: w.requests(v), lambda v: w.requests(v, "token"), lambda v: w.number(v * 100),
+        lambda v: f"{round(100 * v)} %",  # the plan search's "Z % faster" (a whole percentage, as published)
     ]
     values = list(set(numbers({key: document.get(key) for key in QUOTED_SECTIONS})))
     out = set()

@@ -21,8 +21,10 @@ from reportgen.analysis.findings import SEVERITIES, Finding
 from reportgen.analysis.goal import GoalResult
 from reportgen.analysis.levers import Lever, Levers
 from reportgen.analysis.peak import PastPeak, past_peak_words
+from reportgen.analysis.plan_search import PlanSearchResult
 from reportgen.analysis.prediction import PredictionResult
 from reportgen.analysis.prose.levers import lever_action, out_of_reach
+from reportgen.analysis.prose.plan import layout_words
 from reportgen.analysis.reliability import ReliabilityResult
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.analysis.serving import ServingResult
@@ -61,6 +63,7 @@ class Evidence:
     next_runs: tuple[NextRun, ...] = ()  # the measurement planner's runs, best first
     levers: Levers = field(default_factory=Levers)  # the goal's levers (reportgen.analysis.levers)
     contended: tuple[float, ...] = ()  # node counts whose ranks_per_node exceeds the cores: measured contention
+    plan_search: PlanSearchResult | None = None  # the layouts of the plan's devices, ranked
 
     @property
     def lever(self) -> Lever | None:
@@ -200,6 +203,27 @@ def _plan_not_measured(e: Evidence) -> str:
     return f"Measure the plan's scale, {nodes(e.plan)}: its time and cost are not evidenced."
 
 
+def _better_layout(e: Evidence) -> str:
+    search = e.plan_search
+    if search is None or not search.best or search.declared is None or search.declared.gap is None:
+        return "Measure the best layout the model finds at the plan's scale."
+    best = search.best[0]
+    return (f"Measure the best layout ({best.layout}, {layout_words(best)}) at the plan's scale: the model predicts "
+            f"it {round(100 * search.declared.gap)} % faster.")
+
+
+def _better_layout_rank(e: Evidence) -> Rank:
+    """The layout lever: rank 4 when the best layout's time and cost per run would meet a goal the plan misses."""
+    search, goal = e.plan_search, e.goal
+    if search is None or not search.best or goal is None or goal.met_at_plan is not False:
+        return 6
+    best = search.best[0]
+    time_ok = goal.time_limit_s is None or (best.time_per_run_s is not None
+                                            and best.time_per_run_s <= goal.time_limit_s)
+    cost_ok = goal.cost_limit is None or (best.cost_per_run is not None and best.cost_per_run <= goal.cost_limit)
+    return 4 if time_ok and cost_ok else 6
+
+
 def _layout_does_not_fit(e: Evidence) -> str:
     stage = next((lever for lever in e.levers.flips if lever.lever == "ZeRO stage" and lever.meets), None)
     if stage is not None:
@@ -310,6 +334,7 @@ ACTIONS: tuple[Action, ...] = (
     _fixed(1, "replica-exceeds-node", "Quantize the model or shorten the KV cache: one replica needs more devices "
            "than a node has."),
     _fixed(1, "too-few-nodes", "Request at least the nodes a perfect shard of the state needs."),
+    _fixed(1, "no-layout-fits", "Add devices, or memory per device: no layout of the plan's devices fits."),
     _fixed(1, "checkpoint-storm", "Cut the checkpoint cost or the node count: the system would spend its life "
            "checkpointing."),
     # 2: a measurement the verdict rests on that cannot be right
@@ -329,6 +354,8 @@ ACTIONS: tuple[Action, ...] = (
            "hardware (rank 6 when ranks_per_node above the cores explains it)."),
     _fixed(2, "memory-model-refuted", "Correct the memory model's inputs (the experts, the bytes per parameter, the "
            "activations) so that it agrees with the runs that were measured."),
+    _fixed(2, "efficiency-above-peak", "Check the runs' tokens, the FLOP count and the peak: the runs calibrate a "
+           "share of the peak above one."),
     _fixed(2, "mfu-above-one", "Check the runs' tokens and the node's peak: a run cannot execute more than its "
            "peak (a unit slip, or tokens that are not the run's)."),
     _fixed(2, "failed-requests", "Find why the load test's requests failed, then run it again: its figures are "
@@ -342,6 +369,8 @@ ACTIONS: tuple[Action, ...] = (
            _plan_past_peak, _past_peak_rank),
     Action(4, "plan-misses-goal", _MISSED, _goal_missed, _goal_missed_rank),
     Action(4, "goal-unmet", _MISSED, _goal_missed, _goal_missed_rank),
+    Action(4, "better-layout", "Measure the best layout the model finds at the plan's scale (6 when it would not "
+           "meet a missed goal).", _better_layout, _better_layout_rank),
     # 5: the model against the measurements
     _fixed(5, "bad-fit", "Re-measure the collectives: the model fitted to them gives a negative α or β."),
     Action(5, "fit-disagrees", "Measure the collectives at the planned scale and refit α and β.",
@@ -351,6 +380,10 @@ ACTIONS: tuple[Action, ...] = (
     Action(5, "below-prediction", "Measure the collectives at the planned scale and refit α and β.",
            _measure_collectives),
     # 6: noise, then the rest
+    _fixed(5, "calibration-spread", "Measure the declared layout at another scale: the model misses a measured step "
+           "by more than 10 %."),
+    _fixed(5, "search-uncalibrated", "Measure one run at the declared layout, so that the search's times are "
+           "calibrated."),
     Action(6, "noisy", "Repeat the runs at the noisy scales.", _noisy),
     Action(6, "tax-binds", "Go back to the diagnosis with at most p_dom workers.", _tax_binds),
     Action(6, "past-optimum", "Plan at most the model's p*, or measure past it.", _past_optimum),

@@ -105,6 +105,8 @@ class SummaryResult:
                                          "and the declared axis held against it")] = None
     checkpoint: Annotated[CheckpointAdvice | None, Key(
         "with reliability: the figures the failure-tax sentence quotes")] = None
+    plan_search: Annotated[str | None, Key("with the model's shape: the best layout the model finds against the "
+                                           "declared one")] = None
 
 
 @dataclass(frozen=True)
@@ -144,7 +146,8 @@ def summarize(project: Project, *, scaling: ScalingResult | None, cost: CostResu
     return SummaryResult(verdict, state, gap, optimum, model,
                          _evidence(scaling, findings, plan, optimum.nodes), next_action(findings, evidence),
                          _knee(scaling), ratio, blocker, _failure_tax(goal, advice, cost) or None,
-                         _layout(layout), _diagnosis(evidence.diagnosis), advice)
+                         _layout(layout), _diagnosis(evidence.diagnosis), advice,
+                         evidence.plan_search.sentence if evidence.plan_search is not None else None)
 
 
 def _diagnosis(d: DiagnosisResult | None) -> str | None:

@@ -1,0 +1,115 @@
+"""η, the share of the peak the compute phases reach, fitted to the measured runs before any layout is ranked
+(methods.md#calibration-from-the-measured-runs): each run is taken to be of the declared layout at its node count,
+and the model's step C/η + Y (C: compute, recomputation and bubble at the peak; Y: the communication) is fitted to
+the measured steps by least squares of the relative residual."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Annotated, Literal
+
+import numpy as np
+
+from reportgen.analysis.layout_search import POLICY_CODE, Layouts, StepModel
+from reportgen.analysis.scaling import ScaleRow, ScalingResult
+from reportgen.keys import Key, derived
+from reportgen.project.model import Parallelism, Project
+
+EfficiencySource = Literal["measured", "given", "none"]
+SPREAD = 0.10  # a residual beyond this: the model does not describe the scaling of this system
+
+
+@dataclass(frozen=True)
+class CalibrationRun:
+    nodes: Annotated[float, Key("the run's node count")]
+    data: Annotated[int, Key("d at that scale: nodes × g / (t·p)")]
+    micro_batches: Annotated[int, Key("m there: B / (b·d)")]
+    measured_step_s: Annotated[float, Key("the run's step: its time × B·s / its tokens")]
+    predicted_step_s: Annotated[float, Key("the model's step at the fitted η")]
+
+    @derived(Key("predicted / measured − 1"))
+    def residual(self) -> float:
+        return self.predicted_step_s / self.measured_step_s - 1.0
+
+
+@dataclass(frozen=True)
+class Efficiency:
+    value: Annotated[float, Key("η")]
+    source: Annotated[EfficiencySource, Key("measured (fitted to the runs), given (plan_search.efficiency) or none "
+                                            "(η = 1: every time a floor at the peak)")]
+    runs: Annotated[tuple[CalibrationRun, ...], Key("each run the fit used, with its residual")]
+    left_out: tuple[tuple[float, str], ...] = ()  # (nodes, why) of the runs the fit could not use
+    above_peak: bool = False  # η > 1, or a run shorter than its modelled communication
+
+    @derived(Key("the largest |residual| (null without a measured run)"))
+    def max_abs_residual(self) -> float | None:
+        return max((abs(run.residual) for run in self.runs), default=None)
+
+    @property
+    def spread(self) -> bool:
+        found = self.max_abs_residual
+        return found is not None and found > SPREAD
+
+
+def declared_layouts(layout: Parallelism, *, data: int, micro_batch: int, micro_batches: int) -> Layouts:
+    """The declared layout at one data-parallel degree, as a one-element array of layouts."""
+    values = (layout.tensor, layout.pipeline, data, layout.virtual_stages, micro_batch, micro_batches,
+              layout.zero_stage, POLICY_CODE[layout.recompute], 1 if layout.sequence_parallel and layout.tensor > 1
+              else 0)
+    return Layouts.of([np.array([value], dtype=np.int64) for value in values])
+
+
+def measured_step(row: ScaleRow, form: str | None, project: Project, batch_tokens: float,
+                  flops_hardware: float) -> float | None:
+    """A run's step in seconds: its time × B·s / its tokens (total or breakdown form), B·s / X (tokens a second),
+    B·s·F_hw / X (FLOP a second)."""
+    if form in ("total", "breakdown"):
+        return row.time_s * batch_tokens / row.tokens if row.time_s and row.tokens else None
+    throughput = row.run.throughput
+    if form != "throughput" or not throughput:
+        return None
+    if project.throughput_counts == "token":
+        return batch_tokens / throughput
+    if project.throughput_counts == "FLOP":
+        return batch_tokens * flops_hardware / throughput
+    return None
+
+
+def calibrate(project: Project, scaling: ScalingResult | None, model: StepModel, *,
+              given: float | None) -> Efficiency:
+    """η from the runs at the declared layout; else the given one; else 1."""
+    layout = project.design.parallelism if project.design else None
+    points: list[tuple[float, int, int, float, float, float]] = []  # nodes, d, m, step, C, Y
+    left_out: list[tuple[float, str]] = []
+    if layout is not None and scaling is not None and not project.serving:
+        g, shape = model.devices_per_node, model.shape
+        planned = project.design.nodes if project.design else None
+        for row in scaling.rows:
+            devices = row.nodes * g
+            d = devices / (layout.tensor * layout.pipeline)
+            batch = model.global_batch * (row.nodes / planned if scaling.mode == "weak" and planned else 1.0)
+            m = batch / (shape.micro_batch * d) if d else 0.0
+            if d < 1 or d != int(d) or m < 1 or m != int(m) or batch != int(batch):
+                left_out.append((row.nodes, f"d = {d:g} and m = {m:g} there are not whole numbers"))
+                continue
+            at = replace(model, global_batch=int(batch))
+            layouts = declared_layouts(layout, data=int(d), micro_batch=shape.micro_batch, micro_batches=int(m))
+            step = measured_step(row, scaling.form, project, batch * shape.sequence,
+                                 float(model.flops_hardware[POLICY_CODE[layout.recompute]]))
+            if step is None:
+                left_out.append((row.nodes, "neither its tokens nor a throughput in tokens or FLOP per second"))
+                continue
+            terms = at.terms(layouts, 1.0)
+            scaled = float(terms["compute"][0] + terms["recompute"][0] + terms["bubble"][0])
+            fixed = float(terms["tensor"][0] + terms["pipeline"][0] + terms["data"][0])
+            points.append((row.nodes, int(d), int(m), step, scaled, fixed))
+    if points:
+        steps, scaled_terms, fixed_terms = (np.array([point[k] for point in points]) for k in (3, 4, 5))
+        inverse = float(np.sum(scaled_terms * (steps - fixed_terms) / steps**2) / np.sum(scaled_terms**2 / steps**2))
+        eta = 1.0 / inverse if inverse > 0 else float("inf")
+        runs = tuple(CalibrationRun(nodes, d, m, step, c / eta + y) for nodes, d, m, step, c, y in points)
+        above = not 0 < eta <= 1.0 or bool(np.any(steps <= fixed_terms))
+        return Efficiency(eta, "measured", runs, tuple(left_out), above)
+    if given is not None:
+        return Efficiency(given, "given", (), tuple(left_out))
+    return Efficiency(1.0, "none", (), tuple(left_out))

@@ -1,0 +1,55 @@
+"""The plan search in words (methods.md#the-plan-search): a layout as page 1 describes it, and page 1's sentence on
+the best layout the model finds against the declared one."""
+
+from __future__ import annotations
+
+from reportgen.analysis.plan_search import PlanSearchResult, RankedLayout
+from reportgen.wording import listed, money, size
+
+POLICY_WORDS = {"none": "no recompute", "selective": "selective recompute", "full": "full recompute"}
+
+
+def layout_words(row: RankedLayout) -> str:
+    """"with 4 virtual stages, ZeRO-1, no recompute and sequence parallelism"."""
+    parts = [*([f"{row.virtual_stages} virtual stages"] if row.virtual_stages > 1 else []), f"ZeRO-{row.zero_stage}",
+             POLICY_WORDS[row.recompute], *(["sequence parallelism"] if row.sequence_parallel else [])]
+    return listed(parts)
+
+
+def hours(seconds: float) -> str:
+    """Hours with thousands separators: no decimals from 10 h, one below."""
+    value = seconds / 3600
+    return f"{value:,.0f} h" if value >= 10 else f"{value:,.1f} h"
+
+
+def _figures(row: RankedLayout, currency: str) -> str:
+    """": 388 h, 25,023,258 USD", or what of it is known."""
+    known = [*([hours(row.time_per_run_s)] if row.time_per_run_s is not None else []),
+             *([money(round(row.cost_per_run), currency)] if row.cost_per_run is not None else [])]
+    return ", ".join(known)
+
+
+def plan_sentence(search: PlanSearchResult, currency: str, margin: float) -> str | None:
+    """Page 1's sentence: the best layout the model finds, against the declared one."""
+    if not search.best:
+        return None
+    best = search.best[0]
+    described = f"{best.layout} (t × p × d) with {layout_words(best)}"
+    figures = _figures(best, currency)
+    declared = search.declared
+    if declared is None or declared.gap is None:
+        where = f" at {search.nodes:,} nodes" if search.nodes is not None else ""
+        return f"The best layout the model finds{where} is {described}" + (f": {figures}." if figures else ".")
+    if declared.fits is False and declared.memory_per_device_b is not None \
+            and search.inputs.device_memory_b is not None:
+        return (f"The declared layout {declared.layout} does not fit ({size(declared.memory_per_device_b)} per device "
+                f"of {size(search.inputs.device_memory_b)}); the best layout the model finds is {described}"
+                + (f": {figures}." if figures else "."))
+    z = round(100 * declared.gap)
+    if declared.gap > margin:
+        return (f"The best layout the model finds is {described}" + (f": {figures}, " if figures else ", ")
+                + f"{z} % faster than the declared one.")
+    inner = f"{described}: {figures}" if figures else described
+    if declared.gap <= 0:
+        return f"The declared layout {declared.layout} is as fast as the best layout the model finds ({inner})."
+    return f"The declared layout {declared.layout} is within {z} % of the best layout the model finds ({inner})."
