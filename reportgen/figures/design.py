@@ -10,10 +10,23 @@ import numpy as np
 from reportgen.analysis import Analysis
 from reportgen.analysis.checklist import ChecklistResult, TaxResult
 from reportgen.analysis.layout import LayoutResult
+from reportgen.analysis.plan_search import PlanSearchResult
 from reportgen.analysis.prediction import Curve, PredictionResult, Sensitivity
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.figures.jobs import FigureFrame, FigureJob, present
-from reportgen.figures.style import ACTIVITY, BLUE, GREEN, GREY, INK, ORANGE, VERMILION, figure, log_axes, to_svg
+from reportgen.figures.style import (
+    ACTIVITY,
+    BLUE,
+    GREEN,
+    GREY,
+    INK,
+    ORANGE,
+    PURPLE,
+    VERMILION,
+    figure,
+    log_axes,
+    to_svg,
+)
 from reportgen.project.model import Project, Run
 from reportgen.wording import duration
 
@@ -21,7 +34,7 @@ from reportgen.wording import duration
 def jobs(analysis: Analysis, project: Project, full: Analysis | None = None) -> list[FigureJob]:
     return present(radar(analysis.checklist), fanout_budget(analysis.checklist),
                    predicted(analysis.prediction, analysis.scaling), sensitivity(analysis.prediction),
-                   layout_step(analysis.layout, analysis.scaling))
+                   layout_step(analysis.layout, analysis.scaling), search_step(analysis.plan_search))
 
 
 def _plotted(prediction: PredictionResult | None) -> PredictionResult | None:
@@ -207,6 +220,26 @@ def layout_step(layout: LayoutResult | None, scaling: ScalingResult | None) -> F
                         f"{measured}; each bar's total is written above it.",
                         "Stacked bars of the step's terms.", width=4.6, height=3.0)
     return FigureJob(frame, _draw_layout_step, (tuple((label, tuple(parts), total) for label, parts, total in bars),))
+
+
+SEARCH_TERMS = (("compute", "compute_s", *ACTIVITY["compute"]), ("recomputation", "recompute_s", PURPLE, "\\"),
+                *STEP_TERMS[1:])
+
+
+def search_step(search: PlanSearchResult | None) -> FigureJob | None:
+    """The declared layout's step beside the best layout's, term by term (methods.md#the-plan-search)."""
+    if search is None or not search.best or search.declared is None or search.declared.step is None:
+        return None
+    best, declared = search.best[0], search.declared
+    assert declared.step is not None
+    bars = tuple((label, tuple((name, getattr(step, key), colour, hatch) for name, key, colour, hatch in SEARCH_TERMS),
+                  step.total_s)
+                 for label, step in ((f"declared\n{declared.layout}", declared.step),
+                                     (f"best (#1)\n{best.layout}", best.step)))
+    frame = FigureFrame("plan-search-step", f"The step of the declared layout ({declared.layout}) beside the best the "
+                        f"search finds ({best.layout}), by term, as shares of each step; each bar's total is written "
+                        "above it.", "Stacked bars of the two layouts' step terms.", width=4.6, height=3.0)
+    return FigureJob(frame, _draw_layout_step, (bars,))
 
 
 def _measured_at(scaling: ScalingResult | None, nodes: int | None) -> Run | None:
