@@ -194,3 +194,15 @@ def test_the_options_narrow_and_price_the_search() -> None:
     with_pipelines = enumerate_layouts(1536, shape, 8, 1536, SearchSpace(("full",), (0, 1, 2, 3), False, 8, (1,), True,
                                                                            10**6))
     assert np.any((with_pipelines.pipeline > 1) & (with_pipelines.zero >= 2))
+
+
+def test_why_each_layout_loses_in_words() -> None:
+    # #3 against #1 at PTD-P's 192 nodes: the pipeline sends, 2·v·m·(α + A/B) with v·m twice #1's
+    best = analyze(make_project(PTD_P)).plan_search.best
+    first = best[0]
+    assert first.why_text is None and best[1].why_text == "#2 is tied with #1."
+    third = best[2]
+    assert third.why == "pipeline" and third.why_text.startswith(f"#3 loses {third.loses_by * 100:.3g} % to #1: its "
+                                                                 "pipeline sends take ")
+    assert f"(v·m = {third.virtual_stages * third.micro_batches:,} against " \
+           f"{first.virtual_stages * first.micro_batches:,})" in third.why_text

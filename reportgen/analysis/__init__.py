@@ -38,7 +38,7 @@ from reportgen.analysis.plan_ranking import rank_plan
 from reportgen.analysis.plan_search import PLAN_SEARCH_DOC, PlanSearchResult, search_plan
 from reportgen.analysis.prediction import PredictionResult, given_alpha, predict
 from reportgen.analysis.prose.actions import Evidence
-from reportgen.analysis.prose.plan import plan_sentence
+from reportgen.analysis.prose.plan import plan_sentence, why_text
 from reportgen.analysis.prose.summary import SummaryResult, summarize
 from reportgen.analysis.provenance import ProvenanceResult, trace_provenance
 from reportgen.analysis.reconcile import Reconciliation, reconcile
@@ -114,7 +114,8 @@ def _ranked_plan(i: Inputs, a: Analysis) -> PlanSearchResult | None:
         return None
     ranked = rank_plan(i.project, a.scaling, a.plan_search)
     margin = i.project.plan_search.margin if i.project.plan_search else PlanSearch().margin
-    return replace(ranked, sentence=plan_sentence(ranked, i.project.currency, margin))
+    best = tuple(replace(row, why_text=why_text(row, ranked.best[0])) for row in ranked.best)
+    return replace(ranked, best=best, sentence=plan_sentence(ranked, i.project.currency, margin))
 
 
 def _layout(i: Inputs, a: Analysis) -> LayoutResult | None:

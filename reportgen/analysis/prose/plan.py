@@ -4,7 +4,7 @@ the best layout the model finds against the declared one."""
 from __future__ import annotations
 
 from reportgen.analysis.plan_search import PlanSearchResult, RankedLayout
-from reportgen.wording import listed, money, size
+from reportgen.wording import duration, listed, money, percent, size
 
 POLICY_WORDS = {"none": "no recompute", "selective": "selective recompute", "full": "full recompute"}
 
@@ -53,3 +53,29 @@ def plan_sentence(search: PlanSearchResult, currency: str, margin: float) -> str
     if declared.gap <= 0:
         return f"The declared layout {declared.layout} is as fast as the best layout the model finds ({inner})."
     return f"The declared layout {declared.layout} is within {z} % of the best layout the model finds ({inner})."
+
+
+def why_text(row: RankedLayout, first: RankedLayout) -> str | None:
+    """Why a layout loses to the first, in one sentence with the numbers."""
+    if row.rank == 1:
+        return None
+    if row.why is None:
+        return f"#{row.rank} is tied with #1."
+    head = f"#{row.rank} loses {percent(row.loses_by)} to #1: "
+    term = f"{row.why}_s"
+    grew = getattr(row.step, term) - getattr(first.step, term)
+    if row.why == "recompute":
+        return head + (f"{POLICY_WORDS[row.recompute].replace(' recompute', ' recomputation')} adds {duration(grew)} "
+                       f"of forward passes a step (#1: {POLICY_WORDS[first.recompute]}).")
+    if row.why == "bubble":
+        return head + (f"its pipeline bubble is {duration(grew)} longer: (p − 1)/(v·m) = {row.pipeline - 1}/"
+                       f"({row.virtual_stages}·{row.micro_batches}) against {first.pipeline - 1}/"
+                       f"({first.virtual_stages}·{first.micro_batches}).")
+    if row.why == "tensor":
+        return head + (f"its tensor-parallel all-reduces take {duration(grew)} more (t = {row.tensor} against "
+                       f"{first.tensor}).")
+    if row.why == "pipeline":
+        chunks, first_chunks = row.virtual_stages * row.micro_batches, first.virtual_stages * first.micro_batches
+        return head + f"its pipeline sends take {duration(grew)} more (v·m = {chunks:,} against {first_chunks:,})."
+    return head + (f"its data-parallel collective takes {duration(grew)} more (ZeRO-{row.zero_stage} over d = "
+                   f"{row.data:,} against ZeRO-{first.zero_stage} over d = {first.data:,}).")
