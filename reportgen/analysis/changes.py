@@ -12,13 +12,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, Protocol, TypeVar
 
-from reportgen.analysis import Analysis
+from reportgen.analysis import BY_KEY, Analysis
 from reportgen.analysis.common import beyond_noise, overlaps
 from reportgen.analysis.decisions import DecisionResult
 from reportgen.analysis.findings import Finding, Severity
+from reportgen.analysis.goal import GoalDocument
 from reportgen.analysis.scaling import ScaleRow, ScalingResult
 from reportgen.project.flatten import Leaf, Scalar, flatten
-from reportgen.project.model import OBJECTIVES, SLOT_VOCABULARY, Objective, Project, Slot
+from reportgen.project.model import OBJECTIVES, SLOT_VOCABULARY, Objective, Project, RegimeName, Slot
 from reportgen.wording import counted, duration, nodes, quantity, signed_share
 
 Value = float | str | bool | None  # a key result: a number, a name, a flag, or None (absent, or none in range)
@@ -184,7 +185,42 @@ class KeyResult:
     none_is_infinite: bool = False  # a missing p_dom or knee means "none in range": better than any value
 
 
+def _headline(analysis: Analysis) -> GoalDocument | None:
+    """Page 1's verdict at the plan, as results.json's goal section holds it (a service's included)."""
+    document = BY_KEY["goal"].value(analysis)
+    return document if isinstance(document, GoalDocument) else None
+
+
+def _at_plan(regime: RegimeName, name: str) -> Callable[[Analysis], Value]:
+    """A figure of page 1's verdict at the plan in one price regime (None where the regime is not stated)."""
+    def read(analysis: Analysis) -> Value:
+        document = _headline(analysis)
+        row = next((row for row in document.at_plan if row.regime == regime), None) if document else None
+        value: Value = getattr(row, name) if row is not None else None
+        return value
+
+    return read
+
+
+_REGIMES: tuple[tuple[RegimeName, str], ...] = (("on_demand", "on demand"), ("spot", "on spot"),
+                                                ("local", "on owned nodes"))
+# Page 1's headline: the verdict at the plan and its figures in each regime, failure tax included
+HEADLINE: tuple[KeyResult, ...] = (
+    KeyResult("goal_met_at_plan", "page 1: the goal met at the plan", "flag", "true",
+              lambda a: document.met_at_plan if (document := _headline(a)) else None),
+    *(KeyResult(f"plan_time_{regime}", f"page 1: time per run at the plan {words}", "seconds", "lower",
+                _at_plan(regime, "time_s")) for regime, words in _REGIMES),
+    *(KeyResult(f"plan_cost_{regime}", f"page 1: cost per run at the plan {words}", "money", "lower",
+                _at_plan(regime, "cost")) for regime, words in _REGIMES),
+    *(KeyResult(f"plan_cost_per_hour_{regime}", f"page 1: cost per hour at the plan {words} (a service)", "money",
+                "lower", _at_plan(regime, "cost_per_hour")) for regime, words in _REGIMES),
+)
+
+# a measured cost differs from page 1's where the failure tax is folded into page 1's: the label says why
+AS_MEASURED = ", as measured (page 1's figures include any failure tax)"
+
 KEY_RESULTS: tuple[KeyResult, ...] = (
+    *HEADLINE,
     KeyResult("binding_ceiling", "binding ceiling", "text", None,
               lambda a: a.diagnosis.binding_ceiling if a.diagnosis else None),
     KeyResult("axis", "diagnosed axis", "text", None, lambda a: a.diagnosis.axis if a.diagnosis else None),
@@ -205,10 +241,12 @@ KEY_RESULTS: tuple[KeyResult, ...] = (
     KeyResult("peak_speedup", "largest measured speedup", "number", "higher", _peak_speedup,
               interval=_peak_speedup_interval),
     KeyResult("cost_optimal_nodes", "cost-optimal node count", "nodes", None, _cost_optimal),
-    KeyResult("cost_at_cost_optimal", "cost at the cost-optimal point", "money", "lower",
-              lambda a: _cost_at(a, _cost_optimal(a)), interval=lambda a, v: _scale_interval(a, _cost_optimal(a), v)),
+    KeyResult("cost_at_cost_optimal", f"cost at the cost-optimal point{AS_MEASURED}", "money", "lower",
+              lambda a: _cost_at(a, _cost_optimal(a)),
+              interval=lambda a, v: _scale_interval(a, _cost_optimal(a), v)),
     KeyResult("fastest_nodes", "fastest node count", "nodes", None, _fastest),
-    KeyResult("cost_at_fastest", "cost at the fastest point", "money", "lower", lambda a: _cost_at(a, _fastest(a)),
+    KeyResult("cost_at_fastest", f"cost at the fastest point{AS_MEASURED}", "money", "lower",
+              lambda a: _cost_at(a, _fastest(a)),
               interval=lambda a, v: _scale_interval(a, _fastest(a), v), point=_fastest),
     KeyResult("time_value_optimal_nodes", "optimum with time valued", "nodes", None,
               lambda a: a.cost.time_value_optimal_nodes if a.cost else None),
