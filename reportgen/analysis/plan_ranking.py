@@ -277,8 +277,9 @@ def _cheapest(project: Project, model: StepModel, space: SearchSpace, eta: float
         for regime, price, time_s, viable in _regimes(project, nodes, row.time_per_run_s):
             cost = nodes * price * time_s / 3600
             current = found.get(regime)
-            if viable and (current is None or cost < current.cost_per_run * (1 - TIE_TOLERANCE)):
-                found[regime] = Cheapest(regime, row, nodes, time_s, cost, viable)
+            if viable and (current is None or current.cost_per_run is None
+                           or cost < current.cost_per_run * (1 - TIE_TOLERANCE)):
+                found[regime] = Cheapest.of(row, regime=regime, time_s=time_s, cost=cost, viable=viable)
     return CheapestByRegime(**found) if found else None
 
 

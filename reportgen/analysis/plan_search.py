@@ -8,7 +8,7 @@ It belongs to the core (a field of `Analysis`): the findings read it (`activatio
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Annotated
 
 from reportgen.analysis.calibration import Efficiency
@@ -149,13 +149,16 @@ class ShapeBest:
 
 
 @dataclass(frozen=True)
-class Cheapest:
-    regime: Annotated[RegimeName, Key("the price regime")]
-    layout: Annotated[RankedLayout, Key("the fastest fitting layout at that scale")]
-    nodes: Annotated[int, Key("the scale")]
-    time_per_run_s: Annotated[float, Key("the time of a run in the regime (spot: preemptions added)")]
-    cost_per_run: Annotated[float, money("nodes × the regime's price × time")]
-    viable: Annotated[bool, Key("the regime can be used there (owned: above its utilization)")]
+class Cheapest(RankedLayout):
+    """The fastest fitting layout of one scale, priced in one regime: its time and cost per run are the regime's."""
+
+    regime: Annotated[RegimeName | None, Key("the price regime")] = None
+    viable: Annotated[bool, Key("the regime can be used there (owned: above its utilization)")] = True
+
+    @classmethod
+    def of(cls, row: RankedLayout, *, regime: RegimeName, time_s: float, cost: float, viable: bool) -> Cheapest:
+        values = {name.name: getattr(row, name.name) for name in fields(row)}
+        return cls(**{**values, "time_per_run_s": time_s, "cost_per_run": cost}, regime=regime, viable=viable)
 
 
 @dataclass(frozen=True)
