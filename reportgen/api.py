@@ -243,3 +243,44 @@ def _frame(rows: list[dict[str, Any]], currency: str | None) -> pd.DataFrame:
         else:
             columns[column_name(key, currency)] = frame[key]
     return pd.DataFrame(columns, index=frame.index) if columns else frame
+
+
+@dataclass(frozen=True)
+class History:
+    """`reportgen.history(path)`: every git revision of a project, as history.json holds it, with its timeline and
+    its prediction ledger as DataFrames (methods.md#a-projects-history)."""
+
+    document: dict[str, Any]
+
+    @property
+    def timeline(self) -> pd.DataFrame:
+        """One row per revision and price regime: page 1's verdict and its time and cost per run at the plan."""
+        import pandas as pd
+
+        rows = []
+        for revision in self.document["revisions"]:
+            base = {"revision": revision["label"], "date": revision["date"], "built": revision["built"],
+                    "met_at_plan": revision["met_at_plan"], "state": revision["state"]}
+            plan = revision["at_plan"] or [{"regime": None, "time_s": None, "cost": None, "met": None}]
+            rows += [{**base, "regime": row["regime"], "time [s]": row["time_s"], "cost": row["cost"],
+                      "met": row["met"]} for row in plan]
+        return pd.DataFrame(rows)
+
+    @property
+    def ledger(self) -> pd.DataFrame:
+        """One row per prediction: the scale, the model, when predicted and measured, its error and status."""
+        import pandas as pd
+
+        return pd.DataFrame(self.document["ledger"], columns=["nodes", "model", "predicted_in", "measured_in",
+                                                              "predicted_s", "measured_s", "rel_error", "inside",
+                                                              "status"])
+
+
+def history(path: str | Path, *, rev: str | None = None, last: int = 100,
+            cache: str | Path | None = None) -> History:
+    """The history of a project file in a git working tree: `rev` a range A..B, `last` the newest revisions kept,
+    `cache` a folder where each revision's analysis is kept (None: none)."""
+    from reportgen.project_history import HistoryOptions
+    from reportgen.project_history import history as walk
+
+    return History(walk(Path(path), HistoryOptions(rev=rev, last=last, cache=Path(cache) if cache else None)))

@@ -6,4 +6,5 @@ from __future__ import annotations
 FORMATS = ("html", "pdf", "json", "csv")  # a build's
 DEFAULT_FORMATS = ("html", "pdf", "json")
 DIFF_FORMATS = ("html", "pdf", "json", "md")  # a diff's (its default: every one)
+HISTORY_FORMATS = ("html", "json", "md")  # a history's (its default: every one)
 PAPERS = ("a4", "letter")  # the PDF's paper sizes (the first is the default)

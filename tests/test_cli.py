@@ -252,7 +252,8 @@ def test_every_command_is_one_entry_of_the_table() -> None:
 
     top = [path[0] for path, _ in subcommands(_parser()) if len(path) == 1]
     assert [command.name for command in COMMANDS] == top == list(BY_NAME)
-    assert {name for name, command in BY_NAME.items() if command.writes_outputs} == {"build", "watch", "diff"}
+    writers = {name for name, command in BY_NAME.items() if command.writes_outputs}
+    assert writers == {"build", "watch", "diff", "history"}
 
 
 def test_quiet_and_verbose_before_the_command_too(capsys: pytest.CaptureFixture[str]) -> None:

@@ -16,7 +16,7 @@ from reportgen import interrupts
 from reportgen.commands import console
 from reportgen.commands.argtree import children, subcommands
 from reportgen.errors import ExitCode, InputError, OutputError, RenderError, ReportgenError, UsageError, printable
-from reportgen.formats import DEFAULT_FORMATS, DIFF_FORMATS, FORMATS, PAPERS
+from reportgen.formats import DEFAULT_FORMATS, DIFF_FORMATS, FORMATS, HISTORY_FORMATS, PAPERS
 from reportgen.project.stdio import STDIN, output_name, shown_name, stdin_bytes
 from reportgen.stack import with_room
 from reportgen.version import __version__
@@ -60,6 +60,7 @@ class FormatList:
 
 _formats = FormatList(FORMATS)
 _diff_formats = FormatList(DIFF_FORMATS)
+_history_formats = FormatList(HISTORY_FORMATS)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -152,6 +153,27 @@ def _diff_parser(commands: Subcommands) -> None:
     diff.add_argument("--paper", choices=PAPERS, default=PAPERS[0], help="PDF paper size (default: a4)")
     diff.add_argument("--exit-code", action="store_true",
                       help="exit 1 when a key result got worse, 0 otherwise (as git diff --exit-code)")
+
+
+def _history_parser(commands: Subcommands) -> None:
+    history = commands.add_parser(
+        "history", help="every git revision of a project: its verdict over time, and each prediction graded",
+        description="Walk the first-parent git history of PROJECT and the files it names, analyse each revision "
+        "(cached by the content hash of its inputs under OUT/.cache/history, so a second call analyses only new "
+        "revisions) and write OUT/history-<name>/history.html, history.json and history.md: page 1's verdict "
+        "revision by revision, the measured speedups, the model's drift, and the prediction ledger, which grades "
+        "each revision's predictions for unmeasured scales once a later revision measures them with the same "
+        "design. A revision that cannot be built is listed with its error.")
+    history.add_argument("project", type=Path, metavar="PROJECT", help="the project file, in a git working tree")
+    history.add_argument("--rev", metavar="A..B", help="the revisions to walk (default: all up to HEAD)")
+    history.add_argument("--last", type=int, default=100, metavar="N",
+                         help="at most the newest N revisions (default: 100); the history says when "
+                         "there are more")
+    history.add_argument("-o", "--output", type=Path, default=Path("build"), metavar="OUT",
+                         help="output folder (default: build)")
+    history.add_argument("--format", type=_history_formats, default=HISTORY_FORMATS, metavar="LIST",
+                         help="comma-separated formats among html, json, md (default: all three)")
+    history.add_argument("--no-cache", action="store_true", help="analyse every revision again, keeping no cache")
 
 
 def _measure_parser(commands: Subcommands) -> None:
@@ -647,6 +669,24 @@ def _diff(arguments: argparse.Namespace) -> ExitCode:
     return ExitCode.FAILURE if arguments.exit_code and result.worse else ExitCode.OK
 
 
+def _history(arguments: argparse.Namespace) -> ExitCode:
+    from reportgen.project_history import HistoryOptions, history, write_history
+    from reportgen.wording import counted
+
+    cache = None if arguments.no_cache else arguments.output / ".cache" / "history"
+    document = history(arguments.project, HistoryOptions(rev=arguments.rev, last=arguments.last, cache=cache))
+    revisions = document["revisions"]
+    unbuilt = sum(1 for revision in revisions if not revision["built"])
+    shown = f"the newest {len(revisions):,} of {document['total_revisions']:,}" if document["capped"] \
+        else counted(len(revisions), "revision")
+    print(f"{shown}: {document['built_now']:,} analysed now, {len(revisions) - document['built_now']:,} from the "
+          f"cache" + (f"; {counted(unbuilt, 'revision')} could not be built" if unbuilt else "")
+          + f"; {counted(len(document['ledger']), 'prediction')} in the ledger")
+    written = write_history(document, arguments.output, arguments.format)
+    console.say(f"wrote {', '.join(str(p) for p in written)}")
+    return ExitCode.OK
+
+
 def _measure(arguments: argparse.Namespace) -> int:
     import shlex
     from dataclasses import replace
@@ -801,6 +841,7 @@ COMMANDS = (
     Command("watch", _watch_parser, _watch, writes_outputs=True),
     Command("schema", _schema_parser, lambda arguments: _schema(arguments.output, results=arguments.results)),
     Command("diff", _diff_parser, _diff, writes_outputs=True),
+    Command("history", _history_parser, _history, writes_outputs=True),
     Command("measure", _measure_parser, _measure),
     Command("ingest", _ingest_parser, _ingest),
     Command("init", _init_parser, lambda arguments: _init(arguments.path)),

@@ -1,0 +1,232 @@
+"""A project's history (methods.md#a-projects-history): the first-parent git history of its project file and the
+files it names, each revision analysed once and cached by the content hash of its inputs, and the prediction ledger.
+
+Below the commands, as the build pipeline is: `reportgen history` and `reportgen.history()` both call `history()`.
+Revisions are analysed one at a time and only their small records are kept, so memory does not grow with them; a
+revision that cannot be built is a record with its one-line error, never the end of the history.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reportgen import interrupts
+from reportgen.analysis.history import Record, coverage, ledger, missed, record_of, unbuilt
+from reportgen.errors import InputError, UsageError
+from reportgen.files import replace_file
+from reportgen.project.revisions import GIT_SECONDS, _files_named_in, open_source
+from reportgen.version import __version__
+
+DEFAULT_LAST = 100
+MAX_LAST = 10_000
+SCHEMA_VERSION = 1
+RECORD_FORMAT = 2  # part of every cache key: a record of another shape is never read back
+
+
+@dataclass(frozen=True)
+class Commit:
+    sha: str
+    date: str  # ISO 8601, the commit's
+    subject: str
+
+    @property
+    def label(self) -> str:
+        return self.sha[:7]
+
+
+@dataclass(frozen=True)
+class HistoryOptions:
+    rev: str | None = None  # A..B, or a single revision (its history up to it)
+    last: int = DEFAULT_LAST
+    cache: Path | None = None  # where records are cached (None: no cache)
+
+
+def _git(top: Path, *arguments: str) -> str:
+    try:
+        result = subprocess.run(["git", *arguments], cwd=top, capture_output=True, check=False, timeout=GIT_SECONDS)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise UsageError(f"cannot run git: {error}") from None
+    if result.returncode != 0:
+        lines = result.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise UsageError(lines[-1] if lines else "git failed")
+    return result.stdout.decode("utf-8", "replace")
+
+
+def _repository(path: Path) -> tuple[Path, str]:
+    """The repository's top folder and the project file's path in it."""
+    folder = path.resolve().parent
+    if not folder.is_dir():
+        raise UsageError(f"{path}: no such folder")
+    top = Path(_git(folder, "rev-parse", "--show-toplevel").strip())
+    return top, path.resolve().relative_to(top.resolve()).as_posix()
+
+
+def commits(path: Path, options: HistoryOptions) -> tuple[list[Commit], int, Path, str]:
+    """The first-parent commits that changed the project file or a file it names, oldest first, at most `last`
+    (the newest); the number there are in all; the repository's top; the file's path in it."""
+    if options.rev is not None and options.rev.startswith("-"):
+        raise UsageError(f"{options.rev!r} is not a revision range (a revision never starts with '-')")
+    if not 1 <= options.last <= MAX_LAST:
+        raise UsageError(f"--last must be from 1 to {MAX_LAST:,}")
+    top, relative = _repository(path)
+    named = [str(Path(relative).parent / name) for name in (_files_named_in(path) if path.is_file() else [])]
+    spec = [options.rev or "HEAD"]
+    paths = ["--", relative, *named]
+    total = int(_git(top, "rev-list", "--first-parent", "--count", "--end-of-options", *spec, *paths).strip() or 0)
+    out = _git(top, "log", "--first-parent", f"-n{options.last}", "--format=%H%x1f%cI%x1f%s", "--end-of-options",
+               *spec, *paths)
+    found = []
+    for line in out.splitlines():
+        sha, date, subject = [*line.split("\x1f"), "", ""][:3]
+        if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", sha):
+            found.append(Commit(sha, date, subject[:200]))
+    return list(reversed(found)), total, top, relative
+
+
+def _cache_key(folder: Path) -> str:
+    """The content hash of a revision's inputs (every file in its scratch folder) and reportgen's version."""
+    digest = hashlib.sha256(f"{__version__}\0{RECORD_FORMAT}".encode())
+    for file in sorted(p for p in folder.rglob("*") if p.is_file()):
+        digest.update(file.relative_to(folder).as_posix().encode("utf-8") + b"\0" + file.read_bytes() + b"\0")
+    return digest.hexdigest()[:32]
+
+
+def _index_key(commit: Commit, relative: str) -> str:
+    """A commit never changes: (commit, path, version) names the content without reading it."""
+    return hashlib.sha256(f"{__version__}\0{RECORD_FORMAT}\0{commit.sha}\0{relative}".encode()).hexdigest()[:32]
+
+
+def _cached(cache: Path | None, name: str) -> Any:
+    if cache is None:
+        return None
+    try:
+        return json.loads((cache / f"{name}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _store(cache: Path | None, name: str, value: object) -> None:
+    if cache is None:
+        return
+    cache.mkdir(parents=True, exist_ok=True)
+    replace_file(cache / f"{name}.json", json.dumps(value, sort_keys=True).encode("utf-8"), sync=False)
+
+
+def _analyse(commit: Commit, relative: str, top: Path, cache: Path | None) -> tuple[Record, bool]:
+    """A revision's record, and whether it was built now (False: read from the cache)."""
+    from reportgen.analysis import analyze
+    from reportgen.project.loader import load_project
+
+    index = _cached(cache, f"index-{_index_key(commit, relative)}")
+    if isinstance(index, str):
+        record = _cached(cache, f"record-{index}")
+        if isinstance(record, dict):
+            return record, False
+    try:
+        with open_source(f"{commit.sha}:{relative}", cwd=top) as source:
+            key = _cache_key(source.path.parent)
+            record = _cached(cache, f"record-{key}")
+            if not isinstance(record, dict):
+                try:
+                    loaded = load_project(source.path, display=f"{commit.label}:{relative}")
+                    record = record_of(loaded.project, analyze(loaded.project))
+                except InputError as error:
+                    record = unbuilt(str(error.problems[0]) if error.problems else str(error))
+                _store(cache, f"record-{key}", record)
+    except (InputError, UsageError) as error:  # a blob past the limits, a file git cannot give
+        return unbuilt(str(error).splitlines()[0]), True
+    _store(cache, f"index-{_index_key(commit, relative)}", key)
+    return record, True
+
+
+def history(path: Path, options: HistoryOptions | None = None) -> dict[str, Any]:
+    """The history document (history.json): every revision's record, the ledger and each model's coverage."""
+    options = options or HistoryOptions()
+    found, total, top, relative = commits(Path(path), options)
+    revisions = []
+    built_now = 0
+    for commit in found:
+        interrupts.check()
+        record, fresh = _analyse(commit, relative, top, options.cache)
+        built_now += fresh
+        revisions.append({"commit": commit.sha, "label": commit.label, "date": commit.date,
+                          "subject": commit.subject, **record})
+    rows = ledger([(revision["label"], revision) for revision in revisions])
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "project": relative,
+        "total_revisions": total,
+        "capped": total > len(found),
+        "built_now": built_now,
+        "revisions": revisions,
+        "ledger": [row.as_json() for row in rows],
+        "coverage": coverage(rows),
+        "findings": [{"code": "prediction-missed", "severity": "info",
+                      "message": f"{row.measured_in} measured {row.nodes:g} nodes at {row.measured_s:.4g} s, outside "
+                                 f"what {row.predicted_in} predicted with {row.model} ({row.predicted_s:.4g} s)"}
+                     for row in missed(rows)],
+    }
+
+
+
+def _page_context(document: dict[str, Any]) -> dict[str, Any]:
+    """What history.html and history.md read: the document, each revision's speedups by scale and what changed in
+    its design since the revision built before it."""
+    from reportgen.version import __version__ as version
+
+    revisions = []
+    previous: dict[str, Any] | None = None
+    for revision in document["revisions"]:
+        speedups = {m["nodes"]: m["speedup"] for m in revision.get("measured") or ()}
+        changes = []
+        if revision.get("built") and previous is not None:
+            for name in sorted(set(previous["slots"]) | set(revision["slots"])):
+                old, new = previous["slots"].get(name), revision["slots"].get(name)
+                if old != new:
+                    was, now = ", ".join(old or ["none"]), ", ".join(new or ["none"])
+                    changes.append((name.replace("_", " "), f"{was} → {now}"))
+            if previous["design"] != revision["design"] and not changes:
+                changes.append(("layout or baseline", "changed"))
+        if revision.get("built"):
+            previous = revision
+        revisions.append({**revision, "speedups": speedups, "changes": changes})
+    built = [r for r in revisions if r.get("built")]
+    scales = sorted({n for r in built for n in r["speedups"]})
+    title = (built[-1].get("title") if built else None) or document["project"]
+    return {**document, "revisions": revisions, "scales": scales, "version": version, "paper": "a4",
+            "title": title, "total": document["total_revisions"]}
+
+
+def write_history(document: dict[str, Any], out_root: Path, formats: tuple[str, ...]) -> list[Path]:
+    """history.json, history.md and history.html (with its timeline drawn) under OUT/history-<stem>/."""
+    from reportgen.files import output_dir, write_files
+    from reportgen.render.results import dumps
+
+    files: dict[str, bytes] = {}
+    context = _page_context(document)
+    if "json" in formats:
+        files["history.json"] = dumps(document)
+    if "md" in formats:
+        from reportgen.render.report import render_markdown
+
+        files["history.md"] = render_markdown("history.md", context).encode("utf-8")
+    if "html" in formats:
+        from reportgen.figures import FigurePool, draw_figures
+        from reportgen.figures.history import timeline
+        from reportgen.render.report import Report, render_page
+
+        job = timeline(context["revisions"])
+        jobs = [job] if job is not None else []
+        drawings = draw_figures(jobs, pool=FigurePool(None)).svgs
+        page = render_page("history.html", {**context, "figures": {j.frame.key: j.frame for j in jobs}},
+                           [j.frame for j in jobs])
+        files["history.html"] = Report(page, drawings, 0).html()
+    folder = output_dir(out_root, f"history-{Path(document['project']).stem}")
+    interrupts.check()
+    return write_files(folder, files)

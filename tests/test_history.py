@@ -1,0 +1,127 @@
+"""A project's history (methods.md#a-projects-history): a git repository made here, revision by revision, walked
+by `reportgen history`, with the prediction ledger's grades worked out by hand."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import reportgen
+from reportgen.analysis.history import LedgerRow, coverage, ledger, missed
+from reportgen.commands.cli import main
+from reportgen.project_history import HistoryOptions, history
+
+BASE = """project:
+  title: History
+  goal: {time_per_run: 30 min}
+hardware: {network_bandwidth: 10 GB/s, network_latency: 10 us}
+design:
+  nodes: 8
+  slots:
+    communication: {choice: all-reduce, why: one symmetric collective}
+prediction: {t_comp: 10 s, alpha: 10 us, beta: 0.2 s}
+scaling:
+  time_unit: s
+  runs:
+RUNS"""
+
+
+def project(runs: list[tuple[int, float]], communication: str = "all-reduce") -> str:
+    rows = "".join(f"    - {{nodes: {n}, time: {t}}}\n" for n, t in runs)
+    return BASE.replace("all-reduce", communication).replace("RUNS", rows)
+
+
+def commit(folder: Path, text: str, message: str) -> None:
+    (folder / "p.yaml").write_text(text, encoding="utf-8")
+    subprocess.run(["git", "add", "p.yaml"], cwd=folder, check=True)
+    subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", message], cwd=folder,
+                   check=True)
+
+
+@pytest.fixture(scope="module")
+def repository(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Six revisions: measurements added, an unparseable revision, a design change, a moved reference."""
+    folder = tmp_path_factory.mktemp("history")
+    subprocess.run(["git", "init", "-q"], cwd=folder, check=True)
+    commit(folder, project([(1, 3600), (2, 1900)]), "r1: two scales")
+    commit(folder, project([(1, 3600), (2, 1900), (4, 1050)]), "r2: 4 nodes measured")
+    commit(folder, project([(1, 3600)]) + "  - {nodes: [", "r3: a broken save")
+    commit(folder, project([(1, 3600), (2, 1900), (4, 1050)], "parameter server"), "r4: the design changes")
+    commit(folder, project([(1, 3600), (2, 1900), (4, 1050), (8, 620)], "parameter server"), "r5: 8 nodes")
+    commit(folder, project([(1, 3300), (2, 1900), (4, 1050), (8, 620)], "parameter server"), "r6: reference moved")
+    return folder
+
+
+def test_every_revision_and_each_prediction_graded(repository: Path) -> None:
+    document = history(repository / "p.yaml")
+    revisions = document["revisions"]
+    assert [r["subject"][:2] for r in revisions] == ["r1", "r2", "r3", "r4", "r5", "r6"]
+    assert [r["built"] for r in revisions] == [True, True, False, True, True, True]
+    assert "invalid YAML" in revisions[2]["error"] and revisions[2]["error"].count("\n") == 0
+    labels = [r["label"] for r in revisions]
+    rows = [row for row in document["ledger"] if row["predicted_in"] == labels[0]]
+    # r1 (1 and 2 nodes) predicts 4, 8 and 16 nodes; r2 measures 4 with the same design: graded, measured / predicted
+    # − 1 by hand from the two numbers
+    four = next(row for row in rows if row["nodes"] == 4 and row["model"] == "amdahl")
+    predicted = next(p for p in revisions[0]["predictions"] if p["nodes"] == 4 and p["model"] == "amdahl")
+    assert four["status"] == "graded" and four["measured_in"] == labels[1]
+    assert four["measured_s"] == 1050 and four["rel_error"] == pytest.approx(1050 / predicted["time_s"] - 1)
+    assert four["inside"] == (predicted["low"] <= 1050 <= predicted["high"])
+    # Amdahl from 1 and 2 nodes: S(2) = 3,600/1,900, f = (1/S − 1/2)/(1 − 1/2) = 0.05556; T(4) = 3,600 (f + (1 − f)/4)
+    f = (1900 / 3600 - 0.5) / 0.5
+    assert predicted["time_s"] == pytest.approx(3600 * (f + (1 - f) / 4))
+    # r1's and r2's predictions at 8 nodes: the design changed (r4) before r5 measured 8: superseded
+    eight = [row for row in document["ledger"] if row["nodes"] == 8 and row["predicted_in"] in labels[:2]]
+    assert eight and {row["status"] for row in eight} == {"superseded"}
+    # r4's prediction at 8 nodes is graded by r5 (same design); r6 predicts 16 nodes: pending
+    assert {row["status"] for row in document["ledger"] if row["predicted_in"] == labels[3] and row["nodes"] == 8} \
+        == {"graded"}
+    assert {row["status"] for row in document["ledger"] if row["predicted_in"] == labels[5]} == {"pending"}
+
+
+def test_the_ledgers_summary_by_hand() -> None:
+    rows = [LedgerRow(4, "usl", "a", "b", 100.0, 110.0, 0.10, True, "graded"),
+            LedgerRow(8, "usl", "a", "b", 100.0, 150.0, 0.50, False, "graded"),
+            LedgerRow(8, "alpha-beta", "a", "b", 100.0, 130.0, 0.30, None, "graded"),
+            LedgerRow(16, "usl", "a", None, 100.0, None, None, None, "pending")]
+    summary = coverage(rows)
+    assert summary["usl"] == {"graded": 2, "coverage": 0.5, "median_abs_error": pytest.approx(0.30)}
+    assert summary["alpha-beta"] == {"graded": 1, "coverage": None, "median_abs_error": pytest.approx(0.30)}
+    # outside its interval, or 25 % off without one: prediction-missed
+    assert [(row.nodes, row.model) for row in missed(rows)] == [(8, "usl"), (8, "alpha-beta")]
+    assert ledger([]) == []
+
+
+def test_the_second_call_reads_the_cache_and_the_command_writes_three_files(
+        repository: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    assert main(["history", str(repository / "p.yaml"), "-o", str(out)]) == 0
+    first = capsys.readouterr().out
+    assert "6 revisions: 6 analysed now" in first and "1 revision could not be built" in first
+    assert main(["history", str(repository / "p.yaml"), "-o", str(out)]) == 0
+    assert "0 analysed now, 6 from the cache" in capsys.readouterr().out
+    folder = out / "history-p"
+    assert sorted(p.name for p in folder.iterdir()) == ["history.html", "history.json", "history.md"]
+    document = json.loads((folder / "history.json").read_text(encoding="utf-8"))
+    assert len(document["revisions"]) == 6 and document["coverage"]
+    markdown = (folder / "history.md").read_text(encoding="utf-8")
+    assert "<" not in markdown.replace("&lt;", "")  # inert: no raw HTML from a project's text
+    assert 'id="fig-history-timeline"' in (folder / "history.html").read_text(encoding="utf-8")
+
+
+def test_last_caps_the_history_and_says_so(repository: Path) -> None:
+    document = history(repository / "p.yaml", HistoryOptions(last=2))
+    assert document["capped"] and document["total_revisions"] == 6 and len(document["revisions"]) == 2
+    with pytest.raises(reportgen.errors.UsageError):
+        history(repository / "p.yaml", HistoryOptions(last=0))
+    with pytest.raises(reportgen.errors.UsageError):
+        history(repository / "p.yaml", HistoryOptions(rev="--output=x"))
+
+
+def test_the_api_gives_the_timeline_and_the_ledger_as_frames(repository: Path) -> None:
+    result = reportgen.history(repository / "p.yaml", last=3)
+    assert list(result.timeline["revision"].unique()) == [r["label"] for r in result.document["revisions"]]
+    assert {"nodes", "model", "status", "rel_error"} <= set(result.ledger.columns)
