@@ -175,6 +175,24 @@ def history(path: Path, options: HistoryOptions | None = None) -> dict[str, Any]
 
 
 
+@dataclass(frozen=True)
+class HistoryContext:
+    """What history.html and history.md render. A test checks that the templates use nothing else."""
+
+    project: str  # the project file's path in the repository
+    title: str  # the newest built revision's title
+    revisions: list[dict[str, Any]]  # each revision's record, oldest first, with its speedups and design changes
+    scales: list[float]  # every measured scale of any revision
+    ledger: list[dict[str, Any]]  # every prediction and its grade
+    coverage: dict[str, Any]  # per model: graded, coverage, median |error|
+    findings: list[dict[str, Any]]  # prediction-missed
+    capped: bool  # --last left older revisions out
+    total: int  # the revisions there are in all
+    figures: dict[str, Any]  # the timeline's frame, by key
+    version: str
+    paper: str = "a4"
+
+
 def _page_context(document: dict[str, Any]) -> dict[str, Any]:
     """What history.html and history.md read: the document, each revision's speedups by scale and what changed in
     its design since the revision built before it."""
@@ -199,33 +217,36 @@ def _page_context(document: dict[str, Any]) -> dict[str, Any]:
     built = [r for r in revisions if r.get("built")]
     scales = sorted({n for r in built for n in r["speedups"]})
     title = (built[-1].get("title") if built else None) or document["project"]
-    return {**document, "revisions": revisions, "scales": scales, "version": version, "paper": "a4",
-            "title": title, "total": document["total_revisions"]}
+    return {"project": document["project"], "title": title, "revisions": revisions, "scales": scales,
+            "ledger": document["ledger"], "coverage": document["coverage"], "findings": document["findings"],
+            "capped": document["capped"], "total": document["total_revisions"], "version": version}
 
 
 def write_history(document: dict[str, Any], out_root: Path, formats: tuple[str, ...]) -> list[Path]:
     """history.json, history.md and history.html (with its timeline drawn) under OUT/history-<stem>/."""
     from reportgen.files import output_dir, write_files
+    from reportgen.render.report import template_vars
     from reportgen.render.results import dumps
 
     files: dict[str, bytes] = {}
-    context = _page_context(document)
+    fields = _page_context(document)
     if "json" in formats:
         files["history.json"] = dumps(document)
     if "md" in formats:
         from reportgen.render.report import render_markdown
 
+        context = template_vars(HistoryContext(**fields, figures={}))
         files["history.md"] = render_markdown("history.md", context).encode("utf-8")
     if "html" in formats:
         from reportgen.figures import FigurePool, draw_figures
         from reportgen.figures.history import timeline
         from reportgen.render.report import Report, render_page
 
-        job = timeline(context["revisions"])
+        job = timeline(fields["revisions"])
         jobs = [job] if job is not None else []
         drawings = draw_figures(jobs, pool=FigurePool(None)).svgs
-        page = render_page("history.html", {**context, "figures": {j.frame.key: j.frame for j in jobs}},
-                           [j.frame for j in jobs])
+        context = template_vars(HistoryContext(**fields, figures={j.frame.key: j.frame for j in jobs}))
+        page = render_page("history.html", context, [j.frame for j in jobs])
         files["history.html"] = Report(page, drawings, 0).html()
     folder = output_dir(out_root, f"history-{Path(document['project']).stem}")
     interrupts.check()

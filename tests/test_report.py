@@ -380,11 +380,14 @@ def test_templates_use_only_the_documented_context() -> None:
     report |= set(re.findall(r"{% set (\w+) =", (ROOT / "templates" / "report.html").read_text()))
     diff = {f.name for f in dataclasses.fields(DiffContext)} | set(env.globals)
     diff_templates = {"diff.html", "diff.md", "partials/diffvalue.html"}
+    from reportgen.project_history import HistoryContext
+
+    history = {f.name for f in dataclasses.fields(HistoryContext)} | set(env.globals)
     for path in sorted((ROOT / "templates").rglob("*.*")):
         name = path.relative_to(ROOT / "templates").as_posix()
         if path.suffix not in (".html", ".md"):
             continue
-        documented = diff if name in diff_templates else report
+        documented = diff if name in diff_templates else history if name.startswith("history.") else report
         parser = markdown_environment() if path.suffix == ".md" else env
         undeclared = meta.find_undeclared_variables(parser.parse(path.read_text()))
         assert undeclared <= documented, f"{name} uses {sorted(undeclared - documented)}"
