@@ -125,3 +125,15 @@ def test_the_api_gives_the_timeline_and_the_ledger_as_frames(repository: Path) -
     result = reportgen.history(repository / "p.yaml", last=3)
     assert list(result.timeline["revision"].unique()) == [r["label"] for r in result.document["revisions"]]
     assert {"nodes", "model", "status", "rel_error"} <= set(result.ledger.columns)
+
+
+def test_a_huge_revision_is_refused_as_build_refuses_it_and_the_rest_are_built(tmp_path: Path) -> None:
+    # a project file past the 1 MiB limit at one commit: that revision is listed with its error, unread; the
+    # revisions around it are built
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    commit(tmp_path, project([(1, 3600), (2, 1900)]), "small")
+    commit(tmp_path, project([(1, 3600), (2, 1900)]) + "#" * (1 << 20) + "\n", "huge")
+    commit(tmp_path, project([(1, 3600), (2, 1900), (4, 1050)]), "small again")
+    revisions = history(tmp_path / "p.yaml")["revisions"]
+    assert [r["built"] for r in revisions] == [True, False, True]
+    assert "larger than" in revisions[1]["error"] and "refused without reading it" in revisions[1]["error"]
