@@ -205,8 +205,14 @@ class _Clock:
 
 def analyze_loaded(loaded: LoadedProject) -> tuple[Analysis, JsonObject]:
     """The analyses of a loaded project and its results.json document."""
-    analysis = analyze(loaded.project, intensity=_intensity(loaded), sources=loaded.sources)
+    analysis = analyses_of(loaded)
     return analysis, results_document(loaded, analysis)
+
+
+def analyses_of(loaded: LoadedProject, skip: frozenset[str] = frozenset()) -> Analysis:
+    """The analyses of a loaded project, with the carbon intensity of its location and its runs' provenance, as a
+    build has them (without the results document, which a history's record does not need); `skip` as analyze's."""
+    return analyze(loaded.project, intensity=_intensity(loaded), sources=loaded.sources, skip=skip)
 
 
 def _intensity(loaded: LoadedProject) -> carbon.Intensity | None:

@@ -21,7 +21,8 @@ LAYERS = [("reportgen.errors", "reportgen.interrupts", "reportgen.files", "repor
            "reportgen.stand_in"),
           ("reportgen.project",),
           ("reportgen.analysis", "reportgen.ingest"), ("reportgen.figures", "reportgen.render"),
-          ("reportgen.pipeline", "reportgen.api", "reportgen.project_history"), ("reportgen.commands",)]
+          ("reportgen.pipeline", "reportgen.api", "reportgen.project_history",
+           "reportgen.revision_pipeline"), ("reportgen.commands",)]
 
 
 def _imports() -> dict[str, set[str]]:

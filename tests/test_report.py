@@ -370,9 +370,9 @@ def test_templates_use_only_the_documented_context() -> None:
 
     from jinja2 import meta
 
-    from reportgen.commands.diff_command import DiffContext
     from reportgen.render.context import ReportContext
     from reportgen.render.report import environment, markdown_environment
+    from reportgen.revision_pipeline import DiffContext
 
     env = environment()
     report = {f.name for f in dataclasses.fields(ReportContext)} | set(env.globals)

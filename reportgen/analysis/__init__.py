@@ -468,14 +468,20 @@ def _contended(project: Project) -> tuple[float, ...]:
     return tuple(sorted({p for p, _ in crowded}))
 
 
+# What a history leaves out of every revision but the newest: the goal's levers (the next action then reads without
+# them), the most costly analysis (methods.md#a-projects-history)
+WITHOUT_LEVERS = frozenset({"levers"})
+
+
 def analyze(project: Project, *, intensity: Intensity | None = None,
-            sources: Mapping[float, RowSource] | None = None) -> Analysis:
+            sources: Mapping[float, RowSource] | None = None, skip: frozenset[str] = frozenset()) -> Analysis:
     """Every analysis, in the registry's order; `sources` are the measured runs' provenance comments (by node count)
-    from their CSV."""
+    from their CSV; the steps filling a field in `skip` are left out (the field keeps its default)."""
     inputs = Inputs(project, intensity, sources or {})
     analysis = Analysis()
     for step in REGISTRY:
-        analysis = replace(analysis, **{step.name: step.run(inputs, analysis)})
+        if step.name not in skip:
+            analysis = replace(analysis, **{step.name: step.run(inputs, analysis)})
     return analysis
 
 

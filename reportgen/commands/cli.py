@@ -646,7 +646,7 @@ def _watch(arguments: argparse.Namespace) -> int:
 
 
 def _diff(arguments: argparse.Namespace) -> ExitCode:
-    from reportgen.commands.diff_command import DiffOptions, run_diff
+    from reportgen.revision_pipeline import DiffOptions, run_diff
     from reportgen.wording import counted
 
     _pdf_possible(arguments.format)

@@ -1,4 +1,7 @@
-"""`reportgen diff`: load two revisions, analyse both, compare, render the diff report and write it atomically."""
+"""The revisions pipeline (methods.md#a-projects-history): a revision (a path, or git's REV:PATH) opened, loaded and
+analysed, as the build pipeline does for one project, and two of them compared, rendered and written atomically
+(`reportgen diff`). `reportgen history` analyses each revision of a file through `analyse_source` too. Below the
+commands, which only parse and print."""
 
 from __future__ import annotations
 
@@ -14,10 +17,10 @@ from reportgen.analysis.changes import DiffResult, compare
 from reportgen.files import output_dir, write_files
 from reportgen.formats import DIFF_FORMATS
 from reportgen.json_types import JsonObject
-from reportgen.pipeline import analyze_loaded
+from reportgen.pipeline import analyses_of
 from reportgen.project.loader import LoadedProject, load_project
-from reportgen.project.revisions import open_source
-from reportgen.render.results import dumps
+from reportgen.project.revisions import Source, open_source
+from reportgen.render.results import dumps, results_document
 
 if TYPE_CHECKING:
     from reportgen.figures import FigureFrame
@@ -56,10 +59,16 @@ class DiffOutcome:
     written: list[Path]
 
 
+def analyse_source(source: Source, *, skip: frozenset[str] = frozenset()) -> tuple[LoadedProject, Analysis]:
+    """One revision, opened: loaded with every rule and analysed, as a build analyses it (less `skip`)."""
+    loaded = load_project(source.path, display=source.display)
+    return loaded, analyses_of(loaded, skip)
+
+
 def _load(spec: str) -> tuple[LoadedProject, Analysis, JsonObject, str]:
     with open_source(spec) as source:
-        loaded = load_project(source.path, display=source.display)
-        return loaded, *analyze_loaded(loaded), source.stem
+        loaded, analysis = analyse_source(source)
+        return loaded, analysis, results_document(loaded, analysis), source.stem
 
 
 def run_diff(old_spec: str, new_spec: str, options: DiffOptions) -> DiffOutcome:
