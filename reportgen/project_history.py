@@ -162,6 +162,7 @@ def history(path: Path, options: HistoryOptions | None = None) -> dict[str, Any]
         revisions.append({"commit": commit.sha, "label": commit.label, "date": commit.date,
                           "subject": commit.subject, **record})
     rows = ledger([(revision["label"], revision) for revision in revisions])
+    accuracy = coverage(rows)
     return {
         "schema_version": SCHEMA_VERSION,
         "project": relative,
@@ -170,7 +171,9 @@ def history(path: Path, options: HistoryOptions | None = None) -> dict[str, Any]
         "built_now": built_now,
         "revisions": revisions,
         "ledger": [row.as_json() for row in rows],
-        "coverage": coverage(rows),
+        # per model: the share of graded predictions inside their interval (null without intervals)
+        "coverage": {model: summary["coverage"] for model, summary in accuracy.items()},
+        "accuracy": accuracy,  # per model: the graded predictions and their median |error|
         "findings": [{"code": "prediction-missed", "severity": "info",
                       "message": f"{row.measured_in} measured {row.nodes:g} nodes at {row.measured_s:.4g} s, outside "
                                  f"what {row.predicted_in} predicted with {row.model} ({row.predicted_s:.4g} s)"}
@@ -222,7 +225,7 @@ def _page_context(document: dict[str, Any]) -> dict[str, Any]:
     scales = sorted({n for r in built for n in r["speedups"]})
     title = (built[-1].get("title") if built else None) or document["project"]
     return {"project": document["project"], "title": title, "revisions": revisions, "scales": scales,
-            "ledger": document["ledger"], "coverage": document["coverage"], "findings": document["findings"],
+            "ledger": document["ledger"], "coverage": document["accuracy"], "findings": document["findings"],
             "capped": document["capped"], "total": document["total_revisions"], "version": version}
 
 

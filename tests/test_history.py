@@ -106,7 +106,8 @@ def test_the_second_call_reads_the_cache_and_the_command_writes_three_files(
     folder = out / "history-p"
     assert sorted(p.name for p in folder.iterdir()) == ["history.html", "history.json", "history.md"]
     document = json.loads((folder / "history.json").read_text(encoding="utf-8"))
-    assert len(document["revisions"]) == 6 and document["coverage"]
+    assert len(document["revisions"]) == 6 and set(document["coverage"]) == set(document["accuracy"])
+    assert all(share is None or 0 <= share <= 1 for share in document["coverage"].values())
     markdown = (folder / "history.md").read_text(encoding="utf-8")
     assert "<" not in markdown.replace("&lt;", "")  # inert: no raw HTML from a project's text
     assert 'id="fig-history-timeline"' in (folder / "history.html").read_text(encoding="utf-8")
