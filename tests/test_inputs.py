@@ -184,3 +184,23 @@ def test_a_layout_no_framework_could_build_is_refused_at_load(tmp_path: Path, mo
         load_project(path)
     (problem,) = refused.value.problems
     assert f"{problem.path}: {problem.message}".startswith(said)
+
+
+def test_an_unknown_field_suggests_up_to_three_by_abbreviation_prefix_or_spelling() -> None:
+    from reportgen.errors import InputError
+    from tests.conftest import make_project
+
+    def message(text: str) -> str:
+        with pytest.raises(InputError) as raised:
+            make_project(text)
+        return str(raised.value.problems[0])
+
+    runs = "project: {title: T}\nscaling:\n  runs: [{nodes: 1, compute: 10 s, comm: 1 s, idle: 0 s}]\n"
+    assert message(runs).endswith("scaling.runs[0].comm: unknown field; did you mean `communication`?")
+    hardware = "project: {title: T}\nhardware: {mem_bw: 3 TB/s}\n"
+    assert message(hardware).endswith("hardware.mem_bw: unknown field; did you mean `memory_bandwidth`?")
+    # a word that starts several fields: each of them, at most three
+    several = "project: {title: T}\nhardware: {net: 5 us}\n"
+    assert message(several).endswith("did you mean `network_bandwidth` or `network_latency`?")
+    # a name of the same meaning alone: `idle_power` is energy.wait_power
+    assert message("project: {title: T}\nenergy: {idle_power: 1 kW}\n").endswith("did you mean `wait_power`?")

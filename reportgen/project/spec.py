@@ -599,7 +599,8 @@ def read_fields(cls: type, node: Node, path: str, reader: Reader) -> tuple[dict[
             first = given[key][0].start_mark.line + 1
             keys_sound = reader.error(key_node, key_path, f"duplicate key (first given on line {first})") is not INVALID
         elif key not in names:
-            keys_sound = reader.error(key_node, key_path, f"unknown field{_did_you_mean(key, names)}") is not INVALID
+            keys_sound = reader.error(key_node, key_path,
+                                      f"unknown field{_did_you_mean(key, names, fields=True)}") is not INVALID
         else:
             given[key] = (key_node, value_node)
     with reader.time_unit(reader.bare_time_unit):
@@ -664,12 +665,37 @@ SAME_MEANING = {
 }
 
 
-def _did_you_mean(text: str, options: tuple[str, ...] | list[str]) -> str:
-    meant = SAME_MEANING.get(text.lower().replace("-", "_"))
-    if meant in options:
+# Abbreviations people write for a word of a field's name: `comm` finds `communication`, `mem_bw` `memory_bandwidth`
+ABBREVIATIONS = {"comm": "communication", "comp": "compute", "mem": "memory", "bw": "bandwidth", "lat": "latency",
+                 "params": "parameters", "param": "parameters", "seq": "sequence", "tp": "tensor", "pp": "pipeline",
+                 "dp": "data", "mb": "micro_batch", "ckpt": "checkpoint", "util": "utilization",
+                 "num": "", "n": ""}  # "num_layers": the count's own name, `layers`
+MAX_SUGGESTIONS = 3
+
+
+def _did_you_mean(text: str, options: tuple[str, ...] | list[str], *, fields: bool = False) -> str:
+    """What the text may have meant: a name of the same meaning alone; else, for a field's name, up to three fields
+    by an abbreviation or a prefix of their words, then by spelling (the closest first); for a value, the closest."""
+    names = list(options)
+    written = text.lower().replace("-", "_")
+    meant = SAME_MEANING.get(written)
+    if meant in names:
         return f"; did you mean `{meant}`?"
-    close = difflib.get_close_matches(text, list(options), n=1, cutoff=0.6)
-    return f"; did you mean `{close[0]}`?" if close else ""
+    if not fields:
+        close = difflib.get_close_matches(text, names, n=1, cutoff=0.6)
+        return f"; did you mean `{close[0]}`?" if close else ""
+    found: list[str] = []
+    words = [ABBREVIATIONS.get(word, word) for word in written.split("_") if ABBREVIATIONS.get(word, word)]
+    if words and len(written) >= 2:
+        found += [name for name in names if all(any(part.startswith(word) for part in name.split("_"))
+                                                 for word in words)]
+    found += difflib.get_close_matches(text, names, n=MAX_SUGGESTIONS, cutoff=0.6)
+    unique = list(dict.fromkeys(name for name in found if name != text))[:MAX_SUGGESTIONS]
+    if not unique:
+        return ""
+    quoted = [f"`{name}`" for name in unique]
+    return f"; did you mean {quoted[0]}?" if len(quoted) == 1 else \
+        f"; did you mean {', '.join(quoted[:-1])} or {quoted[-1]}?"
 
 
 def _or_list(options: tuple[str, ...]) -> str:
