@@ -354,6 +354,13 @@ def _goal_of(analysis: Analysis) -> GoalResult | ServingResult | None:
     return analysis.serving if analysis.serving is not None else analysis.goal
 
 
+def headline(analysis: Analysis) -> GoalDocument | None:
+    """Page 1's verdict at the plan as results.json's goal section holds it (a service's included): what the diff
+    and the history read of a revision."""
+    result = _goal_of(analysis)
+    return _goal_document(result) if result is not None else None
+
+
 def _goal_document(result: GoalResult | ServingResult) -> GoalDocument:
     return result.goal_document() if isinstance(result, ServingResult) else GoalDocument.of(result)
 

@@ -12,11 +12,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, Protocol, TypeVar
 
-from reportgen.analysis import BY_KEY, Analysis
+from reportgen.analysis import Analysis, headline
 from reportgen.analysis.common import beyond_noise, overlaps
 from reportgen.analysis.decisions import DecisionResult
 from reportgen.analysis.findings import Finding, Severity
-from reportgen.analysis.goal import GoalDocument
 from reportgen.analysis.scaling import ScaleRow, ScalingResult
 from reportgen.project.flatten import Leaf, Scalar, flatten
 from reportgen.project.model import OBJECTIVES, SLOT_VOCABULARY, Objective, Project, RegimeName, Slot
@@ -185,16 +184,10 @@ class KeyResult:
     none_is_infinite: bool = False  # a missing p_dom or knee means "none in range": better than any value
 
 
-def _headline(analysis: Analysis) -> GoalDocument | None:
-    """Page 1's verdict at the plan, as results.json's goal section holds it (a service's included)."""
-    document = BY_KEY["goal"].value(analysis)
-    return document if isinstance(document, GoalDocument) else None
-
-
 def _at_plan(regime: RegimeName, name: str) -> Callable[[Analysis], Value]:
     """A figure of page 1's verdict at the plan in one price regime (None where the regime is not stated)."""
     def read(analysis: Analysis) -> Value:
-        document = _headline(analysis)
+        document = headline(analysis)
         row = next((row for row in document.at_plan if row.regime == regime), None) if document else None
         value: Value = getattr(row, name) if row is not None else None
         return value
@@ -207,7 +200,7 @@ _REGIMES: tuple[tuple[RegimeName, str], ...] = (("on_demand", "on demand"), ("sp
 # Page 1's headline: the verdict at the plan and its figures in each regime, failure tax included
 HEADLINE: tuple[KeyResult, ...] = (
     KeyResult("goal_met_at_plan", "page 1: the goal met at the plan", "flag", "true",
-              lambda a: document.met_at_plan if (document := _headline(a)) else None),
+              lambda a: document.met_at_plan if (document := headline(a)) else None),
     *(KeyResult(f"plan_time_{regime}", f"page 1: time per run at the plan {words}", "seconds", "lower",
                 _at_plan(regime, "time_s")) for regime, words in _REGIMES),
     *(KeyResult(f"plan_cost_{regime}", f"page 1: cost per run at the plan {words}", "money", "lower",

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from statistics import median
 from typing import Any, Literal
 
-from reportgen.analysis import BY_KEY, Analysis
-from reportgen.analysis.goal import GoalDocument
+from reportgen.analysis import Analysis, headline
 from reportgen.project.flatten import flatten
 from reportgen.project.model import Project
 
@@ -45,8 +44,7 @@ def candidate_scales(project: Project, analysis: Analysis) -> list[int]:
 
 def record_of(project: Project, analysis: Analysis) -> Record:
     """One built revision as the history keeps it."""
-    document = BY_KEY["goal"].value(analysis)
-    goal = document if isinstance(document, GoalDocument) else None
+    goal = headline(analysis)
     summary, scaling, prediction = analysis.summary, analysis.scaling, analysis.prediction
     usl = scaling.usl if scaling else None
     predictions: list[dict[str, Any]] = []

@@ -55,6 +55,7 @@ class SearchOutcome:
     lacks: tuple[tuple[str, int], ...]  # (input, layouts not evaluated for want of it)
     least_memory: tuple[RankedLayout, float] | None  # with none fitting: the layout of least memory, its excess
     fitting_steps: np.ndarray  # every fitting layout's step, sorted: the declared layout's rank among them
+    tokens_per_run: float | None  # T, as the search's inputs have it: every time per run reads it
 
     def strictly_faster(self, step: float) -> int:
         """The fitting layouts searched whose step is shorter than `step` beyond the tie tolerance."""
@@ -199,8 +200,8 @@ def search_layouts(project: Project, scaling: ScalingResult | None, base: PlanSe
                  float(evaluated.memory[lowest] - (capacity or 0.0)))
     return SearchOutcome(efficiency, nodes, len(layouts) + layouts.left_out, len(order), layouts.left_out > 0,
                          layouts.left_out, best, _shape_best(project, evaluated), _cheapest(
-                             project, model, space, efficiency.value, capacity, nodes, measured, options),
-                         lacks, least, np.sort(evaluated.step[order]))
+                             project, model, space, efficiency.value, capacity, nodes, measured, tokens, options),
+                         lacks, least, np.sort(evaluated.step[order]), tokens)
 
 
 def _shape_best(project: Project, evaluated: Evaluated) -> ShapeBest | None:
@@ -233,7 +234,7 @@ def held_against_best(declared: DeclaredLayout, project: Project, model: StepMod
     at = replace(model, global_batch=declared.micro_batch * declared.data * m)
     terms = at.terms(layouts, eta)
     step = _breakdown(terms, 0)
-    tokens = project.baseline.training.tokens if project.baseline and project.baseline.training else None
+    tokens = outcome.tokens_per_run
     per_run = step.total_s * tokens / (at.global_batch * model.shape.sequence) if tokens else None
     price = project.pricing.node_hour if project.pricing else None
     nodes = declared.nodes
@@ -254,12 +255,11 @@ def held_against_best(declared: DeclaredLayout, project: Project, model: StepMod
 
 
 def _cheapest(project: Project, model: StepModel, space: SearchSpace, eta: float,
-              capacity: float | None, planned: int, measured: list[int],
+              capacity: float | None, planned: int, measured: list[int], tokens: float | None,
               options: PlanSearch) -> CheapestByRegime | None:
     """At the plan, every measured scale and plan_search.scales: each scale's fastest fitting layout, priced in each
     regime; the least cost per run of each regime (ties: fewer nodes)."""
     pricing = project.pricing
-    tokens = project.baseline.training.tokens if project.baseline and project.baseline.training else None
     if pricing is None or pricing.node_hour is None or tokens is None:
         return None
     g = model.devices_per_node
