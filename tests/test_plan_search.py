@@ -206,3 +206,14 @@ def test_why_each_layout_loses_in_words() -> None:
                                                                  "pipeline sends take ")
     assert f"(v·m = {third.virtual_stages * third.micro_batches:,} against " \
            f"{first.virtual_stages * first.micro_batches:,})" in third.why_text
+
+
+def test_a_declared_layout_the_shape_says_does_not_fit_is_a_finding() -> None:
+    # no baseline.memory, so the layout's own memory cannot judge it: the shape's 35.4 GB on the first stage against
+    # 30 GB is `layout-does-not-fit`, which leads page 1; the runs measured at the plan refute it
+    tight = PTD_P.replace("device_memory: 80 GB", "device_memory: 30 GB")
+    unmeasured = analyze(make_project(tight[:tight.index("scaling:")]))
+    assert unmeasured.plan_search.declared.fits is False
+    assert unmeasured.summary.next_action.code == "layout-does-not-fit" and unmeasured.summary.blocker
+    measured = analyze(make_project(tight))
+    assert measured.summary.next_action.code == "memory-model-refuted"

@@ -69,6 +69,7 @@ def lint(project: Project, *, diagnosis: DiagnosisResult | None, prediction: Pre
     findings += _layout(project, layout)
     findings += _shape(project, plan_search)
     findings += _search(plan_search, project.currency)
+    findings += _declared_fit(plan_search, layout)
     findings += _utilization(project, scaling)
     findings += _slots(project, diagnosis, scaling, layout)
     findings += _prediction(project, prediction)
@@ -481,6 +482,21 @@ def _search(plan_search: PlanSearchResult | None, currency: str) -> list[Finding
                            f"than the best the model finds, {plan_search.best[0].layout}", "design.parallelism",
                            "design"))
     return out
+
+
+def _declared_fit(plan_search: PlanSearchResult | None, layout: LayoutResult | None) -> list[Finding]:
+    """The declared layout's memory from the model's shape beyond one device, where the layout's own memory could not
+    judge it (no baseline.memory): the same `layout-does-not-fit`, which measured runs can refute like any other."""
+    declared = plan_search.declared if plan_search is not None else None
+    if declared is None or declared.fits is not False or declared.memory_per_device_b is None \
+            or (layout is not None and layout.fits is not None):
+        return []
+    assert plan_search is not None
+    device = plan_search.inputs.device_memory_b or 0.0
+    return [error("layout-does-not-fit", f"the declared layout {declared.layout} at ZeRO stage {declared.zero_stage} "
+                  f"needs {size(declared.memory_per_device_b)} per device on its first pipeline stage, more than its "
+                  f"{size(device)} (the model's activations and states from its shape)", "design.parallelism",
+                  "design")]
 
 
 def _utilization(project: Project, scaling: ScalingResult | None) -> list[Finding]:

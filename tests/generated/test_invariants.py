@@ -48,6 +48,9 @@ def check_invariants(truth: Truth) -> None:
     document = json.loads(dumps(results_document(loaded, analysis)))
     met = document["goal"]["met_at_plan"]
     rows = document["goal"]["at_plan"]
+    # page 1 never says the declared layout does not fit without a finding that says so too
+    if summary.plan_search and "does not fit" in summary.plan_search:
+        assert {f.code for f in analysis.findings} & {"layout-does-not-fit", "memory-model-refuted"}
     # the verdict agrees with its rows: true when a viable regime meets, false when every viable one misses
     viable = [row["met"] for row in rows if row["viable"]]
     if met is True:
