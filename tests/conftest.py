@@ -92,3 +92,11 @@ def outliving(group: int, wait: float) -> set[int]:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
     return left
+
+
+def without_word_spans(html: str) -> str:
+    """A report's HTML without the spans that keep hyphenated words of table cells whole
+    (reportgen.render.typography): for tests that look for a cell's text as written."""
+    import re
+
+    return re.sub(r'<span class="word">([^<]*)</span>', r"\1", html)

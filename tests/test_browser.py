@@ -1,5 +1,5 @@
-"""The HTML report in a real browser (headless Chromium): at a phone's 390 px nothing is wider than the screen and
-every figure shows; at a desktop's 1280 px too.
+"""The HTML report in a real browser (headless Chromium): at a phone's 390 px nothing is wider than the screen,
+every figure shows and no table column is narrower than its longest word; at a desktop's 1280 px too.
 
 The report is loaded in an iframe of the width under test, so that its media queries see that width (headless
 Chromium will not make a window narrower than 500 px); a script added to a copy of the page measures it and posts
@@ -29,8 +29,32 @@ window.addEventListener("load", () => {
     const box = svg.getBoundingClientRect();
     return {width: box.width, height: box.height, right: box.right};
   });
+  // every word of a table cell that its column breaks across lines or lets spill out: the column is narrower
+  // than its longest word (a word: what lies between spaces, "on-demand" and "comm-share-departs" included)
+  const squeezed = [];
+  document.querySelectorAll("table td, table th").forEach(cell => {
+    const style = getComputedStyle(cell);
+    const box = cell.getBoundingClientRect();
+    const right = box.right - parseFloat(style.paddingRight) - parseFloat(style.borderRightWidth);
+    const texts = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let text = texts.nextNode(); text; text = texts.nextNode()) {
+      for (const found of text.data.matchAll(/\\S+/g)) {
+        const range = document.createRange();
+        range.setStart(text, found.index);
+        range.setEnd(text, found.index + found[0].length);
+        const rects = [...range.getClientRects()].filter(rect => rect.width > 0);
+        const lines = new Set(rects.map(rect => Math.round(rect.top))).size;
+        const spill = Math.max(...rects.map(rect => rect.right)) - right;
+        if (lines > 1 || spill > 1) {
+          const table = cell.closest("table");
+          squeezed.push({caption: table.caption ? table.caption.innerText.slice(0, 60) : table.className,
+                         word: found[0], lines, spill: Math.round(spill)});
+        }
+      }
+    }
+  });
   const answer = {width: document.documentElement.scrollWidth, viewport: window.innerWidth, figures,
-                  drawn: document.querySelectorAll("figure").length};
+                  drawn: document.querySelectorAll("figure").length, squeezed};
   window.parent.postMessage(JSON.stringify(answer), "*");
 });
 </script>"""
@@ -73,6 +97,7 @@ def test_the_report_fits_the_screen_and_shows_every_figure(tmp_path: Path, examp
     assert measured["viewport"] == width
     assert measured["width"] <= width, f"the page is {measured['width']} px wide on a {width} px screen"
     assert measured["figures"] and len(measured["figures"]) == measured["drawn"]
+    assert not measured["squeezed"], f"table columns narrower than their longest word: {measured['squeezed'][:5]}"
     for figure in measured["figures"]:
         assert figure["width"] > 100 and figure["height"] > 50, figure
         assert figure["right"] <= width, f"a figure ends at {figure['right']} px on a {width} px screen"

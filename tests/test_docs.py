@@ -4,11 +4,12 @@ is built strictly by `make docs`, inside `make test`.)"""
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 
 import pytest
 
 from reportgen.commands import reference
-from tests.conftest import ROOT
+from tests.conftest import INPUTS, ROOT
 
 
 @pytest.mark.parametrize("name", sorted(reference.PAGES))
@@ -72,3 +73,28 @@ def test_the_reports_methodology_appendix_is_methods_md() -> None:
     methods = reference.METHODS.read_text(encoding="utf-8")
     changed = methods.replace("I* = π / β\nt_compute = W/π", "I* = π / β_mem\nt_compute = W/π")
     assert "β_mem" in reference.methodology_partial(changed)  # a formula edited in methods.md reaches the report
+
+
+def test_the_appendix_prints_the_methods_of_the_results_the_report_holds(tmp_path: Path) -> None:
+    """docs/methods.md#a-report-a-reviewer-reads-through: a block or a choice marked `if="analysis.<result>"` is
+    printed only where that result is: the serving methods in a serving report, never in a training one."""
+    from reportgen.pipeline import BuildOptions, build
+
+    serving_block, serving_choice = "Serving projects (project.workload: inference)", "whose baseline gives no replica"
+    for example, shown in (("example", False), ("llm-service", True)):
+        build(INPUTS / f"{example}.yaml", BuildOptions(out_root=tmp_path, formats=("html",)))
+        appendix = (tmp_path / example / "report.html").read_text(encoding="utf-8").split('id="appendix"', 1)[1]
+        assert (serving_block in appendix, serving_choice in appendix) == (shown, shown), example
+        assert "Roofline (per baseline step)" in appendix and "Ties between computed values" in appendix
+    partial = reference.methodology_partial()
+    assert partial.count("{% if analysis.serving %}") == 3  # the block and two choices
+
+
+def test_the_appendix_names_the_axis_of_every_ceiling() -> None:
+    """The diagnosis tabulates the project's own ceilings; the methodology names each ceiling's axis, as the
+    diagnosis maps them."""
+    from reportgen.analysis.diagnosis import CEILING_AXIS
+
+    partial = " ".join(reference.methodology_partial().split())
+    for ceiling, axis in CEILING_AXIS.items():
+        assert f"{ceiling} → {axis}" in partial, ceiling

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from reportgen.analysis import analyze
-from tests.conftest import INPUTS, make_project
+from tests.conftest import INPUTS, make_project, without_word_spans
 
 HARDWARE = "hardware: {memory_capacity: 640 GB, devices_per_node: 8, peak_compute: 1 PFLOP/s}\n"
 
@@ -305,7 +305,8 @@ def test_the_lost_fold_captions_name_every_cause_drawn(tmp_path) -> None:  # typ
                        "  {nodes: 4, compute: 610 s, communication: 90 s, idle: 40 s, bubble: 120 s, time: 1060 s}]}\n",
                        encoding="utf-8")
     assert main(["build", str(project), "-o", str(tmp_path / "out"), "--format", "html", "-q"]) == 0
-    html = " ".join((tmp_path / "out" / "pipeline" / "report.html").read_text(encoding="utf-8").split())
+    page = (tmp_path / "out" / "pipeline" / "report.html").read_text(encoding="utf-8")
+    html = " ".join(without_word_spans(page).split())
     causes = "the serial fraction, communication, load imbalance, the pipeline bubble and start-up"
     assert f"apportioned to {causes} in proportion" in html  # the table
     assert f"the folds lost to {causes}, shared in proportion" in html  # the figure

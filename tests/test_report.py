@@ -56,6 +56,19 @@ def test_pdf_has_every_section_and_page_numbers(pdf_text: list[str]) -> None:
 
 
 @pytest.mark.slow
+def test_the_example_reads_through_in_22_pages(built: dict[str, Path], pdf_text: list[str]) -> None:
+    """docs/methods.md#a-report-a-reviewer-reads-through: the default example's report, appendix included, is at most
+    22 pages; the tables a figure draws are in the appendix, linked from the figure's section."""
+    assert len(pdf_text) <= 22, f"the example's report is {len(pdf_text)} pages"
+    html = (built["a"] / "report.html").read_text(encoding="utf-8")
+    body, appendix = html.split('<section id="appendix">', 1)
+    for key in ("lost-folds", "sensitivity", "energy", "energy-delay"):
+        assert f'<a href="#data-{key}">' in body and f'id="data-{key}"' in appendix, key
+    assert "Lost folds of speedup" not in body and "Lost folds of speedup" in appendix
+    assert body.count("<caption>The measured node count and price regime each deployment context") == 1
+
+
+@pytest.mark.slow
 def test_pdf_shows_the_key_results(built: dict[str, Path], pdf_text: list[str]) -> None:
     results = json.loads((built["a"] / "results.json").read_text())
     text = " ".join(" ".join(pdf_text).split())
@@ -411,7 +424,7 @@ def test_absent_sections_say_what_to_add(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_installed_wheel_finds_its_templates(tmp_path: Path) -> None:
+def test_installed_wheel_finds_its_templates_and_examples(tmp_path: Path) -> None:
     """A non-editable install ships templates/ inside the package and builds from there."""
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
                     "--wheel-dir", str(tmp_path / "dist"), str(ROOT)], check=True, capture_output=True)
@@ -427,6 +440,14 @@ def test_installed_wheel_finds_its_templates(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith(str(tmp_path / "site" / "reportgen" / "templates"))
     assert (tmp_path / "out" / "bert-dgx-a100" / "report.html").stat().st_size > 10_000
+    # the examples travel in the package too: `init --example` writes one, with the CSV it names, from the wheel
+    code = ("import sys; from reportgen.commands.cli import main; "
+            "sys.exit(main(['init', '--example', 'nightly-repeats']) or main(['check', 'nightly-repeats.yaml']))")
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                            env={"PYTHONPATH": str(tmp_path / "site"), "PATH": "/usr/bin:/bin"})
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "nightly-repeats-runs.csv").read_bytes() == (INPUTS / "nightly-repeats-runs.csv").read_bytes()
+    assert (tmp_path / "site" / "reportgen" / "inputs" / "example.yaml").is_file()
 
 
 def test_activities_read_in_greyscale_with_cheap_hatches() -> None:

@@ -163,3 +163,25 @@ def test_a_declared_analysis_places_its_plots(declared: Declared[object], exampl
         result = declared.of(results.analysis)
         for plot in declared.plots(result) if result is not None else ():
             assert f'figure("{plot.key}")' in source
+
+
+def test_the_models_table_runs_over_the_measured_range_and_the_plan() -> None:
+    """docs/methods.md#a-report-a-reviewer-reads-through: rows up to max(largest measured scale, plan), and the
+    plan's."""
+    from dataclasses import replace
+
+    from reportgen.analysis import analyze
+    from reportgen.project.loader import load_project
+    from reportgen.render.selection import model_within_evidence
+    from tests.conftest import INPUTS
+
+    analysis = analyze(load_project(INPUTS / "example.yaml").project)  # measured at 1–16 nodes, planned at 8
+    assert max(row.nodes for row in analysis.prediction.rows) == 4096
+    shown = model_within_evidence(analysis).prediction
+    assert [row.nodes for row in shown.rows] == [1, 2, 4, 8, 16]
+    planned_far = replace(analysis, prediction=replace(analysis.prediction, planned_nodes=64))
+    assert [row.nodes for row in model_within_evidence(planned_far).prediction.rows][-1] == 64
+    unmeasured = replace(planned_far, scaling=None)
+    assert max(row.nodes for row in model_within_evidence(unmeasured).prediction.rows) == 64
+    nothing = replace(unmeasured, prediction=replace(unmeasured.prediction, planned_nodes=None))
+    assert model_within_evidence(nothing).prediction.rows == analysis.prediction.rows  # no evidence: the whole table

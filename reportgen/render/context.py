@@ -11,13 +11,13 @@ from dataclasses import dataclass, field
 
 from reportgen.analysis import DECLARED, Analysis
 from reportgen.analysis.diagnosis import CEILING_AXIS, TYPICAL_TOOLS, WORKLOAD_COMPUTE_AXIS
-from reportgen.analysis.patterns import EVERY_PATTERN, Pattern
 from reportgen.analysis.prose.actions import ACTIONS
 from reportgen.figures.jobs import FigureFrame
 from reportgen.json_types import JsonObject
 from reportgen.project.flatten import flatten
 from reportgen.project.model import SLOT_VOCABULARY, Project
-from reportgen.render.selection import for_tables, shown_nodes
+from reportgen.render.figure_data import FigureData
+from reportgen.render.selection import for_tables, model_within_evidence, shown_nodes
 from reportgen.reproducible import source_date_epoch
 from reportgen.version import __version__
 
@@ -77,7 +77,8 @@ class ReportContext:
     table_nodes: tuple[float, ...] | None = None  # the node counts tables show, when not all (analysis.selection)
     actions: tuple[tuple[str, int, str], ...] = ()  # (finding code, rank, the next action it calls for), in order
     lost_extra: dict[str, str] | None = None  # the further causes some run gives (column name → scaling row field)
-    patterns: tuple[Pattern, ...] = EVERY_PATTERN  # the communication patterns the methodology tabulates
+    # the tables whose numbers a figure draws, collected as the sections render and set in the appendix
+    figure_data: FigureData = field(default_factory=FigureData)
     # the templates of the analyses declared in their own modules, by the chapter that includes them
     declared_templates: dict[str, tuple[str, ...]] = field(default_factory=lambda: declared_by_chapter())
 
@@ -160,7 +161,8 @@ def build_context(project: Project, analysis: Analysis, results: JsonObject, fig
     date, created = report_date(project)
     shown = shown_nodes(analysis, project.design.nodes if project.design else None)
     measured = len(analysis.scaling.rows) if analysis.scaling else 0
-    return ReportContext(project=project, analysis=for_tables(analysis, shown), results=results, figures=figures,
+    tables = model_within_evidence(for_tables(analysis, shown))
+    return ReportContext(project=project, analysis=tables, results=results, figures=figures,
                          chapters=CHAPTERS, inputs=normalized_inputs(project, written or {}, shown),
                          currency=project.currency, paper=paper, date=date, created=created,
                          epoch=epoch_of(created), version=__version__, input_name=input_name,

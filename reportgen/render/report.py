@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from reportgen.figures.jobs import FigureFrame
 from reportgen.render.assets import templates_dir
+from reportgen.render.typography import keep_words_whole
 
 if TYPE_CHECKING:
     import jinja2
@@ -157,7 +158,7 @@ def with_heading_ids(html: str) -> str:
 
 def render_page(template: str, context: dict[str, object], frames: Sequence[FigureFrame]) -> Page:
     """The page of `template`; `frames` are the figures the context offers, of which the page holds some."""
-    html = with_heading_ids(render_html(template, context))
+    html = keep_words_whole(with_heading_ids(render_html(template, context)))
     held = sorted((position, index) for index, frame in enumerate(frames) if (position := html.find(frame.slot)) >= 0)
     return Page(html, tuple(frames[index] for _, index in held))
 

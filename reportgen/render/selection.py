@@ -99,3 +99,23 @@ def rows_at(result: _Rows, shown: frozenset[float]) -> _Rows:
 
 
 CUTS: dict[str, Callable[[Any, frozenset[float]], Any]] = {"scaling": scaling_rows, "cost": cost_rows}
+
+
+def model_within_evidence(analysis: Analysis) -> Analysis:
+    """The α–β model's table over the measured range and the plan (docs/methods.md#a-report-a-reviewer-reads-through):
+    its rows up to the larger of the largest measured scale and the planned node count, and the plan's own row. The
+    figure draws the model to max_nodes and the text names p* and p_dom wherever they fall; a table run to thousands
+    of nodes for a project measured at a few dozen is read as evidence it is not. Without a measured scale or a plan
+    the table is whole."""
+    prediction = analysis.prediction
+    if prediction is None:
+        return analysis
+    measured = [row.nodes for row in analysis.scaling.rows] if analysis.scaling is not None else []
+    bounds = [*measured, *([prediction.planned_nodes] if prediction.planned_nodes is not None else [])]
+    if not bounds:
+        return analysis
+    reach = max(bounds)
+    rows = tuple(row for row in prediction.rows if row.nodes <= reach or row.nodes == prediction.planned_nodes)
+    if len(rows) == len(prediction.rows):
+        return analysis
+    return replace(analysis, prediction=replace(prediction, rows=rows))
