@@ -90,8 +90,26 @@ def test_csv_error_names_the_csv_file_and_cell(write_project, tmp_path: Path) ->
 def test_csv_and_inline_runs_together_are_refused(write_project, tmp_path: Path) -> None:
     (tmp_path / "runs.csv").write_text("nodes,time [s]\n1,100\n", encoding="utf-8")
     path = write_project("project: {title: T}\nscaling:\n  file: runs.csv\n  runs: [{nodes: 2, time: 5 s}]\n")
-    with pytest.raises(InputError, match="not both"):
+    with pytest.raises(InputError, match=r"not both \(`reportgen runs export` moves inline runs"):
         load_project(path)
+
+
+@pytest.mark.parametrize(("text", "where", "hint"), [
+    ("project:\n  title: x\n   workload: training\n", "3:12",
+     "line 3 is indented 3 spaces, deeper than the key on line 2 (2)"),
+    ("project:\n  title: Design: a test\n", "2:16", 'a value that holds ": " must be quoted: title: "Design: a test"'),
+    ("project:\n  title: x\n design: {nodes: 2}\n", "3:2",
+     "line 3 is indented 1 space, a level no key above it has (0, 2)"),
+    ("project:\n\ttitle: x\n", "2:1", "YAML indents with spaces, never tabs"),
+    ("project:\n  title: x\n  goal\n  workload: training\n", "4:3", 'line 3 ("goal") has no colon'),
+])
+def test_a_yaml_slip_gets_a_hint_at_its_line(write_project, text: str, where: str, hint: str) -> None:
+    """docs/project-file.md#syntax-errors: PyYAML's message, then what the person most likely typed."""
+    path = write_project(text)
+    with pytest.raises(InputError) as raised:
+        load_project(path)
+    [line] = str(raised.value).splitlines()
+    assert f":{where}: error: invalid YAML: " in line and hint in line, line
 
 
 def test_time_unit_applies_to_bare_run_numbers(write_project) -> None:

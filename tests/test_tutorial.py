@@ -3,6 +3,7 @@ of the page, in one shell, in a fresh folder; a step that fails fails the suite.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -16,6 +17,12 @@ from reportgen.project.loader import load_project
 from tests.conftest import ROOT
 
 TUTORIAL = ROOT / "docs" / "tutorial.md"
+
+
+def printed() -> list[str]:
+    """The lines the page quotes as printed (a `text` block after `<!-- printed -->`); `...` stands for any text."""
+    blocks = re.findall(r"<!-- printed -->\n```text\n(.*?)```", TUTORIAL.read_text(encoding="utf-8"), flags=re.S)
+    return [line for block in blocks for line in block.strip().splitlines()]
 
 
 def commands() -> str:
@@ -34,6 +41,19 @@ def test_the_tutorial_runs_end_to_end(tmp_path: Path) -> None:
                           text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
     folder = tmp_path / "my-design"
+    # what the page quotes is what the steps print, paths relative to the folder the steps run in
+    output = done.stdout.replace(f"{folder.resolve()}/", "").replace(f"{folder}/", "")
+    quoted = printed()
+    assert len(quoted) >= 4
+    for line in quoted:
+        pattern = ".*".join(re.escape(part) for part in line.split("..."))
+        assert re.search(pattern, output), f"docs/tutorial.md quotes a line the steps do not print: {line}"
+    # step 3 warns that page 1 turns red, naming the next action's finding: the warning holds while it is true
+    built = json.loads((folder / "build" / "project" / "results.json").read_text())
+    code = built["summary"]["next_action"]["code"]
+    warning = TUTORIAL.read_text(encoding="utf-8").split("**Page 1 turns red", 1)[1].split("\n\n", 1)[0]
+    assert f"`{code}`" in warning
+    assert any(finding["severity"] == "error" and finding["code"] == code for finding in built["findings"])
     runs = {run.nodes: run for run in load_project(folder / "project.yaml").project.scaling.runs}
     # one row per run: the wall time, the breakdown the traces gave, and the start-up between them
     assert set(runs) == {1, 2}
@@ -51,7 +71,5 @@ def test_the_tutorial_runs_end_to_end(tmp_path: Path) -> None:
     service = tmp_path / "my-service"  # step 5: load tests from vLLM and MLPerf loadgen
     loads = {run.nodes: run for run in load_project(service / "project.yaml").project.scaling.runs}
     assert set(loads) == {1, 8} and loads[8].ttft_p99 is not None and loads[8].throughput is not None
-    import json
-
     serving = json.loads((service / "build" / "project" / "results.json").read_text())["serving"]
     assert serving["unit"] == "token" and [row["serves"] for row in serving["rows"]] == [False, True]

@@ -287,10 +287,32 @@ def _ingest_parser(commands: Subcommands) -> None:
 
 
 def _init_parser(commands: Subcommands) -> None:
-    init = commands.add_parser("init", help="write a fully commented starter project that passes check",
-                               description="Write a commented starter project file. Refuses to overwrite a file.")
-    init.add_argument("path", nargs="?", type=Path, default=Path("project.yaml"), metavar="PATH",
-                      help="where to write it (default: project.yaml; `-`: standard output)")
+    from reportgen.project.examples import example_names
+
+    init = commands.add_parser("init", help="write a fully commented starter project, or a shipped example",
+                               description="Write a commented starter project file that passes check, or with "
+                               "--example one of the example projects reportgen ships (with the measurement CSV it "
+                               "names, beside it). Refuses to overwrite a file.")
+    init.add_argument("path", nargs="?", type=Path, default=None, metavar="PATH",
+                      help="where to write it (default: project.yaml, or NAME.yaml with --example; `-`: standard "
+                      "output)")
+    init.add_argument("--example", choices=example_names(), metavar="NAME",
+                      help=f"write this shipped example instead: {', '.join(example_names())}")
+
+
+def _runs_parser(commands: Subcommands) -> None:
+    runs = commands.add_parser("runs", help="manage a project's measured runs",
+                               description="Manage the measured runs of a project.")
+    actions = runs.add_subparsers(dest="action", metavar="ACTION", required=True)
+    export = actions.add_parser(
+        "export", help="move inline scaling.runs into a CSV that scaling.file then names",
+        description="Move the runs written inline under scaling.runs into a CSV beside the project file, each value "
+        "as it was written and each repeat a row of its own, and replace scaling.runs with scaling.file naming it, "
+        "keeping the file's comments and layout. `measure` and `ingest` then append to that CSV. Nothing is changed "
+        "unless the project read back with the CSV holds the same runs; an existing CSV is never overwritten.")
+    export.add_argument("project", type=Path, metavar="PROJECT", help="the project file")
+    export.add_argument("--csv", default="runs.csv", metavar="NAME",
+                        help="the CSV to create beside the project file (default runs.csv)")
 
 
 def _completion_parser(commands: Subcommands) -> None:
@@ -791,14 +813,38 @@ def _schema(output: Path | None, *, results: bool) -> ExitCode:
     return ExitCode.OK
 
 
-def _init(path: Path) -> ExitCode:
+def _init(path: Path | None, example_name: str | None) -> ExitCode:
+    from reportgen.project.examples import example
     from reportgen.project.starter import starter_project
 
+    shipped = example(example_name) if example_name else None
+    text = shipped.text if shipped else starter_project()
+    path = path or Path(f"{example_name}.yaml" if example_name else "project.yaml")
     if path == STDIN:
-        sys.stdout.write(starter_project())
+        sys.stdout.write(text)
         return ExitCode.OK
-    _write_new(path, starter_project(), option="init", overwrite=False)
-    console.say(f"wrote {path}; check it with: reportgen check {path}")
+    companions = {path.parent / name: data for name, data in (shipped.companions if shipped else {}).items()}
+    for companion in companions:
+        if companion.exists():
+            raise UsageError(f"{companion} exists: the example names it beside the project; write the example in "
+                             "another folder")
+    _write_new(path, text, option="init", overwrite=False)
+    for companion, data in companions.items():
+        _write_new(companion, data.decode("utf-8"), option="init", overwrite=False)
+    also = f" and {', '.join(str(companion) for companion in companions)}" if companions else ""
+    console.say(f"wrote {path}{also}; build it with: reportgen build {path}" if shipped else
+                f"wrote {path}; check it with: reportgen check {path}")
+    return ExitCode.OK
+
+
+def _runs(arguments: argparse.Namespace) -> ExitCode:
+    from reportgen.project.loader import load_project
+    from reportgen.project.runs_export import export_runs
+
+    loaded = load_project(arguments.project)
+    done = export_runs(loaded, arguments.csv)
+    console.say(f"moved {done.runs} run{'s' if done.runs != 1 else ''} ({', '.join(done.columns)}) into "
+                f"{arguments.csv}; scaling.file in {loaded.display} now names it")
     return ExitCode.OK
 
 
@@ -844,7 +890,8 @@ COMMANDS = (
     Command("history", _history_parser, _history, writes_outputs=True),
     Command("measure", _measure_parser, _measure),
     Command("ingest", _ingest_parser, _ingest),
-    Command("init", _init_parser, lambda arguments: _init(arguments.path)),
+    Command("runs", _runs_parser, _runs),
+    Command("init", _init_parser, lambda arguments: _init(arguments.path, arguments.example)),
     Command("completion", _completion_parser, _completion),
 )
 BY_NAME = {command.name: command for command in COMMANDS}

@@ -81,6 +81,10 @@ class Appended:
 
 def csv_of(loaded: LoadedProject) -> Path:
     scaling = loaded.project.scaling
+    if scaling is not None and scaling.file is None and scaling.runs:
+        raise UsageError(f"{loaded.display}: new runs go into the CSV named by scaling.file, and this project's "
+                         f"runs are inline: `reportgen runs export {loaded.display}` moves them into runs.csv and "
+                         "names it")
     if scaling is None or scaling.file is None:
         raise UsageError(f"{loaded.display}: measure appends to the CSV named by scaling.file; add "
                          "`scaling: {file: runs.csv}` to the project file")

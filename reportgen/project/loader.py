@@ -275,7 +275,8 @@ def _csv_beside(path: Path, relative: str, field_path: str, node: Node, reader: 
     """The CSV a field names beside the project file; None when it may be missing and is; INVALID (reported)
     when the same rows are also given inline, the path leaves the folder, or the file is not there."""
     if inline_too:
-        return reader.error(node, field_path, f"give {inline_too} inline or in a file, not both")
+        hint = " (`reportgen runs export` moves inline runs into the CSV and names it)" if inline_too == "runs" else ""
+        return reader.error(node, field_path, f"give {inline_too} inline or in a file, not both{hint}")
     try:
         csv_path = measurements.resolve(path, relative)
     except ValueError as error:

@@ -17,6 +17,7 @@ from reportgen import wording
 from reportgen.errors import InputError, Problem
 from reportgen.files import open_regular, why_unreadable
 from reportgen.project.stdio import MAX_FILE_BYTES, STDIN, stdin_bytes
+from reportgen.project.yaml_hints import syntax_hint
 
 MAX_EXPANDED_NODES = 100_000  # after alias expansion: refuses "billion laughs" documents
 MAX_DEPTH = 64
@@ -70,7 +71,9 @@ def compose(text: str, display: str) -> Node:
     except MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         message = str(error.problem or error.context or "invalid YAML").strip()
-        raise InputError([problem_at(mark, display, "", f"invalid YAML: {message}")]) from None
+        hint = syntax_hint(text, mark.line, mark.column, message) if mark else ""
+        raise InputError([problem_at(mark, display, "", f"invalid YAML: {message}" + (f"; {hint}" if hint else ""))
+                          ]) from None
     except yaml.reader.ReaderError as error:  # a character YAML refuses: located by its position in the text
         before = text[:error.position]
         line, column = before.count("\n") + 1, error.position - (before.rfind("\n") + 1) + 1

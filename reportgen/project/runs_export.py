@@ -1,0 +1,155 @@
+"""`reportgen runs export`: a project's inline `scaling.runs` moved into the CSV that `scaling.file` then names
+(docs/measurements.md#moving-inline-runs-to-a-csv).
+
+Runs typed into the project file are where a project starts; `measure` and `ingest` append to a CSV. The move keeps
+every value as it was written: a cell holds the run's field as the YAML wrote it ("78 kWh", a bare number in
+scaling.time_unit), per-worker times go into one cell separated by spaces, repeats stay rows of their own. The
+project file is edited as text, so its comments and layout survive: the `runs:` key and its list become
+`file: runs.csv` at the same place.
+
+Nothing is written until the move is proved: the new project is read back with the new CSV and its runs must equal
+the old ones, value by value; the CSV is created (never over an existing file) and the project file replaced
+atomically; a failure removes the CSV again and leaves the project file as it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from reportgen.errors import UsageError
+from reportgen.files import create_file, replace_file
+from reportgen.project.loader import LoadedProject, load_project_text
+from reportgen.project.measurements import COLUMNS, resolve
+from reportgen.project.model import Run
+
+HEADER_NOTE = "# reportgen runs export: moved from {name}'s scaling.runs"
+
+
+@dataclass(frozen=True)
+class Exported:
+    csv: Path
+    project: Path
+    runs: int  # rows written
+    columns: tuple[str, ...]
+
+
+def export_runs(loaded: LoadedProject, csv_name: str = "runs.csv") -> Exported:
+    """Move `loaded`'s inline runs into `csv_name` beside it and name that file in scaling.file."""
+    scaling = loaded.project.scaling
+    if scaling is None or not scaling.runs:
+        raise UsageError(f"{loaded.display}: no scaling.runs to export")
+    if scaling.file is not None:
+        raise UsageError(f"{loaded.display}: the runs already come from scaling.file ({scaling.file})")
+    try:
+        csv_path = resolve(loaded.path, csv_name)
+    except ValueError as error:
+        raise UsageError(f"--csv {csv_name}: {error}") from None
+    if csv_path.exists():
+        raise UsageError(f"{csv_name} exists beside {loaded.display}: name a new file with --csv, or add its rows "
+                         "by hand")
+    key, value = _runs_entry(loaded)
+    columns, rows = _table(value, scaling.time_unit or 1.0, scaling.runs)
+    csv_text = "\n".join([HEADER_NOTE.format(name=loaded.path.name), ",".join(columns),
+                          *(",".join(_cell(row.get(column, "")) for column in columns) for row in rows)]) + "\n"
+    text = loaded.path.read_text(encoding="utf-8")
+    edited = _with_file(text, key, value, csv_name)
+    create_file(csv_path, csv_text.encode("utf-8"))
+    try:
+        _prove(loaded, edited)
+        replace_file(loaded.path, edited.encode("utf-8"))
+    except BaseException:
+        with contextlib.suppress(OSError):
+            csv_path.unlink()
+        raise
+    return Exported(csv_path, loaded.path, len(rows), columns)
+
+
+def _runs_entry(loaded: LoadedProject) -> tuple[ScalarNode, SequenceNode]:
+    """The `runs` key of the scaling section and its list, as the file's YAML composed them."""
+    root = loaded.nodes[0] if loaded.nodes else None
+    scaling = _value_of(root, "scaling")
+    for key, value in scaling.value if isinstance(scaling, MappingNode) else ():
+        if isinstance(key, ScalarNode) and key.value == "runs" and isinstance(value, SequenceNode):
+            return key, value
+    raise UsageError(f"{loaded.display}: scaling.runs is not a list written in the file (an alias or a merge?): "
+                     "move the runs by hand")
+
+
+def _value_of(node: Node | None, name: str) -> Node | None:
+    if isinstance(node, MappingNode):
+        for key, value in node.value:
+            if isinstance(key, ScalarNode) and key.value == name and isinstance(value, Node):
+                return value
+    return None
+
+
+def _table(runs: SequenceNode, time_unit: float,
+           loaded_runs: tuple[Run, ...]) -> tuple[tuple[str, ...], list[dict[str, str]]]:
+    """The CSV's columns (in the order the CSV reader documents them) and each run's cells as written."""
+    rows: list[dict[str, str]] = []
+    for node, run in zip(runs.value, loaded_runs, strict=True):
+        row: dict[str, str] = {}
+        for key, value in node.value if isinstance(node, MappingNode) else ():
+            if isinstance(value, ScalarNode):
+                row[key.value] = value.value
+            elif key.value == "workers":  # a cell holds them separated by spaces: bare numbers in time_unit
+                row[key.value] = " ".join(_number(seconds / time_unit) for seconds in run.workers)
+        rows.append(row)
+    used = {name for row in rows for name in row}
+    return tuple(name for name in COLUMNS if name in used), rows
+
+
+def _number(value: float) -> str:
+    text = repr(value)
+    return text[:-2] if text.endswith(".0") else text
+
+
+def _cell(text: str) -> str:
+    """A CSV cell: quoted where it holds a comma or a quote (the reader takes "" as one quote)."""
+    return '"' + text.replace('"', '""') + '"' if ("," in text or '"' in text) else text
+
+
+def _with_file(text: str, key: ScalarNode, value: SequenceNode, csv_name: str) -> str:
+    """The project text with the `runs:` entry replaced by `file: <csv_name>`. A flow list (`runs: [...]`) is
+    replaced where it stands; a block list by its lines, up to the last line of its own (comments and blank lines
+    after it stay, since they may be the next key's)."""
+    entry = f"file: {csv_name}"
+    if value.flow_style:
+        return text[:key.start_mark.index] + entry + text[value.end_mark.index:]
+    lines = text.splitlines(keepends=True)
+    end = value.end_mark.line if value.end_mark.index < len(text) else len(lines)
+    while end > key.start_mark.line + 1 and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
+        end -= 1
+    indent = " " * key.start_mark.column
+    line_end = "\r\n" if lines[key.start_mark.line].endswith("\r\n") else "\n"
+    return "".join([*lines[:key.start_mark.line], indent + entry + line_end, *lines[end:]])
+
+
+def _prove(loaded: LoadedProject, edited: str) -> None:
+    """The edited project, read with the new CSV, holds the very runs the old one did."""
+    moved = load_project_text(edited, loaded.path, loaded.display).project.scaling
+    before = loaded.project.scaling.runs if loaded.project.scaling else ()
+    after = moved.runs if moved else ()
+    if len(after) != len(before) or not all(_same(old, new) for old, new in zip(before, after, strict=True)):
+        raise UsageError(f"{loaded.display}: the runs read back from the CSV differ from the inline ones; nothing "
+                         "was changed (please report this)")
+
+
+def _same(old: Run, new: Run) -> bool:
+    for field in fields(Run):
+        a, b = getattr(old, field.name), getattr(new, field.name)
+        pairs = zip(a, b, strict=False) if isinstance(a, tuple) and isinstance(b, tuple) else [(a, b)]
+        if isinstance(a, tuple) and isinstance(b, tuple) and len(a) != len(b):
+            return False
+        for x, y in pairs:
+            if isinstance(x, float) and isinstance(y, float):
+                if not math.isclose(x, y, rel_tol=1e-12, abs_tol=0.0):
+                    return False
+            elif x != y:
+                return False
+    return True
