@@ -20,9 +20,11 @@ TUTORIAL = ROOT / "docs" / "tutorial.md"
 
 
 def printed() -> list[str]:
-    """The lines the page quotes as printed (a `text` block after `<!-- printed -->`); `...` stands for any text."""
-    blocks = re.findall(r"<!-- printed -->\n```text\n(.*?)```", TUTORIAL.read_text(encoding="utf-8"), flags=re.S)
-    return [line for block in blocks for line in block.strip().splitlines()]
+    """The lines the page quotes as printed (a `text` block after `<!-- printed -->`, or "prints `LINE`" in a
+    sentence); `...` stands for any text."""
+    page = TUTORIAL.read_text(encoding="utf-8")
+    blocks = re.findall(r"<!-- printed -->\n```text\n(.*?)```", page, flags=re.S)
+    return [*re.findall(r"prints `([^`]+)`", page), *(line for block in blocks for line in block.strip().splitlines())]
 
 
 def commands() -> str:
@@ -73,3 +75,9 @@ def test_the_tutorial_runs_end_to_end(tmp_path: Path) -> None:
     assert set(loads) == {1, 8} and loads[8].ttft_p99 is not None and loads[8].throughput is not None
     serving = json.loads((service / "build" / "project" / "results.json").read_text())["serving"]
     assert serving["unit"] == "token" and [row["serves"] for row in serving["rows"]] == [False, True]
+    # the figures step 5 quotes from page 1
+    verdict = json.loads((service / "build" / "project" / "results.json").read_text())["summary"]["verdict"]
+    page = TUTORIAL.read_text(encoding="utf-8").split("## 5.", 1)[1].split("\n## ", 1)[0]
+    quoted = " ".join(page.split()).split("Page 1 holds the planned 8 nodes", 1)[1]
+    for figure in ("29,715 tokens/s", "25,000", "1.76 s", "158 ms"):
+        assert figure in quoted and figure in verdict, figure
