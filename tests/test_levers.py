@@ -322,7 +322,15 @@ def test_an_unmeasured_plan_whose_interval_straddles_the_limit_is_not_judged() -
 
 
 # ------------------------------------------------------------------------------- page 1's coherence, held
-SHAPES = {"owned below the bar": OWNED_BELOW_BAR, "start-up": START_UP, "bandwidth": BANDWIDTH, "amdahl": AMDAHL,
+# throughputs in FLOP/s without the work of a run: no time per run, so the goal cannot be judged
+FLOPS_WITHOUT_WORK = """project: {title: F, goal: {time_per_run: 2 h}}
+design: {nodes: 8, axis: distribute training}
+scaling:
+  mode: weak
+  runs: [{nodes: 1, throughput: 100 TFLOP/s}, {nodes: 2, throughput: 190 TFLOP/s}, {nodes: 8, throughput: 700 TFLOP/s}]
+"""
+SHAPES = {"flops without work": FLOPS_WITHOUT_WORK,
+          "owned below the bar": OWNED_BELOW_BAR, "start-up": START_UP, "bandwidth": BANDWIDTH, "amdahl": AMDAHL,
           "fitted scale": SHORT, "spot": SPOT, "checkpoints": CHECKPOINTS}
 
 
@@ -349,6 +357,8 @@ def test_page_one_holds_its_invariants(name: str, tmp_path) -> None:
     document = json.loads(dumps(results_document(loaded, analysis)))
     action = summary.next_action
     assert (action.code == "none") == (action.rank is None) and action.rank in (None, 1, 2, 3, 4, 5, 6)
+    if summary.state == "unjudged":  # a verdict that cannot be given never ends in "keep the plan"
+        assert action.code != "none", summary.verdict
     written = document["summary"]["next_action"]
     if action.lever is not None:
         assert written["lever"] in (document["goal"] or {}).get("levers", [])

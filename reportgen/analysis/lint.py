@@ -202,6 +202,12 @@ def _unstated(project: Project) -> list[Finding]:
         return [info("no-goal", "the project states no goal, so the report cannot say whether the design is good "
                      "enough: add project.goal (time_per_run and cost_per_run; a service: load, p99_latency and "
                      "cost_per_hour)", "project.goal", "problem")]
+    scaling = project.scaling
+    if goal.per_run_fields and scaling is not None and scaling.runs and scaling.work_per_run is None and \
+            scaling.runs[0].form == "throughput":  # a time per run is the work of a run over its throughput
+        return [info("work-per-run-missing", "the runs are throughputs and the project does not say how much work "
+                     "one run is, so the goal per run is not judged: add scaling.work_per_run (the work of one run, in "
+                     "the throughput's unit: tokens, samples or FLOP)", "scaling.work_per_run", "problem")]
     if goal.cost_per_run is not None and (project.pricing is None or project.pricing.node_hour is None):
         return [info("budget-not-judged", "the goal states a budget per run but the project gives no prices, so the "
                      "budget is not judged: add pricing.node_hour", "pricing.node_hour", "problem")]

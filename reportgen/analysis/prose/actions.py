@@ -364,6 +364,8 @@ ACTIONS: tuple[Action, ...] = (
            "concurrency): it did not reach the rate it asked for."),
     # 3: the scale the verdict rests on
     Action(3, "plan-not-measured", "Measure the plan's scale: the planner's best run.", _plan_not_measured),
+    _fixed(3, "work-per-run-missing", "State the work of one run (scaling.work_per_run, in the throughput's unit): "
+           "the runs are throughputs, so the goal per run cannot be judged without it."),
     # 4: the goal's levers
     Action(4, "plan-past-peak", "Plan the faster, smaller measured scale (6 when a lever meets a missed goal).",
            _plan_past_peak, _past_peak_rank),
