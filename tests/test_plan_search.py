@@ -167,7 +167,8 @@ def test_a_declared_layout_within_the_margin_and_one_that_does_not_fit() -> None
     assert calibrated.summary.plan_search.startswith("The declared layout 8 × 12 × 16 is within ")
     tight = analyze(make_project(PTD_P.replace("device_memory: 80 GB", "device_memory: 20 GB")))
     assert tight.plan_search.declared.fits is False and tight.plan_search.declared.rank is None
-    assert tight.summary.plan_search.startswith("The declared layout 8 × 12 × 16 does not fit (")
+    assert tight.summary.plan_search.startswith("The memory model says the declared layout 8 × 12 × 16 does not "
+                                                "fit (")  # it ran: the runs outrank the model
     nothing = analyze(make_project(PTD_P.replace("device_memory: 80 GB", "device_memory: 1 GB")))
     assert "no-layout-fits" in {f.code for f in nothing.findings}
 
@@ -217,3 +218,9 @@ def test_a_declared_layout_the_shape_says_does_not_fit_is_a_finding() -> None:
     assert unmeasured.summary.next_action.code == "layout-does-not-fit" and unmeasured.summary.blocker
     measured = analyze(make_project(tight))
     assert measured.summary.next_action.code == "memory-model-refuted"
+    # page 1's plan-search sentence says the same: the model, not the design, is wrong where the layout ran
+    assert unmeasured.plan_search.sentence.startswith("The declared layout 8 × 12 × 16 does not fit (")
+    ran = [row.nodes for row in measured.scaling.rows]
+    assert measured.plan_search.sentence.startswith("The memory model says the declared layout 8 × 12 × 16 does not "
+                                                    "fit (") and "the model overstates its memory" in \
+        measured.plan_search.sentence and f"ran at {ran[0]:,.0f}" in measured.plan_search.sentence

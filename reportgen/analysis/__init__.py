@@ -115,7 +115,9 @@ def _ranked_plan(i: Inputs, a: Analysis) -> PlanSearchResult | None:
     ranked = rank_plan(i.project, a.scaling, a.plan_search)
     margin = i.project.plan_search.margin if i.project.plan_search else PlanSearch().margin
     best = tuple(replace(row, why_text=why_text(row, ranked.best[0])) for row in ranked.best)
-    return replace(ranked, best=best, sentence=plan_sentence(ranked, i.project.currency, margin))
+    plan = i.project.design.nodes if i.project.design else None
+    ran = tuple(row.nodes for row in a.scaling.rows if plan is None or row.nodes <= plan) if a.scaling else ()
+    return replace(ranked, best=best, sentence=plan_sentence(ranked, i.project.currency, margin, ran))
 
 
 def _layout(i: Inputs, a: Analysis) -> LayoutResult | None:

@@ -4,7 +4,7 @@ the best layout the model finds against the declared one."""
 from __future__ import annotations
 
 from reportgen.analysis.plan_search import PlanSearchResult, RankedLayout
-from reportgen.wording import duration, listed, money, percent, size
+from reportgen.wording import duration, listed, money, nodes, percent, size
 
 POLICY_WORDS = {"none": "no recompute", "selective": "selective recompute", "full": "full recompute"}
 
@@ -29,8 +29,10 @@ def _figures(row: RankedLayout, currency: str) -> str:
     return ", ".join(known)
 
 
-def plan_sentence(search: PlanSearchResult, currency: str, margin: float) -> str | None:
-    """Page 1's sentence: the best layout the model finds, against the declared one."""
+def plan_sentence(search: PlanSearchResult, currency: str, margin: float,
+                  ran: tuple[float, ...] = ()) -> str | None:
+    """Page 1's sentence: the best layout the model finds, against the declared one. `ran`: the measured node
+    counts at or below the plan, where the declared layout ran whatever the memory model says of it."""
     if not search.best:
         return None
     best = search.best[0]
@@ -42,9 +44,13 @@ def plan_sentence(search: PlanSearchResult, currency: str, margin: float) -> str
         return f"The best layout the model finds{where} is {described}" + (f": {figures}." if figures else ".")
     if declared.fits is False and declared.memory_per_device_b is not None \
             and search.inputs.device_memory_b is not None:
-        return (f"The declared layout {declared.layout} does not fit ({size(declared.memory_per_device_b)} per device "
-                f"of {size(search.inputs.device_memory_b)}); the best layout the model finds is {described}"
-                + (f": {figures}." if figures else "."))
+        said = f"{size(declared.memory_per_device_b)} per device of {size(search.inputs.device_memory_b)}"
+        if ran:  # the runs outrank the memory model (methods.md#evidence-reconciled-before-it-is-judged)
+            return (f"The memory model says the declared layout {declared.layout} does not fit ({said}), yet it ran "
+                    f"at {listed([nodes(p) for p in ran])}: the model overstates its memory. The best layout it "
+                    f"finds is {described}" + (f": {figures}." if figures else "."))
+        return (f"The declared layout {declared.layout} does not fit ({said}); the best layout the model finds is "
+                f"{described}" + (f": {figures}." if figures else "."))
     z = round(100 * declared.gap)
     if declared.gap > margin:
         return (f"The best layout the model finds is {described}" + (f": {figures}, " if figures else ", ")
