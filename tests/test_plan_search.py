@@ -224,3 +224,16 @@ def test_a_declared_layout_the_shape_says_does_not_fit_is_a_finding() -> None:
     assert measured.plan_search.sentence.startswith("The memory model says the declared layout 8 × 12 × 16 does not "
                                                     "fit (") and "the model overstates its memory" in \
         measured.plan_search.sentence and f"ran at {ran[0]:,.0f}" in measured.plan_search.sentence
+
+
+def test_each_layouts_term_is_the_one_layout_formula_applied_row_by_row() -> None:
+    """The search evaluates transformer.py's one-layout terms once per distinct combination of what they read
+    (layout_search._each) and spreads them back: the same numbers as row by row."""
+    import numpy as np
+
+    from reportgen.analysis.layout_search import _each
+
+    rng = np.random.default_rng(7)
+    t, p, held = rng.choice([1, 2, 8], 500), rng.choice([1, 3, 96], 500), rng.choice([1.0, 2.5, 7.25], 500)
+    term = lambda a, b, c: a * 1000 + b + c / 7  # noqa: E731
+    assert np.array_equal(_each(term, t, p, held), np.array([term(*row) for row in zip(t, p, held, strict=True)]))

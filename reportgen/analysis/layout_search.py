@@ -7,13 +7,23 @@ stages and recomputation policies (as Calculon's helpers enumerate them), and th
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
 
-from reportgen.analysis.transformer import RECOMPUTE_POLICIES, RecomputePolicy, Shape
+from reportgen.analysis.transformer import (
+    RECOMPUTE_POLICIES,
+    RecomputePolicy,
+    Shape,
+    activations_per_layer,
+    dropout_bytes,
+    in_flight,
+    most_loaded_parameters,
+    output_bytes,
+    stage_layers,
+)
 
 # recomputation policies as array codes, in RECOMPUTE_POLICIES' order (none < selective < full: the ties' order)
 POLICY_CODE = {policy: code for code, policy in enumerate(RECOMPUTE_POLICIES)}
@@ -133,11 +143,14 @@ class StepModel:
 
     def psi(self, layouts: Layouts) -> np.ndarray:
         """Ψ of the most loaded stage per device: ((P − V·h)/p + V·h)/t."""
-        embedding = float(self.shape.vocabulary) * self.shape.hidden
-        return np.asarray(((self.parameters - embedding) / layouts.pipeline + embedding) / layouts.tensor)
+        shape = self.shape
+        return _each(lambda t, p: most_loaded_parameters(self.parameters, shape.vocabulary, shape.hidden, t, p),
+                     layouts.tensor, layouts.pipeline)
 
     def memory(self, layouts: Layouts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(states, activations, total) per device on the first stage, in bytes."""
+        """(states, activations, total) per device on the first stage, in bytes: Table 2's terms as
+        reportgen.analysis.transformer states them for one layout, each evaluated once per distinct combination of
+        the parameters it reads (a few hundred among 100,000 layouts) and spread back over the layouts."""
         psi = self.psi(layouts)
         d, z = layouts.data.astype(float), layouts.zero
 
@@ -145,20 +158,21 @@ class StepModel:
             return np.where(z >= stage, d, 1.0)
 
         states = self.weights_b * psi / over(3) + self.gradients_b * psi / over(2) + self.optimizer_b * psi / over(1)
-        shape = self.shape
-        t = layouts.tensor.astype(float)
-        t_sp = np.where(layouts.sequence_parallel == 1, t, 1.0)
-        sbh = float(shape.sequence) * layouts.micro_batch * shape.hidden
-        scores = 0.0 if shape.flash else 5.0 * shape.heads * shape.sequence / (shape.hidden * t)
-        code = layouts.recompute
-        per_layer = np.where(code == POLICY_CODE["full"], 2.0 * sbh / t_sp,
-                             sbh * (10.0 / t_sp + 24.0 / t + np.where(code == POLICY_CODE["none"], scores, 0.0)))
-        p, m, v = layouts.pipeline, layouts.micro_batches, layouts.virtual
-        held = np.where(p == 1, 1.0, np.where(v > 1, p * (1.0 + (p - 1) / (p * v)), np.minimum(m, p)))
-        stage_layers = -(-shape.layers // p)
-        extra = sbh / t_sp * held + np.where(p == 1, 4.0 * sbh / t_sp + 4.0 * shape.sequence * layouts.micro_batch
-                                             * shape.vocabulary / t, 0.0)
-        activations = (per_layer * stage_layers * held + extra) * self.kappa
+        t, p, sp, b = layouts.tensor, layouts.pipeline, layouts.sequence_parallel, layouts.micro_batch
+
+        def shaped(micro_batch: int) -> Shape:
+            return replace(self.shape, micro_batch=micro_batch)
+
+        per_layer = _each(lambda t_, sp_, code, b_: activations_per_layer(
+            shaped(b_), t_, bool(sp_), RECOMPUTE_POLICIES[code]), t, sp, layouts.recompute, b)
+        held = _each(in_flight, p, layouts.micro_batches, layouts.virtual)
+        # transformer.extra_bytes, its two terms apart: the dropout mask scales with the micro-batches in flight
+        dropout = _each(lambda t_, sp_, b_: dropout_bytes(shaped(b_), t_, bool(sp_)), t, sp, b)
+        output = _each(lambda t_, sp_, single, b_: output_bytes(shaped(b_), t_, bool(sp_), 1 if single else 2),
+                       t, sp, p == 1, b)
+        extra = dropout * held + output
+        layers = _each(lambda p_: stage_layers(self.shape.layers, p_), p)
+        activations = (per_layer * layers * held + extra) * self.kappa
         return states, activations, states + activations + self.other_b
 
     def missing(self, layouts: Layouts) -> dict[str, np.ndarray]:
@@ -213,3 +227,24 @@ def step_total(terms: dict[str, np.ndarray]) -> np.ndarray:
     total: np.ndarray = terms["compute"] + terms["recompute"] + terms["bubble"] + terms["tensor"] \
         + terms["pipeline"] + terms["data"]
     return total
+
+
+def _each(term: Callable[..., float], *columns: np.ndarray) -> np.ndarray:
+    """`term` of every layout, from the columns it reads: evaluated once per distinct row of them. Each column is
+    reduced to its distinct values and their indexes, and the rows to one integer key of those indexes (a unique over
+    rows of several columns sorts 100,000 rows in a second; over one key of integers, in milliseconds)."""
+    key = np.zeros(len(columns[0]), dtype=np.int64)
+    levels: list[np.ndarray] = []
+    for column in columns:
+        values, index = np.unique(np.asarray(column), return_inverse=True)
+        key = key * len(values) + index.reshape(-1)
+        levels.append(values)
+    distinct, where = np.unique(key, return_inverse=True)
+    results = []
+    for code in distinct:
+        row = []
+        for values in reversed(levels):
+            code, position = divmod(int(code), len(values))
+            row.append(values[position].item())
+        results.append(term(*reversed(row)))
+    return np.asarray(results, dtype=float)[where.reshape(-1)]

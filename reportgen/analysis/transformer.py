@@ -88,11 +88,22 @@ def extra_bytes(shape: Shape, tensor: int, sequence_parallel: bool, pipeline: in
     """The embedding's dropout mask on the first stage, sbh/t_sp per micro-batch in flight, and without a pipeline
     also the last LayerNorm's and the output layer's inputs and the fp32 logits: 4·sbh/t_sp + 4·s·b·V/t
     (Korthikanti §4.3)."""
+    return (dropout_bytes(shape, tensor, sequence_parallel) * held
+            + output_bytes(shape, tensor, sequence_parallel, pipeline))
+
+
+def dropout_bytes(shape: Shape, tensor: int, sequence_parallel: bool) -> float:
+    """The embedding's dropout mask of one micro-batch: sbh/t_sp."""
+    return shape.sbh / (tensor if sequence_parallel else 1)
+
+
+def output_bytes(shape: Shape, tensor: int, sequence_parallel: bool, pipeline: int) -> float:
+    """Without a pipeline, the first stage is also the last: its last LayerNorm's and output layer's inputs and the
+    fp32 logits, 4·sbh/t_sp + 4·s·b·V/t; 0 with one."""
+    if pipeline != 1:
+        return 0.0
     t_sp = tensor if sequence_parallel else 1
-    extra = shape.sbh / t_sp * held
-    if pipeline == 1:
-        extra += 4.0 * shape.sbh / t_sp + 4.0 * shape.sequence * shape.micro_batch * shape.vocabulary / tensor
-    return extra
+    return 4.0 * shape.sbh / t_sp + 4.0 * shape.sequence * shape.micro_batch * shape.vocabulary / tensor
 
 
 def most_loaded_parameters(parameters: float, vocabulary: int, hidden: int, tensor: int, pipeline: int) -> float:
