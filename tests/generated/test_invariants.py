@@ -69,6 +69,8 @@ def check_invariants(truth: Truth) -> None:
         assert action.lever is None or not action.lever.meets
     if met is False:
         assert action.code != "none"
+        # a missed verdict names a limit it misses (a plan judged from an estimate too, whose time may be within)
+        assert re.search(r"% over the|over the .* limit|% short", summary.verdict), summary.verdict
     if action.lever is not None and action.lever.meets and action.lever.lever == "nodes":
         moved = replace(project, design=replace(project.design, nodes=int(action.lever.flips_at)))
         assert _met(analyze(moved)) is True  # the scale it names meets the goal by the report's own arithmetic
@@ -132,6 +134,8 @@ def check_service(truth: ServiceTruth) -> None:
         assert action.lever is None or not action.lever.meets
     if met is False:
         assert action.code != "none"
+        # a missed verdict names a limit it misses (a plan judged from an estimate too, whose time may be within)
+        assert re.search(r"% over the|over the .* limit|% short", summary.verdict), summary.verdict
     if serving.limited_by == "latency":  # never a load test of a larger scale whose p99 is not known
         assert not action.text.startswith("Load-test")
     for clause in re.split(r"[.;]\s", summary.verdict):

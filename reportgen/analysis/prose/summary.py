@@ -317,10 +317,13 @@ def _estimated_plan(goal: GoalResult, met: bool, words: _Words, scaling: Scaling
     estimate = goal.plan_estimate
     if estimate is not None and scaling is not None:
         text += f": {_estimate_words(estimate, scaling, goal.time_limit_s)}"
+        if fitted is not None and fitted.cost is not None:  # the regime's own time beside its cost: one pair
+            text += (f";{_on(fitted.regime)} a run takes {duration(fitted.time_s)}, for {words.money(fitted.cost)}"
+                     f"{_budget(goal, fitted, words)}")
     elif fitted is not None:
         text += f": the USL fit puts a run there at {duration(fitted.time_s)}"
-    if fitted is not None and fitted.cost is not None:
-        text += f", for {words.money(fitted.cost)}{_on(fitted.regime)}"
+        if fitted.cost is not None:
+            text += f", for {words.money(fitted.cost)}{_on(fitted.regime)}{_budget(goal, fitted, words)}"
     return sentence(text)
 
 
@@ -419,9 +422,15 @@ def _time_clause(goal: GoalResult, check: GoalCheck) -> str:
 def _cost_clause(goal: GoalResult, check: GoalCheck, words: _Words) -> str:
     if check.cost is None or not check.viable:
         return ""
-    budget = f" ({margin(check.cost_ratio)} the {words.money(goal.cost_limit)} budget)" \
-        if goal.cost_limit is not None else ""
-    return f"{'' if goal.time_limit_s is not None else 'a run '}costs {words.money(check.cost)}{budget}"
+    return f"{'' if goal.time_limit_s is not None else 'a run '}costs {words.money(check.cost)}" \
+        f"{_budget(goal, check, words)}"
+
+
+def _budget(goal: GoalResult, check: GoalCheck, words: _Words) -> str:
+    """" (100 % over the 200 USD budget)" beside a check's cost, when the goal states a budget."""
+    if goal.cost_limit is None or check.cost_ratio is None:
+        return ""
+    return f" ({margin(check.cost_ratio)} the {words.money(goal.cost_limit)} budget)"
 
 
 def _on(regime: str | None) -> str:
