@@ -34,20 +34,9 @@ plan_search:
   micro_batch: [1, 2, 3, 4, 5, 6, 8, 9, 10, 12, 15, 16, 18, 20, 24, 30]
   zero_with_pipeline: true
 """
-PTD_P = f"""
-project: {{title: "PTD-P 175B on 1,536 GPUs"}}
-{HARDWARE}
-baseline:
-  training: {{parameters: 174.6e9, tokens: 300e9 token}}
-  model: {{layers: 96, hidden: 12288, sequence: 2048, heads: 96, vocabulary: 51200, global_batch: 1536}}
-design:
-  nodes: 192
-  parallelism: {{tensor: 8, pipeline: 12, micro_batches: 96, recompute: full}}
-pricing: {{node_hour: 32.77 USD}}
-scaling:
-  runs: [{{nodes: 48, throughput: 58.752 PFLOP/s}}, {{nodes: 96, throughput: 114.432 PFLOP/s}},
-         {{nodes: 192, throughput: 216.576 PFLOP/s}}]
-"""
+# the tests' copy of Narayanan et al. 2021's project, priced
+PTD_P = (Path(__file__).resolve().parent.parent / "tests" / "data" / "ptd-p-175b.yaml").read_text(
+    encoding="utf-8").replace("\nscaling:", "\npricing: {node_hour: 32.77 USD}\nscaling:")
 
 
 def timed(action, repeats: int) -> float:  # type: ignore[no-untyped-def]

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import subprocess
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ from reportgen.analysis import WITHOUT_LEVERS
 from reportgen.analysis.history import Record, coverage, ledger, missed, record_of, unbuilt
 from reportgen.errors import InputError, UsageError
 from reportgen.files import replace_file
-from reportgen.project.revisions import GIT_SECONDS, _files_named_in, open_source
+from reportgen.project.revisions import files_named_in, open_source, run_git
 from reportgen.version import __version__
 
 DEFAULT_LAST = 100
@@ -49,14 +48,7 @@ class HistoryOptions:
 
 
 def _git(top: Path, *arguments: str) -> str:
-    try:
-        result = subprocess.run(["git", *arguments], cwd=top, capture_output=True, check=False, timeout=GIT_SECONDS)
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise UsageError(f"cannot run git: {error}") from None
-    if result.returncode != 0:
-        lines = result.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise UsageError(lines[-1] if lines else "git failed")
-    return result.stdout.decode("utf-8", "replace")
+    return run_git(top, *arguments).decode("utf-8", "replace")
 
 
 def _repository(path: Path) -> tuple[Path, str]:
@@ -76,7 +68,7 @@ def commits(path: Path, options: HistoryOptions) -> tuple[list[Commit], int, Pat
     if not 1 <= options.last <= MAX_LAST:
         raise UsageError(f"--last must be from 1 to {MAX_LAST:,}")
     top, relative = _repository(path)
-    named = [str(Path(relative).parent / name) for name in (_files_named_in(path) if path.is_file() else [])]
+    named = [str(Path(relative).parent / name) for name in (files_named_in(path) if path.is_file() else [])]
     spec = [options.rev or "HEAD"]
     paths = ["--", relative, *named]
     total = int(_git(top, "rev-list", "--first-parent", "--count", "--end-of-options", *spec, *paths).strip() or 0)

@@ -10,7 +10,7 @@ from reportgen.analysis import analyze
 from reportgen.analysis.layout_search import SearchSpace, StepModel, enumerate_layouts
 from reportgen.analysis.plan_ranking import rank_order
 from reportgen.analysis.transformer import Shape
-from tests.conftest import make_project
+from tests.conftest import DATA, make_project
 from tests.worked import worked
 
 EVERY = SearchSpace(("none", "selective", "full"), (0, 1, 2, 3), True, 8, (1,), False, 10**6)
@@ -66,19 +66,7 @@ def test_ties_go_to_less_memory_then_smaller_model_parallelism() -> None:
     assert rank_order(step, memory, layouts)[0] == 0  # strictly faster wins whatever its memory
 
 
-PTD_P = f"""
-project: {{title: PTD-P 175B}}
-{A100}
-baseline:
-  training: {{parameters: 174.6e9, tokens: 300e9 token}}
-  model: {{layers: 96, hidden: 12288, sequence: 2048, heads: 96, vocabulary: 51200, global_batch: 1536}}
-design:
-  nodes: 192
-  parallelism: {{tensor: 8, pipeline: 12, micro_batches: 96, recompute: full}}
-scaling:
-  runs: [{{nodes: 48, throughput: 58.752 PFLOP/s}}, {{nodes: 96, throughput: 114.432 PFLOP/s}},
-         {{nodes: 192, throughput: 216.576 PFLOP/s}}]
-"""
+PTD_P = (DATA / "ptd-p-175b.yaml").read_text(encoding="utf-8")  # Narayanan et al. 2021's 175B project
 
 
 def test_narayanans_strong_scaling_calibrates_one_eta_and_gives_23_days() -> None:

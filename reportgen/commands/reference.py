@@ -229,14 +229,19 @@ def methodology_partial(methods: str | None = None) -> str:
     declared = [(f'analysis.declared.get("{d.key}")', d.method.title, d.method.text) for d in DECLARED]
     for condition, title, body in [*blocks, *declared]:
         term = html(title).removeprefix("<p>").removesuffix("</p>")
-        block = ["{% raw %}", f"<dt>{term}</dt>", f"<dd>{html(body)}</dd>", "{% endraw %}"]
-        lines += [f"{{% if {condition} %}}", *block, "{% endif %}"] if condition else block
+        lines += _when(condition, f"<dt>{term}</dt>", f"<dd>{html(body)}</dd>")
     lines += ["</dl>", "<h4>Choices where a rule could be read two ways</h4>", "<ul>"]
     for condition, choice in _CHOICE.findall(choices.group(1)):
-        item = ["{% raw %}", f"<li>{html(choice).removeprefix('<p>').removesuffix('</p>')}</li>", "{% endraw %}"]
-        lines += [f"{{% if {condition} %}}", *item, "{% endif %}"] if condition else item
+        lines += _when(condition, f"<li>{html(choice).removeprefix('<p>').removesuffix('</p>')}</li>")
     lines += ["</ul>"]
     return "\n".join(lines) + "\n"
+
+
+def _when(condition: str, *markup: str) -> list[str]:
+    """Rendered markup as a template prints it: raw (methods.md may hold Jinja's braces), and only where the
+    result it explains is there, when a condition names one."""
+    raw = ["{% raw %}", *markup, "{% endraw %}"]
+    return [f"{{% if {condition} %}}", *raw, "{% endif %}"] if condition else raw
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -30,12 +30,10 @@ class Example:
 
 def example(name: str) -> Example:
     """An example project and the measurement files it names beside it (scaling.file, collectives_file)."""
-    import yaml  # here, not at the top: `reportgen --help` lists the names without importing a YAML reader
+    from reportgen.project.revisions import files_named_in  # here: `--help` lists the names without a YAML reader
 
     if name not in example_names():
         raise KeyError(name)
-    text = (examples_dir() / f"{name}.yaml").read_text(encoding="utf-8")
-    document = yaml.safe_load(text) or {}
-    named = [(document.get("scaling") or {}).get("file"), (document.get("prediction") or {}).get("collectives_file")]
-    companions = {file: (examples_dir() / file).read_bytes() for file in named if isinstance(file, str)}
-    return Example(name, text, companions)
+    path = examples_dir() / f"{name}.yaml"
+    companions = {file: (examples_dir() / file).read_bytes() for file in files_named_in(path)}
+    return Example(name, path.read_text(encoding="utf-8"), companions)

@@ -55,7 +55,7 @@ def open_source(spec: str, *, cwd: Path | None = None) -> Iterator[Source]:
     with tempfile.TemporaryDirectory(prefix="reportgen-rev-") as folder:
         target = Path(folder) / PurePosixPath(path).name
         target.write_bytes(repository.blob(commit, path, spec, limit=MAX_FILE_BYTES))
-        for name in _files_named_in(target):
+        for name in files_named_in(target):
             beside = Path(folder) / name
             if not beside.resolve().is_relative_to(Path(folder).resolve()):
                 continue  # the loader refuses a path that leaves the project's folder, and says so
@@ -66,20 +66,27 @@ def open_source(spec: str, *, cwd: Path | None = None) -> Iterator[Source]:
         yield Source(target, spec, f"{safe_revision}-{PurePosixPath(path).stem}")
 
 
+def run_git(cwd: Path | None, *arguments: str, shown: str | None = None) -> bytes:
+    """git's output, within GIT_SECONDS; a UsageError when git cannot run or fails: git's last line of complaint,
+    naming `shown` (what was being read) where there is one."""
+    try:
+        result = subprocess.run(["git", *arguments], cwd=cwd, capture_output=True, check=False, timeout=GIT_SECONDS)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise UsageError(f"cannot run git{f' to read {shown}' if shown else ''}: {error}") from None
+    if result.returncode != 0:
+        reason = result.stderr.decode("utf-8", "replace").strip().splitlines()
+        if shown is None:
+            raise UsageError(reason[-1] if reason else "git failed")
+        raise UsageError(f"{shown}: {reason[-1] if reason else 'not found in git'}")
+    return result.stdout
+
+
 @dataclass(frozen=True)
 class _Repository:
     cwd: Path | None
 
     def _git(self, *arguments: str, shown: str) -> bytes:
-        try:
-            result = subprocess.run(["git", *arguments], cwd=self.cwd, capture_output=True, check=False,
-                                    timeout=GIT_SECONDS)
-        except (OSError, subprocess.TimeoutExpired) as error:
-            raise UsageError(f"cannot run git to read {shown}: {error}") from None
-        if result.returncode != 0:
-            reason = result.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise UsageError(f"{shown}: {reason[-1] if reason else 'not found in git'}")
-        return result.stdout
+        return run_git(self.cwd, *arguments, shown=shown)
 
     def commit(self, revision: str) -> str:
         """The revision as a commit's SHA; refused if it could be read as an option."""
@@ -117,7 +124,7 @@ class _Repository:
         return self._git("cat-file", "blob", f"{commit}:{path}", shown=shown)
 
 
-def _files_named_in(path: Path) -> list[str]:
+def files_named_in(path: Path) -> list[str]:
     """The relative files the project names (scaling.file, prediction.collectives_file), read with the loader's
     guarded composer (the loader validates them properly later)."""
     try:
