@@ -115,8 +115,7 @@ def _ranked_plan(i: Inputs, a: Analysis) -> PlanSearchResult | None:
     ranked = rank_plan(i.project, a.scaling, a.plan_search)
     margin = i.project.plan_search.margin if i.project.plan_search else PlanSearch().margin
     best = tuple(replace(row, why_text=why_text(row, ranked.best[0])) for row in ranked.best)
-    plan = i.project.design.nodes if i.project.design else None
-    ran = tuple(row.nodes for row in a.scaling.rows if plan is None or row.nodes <= plan) if a.scaling else ()
+    ran = a.scaling.at_or_below(i.planned) if a.scaling else ()  # as memory-model-refuted counts them
     return replace(ranked, best=best, sentence=plan_sentence(ranked, i.project.currency, margin, ran))
 
 

@@ -98,7 +98,7 @@ def refuted_by_runs(findings: list[Finding], project: Project, scaling: ScalingR
         return findings
     plan = project.design.nodes if project.design else None
     measured = [row.nodes for row in scaling.rows]
-    at_or_below = [p for p in measured if plan is None or p <= plan]
+    at_or_below = list(scaling.at_or_below(plan))
     # a wrong axis is the memory model's only when the memory wall is the ceiling it is wrong about
     memory_ceiling = diagnosis is not None and diagnosis.binding_ceiling == "memory-capacity"
     out = []

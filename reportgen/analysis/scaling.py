@@ -309,6 +309,11 @@ class ScalingResult:
         fit = self.comm_fit
         return None if fit is None else CommFit(fit.alpha_s, fit.beta_s, fit.residual_s, self.comm_fit_implied_p_star)
 
+    def at_or_below(self, plan: float | None) -> tuple[float, ...]:
+        """The measured node counts at the plan or below (every one without a plan): where a layout or plan that
+        the memory model says does not fit ran all the same (fewer devices hold more each)."""
+        return tuple(row.nodes for row in self.rows if plan is None or row.nodes <= plan)
+
     @derived(Key("scales whose time interval's half-width exceeds 10 % of the median", item=SCALE_DOC))
     def noisy_nodes(self) -> tuple[float, ...]:
         return tuple(r.nodes for r in self.rows if r.noisy)
