@@ -10,7 +10,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal, Protocol, TypeVar
+from typing import Literal, Protocol, TypeVar, get_args
 
 from reportgen.analysis import Analysis, headline
 from reportgen.analysis.common import beyond_noise, overlaps
@@ -18,7 +18,15 @@ from reportgen.analysis.decisions import DecisionResult
 from reportgen.analysis.findings import Finding, Severity
 from reportgen.analysis.scaling import ScaleRow, ScalingResult
 from reportgen.project.flatten import Leaf, Scalar, flatten
-from reportgen.project.model import OBJECTIVES, SLOT_VOCABULARY, Objective, Project, RegimeName, Slot
+from reportgen.project.model import (
+    OBJECTIVES,
+    REGIME_PHRASES,
+    SLOT_VOCABULARY,
+    Objective,
+    Project,
+    RegimeName,
+    Slot,
+)
 from reportgen.wording import counted, duration, nodes, quantity, signed_share
 
 Value = float | str | bool | None  # a key result: a number, a name, a flag, or None (absent, or none in range)
@@ -195,8 +203,7 @@ def _at_plan(regime: RegimeName, name: str) -> Callable[[Analysis], Value]:
     return read
 
 
-_REGIMES: tuple[tuple[RegimeName, str], ...] = (("on_demand", "on demand"), ("spot", "on spot"),
-                                                ("local", "on owned nodes"))
+_REGIMES: tuple[tuple[RegimeName, str], ...] = tuple((name, REGIME_PHRASES[name]) for name in get_args(RegimeName))
 # Page 1's headline: the verdict at the plan and its figures in each regime, failure tax included
 HEADLINE: tuple[KeyResult, ...] = (
     KeyResult("goal_met_at_plan", "page 1: the goal met at the plan", "flag", "true",
