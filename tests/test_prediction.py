@@ -156,3 +156,10 @@ def test_the_size_aware_fit_starts_at_the_floor_it_is_given() -> None:
     assert fit.alpha_s == pytest.approx(10e-6, rel=1e-6) and fit.bandwidth_bytes_per_s == pytest.approx(1e10, rel=1e-9)
     assert fit.beta_s == pytest.approx(1e6 / 1e10, rel=1e-9)  # β = message bytes / B
     assert default.fit is not None and default.fit.points == 6 and abs(default.fit.alpha_s - 10e-6) > 1e-6
+
+
+def test_powers_of_two_step_up_to_the_top() -> None:
+    from reportgen.analysis.common import powers_of_two
+
+    assert (powers_of_two(0), powers_of_two(1), powers_of_two(8), powers_of_two(9)) == ([], [1], [1, 2, 4, 8],
+                                                                                        [1, 2, 4, 8])

@@ -75,6 +75,11 @@ def beyond_noise(value: float, other: float, value_ci: tuple[float, float] | Non
     return abs(value / other - 1) > tolerance
 
 
+def powers_of_two(top: int) -> list[int]:
+    """1, 2, 4, … up to `top` (none below 1): the scales a table or a search steps through."""
+    return [1 << k for k in range(max(top, 0).bit_length())]
+
+
 def power_of_two(level: float) -> bool:
     """1, 2, 4, 8, …: a node count, or a load level (which may be fractional: 1.53 is none)."""
     return float(level).is_integer() and level >= 1 and int(level) & (int(level) - 1) == 0

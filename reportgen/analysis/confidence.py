@@ -16,6 +16,7 @@ from typing import Annotated, Literal
 
 import numpy as np
 
+from reportgen.analysis.common import powers_of_two
 from reportgen.analysis.scaling import ScalingResult, kneedles, repeats_by_nodes, run_time
 from reportgen.keys import Key, money
 from reportgen.project.model import Scaling
@@ -295,7 +296,7 @@ def _planner(draws: _Draws, fits: _Fits, q: np.ndarray, p_ref: float, plan: int,
     plan_meets = (plan_draws[fits_used] <= threshold).astype(float)  # (k,)
     rng = np.random.default_rng(SEED + 1)
     top = min(plan, max_nodes)
-    candidates = sorted({1 << k for k in range(top.bit_length()) if 1 << k <= top} | {plan})
+    candidates = sorted({*powers_of_two(top), plan})
     out = []
     for nodes in candidates:
         # each fit's time at the candidate: T_ref × (S at the reference = 1) / S(q)

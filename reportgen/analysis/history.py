@@ -15,6 +15,7 @@ from statistics import median
 from typing import Any, Literal
 
 from reportgen.analysis import Analysis, headline
+from reportgen.analysis.common import powers_of_two
 from reportgen.project.flatten import flatten
 from reportgen.project.model import Project
 
@@ -38,7 +39,7 @@ def candidate_scales(project: Project, analysis: Analysis) -> list[int]:
     measured = {row.nodes for row in scaling.rows} if scaling else set()
     plan = project.design.nodes if project.design else None
     top = max([*(int(n) for n in measured), *([plan] if plan else [])], default=0) * 2
-    scales = {2**k for k in range(0, max(top, 1).bit_length()) if 2**k <= top} | ({plan} if plan else set())
+    scales = set(powers_of_two(top)) | ({plan} if plan else set())
     return sorted(n for n in scales if n not in measured)
 
 

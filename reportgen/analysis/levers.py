@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import numpy as np
 
+from reportgen.analysis.common import powers_of_two
 from reportgen.analysis.reliability import folded_fraction
 from reportgen.keys import Key
 from reportgen.project.model import Project
@@ -497,7 +498,7 @@ def _fitted_candidates(scaling: ScalingResult, plan: int) -> set[int]:
     if scaling.usl is None or scaling.axis == "load":
         return set()
     top = max(4 * plan, int(max(row.nodes for row in scaling.rows)))
-    return {1 << k for k in range(top.bit_length()) if 1 << k <= top} | {plan - 1, plan + 1}
+    return {*powers_of_two(top), plan - 1, plan + 1}
 
 
 def _zero_stage(evidence: LeverEvidence) -> Lever | None:

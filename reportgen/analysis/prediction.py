@@ -10,7 +10,7 @@ from typing import Annotated
 
 import numpy as np
 
-from reportgen.analysis.common import TIE_TOLERANCE
+from reportgen.analysis.common import TIE_TOLERANCE, powers_of_two
 from reportgen.analysis.fits import AlphaBetaFit, fit_alpha_bandwidth, fit_alpha_beta
 from reportgen.analysis.layout import LAYOUT_DOC, LayoutResult
 from reportgen.analysis.patterns import RING, Pattern, PatternSource, resolve_pattern
@@ -249,7 +249,7 @@ def predict(project: Project, *, implausible: frozenset[int] = frozenset()) -> P
     best = optimum(curve)
     p_dom = comm_dominated(curve)
     planned = project.design.nodes if project.design else None
-    wanted = {1 << k for k in range(max_nodes.bit_length()) if 1 << k <= max_nodes}
+    wanted = set(powers_of_two(max_nodes))
     wanted |= {best.p_star} | ({p_dom} if p_dom else set()) | ({planned} if planned else set())
     rows = tuple(_row(curve, p, t_comp, alpha, beta, pattern) for p in sorted(wanted))
     star = rows[[r.nodes for r in rows].index(best.p_star)]

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated
 
+from reportgen.analysis.common import powers_of_two
 from reportgen.keys import Key
 from reportgen.project.model import Reliability
 
@@ -146,5 +147,4 @@ def analyze_reliability(reliability: Reliability | None, nodes: Sequence[float],
 
 
 def default_scales(planned_nodes: int | None) -> list[int]:
-    top = max(planned_nodes or 1, 1)
-    return [1 << k for k in range(top.bit_length() + 1) if 1 << k <= max(top, 1)]
+    return powers_of_two(max(planned_nodes or 1, 1))
