@@ -141,15 +141,20 @@ def _prove(loaded: LoadedProject, edited: str) -> None:
 
 
 def _same(old: Run, new: Run) -> bool:
+    """Field by field, each value (each per-worker time) equal; floats to 12 digits, since a time written in minutes
+    goes through seconds and back."""
     for field in fields(Run):
-        a, b = getattr(old, field.name), getattr(new, field.name)
-        pairs = zip(a, b, strict=False) if isinstance(a, tuple) and isinstance(b, tuple) else [(a, b)]
-        if isinstance(a, tuple) and isinstance(b, tuple) and len(a) != len(b):
+        before, after = _items(getattr(old, field.name)), _items(getattr(new, field.name))
+        if len(before) != len(after) or not all(map(_equal, before, after)):
             return False
-        for x, y in pairs:
-            if isinstance(x, float) and isinstance(y, float):
-                if not math.isclose(x, y, rel_tol=1e-12, abs_tol=0.0):
-                    return False
-            elif x != y:
-                return False
     return True
+
+
+def _items(value: object) -> tuple[object, ...]:
+    return value if isinstance(value, tuple) else (value,)
+
+
+def _equal(a: object, b: object) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isclose(a, b, rel_tol=1e-12, abs_tol=0.0)
+    return a == b
