@@ -121,16 +121,18 @@ class Section:
         return found
 
     def __repr__(self) -> str:
-        if not self.tables and self.sentences:  # a section of sentences (the summary): its first one
+        if self.sentences and (not self.tables or self.name == "summary"):  # page 1: its verdict, then its tables
             first = next(iter(self.sentences.values()))
-            return f"<reportgen section {self.name}: {_clipped(first)}>"
+            tables = f"; tables: {', '.join(self.tables)}" if self.tables else ""
+            return f"<reportgen section {self.name}: {_clipped(first)}{tables}>"
         names = ", ".join(self.tables) or "none"
         return f"<reportgen section {self.name}: {len(self.to_frame())} rows; tables: {names}>"
 
     def _repr_html_(self) -> str:
-        if not self.tables:  # the summary: its verdict, gap and next action, not an empty table
+        if not self.tables or (self.sentences and self.name == "summary"):  # page 1's sentences, then its tables
             lines = "".join(f"<dt>{escape(key)}</dt><dd>{escape(text)}</dd>" for key, text in self.sentences.items())
-            return f"<p><b>{escape(self.name)}</b></p><dl>{lines}</dl>"
+            tables = f"<p>Tables: <code>{escape(', '.join(self.tables))}</code></p>" if self.tables else ""
+            return f"<p><b>{escape(self.name)}</b></p><dl>{lines}</dl>{tables}"
         frame = self.to_frame()
         more = len(frame) - HTML_ROWS
         tail = f"<p>… and {more} more rows: <code>.to_frame()</code> has them all.</p>" if more > 0 else ""

@@ -26,7 +26,7 @@ from reportgen.version import __version__
 DEFAULT_LAST = 100
 MAX_LAST = 10_000
 SCHEMA_VERSION = 1
-RECORD_FORMAT = 2  # part of every cache key: a record of another shape is never read back
+RECORD_FORMAT = 3  # part of every cache key: a record of another shape is never read back
 
 
 @dataclass(frozen=True)
@@ -82,18 +82,17 @@ def commits(path: Path, options: HistoryOptions) -> tuple[list[Commit], int, Pat
     return list(reversed(found)), total, top, relative
 
 
-def _cache_key(folder: Path, newest: bool) -> str:
-    """The content hash of a revision's inputs (every file in its scratch folder), reportgen's version, and whether
-    the levers were computed (the newest revision's)."""
-    digest = hashlib.sha256(f"{__version__}\0{RECORD_FORMAT}\0{newest}".encode())
+def _cache_key(folder: Path) -> str:
+    """The content hash of a revision's inputs (every file in its scratch folder) and reportgen's version."""
+    digest = hashlib.sha256(f"{__version__}\0{RECORD_FORMAT}".encode())
     for file in sorted(p for p in folder.rglob("*") if p.is_file()):
         digest.update(file.relative_to(folder).as_posix().encode("utf-8") + b"\0" + file.read_bytes() + b"\0")
     return digest.hexdigest()[:32]
 
 
-def _index_key(commit: Commit, relative: str, newest: bool) -> str:
+def _index_key(commit: Commit, relative: str) -> str:
     """A commit never changes: (commit, path, version) names the content without reading it."""
-    text = f"{__version__}\0{RECORD_FORMAT}\0{commit.sha}\0{relative}\0{newest}"
+    text = f"{__version__}\0{RECORD_FORMAT}\0{commit.sha}\0{relative}"
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
@@ -113,31 +112,32 @@ def _store(cache: Path | None, name: str, value: object) -> None:
     replace_file(cache / f"{name}.json", json.dumps(value, sort_keys=True).encode("utf-8"), sync=False)
 
 
-def _analyse(commit: Commit, relative: str, top: Path, cache: Path | None, *, newest: bool) -> tuple[Record, bool]:
-    """A revision's record, and whether it was built now (False: read from the cache). Only the newest revision's
-    analysis computes the goal's levers: the others' next action reads without them."""
+def _analyse(commit: Commit, relative: str, top: Path, cache: Path | None) -> tuple[Record, bool]:
+    """A revision's record, and whether it was built now (False: read from the cache). The goal's levers are
+    searched only where page 1's next action needs them (reportgen.analysis.page_one.needs_levers), so that every
+    revision shows the action a build of it shows."""
     from reportgen.revision_pipeline import analyse_source
 
-    index = _cached(cache, f"index-{_index_key(commit, relative, newest)}")
+    index = _cached(cache, f"index-{_index_key(commit, relative)}")
     if isinstance(index, str):
         record = _cached(cache, f"record-{index}")
         if isinstance(record, dict):
             return record, False
     try:
         with open_source(f"{commit.sha}:{relative}", cwd=top) as source:
-            key = _cache_key(source.path.parent, newest)
+            key = _cache_key(source.path.parent)
             record = _cached(cache, f"record-{key}")
             if not isinstance(record, dict):
                 try:
                     loaded, analysis = analyse_source(replace(source, display=f"{commit.label}:{relative}"),
-                                                      skip=frozenset() if newest else WITHOUT_LEVERS)
+                                                      skip=WITHOUT_LEVERS)
                     record = record_of(loaded.project, analysis)
                 except InputError as error:
                     record = unbuilt(str(error.problems[0]) if error.problems else str(error))
                 _store(cache, f"record-{key}", record)
     except (InputError, UsageError) as error:  # a blob past the limits, a file git cannot give
         return unbuilt(str(error).splitlines()[0]), True
-    _store(cache, f"index-{_index_key(commit, relative, newest)}", key)
+    _store(cache, f"index-{_index_key(commit, relative)}", key)
     return record, True
 
 
@@ -147,9 +147,9 @@ def history(path: Path, options: HistoryOptions | None = None) -> dict[str, Any]
     found, total, top, relative = commits(Path(path), options)
     revisions = []
     built_now = 0
-    for index, commit in enumerate(found):
+    for commit in found:
         interrupts.check()
-        record, fresh = _analyse(commit, relative, top, options.cache, newest=index == len(found) - 1)
+        record, fresh = _analyse(commit, relative, top, options.cache)
         built_now += fresh
         revisions.append({"commit": commit.sha, "label": commit.label, "date": commit.date,
                           "subject": commit.subject, **record})

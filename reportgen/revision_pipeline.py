@@ -96,6 +96,9 @@ def run_diff(old_spec: str, new_spec: str, options: DiffOptions) -> DiffOutcome:
 def diff_document(result: DiffResult) -> JsonObject:
     """The diff as JSON: every field of DiffResult, plus the verdict counts scripts check first."""
     document = dataclasses.asdict(result)
+    for key in ("appeared", "resolved", "findings"):  # a finding as results.json has it: no working fields
+        for finding in document[key]:
+            finding.pop("refutes", None)
     document["identical"] = result.identical
     document["worse"] = [change.name for change in result.worse]
     document["schema_version"] = 1

@@ -214,3 +214,117 @@ def test_a_data_job_bound_by_time_is_cured_by_distributing_its_data() -> None:
     analysis = analyze(make_project(text))
     assert analysis.diagnosis is not None and analysis.diagnosis.axis == "distribute data"
     assert analysis.diagnosis.axis_matches and "wrong-axis" not in {f.code for f in analysis.findings}
+
+
+# The ridge band (docs/methods.md#1-diagnosis-which-resource-runs-out-first): π = 201.3 TFLOP/s over β = 1 TB/s puts
+# the ridge at I* = 2.013e14 / 1e12 = 201.3 FLOP/B, and the band at [0.9 × 201.3, 1.1 × 201.3] = [181.17, 221.43].
+RIDGE_HW = "hardware: {peak_compute: 201.3 TFLOP/s, memory_bandwidth: 1 TB/s}\n"
+
+
+def _one_step(flops: str, axis: str) -> str:
+    return ("project: {title: T}\n" + RIDGE_HW + f"baseline: {{steps: [{{name: attention, time: 2 s, flops: {flops}, "
+            "bytes: 1.0e12 B}]}\n" + f"design: {{axis: {axis}}}\n")
+
+
+@pytest.mark.parametrize(("intensity", "ridge", "inside"), [
+    (90.0, 100.0, True),  # 0.9 × 100: the band's lower edge is in it
+    (110.0, 100.0, True),  # 1.1 × 100 (110.00000000000001 in floats): the upper edge is in it
+    (89.9, 100.0, False), (110.2, 100.0, False),
+    (math.inf, 100.0, False), (None, 100.0, False), (100.0, None, False),
+])
+def test_the_ridge_band_is_ten_percent_either_side_of_the_ridge(intensity: float | None, ridge: float | None,
+                                                                inside: bool) -> None:
+    from reportgen.analysis.diagnosis import in_ridge_band
+
+    assert in_ridge_band(intensity, ridge) is inside
+
+
+@worked("diagnosis")
+def test_a_step_in_the_ridge_band_matches_either_axis() -> None:
+    # W = 2e14, Q = 1e12: I = 200 FLOP/B, 0.6 % below I* = 201.3, inside [181.17, 221.43]. Its floors:
+    # compute 2e14 / 2.013e14 = 0.9935 s, memory 1e12 / 1e12 = 1 s: memory-bandwidth is the larger, as today.
+    project = make_project(_one_step("2.0e14 FLOP", "distribute training"))
+    d = diagnose(project)
+    assert d.ridge_intensity == pytest.approx(201.3)
+    (step,) = d.steps
+    assert step.intensity == pytest.approx(200.0) and step.balanced and d.balanced
+    assert step.floors_s["compute"] == pytest.approx(2e14 / 2.013e14) and step.floors_s["memory"] == 1.0
+    assert d.binding_ceiling == "memory-bandwidth" and d.axis == "distribute the model"
+    assert d.axis_matches is True  # distribute training lifts the compute floor, which binds with it
+    assert diagnose(make_project(_one_step("2.0e14 FLOP", "distribute the model"))).axis_matches is True
+    # an axis that lifts neither floor is still wrong
+    assert diagnose(make_project(_one_step("2.0e14 FLOP", "distribute data"))).axis_matches is False
+
+
+def test_a_step_outside_the_ridge_band_keeps_one_axis() -> None:
+    # W = 1.5e14: I = 150 < 0.9 × 201.3 = 181.17; floors 1.5e14 / 2.013e14 = 0.745 s against 1 s: memory-bandwidth
+    d = diagnose(make_project(_one_step("1.5e14 FLOP", "distribute training")))
+    assert not d.steps[0].balanced and not d.balanced
+    assert d.binding_ceiling == "memory-bandwidth" and d.axis_matches is False
+
+
+def test_only_the_dominant_step_makes_the_diagnosis_balanced() -> None:
+    # `short` (1 s) sits on the ridge, I = 201.3; the dominant `long` (3 s) has I = 1e12 / 1e12 = 1, far below it
+    project = make_project("project: {title: T}\n" + RIDGE_HW + """
+baseline:
+  steps:
+    - {name: short, time: 1 s, flops: 2.013e14 FLOP, bytes: 1.0e12 B}
+    - {name: long, time: 3 s, flops: 1.0e12 FLOP, bytes: 1.0e12 B}
+design: {axis: distribute training}
+""")
+    d = diagnose(project)
+    assert [s.balanced for s in d.steps] == [True, False]
+    assert not d.balanced and d.axis_matches is False
+
+
+# 6·P·T once (docs/methods.md#1-diagnosis-which-resource-runs-out-first): P = 7e9, T = 1e6 tokens, MFU 0.5 and
+# π = 1e14 FLOP/s, so MFU·π = 5e13 FLOP/s.
+SEVEN_B = """
+project: {title: T}
+hardware: {peak_compute: 100 TFLOP/s}
+baseline:
+  training: {parameters: 7.0e9, tokens: 1.0e6, mfu: 0.5, deadline: 10 min}
+"""
+# L = 32, h = 4096, a = 32 (d_h = 128), s = 2048, V = 32000: 12·L·(a·d_h)·s = 12 × 32 × 4096 × 2048 = 3,221,225,472
+SHAPE = "  model: {layers: 32, hidden: 4096, heads: 32, sequence: 2048, vocabulary: 32000}\n"
+
+
+@worked("diagnosis")
+def test_six_p_t_without_a_complete_shape() -> None:
+    analysis = analyze(make_project(SEVEN_B))
+    d = analysis.diagnosis
+    # 6 × 7e9 × 1e6 = 4.2e16 FLOP; / 5e13 = 840 s, read by the time wall and the diagnosis alike
+    assert d.training_flops_source == "6PT" and d.training_flops == pytest.approx(4.2e16)
+    time_wall = next(w for w in d.walls if w.wall == "time")
+    assert d.training_time_s == pytest.approx(840.0) and time_wall.demand == d.training_time_s
+    assert time_wall.fill == pytest.approx(840.0 / 600.0)  # against the 10 min deadline
+    assert time_wall.note.startswith("6 × parameters × tokens / (MFU × π)")
+
+
+@worked("diagnosis")
+def test_f_model_t_with_a_complete_shape_as_the_plan_search_counts_it() -> None:
+    analysis = analyze(make_project(SEVEN_B + SHAPE))
+    d = analysis.diagnosis
+    # F_model = 6P + 12·L·(a·d_h)·s = 4.2e10 + 3,221,225,472 = 45,221,225,472 FLOP a token;
+    # × 1e6 tokens = 4.5221225472e16 FLOP; / 5e13 = 904.42450944 s
+    assert d.training_flops_source == "model-shape"
+    assert d.training_flops == pytest.approx(4.5221225472e16, rel=1e-12)
+    time_wall = next(w for w in d.walls if w.wall == "time")
+    assert d.training_time_s == pytest.approx(904.42450944, rel=1e-12) and time_wall.demand == d.training_time_s
+    assert time_wall.fill == pytest.approx(904.42450944 / 600.0, rel=1e-12)
+    assert d.workers_for_deadline == 2  # ⌈904.4 / 600⌉
+    # one figure: the plan search's F_model a token, times the run's tokens
+    assert analysis.plan_search is not None
+    assert analysis.plan_search.flops.model_per_token * 1.0e6 == pytest.approx(d.training_flops, rel=1e-12)
+    assert time_wall.note.startswith("F_model × tokens")
+
+
+def test_a_measured_mfu_gives_the_same_time_whichever_count_the_wall_reads() -> None:
+    # The 1-node run: 1e6 tokens in 1,000 s. mfu_6p = 1e6 × 4.2e10 / (1,000 × 1e14) = 0.42; against F_model it is
+    # 0.42 × 45,221,225,472 / 4.2e10 = 0.45221225472, so F_model·T / (MFU·π) = 4.5221225472e16 / 4.5221225472e13
+    # = 1,000 s, as 6·P·T / (mfu_6p·π) = 4.2e16 / 4.2e13 = 1,000 s without the shape.
+    measured = SEVEN_B.replace(", mfu: 0.5", "") + \
+        "scaling: {runs: [{nodes: 1, time: 1000 s, tokens: 1.0e6 token}]}\n"
+    for text, source in ((measured, "6PT"), (measured.replace("baseline:\n", "baseline:\n" + SHAPE), "model-shape")):
+        d = analyze(make_project(text)).diagnosis
+        assert d.training_flops_source == source and d.training_time_s == pytest.approx(1000.0, rel=1e-12)

@@ -28,7 +28,12 @@ def test_axis_correction_is_the_headline(finetune: Path) -> None:
     assert results["axis_matches"]["verdict"] == "better"
     assert results["errors"] == {**results["errors"], "old": 2, "new": 0, "verdict": "better"}
     assert {f["code"] for f in document["resolved"]} == {"wrong-axis", "replica-cannot-fit", "unjustified-slot"}
-    assert document["appeared"] == []
+    # r2 starts, and its plan is not measured: page 1 asks for that run, and says so as a finding
+    # (docs/methods.md#page-1-from-one-set-of-facts)
+    assert [f["code"] for f in document["appeared"]] == ["plan-not-measured"]
+    assert document["page_one"] == ("page 1: not judged (the design cannot start) → not judged (nothing measured); "
+                                    "next action: Measure the plan's scale, 4 nodes: its time and cost are not "
+                                    "evidenced.")
     assert document["identical"] is False
     assert set(document["worse"]) == {"speedup_at_p_star", "p_comm_dominated"}  # FSDP moves 1.5× the bytes
 

@@ -138,3 +138,40 @@ def test_a_huge_revision_is_refused_as_build_refuses_it_and_the_rest_are_built(t
     revisions = history(tmp_path / "p.yaml")["revisions"]
     assert [r["built"] for r in revisions] == [True, False, True]
     assert "larger than" in revisions[1]["error"] and "refused without reading it" in revisions[1]["error"]
+
+
+# three revisions whose page 1 differs: missed out of reach (levers searched), missed with a measured scale that
+# meets, met (docs/methods.md#a-projects-history)
+THREE = """project:
+  title: Three
+  goal: {time_per_run: GOAL}
+design: {nodes: 4}
+scaling:
+  time_unit: s
+  runs: [{nodes: 1, time: 3600}, {nodes: 2, time: 1900}, {nodes: 4, time: 1050}, {nodes: 8, time: 640}]
+"""
+
+
+def test_each_revision_shows_the_verdict_and_next_action_its_build_shows(tmp_path: Path) -> None:
+    """A history's row of a revision equals a build of it: its state, verdict and next action, the levers searched
+    only where page 1 needs them."""
+    from reportgen.analysis import analyze
+    from reportgen.project.loader import load_project
+
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    texts = [THREE.replace("GOAL", goal) for goal in ("5 min", "15 min", "30 min")]
+    for index, text in enumerate(texts):
+        commit(tmp_path, text, f"r{index + 1}")
+    revisions = history(tmp_path / "p.yaml")["revisions"]
+    for text, revision in zip(texts, revisions, strict=True):
+        (tmp_path / "built.yaml").write_text(text, encoding="utf-8")
+        summary = analyze(load_project(tmp_path / "built.yaml").project).summary
+        action = summary.next_action
+        assert (revision["state"], revision["why"], revision["verdict"]) == (summary.state, summary.why,
+                                                                            summary.verdict)
+        assert revision["next_action"] == {"code": action.code, "text": action.text, "rank": action.rank,
+                                           "kind": action.kind}
+    # out of reach (its sentence reads the levers), then a fitted scale cheaper than the 8 measured nodes that meet
+    # 15 min (the fitted one read from the node-count lever), then the plan meets 30 min
+    assert [r["next_action"]["kind"] for r in revisions] == ["out-of-reach", "fitted-scale", "keep"]
+    assert [r["state"] for r in revisions] == ["missed", "missed", "met"]

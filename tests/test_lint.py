@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from reportgen.analysis import analyze
+from reportgen.analysis.findings import Finding
 from tests.conftest import make_project
 from tests.worked import worked
 
@@ -87,3 +88,79 @@ def test_a_step_above_the_roof_is_impossible() -> None:
 
 def test_too_few_nodes_for_the_state() -> None:
     assert codes(MEMORY_BOUND + "design: {nodes: 1}\n")["too-few-nodes"] == "error"  # 160 GB needs 2
+
+
+# π = 201.3 TFLOP/s over β = 1 TB/s: the ridge I* = 201.3 FLOP/B
+# (docs/methods.md#1-diagnosis-which-resource-runs-out-first)
+RIDGE = "project: {title: T}\nhardware: {peak_compute: 201.3 TFLOP/s, memory_bandwidth: 1 TB/s}\n"
+
+
+def _findings(flops: str, axis: str) -> dict[str, Finding]:
+    text = RIDGE + (f"baseline: {{steps: [{{name: attention, time: 2 s, flops: {flops}, bytes: 1.0e12 B}}]}}\n"
+                    f"design: {{axis: {axis}}}\n")
+    return {f.code: f for f in analyze(make_project(text)).findings}
+
+
+@worked("findings")
+@pytest.mark.parametrize(("flops", "axis", "where"), [
+    # I = 2e14 / 1e12 = 200; (201.3 − 200) / 201.3 = 0.646 %: memory-bandwidth binds, distribute training declared
+    ("2.0e14 FLOP", "distribute training", "0.6 % below the ridge at 201.3"),
+    # I = 220; (220 − 201.3) / 201.3 = 9.29 %: compute binds, distribute the model declared
+    ("2.2e14 FLOP", "distribute the model", "9 % above the ridge at 201.3"),
+    # I = 201.3 exactly
+    ("2.013e14 FLOP", "distribute the model", "at the ridge, 201.3"),
+])
+def test_a_balanced_step_raises_ridge_balanced_and_no_wrong_axis(flops: str, axis: str, where: str) -> None:
+    found = _findings(flops, axis)
+    assert "wrong-axis" not in found
+    balanced = found["ridge-balanced"]
+    intensity = {"2.0e14 FLOP": "200", "2.2e14 FLOP": "220", "2.013e14 FLOP": "201.3"}[flops]
+    assert balanced.severity == "info" and balanced.path == "baseline.steps[0]"
+    assert balanced.message == (f"step `attention` has I = {intensity} FLOP/B, {where}: compute and memory "
+                                "bandwidth bind together, and splitting the work or the model lifts both")
+
+
+def test_a_step_off_the_ridge_raises_no_ridge_balanced() -> None:
+    # I = 150 < 0.9 × 201.3 = 181.17: memory-bandwidth alone binds
+    found = _findings("1.5e14 FLOP", "distribute training")
+    assert "ridge-balanced" not in found and "wrong-axis" in found
+
+
+def test_a_balanced_step_under_a_deadline_it_meets_raises_no_ridge_balanced() -> None:
+    # The step's I = 200 is in the band, but one machine meets the deadline: 6 × 1e9 × 1e6 / (0.5 × 2.013e14)
+    # = 59.6 s < 10 min, so no ceiling binds and neither axis is called for
+    text = RIDGE + ("baseline:\n  steps: [{name: attention, time: 2 s, flops: 2.0e14 FLOP, bytes: 1.0e12 B}]\n"
+                    "  training: {parameters: 1.0e9, tokens: 1.0e6, mfu: 0.5, deadline: 10 min}\n")
+    analysis = analyze(make_project(text))
+    assert analysis.diagnosis.balanced and analysis.diagnosis.binding_ceiling == "none"
+    assert "ridge-balanced" not in {f.code for f in analysis.findings}
+
+
+def test_a_bandwidth_ceiling_gives_the_bandwidth_reason() -> None:
+    # I = 150: memory-bandwidth binds (floors 0.745 s against 1 s), which calls for distribute the model
+    message = _findings("1.5e14 FLOP", "distribute training")["wrong-axis"].message
+    assert "the binding ceiling is memory-bandwidth" in message
+    assert message.endswith("every replica streams the whole model's bytes through one device's memory each step: "
+                            "replicas multiply throughput, not the bandwidth a step gets; sharding the model (tensor "
+                            "parallelism) divides the bytes each device reads")
+    assert "never capacity" not in message
+
+
+def test_a_capacity_ceiling_gives_the_capacity_reason() -> None:
+    message = {f.code: f for f in analyze(make_project(MEMORY_BOUND + "design: {axis: distribute data}\n")).findings}[
+        "wrong-axis"].message
+    assert "the binding ceiling is memory-capacity" in message
+    assert message.endswith("replicating a model whose state does not fit one device fails on every replica: data "
+                            "parallelism multiplies throughput, never capacity")
+
+
+def test_every_ceiling_has_a_reason() -> None:
+    from typing import get_args
+
+    from reportgen.analysis.diagnosis import CeilingName
+    from reportgen.analysis.lint import AXIS_FAILURE, axis_failure
+
+    assert set(AXIS_FAILURE) == set(get_args(CeilingName))
+    # a service's compute ceiling is cured by replicas: the serving reason, as before it was keyed by ceiling
+    assert axis_failure("compute", "distribute inference") == AXIS_FAILURE["serving"]
+    assert axis_failure("compute", "distribute training") == AXIS_FAILURE["compute"]

@@ -192,14 +192,17 @@ def test_a_plan_slower_and_dearer_than_a_smaller_measured_scale_is_past_the_peak
     assert "plan-past-peak" in codes
     assert "16 nodes take 3.92 min for 1.04 USD; 8 nodes take 3.43 min for 0.46 USD" in codes["plan-past-peak"]
     action = analysis.summary.next_action
-    # no lever meets the 200 s goal (8 nodes come within 3 %): the faster, cheaper scale comes before "out of reach"
-    assert action.code == "plan-past-peak" and action.rank == 4 and action.text.startswith("Plan 8 nodes instead of 16")
+    # no scale or lever meets the 200 s goal (8 nodes come within 3 %): out of reach, and the sentence names the
+    # faster, cheaper scale (docs/methods.md#the-order)
+    assert (action.code, action.rank, action.kind) == ("goal-unmet", 6, "out-of-reach")
+    assert "Meanwhile, 16 nodes take 3.92 min for 1.04 USD; 8 nodes take 3.43 min for 0.46 USD: plan 8 nodes." \
+        in action.text
 
 
 def test_the_next_action_ranks_the_plan_above_noise_and_the_model() -> None:
     analysis = analyze(make_project(PAST_PEAK.replace("{nodes: 8, time: 206 s}",
                                                       "{nodes: 8, time: 206 s}, {nodes: 8, time: 207 s}")))
-    assert analysis.summary.next_action.rank == 4
+    assert analysis.summary.next_action.rank == 6  # out of reach, before noise and the model (rank 7)
 
 
 def test_a_fitted_plan_that_misses_the_goal_is_named() -> None:

@@ -60,16 +60,17 @@ def test_an_energy_below_what_the_machines_draw_waiting_is_named_and_left_out() 
 
 
 def test_a_goal_verdict_that_does_not_read_energy_is_not_led_by_the_meter() -> None:
-    """The goal states a time, and its verdict at the plan never reads energy: the meter's check falls to rank 6
-    (docs/methods.md#implausible-energy). Without a goal, the carbon choice reads it: rank 2."""
+    """A time goal's verdict never reads energy; a carbon decision does (docs/methods.md#implausible-energy): with
+    one, the meter that cannot be right is what page 1 rests on (rank 2); without one, it is advice (rank 7)."""
     judged = analyze(make_project(TRAINING), intensity=Intensity(400.0, "given"))
     assert judged.goal is not None
     assert next(f for f in judged.findings if f.code == "implausible-energy")
-    assert (judged.summary.next_action.code, judged.summary.next_action.rank) == ("implausible-energy", 6)
-    # an unmeasured plan: measuring it (rank 3) comes before the meter
-    unmeasured = analyze(make_project(TRAINING.replace("design: {nodes: 8}", "design: {nodes: 16}")),
-                         intensity=Intensity(400.0, "given"))
-    assert unmeasured.summary.next_action.rank == 3
+    assert (judged.summary.next_action.code, judged.summary.next_action.rank) == ("implausible-energy", 2)
+    without = analyze(make_project(TRAINING.replace("decisions: [{name: green, optimize: carbon}]",
+                                                    "decisions: [{name: fast, optimize: time}]")),
+                      intensity=Intensity(400.0, "given"))
+    energy = next(c for c in without.summary.candidates if c.code == "implausible-energy")
+    assert (energy.kind, energy.rank, energy.effect) == ("advice", 7, "none")
     goalless = analyze(make_project(TRAINING.replace("goal: {time_per_run: 90 min}", "goal: {text: fast}")),
                        intensity=Intensity(400.0, "given"))
     assert goalless.goal is None

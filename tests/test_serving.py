@@ -120,8 +120,9 @@ def test_the_summary_labels_a_fitted_verdict_and_asks_to_measure_the_plan(unmeas
                                       "measured)")
     assert "at an interpolated p99 of 30 ms (at the limit of the 30 ms objective)" in summary.verdict
     assert "for 96 USD an hour on spot (68 % under the 300 USD budget)" in summary.verdict
-    # the plan is unmeasured: measuring it comes before any lever (docs/methods.md#page-1-and-the-next-action)
-    assert (summary.next_action.code, summary.next_action.rank) == ("plan-not-measured", 3)
+    # the plan is unmeasured, and the fit already says it meets: measuring it decides the verdict (rank 4), and no
+    # other fitted scale would settle more (docs/methods.md#the-order)
+    assert (summary.next_action.code, summary.next_action.rank) == ("plan-not-measured", 4)
     assert summary.next_action.text.startswith("Measure the plan's scale, 24 nodes")
     assert (summary.optimum.nodes, summary.optimum.source) == (serving_nodes(unmeasured), "usl")
 
@@ -204,12 +205,15 @@ def test_the_inference_example_is_judged_on_load_latency_and_cost_per_hour() -> 
     summary = analysis.summary
     assert summary.verdict.startswith("The goal is not met at the planned 32 nodes: they serve 56,800 of the "
                                       "57,500 requests/s needed (1.2 % short)")
-    # the plan serves 56,800 of 57,500: capacity per replica 1,775 → 57,500 / 32 = 1,796.9 requests/s (+1.2 %) is a
-    # smaller change than 40 nodes (+25 %): the lever with the smallest |log ratio| (docs/methods.md#the-goals-levers)
-    lever = summary.next_action.lever
+    # the plan serves 56,800 of 57,500; 40 measured nodes serve the load within the objectives: a way that meets the
+    # goal without changing the world (rank 3) goes before the smallest lever, capacity per replica 1,775 → 57,500 /
+    # 32 = 1,796.9 requests/s (+1.2 %, rank 5) (docs/methods.md#the-order)
+    action = summary.next_action
+    assert (action.kind, action.rank) == ("measured-scale", 3)
+    assert action.text.startswith("Plan 40 nodes instead of 32 nodes: measured, they serve the load within every "
+                                  "objective on spot, for 2,024 USD an hour")
+    lever = next(c for c in summary.candidates if c.kind == "lever").taken
     assert (lever.lever, lever.today, lever.flips_at) == ("capacity per replica", 1775.0, pytest.approx(57500 / 32))
-    assert summary.next_action.text.startswith("Raise each replica's capacity from 1,775 requests/s to 1,797 "
-                                               "requests/s (+1.23 %)")
     decisions = {d.name: d for d in analysis.decisions.decisions}
     assert (decisions["peak season"].nodes, decisions["peak season"].regime) == (40, "spot")
     # premium tier wants a p99 of 19.5 ms: 40 nodes (19.7 ms) is the only scale that serves, so it is shown,

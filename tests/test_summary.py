@@ -71,10 +71,11 @@ def test_with_no_measured_point_meeting_the_goal_the_nearest_is_the_operating_po
 
 def test_the_next_action_comes_from_the_most_severe_finding(example) -> None:
     action = example.summary.next_action
-    # goal-unmet (rank 4) comes before the model warnings (rank 5). No single lever meets both 90 min and 200 USD at
-    # 8 nodes: out of reach, with the two levers that come closest (docs/methods.md#the-goals-levers). Even free
-    # nodes leave a run at 7,306 s, 1.353× the 5,400 s limit; spot at any price fraction, 7,606 s: 1.409×
-    assert (action.code, action.rank, action.lever) == ("goal-unmet", 4, None)
+    # no measured or fitted scale meets the goal, and no single lever meets both 90 min and 200 USD at 8 nodes: out
+    # of reach (rank 6), before the model warnings (rank 7), with the two levers that come closest
+    # (docs/methods.md#the-order). Even free nodes leave a run at 7,306 s, 1.353× the 5,400 s limit; spot at any
+    # price fraction, 7,606 s: 1.409×
+    assert (action.code, action.rank, action.lever, action.kind) == ("goal-unmet", 6, None, "out-of-reach")
     assert action.text.startswith("The goal is out of reach of this design at the planned 8 nodes")
     assert "The closest: the node price (1.35× over a limit at its best) and the spot fraction (1.41×)" in action.text
 

@@ -32,6 +32,7 @@ from reportgen.analysis.layout import LAYOUT_DOC, LayoutResult, analyze_layout
 from reportgen.analysis.levers import Judge, LeverEvidence, Levers, Outcome, WhatIf, find_levers
 from reportgen.analysis.lint import crowded_runs, lint
 from reportgen.analysis.model_check import ModelCheckResult, check_model
+from reportgen.analysis.page_one import PageInputs, PageOne, build_page_one, needs_levers, page_one_findings
 from reportgen.analysis.patterns import resolve_pattern
 from reportgen.analysis.peak import PastPeak, plan_past_peak
 from reportgen.analysis.plan_ranking import rank_plan
@@ -69,6 +70,9 @@ class Analysis:
     # a serving project's load, latency and hourly cost (methods.md#4x-serving-projects)
     serving: ServingResult | None = None
     summary: SummaryResult | None = None  # page 1 (methods.md#page-1-and-the-next-action)
+    # page 1's facts, computed once after every analysis: the summary, the diff and the history write from them
+    # (methods.md#page-1-from-one-set-of-facts)
+    page_one: PageOne | None = None
     model_check: ModelCheckResult | None = None  # the α–β model against the measured runs, scale by scale
     layout: LayoutResult | None = None  # design.parallelism: memory per device and the step's terms
     past_peak: PastPeak | None = None  # the plan past the measured peak, for the lint and page 1
@@ -133,11 +137,16 @@ def _diagnosis(i: Inputs, a: Analysis) -> DiagnosisResult | None:
 
 
 def _reliability(i: Inputs, a: Analysis) -> ReliabilityResult | None:
+    """Per scale, and at the plan in each price regime the project states (read from its pricing here: the cost
+    step runs later), with the plan's measured time per run for the saving at Daly's interval
+    (methods.md#spot-as-failures)."""
     scaling = a.scaling
     measured_times = {r.nodes: r.time_s for r in scaling.rows if r.time_s is not None} if scaling else {}
+    per_run = scaling is not None and not scaling.per_unit_of_work  # a time per unit of work is no run's time
     return analyze_reliability(i.project.reliability,
                                [r.nodes for r in scaling.rows] if scaling else default_scales(i.planned),
-                               planned_nodes=i.planned, measured_times=measured_times)
+                               planned_nodes=i.planned, measured_times=measured_times, pricing=i.project.pricing,
+                               plan_time_s=measured_times.get(i.planned) if per_run and i.planned else None)
 
 
 def _energy(i: Inputs, a: Analysis) -> EnergyResult | None:
@@ -154,7 +163,10 @@ def _goal(i: Inputs, a: Analysis) -> GoalResult | None:
     return check_goal(project.project.goal, plan_nodes=i.planned, scaling=a.scaling, cost=a.cost, energy=a.energy,
                       runs_per_month=project.pricing.runs_per_month if project.pricing else None,
                       max_nodes=i.max_nodes, tax=i.tax,
-                      estimate=a.confidence.plan_estimate if a.confidence is not None else None)
+                      estimate=a.confidence.plan_estimate if a.confidence is not None else None,
+                      # the plan's repeats and the resamples: a row's runs_over and p_miss
+                      # (methods.md#few-runs-stated-confidence)
+                      runs=project.scaling, resampled=a.confidence.resampled_at if a.confidence is not None else None)
 
 
 def _with_layout(_: Inputs, a: Analysis) -> PredictionResult | None:
@@ -173,13 +185,42 @@ def _findings(i: Inputs, a: Analysis) -> tuple[Finding, ...]:
                         reconciliation=a.reconciliation, cost=a.cost, plan_search=a.plan_search))
 
 
-def _summary(i: Inputs, a: Analysis) -> SummaryResult | None:
+def _evidence(i: Inputs, a: Analysis) -> Evidence:
+    """What page 1's facts and their words read of the analyses."""
     project = i.project
-    evidence = Evidence(a.diagnosis, a.prediction, a.scaling, a.goal, a.serving, a.reliability, i.planned,
-                        a.past_peak, project.currency, _crowded(project), a.next_runs or (), a.levers,
-                        _contended(project), a.plan_search)
-    return summarize(project, scaling=a.scaling, cost=a.cost, prediction=a.prediction, goal=a.goal,
-                     serving=a.serving, findings=a.findings, evidence=evidence, model_check=a.model_check,
+    load_tests = tuple((scale, code) for scale, counts in a.reconciliation.load_tests
+                       for code, _ in counts.problems())
+    return Evidence(a.diagnosis, a.prediction, a.scaling, a.goal, a.serving, a.reliability, i.planned,
+                    a.past_peak, project.currency, _crowded(project), a.next_runs or (), a.levers,
+                    _contended(project), a.plan_search, load_tests)
+
+
+def _page_one(i: Inputs, a: Analysis) -> PageOne:
+    """Page 1's facts. Where the levers step was skipped (a history's revision), the lever search runs here when,
+    and only when, page 1 needs it, so that a revision shows the action its build shows
+    (methods.md#a-projects-history)."""
+    def page(analysis: Analysis) -> PageOne:
+        return build_page_one(PageInputs(i.project, _evidence(i, analysis), analysis.findings, analysis.cost,
+                                         analysis.reconciliation, analysis.next_runs or (),
+                                         analysis.confidence.estimate_at if analysis.confidence else None))
+
+    facts = page(a)
+    if not a.levers.searched and needs_levers(facts, a.findings):
+        facts = page(replace(a, levers=_levers(i, a)))
+    return facts
+
+
+def _findings_of_page_one(i: Inputs, a: Analysis) -> tuple[Finding, ...]:
+    """The lint reads page 1's facts: the next action's code is always a finding's (one the lint's rules did not
+    raise is raised here, from the facts that chose it)."""
+    return ordered([*a.findings, *page_one_findings(a.page_one, a.findings)]) if a.page_one else a.findings
+
+
+def _summary(i: Inputs, a: Analysis) -> SummaryResult | None:
+    if a.page_one is None:
+        return None
+    return summarize(i.project, a.page_one, scaling=a.scaling, cost=a.cost, prediction=a.prediction, goal=a.goal,
+                     serving=a.serving, findings=a.findings, evidence=_evidence(i, a), model_check=a.model_check,
                      layout=a.layout)
 
 
@@ -261,7 +302,7 @@ def judge_of(i: Inputs, a: Analysis) -> Judge:
 def _levers(i: Inputs, a: Analysis) -> Levers:
     """Each lever searched on the verdict as the report's own steps recompute it."""
     if (a.goal is None and a.serving is None) or i.planned is None:
-        return Levers()
+        return Levers(searched=True)
     project = i.project
     spec = project.prediction
     alpha = _latency(project, a.prediction)
@@ -343,8 +384,13 @@ CORE_STEPS: tuple[Step, ...] = (
     Step("past_peak", ("scaling", "cost"), _past_peak),
     Step("findings", ("diagnosis", "prediction", "scaling", "checklist", "reliability", "goal", "serving",
                       "model_check", "past_peak", "layout", "reconciliation", "cost", "plan_search"), _findings),
-    Step("summary", ("scaling", "cost", "prediction", "goal", "serving", "findings", "diagnosis", "reliability",
-                     "past_peak", "model_check", "layout", "next_runs", "levers", "plan_search"), _summary),
+    Step("page_one", ("scaling", "cost", "prediction", "goal", "serving", "findings", "diagnosis", "reliability",
+                      "past_peak", "model_check", "layout", "next_runs", "levers", "plan_search", "reconciliation"),
+         _page_one),
+    Step("findings", ("findings", "page_one"), _findings_of_page_one),
+    Step("summary", ("page_one", "scaling", "cost", "prediction", "goal", "serving", "findings", "diagnosis",
+                     "reliability", "past_peak", "model_check", "layout", "next_runs", "levers", "plan_search",
+                     "reconciliation"), _summary),
     Step("provenance", ("scaling",), _provenance),
 )
 
@@ -476,8 +522,8 @@ def _contended(project: Project) -> tuple[float, ...]:
     return tuple(sorted({p for p, _ in crowded}))
 
 
-# What a history leaves out of every revision but the newest: the goal's levers (the next action then reads without
-# them), the most costly analysis (methods.md#a-projects-history)
+# What a history leaves out of its revisions' analyses: the lever search, the most costly analysis, which page 1 runs
+# itself where its next action needs it (methods.md#a-projects-history)
 WITHOUT_LEVERS = frozenset({"levers"})
 
 

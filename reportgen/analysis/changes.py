@@ -16,6 +16,7 @@ from reportgen.analysis import Analysis, headline
 from reportgen.analysis.common import beyond_noise, overlaps
 from reportgen.analysis.decisions import DecisionResult
 from reportgen.analysis.findings import Finding, Severity
+from reportgen.analysis.prose.summary import state_words
 from reportgen.analysis.scaling import ScaleRow, ScalingResult
 from reportgen.project.flatten import Leaf, Scalar, flatten
 from reportgen.project.model import (
@@ -83,6 +84,9 @@ class DiffResult:
     appeared: tuple[Finding, ...]  # findings only the new revision has
     resolved: tuple[Finding, ...]  # findings only the old revision had
     findings: tuple[Finding, ...] = ()  # the comparison's own findings (reference-moved)
+    # page 1's change from both revisions' facts: "page 1: not judged → the time goal is met at 16 nodes" (null when
+    # page 1's state and next action are the same)
+    page_one: str | None = None
 
     @property
     def changed_results(self) -> tuple[ResultChange, ...]:
@@ -204,8 +208,28 @@ def _at_plan(regime: RegimeName, name: str) -> Callable[[Analysis], Value]:
 
 
 _REGIMES: tuple[tuple[RegimeName, str], ...] = tuple((name, REGIME_PHRASES[name]) for name in get_args(RegimeName))
-# Page 1's headline: the verdict at the plan and its figures in each regime, failure tax included
+def _regime_state(regime: RegimeName) -> Callable[[Analysis], Value]:
+    """Page 1's state of one price regime at the plan (None where the regime is not stated)."""
+    def read(analysis: Analysis) -> Value:
+        regimes = analysis.summary.regimes if analysis.summary else ()
+        return next((row.state for row in regimes if row.regime == regime), None)
+
+    return read
+
+
+def _next_action(analysis: Analysis) -> Value:
+    action = analysis.summary.next_action if analysis.summary else None
+    return f"{action.code}: {action.text}" if action is not None else None
+
+
+# Page 1's headline: its state, per regime too, its next action, the verdict at the plan and its figures in each
+# regime, failure tax included (a change of state or action is news, neither better nor worse)
 HEADLINE: tuple[KeyResult, ...] = (
+    KeyResult("summary_state", "page 1: the verdict's state", "text", None,
+              lambda a: a.summary.state if a.summary else None),
+    *(KeyResult(f"summary_state_{regime}", f"page 1: the verdict's state {words}", "text", None,
+                _regime_state(regime)) for regime, words in _REGIMES),
+    KeyResult("next_action", "page 1: the next action", "text", None, _next_action),
     KeyResult("goal_met_at_plan", "page 1: the goal met at the plan", "flag", "true",
               lambda a: document.met_at_plan if (document := headline(a)) else None),
     *(KeyResult(f"plan_time_{regime}", f"page 1: time per run at the plan {words}", "seconds", "lower",
@@ -561,4 +585,18 @@ def compare(old_project: Project, old: Analysis, new_project: Project, new: Anal
         results = tuple(replace(r, verdict="changed") if r.kind in ("seconds", "money", "kg") and
                         r.verdict in ("better", "worse") else r for r in results)
     return DiffResult(old_label, new_label, new_project.currency, inputs, same, compare_slots(old_project, new_project),
-                      results, appeared, resolved, moved)
+                      results, appeared, resolved, moved, page_change(old, new))
+
+
+def page_change(old: Analysis, new: Analysis) -> str | None:
+    """"page 1: not judged → the time goal is met at 16 nodes", from both revisions' page-1 facts; the next action
+    too when it changed (None when neither did)."""
+    before, after = old.summary, new.summary
+    if before is None or after is None:
+        return None
+    parts = []
+    if (before.state, before.why) != (after.state, after.why):
+        parts.append(f"page 1: {state_words(before.state, old.page_one)} → {state_words(after.state, new.page_one)}")
+    if (before.next_action.code, before.next_action.text) != (after.next_action.code, after.next_action.text):
+        parts.append(f"next action: {after.next_action.text}")
+    return "; ".join(parts) or None

@@ -71,6 +71,7 @@ class DecisionConfidence:
     p_best: float  # the share of resamples in which it stays best (within 1 %)
     regret_95: float  # the 95th percentile of its objective over the resample's best
     runner_up: int | None  # the scale most often best when it is not
+    p_miss: float = 0.0  # the share of resamples in which it breaks a limit of its context
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,16 @@ class ConfidenceResult:
         """How each resample scales the time (and so the money and CO2e) of a measured scale."""
         index = self.column.get(nodes)
         return None if index is None else self.resampled_ratio[index]
+
+    def resampled_at(self, nodes: float) -> np.ndarray | None:
+        """Each resample's time at a scale over the figure it is judged by: a measured scale's T*_p / T_p, an
+        unmeasured plan's resampled estimate over its estimate (a row's p_miss, methods.md#few-runs-stated-confidence).
+        """
+        ratio = self.ratio_at(nodes)
+        if ratio is not None or self.estimator is None or nodes != int(nodes) or nodes <= 0:
+            return ratio
+        point = self.estimator.point_at(int(nodes))
+        return self.estimator.draws_at(int(nodes)) / point if point > 0 else None
 
 
 @dataclass(frozen=True)
@@ -160,12 +171,16 @@ class _Estimator:
     def draws_at(self, plan: int) -> np.ndarray:
         return np.asarray(self.draws.times[:, 0] / self.fits.speedup(plan / float(self.draws.nodes[0])))
 
+    def point_at(self, plan: int) -> float:
+        """The point fit's time at the plan: T_ref / S(plan / p_ref)."""
+        return float(self.draws.centre[0] / self.centre_fit.speedup(plan / float(self.draws.nodes[0]))[0])
+
     def at(self, plan: int | None) -> PlanEstimate | None:
         draws = self.draws
         if plan is None or plan <= 0 or plan in draws.nodes:
             return None
         p_ref = float(draws.nodes[0])
-        point = float(draws.centre[0] / self.centre_fit.speedup(plan / p_ref)[0])
+        point = self.point_at(plan)
         low, high = _interval(self.draws_at(plan))
         model = None
         if self.model_speedup is not None:
@@ -181,7 +196,8 @@ def _draw(spec: Scaling, scaling: ScalingResult, noise: float) -> _Draws:
     columns, centre = [], []
     for group, row in zip(groups, scaling.rows, strict=True):
         assert row.time_s is not None
-        times = np.array([run_time(run, spec.work_per_run) or row.time_s for run in group], dtype=float)
+        # sorted: the draws do not depend on the order the file lists the repeats in
+        times = np.sort(np.array([run_time(run, spec.work_per_run) or row.time_s for run in group], dtype=float))
         if len(times) == 1:
             drawn = row.time_s * np.exp(rng.normal(0.0, noise, resamples))
         else:
@@ -323,13 +339,15 @@ def _sliced(fits: _Fits, part: slice) -> _Fits:
 
 def decision_confidence(values: Sequence[tuple[int, np.ndarray, np.ndarray]], chosen: int,
                         ) -> DecisionConfidence | None:
-    """p_best and regret_95 of a recommendation: `values` holds, per candidate point (its node count), the
+    """p_best, regret_95 and p_miss of a recommendation: `values` holds, per candidate point (its node count), the
     objective over the resamples and whether the point is within the limits in each; `chosen` indexes the one
     recommended."""
     if not values:
         return None
     objective = np.stack([v for _, v, _ in values], axis=1)  # (resamples, points)
     within = np.stack([w for _, _, w in values], axis=1)
+    # over every resample, not only those where some point is within the limits: the chance the point misses
+    p_miss = float(np.mean(~within[:, chosen]))
     allowed = np.where(within, objective, np.inf)
     best = allowed.min(axis=1)
     usable = np.isfinite(best)
@@ -345,4 +363,4 @@ def decision_confidence(values: Sequence[tuple[int, np.ndarray, np.ndarray]], ch
     runner = int(np.bincount(others).argmax()) if others.size else None
     return DecisionConfidence(float(is_best.mean()),
                               float(np.percentile(finite, 95)) if finite.size else math.inf,
-                              values[runner][0] if runner is not None else None)
+                              values[runner][0] if runner is not None else None, p_miss)

@@ -79,6 +79,9 @@ class DecisionResult:
         "the 95th percentile of what choosing it costs over each resample's best, in the objective's unit (s, the "
         "currency, kg CO2e)")] = None
     runner_up: int | None = None  # the scale most often best when the recommendation is not (for page 1)
+    p_miss: Annotated[float | None, Key(
+        "the share of resamples in which the recommendation breaks a limit of its context (its own, else the "
+        "goal's); null with p_best (methods.md#confidence-of-the-decision)")] = None
 
     # results.json keeps a run's figures and a service's hourly ones under their own keys, each null for the other
     @derived(Key("seconds per run", name="time_s"))
@@ -224,7 +227,7 @@ def decide(contexts: tuple[Decision, ...], scaling: ScalingResult | None, cost: 
            tax: Callable[[float], float] | None = None, plan: float | None = None,
            ratio_at: Callable[[float], np.ndarray | None] | None = None) -> DecisionsResult | None:
     """One recommendation per context; `ratio_at` (the resamples' time at each measured scale over its time) gives
-    each training recommendation its p_best and regret_95."""
+    each training recommendation its p_best, regret_95 and p_miss."""
     if not contexts or (scaling is None and serving is None):
         return None
     if serving is not None:
@@ -282,8 +285,8 @@ def _excess(limits: Limits, point: Candidate) -> float:
 
 def _confidence(context: Decision, limits: Limits, points: list[Candidate], chosen: Candidate,
                 ratio_at: Callable[[float], np.ndarray | None]) -> DecisionConfidence | None:
-    """p_best and regret_95 (methods.md#confidence-of-the-decision): every point's objective and limits scaled by
-    each resample's time at its scale (a point's time, money and CO2e are all proportional to it)."""
+    """p_best, regret_95 and p_miss (methods.md#confidence-of-the-decision): every point's objective and limits
+    scaled by each resample's time at its scale (a point's time, money and CO2e are all proportional to it)."""
     values: list[tuple[int, np.ndarray, np.ndarray]] = []
     index = None
     # a project of thousands of scales in several regimes: fewer resamples each, a million values at most
@@ -336,7 +339,7 @@ def _decide(context: Decision, limits: Limits, points: list[Candidate], *, servi
                           chosen.co2_kg, bool(within), note, *shown, nearest=nearest,
                           p_best=sure.p_best if sure else None,
                           regret_95=sure.regret_95 if sure and math.isfinite(sure.regret_95) else None,
-                          runner_up=sure.runner_up if sure else None)
+                          runner_up=sure.runner_up if sure else None, p_miss=sure.p_miss if sure else None)
 
 
 _MISSING = {"cost": "pricing.node_hour", "carbon": "energy.node_power or measured energy", "time": "scaling"}

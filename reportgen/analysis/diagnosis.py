@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from typing import Annotated, Literal, TypedDict, get_args
 
 from reportgen.analysis.common import at_least, ceil_ratio
+from reportgen.analysis.model_shape import shape_of
 from reportgen.analysis.scaling import ScalingResult
+from reportgen.analysis.transformer import token_flops
 from reportgen.keys import Key, derived
 from reportgen.project.model import Axis, Hardware, Project, Serving, Step
 from reportgen.wording import nodes as nodes_words
@@ -18,6 +20,8 @@ CeilingName = Literal["compute", "memory-bandwidth", "memory-capacity", "data-io
 Bound = Literal["compute", "memory-bandwidth", "io", "communication"]  # a step's largest floor
 WallName = Literal["memory", "data", "serving", "time"]
 TimeSource = Literal["measured", "modelled"]
+# Which FLOP count the time wall reads: 6·P a token (the seed formula), or F_model from a complete shape
+TrainingFlopsSource = Literal["6PT", "model-shape"]
 BOUND_ORDER: tuple[Bound, ...] = get_args(Bound)  # the tie order among a step's floors
 WALL_ORDER: tuple[WallName, ...] = get_args(WallName)  # capacity walls come first
 ADAM_STACK = (("bf16 weight", 2.0), ("bf16 gradient", 2.0), ("fp32 master weight", 4.0), ("fp32 Adam m and v", 8.0))
@@ -44,6 +48,10 @@ WALL_CEILING: dict[WallName, CeilingName] = {"memory": "memory-capacity", "data"
 FLOORS = ("compute", "memory", "io", "network")  # a step's floors, one per resource
 BOUND_CEILING: dict[Bound, CeilingName] = {"compute": "compute", "memory-bandwidth": "memory-bandwidth",
                                            "io": "data-io", "communication": "communication"}
+# The ridge band: within ±10 % of I* a step's compute and memory floors lie within about 10 % of each other, so
+# both bind and either axis lifts the step (methods.md#1-diagnosis-which-resource-runs-out-first)
+RIDGE_BAND = (0.9, 1.1)
+RIDGE_CEILINGS: tuple[CeilingName, ...] = ("compute", "memory-bandwidth")  # the two ceilings the band joins
 
 
 @dataclass(frozen=True)
@@ -58,6 +66,8 @@ class StepResult:
     attained_bytes_per_s: Annotated[float | None, Key("Q / measured time")]
     roof_efficiency: Annotated[float | None, Key("the attained rate over the roofline's rate at this intensity")]
     dominant: Annotated[bool, Key("the longest step, whose floors decide the bound")]
+    balanced: Annotated[bool, Key("the step lies in the ridge band, 0.9·I* ≤ I ≤ 1.1·I*: compute and memory "
+                                  "bandwidth bind together")] = False
 
 
 @dataclass(frozen=True)
@@ -92,7 +102,8 @@ class DiagnosisResult:
     workers_for_deadline: Annotated[int | None, Key("workers needed to meet the training deadline at the stated "
                                                     "MFU")]
     replicas_needed: Annotated[int | None, Key("serving replicas needed for the request rate")]
-    training_time_s: Annotated[float | None, Key("single-machine training time from baseline.training")]
+    training_time_s: Annotated[float | None, Key("single-machine training time from baseline.training: "
+                                                 "training_flops / (MFU × π), the time wall's modelled demand")]
     memory_stack: tuple[tuple[str, float], ...]  # (component, bytes) of the memory demand
     bytes_per_parameter: float | None
     device_memory: Annotated[float | None, Key("the memory of one device: the memory wall's capacity",
@@ -111,10 +122,17 @@ class DiagnosisResult:
     design_shards_model: bool = False  # partitioning includes `shard model`
     time_source: Annotated[TimeSource | None, Key(
         "where the time wall's single-machine time comes from: the measured 1-node run (it outranks the model) or "
-        "6·P·T / (MFU·π)")] = None
+        "training_flops / (MFU·π)")] = None
     time_reference_nodes: Annotated[float | None, Key(
         "the measured scale the time wall is judged from (the smallest measured; 1: a single machine); null when "
         "the wall is modelled")] = None
+    balanced: Annotated[bool, Key("the dominant step lies in the ridge band (0.9·I* ≤ I ≤ 1.1·I*): compute and "
+                                  "memory bandwidth bind together, and either axis matches")] = False
+    training_flops: Annotated[float | None, Key("the FLOPs of the training run the time wall reads: 6·P·T, or "
+                                                "F_model·T with a complete model shape")] = None
+    training_flops_source: Annotated[TrainingFlopsSource | None, Key(
+        "which count training_flops is: 6PT (6 × parameters × tokens) or model-shape (F_model × tokens, "
+        "F_model = 6·P + 12·L·(a·d_h)·s)")] = None
 
     @derived(Key("the memory stack's total: parameters × bytes each, activations, other", name="memory_demand_bytes"))
     def memory_demand(self) -> float | None:
@@ -161,7 +179,8 @@ def diagnose(project: Project, *, reference: MeasuredReference | None = None,
     """
     hardware = project.hardware or Hardware()
     baseline = project.baseline
-    steps = _steps(baseline.steps if baseline else (), hardware)
+    ridge = _ratio(hardware.peak_compute, hardware.memory_bandwidth)
+    steps = _steps(baseline.steps if baseline else (), hardware, ridge)
     walls, details = _walls(project, hardware, reference, measured_mfu)
     if not walls and not steps:
         return None
@@ -194,14 +213,17 @@ def diagnose(project: Project, *, reference: MeasuredReference | None = None,
     declared = project.design.axis if project.design else None
     slots = project.design.slots if project.design else None
     shards = bool(slots and slots.partitioning and "shard model" in slots.partitioning.choice) or bool(layout_fits)
+    balanced = any(step.dominant and step.balanced for step in steps)
+    band = frozenset(axis_for(ceiling, workload) for ceiling in RIDGE_CEILINGS) if balanced else frozenset()
+    flops = details.get("training_flops")
     return DiagnosisResult(
-        ridge_intensity=_ratio(hardware.peak_compute, hardware.memory_bandwidth),
+        ridge_intensity=ridge,
         steps=steps,
         walls=tuple(walls),
         binding_ceiling=primary.ceiling,
         axis=primary.axis,
         declared_axis=declared,
-        axis_matches=None if declared is None else _axis_matches(declared, primary, node, shards),
+        axis_matches=None if declared is None else _axis_matches(declared, primary, node, shards, band),
         secondary_ceilings=_secondary(ceilings),
         min_devices=min_devices,
         workers_for_deadline=details.get("workers_for_deadline"),
@@ -219,6 +241,9 @@ def diagnose(project: Project, *, reference: MeasuredReference | None = None,
         design_shards_model=shards,
         time_source=details.get("time_source"),
         time_reference_nodes=details.get("time_reference_nodes"),
+        balanced=balanced,
+        training_flops=flops.total if flops else None,
+        training_flops_source=flops.source if flops else None,
     )
 
 
@@ -244,12 +269,20 @@ def _secondary(ceilings: list[Ceiling]) -> tuple[Ceiling, ...]:
     return tuple(out)
 
 
-def _axis_matches(declared: str, primary: Ceiling, node: Ceiling | None, shards: bool) -> bool:
+def _axis_matches(declared: str, primary: Ceiling, node: Ceiling | None, shards: bool,
+                  band: frozenset[Axis] = frozenset()) -> bool:
     """The declared axis cures the binding ceiling; with a within-node shard required, the node-level axis matches
-    only when the design shards the model."""
-    if declared == primary.axis:
+    only when the design shards the model. `band` holds the axes of compute and memory bandwidth when the dominant
+    step lies in the ridge band: either lifts a ceiling the step's bound names."""
+    if _cures(declared, primary, band):
         return True
-    return node is not None and declared == node.axis and shards
+    return node is not None and _cures(declared, node, band) and shards
+
+
+def _cures(declared: str, ceiling: Ceiling, band: frozenset[Axis]) -> bool:
+    """The declared axis is the ceiling's, or the ceiling is one of the two the ridge band joins and the axis is
+    either's (methods.md#1-diagnosis-which-resource-runs-out-first)."""
+    return declared == ceiling.axis or (ceiling.ceiling in RIDGE_CEILINGS and declared in band)
 
 
 def _deadline_stated(project: Project) -> bool:
@@ -294,15 +327,23 @@ def _ratio(numerator: float | None, denominator: float | None) -> float | None:
 
 
 # ------------------------------------------------------------------------------------------------------ roofline
-def _steps(steps: tuple[Step, ...], hardware: Hardware) -> tuple[StepResult, ...]:
+def _steps(steps: tuple[Step, ...], hardware: Hardware, ridge: float | None) -> tuple[StepResult, ...]:
     if not steps:
         return ()
     longest = max(step.time for step in steps)
     dominant_index = next(i for i, step in enumerate(steps) if step.time == longest)  # ties: first listed
-    return tuple(_step(step, hardware, index == dominant_index) for index, step in enumerate(steps))
+    return tuple(_step(step, hardware, index == dominant_index, ridge) for index, step in enumerate(steps))
 
 
-def _step(step: Step, hardware: Hardware, dominant: bool) -> StepResult:
+def in_ridge_band(intensity: float | None, ridge: float | None) -> bool:
+    """0.9·I* ≤ I ≤ 1.1·I*: the step's compute floor W/π and memory floor Q/β = W/(β·I) differ by at most about
+    10 %, so neither alone is the bound (an infinite or unknown I never is)."""
+    if intensity is None or ridge is None or not math.isfinite(intensity):
+        return False
+    return RIDGE_BAND[0] * ridge <= intensity <= RIDGE_BAND[1] * ridge
+
+
+def _step(step: Step, hardware: Hardware, dominant: bool, ridge: float | None = None) -> StepResult:
     work, traffic = step.flops, step.bytes
     floors: dict[str, float | None] = {
         "compute": _ratio(work, hardware.peak_compute),
@@ -326,6 +367,7 @@ def _step(step: Step, hardware: Hardware, dominant: bool) -> StepResult:
         attained_bytes_per_s=_ratio(traffic, step.time),
         roof_efficiency=_roof_efficiency(step, hardware),
         dominant=dominant,
+        balanced=in_ridge_band(_intensity(work, traffic), ridge),
     )
 
 
@@ -345,6 +387,40 @@ def _roof_efficiency(step: Step, hardware: Hardware) -> float | None:
 
 
 # --------------------------------------------------------------------------------------------------------- walls
+@dataclass(frozen=True)
+class TrainingFlops:
+    """The FLOPs of one training run, counted once for the time wall and diagnosis.training_time_s
+    (methods.md#1-diagnosis-which-resource-runs-out-first)."""
+
+    per_token: float  # 6·P, or F_model = 6·P + 12·L·(a·d_h)·s with a complete shape
+    six_p: float  # 6·P: what a measured mfu_6p is counted against
+    tokens: float  # T, baseline.training.tokens
+    source: TrainingFlopsSource
+
+    @property
+    def total(self) -> float:
+        return self.per_token * self.tokens
+
+    @property
+    def formula(self) -> str:
+        """The count in words, for the time wall's basis."""
+        if self.source == "model-shape":
+            return "F_model × tokens (F_model = 6·P + 12·L·(a·d_h)·s, from the model's shape)"
+        return "6 × parameters × tokens"
+
+
+def training_flops(project: Project) -> TrainingFlops | None:
+    """6·P·T, the seed formula; F_model·T when the model's shape is complete, the plan search's count a token
+    (methods.md#flops-mfu-and-hfu), so that the diagnosis and the search never price one run two ways. None
+    without baseline.training."""
+    training = project.baseline.training if project.baseline else None
+    if training is None:
+        return None
+    counted = token_flops(training.parameters, shape_of(project))  # F_model = 6·P without a complete shape
+    source: TrainingFlopsSource = "model-shape" if counted.attention_included else "6PT"
+    return TrainingFlops(counted.model, counted.six_p, training.tokens, source)
+
+
 class _Details(TypedDict, total=False):
     """What measuring the walls finds beside them, for the diagnosis's fields."""
 
@@ -352,6 +428,7 @@ class _Details(TypedDict, total=False):
     min_devices: int
     replicas_needed: int | None
     training_time_s: float
+    training_flops: TrainingFlops
     time_source: TimeSource
     workers_for_deadline: int
     time_reference_nodes: float
@@ -425,15 +502,19 @@ def _time_wall(project: Project, hardware: Hardware, reference: MeasuredReferenc
     deadline = (training.deadline if training else None) or (goal.time_per_run if goal else None)
     time = None
     source = ""
+    flops = training_flops(project)
     mfu = training.mfu if training else None
-    if training and mfu is None and measured_mfu is not None:
-        mfu = measured_mfu[1]
+    if flops is not None and mfu is None and measured_mfu is not None:
+        # The measured MFU counts 6·P a token; against F_model it is scaled by F_model / 6·P, so that the time
+        # it implies, flops / (MFU·π), is the measured one whichever count the wall reads
+        mfu = measured_mfu[1] * flops.per_token / flops.six_p
         source = f", with the MFU measured at {nodes_words(measured_mfu[0])} ({percent(mfu)})"
-    if training and mfu and hardware.peak_compute:
-        time = 6.0 * training.parameters * training.tokens / (mfu * hardware.peak_compute)
+    if flops is not None and mfu and hardware.peak_compute:
+        time = flops.total / (mfu * hardware.peak_compute)
         details["training_time_s"] = time
+        details["training_flops"] = flops
         details["time_source"] = "modelled"
-        source = "6 × parameters × tokens / (MFU × π)" + source
+        source = f"{flops.formula} / (MFU × π)" + source
     per_run = goal.time_per_run if goal else None
     # A scale above one node that meets the deadline bounds one machine's time from below only: then the model,
     # where there is one, says whether one machine would (methods.md#the-time-wall-from-the-smallest-measured-scale)
@@ -443,7 +524,7 @@ def _time_wall(project: Project, hardware: Hardware, reference: MeasuredReferenc
         reference = reference_time_s = None
     if reference is not None and reference_time_s is not None and per_run is not None:
         # Measurements outrank the model: the smallest measured scale, held as one machine's time for the
-        # goal's work, against the goal's time per run decides whether one machine suffices, whatever the 6·P·T
+        # goal's work, against the goal's time per run decides whether one machine suffices, whatever the modelled
         # estimate says (methods.md#the-time-wall-from-the-smallest-measured-scale)
         modelled = f"; the model's {source} gives {time:.4g} s" if time is not None else ""
         details["time_source"] = "measured"

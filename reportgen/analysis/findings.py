@@ -20,6 +20,7 @@ class Finding:
     # the project-file field it concerns, e.g. "design.axis"; "" for the project as a whole
     path: Annotated[str, Key("the project-file field it is about")]
     section: str = "summary"  # the report section that explains it (an anchor id)
+    refutes: str = ""  # memory-model-refuted: the memory error the measured runs refute (page 1's can_start reads it)
 
 
 def error(code: str, message: str, path: str, section: str) -> Finding:

@@ -8,21 +8,21 @@ says would meet it is the one to measure next.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Annotated
 
 import numpy as np
 
-from reportgen.analysis.common import Origin, first_min, plan_verdict
+from reportgen.analysis.common import TIE_TOLERANCE, Origin, first_min, plan_verdict
 from reportgen.analysis.confidence import PlanEstimate
 from reportgen.analysis.cost import CostResult, priced_points
 from reportgen.analysis.energy import EnergyResult
 from reportgen.analysis.levers import Lever, Levers, NearMiss
-from reportgen.analysis.scaling import ScalingResult
+from reportgen.analysis.scaling import ScalingResult, run_time
 from reportgen.keys import CURRENCY, Key, interval, money
-from reportgen.project.model import Goal, RegimeName
+from reportgen.project.model import Goal, RegimeName, Scaling
 
 
 @dataclass(frozen=True)
@@ -35,8 +35,8 @@ class GoalCheck:
     time_s: float
     cost: float | None
     co2_kg: float | None
-    meets_time: bool | None  # None: the goal sets no time limit
-    meets_cost: bool | None  # None: the goal sets no cost limit, or the cost is unknown
+    meets_time: bool | None  # None: the goal sets no time limit, or an estimate cannot judge it (it straddles)
+    meets_cost: bool | None  # None: the goal sets no cost limit, the cost is unknown, or an estimate straddles it
     time_ratio: float | None  # time / the goal's time (below 1: met, by that margin)
     cost_ratio: float | None  # cost / the goal's cost
     monthly_cost: float | None
@@ -46,6 +46,13 @@ class GoalCheck:
     cost_ci: tuple[float, float] | None = None  # the cost over that interval (cost is proportional to time)
     failure_tax: float | None = None  # the failure tax's overhead folded into time, cost and CO2e (with reliability)
     runs: float = 1.0  # weak scaling: the runs one after another that do the goal's work
+    # what the plan's spread says beside its verdict (methods.md#few-runs-stated-confidence): its interval holds a
+    # limit; its repeats beyond a limit (null with one run); its runs (null: not measured); the share of the
+    # resamples of its figure beyond a limit (null without the resamples)
+    straddles: bool = False
+    runs_over: int | None = None
+    repeats: int | None = None
+    p_miss: float | None = None
 
 
 @dataclass(frozen=True)
@@ -74,16 +81,45 @@ class GoalResult:
     plan_estimate: PlanEstimate | None = None  # an unmeasured plan's time by the resampled fits, with its interval
     levers: Levers = field(default_factory=Levers)  # where the verdict at the plan flips (analysis.levers)
     speedup_needed: float | None = None  # the reference's time over the time limit (above 1: the deadline needs it)
+    # every measured (scale, regime) held against the goal: page 1's measured-scale candidates read them
+    checks: tuple[GoalCheck, ...] = ()
+    # a scale nobody measured, of a given undisturbed time, held in every regime as the plan would be (a layout's
+    # figures on page 1: docs/methods.md#ways-considered)
+    hold: Callable[[int, float], tuple[GoalCheck, ...]] | None = None
 
     @property
     def priced(self) -> bool:
         return any(check.cost is not None for check in self.at_plan)
+
+    def headline_regime(self) -> RegimeName | None:
+        """The regime page 1 leads with (docs/methods.md#page-1-from-one-set-of-facts): among the plan's rows
+        (measured, else fitted), the cheapest viable that meets, else the cheapest viable, else the fastest; rows
+        without a cost compare by time. None without rows, or when the rows are unpriced."""
+        rows = self.at_plan or self.fitted_at_plan
+        if not rows:
+            return None
+        viable = [row for row in rows if row.viable]
+        meeting = [row for row in viable if row.met is True]
+        pool = meeting or viable
+        if pool:
+            return first_min(pool, key=lambda row: row.time_s if row.cost is None else row.cost).regime
+        return first_min(list(rows), key=lambda row: row.time_s).regime
 
     def plan_excess(self) -> float | None:
         """How far the plan is from its limits: in its best viable regime, its largest ratio of a value to a limit
         (below 1: within every limit; methods.md#the-goals-levers)."""
         ratios = [excess(check) for check in self.at_plan or self.fitted_at_plan if check.viable]
         return min(ratios) if ratios else None
+
+
+@dataclass(frozen=True)
+class LatencyRatios:
+    """A service's every stated latency objective at one point: its value over its limit (null: not stated, or
+    not known there)."""
+
+    p99: Annotated[float | None, Key("the end-to-end p99 / its objective")] = None
+    ttft_p99: Annotated[float | None, Key("the p99 time to first token / its objective")] = None
+    tpot_p99: Annotated[float | None, Key("the p99 time per output token / its objective")] = None
 
 
 @dataclass(frozen=True)
@@ -97,18 +133,22 @@ class GoalRow:
     time_s: Annotated[float | None, Key("seconds per run")]
     cost: Annotated[float | None, money("money per run")]
     co2_kg: Annotated[float | None, Key("kg CO2e per run")]
-    meets_time: Annotated[bool | None, Key("within the time limit; null without one")]
+    meets_time: Annotated[bool | None, Key("within the time limit; null without one, or when an unmeasured plan's "
+                                           "estimate straddles it (methods.md#judging-an-unmeasured-plan)")]
     meets_cost: Annotated[bool | None, Key("within the cost limit (per run, or per hour when serving); null without "
-                                           "one")]
-    met: Annotated[bool | None, Key("every stated limit met")]
+                                           "one, without prices, or when an unmeasured plan's estimate straddles it")]
+    met: Annotated[bool | None, Key("every stated limit met: false when one is missed or the regime is not viable, "
+                                    "null when one cannot be judged")]
     time_ratio: Annotated[float | None, Key("time / the limit")]
     cost_ratio: Annotated[float | None, Key("cost / the limit")]
     monthly_cost: Annotated[float | None, money("cost × runs per month (serving: × 730 hours)")]
     source: Annotated[Origin, Key("where the values come from")]
     time_ci: Annotated[tuple[float, float] | None, interval("time_s", name="time_s_ci")] = None
     cost_ci: Annotated[tuple[float, float] | None, interval("cost (proportional to the time)", unit=CURRENCY)] = None
+    # failure_overhead_fraction is RESULTS' turn-4 name for it; both keys hold the one value, which equals
+    # reliability.at_plan[].overhead_fraction of the same regime at the plan (docs/methods.md#spot-as-failures)
     failure_tax: Annotated[float | None, Key("the failure tax's overhead fraction folded into time, cost and CO2e "
-                                             "(with reliability)")] = None
+                                             "(with reliability)", also=("failure_overhead_fraction",))] = None
     cost_per_hour: Annotated[float | None, money("serving: money per hour in this regime")] = None
     capacity_rps: Annotated[float | None, Key("serving: requests per second served (spot: less the nodes "
                                               "down)")] = None
@@ -117,14 +157,28 @@ class GoalRow:
     meets_latency: Annotated[bool | None, Key("serving: the p99 is within the objective; null when unknown")] = None
     load_ratio: Annotated[float | None, Key("serving: capacity / capacity needed")] = None
     latency_ratio: Annotated[float | None, Key("serving: p99 / the objective")] = None
+    latency_ratios: Annotated[LatencyRatios | None, Key("serving: each stated objective's value / its limit (page 1 "
+                                                        "quotes each)")] = None
     runs: Annotated[float, Key("the runs one after another that do the goal's work: 1, but in weak scaling the "
                                "plan's shares over this scale's (methods.md#weak-scaling-compares-equal-work)")] = 1.0
+    straddles: Annotated[bool, Key(
+        "the row's interval holds a limit: a measured plan's 95 % interval from its repeats (judged by its median), "
+        "an unmeasured plan's 90 % interval from the resamples (methods.md#few-runs-stated-confidence)")] = False
+    runs_over: Annotated[int | None, Key(
+        "a measured plan's repeats beyond a limit, each taken through the regime and the failure tax as the median "
+        "is (null with one run, or not measured)")] = None
+    repeats: Annotated[int | None, Key("the runs measured at the plan (null: not measured)")] = None
+    p_miss: Annotated[float | None, Key(
+        "the share of the resamples of the row's figure beyond a limit: a measured plan's resampled median, an "
+        "unmeasured plan's resampled estimate (null without them: weak scaling, one scale, the USL fit alone; "
+        "methods.md#few-runs-stated-confidence)")] = None
 
     @classmethod
     def of(cls, check: GoalCheck) -> GoalRow:
         return cls(check.nodes, check.regime, check.viable, check.time_s, check.cost, check.co2_kg, check.meets_time,
                    check.meets_cost, check.met, check.time_ratio, check.cost_ratio, check.monthly_cost, check.source,
-                   check.time_ci, check.cost_ci, check.failure_tax, runs=check.runs)
+                   check.time_ci, check.cost_ci, check.failure_tax, runs=check.runs, straddles=check.straddles,
+                   runs_over=check.runs_over, repeats=check.repeats, p_miss=check.p_miss)
 
     def point(self) -> GoalPoint:
         """The row as the goal names a point (its cheapest meeting one)."""
@@ -230,22 +284,47 @@ class _Limits:
         cost_ratio = cost / cost_limit if cost_limit and cost is not None else None
         meets_time = None if time_ratio is None else time_ratio <= 1.0
         meets_cost = None if cost_ratio is None else cost_ratio <= 1.0
-        met: bool | None = True
-        if not viable or meets_time is False or meets_cost is False:
-            met = False
-        elif cost_limit and cost is None:
-            met = None  # a cost limit without prices cannot be checked
         return GoalCheck(nodes, regime, viable, time_s, cost, co2, meets_time, meets_cost,
                          time_ratio, cost_ratio,
-                         cost * self.runs_per_month if self.runs_per_month and cost is not None else None, met,
-                         source, time_ci, scaled(cost, time_ci, time_s), tax, runs)
+                         cost * self.runs_per_month if self.runs_per_month and cost is not None else None,
+                         self.met(viable, meets_time, meets_cost), source, time_ci, scaled(cost, time_ci, time_s),
+                         tax, runs)
+
+    def met(self, viable: bool, meets_time: bool | None, meets_cost: bool | None) -> bool | None:
+        """A row's verdict from its limits (methods.md#judging-an-unmeasured-plan): false when a stated limit is
+        missed or the regime is not viable, null when a stated limit cannot be judged (a budget without prices, an
+        estimate that straddles it), else true."""
+        stated = [meets for meets, limit in ((meets_time, self.goal.time_per_run), (meets_cost, self.goal.cost_per_run))
+                  if limit]
+        if not viable or any(meets is False for meets in stated):
+            return False
+        return None if any(meets is None for meets in stated) else True
+
+    def beyond(self, check: GoalCheck, ratios: np.ndarray) -> np.ndarray:
+        """Which of the check's figures scaled by `ratios` (a repeat's or a resample's time over the figure the
+        check holds) break a limit: its time, money and CO2e are all proportional to its time, in every regime."""
+        over = np.zeros(ratios.shape, dtype=bool)
+        for value, limit in ((check.time_s, self.goal.time_per_run), (check.cost, self.goal.cost_per_run)):
+            if value is not None and limit:
+                over |= value * ratios > limit * (1.0 + TIE_TOLERANCE)  # at the limit: within it
+        return over
+
+    def straddled(self, check: GoalCheck) -> bool:
+        """The check's interval (its time's and the cost over it) holds a limit."""
+        pairs = ((check.time_ci, self.goal.time_per_run), (check.cost_ci, self.goal.cost_per_run))
+        return any(ci is not None and limit is not None and ci[0] <= limit <= ci[1] for ci, limit in pairs)
 
 
 def check_goal(goal: Goal | None, *, plan_nodes: int | None, scaling: ScalingResult | None,
                cost: CostResult | None, energy: EnergyResult | None,
                runs_per_month: float | None, max_nodes: int = 4096,
                tax: Callable[[float], float] | None = None,
-               estimate: PlanEstimate | None = None) -> GoalResult | None:
+               estimate: PlanEstimate | None = None, runs: Scaling | None = None,
+               resampled: Callable[[float], np.ndarray | None] | None = None) -> GoalResult | None:
+    """The goal at the plan and across the measured points. `runs`: the project's scaling section, whose runs at
+    the plan are its repeats; `resampled`: each resample's time at a scale over the figure it is judged by
+    (ConfidenceResult.resampled_at), whose share beyond a limit is a row's p_miss
+    (methods.md#few-runs-stated-confidence)."""
     if goal is None or (goal.time_per_run is None and goal.cost_per_run is None):
         return None
     cost_unknown = goal.cost_per_run is not None and cost is None
@@ -274,7 +353,8 @@ def check_goal(goal: Goal | None, *, plan_nodes: int | None, scaling: ScalingRes
         note = "the project plans no node count (add design.nodes)"
     elif not plan_measured:
         note = f"the planned {plan_nodes} nodes were not measured"
-        fitted_plan, unjudged = _fitted_plan(limits, scaling, cost, plan_nodes, estimate)
+        fitted_plan, unjudged = _fitted_plan(limits, scaling, cost, plan_nodes, estimate,
+                                             resampled(plan_nodes) if resampled and estimate else None)
         note += f" and {unjudged}" if unjudged else ""
     elif cost is not None:  # every regime the project states, a non-viable one marked so
         measured_time = next(r.time_s for r in scaling.rows if r.nodes == plan_nodes) or 0.0
@@ -286,6 +366,9 @@ def check_goal(goal: Goal | None, *, plan_nodes: int | None, scaling: ScalingRes
     else:  # held from the measured row, as every check is: a check's time already carries the failure tax
         at_plan = tuple(limits.hold(row.nodes, None, True, row.time_s or 0.0, None, time_ci=intervals.get(row.nodes))
                         for row in scaling.rows if row.nodes == plan_nodes)
+    if at_plan and plan_nodes is not None:
+        at_plan = _with_spread(limits, at_plan, scaling, plan_nodes, plan_repeats(runs, plan_nodes),
+                               resampled(plan_nodes) if resampled else None)
     met = plan_verdict([(check.viable, check.met) for check in at_plan])
     priced_and_met = [c for c in at_plan if c.met and c.cost is not None]
     best = first_min(priced_and_met, key=lambda c: c.cost or 0.0) if priced_and_met else \
@@ -297,7 +380,40 @@ def check_goal(goal: Goal | None, *, plan_nodes: int | None, scaling: ScalingRes
                       None if meeting else _fitted_meeting(limits, scaling, cost, measured_nodes, max_nodes),
                       cost_unknown, None if meeting else nearest(checks),
                       _fewest_node_hours([c for c in checks if c.meets_time]) if cost_unknown else None,
-                      _cheapest_run(checks), estimate, speedup_needed=_speedup_needed(scaling, goal.time_per_run))
+                      _cheapest_run(checks), estimate, speedup_needed=_speedup_needed(scaling, goal.time_per_run),
+                      checks=tuple(checks), hold=partial(_held_all, limits, cost))
+
+
+def plan_repeats(spec: Scaling | None, plan: int | None) -> tuple[float, ...]:
+    """The time of each run measured at the plan (its repeats), as the scaling's median reads them."""
+    if spec is None or plan is None:
+        return ()
+    times = (run_time(run, spec.work_per_run) for run in spec.runs if run.nodes == plan)
+    return tuple(time_s for time_s in times if time_s is not None)
+
+
+def _with_spread(limits: _Limits, at_plan: tuple[GoalCheck, ...], scaling: ScalingResult, plan: int,
+                 repeats: Sequence[float], draws: np.ndarray | None) -> tuple[GoalCheck, ...]:
+    """A measured plan's rows, judged by their median, with what its spread says
+    (methods.md#few-runs-stated-confidence): whether a row's 95 % interval holds a limit, how many of its repeats
+    break one, and the share of the resamples of its median that do. A row's time, money and CO2e are all
+    proportional to the measured time (a regime's price, spot's preemptions λ·p·T, the failure tax), so a repeat or
+    a resample is the row's figures times its time over the median."""
+    row = next(r for r in scaling.rows if r.nodes == plan)
+    ratios = np.asarray(repeats, dtype=float) / row.time_s if row.time_s else np.zeros(0)
+    counted = len(ratios) > 1 and len(ratios) == row.repeats  # one run has no repeats to count
+
+    def spread(check: GoalCheck) -> GoalCheck:
+        return replace(check, straddles=limits.straddled(check),
+                       runs_over=int(limits.beyond(check, ratios).sum()) if counted else None,
+                       repeats=row.repeats, p_miss=_p_miss(limits, check, draws))
+
+    return tuple(spread(check) for check in at_plan)
+
+
+def _p_miss(limits: _Limits, check: GoalCheck, draws: np.ndarray | None) -> float | None:
+    """The share of the resamples (each a time over the row's) in which the row breaks a limit."""
+    return None if draws is None or not draws.size else float(limits.beyond(check, draws).mean())
 
 
 def _speedup_needed(scaling: ScalingResult, limit_s: float | None) -> float | None:
@@ -336,28 +452,52 @@ def nearest(checks: list[GoalCheck]) -> GoalCheck | None:
     return first_min(checks, key=excess) if checks else None
 
 
+STRADDLES = "the estimate straddles the limit"  # goal.note's reasons (page 1's why reads them)
+MODEL_OTHER_SIDE = "the α–β model's figure is on the other side of the limit"
+FEW_SCALES = "a fit of fewer than three measured scales"
+
+
 def _fitted_plan(limits: _Limits, scaling: ScalingResult, cost: CostResult | None, plan: int,
-                 estimate: PlanEstimate | None) -> tuple[list[GoalCheck], str]:
-    """An unmeasured plan in every regime, and why it is not judged (methods.md#judging-an-unmeasured-plan): by the
-    resampled estimate, judged only when its 90 % interval, and the α–β model's figure, lie on the same side of
-    every limit as the estimate; without an estimate, by the USL fit of three or more scales."""
+                 estimate: PlanEstimate | None, draws: np.ndarray | None) -> tuple[list[GoalCheck], str]:
+    """An unmeasured plan in every regime, and why a viable regime of it is not judged
+    (methods.md#judging-an-unmeasured-plan): by the resampled estimate, each limit of each regime judged only when
+    the estimate's 90 % interval and the α–β model's figure lie on the estimate's side of it; without an estimate,
+    by the USL fit of three or more scales. `draws`: each resample's estimate over the estimate (its p_miss)."""
     if estimate is None:
         checks = _fitted(limits, scaling, cost, [plan])
-        if checks and len(scaling.rows) < 3:
-            return _unjudged(checks), "a fit of fewer than three measured scales"
+        if checks and len(scaling.rows) < 3:  # a fit of two scales judges no limit
+            return [_judged(limits, check, time=False, cost=False) for check in checks], FEW_SCALES
         return checks, ""
-    checks = _held(limits, cost, plan, estimate.time_s)
-    verdict = plan_verdict([(c.viable, c.met) for c in checks])
-    bounds = [estimate.low_s, estimate.high_s] + ([] if estimate.model_time_s is None else [estimate.model_time_s])
-    for index, time_s in enumerate(bounds):
-        if plan_verdict([(c.viable, c.met) for c in _held(limits, cost, plan, time_s)]) != verdict:
-            return _unjudged(checks), ("the α–β model's figure is on the other side of the limit" if index == 2
-                                       else "the estimate straddles the limit")
-    return checks, ""
+    # the estimate, its interval's ends and the model's figure, each through every regime as a time is
+    model_s = estimate.time_s if estimate.model_time_s is None else estimate.model_time_s  # no model: no other side
+    figures = [estimate.time_s, estimate.low_s, estimate.high_s, model_s]
+    held = [_held(limits, cost, plan, time_s) for time_s in figures]
+    rows = [_straddling(limits, check, low, high, model, draws)
+            for check, low, high, model in zip(*held, strict=True)]
+    reasons = {why for check, why in rows if why and check.viable and check.met is None}
+    return [check for check, _ in rows], STRADDLES if STRADDLES in reasons else next(iter(reasons), "")
 
 
-def _unjudged(checks: list[GoalCheck]) -> list[GoalCheck]:
-    return [replace(check, met=None) for check in checks]
+def _straddling(limits: _Limits, check: GoalCheck, low: GoalCheck, high: GoalCheck, model: GoalCheck,
+                draws: np.ndarray | None) -> tuple[GoalCheck, str]:
+    """One regime's row of an unmeasured plan, each limit judged on its own: the time limit is not judged (null)
+    when it lies within the row's [low, high] or the model's figure is on its other side, the budget likewise with
+    the cost over them; a limit wholly on one side keeps its verdict. With why a limit was left unjudged."""
+    time_in = len({c.meets_time for c in (low, check, high)}) > 1
+    cost_in = len({c.meets_cost for c in (low, check, high)}) > 1
+    time_model, cost_model = model.meets_time != check.meets_time, model.meets_cost != check.meets_cost
+    row = replace(_judged(limits, check, time=not (time_in or time_model), cost=not (cost_in or cost_model)),
+                  straddles=time_in or cost_in, p_miss=_p_miss(limits, check, draws))
+    why = STRADDLES if time_in or cost_in else MODEL_OTHER_SIDE if time_model or cost_model else ""
+    return row, why
+
+
+def _judged(limits: _Limits, check: GoalCheck, *, time: bool, cost: bool) -> GoalCheck:
+    """The row with the limits its figures cannot judge left null, and its verdict derived from the rest."""
+    meets_time = check.meets_time if time else None
+    meets_cost = check.meets_cost if cost else None
+    return replace(check, meets_time=meets_time, meets_cost=meets_cost,
+                   met=limits.met(check.viable, meets_time, meets_cost))
 
 
 def _fitted(limits: _Limits, scaling: ScalingResult, cost: CostResult | None, nodes: list[int]) -> list[GoalCheck]:
@@ -378,6 +518,10 @@ def _held(limits: _Limits, cost: CostResult | None, p: int, time_s: float) -> li
         out.append(limits.hold(p, name, regime.viable, row.time_s, row.cost, source="fitted",
                                folded=row.failure_overhead_fraction))
     return out
+
+
+def _held_all(limits: _Limits, cost: CostResult | None, p: int, time_s: float) -> tuple[GoalCheck, ...]:
+    return tuple(_held(limits, cost, p, time_s))
 
 
 def _fitted_meeting(limits: _Limits, scaling: ScalingResult, cost: CostResult | None, measured: set[float],

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from reportgen.analysis import Analysis, headline
 from reportgen.analysis.common import powers_of_two
+from reportgen.analysis.page_one_facts import PageAction
 from reportgen.project.flatten import flatten
 from reportgen.project.model import Project
 
@@ -63,7 +64,8 @@ def record_of(project: Project, analysis: Analysis) -> Record:
         "built": True, "error": None, "title": project.project.title,
         "verdict": summary.verdict if summary else None,
         "state": summary.state if summary else None,
-        "next_action": summary.next_action.text if summary else None,
+        "why": summary.why if summary else None,
+        "next_action": _action(summary.next_action) if summary else None,
         "met_at_plan": goal.met_at_plan if goal else None,
         "at_plan": [{"regime": row.regime, "time_s": row.time_s, "cost": row.cost, "met": row.met,
                      "time_low": row.time_ci[0] if row.time_ci else None,
@@ -85,10 +87,16 @@ def record_of(project: Project, analysis: Analysis) -> Record:
 
 def unbuilt(error: str) -> Record:
     """A revision that could not be built: its one-line error, and every other key empty."""
-    return {"built": False, "error": error, "title": None, "verdict": None, "state": None, "next_action": None,
+    return {"built": False, "error": error, "title": None, "verdict": None, "state": None, "why": None,
+            "next_action": None,
             "met_at_plan": None, "at_plan": [], "time_limit_s": None, "optimum": None, "p_star": None,
             "alpha_s": None, "beta_s": None, "sigma": None, "kappa": None, "measured": [], "predictions": [],
             "design": "", "slots": {}}
+
+
+def _action(action: PageAction) -> dict[str, Any]:
+    """Page 1's next action as the history keeps it: {code, text, rank, kind}."""
+    return {"code": action.code, "text": action.text, "rank": action.rank, "kind": action.kind}
 
 
 def _slots(project: Project) -> dict[str, list[str]]:

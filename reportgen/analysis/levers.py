@@ -89,6 +89,7 @@ class Outcome:
 class Levers:
     flips: tuple[Lever, ...] = ()  # feasible first, then by |log ratio|
     near_misses: tuple[NearMiss, ...] = ()  # a missed goal no feasible lever flips: the nearest, by excess
+    searched: bool = False  # the search ran (a history skips it where page 1's next action does not need it)
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,7 @@ def find_levers(evidence: LeverEvidence) -> Levers:
     misses = sorted((miss for miss in found if isinstance(miss, NearMiss)
                      if now.excess is None or miss.excess < now.excess), key=lambda miss: miss.excess)
     reached = today is not False or any(lever.feasible for lever in flips)  # near misses: a missed goal's only
-    return Levers(tuple(flips), () if reached else tuple(misses))
+    return Levers(tuple(flips), () if reached else tuple(misses), searched=True)
 
 
 # ----------------------------------------------------------------------------------------------------- continuous

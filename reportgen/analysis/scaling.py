@@ -677,6 +677,8 @@ def _resampled_times(group: list[Run], form: RunForm, work_per_run: float | None
         table = np.array([[getattr(run, name) or 0.0 for name in BREAKDOWN_FIELDS] for run in group])
     else:
         table = np.array([[run.throughput] for run in group], dtype=float)
+    # the repeats in one order whatever the file's: the draws, and so the interval, do not depend on it
+    table = table[np.lexsort(table.T[::-1])]
     if len(group) == 1:
         medians = np.repeat(table, BOOTSTRAP_RESAMPLES, axis=0)
     else:

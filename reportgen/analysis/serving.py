@@ -18,7 +18,7 @@ from reportgen.analysis.common import Origin, at_least, ceil_ratio, first_min, p
 from reportgen.analysis.cost import local_viability
 from reportgen.analysis.energy import JOULES_PER_KWH
 from reportgen.analysis.fits import USLFit, usl_capacity
-from reportgen.analysis.goal import GoalDocument, GoalRow
+from reportgen.analysis.goal import GoalDocument, GoalRow, LatencyRatios
 from reportgen.analysis.levers import Levers
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.keys import Key, derived, money
@@ -123,6 +123,7 @@ class ServingCheck:
     met: bool | None  # every stated limit met in a viable regime; None when a stated limit cannot be checked
     source: Origin  # where the capacity comes from
     unknown: tuple[ObjectiveName, ...] = ()  # the stated objectives not known at this scale
+    ratios: LatencyRatios | None = None  # each stated objective's value / its limit
 
     @property
     def serves(self) -> bool:
@@ -134,7 +135,8 @@ class ServingCheck:
         return GoalRow(self.nodes, self.regime, self.viable, None, None, None, None, self.meets_cost, self.met, None,
                        self.cost_ratio, self.monthly_cost, self.source, cost_per_hour=self.cost_per_hour,
                        capacity_rps=self.capacity_rps, p99_s=self.p99_s, meets_load=self.meets_load,
-                       meets_latency=self.meets_latency, load_ratio=self.load_ratio, latency_ratio=self.latency_ratio)
+                       meets_latency=self.meets_latency, load_ratio=self.load_ratio, latency_ratio=self.latency_ratio,
+                       latency_ratios=self.ratios)
 
 
 @dataclass(frozen=True)
@@ -582,7 +584,9 @@ def _check(row: ServingRow, regime: ServingRegime | None, need: float,
     viable = regime.viable if regime else True
     load_ratio = capacity / need if capacity is not None else None
     # the objective nearest its limit speaks for them all: the largest value / objective of those known
-    ratios = [value / limit for name, limit in objectives if (value := latency_of(row, name)) is not None and limit]
+    each = {name: value / limit for name, limit in objectives if (value := latency_of(row, name)) is not None
+            and limit}
+    ratios = list(each.values())
     latency_ratio = max(ratios) if ratios else None
     cost_ratio = cost / cost_limit if cost is not None and cost_limit else None
     meets_load = None if capacity is None else at_least(capacity, need)
@@ -595,7 +599,8 @@ def _check(row: ServingRow, regime: ServingRegime | None, need: float,
         met = None
     return ServingCheck(row.nodes, regime.name if regime else None, viable, capacity, row.p99_s, cost, meets_load,
                         meets_latency, meets_cost, load_ratio, latency_ratio, cost_ratio,
-                        cost * HOURS_PER_MONTH if cost is not None else None, met, row.capacity_source, row.unknown)
+                        cost * HOURS_PER_MONTH if cost is not None else None, met, row.capacity_source, row.unknown,
+                        LatencyRatios(**each) if each else None)
 
 
 def _cheapest(points: list[ServingCheck]) -> ServingCheck | None:

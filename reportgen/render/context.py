@@ -75,7 +75,7 @@ class ReportContext:
     ceiling_axes: tuple[tuple[str, str, str], ...]  # (ceiling, axis that cures it, typical tools)
     measured_scales: int = 0  # node counts measured
     table_nodes: tuple[float, ...] | None = None  # the node counts tables show, when not all (analysis.selection)
-    actions: tuple[tuple[str, int, str], ...] = ()  # (finding code, rank, the next action it calls for), in order
+    actions: tuple[tuple[str, str, str], ...] = ()  # (finding code, its kinds, the action it calls for), in order
     lost_extra: dict[str, str] | None = None  # the further causes some run gives (column name → scaling row field)
     # the tables whose numbers a figure draws, collected as the sections render and set in the appendix
     figure_data: FigureData = field(default_factory=FigureData)
@@ -169,7 +169,7 @@ def build_context(project: Project, analysis: Analysis, results: JsonObject, fig
                          vocabulary=SLOT_VOCABULARY,
                          ceiling_axes=_ceiling_axes(),
                          measured_scales=measured, table_nodes=tuple(sorted(shown)) if shown else None,
-                         actions=tuple((action.code, action.rank, action.general) for action in ACTIONS),
+                         actions=tuple((action.code, ", ".join(action.kinds), action.general) for action in ACTIONS),
                          lost_extra={name: field for field, name, _ in analysis.scaling.extra_losses}
                          if analysis.scaling else {})
 

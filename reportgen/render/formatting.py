@@ -13,6 +13,7 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from reportgen.analysis.prose.levers import change, lever_value
+from reportgen.analysis.prose.ways import why_not
 from reportgen.project.model import REGIME_NAMES
 from reportgen.wording import (
     DASH,
@@ -81,6 +82,8 @@ FILTERS: dict[str, Callable[..., Markup]] = {name: _markup(function) for name, f
 FILTERS["ticked"] = ticked
 # a lever's value: "55.04 USD per node-hour" keeps its hyphen (the values are never negative)
 FILTERS["lever"] = lambda lever, which, currency: Markup(escape(lever_value(lever, which, currency)))
+# why a way considered on page 2 was not the one chosen (words from page 1's facts)
+FILTERS["why_not"] = lambda candidate, chosen: Markup(escape(why_not(candidate, chosen)))
 
 
 # Markdown written for a pull-request comment quotes project text (titles, names, slot choices, changed inputs):

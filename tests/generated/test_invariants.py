@@ -23,6 +23,7 @@ from reportgen.project.loader import load_project_text
 from reportgen.render.results import dumps, results_document
 from tests.conftest import FAST, ROOT
 from tests.generated.figures import page_one_texts, unquoted_figures
+from tests.generated.page_one_invariants import check_page_one, permuted_summary
 from tests.generated.truth import ServiceTruth, Truth, services, truths
 
 FAST_PROJECTS, DEEP_PROJECTS = 100, 1000
@@ -59,7 +60,7 @@ def check_invariants(truth: Truth) -> None:
         assert viable and all(value is False for value in viable)
     # the verdict agrees with the truth: a measured plan on demand, its goal at least 3 % from the truth
     if truth.plan_measured and truth.spot is None and truth.reliability is None and truth.owned is None \
-            and not truth.plant and not truth.weak:
+            and not truth.plant and not truth.weak and not truth.wide:
         on_demand = next(row for row in rows if row["regime"] in ("on_demand", None))
         assert on_demand["met"] is truth.met_on_demand, (on_demand, truth.met_on_demand)
     # the next action never contradicts the verdict
@@ -102,6 +103,7 @@ def check_invariants(truth: Truth) -> None:
         assert sum(clause.count(regime) for regime in REGIMES) <= 1, clause
     # every figure page 1 quotes is a value of results.json
     assert not unquoted_figures(summary, document, project.currency)
+    check_page_one(project, analysis, document)  # page 1's facts (docs/methods.md#page-1-from-one-set-of-facts)
     # the levers are sorted feasible first, then by |log ratio|, and every one is finite
     levers = document["goal"]["levers"]
     ratios = [float(lever["ratio"]) for lever in levers]  # "inf" from a stage 0; 0 toward it
@@ -143,11 +145,18 @@ def check_service(truth: ServiceTruth) -> None:
     for text in page_one_texts(summary):  # a service is judged per hour on what it serves, never as a run
         assert "time and cost" not in text and "per run" not in text, text
     assert not unquoted_figures(summary, document, loaded.project.currency)
+    check_page_one(loaded.project, analysis, document)
 
 
 def check_metamorphic(truth: Truth) -> None:
-    """Double the price: a missed goal stays missed. Loosen both limits by half: a met goal stays met."""
-    _, analysis = _built(truth)
+    """Double the price: a missed goal stays missed. Loosen both limits by half: a met goal stays met. Permute the
+    runs: page 1 is the same."""
+    loaded, analysis = _built(truth)
+    permuted = permuted_summary(loaded.project)
+    if permuted is not None:
+        summary = analysis.summary
+        assert permuted == {"state": summary.state, "verdict": summary.verdict, "action": summary.next_action,
+                            "candidates": summary.candidates}
     before = _met(analysis)
     if truth.price is not None and before is False:
         dearer = replace(truth, price=truth.price * 2.0, cost_factor=truth.cost_factor and truth.cost_factor / 2.0)

@@ -49,6 +49,8 @@ class Truth:
     layout: tuple[int, int, float] | None = None  # (tensor, ZeRO stage, parameters): memory per device
     layout_more: tuple[int, int, float] = (1, 1, 0.0)  # (pipeline stages, expert degree, share of parameters in
     # experts): a 3D layout, a mixture of experts
+    available: float | None = None  # hardware.nodes_available as a multiple of the plan (page 1's constraint)
+    wide: bool = False  # the plan's repeats spread ±10 %: their interval may straddle a limit
 
     # ------------------------------------------------------------------------------------------ the physics
     def measured_nodes(self) -> list[int]:
@@ -77,6 +79,10 @@ class Truth:
     @property
     def plan_measured(self) -> bool:
         return self.plan in self.measured_nodes()
+
+    @property
+    def nodes_available(self) -> int | None:
+        return None if self.available is None else max(1, round(self.plan * self.available))
 
     def cost(self, p: float) -> float | None:
         return None if self.price is None else self.price * p * self.time_s(p) / 3600.0
@@ -113,6 +119,7 @@ class Truth:
             lines += [f"energy: {{node_power: {self.power_w:.10g} W, wait_power: {0.6 * self.power_w:.10g} W}}"]
         lines += ["scaling:", "  time_unit: s"] + (["  mode: weak"] if self.weak else []) + ["  runs:"]
         noise = iter(self.noise)
+        spread = iter([0.0, 1.0, 0.5, 0.2, 0.8])
         for index, p in enumerate(self.measured_nodes()):
             for _ in range(self.repeats):
                 factor = next(noise)
@@ -122,6 +129,8 @@ class Truth:
                     ideal = self.time_s(self.reference) * self.reference / p
                     factor *= ideal / 2.0 / self.time_s(p)
                     start_up *= ideal / 2.0 / self.time_s(p)
+                if self.wide and p == self.plan and self.repeats > 1:  # repeats far apart at the plan
+                    factor *= 1.0 + 0.1 * (2.0 * next(spread) - 1.0)
                 compute = self.compute_s(p) * factor
                 comm, idle = self.comm_s(p) * factor, 0.02 * compute * (p > 1)
                 cells = [f"nodes: {p}", f"compute: {compute:.10g}", f"communication: {comm:.10g}", f"idle: {idle:.10g}"]
@@ -144,6 +153,8 @@ class Truth:
             cells += [f"network_bandwidth: {self.link[0]:.6g} B/s", f"network_latency: {self.link[1]:.6g} s"]
         if self.layout is not None:
             cells += ["devices_per_node: 8", "device_memory: 80 GB", "memory_capacity: 640 GB"]
+        if self.nodes_available is not None:
+            cells.append(f"nodes_available: {self.nodes_available}")
         return [f"hardware: {{{', '.join(cells)}}}"] if cells else []
 
     def _design(self) -> list[str]:
@@ -195,7 +206,8 @@ def _factor(low: float, high: float) -> st.SearchStrategy[float]:
 def truths(draw: st.DrawFn, *, plants: bool = True) -> Truth:
     """A training job's hidden truth and what its team states."""
     scales = draw(st.integers(2, 5))
-    repeats = draw(st.integers(1, 3))
+    wide = draw(st.integers(0, 5)) == 0
+    repeats = draw(st.integers(3, 5)) if wide else draw(st.integers(1, 3))
     start_up = draw(st.one_of(st.just(0.0), st.floats(5.0, 300.0)))
     price = draw(st.one_of(st.none(), st.floats(1.0, 100.0)))
     plant = draw(st.sampled_from(["", "", "", "energy", "superlinear", "collective"])) if plants else ""
@@ -233,6 +245,8 @@ def truths(draw: st.DrawFn, *, plants: bool = True) -> Truth:
                                                    st.floats(1e8, 2e11)))),
         layout_more=draw(st.tuples(st.sampled_from([1, 1, 2, 4]), st.sampled_from([1, 1, 2, 4, 8]),
                                    st.one_of(st.just(0.0), st.floats(0.05, 0.9)))),
+        available=draw(st.one_of(st.none(), st.none(), st.floats(0.5, 3.0))),
+        wide=wide,
     )
 
 
@@ -277,9 +291,13 @@ class ServiceTruth:
     plant: Plant = ""  # "throughput": a run serving twice what its replicas can
     spot: tuple[float, float] | None = None  # (price fraction, preemptions per node-hour)
     owned: tuple[float, float] | None = None  # (utilization, the minimum at which owning pays)
+    tpot_factor: float | None = None  # a TPOT objective / the truth's TPOT at the plan (a token service's)
 
     def measured_nodes(self) -> list[int]:
         return [self.reference * 2 ** k for k in range(self.scales)]
+
+    def tpot_s(self, p: float) -> float:
+        return self.p99_s(p) / 50.0  # a p99 per output token: the end-to-end p99 over 50 tokens
 
     def capacity(self, p: float) -> float:
         return self.per_node * p / (1.0 + self.sigma * (p - 1.0) + self.kappa * p * (p - 1.0))
@@ -297,8 +315,9 @@ class ServiceTruth:
 
     @property
     def met_on_demand(self) -> bool:
-        return self.load_factor < 1.0 and self.latency_factor > 1.0 and (self.cost_factor is None or
-                                                                          self.price is None or self.cost_factor > 1.0)
+        cost_met = self.cost_factor is None or self.price is None or self.cost_factor > 1.0
+        tpot_met = self.tpot_factor is None or self.tpot_factor > 1.0
+        return self.load_factor < 1.0 and self.latency_factor > 1.0 and cost_met and tpot_met
 
     def project_text(self) -> str:
         plural = f"{self.unit}/s"
@@ -308,6 +327,8 @@ class ServiceTruth:
                 f"headroom: {headroom}"]
         if self.price is not None and self.cost_factor is not None:
             goal.append(f"cost_per_hour: {self.price * self.plan * self.cost_factor:.10g} USD/h")
+        if self.tpot_factor is not None:
+            goal.append(f"latency: {{tpot_p99: {self.tpot_s(self.plan) * self.tpot_factor:.10g} s}}")
         lines = ["project:", "  title: Generated service", "  workload: inference", f"  goal: {{{', '.join(goal)}}}",
                  "baseline:", "  serving:", f"    requests_per_second: {load:.10g} {plural}",
                  f"    capacity_per_replica: {self.per_node:.10g} {plural}",
@@ -319,8 +340,9 @@ class ServiceTruth:
             served = self.capacity(p) * factor
             if self.plant == "throughput" and index == 0:
                 served = 2.0 * p * self.per_node  # twice what its replicas can serve: a unit slip
+            tpot = f", tpot_p99: {self.tpot_s(p) * factor:.10g} s" if self.tpot_factor is not None else ""
             lines.append(f"    - {{nodes: {p}, throughput: {served:.10g} {plural}, p99_latency: "
-                         f"{self.p99_s(p) * factor:.10g} s}}")
+                         f"{self.p99_s(p) * factor:.10g} s{tpot}}}")
         return "\n".join(lines) + "\n"
 
 
@@ -346,4 +368,5 @@ def services(draw: st.DrawFn) -> ServiceTruth:
         plant=draw(st.sampled_from(["", "", "", "throughput"])),
         spot=draw(st.one_of(st.none(), st.tuples(st.floats(0.2, 0.9), _rate()))) if price else None,
         owned=draw(st.one_of(st.none(), st.tuples(st.floats(0.2, 1.0), st.floats(0.2, 1.0)))) if price else None,
+        tpot_factor=draw(st.one_of(st.none(), st.none(), _factor(0.3, 3.0))),
     )

@@ -1,49 +1,28 @@
-"""The one next action of page 1 (docs/methods.md#page-1-and-the-next-action): the step that most changes the
-verdict, through a table that maps each finding code to its action and rank.
-
-The ranks: (1) an error that stops the design; (2) a measurement the verdict rests on that cannot be right (a
-slower-than-serial or oversubscribed run only when nothing measured explains it); (3) measuring the scale the
-verdict rests on, when the plan is not judged or is judged from an extrapolation; (4) the goal's lever with the
-smallest relative change (methods.md#the-goals-levers), or "out of reach of this design"; (5) the model against the
-measurements; (6) noise, and every other finding that calls for an action. The lowest rank wins; within one rank the
-more severe finding, then the code listed earlier. The methodology appendix and docs/methods.md print this table.
+"""Page 1's actions in words (docs/methods.md#ways-considered): one text per candidate kind, and the table that maps
+each finding code to its kind and its action. Which candidate is chosen is decided by reportgen.analysis.page_one,
+never here: these functions only write a candidate's facts as a sentence.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Literal
+from typing import Literal
 
 from reportgen.analysis.confidence import NextRun
 from reportgen.analysis.diagnosis import DiagnosisResult
-from reportgen.analysis.findings import SEVERITIES, Finding
-from reportgen.analysis.goal import GoalResult
+from reportgen.analysis.goal import GoalCheck, GoalResult
 from reportgen.analysis.levers import Lever, Levers
 from reportgen.analysis.peak import PastPeak, past_peak_words
-from reportgen.analysis.plan_search import PlanSearchResult
+from reportgen.analysis.plan_search import PlanSearchResult, RankedLayout
 from reportgen.analysis.prediction import PredictionResult
 from reportgen.analysis.prose.levers import lever_action, out_of_reach
 from reportgen.analysis.prose.plan import layout_words
 from reportgen.analysis.reliability import ReliabilityResult
 from reportgen.analysis.scaling import ScalingResult
-from reportgen.analysis.serving import ServingResult
-from reportgen.keys import Key
+from reportgen.analysis.serving import ServingCheck, ServingResult
 from reportgen.project.model import REGIME_PHRASES
 from reportgen.wording import duration, listed, money, nodes, number, percent, requests
-
-Rank = Literal[1, 2, 3, 4, 5, 6]
-
-
-@dataclass(frozen=True)
-class NextAction:
-    code: Annotated[str, Key("the finding code it comes from; none when no finding calls for one")]
-    text: Annotated[str, Key("the action")]
-    rank: Annotated[Rank | None, Key(
-        "the order of methods.md#page-1-and-the-next-action: 1 an error that stops the design, 2 a measurement that "
-        "cannot be right, 3 measuring the scale an unjudged or extrapolated plan rests on, 4 the goal's lever, 5 the "
-        "model against the measurements, 6 noise and the rest; null without an action")] = None
-    lever: Annotated[Lever | None, Key("the goal.levers entry the action comes from, or null")] = None
 
 
 @dataclass(frozen=True)
@@ -64,19 +43,7 @@ class Evidence:
     levers: Levers = field(default_factory=Levers)  # the goal's levers (reportgen.analysis.levers)
     contended: tuple[float, ...] = ()  # node counts whose ranks_per_node exceeds the cores: measured contention
     plan_search: PlanSearchResult | None = None  # the layouts of the plan's devices, ranked
-
-    @property
-    def lever(self) -> Lever | None:
-        """The feasible lever that meets a missed goal with the smallest relative change."""
-        return next((lever for lever in self.levers.flips if lever.feasible and lever.meets), None)
-
-    @property
-    def plan_rests_on_extrapolation(self) -> bool:
-        """The verdict at the plan is not judged, or rests on a fit beyond the measured scales (or one scale)."""
-        if self.next_runs or (self.scaling is not None and self.scaling.single_scale):
-            return True
-        goal = self.goal
-        return goal is not None and not goal.plan_measured and goal.plan_nodes is not None
+    load_tests: tuple[tuple[float, str], ...] = ()  # (scale, code) of each load test a finding flags
 
 
 def _regime(name: str | None) -> str:
@@ -125,20 +92,6 @@ def _plan_past_peak(e: Evidence) -> str:
     return f"Plan {nodes(peak.better_nodes)} instead of {nodes(peak.plan_nodes)}: {past_peak_words(peak, e.currency)}."
 
 
-def _goal_missed(e: Evidence) -> str:
-    """A missed goal: the run that settles an unjudged or extrapolated plan (rank 3), else its lever (rank 4)."""
-    if e.plan_rests_on_extrapolation:
-        return _measure_the_plan(e)
-    lever = e.lever
-    if lever is not None:
-        return lever_action(lever, e.levers, e.plan, e.currency)
-    if e.crowded:  # the slowdown there is contention for cores: no lever of the design applies to it
-        return (f"Measure {listed([nodes(p) for p in e.crowded])} again with a core per rank (on more machines): "
-                "those runs are oversubscribed, so their loss is contention, not the design's.")
-    if e.plan is None:  # no plan, no levers: what the evidence says limits every scale
-        return _without_a_plan(e)
-    return out_of_reach(e.levers, e.plan, e.currency)
-
 
 def _without_a_plan(e: Evidence) -> str:
     serving = e.serving
@@ -158,41 +111,6 @@ def _without_a_plan(e: Evidence) -> str:
     return "State the planned node count (design.nodes): the levers that would meet the goal are found at the plan."
 
 
-def _measure_the_plan(e: Evidence) -> str:
-    if e.next_runs:  # the plan is not measured and its verdict is in doubt: the run that best settles it
-        return planner_words(e.next_runs[0], e.currency)
-    if e.scaling is not None and e.scaling.single_scale:
-        only = e.scaling.rows[0].nodes
-        which = e.scaling.another_scale if only == 1 else \
-            f"more node counts (ideally 1 node and one larger than {nodes(only)})"
-        return f"Measure {which}: one scale cannot tell which would meet the goal."
-    if _fitted_plan_meets(e):
-        return (f"Measure the planned {nodes(e.plan)}: the USL fit says the goal is met there, but no measured scale "
-                "meets it yet.")
-    return f"Measure the planned {nodes(e.plan)}: its verdict rests on an extrapolation."
-
-
-def _goal_missed_rank(e: Evidence) -> Rank:
-    return 3 if e.plan_rests_on_extrapolation else 4
-
-
-def _energy_rank(e: Evidence) -> Rank:
-    """A time or cost goal's verdict never reads a run's energy (the goal states no CO2e limit): a meter that cannot
-    be right comes after what that verdict rests on. Without a goal, the carbon-optimal choice does read it."""
-    return 6 if e.goal is not None or e.serving is not None else 2
-
-
-def _past_peak_rank(e: Evidence) -> Rank:
-    """A faster and cheaper smaller scale comes before "out of reach", after a lever that meets the goal."""
-    return 6 if e.lever is not None else 4
-
-
-def _fitted_plan_meets(e: Evidence) -> bool:
-    """The plan was not measured, and the USL fit says it meets the goal."""
-    if e.serving is not None:
-        return bool(e.serving.plan_row and e.serving.plan_row.capacity_source == "fitted" and e.serving.met_at_plan)
-    return e.goal is not None and any(check.met for check in e.goal.fitted_at_plan)
-
 
 def _plan_not_measured(e: Evidence) -> str:
     if e.next_runs:
@@ -211,17 +129,6 @@ def _better_layout(e: Evidence) -> str:
     return (f"Measure the best layout ({best.layout}, {layout_words(best)}) at the plan's scale: the model predicts "
             f"it {round(100 * search.declared.gap)} % faster.")
 
-
-def _better_layout_rank(e: Evidence) -> Rank:
-    """The layout lever: rank 4 when the best layout's time and cost per run would meet a goal the plan misses."""
-    search, goal = e.plan_search, e.goal
-    if search is None or not search.best or goal is None or goal.met_at_plan is not False:
-        return 6
-    best = search.best[0]
-    time_ok = goal.time_limit_s is None or (best.time_per_run_s is not None
-                                            and best.time_per_run_s <= goal.time_limit_s)
-    cost_ok = goal.cost_limit is None or (best.cost_per_run is not None and best.cost_per_run <= goal.cost_limit)
-    return 4 if time_ok and cost_ok else 6
 
 
 def _layout_does_not_fit(e: Evidence) -> str:
@@ -256,8 +163,15 @@ def planner_words(run: NextRun, currency: str) -> str:
 
 
 def _single_scale(e: Evidence) -> str:
-    which = e.scaling.another_scale if e.scaling else "another node count, ideally 1 node"
-    return f"Measure {which}: with one scale there is no speedup to judge."
+    """Another scale: one larger than 1 node, or 1 node and a larger one beside a single larger scale."""
+    if e.scaling is None or not e.scaling.rows:
+        return "Measure another node count, ideally 1 node: with one scale there is no speedup to judge."
+    only = e.scaling.rows[0].nodes
+    which = e.scaling.another_scale if only == 1 else \
+        f"more node counts (ideally 1 node and one larger than {nodes(only)})"
+    why = "one scale cannot tell which would meet the goal" if e.goal is not None or e.serving is not None else \
+        "with one scale there is no speedup to judge"
+    return f"Measure {which}: {why}."
 
 
 def _measure_collectives(e: Evidence) -> str:
@@ -296,141 +210,243 @@ def _text(message: str) -> Callable[[Evidence], str]:
     return lambda _: message
 
 
+
+# ---------------------------------------------------------------------------------------------- per candidate kind
+def explained(code: str, e: Evidence) -> bool:
+    """A slower-than-serial or oversubscribed run that something measured explains (then it is advice)."""
+    return _explained(code, e)
+
+
+def load_test_scales(e: Evidence, code: str) -> list[float]:
+    """The scales whose load test a finding of this code flags."""
+    return [scale for scale, flagged in e.load_tests if flagged == code]
+
+
+def _limits(goal: GoalResult | None) -> str:
+    if goal is None:
+        return "the goal"
+    if goal.time_limit_s is not None and goal.cost_limit is not None:
+        return "both limits"
+    return "the time limit" if goal.time_limit_s is not None else "the budget"
+
+
+def _figures(time_s: float | None, cost: float | None, currency: str) -> str:
+    """"a run takes 1 h 20 min for 150 USD", or what of it is known."""
+    if time_s is None:
+        return f"{money(cost, currency)} a run" if cost is not None else ""
+    return f"a run takes {duration(time_s)}" + (f" for {money(cost, currency)}" if cost is not None else "")
+
+
+def _goal_work(check: GoalCheck) -> str:
+    """Weak scaling: a smaller scale does the goal's work in several runs
+    (docs/methods.md#weak-scaling-compares-equal-work)."""
+    return f", in {check.runs:.3g} runs one after another for the goal's work" if check.runs > 1.0 else ""
+
+
+def measured_scale_text(check: GoalCheck, plan: int | None, e: Evidence) -> str:
+    """"Plan 32 nodes instead of 16: measured, they meet both limits on spot (a run takes 1 h 20 min for 150 USD)."."""
+    instead = f" instead of {nodes(plan)}" if plan is not None else " (design.nodes)"
+    return (f"Plan {nodes(check.nodes)}{instead}: measured, they meet {_limits(e.goal)}{_regime(check.regime)} "
+            f"({_figures(check.time_s, check.cost, e.currency)}{_goal_work(check)}).")
+
+
+def measured_service_text(point: ServingCheck, plan: int | None, e: Evidence) -> str:
+    instead = f" instead of {nodes(plan)}" if plan is not None else " (design.nodes)"
+    cost = f", for {money(point.cost_per_hour, e.currency)} an hour" if point.cost_per_hour is not None else ""
+    return (f"Plan {nodes(point.nodes)}{instead}: measured, they serve the load within every objective"
+            f"{_regime(point.regime)}{cost}.")
+
+
+def layout_text(layout: RankedLayout, check: GoalCheck, e: Evidence) -> str:
+    """"Run the layout 8 × 16 × 12 (t × p × d, with ZeRO-1 …) at 192 nodes: the model puts a run on spot at … within
+    both limits; then measure it."."""
+    figures = _figures(check.time_s, check.cost, e.currency)
+    return (f"Run the layout {layout.tensor} × {layout.pipeline} × {layout.data} (t × p × d, with "
+            f"{layout_words(layout)}) at {nodes(layout.nodes)}: by the model {figures}{_regime(check.regime)}, "
+            f"within {_limits(e.goal)}; then measure it.")
+
+
+def fitted_scale_text(fit: GoalCheck, e: Evidence) -> str:
+    return (f"Measure {nodes(fit.nodes)}, where the USL fit says the goal is met{_regime(fit.regime)} "
+            f"({_figures(fit.time_s, fit.cost, e.currency)}, fitted, not measured); then plan them.")
+
+
+def fitted_service_text(nodes_to_serve: float, e: Evidence) -> str:
+    return (f"Load-test {nodes(nodes_to_serve)}, where the USL fit says the load is served within every objective "
+            "(fitted, not measured); then plan them.")
+
+
+def repeat_text(plan: int, more: int, runs: int | None, runs_over: int | None, e: Evidence) -> str:
+    """"Measure 16 nodes 5 more times: 2 of 5 runs took longer than the 2 h limit"."""
+    goal = e.goal
+    times = {1: "once more", 2: "twice more"}.get(more, f"{more} more times")
+    if runs_over and runs is not None and goal is not None and goal.time_limit_s is not None:
+        why = f"{runs_over} of {runs} runs took longer than the {duration(goal.time_limit_s)} limit"
+    elif runs is not None and runs > 1:
+        why = "the interval of its repeats straddles a limit, or their spread leaves the verdict in doubt"
+    else:
+        why = "one run leaves the verdict in doubt at the runs' noise"
+    return f"Measure {nodes(plan)} {times}: {why}."
+
+
+def contention_text(scales: Sequence[float]) -> str:
+    return (f"Measure {listed([nodes(p) for p in scales])} again with a core per rank (on more machines): those runs "
+            "are oversubscribed, so their loss is contention, not the design's.")
+
+
+def lever_text(lever: Lever, e: Evidence) -> str:
+    return lever_action(lever, e.levers, e.plan, e.currency)
+
+
+def out_of_reach_text(e: Evidence, unreached: Sequence[str], beyond: tuple[float, str] | None) -> str:
+    """§ the goal out of reach: the two closest levers, every objective no lever acts on, the scale that would meet
+    but lies above the nodes available, and a faster and cheaper measured scale."""
+    text = _without_a_plan(e) if e.plan is None else out_of_reach(e.levers, e.plan, e.currency)
+    if unreached:
+        objectives = listed(list(unreached))
+        text += f" No lever of the design acts on the {objectives} objective{'s' if len(unreached) > 1 else ''}."
+    if beyond is not None:
+        scale, how = beyond
+        text += f" {how.capitalize()} {nodes(scale)} would meet it, beyond the nodes available."
+    if e.past_peak is not None:
+        text += f" Meanwhile, {past_peak_words(e.past_peak, e.currency)}: plan {nodes(e.past_peak.better_nodes)}."
+    return text
+
+
+# ------------------------------------------------------------------------------------------------------ the table
+Kinds = Literal["fix-design", "fix-evidence", "measured-scale", "layout", "fitted-scale", "measure", "lever",
+                "out-of-reach", "advice"]
+
+
 @dataclass(frozen=True)
 class Action:
-    rank: Rank
     code: str
+    kinds: tuple[Kinds, ...]  # the candidate kinds it can answer (docs/methods.md#ways-considered)
     general: str  # the action as the methodology's table states it
     specific: Callable[[Evidence], str]  # the action as page 1 states it, with this project's numbers
-    rank_of: Callable[[Evidence], Rank] | None = None  # where the rank depends on the evidence (a missed goal)
-
-    def ranked(self, evidence: Evidence) -> Rank:
-        if _explained(self.code, evidence):
-            return 6
-        return self.rank_of(evidence) if self.rank_of else self.rank
 
 
-def _fixed(rank: Rank, code: str, text: str) -> Action:
-    return Action(rank, code, text, _text(text))
+def _fixed(code: str, kinds: tuple[Kinds, ...], text: str) -> Action:
+    return Action(code, kinds, text, _text(text))
 
 
 _ENERGY = ("Check the energy meter's scope and the machines it stands for (measure --machines), then measure that "
            "run's energy again: it cannot be right.")
-_MISSED = ("Measure the scale an unjudged or extrapolated plan rests on (rank 3); else take the feasible lever with "
-           "the smallest relative change; else say the goal is out of reach of this design, with the two closest "
-           "levers.")
+_MISSED = ("A measured or fitted scale that meets it; else the smallest feasible lever; else say the goal is out of "
+           "reach of this design, with the two closest levers.")
+_DESIGN: tuple[Kinds, ...] = ("fix-design",)
+_EVIDENCE: tuple[Kinds, ...] = ("fix-evidence", "advice")
+_ADVICE: tuple[Kinds, ...] = ("advice",)
+_MEASURE: tuple[Kinds, ...] = ("measure",)
 
-# code → the action it calls for, by rank, then in priority order within a rank
+# code → its kinds and its action, in the table's order (the last tie rule of every rank)
 ACTIONS: tuple[Action, ...] = (
-    # 1: the design cannot start
-    Action(1, "wrong-axis", "Change design.axis to the diagnosed axis, or meet the device-level requirement it "
-           "names.", _wrong_axis),
-    _fixed(1, "replica-cannot-fit", "Shard the model (partitioning: shard model): its state does not fit one "
+    Action("wrong-axis", ("fix-design", "advice"), "Change design.axis to the diagnosed axis, or meet the "
+           "device-level requirement it names (advice, effect unknown, off the memory-capacity wall).", _wrong_axis),
+    _fixed("replica-cannot-fit", _DESIGN, "Shard the model (partitioning: shard model): its state does not fit one "
            "device."),
-    _fixed(1, "layout-size", "Make data × tensor × pipeline equal design.nodes × devices_per_node."),
-    _fixed(1, "layout-expert", "Make the expert-parallel degree divide the data-parallel degree."),
-    Action(1, "layout-does-not-fit", "Raise the ZeRO stage (its lever) or the data-parallel degree until the memory "
-           "per device fits.", _layout_does_not_fit),
-    _fixed(1, "replica-exceeds-node", "Quantize the model or shorten the KV cache: one replica needs more devices "
-           "than a node has."),
-    _fixed(1, "too-few-nodes", "Request at least the nodes a perfect shard of the state needs."),
-    _fixed(1, "no-layout-fits", "Add devices, or memory per device: no layout of the plan's devices fits."),
-    _fixed(1, "checkpoint-storm", "Cut the checkpoint cost or the node count: the system would spend its life "
-           "checkpointing."),
-    # 2: a measurement the verdict rests on that cannot be right
-    Action(2, "implausible-speedup", "Check the run named (a unit slip, or a smaller problem?), or state the reason "
-           "in scaling.superlinear.", _implausible),
-    Action(2, "implausible-energy", _ENERGY[:-1] + " (6 when a time or cost goal is judged: its verdict does not "
-           "read energy).", _text(_ENERGY), _energy_rank),
-    _fixed(2, "implausible-collective", "Check the collective's message size and time, then measure it again "
-           "(reportgen ingest nccl-tests): it beats its link."),
-    _fixed(2, "implausible-throughput", "Check the load test's unit and its replicas, then run it again: it serves "
-           "more than its replicas can."),
-    Action(2, "outlier", "Re-measure the run named.", _outlier),
-    Action(2, "outlier-repeat", "Re-measure the repeat named, or find what disturbed it.", _outlier_repeat),
-    Action(2, "slower-than-serial", "Check the parallel runs for contention, a fixed start-up or a different "
-           "workload (rank 6 when a measured start-up or ranks_per_node explains them).", _slower_than_serial),
-    _fixed(2, "oversubscribed", "Run at most one rank per core (or device), or on more machines: the runs share "
-           "hardware (rank 6 when ranks_per_node above the cores explains it)."),
-    _fixed(2, "memory-model-refuted", "Correct the memory model's inputs (the experts, the bytes per parameter, the "
-           "activations) so that it agrees with the runs that were measured."),
-    _fixed(2, "efficiency-above-peak", "Check the runs' tokens, the FLOP count and the peak: the runs calibrate a "
-           "share of the peak above one."),
-    _fixed(2, "mfu-above-one", "Check the runs' tokens and the node's peak: a run cannot execute more than its "
-           "peak (a unit slip, or tokens that are not the run's)."),
-    _fixed(2, "failed-requests", "Find why the load test's requests failed, then run it again: its figures are "
-           "those of the requests that succeeded."),
-    _fixed(2, "rate-not-reached", "Run the load test again at a rate the client can offer (more clients, a higher "
-           "concurrency): it did not reach the rate it asked for."),
-    # 3: the scale the verdict rests on
-    Action(3, "plan-not-measured", "Measure the plan's scale: the planner's best run.", _plan_not_measured),
-    _fixed(3, "work-per-run-missing", "State the work of one run (scaling.work_per_run, in the throughput's unit): "
-           "the runs are throughputs, so the goal per run cannot be judged without it."),
-    # 4: the goal's levers
-    Action(4, "plan-past-peak", "Plan the faster, smaller measured scale (6 when a lever meets a missed goal).",
-           _plan_past_peak, _past_peak_rank),
-    Action(4, "plan-misses-goal", _MISSED, _goal_missed, _goal_missed_rank),
-    Action(4, "goal-unmet", _MISSED, _goal_missed, _goal_missed_rank),
-    Action(4, "better-layout", "Measure the best layout the model finds at the plan's scale (6 when it would not "
-           "meet a missed goal).", _better_layout, _better_layout_rank),
-    # 5: the model against the measurements
-    _fixed(5, "bad-fit", "Re-measure the collectives: the model fitted to them gives a negative α or β."),
-    Action(5, "fit-disagrees", "Measure the collectives at the planned scale and refit α and β.",
+    _fixed("layout-size", _DESIGN, "Make data × tensor × pipeline equal design.nodes × devices_per_node."),
+    _fixed("layout-expert", _DESIGN, "Make the expert-parallel degree divide the data-parallel degree."),
+    Action("layout-does-not-fit", _DESIGN, "Raise the ZeRO stage (its lever) or the data-parallel degree until the "
+           "memory per device fits.", _layout_does_not_fit),
+    _fixed("replica-exceeds-node", _DESIGN, "Quantize the model or shorten the KV cache: one replica needs more "
+           "devices than a node has."),
+    _fixed("too-few-nodes", _DESIGN, "Request at least the nodes a perfect shard of the state needs."),
+    _fixed("no-layout-fits", _DESIGN, "Add devices, or memory per device: no layout of the plan's devices fits."),
+    _fixed("checkpoint-storm", ("fix-design", "advice"), "Cut the checkpoint cost or the node count: the system would "
+           "spend its life checkpointing (advice when the storm is at other scales only)."),
+    Action("implausible-speedup", _EVIDENCE, "Check the run named (a unit slip, or a smaller problem?), or state the "
+           "reason in scaling.superlinear.", _implausible),
+    Action("implausible-energy", _EVIDENCE, _ENERGY[:-1] + " (only a carbon decision or limit rests on it).",
+           _text(_ENERGY)),
+    _fixed("implausible-collective", _EVIDENCE, "Check the collective's message size and time, then measure it "
+           "again (reportgen ingest nccl-tests): it beats its link."),
+    _fixed("implausible-throughput", _EVIDENCE, "Check the load test's unit and its replicas, then run it again: it "
+           "serves more than its replicas can."),
+    Action("outlier", _EVIDENCE, "Re-measure the run named.", _outlier),
+    Action("outlier-repeat", _EVIDENCE, "Re-measure the repeat named, or find what disturbed it.", _outlier_repeat),
+    Action("slower-than-serial", _EVIDENCE, "Check the parallel runs for contention, a fixed start-up or a different "
+           "workload (advice when a measured start-up or ranks_per_node explains them).", _slower_than_serial),
+    _fixed("oversubscribed", _EVIDENCE, "Run at most one rank per core (or device), or on more machines: the runs "
+           "share hardware (advice when ranks_per_node above the cores explains it)."),
+    _fixed("memory-model-refuted", _EVIDENCE, "Correct the memory model's inputs (the experts, the bytes per "
+           "parameter, the activations) so that it agrees with the runs that were measured."),
+    _fixed("efficiency-above-peak", _EVIDENCE, "Check the runs' tokens, the FLOP count and the peak: the runs "
+           "calibrate a share of the peak above one."),
+    _fixed("mfu-above-one", _EVIDENCE, "Check the runs' tokens and the node's peak: a run cannot execute more than "
+           "its peak (a unit slip, or tokens that are not the run's)."),
+    _fixed("failed-requests", _EVIDENCE, "Find why the load test's requests failed, then run it again: its figures "
+           "are those of the requests that succeeded."),
+    _fixed("rate-not-reached", _EVIDENCE, "Run the load test again at a rate the client can offer (more clients, a "
+           "higher concurrency): it did not reach the rate it asked for."),
+    _fixed("above-roof", ("fix-evidence",), "Check the profiled step's flops, bytes and time: it beats the roof, so "
+           "the ridge, the ceiling and whether the design can start all rest on a profile that cannot be right."),
+    Action("plan-misses-goal", ("measured-scale", "fitted-scale", "lever", "out-of-reach"), _MISSED, _text(_MISSED)),
+    Action("goal-unmet", ("fitted-scale", "lever", "out-of-reach"), _MISSED, _text(_MISSED)),
+    Action("plan-past-peak", ("measured-scale",), "Plan the faster, cheaper measured scale.", _plan_past_peak),
+    Action("better-layout", ("layout", "advice"), "Run the best layout the model finds (advice when it meets no "
+           "limit set in any regime).", _better_layout),
+    Action("plan-not-measured", ("measured-scale", "measure"), "Measure the plan's scale: the planner's best run, "
+           "when it is material.", _plan_not_measured),
+    Action("plan-straddles", _MEASURE, "Measure the plan's scale again: its repeats straddle a limit.",
+           _text("Measure the plan's scale again: its repeats straddle a limit.")),
+    Action("single-scale", _MEASURE, "Measure another node count, ideally 1 node.", _single_scale),
+    _fixed("work-per-run-missing", _MEASURE, "State the work of one run (scaling.work_per_run, in the throughput's "
+           "unit): the runs are throughputs, so the goal per run cannot be judged without it."),
+    _fixed("budget-not-judged", _MEASURE, "Add the node-hour price (pricing.node_hour) so that the goal's budget can "
+           "be judged."),
+    _fixed("objective-unknown", _MEASURE, "Measure the objective at the plan's scale (a load test that records it): "
+           "the verdict checks it and it is not known there."),
+    _fixed("no-goal", _MEASURE, "State the goal (project.goal) so that the design can be judged against it."),
+    _fixed("no-plan", _MEASURE, "State the planned node count (design.nodes) so that the goal can be judged at it."),
+    _fixed("bad-fit", _ADVICE, "Re-measure the collectives: the model fitted to them gives a negative α or β."),
+    Action("fit-disagrees", _ADVICE, "Measure the collectives at the planned scale and refit α and β.",
            _measure_collectives),
-    Action(5, "comm-share-departs", "Measure the collectives at the planned scale and refit α and β.",
+    Action("comm-share-departs", _ADVICE, "Measure the collectives at the planned scale and refit α and β.",
            _measure_collectives),
-    Action(5, "below-prediction", "Measure the collectives at the planned scale and refit α and β.",
+    Action("below-prediction", _ADVICE, "Measure the collectives at the planned scale and refit α and β.",
            _measure_collectives),
-    # 6: noise, then the rest
-    _fixed(5, "calibration-spread", "Measure the declared layout at another scale: the model misses a measured step "
-           "by more than 10 %."),
-    _fixed(5, "search-uncalibrated", "Measure one run at the declared layout, so that the search's times are "
+    _fixed("calibration-spread", _ADVICE, "Measure the declared layout at another scale: the model misses a measured "
+           "step by more than 10 %."),
+    _fixed("search-uncalibrated", _ADVICE, "Measure one run at the declared layout, so that the search's times are "
            "calibrated."),
-    Action(6, "noisy", "Repeat the runs at the noisy scales.", _noisy),
-    Action(6, "tax-binds", "Go back to the diagnosis with at most p_dom workers.", _tax_binds),
-    Action(6, "past-optimum", "Plan at most the model's p*, or measure past it.", _past_optimum),
-    Action(6, "comm-dominated", "Plan at most the model's p*, or measure past it.", _past_optimum),
-    Action(6, "checkpoint-interval", "Checkpoint at Daly's interval.", _checkpoint_interval),
-    _fixed(6, "spot-model-out-of-range", "Checkpoint more often or run fewer nodes on spot: preemptions take more "
-           "than half the run there."),
-    _fixed(6, "sync-without-straggler-plan", "Add straggler mitigation (backup tasks, rebalancing) to the "
+    Action("noisy", _ADVICE, "Repeat the runs at the noisy scales.", _noisy),
+    Action("tax-binds", _ADVICE, "Go back to the diagnosis with at most p_dom workers (dropped when the runs pass "
+           "that bound).", _tax_binds),
+    Action("past-optimum", _ADVICE, "Plan at most the model's p*, or measure past it (dropped when the runs pass "
+           "it).", _past_optimum),
+    Action("comm-dominated", _ADVICE, "Plan at most the model's p*, or measure past it (dropped when the runs pass "
+           "p_dom).", _past_optimum),
+    Action("checkpoint-interval", _ADVICE, "Checkpoint at Daly's interval.", _checkpoint_interval),
+    _fixed("spot-model-out-of-range", _ADVICE, "Checkpoint more often or run fewer nodes on spot: preemptions take "
+           "more than half the run there."),
+    _fixed("sync-without-straggler-plan", _ADVICE, "Add straggler mitigation (backup tasks, rebalancing) to the "
            "load_balancing slot: idle time at the barriers is large."),
-    _fixed(6, "allreduce-needs-replica", "Use all-gather and reduce-scatter (scatter-gather) for the sharded state."),
-    _fixed(6, "tensor-across-nodes", "Keep tensor parallelism within a node (at most devices_per_node); span nodes "
-           "with pipeline or data parallelism."),
-    _fixed(6, "needless-model-split", "Keep the model whole: it fits one device and the ceiling is compute."),
-    _fixed(6, "layout-layers", "Give each pipeline stage (and virtual stage) the same number of layers, or accept "
-           "the first stage's extra layers."),
-    _fixed(6, "activation-model-departs", "Check the model's shape and the measured activations: the layer is not the "
-           "one the activation model counts, so other layouts' memory is only scaled from this one."),
-    _fixed(6, "above-roof", "Check the profiled step's flops, bytes and time: it beats the roof."),
-    _fixed(6, "unjustified-slot", "Justify each design slot (its why)."),
-    Action(6, "single-scale", "Measure another node count, ideally 1 node.", _single_scale),
-    _fixed(6, "budget-not-judged", "Add the node-hour price (pricing.node_hour) so that the goal's budget can be "
-           "judged."),
-    _fixed(6, "no-goal", "State the goal (project.goal) so that the design can be judged against it."),
-    _fixed(6, "no-plan", "State the planned node count (design.nodes) so that the goal can be judged at it."),
+    _fixed("allreduce-needs-replica", _ADVICE, "Use all-gather and reduce-scatter (scatter-gather) for the sharded "
+           "state."),
+    _fixed("tensor-across-nodes", _ADVICE, "Keep tensor parallelism within a node (at most devices_per_node); span "
+           "nodes with pipeline or data parallelism."),
+    _fixed("needless-model-split", _ADVICE, "Keep the model whole: it fits one device and the ceiling is compute."),
+    _fixed("layout-layers", _ADVICE, "Give each pipeline stage (and virtual stage) the same number of layers, or "
+           "accept the first stage's extra layers."),
+    _fixed("activation-model-departs", _ADVICE, "Check the model's shape and the measured activations: the layer is "
+           "not the one the activation model counts, so other layouts' memory is only scaled from this one."),
+    _fixed("unjustified-slot", _ADVICE, "Justify each design slot (its why)."),
 )
 _BY_CODE = {action.code: (index, action) for index, action in enumerate(ACTIONS)}
-NO_ACTION = "Keep the plan, and rebuild this report after the next measurements."
 
 
-def next_action(findings: tuple[Finding, ...], evidence: Evidence) -> NextAction:
-    """The action of the lowest-ranked finding that calls for one (ties: the more severe, then the earlier code in
-    ACTIONS)."""
-    called = [f for f in findings if f.code in _BY_CODE]
-    if not called:
-        return NextAction("none", NO_ACTION)
-    first = min(called, key=lambda f: (_BY_CODE[f.code][1].ranked(evidence), SEVERITIES.index(f.severity),
-                                       _BY_CODE[f.code][0]))
-    action = _BY_CODE[first.code][1]
-    return NextAction(first.code, action.specific(evidence), action.ranked(evidence), _lever_taken(action, evidence))
+def has_action(code: str) -> bool:
+    return code in _BY_CODE
 
 
-def _lever_taken(action: Action, e: Evidence) -> Lever | None:
-    """The lever the action states, where it states one."""
-    if action.code in ("plan-misses-goal", "goal-unmet") and not e.plan_rests_on_extrapolation:
-        return e.lever
-    if action.code == "layout-does-not-fit":
-        return next((lever for lever in e.levers.flips if lever.lever == "ZeRO stage" and lever.meets), None)
-    return None
+def table_index(code: str) -> int:
+    """The code's place in the table: the last tie rule of every rank."""
+    return _BY_CODE[code][0] if code in _BY_CODE else len(ACTIONS)
+
+
+def finding_text(code: str, e: Evidence) -> str:
+    """The action a finding calls for, with this project's numbers."""
+    if code not in _BY_CODE:
+        return ""
+    return _BY_CODE[code][1].specific(e)

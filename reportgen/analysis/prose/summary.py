@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
-from reportgen.analysis.common import first_min, plan_verdict
+from reportgen.analysis.common import first_min
 from reportgen.analysis.confidence import PlanEstimate
 from reportgen.analysis.cost import CostResult
 from reportgen.analysis.diagnosis import DiagnosisResult
@@ -23,8 +23,17 @@ from reportgen.analysis.findings import Finding
 from reportgen.analysis.goal import GoalCheck, GoalResult
 from reportgen.analysis.layout import LayoutResult
 from reportgen.analysis.model_check import ModelCheckResult
+from reportgen.analysis.page_one import PageOne
+from reportgen.analysis.page_one_facts import (
+    Candidate,
+    CanStart,
+    Constraints,
+    OptimumFacts,
+    PageAction,
+    Quantity,
+)
 from reportgen.analysis.prediction import PredictionResult
-from reportgen.analysis.prose.actions import Evidence, NextAction, next_action
+from reportgen.analysis.prose.actions import Evidence
 from reportgen.analysis.reliability import ReliabilityResult
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.analysis.serving import (
@@ -35,6 +44,7 @@ from reportgen.analysis.serving import (
     latency_of,
     latency_source,
 )
+from reportgen.analysis.verdict_state import RegimeState, VerdictState, Why
 from reportgen.keys import Key
 from reportgen.project.model import REGIME_NAMES, REGIME_PHRASES, Project
 from reportgen.wording import (
@@ -54,7 +64,6 @@ from reportgen.wording import (
 
 # Findings that say the α–β model does not describe the measured system: page 1 then does not headline its p*.
 OptimumSource = Literal["measured", "usl", "model"]
-VerdictState = Literal["met", "missed", "partly", "unjudged", "no-goal"]
 MODEL_REFUTED = ("fit-disagrees", "comm-share-departs", "below-prediction", "bad-fit")
 
 
@@ -91,7 +100,7 @@ class SummaryResult:
                                      "system")]
     evidence: Annotated[str | None, Key("how strong the measurements are: single runs, intervals, flagged runs")]
     # item 4
-    next_action: Annotated[NextAction, Key("the one next action: the step that most changes the verdict")]
+    next_action: Annotated[PageAction, Key("the one next action: the first feasible way considered")]
     knee: Annotated[str | None, Key("the measured curve's knee and the largest loss beyond it (no cause without a "
                                     "knee)")] = None
     kappa_ratio: float | None = None  # the measured USL κ over the model's α/T_comp: the model held to account
@@ -107,6 +116,20 @@ class SummaryResult:
         "with reliability: the figures the failure-tax sentence quotes")] = None
     plan_search: Annotated[str | None, Key("with the model's shape: the best layout the model finds against the "
                                            "declared one")] = None
+    why: Annotated[Why | None, Key("unless met or missed: why the verdict is not judged (cannot-start, "
+                                   "estimate-straddles, model-other-side, few-scales, not-measured, flagged-run, "
+                                   "unpriced, objective-unknown, per-unit-of-work, no-plan, no-runs)")] = None
+    headline_regime: Annotated[str | None, Key("the regime page 1 leads with: the cheapest viable that meets, else "
+                                               "the cheapest viable, else the fastest")] = None
+    regimes: Annotated[tuple[RegimeState, ...], Key("each stated price regime at the plan, as page 1 reads it",
+                                                    item="one regime")] = ()
+    quantities: Annotated[tuple[Quantity, ...], Key("every figure page 1 quotes, with the results.json path it is "
+                                                    "copied from", item="one figure")] = ()
+    can_start: Annotated[CanStart | None, Key("whether the design can start as declared, decided once")] = None
+    constraints: Annotated[Constraints | None, Key("the constraints applied once to every candidate")] = None
+    candidates: Annotated[tuple[Candidate, ...], Key("every way considered to change the verdict, the chosen one "
+                                                     "first, then in the order of docs/methods.md#the-order",
+                                                     item="one way considered")] = ()
 
 
 @dataclass(frozen=True)
@@ -120,34 +143,59 @@ class _Words:
         return f"{money(amount, self.currency)} an hour"
 
 
-def summarize(project: Project, *, scaling: ScalingResult | None, cost: CostResult | None,
+def summarize(project: Project, page: PageOne, *, scaling: ScalingResult | None, cost: CostResult | None,
               prediction: PredictionResult | None, goal: GoalResult | None, serving: ServingResult | None,
               findings: tuple[Finding, ...], evidence: Evidence,
               model_check: ModelCheckResult | None = None, layout: LayoutResult | None = None) -> SummaryResult:
+    """Page 1's sentences, each written from the page's facts (reportgen.analysis.page_one): this function decides
+    no state, regime, node count or action."""
     words = _Words(project.currency)
     plan = project.design.nodes if project.design else None
+    state = page.state.state
     if project.serving:
-        verdict, state, gap = _serving_verdict(serving, plan, words)
-        optimum = _serving_optimum(serving, words)
+        verdict, gap = _serving_verdict(serving, plan, state, words)
+        optimum = _serving_optimum(serving, page.optimum, words)
     else:
-        verdict, state, gap = _training_verdict(goal, plan, scaling, cost, words)
-        optimum = _training_optimum(project, goal, scaling, cost, prediction, words,
+        verdict, gap = _training_verdict(goal, page, plan, scaling, cost, words)
+        optimum = _training_optimum(project, goal, scaling, cost, prediction, page.optimum, words,
                                     untaxed=evidence.reliability is not None)
     codes = {f.code for f in findings}
     ratio = model_check.kappa_ratio if model_check else None
-    blocker = _blocker(findings, evidence)
+    blocker = _blocker(page.can_start)
     model = _model(prediction, scaling, codes, ratio)
     if blocker is not None:  # no predicted p* or speedup of a design that cannot start is shown as a result
         model = None if model is None else "The design's α–β model is not quoted: the design cannot start as declared."
         if optimum.source == "model":
             optimum = Optimum(None, None, "No operating point: the design cannot start as declared, so its model's "
                               "optimum is no guide until the design is fixed.")
-    advice = None if project.serving else _checkpoint_advice(goal, evidence.reliability, cost)
+    advice = None if project.serving else _checkpoint_advice(goal, page, evidence.reliability, cost)
     return SummaryResult(verdict, state, gap, optimum, model,
-                         _evidence(scaling, findings, plan, optimum.nodes), next_action(findings, evidence),
-                         _knee(scaling), ratio, blocker, _failure_tax(goal, advice, cost) or None,
+                         _evidence(scaling, findings, plan, optimum.nodes), page.next_action,
+                         _knee(scaling), ratio, blocker, _failure_tax(goal, page, advice, cost) or None,
                          _layout(layout), _diagnosis(evidence.diagnosis), advice,
-                         evidence.plan_search.sentence if evidence.plan_search is not None else None)
+                         evidence.plan_search.sentence if evidence.plan_search is not None else None,
+                         page.state.why, page.state.headline_regime, page.regimes, page.quantities, page.can_start,
+                         page.constraints, page.candidates)
+
+
+WHY_WORDS: dict[str, str] = {
+    "cannot-start": "the design cannot start", "estimate-straddles": "the estimate straddles a limit",
+    "model-other-side": "the α–β model's figure is on the other side of a limit", "few-scales": "too few scales",
+    "not-measured": "the plan is not measured", "flagged-run": "a finding flags the plan's run",
+    "unpriced": "no prices", "objective-unknown": "an objective is not known at the plan",
+    "per-unit-of-work": "no work per run", "no-plan": "no plan", "no-runs": "nothing measured"}
+
+
+def state_words(state: VerdictState, page: PageOne | None) -> str:
+    """Page 1's state in a few words, for the diff and the history: "the time goal is met at 16 nodes", "not judged
+    (the design cannot start)"."""
+    plan = page.plan if page is not None else None
+    at = f" at {nodes(plan)}" if plan is not None else ""
+    why = page.state.why if page is not None else None
+    if state == "unjudged":
+        return f"not judged ({WHY_WORDS[why]})" if why else "not judged"
+    return {"met": f"the goal is met{at}", "missed": f"the goal is missed{at}", "partly": f"the time goal is met{at}",
+            "no-goal": "no goal stated"}[state]
 
 
 def _diagnosis(d: DiagnosisResult | None) -> str | None:
@@ -201,66 +249,52 @@ def _layout(layout: LayoutResult | None) -> str | None:
     return sentence("; ".join(parts))
 
 
-# Errors that say the design cannot run at all: page 1 opens with them and their fix.
-CANNOT_START = ("replica-cannot-fit", "layout-does-not-fit", "replica-exceeds-node", "wrong-axis", "too-few-nodes",
-                "layout-expert")
-
-
-def _blocker(findings: tuple[Finding, ...], evidence: Evidence) -> str | None:
-    """The first error that stops the design, with its fix. A wrong axis stops it only when the memory wall is not
-    met: a design that shards the model within the node starts, whatever its axis across nodes."""
-    d = evidence.diagnosis
-    memory_unmet = d is not None and d.binding_ceiling == "memory-capacity" and \
-        not (d.shard_within_node and d.design_shards_model)
-    stops = [f for f in findings if f.severity == "error" and f.code in CANNOT_START
-             and (f.code != "wrong-axis" or memory_unmet)]
-    if not stops:
+def _blocker(can_start: CanStart) -> str | None:
+    """The error that stops the design, with its fix: page 1 opens with it (docs/methods.md#can-the-design-start)."""
+    if can_start.value:
         return None
-    first = min(stops, key=lambda f: CANNOT_START.index(f.code))
-    fix = next_action((first,), evidence).text
-    return sentence(f"The design cannot start as declared: {first.message}. Fix: {fix}")
+    return sentence(f"The design cannot start as declared: {can_start.reason}. Fix: {can_start.fix}")
 
 
 # ------------------------------------------------------------------------------------------------------- training
-def _training_verdict(goal: GoalResult | None, plan: int | None, scaling: ScalingResult | None,
-                      cost: CostResult | None, words: _Words) -> tuple[str, VerdictState, str | None]:
+def _training_verdict(goal: GoalResult | None, page: PageOne, plan: int | None, scaling: ScalingResult | None,
+                      cost: CostResult | None, words: _Words) -> tuple[str, str | None]:
+    """The verdict and the gap, in words, for the state the page's facts hold."""
+    state = page.state.state
     if goal is None:
         at = _plan_values(plan, scaling, cost, words)
         return sentence("No goal is stated (add project.goal with time_per_run or cost_per_run)" +
-                        (f"; {at}" if at else "")), "no-goal", None
+                        (f"; {at}" if at else "")), None
+    missed_gap = _training_gap(goal, scaling, words) if state == "missed" or goal.none_meets else None
+    if page.state.why == "cannot-start":
+        where = f" at the planned {nodes(goal.plan_nodes)}" if goal.plan_nodes is not None else ""
+        return sentence(f"The goal is not judged{where}: the design cannot start as declared"), None
     if not goal.at_plan:
-        gap = _training_gap(goal, scaling, words) if goal.none_meets else None
         if goal.plan_nodes is None and scaling is not None and not scaling.per_unit_of_work:
-            return _measured_scales(goal, words), "missed" if goal.none_meets else "unjudged", gap
-        # an unmeasured plan judged from its estimate (methods.md#judging-an-unmeasured-plan)
-        judged = plan_verdict([(c.viable, c.met) for c in goal.fitted_at_plan])
-        if judged is not None:
-            return _estimated_plan(goal, judged, words, scaling), "met" if judged else "missed", \
-                None if judged else _training_gap(goal, scaling, words)
-        return _unjudged_plan(goal, words, scaling), "unjudged", gap
-    values = _plan_clause(goal, words)
+            return _measured_scales(goal, words), missed_gap
+        if state in ("met", "missed"):  # judged from its estimate (methods.md#judging-an-unmeasured-plan)
+            return _estimated_plan(goal, page, state == "met", words, scaling), missed_gap
+        return _unjudged_plan(goal, page, words, scaling), missed_gap
+    values = _plan_clause(goal, page, words)
     where = f"at the planned {nodes(goal.plan_nodes)}"
-    flagged = _flagged(scaling, goal.plan_nodes)
-    if flagged and goal.met_at_plan is not False:
-        return sentence(f"The goal would be met {where}, but {flagged} (see the findings): "
-                        f"{values}"), "unjudged", None
-    if goal.met_at_plan:
-        regimes = [c.regime for c in goal.at_plan if c.met]
+    if page.state.why == "flagged-run":
+        return sentence(f"The goal would be met {where}, but {_flagged(scaling, goal.plan_nodes)} (see the findings): "
+                        f"{values}"), None
+    if state == "met":
+        regimes = [r.regime for r in page.regimes if r.state == "met"]
         priced = f" in {listed([REGIME_NAMES[r] for r in regimes if r])} pricing" \
-            if goal.priced and len(regimes) < len(goal.at_plan) else ""
-        return sentence(f"The goal is met {where}{priced}: {values}"), "met", None
+            if goal.priced and len(regimes) < len(page.regimes) else ""
+        return sentence(f"The goal is met {where}{priced}: {values}"), None
     # a stated limit that cannot be checked: the cost without prices
     why = (f"the {words.money(goal.cost_limit)} budget is not judged: the project gives no prices (add "
            "pricing.node_hour)") if goal.cost_unknown else ""
-    if goal.met_at_plan is False:
-        return sentence(f"The goal is not met {where}: {values}" + (f"; {why}" if why else "")), "missed", \
-            _training_gap(goal, scaling, words)
-    check = goal.at_plan[0]
+    if state == "missed":
+        return sentence(f"The goal is not met {where}: {values}" + (f"; {why}" if why else "")), missed_gap
+    if state == "partly":
+        return sentence(f"The time goal is met {where}: {values}; {why}"), None
     if goal.cost_unknown:
-        if check.meets_time:
-            return sentence(f"The time goal is met {where}: {values}; {why}"), "partly", None
-        return sentence(f"The goal is not judged {where}: {why}"), "unjudged", None
-    return sentence(f"The goal cannot be judged {where}: {values}"), "unjudged", None
+        return sentence(f"The goal is not judged {where}: {why}"), None
+    return sentence(f"The goal cannot be judged {where}: {values}"), None
 
 
 def _flagged(scaling: ScalingResult | None, plan: int | None) -> str:
@@ -294,7 +328,7 @@ def _measured_scales(goal: GoalResult, words: _Words) -> str:
     return sentence(f"{text}none can be judged whole")
 
 
-def _unjudged_plan(goal: GoalResult, words: _Words, scaling: ScalingResult | None = None) -> str:
+def _unjudged_plan(goal: GoalResult, page: PageOne, words: _Words, scaling: ScalingResult | None = None) -> str:
     text = f"The goal is not judged at the plan: {goal.note}"
     fitted = _cheapest_check(list(goal.fitted_at_plan))
     estimate = goal.plan_estimate
@@ -308,7 +342,8 @@ def _unjudged_plan(goal: GoalResult, words: _Words, scaling: ScalingResult | Non
     return sentence(text)
 
 
-def _estimated_plan(goal: GoalResult, met: bool, words: _Words, scaling: ScalingResult | None) -> str:
+def _estimated_plan(goal: GoalResult, page: PageOne, met: bool, words: _Words,
+                    scaling: ScalingResult | None) -> str:
     """"The goal would be met at the planned 16 nodes, judged from an estimate (not measured): by Amdahl …"."""
     verdict = "met" if met else "missed"
     text = (f"The goal would be {verdict} at the planned {nodes(goal.plan_nodes)}, judged from an estimate (not "
@@ -343,11 +378,11 @@ def _estimate_words(estimate: PlanEstimate, scaling: ScalingResult, limit_s: flo
     return text
 
 
-def _plan_clause(goal: GoalResult, words: _Words) -> str:
+def _plan_clause(goal: GoalResult, page: PageOne, words: _Words) -> str:
     """The plan's time and cost, each pair taken from one price regime: spot's time carries its preemptions,
     so the spot cost is never quoted beside the on-demand time. The headline is the cheapest viable regime (the
     fastest without prices); on-demand follows it, with its own time and cost, when the headline is another."""
-    headline = _headline(goal)
+    headline = _lead(goal, page)
     priced = [c for c in goal.at_plan if c.cost is not None and c.viable]
     several = len({c.regime for c in goal.at_plan if c.regime}) > 1
     clauses = [part for part in (_time_clause(goal, headline), _cost_clause(goal, headline, words)) if part]
@@ -360,20 +395,19 @@ def _plan_clause(goal: GoalResult, words: _Words) -> str:
     return text
 
 
-def _headline(goal: GoalResult) -> GoalCheck:
-    """The plan's point page 1 leads with: its cheapest viable regime, else its fastest."""
-    priced = [c for c in goal.at_plan if c.cost is not None and c.viable]
-    return first_min(priced, key=lambda c: c.cost or 0.0) if priced else \
-        first_min(list(goal.at_plan), key=lambda c: c.time_s)
+def _lead(goal: GoalResult, page: PageOne) -> GoalCheck:
+    """The plan's row in the regime page 1 leads with (the page's facts choose it)."""
+    rows = goal.at_plan or goal.fitted_at_plan
+    return next((c for c in rows if c.regime == page.state.headline_regime), rows[0])
 
 
-def _checkpoint_advice(goal: GoalResult | None, reliability: ReliabilityResult | None,
+def _checkpoint_advice(goal: GoalResult | None, page: PageOne, reliability: ReliabilityResult | None,
                        cost: CostResult | None) -> CheckpointAdvice | None:
     """The failure tax at the plan's headline, and Daly's interval for the failures its regime suffers
     (methods.md#spot-as-failures)."""
-    if goal is None or not goal.at_plan or _headline(goal).failure_tax is None:
+    if goal is None or not goal.at_plan or _lead(goal, page).failure_tax is None:
         return None
-    check = _headline(goal)
+    check = _lead(goal, page)
     tax = check.failure_tax or 0.0
     spot = cost.regimes.get("spot") if cost is not None and check.regime == "spot" else None
     on_spot = spot.spot_tax(check.nodes) if spot is not None else None
@@ -388,12 +422,13 @@ def _checkpoint_advice(goal: GoalResult | None, reliability: ReliabilityResult |
     return CheckpointAdvice(check.nodes, check.regime, tax, pair[0], pair[1], saving)
 
 
-def _failure_tax(goal: GoalResult | None, advice: CheckpointAdvice | None, cost: CostResult | None = None) -> str:
+def _failure_tax(goal: GoalResult | None, page: PageOne, advice: CheckpointAdvice | None,
+                 cost: CostResult | None = None) -> str:
     """The failure tax folded into the plan's figures, said once (methods.md#spot-as-failures), with the time
     Daly's interval would save when the declared checkpoint interval costs more."""
     if goal is None or advice is None:
         return ""
-    check = _headline(goal)
+    check = _lead(goal, page)
     tax = check.failure_tax or 0.0
     spot = cost.regimes.get("spot") if cost is not None and check.regime == "spot" else None
     on_spot = spot.spot_tax(check.nodes) if spot is not None else None
@@ -519,46 +554,37 @@ def _cheapest_check(checks: list[GoalCheck]) -> GoalCheck | None:
 
 
 def _training_optimum(project: Project, goal: GoalResult | None, scaling: ScalingResult | None,
-                      cost: CostResult | None, prediction: PredictionResult | None, words: _Words, *,
-                      untaxed: bool = False) -> Optimum:
-    if scaling is None or scaling.single_scale:
-        if prediction is not None and scaling is None:
-            return Optimum(prediction.p_star, "model", "Nothing is measured yet, so no operating point is evidenced; "
-                           "the design's model gives one (Model).")
-        if scaling is not None:
-            only = scaling.rows[0].nodes
-            return Optimum(only, "measured", f"Only {nodes(only)} {'was' if only == 1 else 'were'} measured: no "
-                           "optimum can be told from one scale.")
+                      cost: CostResult | None, prediction: PredictionResult | None, facts: OptimumFacts,
+                      words: _Words, *, untaxed: bool = False) -> Optimum:
+    """The operating point the page's facts chose, in words."""
+    basis, at = facts.basis, facts.nodes
+    if basis == "model" and prediction is not None:
+        return Optimum(prediction.p_star, "model", "Nothing is measured yet, so no operating point is evidenced; "
+                       "the design's model gives one (Model).")
+    if basis == "single-scale" and at is not None:
+        return Optimum(at, "measured", f"Only {nodes(at)} {'was' if at == 1 else 'were'} measured: no optimum can "
+                       "be told from one scale.")
+    if scaling is None or at is None:
         return Optimum(None, None, "Nothing is measured yet: add scaling.runs to find the operating point.")
-    facts = _measured_facts(scaling, cost, words, untaxed=untaxed)
+    measured = _measured_facts(scaling, cost, words, untaxed=untaxed)
     plan = project.design.nodes if project.design else None
-    if goal is not None and goal.cheapest_meeting is not None:
-        best = goal.cheapest_meeting
-        return Optimum(best.nodes, "measured", f"The evidence supports {nodes(best.nodes)}{_on(best.regime)}, the "
-                       f"cheapest measured point that meets the goal{_weak_runs(scaling, best.nodes, plan)}. {facts}")
-    if goal is not None and goal.fitted_meeting is not None:
-        fit = goal.fitted_meeting
-        return Optimum(fit.nodes, "usl", f"The evidence points to {nodes(fit.nodes)}, the smallest scale the USL "
-                       f"fit says meets the goal (fitted, not measured). {facts}")
-    if goal is not None and goal.time_met_fewest_node_hours is not None:
-        best = goal.time_met_fewest_node_hours
-        return Optimum(best.nodes, "measured", f"The evidence supports {nodes(best.nodes)}, the measured scale that "
-                       "meets the time limit with the fewest node-hours (the budget cannot be judged without "
-                       f"prices). {facts}")
-    if goal is not None and goal.nearest is not None:
-        near = goal.nearest
-        return Optimum(near.nodes, "measured", f"No measured point meets the goal; the nearest is "
-                       f"{nodes(near.nodes)}{_on(near.regime)} (the point whose largest excess over a limit is the "
-                       f"smallest). {facts}")
-    # weak scaling: each run's cost is of its own share of the work, so the cheapest run is no operating point
-    by_cost = project.checklist is not None and project.checklist.metric == "cost" and cost is not None \
-        and scaling.mode != "weak"
-    if by_cost and cost is not None:
-        return Optimum(cost.cost_optimal_nodes, "measured", f"The evidence supports {nodes(cost.cost_optimal_nodes)}"
-                       f", the cost-optimal measured scale (the dominant metric is cost). {facts}")
-    fastest = first_min(list(scaling.rows), key=lambda r: -r.speedup)
-    return Optimum(fastest.nodes, "measured", f"The evidence supports {nodes(fastest.nodes)}, the fastest measured "
-                   f"scale. {facts}")
+    beyond = f" ({nodes(facts.beyond)} would meet it by the USL fit, beyond the nodes available)" \
+        if facts.beyond is not None else ""
+    texts = {
+        "cheapest-meeting": f"The evidence supports {nodes(at)}{_on(facts.regime)}, the cheapest measured point that "
+                            f"meets the goal{_weak_runs(scaling, at, plan)}",
+        "fitted-meeting": f"The evidence points to {nodes(at)}, the smallest scale the USL fit says meets the goal "
+                          "(fitted, not measured)",
+        "fewest-node-hours": f"The evidence supports {nodes(at)}, the measured scale that meets the time limit with "
+                             "the fewest node-hours (the budget cannot be judged without prices)",
+        "nearest": f"No measured point meets the goal{beyond}; the nearest is {nodes(at)}{_on(facts.regime)} (the "
+                   "point whose largest excess over a limit is the smallest)",
+        "cost-optimal": f"The evidence supports {nodes(at)}, the cost-optimal measured scale (the dominant metric is "
+                        "cost)",
+        "fastest": f"The evidence supports {nodes(at)}, the fastest measured scale",
+    }
+    source: OptimumSource = "usl" if basis == "fitted-meeting" else "measured"
+    return Optimum(at, source, f"{texts.get(basis, texts['fastest'])}. {measured}")
 
 
 def _weak_runs(scaling: ScalingResult, at: float, plan: int | None) -> str:
@@ -591,28 +617,29 @@ def _measured_facts(scaling: ScalingResult, cost: CostResult | None, words: _Wor
 
 
 # -------------------------------------------------------------------------------------------------------- serving
-def _serving_verdict(serving: ServingResult | None, plan: int | None,
-                     words: _Words) -> tuple[str, VerdictState, str | None]:
+def _serving_verdict(serving: ServingResult | None, plan: int | None, state: VerdictState,
+                     words: _Words) -> tuple[str, str | None]:
+    """A service's verdict and gap, in words, for the state the page's facts hold."""
     if serving is None:
         return ("The serving goal is not judged: no load is stated (add project.goal.load, or "
-                "baseline.serving.requests_per_second)."), "unjudged", None
+                "baseline.serving.requests_per_second)."), None
     need = _need(serving)
     if not serving.at_plan or serving.plan_row is None:
         why = serving.note or ("the project plans no node count (add design.nodes)" if plan is None else
                                f"the planned {nodes(plan)} were not measured")
-        return sentence(f"The goal, {need}, is not judged at the plan: {why}"), "unjudged", \
+        return sentence(f"The goal, {need}, is not judged at the plan: {why}"), \
             _serving_gap(serving, words) if serving.points else None
     fitted = " by the USL fit (fitted, not measured)" if serving.plan_row.capacity_source == "fitted" else ""
     check = _plan_check(serving)
     values = _serving_values(check, serving, words)
     where = f"at the planned {nodes(serving.plan_nodes)}{fitted}"
-    if serving.met_at_plan and not fitted:
-        return sentence(f"The goal is met {where}: {values}"), "met", None
+    if state == "met":
+        return sentence(f"The goal is met {where}: {values}"), None
+    if state == "missed":
+        return sentence(f"The goal is not met {where}: {values}"), _serving_gap(serving, words)
     if serving.met_at_plan and fitted:
-        return sentence(f"The goal would be met {where}: {values}"), "unjudged", None
-    if serving.met_at_plan is False:
-        return sentence(f"The goal is not met {where}: {values}"), "missed", _serving_gap(serving, words)
-    return sentence(f"The goal cannot be fully judged {where}: {values}"), "unjudged", None
+        return sentence(f"The goal would be met {where}: {values}"), None
+    return sentence(f"The goal cannot be fully judged {where}: {values}"), None
 
 
 def _need(serving: ServingResult) -> str:
@@ -707,18 +734,19 @@ def _serving_gap(serving: ServingResult, words: _Words) -> str | None:
     return _sentences(parts)
 
 
-def _serving_optimum(serving: ServingResult | None, words: _Words) -> Optimum:
+def _serving_optimum(serving: ServingResult | None, facts: OptimumFacts, words: _Words) -> Optimum:
     if serving is None or not serving.rows:
         unit = serving.unit if serving else "request"
         return Optimum(None, None, f"No load test is measured: add runs in throughput form ({plural(unit)}/s at each "
                        "node count, with the latencies the goal states).")
-    if serving.cheapest_meeting is not None:
-        best = serving.cheapest_meeting
+    best = next((p for p in serving.points if p.nodes == facts.nodes and p.regime == facts.regime and p.met), None) \
+        if facts.basis == "cheapest-meeting" else None
+    if best is not None:
         return Optimum(best.nodes, "measured", f"The evidence supports {nodes(best.nodes)}{_on(best.regime)}, the "
                        f"cheapest measured scale that meets the goal ({words.hourly(best.cost_per_hour)})."
                        if best.cost_per_hour is not None else
                        f"The evidence supports {nodes(best.nodes)}, the smallest measured scale that meets the goal.")
-    if serving.nodes_to_serve is not None:
+    if serving.nodes_to_serve is not None and facts.nodes == serving.nodes_to_serve:
         source: OptimumSource = "measured" if serving.nodes_to_serve_source == "measured" else "usl"
         if serving.capacity_only:
             return Optimum(serving.nodes_to_serve, source, f"The USL fit puts the capacity needed at "
