@@ -237,3 +237,35 @@ def test_a_met_page_takes_only_a_scale_cheaper_and_faster_beyond_noise() -> None
     assert eight.money == pytest.approx(8 * 206 / 3600 - 16 * 235 / 3600)
     kept = analyze(make_project(PEAK.replace("PLAN", "8"))).summary
     assert kept.state == "met" and not any(c.kind == "measured-scale" for c in kept.candidates)
+
+
+TPOT = """project:
+  title: T
+  workload: inference
+  goal: {load: 1000 token/s, latency: {tpot_p99: 80 ms}}
+baseline:
+  serving: {requests_per_second: 1000 token/s, capacity_per_replica: 600 token/s}
+design: {nodes: 2}
+scaling:
+  runs:
+    - {nodes: 1, throughput: 600 token/s, p99_latency: 2 s, tpot_p99: 70 ms}
+    - {nodes: 2, throughput: 1200 token/s, p99_latency: 2 s, tpot_p99: 100 ms}
+"""
+
+
+@worked("page_one")
+def test_a_tpot_objective_has_its_own_lever() -> None:
+    """2 nodes serve 1,200 of the 1,000 tokens/s needed but at a p99 TPOT of 100 ms against 80 ms: the TPOT lever
+    flips it at 80 ms, 80 / 100 = 0.8 of today's (−20 %); 1 node serves 600 tokens/s, short of the load, so no scale
+    meets it (docs/methods.md#constraints-applied-once)."""
+    analysis = analyze(make_project(TPOT))
+    summary = analysis.summary
+    assert summary.state == "missed"
+    lever = next(lever for lever in analysis.levers.flips if lever.lever == "tpot p99")
+    assert (lever.today, lever.flips_at, lever.ratio, lever.source) == (0.1, 0.08, pytest.approx(0.8), "measured")
+    objectives = {o.name: o.lever for o in summary.constraints.objectives}
+    assert objectives["p99 time per output token"] == "tpot p99"
+    action = summary.next_action
+    assert (action.kind, action.rank, action.lever) == ("lever", 5, lever)
+    assert action.text.startswith("Cut the p99 time per output token at the planned 2 nodes from 100 ms to the 80 ms "
+                                  "objective (−20.0 %)")

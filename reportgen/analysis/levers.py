@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # the goal and serving results hold levers: these are types o
 
 LeverName = Literal["nodes", "start-up", "serial fraction", "network bandwidth", "network latency", "node price",
                     "spot fraction", "preemption rate", "checkpoint interval", "utilization", "ZeRO stage",
-                    "replicas", "capacity per replica", "p99 latency"]
+                    "replicas", "capacity per replica", "p99 latency", "ttft p99", "tpot p99"]
 LeverSource = Literal["measured", "fitted", "model"]
 WIDTH = 2e-7  # the relative width a flip is bracketed to
 REACH = 1e3  # a continuous lever is searched from today / REACH to today × REACH
@@ -525,6 +525,8 @@ def _zero_stage(evidence: LeverEvidence) -> Lever | None:
 def _serving_levers(evidence: LeverEvidence, met_today: bool) -> Sequence[Lever]:
     """A service's capacity per replica and p99 at the plan: each flips the verdict at its limit when every other
     limit holds there (closed forms on the plan's own ratios)."""
+    from reportgen.analysis.serving import OBJECTIVE_NAMES, latency_of, latency_source  # serving holds levers
+
     serving = evidence.serving
     row = serving.plan_row if serving is not None else None
     if serving is None or row is None or not serving.plan_nodes:
@@ -542,12 +544,22 @@ def _serving_levers(evidence: LeverEvidence, met_today: bool) -> Sequence[Lever]
         flips = need / serving.plan_nodes
         out.append(Lever("capacity per replica", "baseline.serving.capacity_per_replica",
                          f"{serving.unit} per s", today, flips, flips / today, True, source, not met_today))
-    objective = serving.p99_objective_s
-    if row.p99_s and objective and row.meets_load is True and cost_ok and (row.p99_s <= objective) == met_today \
-            and not (set(row.unknown) - {"p99"}):
-        out.append(Lever("p99 latency", "the p99 at the plan", "s", row.p99_s, objective, objective / row.p99_s,
-                         True, "measured" if row.p99_source == "measured" else "model", not met_today))
+    # each latency objective alone, when the load is served, the cost holds and every other objective is met there
+    values = {name: latency_of(row, name) for name, _ in serving.objectives}
+    limits = dict(serving.objectives)
+    for name, limit in serving.objectives:
+        value = values[name]
+        others_met = all(other is not None and other <= limits[other_name]
+                         for other_name, other in values.items() if other_name != name)
+        if value and limit and row.meets_load is True and cost_ok and others_met and (value <= limit) == met_today:
+            origin: LeverSource = "measured" if latency_source(row, name) == "measured" else "model"
+            out.append(Lever(LATENCY_LEVERS[name], f"the {OBJECTIVE_NAMES[name]} at the plan", "s", value, limit,
+                             limit / value, True, origin, not met_today))
     return out
+
+
+# the engineering lever of each latency objective (docs/methods.md#the-goals-levers)
+LATENCY_LEVERS: dict[str, LeverName] = {"p99": "p99 latency", "ttft_p99": "ttft p99", "tpot_p99": "tpot p99"}
 
 
 def _plan(project: Project) -> int | None:

@@ -38,6 +38,17 @@ def change(ratio: float) -> str:
     return f"{'+' if ratio >= 1.0 else '−'}{percent(abs(ratio - 1.0))}"
 
 
+# the latency levers, one per objective, and what cuts each without more replicas
+LATENCY_WORDS = {"p99 latency": "p99", "ttft p99": "p99 time to first token", "tpot p99": "p99 time per output token"}
+LATENCY_REMEDIES = {
+    "p99 latency": "a lighter load per replica, fewer fan-out hops, hedged requests, batching or a smaller or "
+                   "quantized model",
+    "ttft p99": "shorter prompts or prefix caching, chunked prefill, a prefill-decode split or fewer requests batched "
+                "per replica",
+    "tpot p99": "a smaller decode batch per replica, speculative decoding, a quantized model or faster memory per "
+                "replica",
+}
+
 # each lever's action, from today's value to the one that flips the verdict, and the regime it then meets in
 _ACTIONS = {
     "start-up": ("Cut start-up from {today} to {then} ({change})", ""),
@@ -69,11 +80,11 @@ def lever_action(lever: Lever, levers: Levers, plan: int | None, currency: str) 
         return f"Checkpoint every {then} instead of every {today}: the plan then meets the goal."
     if lever.lever == "ZeRO stage":
         return f"Raise the ZeRO stage from {int(lever.today)} to {int(lever.flips_at)}: the layout then fits."
-    if lever.lever == "p99 latency":
+    if lever.lever in LATENCY_WORDS:
         where = f" at the planned {nodes(plan)}" if plan else ""
-        return (f"Cut the p99{where} from {today} to the {then} objective ({change(lever.ratio)}) before adding "
-                "replicas, which have the capacity already: a lighter load per replica, fewer fan-out hops, hedged "
-                "requests, batching or a smaller or quantized model.")
+        return (f"Cut the {LATENCY_WORDS[lever.lever]}{where} from {today} to the {then} objective "
+                f"({change(lever.ratio)}) before adding replicas, which have the capacity already: "
+                f"{LATENCY_REMEDIES[lever.lever]}.")
     action, regime = _ACTIONS[lever.lever]
     scale = any(other.lever in ("nodes", "replicas") and other.feasible and other.meets for other in levers.flips)
     alone = "" if scale else "; no node count meets it while it stays"
