@@ -140,7 +140,18 @@ def test_checkpoint_storm_finding() -> None:
     analysis = analysis_of("reliability: {node_mtbf: 1 h, checkpoint_cost: 40 min}")
     # M_p = 60/p min: p = 2 gives 2 M_p = 60 > 40; p = 4 gives 2 M_p = 30 ≤ 40, the first storm
     assert analysis.reliability.first_storm_nodes == 4
-    assert "checkpoint-storm" in {f.code for f in analysis.findings}
+    storm = next(f for f in analysis.findings if f.code == "checkpoint-storm")
+    assert storm.severity == "warning" and analysis.summary.can_start.value  # no plan: advice
+    # planned at 8 nodes, past the first storm: the design cannot finish, so it cannot start as declared (rank 1,
+    # docs/methods.md#can-the-design-start); planned at 2, the storm at larger scales stays advice
+    at_plan = analysis_of("design: {nodes: 8}\nreliability: {node_mtbf: 1 h, checkpoint_cost: 40 min}")
+    storm = next(f for f in at_plan.findings if f.code == "checkpoint-storm")
+    assert storm.severity == "error" and at_plan.summary.can_start.code == "checkpoint-storm"
+    assert (at_plan.summary.next_action.rank == 1 and at_plan.summary.state == "unjudged") or \
+        at_plan.summary.state == "no-goal"
+    below = analysis_of("design: {nodes: 2}\nreliability: {node_mtbf: 1 h, checkpoint_cost: 40 min}")
+    assert next(f for f in below.findings if f.code == "checkpoint-storm").severity == "warning"
+    assert below.summary.can_start.value
 
 
 DECISIONS = """

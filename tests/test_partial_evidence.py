@@ -90,5 +90,9 @@ def test_the_declared_checkpoint_interval_is_held_against_dalys() -> None:
     # M_8 = 6,300 h / 8 = 2,835,000 s; at τ = 1,200 s: 45/1,200 + (600 + 240)/2,835,000 = 3.78 %
     assert declared.overhead_fraction == pytest.approx(45 / 1200 + (600 + 240) / 2_835_000)
     assert declared.optimal_overhead_fraction < declared.overhead_fraction
+    # the finding speaks of the regime page 1 leads with, spot, where failures and preemptions together make
+    # Daly's interval 23.1 min: 20 min costs 8.05 % against 7.96 %, 1.1 % more, within the 10 % tolerance
+    # (docs/methods.md#spot-as-failures)
     finding = next(f for f in analysis.findings if f.code == "checkpoint-interval")
-    assert finding.severity == "warning" and "Daly's optimum of 4.43 h" in finding.message
+    assert finding.severity == "info" and finding.message.startswith("on spot, checkpointing every 20 min costs 8.05 %")
+    assert "Daly's interval of 23.1 min for failures and preemptions together" in finding.message

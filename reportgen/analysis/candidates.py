@@ -585,6 +585,8 @@ def _advice(ground: Ground, found: list[Candidate]) -> list[Candidate]:
         code = finding.code
         if code in taken or code in NOT_ADVICE or not words.has_action(code):
             continue
+        if code == "checkpoint-interval" and finding.severity == "info":  # the note says it is close to Daly's
+            continue
         if code in CANNOT_START and not ground.can_start.value and code == ground.can_start.code:
             continue
         excluded = _model_bound_dropped(ground, code)

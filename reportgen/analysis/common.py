@@ -95,3 +95,22 @@ def log_spread(values: Sequence[float], count: int) -> list[float]:
     chosen = {min(range(len(values)), key=lambda i: abs(logs[i] - (low + (high - low) * k / (count - 1))))
               for k in range(count)}
     return [values[i] for i in sorted(chosen)]
+
+
+def headline_of(rows: Sequence[T], *, viable: Callable[[T], bool], met: Callable[[T], bool],
+                cost: Callable[[T], float | None], time: Callable[[T], float]) -> T | None:
+    """The plan's row page 1 leads with (methods.md#page-1-from-one-set-of-facts): the cheapest viable row that
+    meets, else the cheapest viable, else the fastest; rows without a cost compare by time. The one rule the goal,
+    page 1's facts and the findings that name a regime all read."""
+    if not rows:
+        return None
+
+    def order(row: T) -> float:
+        value = cost(row)
+        return time(row) if value is None else value
+
+    usable = [row for row in rows if viable(row)]
+    meeting = [row for row in usable if met(row)]
+    if meeting or usable:
+        return first_min(meeting or usable, key=order)
+    return first_min(list(rows), key=time)

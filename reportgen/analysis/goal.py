@@ -15,7 +15,7 @@ from typing import Annotated
 
 import numpy as np
 
-from reportgen.analysis.common import TIE_TOLERANCE, Origin, first_min, plan_verdict
+from reportgen.analysis.common import TIE_TOLERANCE, Origin, first_min, headline_of, plan_verdict
 from reportgen.analysis.confidence import PlanEstimate
 from reportgen.analysis.cost import CostResult, priced_points
 from reportgen.analysis.energy import EnergyResult
@@ -95,15 +95,9 @@ class GoalResult:
         """The regime page 1 leads with (docs/methods.md#page-1-from-one-set-of-facts): among the plan's rows
         (measured, else fitted), the cheapest viable that meets, else the cheapest viable, else the fastest; rows
         without a cost compare by time. None without rows, or when the rows are unpriced."""
-        rows = self.at_plan or self.fitted_at_plan
-        if not rows:
-            return None
-        viable = [row for row in rows if row.viable]
-        meeting = [row for row in viable if row.met is True]
-        pool = meeting or viable
-        if pool:
-            return first_min(pool, key=lambda row: row.time_s if row.cost is None else row.cost).regime
-        return first_min(list(rows), key=lambda row: row.time_s).regime
+        lead = headline_of(self.at_plan or self.fitted_at_plan, viable=lambda row: row.viable,
+                           met=lambda row: row.met is True, cost=lambda row: row.cost, time=lambda row: row.time_s)
+        return lead.regime if lead is not None else None
 
     def plan_excess(self) -> float | None:
         """How far the plan is from its limits: in its best viable regime, its largest ratio of a value to a limit

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import numpy as np
 
 from reportgen.analysis.common import powers_of_two
+from reportgen.analysis.objectives import OBJECTIVE_NAMES, latency_of, latency_source
 from reportgen.analysis.reliability import folded_fraction
 from reportgen.keys import Key
 from reportgen.project.model import Project
@@ -525,8 +526,6 @@ def _zero_stage(evidence: LeverEvidence) -> Lever | None:
 def _serving_levers(evidence: LeverEvidence, met_today: bool) -> Sequence[Lever]:
     """A service's capacity per replica and p99 at the plan: each flips the verdict at its limit when every other
     limit holds there (closed forms on the plan's own ratios)."""
-    from reportgen.analysis.serving import OBJECTIVE_NAMES, latency_of, latency_source  # serving holds levers
-
     serving = evidence.serving
     row = serving.plan_row if serving is not None else None
     if serving is None or row is None or not serving.plan_nodes:

@@ -280,9 +280,15 @@ def _oversubscribed(project: Project) -> list[Finding]:
 def _reliability(reliability: ReliabilityResult | None, goal: GoalResult | None = None) -> list[Finding]:
     out: list[Finding] = []
     if reliability and reliability.first_storm_nodes is not None:
-        out.append(warning("checkpoint-storm", f"at {reliability.first_storm_nodes} nodes writing a "
-                           "checkpoint takes at least twice the system MTBF: the system would spend its "
-                           "life checkpointing", "reliability.checkpoint_cost", "reliability"))
+        # at the plan the design starts but cannot finish: it cannot start as declared (an error, rank 1); at larger
+        # scales only, advice (docs/methods.md#can-the-design-start)
+        plan = reliability.planned_nodes
+        at_plan = plan is not None and plan >= reliability.first_storm_nodes
+        out.append((error if at_plan else warning)(
+            "checkpoint-storm", f"at {nodes(reliability.first_storm_nodes)} writing a checkpoint takes at least "
+            "twice the system MTBF: the system would spend its life checkpointing"
+            + (f", and the plan of {nodes(plan)} is there" if at_plan and plan is not None else ""),
+            "reliability.checkpoint_cost", "reliability"))
     declared = reliability.declared if reliability else None
     if reliability is None or declared is None:
         return out

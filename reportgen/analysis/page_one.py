@@ -22,6 +22,7 @@ from reportgen.analysis.diagnosis import DiagnosisResult
 from reportgen.analysis.findings import Finding, Severity, info
 from reportgen.analysis.goal import GoalResult, nearest
 from reportgen.analysis.levers import Levers
+from reportgen.analysis.objectives import OBJECTIVE_NAMES
 from reportgen.analysis.page_one_facts import (
     Candidate,
     CanStart,
@@ -35,7 +36,7 @@ from reportgen.analysis.page_one_facts import (
 from reportgen.analysis.prose import actions as words
 from reportgen.analysis.reconcile import Reconciliation
 from reportgen.analysis.scaling import ScalingResult
-from reportgen.analysis.serving import OBJECTIVE_NAMES, ServingResult
+from reportgen.analysis.serving import ServingResult
 from reportgen.analysis.verdict_state import (
     P_MISS_KEEP,
     PageState,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Literal
 
 import numpy as np
 
@@ -20,22 +20,21 @@ from reportgen.analysis.energy import JOULES_PER_KWH
 from reportgen.analysis.fits import USLFit, usl_capacity
 from reportgen.analysis.goal import GoalDocument, GoalRow, LatencyRatios
 from reportgen.analysis.levers import Levers
+from reportgen.analysis.objectives import (
+    OBJECTIVE_NAMES,
+    OBJECTIVES,
+    ROW_FIELDS,
+    RUN_FIELDS,
+    LatencyOrigin,
+    ObjectiveName,
+    latency_of,
+)
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.keys import Key, derived, money
 from reportgen.project.model import Project, RegimeName
 from reportgen.wording import counted, duration, listed, requests
 
-LatencyOrigin = Literal["measured", "interpolated", "modelled"]
 LimitedBy = Literal["capacity", "latency"]  # what keeps every scale from serving
-ObjectiveName = Literal["p99", "ttft_p99", "tpot_p99"]  # end-to-end latency, time to first token, per output token
-OBJECTIVES: tuple[ObjectiveName, ...] = get_args(ObjectiveName)
-RUN_FIELDS: dict[ObjectiveName, str] = {"p99": "p99_latency", "ttft_p99": "ttft_p99", "tpot_p99": "tpot_p99"}
-# Each objective's value and its origin on a ServingRow, and its column heading in the serving table
-ROW_FIELDS: dict[ObjectiveName, tuple[str, str, str]] = {"p99": ("p99_s", "p99_source", "p99"),
-                                                        "ttft_p99": ("ttft_p99_s", "ttft_source", "p99 TTFT"),
-                                                        "tpot_p99": ("tpot_p99_s", "tpot_source", "p99 TPOT")}
-OBJECTIVE_NAMES: dict[ObjectiveName, str] = {"p99": "p99", "ttft_p99": "p99 time to first token",
-                                             "tpot_p99": "p99 time per output token"}
 
 HOURS_PER_MONTH = 730.0  # 8,760 hours a year / 12
 MILLION = 1e6
@@ -564,16 +563,6 @@ def _regimes(project: Project) -> tuple[ServingRegime, ...]:
         viable, reason = local_viability(spec.local.utilization, spec.local.min_utilization)
         out.append(ServingRegime("local", price * spec.local.price_fraction, viable, reason, 0.0))
     return tuple(out)
-
-
-def latency_of(row: ServingRow, name: ObjectiveName) -> float | None:
-    value: float | None = getattr(row, ROW_FIELDS[name][0])
-    return value
-
-
-def latency_source(row: ServingRow, name: ObjectiveName) -> LatencyOrigin | None:
-    source: LatencyOrigin | None = getattr(row, ROW_FIELDS[name][1])
-    return source
 
 
 def _check(row: ServingRow, regime: ServingRegime | None, need: float,

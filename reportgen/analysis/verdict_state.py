@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
-from reportgen.analysis.common import first_min
+from reportgen.analysis.common import headline_of
 from reportgen.analysis.goal import FEW_SCALES, MODEL_OTHER_SIDE, STRADDLES, GoalCheck, GoalResult
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.analysis.serving import ServingCheck, ServingResult
@@ -61,20 +61,9 @@ class PageState:
 
 def headline(regimes: Sequence[RegimeState]) -> RegimeState | None:
     """The regime page 1 leads with: the cheapest viable that meets, else the cheapest viable, else the fastest
-    (without prices, the fastest in each case)."""
-    if not regimes:
-        return None
-
-    def order(row: RegimeState) -> float:
-        return row.cost if row.cost is not None else (row.time_s or 0.0)
-
-    viable = [r for r in regimes if r.viable]
-    meeting = [r for r in viable if r.state == "met"]
-    if meeting:
-        return first_min(meeting, key=order)
-    if viable:
-        return first_min(viable, key=order)
-    return first_min(list(regimes), key=lambda r: r.time_s or 0.0)
+    (the goal's own rule, reportgen.analysis.common.headline_of)."""
+    return headline_of(regimes, viable=lambda r: r.viable, met=lambda r: r.state == "met", cost=lambda r: r.cost,
+                       time=lambda r: r.time_s or 0.0)
 
 
 def page_state(regimes: tuple[RegimeState, ...], *, has_goal: bool, can_start: bool, plan: int | None,

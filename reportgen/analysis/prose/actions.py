@@ -193,12 +193,17 @@ def _tax_binds(e: Evidence) -> str:
 
 
 def _checkpoint_interval(e: Evidence) -> str:
-    declared = e.reliability.declared if e.reliability else None
-    if declared is None:
+    """Daly's interval of the regime page 1 leads with (the goal's headline), as the finding quotes it."""
+    reliability = e.reliability
+    regime = e.goal.headline_regime() if e.goal is not None else None
+    row = reliability.at_plan_in(regime) if reliability is not None else None
+    if row is None or reliability is None or reliability.spec is None or \
+            reliability.spec.checkpoint_interval is None:
         return "Set the checkpoint interval near Daly's optimum."
-    return (f"Checkpoint every {duration(declared.optimal_interval_s)} (Daly's interval) instead of "
-            f"{duration(declared.interval_s)}: the overhead falls from {percent(declared.overhead_fraction)} to "
-            f"{percent(declared.optimal_overhead_fraction)}.")
+    where = f" {REGIME_PHRASES[row.regime]}" if row.regime else ""
+    return (f"Checkpoint every {duration(row.daly_interval_s)} (Daly's interval{where}) instead of "
+            f"{duration(row.interval_s)}: the overhead{where} falls from {percent(row.overhead_fraction)} to "
+            f"{percent(row.daly_overhead_fraction)}.")
 
 
 def _past_optimum(e: Evidence) -> str:

@@ -23,6 +23,7 @@ from reportgen.analysis.findings import Finding
 from reportgen.analysis.goal import GoalCheck, GoalResult
 from reportgen.analysis.layout import LayoutResult
 from reportgen.analysis.model_check import ModelCheckResult
+from reportgen.analysis.objectives import OBJECTIVE_NAMES, latency_of, latency_source
 from reportgen.analysis.page_one import PageOne
 from reportgen.analysis.page_one_facts import (
     Candidate,
@@ -36,14 +37,7 @@ from reportgen.analysis.prediction import PredictionResult
 from reportgen.analysis.prose.actions import Evidence
 from reportgen.analysis.reliability import ReliabilityResult
 from reportgen.analysis.scaling import ScalingResult
-from reportgen.analysis.serving import (
-    OBJECTIVE_NAMES,
-    ServingCheck,
-    ServingResult,
-    ServingRow,
-    latency_of,
-    latency_source,
-)
+from reportgen.analysis.serving import ServingCheck, ServingResult, ServingRow
 from reportgen.analysis.verdict_state import RegimeState, VerdictState, Why
 from reportgen.keys import Key
 from reportgen.project.model import REGIME_NAMES, REGIME_PHRASES, Project
@@ -403,39 +397,31 @@ def _lead(goal: GoalResult, page: PageOne) -> GoalCheck:
 
 def _checkpoint_advice(goal: GoalResult | None, page: PageOne, reliability: ReliabilityResult | None,
                        cost: CostResult | None) -> CheckpointAdvice | None:
-    """The failure tax at the plan's headline, and Daly's interval for the failures its regime suffers
-    (methods.md#spot-as-failures)."""
-    if goal is None or not goal.at_plan or _lead(goal, page).failure_tax is None:
+    """The failure tax at the plan in the regime page 1 leads with, and Daly's interval for the failures that
+    regime suffers, copied from its row of reliability.at_plan (methods.md#spot-as-failures)."""
+    if goal is None or not goal.at_plan or reliability is None:
         return None
     check = _lead(goal, page)
-    tax = check.failure_tax or 0.0
-    spot = cost.regimes.get("spot") if cost is not None and check.regime == "spot" else None
-    on_spot = spot.spot_tax(check.nodes) if spot is not None else None
-    declared = reliability.declared if reliability else None
-    pair = (on_spot.interval_s, on_spot.optimal_interval_s, on_spot.overhead_fraction,
-            on_spot.optimal_overhead_fraction) if on_spot and reliability and reliability.declared else \
-        (declared.interval_s, declared.optimal_interval_s, declared.overhead_fraction,
-         declared.optimal_overhead_fraction) if declared is not None and declared.nodes == check.nodes else None
-    if pair is None:
-        return CheckpointAdvice(check.nodes, check.regime, tax, None, None, None)
-    saving = check.time_s / (1.0 + tax) * (pair[2] - pair[3]) if pair[2] > pair[3] else None
-    return CheckpointAdvice(check.nodes, check.regime, tax, pair[0], pair[1], saving)
+    row = reliability.at_plan_in(page.state.headline_regime)
+    if row is None or check.failure_tax is None:
+        return None
+    declared = reliability.spec is not None and reliability.spec.checkpoint_interval is not None
+    return CheckpointAdvice(check.nodes, row.regime, row.overhead_fraction, row.interval_s if declared else None,
+                            row.daly_interval_s if declared else None, row.saving_s)
 
 
 def _failure_tax(goal: GoalResult | None, page: PageOne, advice: CheckpointAdvice | None,
                  cost: CostResult | None = None) -> str:
-    """The failure tax folded into the plan's figures, said once (methods.md#spot-as-failures), with the time
-    Daly's interval would save when the declared checkpoint interval costs more."""
+    """The failure tax folded into the plan's figures, said once and of its regime (methods.md#spot-as-failures),
+    with the time Daly's interval would save when the declared checkpoint interval costs more."""
     if goal is None or advice is None:
         return ""
-    check = _lead(goal, page)
-    tax = check.failure_tax or 0.0
-    spot = cost.regimes.get("spot") if cost is not None and check.regime == "spot" else None
-    on_spot = spot.spot_tax(check.nodes) if spot is not None else None
+    on_spot = advice.regime == "spot" and cost is not None and cost.regimes.get("spot") is not None and \
+        cost.regimes["spot"].preemptions is not None
     what = "hardware failures and preemptions (checkpoints, lost work, restarts)" if on_spot else \
         "checkpoints and restarts"
-    text = f"These figures include the failure tax at {nodes(check.nodes)}{_on(check.regime)}: {what} add " \
-        f"{percent(tax)} to the run"
+    text = f"These figures include the failure tax at {nodes(advice.nodes)}{_on(advice.regime)}: {what} add " \
+        f"{percent(advice.overhead_fraction)} to the run"
     if advice.saving_s is not None and advice.daly_interval_s is not None and advice.interval_s is not None:
         text += (f"; checkpointing every {duration(advice.daly_interval_s)} (Daly's interval"
                  f"{' for failures and preemptions together' if on_spot else ''}) instead of every "
