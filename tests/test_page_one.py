@@ -66,12 +66,18 @@ def test_a_measured_scale_that_meets_goes_before_a_lever_and_a_cheaper_fitted_sc
 def test_a_scale_above_the_nodes_available_is_kept_and_never_chosen() -> None:
     """nodes_available is applied once: the 32 measured nodes stay a way considered, infeasible, and neither the
     next action nor the operating point names them (docs/methods.md#constraints-applied-once)."""
-    summary = analyze(make_project(SCALES.replace("AVAILABLE", "24"))).summary
+    analysis = analyze(make_project(SCALES.replace("AVAILABLE", "24")))
+    summary = analysis.summary
     above = next(c for c in summary.candidates if c.nodes == 32)
     assert (above.feasible, above.excluded_by) == (False, "nodes_available")
     assert summary.constraints.nodes_available == 24
     assert summary.next_action.candidate == 0 and summary.candidates[0].nodes != 32
-    assert summary.optimum.nodes is not None and summary.optimum.nodes <= 24
+    # the operating point is the fitted scale the judge holds met within 24 nodes, never the 32 beyond them
+    assert summary.optimum.nodes is not None and summary.optimum.nodes <= 24 and summary.optimum.source == "usl"
+    # every sentence that names the 32 nodes says they lie beyond the nodes available
+    assert "32 nodes on demand, beyond the 24 nodes available" in summary.gap
+    finding = next(f for f in analysis.findings if f.code == "plan-misses-goal")
+    assert finding.message.endswith("while 32 nodes meet it, beyond the 24 nodes available")
 
 
 def test_the_ties_of_rank_three_by_hand() -> None:
@@ -269,3 +275,6 @@ def test_a_tpot_objective_has_its_own_lever() -> None:
     assert (action.kind, action.rank, action.lever) == ("lever", 5, lever)
     assert action.text.startswith("Cut the p99 time per output token at the planned 2 nodes from 100 ms to the 80 ms "
                                   "objective (−20.0 %)")
+    # the gap names the objective the goal states, never an end-to-end p99 it does not
+    assert summary.gap == ("No measured scale serves the load within every latency objective: 2 nodes serve the "
+                           "load at a p99 time per output token of 100 ms (25 % over the 80 ms objective).")

@@ -747,8 +747,11 @@ def _measurements(project: Project, scaling: ScalingResult | None, goal: GoalRes
                            "viable price regime", "project.goal", "measure"))
     elif goal and goal.met_at_plan is False and goal.cheapest_meeting is not None:
         best = goal.cheapest_meeting
+        available = project.hardware.nodes_available if project.hardware else None
+        beyond = f", beyond the {nodes(available)} available" if available is not None and best.nodes > available \
+            else ""
         out.append(warning("plan-misses-goal", f"the planned {goal.plan_nodes} nodes miss the goal in every price "
-                           f"regime, while {best.nodes} nodes meet it", "design.nodes", "summary"))
+                           f"regime, while {best.nodes} nodes meet it{beyond}", "design.nodes", "summary"))
     if goal and goal.fitted_at_plan and all(c.met is False for c in goal.fitted_at_plan):
         # the rule holds at a fitted or interpolated plan as at a measured one
         way = goal.cheapest_meeting or goal.fitted_meeting

@@ -30,6 +30,7 @@ from reportgen.analysis.page_one_facts import (
     ExcludedQuantity,
     Objective,
     OptimumFacts,
+    OptimumSource,
     PageAction,
     Quantity,
 )
@@ -280,17 +281,24 @@ def _optimum(inputs: PageInputs, constraints: Constraints, candidates: Sequence[
         fit = goal.fitted_meeting
         if fit is not None and within(fit.nodes):
             return OptimumFacts(fit.nodes, "usl", "fitted-meeting", fit.regime)
-        above = [c.nodes for c in candidates if c.rank == 3 and c.excluded_by == "nodes_available"]
-        beyond = min((n for n in above if n is not None), default=None)
+        # the scale the report's judge holds met from the fit, within the nodes available (its fitted-scale way)
+        judged = next((c for c in candidates if c.kind == "fitted-scale" and c.feasible and c.nodes is not None), None)
+        if judged is not None and judged.nodes is not None:
+            return OptimumFacts(judged.nodes, "usl", "fitted-meeting", judged.regime)
+        above = [c for c in candidates if c.rank == 3 and c.excluded_by == "nodes_available" and c.nodes is not None]
+        first = min(above, key=lambda c: c.nodes or 0.0, default=None)
+        beyond = first.nodes if first is not None else None
+        beyond_source: OptimumSource | None = None if first is None else \
+            "measured" if first.kind == "measured-scale" else "usl" if first.kind == "fitted-scale" else "model"
         timely = [c for c in goal.checks if c.meets_time and within(c.nodes)] if goal.cost_unknown else []
         if timely:
             best = first_min(timely, key=lambda c: c.nodes * c.time_s)
-            return OptimumFacts(best.nodes, "measured", "fewest-node-hours", best.regime, beyond)
+            return OptimumFacts(best.nodes, "measured", "fewest-node-hours", best.regime, beyond, beyond_source)
         near = [c for c in goal.checks if within(c.nodes)]
         if near:
             point = nearest(near)
             if point is not None:
-                return OptimumFacts(point.nodes, "measured", "nearest", point.regime, beyond)
+                return OptimumFacts(point.nodes, "measured", "nearest", point.regime, beyond, beyond_source)
     return _measured_optimum(inputs, scaling, within)
 
 

@@ -124,13 +124,17 @@ class PageAction:
     candidate: Annotated[int | None, Key("its index in summary.candidates (0: the first)")] = None
 
 
+OptimumSource = Literal["measured", "usl", "model"]
+
+
 @dataclass(frozen=True)
 class OptimumFacts:
     """The operating point the evidence supports, chosen among the constrained scales only."""
 
     nodes: float | None
-    source: Literal["measured", "usl", "model"] | None
+    source: OptimumSource | None
     basis: Literal["cheapest-meeting", "fitted-meeting", "fewest-node-hours", "nearest", "cost-optimal", "fastest",
                    "single-scale", "model", "none"]
     regime: RegimeName | None = None
-    beyond: float | None = None  # the fitted scale that would meet, above nodes_available
+    beyond: float | None = None  # the smallest scale that would meet, above nodes_available
+    beyond_source: OptimumSource | None = None  # measured, or the USL fit's, or the model's (a layout)

@@ -259,7 +259,8 @@ def _training_verdict(goal: GoalResult | None, page: PageOne, plan: int | None, 
         at = _plan_values(plan, scaling, cost, words)
         return sentence("No goal is stated (add project.goal with time_per_run or cost_per_run)" +
                         (f"; {at}" if at else "")), None
-    missed_gap = _training_gap(goal, scaling, words) if state == "missed" or goal.none_meets else None
+    available = page.constraints.nodes_available
+    missed_gap = _training_gap(goal, scaling, words, available) if state == "missed" or goal.none_meets else None
     if page.state.why == "cannot-start":
         where = f" at the planned {nodes(goal.plan_nodes)}" if goal.plan_nodes is not None else ""
         return sentence(f"The goal is not judged{where}: the design cannot start as declared"), None
@@ -467,9 +468,11 @@ def _plan_values(plan: int | None, scaling: ScalingResult | None, cost: CostResu
     return f"at the planned {nodes(plan)} a run takes {duration(row.time_s)}{money_part}"
 
 
-def _training_gap(goal: GoalResult, scaling: ScalingResult | None, words: _Words) -> str | None:
+def _training_gap(goal: GoalResult, scaling: ScalingResult | None, words: _Words,
+                  available: int | None = None) -> str | None:
     """The goal in its own terms: the speedup the deadline needs against the best measured (and the fit's peak),
-    the budget against the cheapest run, then the cheapest way to meet it, measured or fitted."""
+    the budget against the cheapest run, then the cheapest way to meet it, measured or fitted, said to lie beyond the
+    nodes available where it does (docs/methods.md#constraints-applied-once)."""
     parts = []
     if goal.time_limit_s is not None and scaling is not None and not scaling.per_unit_of_work and \
             any(c.meets_time is False for c in goal.at_plan or goal.fitted_at_plan) and _speedup_gap(goal, scaling):
@@ -481,7 +484,9 @@ def _training_gap(goal: GoalResult, scaling: ScalingResult | None, words: _Words
     best = goal.cheapest_meeting
     if best is not None:
         price = f" for {words.money(best.cost)}" if best.cost is not None else ""
-        parts.append(f"the cheapest measured way to meet it is {nodes(best.nodes)}{_on(best.regime)}: "
+        beyond = f", beyond the {nodes(available)} available" if available is not None and best.nodes > available \
+            else ""
+        parts.append(f"the cheapest measured way to meet it is {nodes(best.nodes)}{_on(best.regime)}{beyond}: "
                      f"{duration(best.time_s)}{price} per run")
     elif goal.fitted_meeting is not None:
         fit = goal.fitted_meeting
@@ -554,7 +559,9 @@ def _training_optimum(project: Project, goal: GoalResult | None, scaling: Scalin
         return Optimum(None, None, "Nothing is measured yet: add scaling.runs to find the operating point.")
     measured = _measured_facts(scaling, cost, words, untaxed=untaxed)
     plan = project.design.nodes if project.design else None
-    beyond = f" ({nodes(facts.beyond)} would meet it by the USL fit, beyond the nodes available)" \
+    how = {"measured": "as measured", "usl": "by the USL fit", "model": "by the model"}.get(facts.beyond_source or "",
+                                                                                          "")
+    beyond = f" within the nodes available ({nodes(facts.beyond)} meet it {how}, beyond them)" \
         if facts.beyond is not None else ""
     texts = {
         "cheapest-meeting": f"The evidence supports {nodes(at)}{_on(facts.regime)}, the cheapest measured point that "
@@ -701,11 +708,9 @@ def _serving_gap(serving: ServingResult, words: _Words) -> str | None:
         parts.append(f"{nodes(serve.nodes)}{_on(serve.regime)} serve the load within the latency objective but cost "
                      f"{words.hourly(serve.cost_per_hour)}, {margin(serve.cost_ratio)} the budget")
     elif serving.limited_by == "latency":
-        worst = [r for r in serving.rows if r.meets_latency is False]
-        if worst:
-            fastest = min(worst, key=lambda r: r.p99_s or 0.0)
-            parts.append(f"no measured scale serves within the p99 objective: the lowest p99 measured is "
-                         f"{duration(fastest.p99_s)} at {nodes(fastest.nodes)}")
+        missed = _objectives_missed(serving)
+        if missed:
+            parts.append("no measured scale serves the load within every latency objective: " + "; ".join(missed))
     elif serving.limited_by == "capacity":
         largest = max((r for r in serving.rows if r.capacity_rps), key=lambda r: r.capacity_rps or 0.0,
                       default=None)
@@ -718,6 +723,28 @@ def _serving_gap(serving: ServingResult, words: _Words) -> str | None:
                          f"{plural(serving.unit)}/s per node at {nodes(serving.best_per_node_at)}) it needs at least "
                          f"{nodes(serving.nodes_lower_bound)}")
     return _sentences(parts)
+
+
+def _objectives_missed(serving: ServingResult) -> list[str]:
+    """Each stated objective no measured scale meets, with the lowest value measured and where: "the lowest p99
+    time per output token measured is 100 ms at 2 nodes (the 80 ms objective)"."""
+    out = []
+    for name, limit in serving.objectives:
+        known = [(value, row.nodes) for row in serving.rows if row.capacity_source == "measured"
+                 and (value := latency_of(row, name)) is not None]
+        if known and min(value for value, _ in known) > limit:
+            value, at = min(known)
+            out.append(f"the lowest {OBJECTIVE_NAMES[name]} measured is {duration(value)} at {nodes(at)} (the "
+                       f"{duration(limit)} objective)")
+    serving_rows = [row for row in serving.rows if row.meets_load and row.meets_latency is False
+                    and row.capacity_source == "measured"]
+    if not out and serving_rows:  # each objective is met somewhere, never with the load: say where the load is served
+        row = serving_rows[0]
+        over = [f"a {OBJECTIVE_NAMES[name]} of {duration(value)} ({margin(value / limit)} the {duration(limit)} "
+                "objective)" for name, limit in serving.objectives
+                if (value := latency_of(row, name)) is not None and value > limit]
+        out.append(f"{nodes(row.nodes)} serve the load at {listed(over)}")
+    return out
 
 
 def _serving_optimum(serving: ServingResult | None, facts: OptimumFacts, words: _Words) -> Optimum:
@@ -742,7 +769,8 @@ def _serving_optimum(serving: ServingResult | None, facts: OptimumFacts, words: 
             "the smallest scale the USL fit says serves the load (fitted, not measured)"
         return Optimum(serving.nodes_to_serve, source, f"The evidence supports {nodes(serving.nodes_to_serve)}, "
                        f"{what}.")
-    limit = {"capacity": "no scale reaches the capacity needed", "latency": "no scale meets the p99 objective"}
+    limit = {"capacity": "no scale reaches the capacity needed",
+             "latency": "no scale that serves the load meets every latency objective"}
     return Optimum(None, None, sentence(f"No scale the evidence covers serves the goal: "
                                         f"{limit.get(serving.limited_by or '', 'nothing serves it')}"))
 
