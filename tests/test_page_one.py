@@ -278,3 +278,57 @@ def test_a_tpot_objective_has_its_own_lever() -> None:
     # the gap names the objective the goal states, never an end-to-end p99 it does not
     assert summary.gap == ("No measured scale serves the load within every latency objective: 2 nodes serve the "
                            "load at a p99 time per output token of 100 ms (25 % over the 80 ms objective).")
+
+
+@worked("page_one")
+def test_a_throughput_that_cannot_be_right_sets_no_peak_knee_or_way() -> None:
+    """8 nodes serve 2,000 requests/s, above 1.25 × 8 replicas × 100 = 1,000: left out, so the peak is 4 nodes
+    (360 requests/s, speedup 3.6), not the 8 nodes of speedup 20, and no way considered stands on them
+    (docs/methods.md#constraints-applied-once)."""
+    analysis = analyze(make_project("""project:
+  title: T
+  workload: inference
+  goal: {load: 300 request/s, p99_latency: 50 ms}
+baseline:
+  serving: {requests_per_second: 300 request/s, capacity_per_replica: 100 request/s}
+design: {nodes: 4}
+scaling:
+  runs:
+    - {nodes: 1, throughput: 100 request/s, p99_latency: 20 ms}
+    - {nodes: 2, throughput: 190 request/s, p99_latency: 21 ms}
+    - {nodes: 4, throughput: 360 request/s, p99_latency: 22 ms}
+    - {nodes: 8, throughput: 2000 request/s, p99_latency: 23 ms}
+"""))
+    assert "implausible-throughput" in {f.code for f in analysis.findings}
+    assert analysis.scaling.peak_nodes == 4
+    summary = analysis.summary
+    assert [(e.nodes, e.quantity) for e in summary.constraints.excluded] == [(8, "throughput")]
+    assert not any(c.nodes == 8 and c.kind in ("measured-scale", "fitted-scale") for c in summary.candidates)
+
+
+BOUND = """project: {title: T, goal: {time_per_run: 30 min}}
+hardware: {network_bandwidth: 10 GB/s, network_latency: 10 us}
+design: {nodes: 8}
+prediction: {t_comp: 10 s, alpha: 10 us, beta: 2 s}
+scaling:
+  time_unit: s
+  runs: [{nodes: 1, time: 3600}, {nodes: 2, time: 1850}, {nodes: 4, time: 960}, {nodes: 8, time: 510}]
+"""
+
+
+@worked("page_one")
+def test_a_model_bound_the_runs_pass_is_never_the_next_action() -> None:
+    """The α–β model says communication dominates from p_dom = 4 (10 s / p ≤ 2 s × 2(p − 1)/p from p = 3.5); the
+    runs at 8 nodes take 510 s, within 30 min: the model's "at most 4 workers" is dropped (excluded_by measured),
+    its findings stay, and the plan is kept (docs/methods.md#constraints-applied-once)."""
+    analysis = analyze(make_project(BOUND))
+    assert analysis.prediction.p_comm_dominated == 4
+    summary = analysis.summary
+    bounds = {c.code: c for c in summary.candidates if c.code in ("tax-binds", "comm-dominated")}
+    assert {code: (c.feasible, c.excluded_by) for code, c in bounds.items()} == {
+        "tax-binds": (False, "measured"), "comm-dominated": (False, "measured")}
+    assert {"tax-binds", "comm-dominated"} <= {f.code for f in analysis.findings}
+    assert (summary.state, summary.next_action.code) == ("met", "none")
+    # the runs at 8 nodes three times slower: they no longer meet 30 min, and no scale above 4 is faster than 4
+    slow = analyze(make_project(BOUND.replace("{nodes: 8, time: 510}", "{nodes: 8, time: 2000}"))).summary
+    assert next(c for c in slow.candidates if c.code == "comm-dominated").feasible

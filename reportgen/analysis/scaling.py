@@ -474,12 +474,12 @@ def analyze_scaling(scaling: Scaling | None, *, max_nodes: int = 4096, serving: 
                             excluded=(excluded or {}).get(run.nodes, ())))
     speedups = [row.speedup for row in rows]
     qs = [row.nodes / p_ref for row in rows]
-    knee, score = kneedle([row.nodes for row in rows], speedups)
+    # a throughput that cannot be right is no point of the knee, the peak or the fit the choices rest on
+    # (methods.md#implausible-throughput, methods.md#constraints-applied-once)
+    fitted = [r for r in rows if "throughput" not in r.excluded]
+    knee, score = kneedle([row.nodes for row in fitted], [row.speedup for row in fitted]) if fitted else (None, 0.0)
     cause, inferred, cause_at = _knee_cause(rows, knee, form)
     two_scales = len(rows) >= 2  # Amdahl's and Gustafson's one parameter: exact with two scales
-    # a throughput that cannot be right is no point of the fit the serving choices rest on
-    # (methods.md#implausible-throughput)
-    fitted = [r for r in rows if "throughput" not in r.excluded]
     usl = fit_usl([float(r.nodes) for r in fitted],
                   [r.run.throughput if form == "throughput" else r.speedup for r in fitted]  # type: ignore[misc]
                   ) if len(fitted) >= 3 else None  # the USL from three scales
@@ -501,7 +501,7 @@ def analyze_scaling(scaling: Scaling | None, *, max_nodes: int = 4096, serving: 
         knee_cause_inferred=inferred,
         knee_cause_at=cause_at,
         remedy=remedies_for(workload, serving, pattern)[cause] if cause else None,
-        peak_nodes=first_max(rows, key=lambda r: r.speedup).nodes,
+        peak_nodes=first_max(fitted or rows, key=lambda r: r.speedup).nodes,
         first_below_half_efficiency=next((r.nodes for r in rows if r.efficiency < 0.5), None),
         amdahl=fit_amdahl(qs, speedups) if two_scales and not weak else None,
         usl=usl,
