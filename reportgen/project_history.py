@@ -26,7 +26,7 @@ from reportgen.version import __version__
 DEFAULT_LAST = 100
 MAX_LAST = 10_000
 SCHEMA_VERSION = 1
-RECORD_FORMAT = 3  # part of every cache key: a record of another shape is never read back
+RECORD_FORMAT = 4  # part of every cache key: a record of another shape is never read back
 
 
 @dataclass(frozen=True)
@@ -192,6 +192,20 @@ class HistoryContext:
     paper: str = "a4"
 
 
+CHANGES_NAMED = 8  # design inputs a revision's row names before it counts the rest
+
+
+def _input_changes(old: dict[str, str], new: dict[str, str]) -> list[tuple[str, str]]:
+    """Every design input that changed, by its path ("hardware.network_bandwidth: 10 GB/s → 25 GB/s"), as the diff
+    names them; the slots' choices are named by their slot above."""
+    paths = sorted(path for path in set(old) | set(new)
+                   if old.get(path) != new.get(path) and not path.startswith("design.slots."))
+    named = [(path, f"{old.get(path, '(absent)')} → {new.get(path, '(absent)')}") for path in paths[:CHANGES_NAMED]]
+    if len(paths) > CHANGES_NAMED:
+        named.append(("and", f"{len(paths) - CHANGES_NAMED} more inputs"))
+    return named
+
+
 def _page_context(document: dict[str, Any]) -> dict[str, Any]:
     """What history.html and history.md read: the document, each revision's speedups by scale and what changed in
     its design since the revision built before it."""
@@ -208,6 +222,7 @@ def _page_context(document: dict[str, Any]) -> dict[str, Any]:
                 if old != new:
                     was, now = ", ".join(old or ["none"]), ", ".join(new or ["none"])
                     changes.append((name.replace("_", " "), f"{was} → {now}"))
+            changes += _input_changes(previous.get("design_inputs") or {}, revision.get("design_inputs") or {})
             if previous["design"] != revision["design"] and not changes:
                 changes.append(("layout or baseline", "changed"))
         if revision.get("built"):

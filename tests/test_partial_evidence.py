@@ -82,6 +82,10 @@ baseline: {memory: {parameters: 1e9, activations: 180 GB}}
 """))
     note = next(f for f in analysis.findings if f.code == "devices-per-node-unset")
     assert note.severity == "info" and "set hardware.devices_per_node: 8" in note.message
+    # a data-processing job holds no model's state: the note would ask for an input its kind never reads
+    data = analyze(make_project("project: {title: T, workload: data-processing}\n"
+                                "hardware: {name: 8x H100 SXM node, memory_capacity: 640 GB}\n"))
+    assert "devices-per-node-unset" not in {f.code for f in data.findings}
 
 
 def test_the_declared_checkpoint_interval_is_held_against_dalys() -> None:

@@ -50,12 +50,14 @@ def test_the_tutorial_runs_end_to_end(tmp_path: Path) -> None:
     for line in quoted:
         pattern = ".*".join(re.escape(part) for part in line.split("..."))
         assert re.search(pattern, output), f"docs/tutorial.md quotes a line the steps do not print: {line}"
-    # step 3 warns that page 1 turns red, naming the next action's finding: the warning holds while it is true
+    # step 3 says what page 1 shows: the verdict box's colour (its state), the next action's finding, and the error
+    # among the findings; the warning holds while it is true (docs/methods.md#page-1-from-one-set-of-facts)
     built = json.loads((folder / "build" / "project" / "results.json").read_text())
     code = built["summary"]["next_action"]["code"]
-    warning = TUTORIAL.read_text(encoding="utf-8").split("**Page 1 turns red", 1)[1].split("\n\n", 1)[0]
-    assert f"`{code}`" in warning
-    assert any(finding["severity"] == "error" and finding["code"] == code for finding in built["findings"])
+    warning = TUTORIAL.read_text(encoding="utf-8").split("**Page 1 turns amber", 1)[1].split("\n\n", 1)[0]
+    assert built["summary"]["state"] in ("partly", "unjudged")  # the amber verdict box (report.css)
+    assert f"`{code}`" in warning and "is the next action" in warning.split(f"`{code}`", 1)[1].split(".", 1)[0]
+    assert any(finding["severity"] == "error" and f"`{finding['code']}`" in warning for finding in built["findings"])
     runs = {run.nodes: run for run in load_project(folder / "project.yaml").project.scaling.runs}
     # one row per run: the wall time, the breakdown the traces gave, and the start-up between them
     assert set(runs) == {1, 2}

@@ -148,9 +148,10 @@ def _fix_design(ground: Ground) -> list[Candidate]:
 
 
 def _fix_evidence(ground: Ground, rank_three: list[Candidate]) -> list[Candidate]:
-    out = []
+    out: list[Candidate] = []
     for finding in ground.findings:
-        if finding.code not in FIX_EVIDENCE or words.explained(finding.code, ground.evidence):
+        if finding.code not in FIX_EVIDENCE or words.explained(finding.code, ground.evidence) \
+                or any(c.code == finding.code for c in out):  # one way per code: its text names every scale
             continue
         if _rests_on(ground, finding.code, rank_three):
             out.append(_candidate("fix-evidence", finding.code, "rests-on", words.finding_text(finding.code,

@@ -25,11 +25,21 @@ Status = Literal["graded", "superseded", "pending"]
 Record = dict[str, Any]
 
 
+# The inputs a prediction is of: the design (slots, layout, pattern), the baseline, the hardware, and what a run's
+# time means (its work and whether the work grows with the nodes)
+DESIGN_INPUTS = ("design.", "baseline.", "prediction.pattern", "hardware.", "scaling.work_per_run", "scaling.mode")
+
+
+def design_inputs(project: Project) -> dict[str, str]:
+    """Each design input as the project file gives it, by path: what the history's design-change column names."""
+    return {leaf.path: leaf.shown for leaf in flatten(project, currency=project.currency)
+            if leaf.path.startswith(DESIGN_INPUTS)}
+
+
 def design_fingerprint(project: Project) -> str:
-    """What a prediction is of: the design (slots, layout, pattern) and the baseline. A later measurement grades an
-    earlier prediction only when this is unchanged."""
-    leaves = [(leaf.path, leaf.shown) for leaf in flatten(project, currency=project.currency)
-              if leaf.path.startswith(("design.", "baseline.", "prediction.pattern", "hardware."))]
+    """What a prediction is of (DESIGN_INPUTS). A later measurement grades an earlier prediction only when this is
+    unchanged."""
+    leaves = sorted(design_inputs(project).items())
     return hashlib.sha256(json.dumps(leaves, sort_keys=True).encode("utf-8")).hexdigest()[:16]
 
 
@@ -81,6 +91,7 @@ def record_of(project: Project, analysis: Analysis) -> Record:
                      for row in (scaling.rows if scaling else ())],
         "predictions": predictions,
         "design": design_fingerprint(project),
+        "design_inputs": design_inputs(project),
         "slots": _slots(project),
     }
 
@@ -91,7 +102,7 @@ def unbuilt(error: str) -> Record:
             "next_action": None,
             "met_at_plan": None, "at_plan": [], "time_limit_s": None, "optimum": None, "p_star": None,
             "alpha_s": None, "beta_s": None, "sigma": None, "kappa": None, "measured": [], "predictions": [],
-            "design": "", "slots": {}}
+            "design": "", "design_inputs": {}, "slots": {}}
 
 
 def _action(action: PageAction) -> dict[str, Any]:

@@ -238,6 +238,8 @@ def _hardware(project: Project) -> list[Finding]:
     hardware = project.hardware
     if hardware is None or hardware.name is None or hardware.devices_per_node != 1 or hardware.device_memory:
         return []
+    if project.project.workload == "data-processing":  # no model's state to hold: devices per node are not read
+        return []
     match = _DEVICES_IN_NAME.search(hardware.name)
     if match is None or int(match.group(1)) < 2:
         return []

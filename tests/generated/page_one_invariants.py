@@ -125,6 +125,11 @@ def check_page_one(project: Project, analysis: Analysis, document: dict[str, Any
         margin = project.plan_search.margin if project.plan_search else PlanSearch().margin
         assert ordered(rest, margin=margin) == rest
     assert action.code == "none" or action.code in codes, action
+    # 9 (item 9 of the list): no blank figure in a sentence of page 1, and no closest lever that would meet
+    for text in (summary.verdict, summary.gap, action.text, summary.failure_tax, summary.optimum.text):
+        assert text is None or (" — " not in text and not text.endswith("—")), text
+    if action.kind == "out-of-reach":
+        assert all(miss.excess > 1.0 for miss in analysis.levers.near_misses), analysis.levers.near_misses
 
 
 def _moved(project: Project, nodes: int) -> Project:
