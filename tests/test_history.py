@@ -175,3 +175,18 @@ def test_each_revision_shows_the_verdict_and_next_action_its_build_shows(tmp_pat
     # 15 min (the fitted one read from the node-count lever), then the plan meets 30 min
     assert [r["next_action"]["kind"] for r in revisions] == ["out-of-reach", "fitted-scale", "keep"]
     assert [r["state"] for r in revisions] == ["missed", "missed", "met"]
+
+
+def test_the_design_change_column_names_each_input_that_changed(tmp_path: Path) -> None:
+    """A network upgrade is named as one, with its values, not as "layout or baseline"; a change of what a run's
+    time means (scaling.mode) supersedes the predictions made before it."""
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    first = project([(1, 3600), (2, 1900), (4, 1050)])
+    commit(tmp_path, first, "r1")
+    commit(tmp_path, first.replace("network_bandwidth: 10 GB/s", "network_bandwidth: 25 GB/s"), "r2: the network")
+    out = tmp_path / "out"
+    assert main(["history", str(tmp_path / "p.yaml"), "-o", str(out)]) == 0
+    page = (out / "history-p" / "history.html").read_text(encoding="utf-8")
+    assert "hardware.network_bandwidth: 10.0 GB/s → 25.0 GB/s" in page and "layout or baseline" not in page
+    document = history(tmp_path / "p.yaml")
+    assert [r["design"] for r in document["revisions"]][0] != document["revisions"][1]["design"]

@@ -408,13 +408,8 @@ def _measurement(path: str) -> str | None:
     return head + bracket if bracket and head.startswith(BY_NODES) and "[nodes=" in head else None
 
 
-def _shown(leaf: Leaf) -> str:
-    """A leaf's value as a person writes it, with its unit: "50.0 GB/s", not "5e+10 B/s"."""
-    return quantity(leaf.value, leaf.unit) if leaf.unit and isinstance(leaf.value, int | float) else leaf.shown
-
-
 def _summary(leaves: list[Leaf]) -> str:
-    return ", ".join(f"{leaf.path.rsplit('.', 1)[-1]} {_shown(leaf)}" for leaf in leaves
+    return ", ".join(f"{leaf.path.rsplit('.', 1)[-1]} {leaf.written}" for leaf in leaves
                      if not leaf.path.endswith(".nodes"))
 
 
@@ -447,7 +442,7 @@ def compare_inputs(old: Project, new: Project, old_scaling: ScalingResult | None
         if path in _NAMED_BY_NUMBER:  # stage 1 → 3 is another stage, not "200 %" more of one
             relative = None
         unit = b.unit if b is not None else a.unit if a is not None else ""
-        changes.append(InputChange(path, _shown(a) if a else None, _shown(b) if b else None, unit, relative))
+        changes.append(InputChange(path, a.written if a else None, b.written if b else None, unit, relative))
     for scale in sorted(repeated):
         change = _distribution_change(scale, old, new, old_scaling, new_scaling)
         if change is None:

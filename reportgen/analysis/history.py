@@ -32,7 +32,7 @@ DESIGN_INPUTS = ("design.", "baseline.", "prediction.pattern", "hardware.", "sca
 
 def design_inputs(project: Project) -> dict[str, str]:
     """Each design input as the project file gives it, by path: what the history's design-change column names."""
-    return {leaf.path: leaf.shown for leaf in flatten(project, currency=project.currency)
+    return {leaf.path: leaf.written for leaf in flatten(project, currency=project.currency)
             if leaf.path.startswith(DESIGN_INPUTS)}
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reportgen.project.spec import Items, Quantity, Section, spec_fields
+from reportgen.wording import quantity
 
 Scalar = float | int | bool | str
 
@@ -25,6 +26,11 @@ class Leaf:
                         f"{_show(ordered[len(ordered) // 2])}, most {_show(ordered[-1])})")
             return ", ".join(_show(v) for v in self.value)
         return _show(self.value)
+
+    @property
+    def written(self) -> str:
+        """The value as a person writes it, with its unit: "50.0 GB/s", not "5e+10 B/s"."""
+        return quantity(self.value, self.unit) if self.unit and isinstance(self.value, int | float) else self.shown
 
 
 MAX_SHOWN_ITEMS = 32  # a list (per-worker times) shown whole up to this many values; past it, its head and spread
