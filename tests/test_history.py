@@ -189,4 +189,4 @@ def test_the_design_change_column_names_each_input_that_changed(tmp_path: Path) 
     page = (out / "history-p" / "history.html").read_text(encoding="utf-8")
     assert "hardware.network_bandwidth: 10.0 GB/s → 25.0 GB/s" in page and "layout or baseline" not in page
     document = history(tmp_path / "p.yaml")
-    assert [r["design"] for r in document["revisions"]][0] != document["revisions"][1]["design"]
+    assert document["revisions"][0]["design"] != document["revisions"][1]["design"]
