@@ -56,10 +56,11 @@ def test_pdf_has_every_section_and_page_numbers(pdf_text: list[str]) -> None:
 
 
 @pytest.mark.slow
-def test_the_example_reads_through_in_22_pages(built: dict[str, Path], pdf_text: list[str]) -> None:
+def test_the_example_reads_through_in_23_pages(built: dict[str, Path], pdf_text: list[str]) -> None:
     """docs/methods.md#a-report-a-reviewer-reads-through: the default example's report, appendix included, is at most
-    22 pages; the tables a figure draws are in the appendix, linked from the figure's section."""
-    assert len(pdf_text) <= 22, f"the example's report is {len(pdf_text)} pages"
+    23 pages (22, and page 2 now opens with the ways considered); the tables a figure draws are in the appendix,
+    linked from the figure's section."""
+    assert len(pdf_text) <= 23, f"the example's report is {len(pdf_text)} pages"
     html = (built["a"] / "report.html").read_text(encoding="utf-8")
     body, appendix = html.split('<section id="appendix">', 1)
     for key in ("lost-folds", "sensitivity", "energy", "energy-delay"):
