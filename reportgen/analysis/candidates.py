@@ -440,7 +440,7 @@ def _missed_code(ground: Ground) -> str:
 def _measure(ground: Ground) -> list[Candidate]:
     """The inputs and runs that decide the verdict."""
     out = [*_inputs(ground), *_planner_runs(ground), *_repeats(ground), *_another_scale(ground),
-           *_contention(ground)]
+           *_contention(ground), *_unjudged_scales(ground)]
     state = ground.state
     plan_unmeasured = ground.plan is not None and state.state == "unjudged" and \
         all(r.source != "measured" for r in state.regimes) and state.why not in ("cannot-start", "per-unit-of-work",
@@ -474,6 +474,21 @@ def _inputs(ground: Ground) -> list[Candidate]:
         wanted.append("objective-unknown")
     return [_candidate("measure", code, "decides", words.finding_text(code, ground.evidence), rank=4,
                        finding=_finding(ground, code), money=0.0, node_hours=0.0) for code in wanted]
+
+
+def _unjudged_scales(ground: Ground) -> list[Candidate]:
+    """A scale the fit puts within every limit but does not judge met (its interval straddles a limit): measuring it
+    decides whether a missed goal is out of reach (docs/methods.md#ways-considered)."""
+    if ground.state.state != "missed":
+        return []
+    out = []
+    for miss in ground.levers.near_misses:
+        if miss.lever in SCALE_LEVERS and miss.excess <= 1.0:
+            out.append(_candidate("measure", _missed_code(ground), "decides", words.unjudged_scale_text(
+                miss.best, ground.evidence), rank=4, nodes=miss.best, change=_change(ground, miss.best),
+                feasible=ground.available(miss.best),
+                excluded_by=None if ground.available(miss.best) else "nodes_available"))
+    return out
 
 
 def _another_scale(ground: Ground) -> list[Candidate]:

@@ -294,6 +294,11 @@ def repeat_text(plan: int, more: int, runs: int | None, runs_over: int | None, e
     return f"Measure {nodes(plan)} {times}: {why}."
 
 
+def unjudged_scale_text(nodes_: float, e: Evidence) -> str:
+    return (f"Measure {nodes(nodes_)}: the fit puts a run there within every limit, but its interval straddles one, so "
+            "whether the goal is out of reach of this design is not yet known.")
+
+
 def contention_text(scales: Sequence[float]) -> str:
     return (f"Measure {listed([nodes(p) for p in scales])} again with a core per rank (on more machines): those runs "
             "are oversubscribed, so their loss is contention, not the design's.")

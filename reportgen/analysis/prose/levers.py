@@ -105,8 +105,10 @@ def out_of_reach(levers: Levers, plan: int | None, currency: str) -> str:
     where = f" at the planned {nodes(plan)}" if plan else ""
     beyond = [f"{lever.lever} at {value_words(lever, lever.flips_at, currency)} ({times(lever.ratio)} today's, "
               "beyond reach)" for lever in levers.flips if not lever.feasible]
+    # a lever whose best value the fit puts within every limit (unjudged: its interval straddles) is no near miss
+    misses = [miss for miss in levers.near_misses if miss.excess > 1.0]
     near = [f"the {_noun(miss, currency)} ({times(miss.excess)}" + (" over a limit at its best)" if index == 0 else ")")
-            for index, miss in enumerate(levers.near_misses)]
+            for index, miss in enumerate(misses)]
     closest = (beyond + near)[:2]
     if not closest:
         return f"The goal is out of reach of this design{where}: no input the report can vary meets it."

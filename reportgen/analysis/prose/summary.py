@@ -352,6 +352,8 @@ def _estimated_plan(goal: GoalResult, page: PageOne, met: bool, words: _Words,
                      f"{_budget(goal, fitted, words)}")
     elif fitted is not None:
         text += f": the USL fit puts a run there at {duration(fitted.time_s)}"
+        if goal.time_limit_s is not None and fitted.time_ratio is not None:  # the margin the verdict is judged by
+            text += f" ({margin(fitted.time_ratio)} the {duration(goal.time_limit_s)} limit)"
         if fitted.cost is not None:
             text += f", for {words.money(fitted.cost)}{_on(fitted.regime)}{_budget(goal, fitted, words)}"
     return sentence(text)
