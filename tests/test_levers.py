@@ -13,7 +13,7 @@ import pytest
 
 from reportgen.analysis import Inputs, analyze, judge_of
 from reportgen.analysis.goal import GoalDocument
-from reportgen.analysis.levers import Lever
+from reportgen.analysis.lever_records import Lever
 from reportgen.project.loader import load_project
 from tests.conftest import INPUTS, make_project
 from tests.generated.figures import unquoted_figures

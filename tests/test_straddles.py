@@ -105,8 +105,8 @@ def test_the_models_figure_on_the_other_side_leaves_that_limit_unjudged() -> Non
 
 
 def test_a_straddling_row_never_reads_met_null_beside_every_limit_met() -> None:
-    """Invariant 2 of page 1 (docs/methods.md#judging-an-unmeasured-plan), over a sweep of limits through the
-    interval: met is null only where a meets_* is null and none is false."""
+    """An unmeasured plan's row is judged limit by limit (docs/methods.md#judging-an-unmeasured-plan), over a sweep of
+    limits through the interval: met is null only where a meets_* is null and none is false."""
     for seconds in (100, 130, 156, 180, 250):
         for budget in (15, 22, 100):
             for row in _estimate(f"{seconds} s", f"{budget} USD").goal.fitted_at_plan:
@@ -235,7 +235,7 @@ def test_a_decisions_p_miss_is_the_share_of_resamples_its_point_breaks_a_limit()
 
 
 def test_the_decisions_table_quotes_p_miss_beside_p_best() -> None:
-    """Invariant 19 of page 1: p_best or regret_95 quoted ⇒ p_miss beside it when above 0."""
+    """p_best or regret_95 quoted ⇒ p_miss beside it when above 0 (docs/methods.md#confidence-of-the-decision)."""
     analysis = _analyze(DECISION)
     decision = analysis.decisions.decisions[0]
     html = _decisions_table(analysis, decision)

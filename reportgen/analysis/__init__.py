@@ -29,7 +29,8 @@ from reportgen.analysis.energy import EnergyResult, analyze_energy
 from reportgen.analysis.findings import Finding, ordered
 from reportgen.analysis.goal import GoalDocument, GoalResult, check_goal
 from reportgen.analysis.layout import LAYOUT_DOC, LayoutResult, analyze_layout
-from reportgen.analysis.levers import Judge, LeverEvidence, Levers, Outcome, WhatIf, find_levers
+from reportgen.analysis.lever_records import Levers
+from reportgen.analysis.levers import Judge, LeverEvidence, Outcome, WhatIf, find_levers
 from reportgen.analysis.lint import crowded_runs, lint
 from reportgen.analysis.model_check import ModelCheckResult, check_model
 from reportgen.analysis.page_one import PageInputs, PageOne, build_page_one, needs_levers, page_one_findings

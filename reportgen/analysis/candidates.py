@@ -18,7 +18,7 @@ from reportgen.analysis.confidence import NextRun, PlanEstimate
 from reportgen.analysis.cost import CostResult
 from reportgen.analysis.findings import Finding
 from reportgen.analysis.goal import GoalCheck, GoalResult
-from reportgen.analysis.levers import Lever, Levers
+from reportgen.analysis.lever_records import Lever, Levers
 from reportgen.analysis.page_one_facts import Candidate, CanStart, Constraints, Effect, ExcludedBy, Kind, Rank
 from reportgen.analysis.peak import FASTER_WITHOUT_REPEATS
 from reportgen.analysis.plan_search import PlanSearchResult, RankedLayout

@@ -19,7 +19,7 @@ from reportgen.analysis.common import TIE_TOLERANCE, Origin, first_min, headline
 from reportgen.analysis.confidence import PlanEstimate
 from reportgen.analysis.cost import CostResult, priced_points
 from reportgen.analysis.energy import EnergyResult
-from reportgen.analysis.levers import Lever, Levers, NearMiss
+from reportgen.analysis.lever_records import Lever, Levers, NearMiss
 from reportgen.analysis.scaling import ScalingResult, run_time
 from reportgen.keys import CURRENCY, Key, interval, money
 from reportgen.project.model import Goal, RegimeName, Scaling

@@ -18,14 +18,14 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from statistics import median
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from reportgen.analysis.common import powers_of_two
+from reportgen.analysis.lever_records import Lever, LeverName, Levers, LeverSource, NearMiss
 from reportgen.analysis.objectives import OBJECTIVE_NAMES, latency_of, latency_source
 from reportgen.analysis.reliability import folded_fraction
-from reportgen.keys import Key
 from reportgen.project.model import Project
 
 if TYPE_CHECKING:  # the goal and serving results hold levers: these are types of the evidence only
@@ -33,48 +33,10 @@ if TYPE_CHECKING:  # the goal and serving results hold levers: these are types o
     from reportgen.analysis.scaling import ScalingResult, TimeChange
     from reportgen.analysis.serving import ServingResult
 
-LeverName = Literal["nodes", "start-up", "serial fraction", "network bandwidth", "network latency", "node price",
-                    "spot fraction", "preemption rate", "checkpoint interval", "utilization", "ZeRO stage",
-                    "replicas", "capacity per replica", "p99 latency", "ttft p99", "tpot p99"]
-LeverSource = Literal["measured", "fitted", "model"]
 WIDTH = 2e-7  # the relative width a flip is bracketed to
 REACH = 1e3  # a continuous lever is searched from today / REACH to today × REACH
 MAX_EVALUATIONS = 60  # per lever
 BANDWIDTH_REACH = 2.0  # a bandwidth beyond 2× today's (or the node's own links) is not feasible
-
-
-@dataclass(frozen=True)
-class Lever:
-    """One lever: today's value, the value at which the verdict at the plan flips, and whether it can be reached."""
-
-    lever: Annotated[LeverName, Key("what is varied")]
-    path: Annotated[str, Key("where it is in the project file, or what it acts on")]
-    unit: Annotated[str, Key("the unit of today and flips_at")]
-    today: Annotated[float, Key("its value today")]
-    flips_at: Annotated[float, Key("the value at which the verdict at the plan flips, all else held (the flip "
-                                   "nearest to today)")]
-    ratio: Annotated[float, Key("flips_at / today")]
-    feasible: Annotated[bool, Key("the value can be reached: a bandwidth at most 2× today's and the node's own "
-                                  "links, a fraction within 0–1, at most nodes_available, no negative time, price "
-                                  "or rate")]
-    source: Annotated[LeverSource, Key("the evidence it rests on: measured, fitted, or the model")]
-    meets: bool  # the verdict beyond flips_at: True when the lever meets a missed goal, False for a met goal's margin
-
-    @property
-    def distance(self) -> float:
-        return abs(math.log(self.ratio)) if self.ratio > 0 else math.inf
-
-
-@dataclass(frozen=True)
-class NearMiss:
-    """A lever that cannot flip a missed goal within its reach: how near its best feasible value brings the plan."""
-
-    lever: Annotated[LeverName, Key("what is varied")]
-    path: Annotated[str, Key("where it is in the project file, or what it acts on")]
-    unit: Annotated[str, Key("the unit of today and best")]
-    today: Annotated[float, Key("its value today")]
-    best: Annotated[float, Key("its feasible value that brings the plan nearest to the goal")]
-    excess: Annotated[float, Key("the plan's largest ratio of a value to its limit there (1 would meet it)")]
 
 
 @dataclass(frozen=True)
@@ -84,13 +46,6 @@ class Outcome:
 
     met: bool | None
     excess: float | None
-
-
-@dataclass(frozen=True)
-class Levers:
-    flips: tuple[Lever, ...] = ()  # feasible first, then by |log ratio|
-    near_misses: tuple[NearMiss, ...] = ()  # a missed goal no feasible lever flips: the nearest, by excess
-    searched: bool = False  # the search ran (a history skips it where page 1's next action does not need it)
 
 
 @dataclass(frozen=True)

@@ -4,10 +4,7 @@ The serving analysis and the goal's levers both read them (one vocabulary, below
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, get_args
-
-if TYPE_CHECKING:  # a row is the serving analysis's: only its type is read here
-    from reportgen.analysis.serving import ServingRow
+from typing import Literal, Protocol, get_args
 
 LatencyOrigin = Literal["measured", "interpolated", "modelled"]
 ObjectiveName = Literal["p99", "ttft_p99", "tpot_p99"]  # end-to-end latency, time to first token, per output token
@@ -21,11 +18,28 @@ OBJECTIVE_NAMES: dict[ObjectiveName, str] = {"p99": "p99", "ttft_p99": "p99 time
                                              "tpot_p99": "p99 time per output token"}
 
 
-def latency_of(row: ServingRow, name: ObjectiveName) -> float | None:
+class LatencyRow(Protocol):
+    """What a row of the serving analysis holds of each objective: its value and how it is known there."""
+
+    @property
+    def p99_s(self) -> float | None: ...
+    @property
+    def ttft_p99_s(self) -> float | None: ...
+    @property
+    def tpot_p99_s(self) -> float | None: ...
+    @property
+    def p99_source(self) -> LatencyOrigin | None: ...
+    @property
+    def ttft_source(self) -> LatencyOrigin | None: ...
+    @property
+    def tpot_source(self) -> LatencyOrigin | None: ...
+
+
+def latency_of(row: LatencyRow, name: ObjectiveName) -> float | None:
     value: float | None = getattr(row, ROW_FIELDS[name][0])
     return value
 
 
-def latency_source(row: ServingRow, name: ObjectiveName) -> LatencyOrigin | None:
+def latency_source(row: LatencyRow, name: ObjectiveName) -> LatencyOrigin | None:
     source: LatencyOrigin | None = getattr(row, ROW_FIELDS[name][1])
     return source

@@ -21,7 +21,7 @@ from reportgen.analysis.cost import CostResult
 from reportgen.analysis.diagnosis import DiagnosisResult
 from reportgen.analysis.findings import Finding, Severity, info
 from reportgen.analysis.goal import GoalResult, nearest
-from reportgen.analysis.levers import Levers
+from reportgen.analysis.lever_records import Levers
 from reportgen.analysis.objectives import OBJECTIVE_NAMES
 from reportgen.analysis.page_one_facts import (
     Candidate,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from reportgen.analysis.findings import Severity
-from reportgen.analysis.levers import Lever
+from reportgen.analysis.lever_records import Lever
 from reportgen.analysis.verdict_state import RegimeVerdict
 from reportgen.keys import Key, money
 from reportgen.project.model import RegimeName

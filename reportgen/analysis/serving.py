@@ -19,7 +19,7 @@ from reportgen.analysis.cost import local_viability
 from reportgen.analysis.energy import JOULES_PER_KWH
 from reportgen.analysis.fits import USLFit, usl_capacity
 from reportgen.analysis.goal import GoalDocument, GoalRow, LatencyRatios
-from reportgen.analysis.levers import Levers
+from reportgen.analysis.lever_records import Levers
 from reportgen.analysis.objectives import (
     OBJECTIVE_NAMES,
     OBJECTIVES,

@@ -1,6 +1,6 @@
 """The invariants of page 1's facts (docs/methods.md#page-1-from-one-set-of-facts), held on every project in inputs/
 (tests/test_page_one_invariants.py) and on every generated project and service (tests/generated/test_invariants.py).
-Each assertion names the rule it holds."""
+Each assertion is numbered as docs/methods.md#page-1-held-on-generated-projects lists it."""
 
 from __future__ import annotations
 
@@ -146,7 +146,8 @@ def _moved(project: Project, nodes: int) -> Project:
 
 
 def permuted_summary(project: Project) -> dict[str, object] | None:
-    """The summary of the project with its runs in reverse order (invariant 18: the same, byte for byte)."""
+    """The summary of the project with its runs in reverse order: the same, byte for byte
+    (docs/methods.md#page-1-held-on-generated-projects)."""
     scaling = project.scaling
     if scaling is None or len(scaling.runs) < 2:
         return None

@@ -12,7 +12,7 @@ from typing import Literal
 from reportgen.analysis.confidence import NextRun
 from reportgen.analysis.diagnosis import DiagnosisResult
 from reportgen.analysis.goal import GoalCheck, GoalResult
-from reportgen.analysis.levers import Lever, Levers
+from reportgen.analysis.lever_records import Lever, Levers
 from reportgen.analysis.peak import PastPeak, past_peak_words
 from reportgen.analysis.plan_search import PlanSearchResult, RankedLayout
 from reportgen.analysis.prediction import PredictionResult
@@ -309,7 +309,7 @@ def lever_text(lever: Lever, e: Evidence) -> str:
 
 
 def out_of_reach_text(e: Evidence, unreached: Sequence[str], beyond: tuple[float, str] | None) -> str:
-    """§ the goal out of reach: the two closest levers, every objective no lever acts on, the scale that would meet
+    """The goal out of reach (docs/methods.md#the-order): the two closest levers, every objective no lever acts on, the scale that would meet
     but lies above the nodes available, and a faster and cheaper measured scale."""
     text = _without_a_plan(e) if e.plan is None else out_of_reach(e.levers, e.plan, e.currency)
     if unreached:

@@ -4,7 +4,7 @@ the two closest."""
 
 from __future__ import annotations
 
-from reportgen.analysis.levers import Lever, Levers, NearMiss
+from reportgen.analysis.lever_records import Lever, Levers, NearMiss
 from reportgen.wording import duration, listed, money, nodes, number, percent, plural, rate, times
 
 
