@@ -92,8 +92,8 @@ class Ground:
 
 def find_candidates(ground: Ground) -> list[Candidate]:
     """Every candidate of every kind, unordered."""
-    found = [*_fix_design(ground), *_fix_evidence(ground, _rank_three(ground))]
-    found += _rank_three(ground)
+    rank_three = _rank_three(ground)  # what a flagged run may rest under, and the ways themselves
+    found = [*_fix_design(ground), *_fix_evidence(ground, rank_three), *rank_three]
     found += [*_measure(ground), *_lever_candidates(ground)]
     found += _out_of_reach(ground, found)
     found += _advice(ground, found)

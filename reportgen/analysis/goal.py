@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Annotated
+from typing import Annotated, Literal
 
 import numpy as np
 
@@ -23,6 +23,8 @@ from reportgen.analysis.lever_records import Lever, Levers, NearMiss
 from reportgen.analysis.scaling import ScalingResult, run_time
 from reportgen.keys import CURRENCY, Key, interval, money
 from reportgen.project.model import Goal, RegimeName, Scaling
+
+UnjudgedWhy = Literal["estimate-straddles", "model-other-side", "few-scales"]
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,8 @@ class GoalResult:
     # a scale nobody measured, of a given undisturbed time, held in every regime as the plan would be (a layout's
     # figures on page 1: docs/methods.md#ways-considered)
     hold: Callable[[int, float], tuple[GoalCheck, ...]] | None = None
+    # why an unmeasured plan's viable row is left unjudged, as a code page 1's facts read (the note words it)
+    unjudged: UnjudgedWhy | None = None
 
     @property
     def priced(self) -> bool:
@@ -343,6 +347,7 @@ def check_goal(goal: Goal | None, *, plan_nodes: int | None, scaling: ScalingRes
     at_plan: tuple[GoalCheck, ...] = ()
     fitted_plan: list[GoalCheck] = []
     note = ""
+    unjudged_why: UnjudgedWhy | None = None
     if plan_nodes is None:
         note = "the project plans no node count (add design.nodes)"
     elif not plan_measured:
@@ -350,6 +355,7 @@ def check_goal(goal: Goal | None, *, plan_nodes: int | None, scaling: ScalingRes
         fitted_plan, unjudged = _fitted_plan(limits, scaling, cost, plan_nodes, estimate,
                                              resampled(plan_nodes) if resampled and estimate else None)
         note += f" and {unjudged}" if unjudged else ""
+        unjudged_why = UNJUDGED_WHY.get(unjudged)
     elif cost is not None:  # every regime the project states, a non-viable one marked so
         measured_time = next(r.time_s for r in scaling.rows if r.nodes == plan_nodes) or 0.0
         at_plan = tuple(limits.hold(plan_nodes, name, regime.viable, row.time_s, row.cost,
@@ -375,7 +381,7 @@ def check_goal(goal: Goal | None, *, plan_nodes: int | None, scaling: ScalingRes
                       cost_unknown, None if meeting else nearest(checks),
                       _fewest_node_hours([c for c in checks if c.meets_time]) if cost_unknown else None,
                       _cheapest_run(checks), estimate, speedup_needed=_speedup_needed(scaling, goal.time_per_run),
-                      checks=tuple(checks), hold=partial(_held_all, limits, cost))
+                      checks=tuple(checks), hold=partial(_held_all, limits, cost), unjudged=unjudged_why)
 
 
 def plan_repeats(spec: Scaling | None, plan: int | None) -> tuple[float, ...]:
@@ -446,9 +452,11 @@ def nearest(checks: list[GoalCheck]) -> GoalCheck | None:
     return first_min(checks, key=excess) if checks else None
 
 
-STRADDLES = "the estimate straddles the limit"  # goal.note's reasons (page 1's why reads them)
+STRADDLES = "the estimate straddles the limit"  # goal.note's reasons, each with its code (UNJUDGED_WHY)
 MODEL_OTHER_SIDE = "the α–β model's figure is on the other side of the limit"
 FEW_SCALES = "a fit of fewer than three measured scales"
+UNJUDGED_WHY: dict[str, UnjudgedWhy] = {STRADDLES: "estimate-straddles", MODEL_OTHER_SIDE: "model-other-side",
+                                       FEW_SCALES: "few-scales"}
 
 
 def _fitted_plan(limits: _Limits, scaling: ScalingResult, cost: CostResult | None, plan: int,

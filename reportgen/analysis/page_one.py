@@ -11,14 +11,13 @@ never a sentence.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from reportgen.analysis.candidate_order import first_feasible, ordered
 from reportgen.analysis.candidates import CANNOT_START, Ground, find_candidates
 from reportgen.analysis.common import first_min
 from reportgen.analysis.confidence import NextRun, PlanEstimate
 from reportgen.analysis.cost import CostResult
-from reportgen.analysis.diagnosis import DiagnosisResult
 from reportgen.analysis.findings import Finding, Severity, info
 from reportgen.analysis.goal import GoalResult, nearest
 from reportgen.analysis.lever_records import Levers
@@ -43,7 +42,7 @@ from reportgen.analysis.verdict_state import (
     PageState,
     RegimeState,
     page_state,
-    plan_flagged,
+    plan_flag,
     serving_lacking,
     serving_regimes,
     training_lacking,
@@ -144,11 +143,6 @@ def decide_can_start(findings: Sequence[Finding], evidence: words.Evidence) -> C
     return CanStart(False, first.code, first.message, words.finding_text(first.code, evidence), refuted)
 
 
-def blocks(diagnosis: DiagnosisResult | None, finding: Finding) -> bool:
-    """Whether one finding stops the design (for the lint's severity and the tests)."""
-    return not decide_can_start((finding,), words.Evidence(diagnosis, None, None, None, None, None, None)).value
-
-
 # ---------------------------------------------------------------------------------------------------------- state
 def _state(inputs: PageInputs, can_start: CanStart) -> PageState:
     e = inputs.evidence
@@ -168,7 +162,7 @@ def _state(inputs: PageInputs, can_start: CanStart) -> PageState:
     regimes = training_regimes(goal)
     return page_state(regimes, has_goal=True, can_start=can_start.value, plan=inputs.plan,
                       none_meets=goal.none_meets and e.scaling is not None and not e.scaling.per_unit_of_work,
-                      flagged=goal.plan_measured and plan_flagged(e.scaling, inputs.plan),
+                      flagged=goal.plan_measured and plan_flag(e.scaling, inputs.plan) is not None,
                       lacking=training_lacking(goal, e.scaling))
 
 
@@ -357,16 +351,6 @@ def _quantities(inputs: PageInputs, state: PageState, candidates: Sequence[Candi
             if value is not None:
                 out.append(Quantity(f"next action {name}", float(value), unit, chosen.regime, f"{at}.{name}"))
     return tuple(out)
-
-
-def with_next_action_text(page: PageOne, text: str) -> PageOne:
-    """The page with its chosen candidate's text rewritten (a blocker's fix quotes the lever it takes)."""
-    index = page.next_action.candidate
-    if index is None:
-        return replace(page, next_action=replace(page.next_action, text=text))
-    candidates = list(page.candidates)
-    candidates[index] = replace(candidates[index], text=text)
-    return replace(page, candidates=tuple(candidates), next_action=replace(page.next_action, text=text))
 
 
 def needs_levers(page: PageOne, findings: Sequence[Finding]) -> bool:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from reportgen.analysis.common import headline_of
-from reportgen.analysis.goal import FEW_SCALES, MODEL_OTHER_SIDE, STRADDLES, GoalCheck, GoalResult
+from reportgen.analysis.goal import GoalCheck, GoalResult
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.analysis.serving import ServingCheck, ServingResult
 from reportgen.keys import Key
@@ -128,13 +128,8 @@ def _training_row(goal: GoalResult, check: GoalCheck, source: RowSource) -> Regi
 def _unjudged_why(goal: GoalResult, check: GoalCheck, source: RowSource) -> Why:
     if goal.cost_unknown and check.meets_time is not False:
         return "unpriced"
-    note = goal.note or ""
-    if MODEL_OTHER_SIDE in note:
-        return "model-other-side"
-    if STRADDLES in note:
-        return "estimate-straddles"
-    if FEW_SCALES in note:
-        return "few-scales"
+    if goal.unjudged is not None:
+        return goal.unjudged
     return "not-measured" if source != "measured" else "unpriced"
 
 
@@ -152,14 +147,21 @@ def training_lacking(goal: GoalResult, scaling: ScalingResult | None) -> Why | N
     return None
 
 
-def plan_flagged(scaling: ScalingResult | None, plan: int | None) -> bool:
-    """A finding flags the plan's own run: implausibly fast (and not accepted as superlinear), an outlier, or a
-    wild repeat there."""
+PlanFlag = Literal["implausible", "outlier", "wild-repeat"]
+
+
+def plan_flag(scaling: ScalingResult | None, plan: int | None) -> PlanFlag | None:
+    """What a finding flags of the plan's own run: implausibly fast (and not accepted as superlinear), an outlier, or
+    a wild repeat there; None when none does."""
     if scaling is None or plan is None:
-        return False
-    implausible = any(r.nodes == plan for r in scaling.implausible) and not scaling.superlinear_reason
-    return implausible or any(o.nodes == plan for o in scaling.outliers) \
-        or any(r.nodes == plan for r in scaling.outlier_repeats)
+        return None
+    if any(r.nodes == plan for r in scaling.implausible) and not scaling.superlinear_reason:
+        return "implausible"
+    if any(o.nodes == plan for o in scaling.outliers):
+        return "outlier"
+    if any(r.nodes == plan for r in scaling.outlier_repeats):
+        return "wild-repeat"
+    return None
 
 
 # -------------------------------------------------------------------------------------------------------- serving

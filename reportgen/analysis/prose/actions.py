@@ -309,8 +309,8 @@ def lever_text(lever: Lever, e: Evidence) -> str:
 
 
 def out_of_reach_text(e: Evidence, unreached: Sequence[str], beyond: tuple[float, str] | None) -> str:
-    """The goal out of reach (docs/methods.md#the-order): the two closest levers, every objective no lever acts on, the scale that would meet
-    but lies above the nodes available, and a faster and cheaper measured scale."""
+    """The goal out of reach (docs/methods.md#the-order): the two closest levers, every objective no lever acts on,
+    the scale that would meet but lies above the nodes available, and a faster and cheaper measured scale."""
     text = _without_a_plan(e) if e.plan is None else out_of_reach(e.levers, e.plan, e.currency)
     if unreached:
         objectives = listed(list(unreached))

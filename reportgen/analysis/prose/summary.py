@@ -38,7 +38,7 @@ from reportgen.analysis.prose.actions import Evidence
 from reportgen.analysis.reliability import ReliabilityResult
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.analysis.serving import ServingCheck, ServingResult, ServingRow
-from reportgen.analysis.verdict_state import RegimeState, VerdictState, Why
+from reportgen.analysis.verdict_state import RegimeState, VerdictState, Why, plan_flag
 from reportgen.keys import Key
 from reportgen.project.model import REGIME_NAMES, REGIME_PHRASES, Project
 from reportgen.wording import (
@@ -292,17 +292,14 @@ def _training_verdict(goal: GoalResult | None, page: PageOne, plan: int | None, 
     return sentence(f"The goal cannot be judged {where}: {values}"), None
 
 
+FLAG_WORDS = {"implausible": "the run there is implausibly fast", "outlier": "the run there is an outlier",
+              "wild-repeat": "a repeat there is far from the others"}
+
+
 def _flagged(scaling: ScalingResult | None, plan: int | None) -> str:
-    """What a finding says of the plan's run, when one flags it: implausible, an outlier, or a wild repeat."""
-    if scaling is None or plan is None:
-        return ""
-    if any(r.nodes == plan for r in scaling.implausible) and not scaling.superlinear_reason:
-        return "the run there is implausibly fast"
-    if any(o.nodes == plan for o in scaling.outliers):
-        return "the run there is an outlier"
-    if any(r.nodes == plan for r in scaling.outlier_repeats):
-        return "a repeat there is far from the others"
-    return ""
+    """What a finding says of the plan's run, when one flags it (verdict_state.plan_flag decides which)."""
+    flag = plan_flag(scaling, plan)
+    return FLAG_WORDS[flag] if flag else ""
 
 
 def _measured_scales(goal: GoalResult, words: _Words) -> str:
