@@ -116,8 +116,9 @@ def _plan_not_measured(e: Evidence) -> str:
     if e.next_runs:
         return planner_words(e.next_runs[0], e.currency)
     if e.serving is not None:  # a service's own terms: what it serves and how fast it answers, not a run
-        return (f"Measure the plan's scale, {nodes(e.plan)}, with a load test: its capacity and p99 there are "
-                "fitted, not measured.")
+        known = listed(["capacity", *(name for name, _ in e.serving.objective_words or (("p99", 0.0),))])
+        return f"Measure the plan's scale, {nodes(e.plan)}, with a load test: its {known} there are fitted, " \
+            "not measured."
     return f"Measure the plan's scale, {nodes(e.plan)}: its time and cost are not evidenced."
 
 
