@@ -119,6 +119,23 @@ def enumerate_layouts(devices: int, shape: Shape, devices_per_node: int, global_
     return Layouts.of(list(columns), left_out)
 
 
+def why_none_enumerated(devices: int, shape: Shape, devices_per_node: int, global_batch: int,
+                        space: SearchSpace) -> str:
+    """The rule after which no layout of `devices` was left, in enumerate_layouts' order: the tensor degree, else
+    the batch (methods.md#a-search-with-nothing-to-rank)."""
+    tensors = [t for t in divisors(devices_per_node) if t <= space.max_tensor and shape.heads % t == 0]
+    if not tensors:
+        return (f"no tensor degree t ≤ {min(space.max_tensor, devices_per_node)} divides both the "
+                f"{devices_per_node} devices of a node and the {shape.heads} heads")
+    # t = p = 1 divides any device count, so with a tensor degree left the pipeline rule always leaves a pair
+    pairs = [(t, p) for t in tensors for p in divisors(shape.layers) if devices % (t * p) == 0]
+    widest = max(pairs, key=lambda pair: (pair[0] * pair[1], pair[0]))
+    least_data = devices // (widest[0] * widest[1])
+    batches = " or ".join(map(str, space.micro_batch))
+    return (f"t·p is at most {widest[0]} × {widest[1]} = {widest[0] * widest[1]} (t ≤ g, p a divisor of L = {shape.layers}), "
+            f"so d ≥ {least_data:,}, and no b·d (b = {batches}) divides the global batch of {global_batch:,}")
+
+
 @dataclass(frozen=True)
 class StepModel:
     """What every layout's memory and step read: the shape, the batch, the FLOPs a token by policy, the hardware."""
@@ -234,6 +251,8 @@ def _each(term: Callable[..., float], *columns: np.ndarray) -> np.ndarray:
     folded in one at a time into an integer index of the combinations met so far, renumbered after each so that it
     never overflows (numpy's unique over rows of several columns takes a second for 100,000 rows; over integers,
     milliseconds)."""
+    if not len(columns[0]):  # no layout: nothing to evaluate (min and max of an empty column would raise)
+        return np.zeros(0, dtype=float)
     index = np.zeros(len(columns[0]), dtype=np.int64)  # the row's combination of the columns so far
     rows: list[tuple[object, ...]] = [()]  # each combination's values
     for column in map(np.asarray, columns):

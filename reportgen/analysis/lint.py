@@ -18,7 +18,7 @@ from reportgen.analysis.goal import GoalResult
 from reportgen.analysis.layout import LayoutResult
 from reportgen.analysis.model_check import COMM_SHARE_FACTOR, SPEEDUP_SHORTFALL, ModelCheckResult
 from reportgen.analysis.peak import PastPeak, past_peak_words
-from reportgen.analysis.plan_search import PlanSearchResult, missing_shape
+from reportgen.analysis.plan_search import LayoutMemory, PlanSearchResult, missing_shape
 from reportgen.analysis.prediction import PredictionResult
 from reportgen.analysis.reconcile import Reconciliation
 from reportgen.analysis.reliability import ReliabilityResult
@@ -521,15 +521,44 @@ def _shape(project: Project, plan_search: PlanSearchResult | None) -> list[Findi
     return out
 
 
+# why an input leaves layouts untimed, in the words of the step's terms (methods.md#a-search-with-nothing-to-rank)
+_STEP_NEEDS = {"hardware.network_bandwidth": "pipeline sends and data-parallel groups beyond one node",
+               "hardware.intra_node_bandwidth": "tensor-parallel all-reduces and data-parallel groups within a node"}
+
+
+def _unsearched(plan_search: PlanSearchResult) -> list[Finding]:
+    """What the search could not do for want of an input or a rule: no layout enumerated (a warning naming the
+    rule), fitting layouts none of which could be timed, or some layouts left untimed (info: never an action)."""
+    if plan_search.emptied_by is not None and plan_search.nodes is not None:
+        return [warning("no-layout-enumerated", f"no layout of {nodes(plan_search.nodes)}: {plan_search.emptied_by}",
+                        "design.nodes", "design")]
+    if plan_search.stepped == 0 and plan_search.fitting and plan_search.lacks:
+        names = [name for name, _ in plan_search.lacks]
+        needs = "; ".join(f"{name} is missing ({_STEP_NEEDS.get(name, 'the step reads it')})" for name in names)
+        return [info("plan-search-inputs", f"{plan_search.fitting:,} layouts fit in memory but none could be timed: "
+                     f"{needs}", names[0], "design")]
+    return [info("plan-search-inputs", f"{count:,} layouts were not searched: {name} is missing", name, "design")
+            for name, count in plan_search.lacks]
+
+
+def _knobs(layout: LayoutMemory) -> str:
+    """"ZeRO-3, full recompute and sequence parallelism": the knobs beside t × p × d."""
+    parts = [f"ZeRO-{layout.zero_stage}", f"{layout.recompute} recompute" if layout.recompute != "none"
+             else "no recompute"]
+    if layout.virtual_stages > 1:
+        parts.append(f"{layout.virtual_stages} virtual stages")
+    if layout.sequence_parallel:
+        parts.append("sequence parallelism")
+    return listed(parts)
+
+
 def _search(plan_search: PlanSearchResult | None, currency: str) -> list[Finding]:
     """The plan search's findings (methods.md#the-plan-search)."""
     if plan_search is None:
         return []
     out = []
     efficiency = plan_search.efficiency
-    for name, count in plan_search.lacks:
-        out.append(info("plan-search-inputs", f"{count:,} layouts were not searched: {name} is missing", name,
-                        "design"))
+    out += _unsearched(plan_search)
     if efficiency is not None and efficiency.above_peak:
         out.append(error("efficiency-above-peak", f"the runs calibrate η = {number(efficiency.value)}: above the peak, "
                          "or a run shorter than its modelled communication; the FLOP count, the peak or the runs' "
@@ -547,9 +576,10 @@ def _search(plan_search: PlanSearchResult | None, currency: str) -> list[Finding
                            "evaluated", "plan_search.max_layouts", "design"))
     if plan_search.nodes is not None and plan_search.fitting == 0 and plan_search.least_memory is not None:
         least, excess = plan_search.least_memory
+        usable = least.memory_per_device_b - excess
         out.append(error("no-layout-fits", f"no layout of {nodes(plan_search.nodes)} fits: the one of least memory, "
-                         f"{least.layout}, needs {size(least.memory_per_device_b)} per device, {size(excess)} too "
-                         "many", "design.nodes", "design"))
+                         f"{least.layout} (t × p × d) with {_knobs(least)}, needs {size(least.memory_per_device_b)} "
+                         f"per device, {size(excess)} more than the {size(usable)} usable", "design.nodes", "design"))
     declared = plan_search.declared
     if declared is not None and declared.gap is not None and declared.within_margin is False \
             and declared.fits is not False and plan_search.best:

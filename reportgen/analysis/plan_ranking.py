@@ -20,12 +20,14 @@ from reportgen.analysis.layout_search import (
     Term,
     enumerate_layouts,
     step_total,
+    why_none_enumerated,
 )
 from reportgen.analysis.model_shape import shape_of
 from reportgen.analysis.plan_search import (
     Cheapest,
     CheapestByRegime,
     DeclaredLayout,
+    LayoutMemory,
     PlanSearchResult,
     RankedLayout,
     ShapeBest,
@@ -46,14 +48,17 @@ class SearchOutcome:
     efficiency: Efficiency
     nodes: int
     enumerated: int
-    fitting: int
+    fitting: int  # memory fits, no bandwidth needed
+    stepped: int  # fitting and timed
     capped: bool
     left_out: int
     best: tuple[RankedLayout, ...]
     declared_shape_best: ShapeBest | None
     cheapest: CheapestByRegime | None
     lacks: tuple[tuple[str, int], ...]  # (input, layouts not evaluated for want of it)
-    least_memory: tuple[RankedLayout, float] | None  # with none fitting: the layout of least memory, its excess
+    least_memory: tuple[LayoutMemory, float] | None  # with none fitting: the layout of least memory, its excess
+    fitting_by_memory: tuple[LayoutMemory, ...]  # with none timed: the fitting layouts of least memory
+    emptied_by: str | None  # with none enumerated: the rule after which none was left
     fitting_steps: np.ndarray  # every fitting layout's step, sorted: the declared layout's rank among them
     tokens_per_run: float | None  # T, as the search's inputs have it: every time per run reads it
 
@@ -99,8 +104,8 @@ class Evaluated:
     states: np.ndarray
     activations: np.ndarray
     memory: np.ndarray
-    fits: np.ndarray
-    order: np.ndarray  # the fitting layouts that could be evaluated, ranked
+    fits: np.ndarray  # by memory alone
+    order: np.ndarray  # the fitting layouts that could be timed, ranked
 
 
 def evaluate(model: StepModel, layouts: Layouts, efficiency: float, capacity: float | None) -> tuple[
@@ -117,7 +122,7 @@ def evaluate(model: StepModel, layouts: Layouts, efficiency: float, capacity: fl
             lacks.append((name, int(lacking.sum())))
     candidates = np.flatnonzero(fits & usable)
     order = candidates[rank_order(step[candidates], memory[candidates], layouts.subset(candidates))]
-    return Evaluated(layouts, terms, step, states, activations, memory, fits & usable, order), tuple(lacks)
+    return Evaluated(layouts, terms, step, states, activations, memory, fits, order), tuple(lacks)
 
 
 def rank_order(step: np.ndarray, memory: np.ndarray, layouts: Layouts) -> np.ndarray:
@@ -150,10 +155,9 @@ def _breakdown(terms: dict[str, np.ndarray], index: int) -> StepBreakdown:
 
 def _row(evaluated: Evaluated, index: int, rank: int, first: int | None, model: StepModel, g: int,
          tokens_per_run: float | None, price: float | None) -> RankedLayout:
-    t, p, d, v, b, m, z, r, sp = evaluated.layouts.row(index)
+    memory = _memory_row(evaluated, index, g)
     step = float(evaluated.step[index])
     per_run = step * tokens_per_run / (model.global_batch * model.shape.sequence) if tokens_per_run else None
-    nodes = t * p * d / g
     why: Term | None = None
     loses_by = 0.0
     if first is not None and first != index:
@@ -162,11 +166,16 @@ def _row(evaluated: Evaluated, index: int, rank: int, first: int | None, model: 
         if step > best * (1 + TIE_TOLERANCE):
             growth = [float(evaluated.terms[name][index] - evaluated.terms[name][first]) for name in TERMS]
             why = TERMS[int(np.argmax(growth))]
-    return RankedLayout(rank, t, p, d, v, m, b, z, RECOMPUTE_POLICIES[r], bool(sp), nodes,
+    cost = memory.nodes * price * per_run / 3600 if price is not None and per_run is not None else None
+    return RankedLayout(**vars(memory), rank=rank, step=_breakdown(evaluated.terms, index),
+                        time_per_run_s=per_run, cost_per_run=cost, loses_by=loses_by, why=why)
+
+
+def _memory_row(evaluated: Evaluated, index: int, g: int) -> LayoutMemory:
+    t, p, d, v, b, m, z, r, sp = evaluated.layouts.row(index)
+    return LayoutMemory(t, p, d, v, m, b, z, RECOMPUTE_POLICIES[r], bool(sp), t * p * d / g,
                         float(evaluated.states[index]), float(evaluated.activations[index]),
-                        float(evaluated.memory[index]), _breakdown(evaluated.terms, index), per_run,
-                        nodes * price * per_run / 3600 if price is not None and per_run is not None else None,
-                        loses_by, why)
+                        float(evaluated.memory[index]))
 
 
 def search_layouts(project: Project, scaling: ScalingResult | None, base: PlanSearchResult) -> SearchOutcome | None:
@@ -193,15 +202,20 @@ def search_layouts(project: Project, scaling: ScalingResult | None, base: PlanSe
     first = int(order[0]) if len(order) else None
     best = tuple(_row(evaluated, int(index), rank + 1, first, model, g, tokens, price)
                  for rank, index in enumerate(order[:options.top]))
+    fitting = np.flatnonzero(evaluated.fits)
+    by_memory = fitting[np.argsort(evaluated.memory[fitting], kind="stable")]
     least = None
-    if first is None and len(layouts):
+    if not len(fitting) and len(layouts) and capacity is not None:  # none fits by memory: its excess is positive
         lowest = int(np.argmin(evaluated.memory))
-        least = (_row(evaluated, lowest, 0, None, model, g, tokens, price),
-                 float(evaluated.memory[lowest] - (capacity or 0.0)))
-    return SearchOutcome(efficiency, nodes, len(layouts) + layouts.left_out, len(order), layouts.left_out > 0,
-                         layouts.left_out, best, _shape_best(project, evaluated), _cheapest(
+        least = (_memory_row(evaluated, lowest, g), float(evaluated.memory[lowest] - capacity))
+    unranked = tuple(_memory_row(evaluated, int(index), g) for index in by_memory[:options.top]) if not len(order) \
+        else ()
+    emptied_by = None if len(layouts) or layouts.left_out else why_none_enumerated(
+        nodes * g, model.shape, g, model.global_batch, space)
+    return SearchOutcome(efficiency, nodes, len(layouts) + layouts.left_out, len(fitting), len(order),
+                         layouts.left_out > 0, layouts.left_out, best, _shape_best(project, evaluated), _cheapest(
                              project, model, space, efficiency.value, capacity, nodes, measured, tokens, options),
-                         lacks, least, np.sort(evaluated.step[order]), tokens)
+                         lacks, least, unranked, emptied_by, np.sort(evaluated.step[order]), tokens)
 
 
 def _shape_best(project: Project, evaluated: Evaluated) -> ShapeBest | None:
@@ -314,6 +328,8 @@ def rank_plan(project: Project, scaling: ScalingResult | None, base: PlanSearchR
     if declared is not None:
         declared = held_against_best(declared, project, model, outcome, options.margin)
     return replace(base, declared=declared, efficiency=outcome.efficiency, nodes=outcome.nodes,
-                   enumerated=outcome.enumerated, fitting=outcome.fitting, capped=outcome.capped, best=outcome.best,
-                   declared_shape_best=outcome.declared_shape_best, cheapest=outcome.cheapest,
-                   left_out=outcome.left_out, lacks=outcome.lacks, least_memory=outcome.least_memory)
+                   enumerated=outcome.enumerated, fitting=outcome.fitting, stepped=outcome.stepped,
+                   capped=outcome.capped, best=outcome.best, declared_shape_best=outcome.declared_shape_best,
+                   cheapest=outcome.cheapest, left_out=outcome.left_out, lacks=outcome.lacks,
+                   least_memory=outcome.least_memory, fitting_by_memory=outcome.fitting_by_memory,
+                   emptied_by=outcome.emptied_by)

@@ -106,8 +106,10 @@ class StepBreakdown:
 
 
 @dataclass(frozen=True)
-class RankedLayout:
-    rank: Annotated[int, Key("1 for the fastest")]
+class LayoutMemory:
+    """A searched layout and its memory per device: what every layout has, stepped or not
+    (methods.md#a-search-with-nothing-to-rank)."""
+
     tensor: Annotated[int, Key("t")]
     pipeline: Annotated[int, Key("p")]
     data: Annotated[int, Key("d")]
@@ -121,16 +123,21 @@ class RankedLayout:
     states_b: Annotated[float, Key("model states per device on the first stage")]
     activations_b: Annotated[float, Key("activations per device on the first stage")]
     memory_per_device_b: Annotated[float, Key("states + activations + other")]
+
+    @derived(Key("t × p × d"))
+    def layout(self) -> str:
+        return f"{self.tensor} × {self.pipeline} × {self.data}"
+
+
+@dataclass(frozen=True)
+class RankedLayout(LayoutMemory):
+    rank: Annotated[int, Key("1 for the fastest")]
     step: Annotated[StepBreakdown, Key("the step by term")]
     time_per_run_s: Annotated[float | None, Key("step × T/(B·s) (null without the tokens per run)")]
     cost_per_run: Annotated[float | None, money("on demand (null without a price or T)")]
     loses_by: Annotated[float, Key("its step over the first's − 1")]
     why: Annotated[Term | None, Key("the step term that grew most against the first (null: tied with #1)")]
     why_text: Annotated[str | None, Key("why it loses, in one sentence with the numbers")] = None
-
-    @derived(Key("t × p × d"))
-    def layout(self) -> str:
-        return f"{self.tensor} × {self.pipeline} × {self.data}"
 
     @derived(Key("the step"))
     def step_s(self) -> float:
@@ -227,7 +234,8 @@ class PlanSearchResult:
                                                  "comes from (null without the step's inputs)")] = None
     nodes: Annotated[int | None, Key("the scale ranked: design.nodes, else the largest measured")] = None
     enumerated: Annotated[int | None, Key("layouts of that scale's devices, those left past the cap included")] = None
-    fitting: Annotated[int | None, Key("the layouts that fit and could be evaluated")] = None
+    fitting: Annotated[int | None, Key("the layouts whose memory fits one device (no bandwidth needed)")] = None
+    stepped: Annotated[int | None, Key("the fitting layouts that could be timed: the step's inputs are given")] = None
     capped: Annotated[bool, Key("more layouts than plan_search.max_layouts: the rest were not evaluated")] = False
     best: Annotated[tuple[RankedLayout, ...], Key("the K fastest fitting layouts, the best first")] = ()
     declared_shape_best: Annotated[ShapeBest | None, Key(
@@ -235,10 +243,13 @@ class PlanSearchResult:
     cheapest: Annotated[CheapestByRegime | None, Key(
         "the (scale, layout) of least cost per run in each price regime the project states (null without prices or "
         "tokens per run)")] = None
+    fitting_by_memory: Annotated[tuple[LayoutMemory, ...], Key(
+        "with none timed: the K fitting layouts of least memory, least first (empty when any is timed)")] = ()
     sentence: Annotated[str | None, Key("the page-1 sentence")] = None
     left_out: int = 0  # layouts past the cap
     lacks: tuple[tuple[str, int], ...] = ()  # (input, layouts not evaluated for want of it)
-    least_memory: tuple[RankedLayout, float] | None = None  # none fits: the layout of least memory and its excess
+    least_memory: tuple[LayoutMemory, float] | None = None  # none fits: the layout of least memory, its excess
+    emptied_by: str | None = None  # none enumerated: the rule after which no candidate was left
 
     @property
     def kappa_departs(self) -> bool:

@@ -34,6 +34,10 @@ def plan_sentence(search: PlanSearchResult, currency: str, margin: float,
     """Page 1's sentence: the best layout the model finds, against the declared one. `ran`: the measured node
     counts at or below the plan, where the declared layout ran whatever the memory model says of it."""
     if not search.best:
+        if search.stepped == 0 and search.fitting and search.lacks:  # methods.md#a-search-with-nothing-to-rank
+            wanting = listed([name for name, _ in search.lacks], "or")
+            return (f"{search.fitting:,} layouts of the plan's devices fit; none could be timed without "
+                    f"{wanting}.")
         return None
     best = search.best[0]
     described = f"{best.layout} (t × p × d) with {layout_words(best)}"

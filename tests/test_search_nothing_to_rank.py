@@ -1,0 +1,112 @@
+"""A plan search with nothing to rank never fails (methods.md#a-search-with-nothing-to-rank): enumerate → fitting by
+memory → stepped → ranked, each stage counted, each empty stage said by its own finding, never by an exception."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from reportgen.analysis import analyze
+from reportgen.analysis.layout_search import SearchSpace, _each, enumerate_layouts, why_none_enumerated
+from reportgen.analysis.transformer import Shape
+from tests.conftest import make_project
+
+ROOT = Path(__file__).resolve().parent.parent
+LLM_70B = (ROOT / "inputs" / "llm-70b-3d.yaml").read_text(encoding="utf-8")
+ONE_POLICY = SearchSpace(("none",), (0,), False, 8, (1,), False, 10**6)
+
+
+def _codes(analysis) -> set[str]:
+    return {finding.code for finding in analysis.findings}
+
+
+def test_a_term_of_no_layout_is_an_empty_column() -> None:
+    # numpy's min() of an empty column raised "zero-size array to reduction operation minimum"
+    empty = np.zeros(0, dtype=np.int64)
+    assert _each(lambda t, p: t * p, empty, empty).shape == (0,)
+
+
+def test_the_rule_after_which_no_layout_was_left_is_named_in_order() -> None:
+    # the tensor degree: max_tensor 0 leaves no t (t = 1 otherwise divides every node and every head count)
+    shape = Shape(4, 1024, 7, 128, 1000, 10000, 1)
+    no_tensor = SearchSpace(("none",), (0,), False, 0, (1,), False, 10**6)
+    assert len(enumerate_layouts(8, shape, 4, 64, no_tensor)) == 0
+    assert why_none_enumerated(8, shape, 4, 64, no_tensor) == (
+        "no tensor degree t ≤ 0 divides both the 4 devices of a node and the 7 heads")
+    # the batch: 384 devices, t | 8 and p | 80 with t·p | 384: the widest is 8 × 16 = 128, so d ≥ 3, and 1,024 has
+    # no odd factor, so no b·d divides it
+    seventy = Shape(80, 8192, 64, 128, 4096, 32000, 1)
+    assert len(enumerate_layouts(384, seventy, 8, 1024, ONE_POLICY)) == 0
+    assert why_none_enumerated(384, seventy, 8, 1024, ONE_POLICY) == (
+        "t·p is at most 8 × 16 = 128 (t ≤ g, p a divisor of L = 80), so d ≥ 3, and no b·d (b = 1) divides the "
+        "global batch of 1,024")
+    # b = 3 makes 3 × 3 | 1,024·… no: with B = 1,152 = 2⁷·9, d = 3 and b = 1 divide it, so a layout exists
+    assert len(enumerate_layouts(384, seventy, 8, 1152, ONE_POLICY)) > 0
+
+
+def _seventy(replacements: dict[str, str], extra: str = "") -> str:
+    text = LLM_70B
+    for old, new in replacements.items():
+        assert old in text, old
+        text = text.replace(old, new)
+    return text + extra
+
+
+@pytest.mark.parametrize("replacements, extra", [
+    ({"  nodes: 64\n": "  nodes: 48\n"}, ""),  # 48 nodes: no b·d divides the global batch
+    ({"  nodes: 64\n": "  nodes: 1\n", "{data: 16, tensor: 8, pipeline: 4,": "{data: 1, tensor: 8, pipeline: 1,"},
+     ""),  # one node at t = 8: nothing fits
+    ({}, "\nplan_search:\n  scales: [1048576]\n"),  # 2²⁰ nodes priced for the cheapest
+], ids=["48-nodes", "one-node-t8", "scales-2^20"])
+def test_the_published_inputs_that_crashed_the_search_build_and_check(tmp_path: Path, replacements: dict[str, str],
+                                                                      extra: str) -> None:
+    project = tmp_path / "p.yaml"
+    project.write_text(_seventy(replacements, extra), encoding="utf-8")
+    command = [sys.executable, "-m", "reportgen"]
+    check = subprocess.run([*command, "check", str(project)], capture_output=True, text=True, timeout=120)
+    build = subprocess.run([*command, "build", str(project), "--out", str(tmp_path / "out"), "--format", "json"],
+                           capture_output=True, text=True, timeout=300)
+    assert "Traceback" not in check.stderr + build.stderr and check.returncode == 0 and build.returncode == 0
+    search = json.loads((tmp_path / "out" / "p" / "results.json").read_text(encoding="utf-8"))["plan_search"]
+    assert search["enumerated"] >= search["fitting"] >= search["stepped"] >= len(search["best"])
+
+
+def test_forty_eight_nodes_say_which_rule_left_no_layout() -> None:
+    analysis = analyze(make_project(_seventy({"  nodes: 64\n": "  nodes: 48\n"})))
+    search = analysis.plan_search
+    assert (search.enumerated, search.fitting, search.stepped, search.best) == (0, 0, 0, ())
+    enumerated = next(f for f in analysis.findings if f.code == "no-layout-enumerated")
+    assert enumerated.severity == "warning" and "no b·d (b = 1) divides the global batch of 1,024" in enumerated.message
+    assert "no-layout-fits" not in _codes(analysis)
+
+
+def test_layouts_that_fit_but_cannot_be_timed_are_not_a_failure_to_fit() -> None:
+    analysis = analyze(make_project(_seventy({"  network_bandwidth: 400 GB/s": "  # no network bandwidth"})))
+    search = analysis.plan_search
+    assert search.fitting > 0 and search.stepped == 0 and search.best == ()
+    assert "no-layout-fits" not in _codes(analysis)  # the turn-5 error with a negative "GB too many"
+    said = next(f for f in analysis.findings if f.code == "plan-search-inputs" and "could be timed" in f.message)
+    assert said.severity == "info" and said.message.startswith(f"{search.fitting:,} layouts fit in memory but none")
+    assert "hardware.network_bandwidth is missing (pipeline sends" in said.message
+    memories = [row.memory_per_device_b for row in search.fitting_by_memory]
+    assert 0 < len(memories) <= 5 and memories == sorted(memories)
+    assert analysis.summary.plan_search == (f"{search.fitting:,} layouts of the plan's devices fit; none could be "
+                                            "timed without hardware.network_bandwidth.")
+    assert analysis.summary.next_action.code != "plan-search-inputs"
+
+
+def test_no_layout_fits_by_memory_names_a_positive_excess() -> None:
+    analysis = analyze(make_project(_seventy({"  nodes: 64\n": "  nodes: 1\n",
+                                              "{data: 16, tensor: 8, pipeline: 4,": "{data: 1, tensor: 8, pipeline: 1,"})))
+    search = analysis.plan_search
+    assert search.enumerated > 0 and search.fitting == 0
+    least, excess = search.least_memory
+    # the excess is over the usable memory (80 GB, no headroom by default), positive by construction
+    assert excess > 0 and least.memory_per_device_b - excess == pytest.approx(search.inputs.device_memory_b)
+    fits = next(f for f in analysis.findings if f.code == "no-layout-fits")
+    assert f"{least.layout} (t × p × d) with ZeRO-0" in fits.message and "more than the" in fits.message
