@@ -204,3 +204,33 @@ def test_bidi_controls_in_project_text_act_inside_it_only(tmp_path: Path) -> Non
             overrides += 1
             assert depth > 0
     assert depth == 0 and overrides >= 2
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\x85", "\x1e", "\r"])
+def test_an_isolate_never_spans_a_line_or_paragraph_separator(tmp_path: Path, separator: str) -> None:
+    """A paragraph separator ends every isolate (the bidi algorithm's rule X8): with one between FSI and an override,
+    the override ran on past the text and page 1's PDF read reversed. Each line is isolated on its own."""
+    from reportgen.pipeline import BuildOptions, build
+    from reportgen.project.spec import bidi_isolated
+
+    assert bidi_isolated(f"Evil{separator}\u202eadmin") == f"Evil{separator}\u2068\u202eadmin\u2069"
+    assert bidi_isolated(f"\u202ea{separator}b\u2069c") == f"\u2068\u202ea\u2069{separator}\u2068bc\u2069"
+    title = f"Evil{separator}\u202eadmin"
+    escaped = title.encode("unicode_escape").decode("ascii")
+    text = (f'project: {{title: "{escaped}", goal: {{text: "x{escaped}", time_per_run: 1 h}}}}\n'
+            "design: {nodes: 2}\nscaling: {runs: [{nodes: 1, time: 100 s}, {nodes: 2, time: 60 s}]}\n")
+    (tmp_path / "sep.yaml").write_text(text, encoding="utf-8")
+    build(tmp_path / "sep.yaml", BuildOptions(out_root=tmp_path / "out", formats=("html",)))
+    html = (tmp_path / "out" / "sep" / "report.html").read_text(encoding="utf-8")
+    depth, overrides = 0, 0
+    for character in html:
+        if character == "\u2068":
+            depth += 1
+        elif character == "\u2069":
+            depth -= 1
+        elif character == "\u202e":
+            overrides += 1
+            assert depth > 0
+        elif character in "\n\r\x1c\x1d\x1e\x85\u2028\u2029":
+            assert depth == 0  # no isolate is open across a separator
+    assert depth == 0 and overrides >= 2

@@ -126,12 +126,27 @@ _ISOLATE_OPENERS = "\u2066\u2067\u2068"  # LRI, RLI, FSI
 _FSI, _PDI = "\u2068", "\u2069"
 
 
+# Where the bidi algorithm starts a new paragraph (class B: line feed, carriage return, the information separators,
+# NEL, U+2029) and U+2028, which renderers break a line at: an isolate opened before one of them does not reach
+# past it (rule X8 ends every isolate at a paragraph's end), so an override after it would run on unisolated.
+_BIDI_BREAKS = re.compile("([\n\r\x1c-\x1e\x85\u2028\u2029])")
+
+
 def bidi_isolated(text: str) -> str:
     """Project text that carries bidirectional controls, isolated so that they act inside it only: an override
-    (U+202E) left open in a title reversed the report's own sentences after it, in the HTML and the PDF. The text is
-    wrapped in FSI … PDI (an isolate's closing PDI ends every embedding and override opened inside it, Unicode's
-    bidi algorithm, rule X6a); a PDI with no isolate of the text's own to close is dropped (it would close the
-    wrapper), and isolates the text leaves open are closed. Text without such controls is returned as it is."""
+    (U+202E) left open in a title reversed the report's own sentences after it, in the HTML and the PDF. Each line
+    of the text (split at every paragraph and line separator) is wrapped in FSI … PDI (an isolate's closing PDI ends
+    every embedding and override opened inside it, Unicode's bidi algorithm, rule X6a); a PDI with no isolate of the
+    line's own to close is dropped (it would close the wrapper), and isolates the line leaves open are closed. Text
+    without such controls is returned as it is."""
+    if not _BIDI_CONTROLS.search(text):
+        return text
+    pieces = _BIDI_BREAKS.split(text)  # lines at even positions, the separators between them at odd ones
+    return "".join(piece if position % 2 else _isolated_line(piece) for position, piece in enumerate(pieces))
+
+
+def _isolated_line(text: str) -> str:
+    """One line with no paragraph or line separator, wrapped in FSI … PDI when it carries bidi controls."""
     if not _BIDI_CONTROLS.search(text):
         return text
     kept, depth = [], 0
