@@ -110,3 +110,17 @@ def test_no_layout_fits_by_memory_names_a_positive_excess() -> None:
     assert excess > 0 and least.memory_per_device_b - excess == pytest.approx(search.inputs.device_memory_b)
     fits = next(f for f in analysis.findings if f.code == "no-layout-fits")
     assert f"{least.layout} (t × p × d) with ZeRO-0" in fits.message and "more than the" in fits.message
+
+
+def test_no_fit_is_in_results_with_the_excess_the_finding_states(tmp_path: Path) -> None:
+    from reportgen.pipeline import BuildOptions, build
+
+    project = tmp_path / "one.yaml"
+    project.write_text(_seventy({"  nodes: 64\n": "  nodes: 1\n",
+                                 "{data: 16, tensor: 8, pipeline: 4,": "{data: 1, tensor: 8, pipeline: 1,"}),
+                       encoding="utf-8")
+    build(project, BuildOptions(out_root=tmp_path / "out", formats=("json",)))
+    document = json.loads((tmp_path / "out" / "one" / "results.json").read_text(encoding="utf-8"))
+    no_fit = document["plan_search"]["no_fit"]
+    assert no_fit["excess_b"] == pytest.approx(no_fit["memory_per_device_b"] - 80e9) and no_fit["excess_b"] > 0
+    assert no_fit["layout"] == "8 × 1 × 1"

@@ -130,6 +130,13 @@ class LayoutMemory:
 
 
 @dataclass(frozen=True)
+class NoFit:
+    layout: Annotated[str, Key("the layout of least memory, t × p × d")]
+    memory_per_device_b: Annotated[float, Key("its memory per device")]
+    excess_b: Annotated[float, Key("its memory over the usable memory, device × (1 − headroom): positive")]
+
+
+@dataclass(frozen=True)
 class RankedLayout(LayoutMemory):
     rank: Annotated[int, Key("1 for the fastest")]
     step: Annotated[StepBreakdown, Key("the step by term")]
@@ -250,6 +257,13 @@ class PlanSearchResult:
     lacks: tuple[tuple[str, int], ...] = ()  # (input, layouts not evaluated for want of it)
     least_memory: tuple[LayoutMemory, float] | None = None  # none fits: the layout of least memory, its excess
     emptied_by: str | None = None  # none enumerated: the rule after which no candidate was left
+
+    @derived(Key("when no enumerated layout fits by memory: the one of least memory and its excess (else null)"))
+    def no_fit(self) -> NoFit | None:
+        if self.least_memory is None:
+            return None
+        least, excess = self.least_memory
+        return NoFit(least.layout, least.memory_per_device_b, excess)
 
     @property
     def kappa_departs(self) -> bool:
