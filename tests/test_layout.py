@@ -4,6 +4,7 @@ and the findings and diagnosis that read it."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -181,7 +182,11 @@ def test_the_report_shows_the_layout_its_memory_verdict_and_the_step(tmp_path) -
     assert 'id="layout"' in raw and 'id="fig-layout-step"' in raw
     page = " ".join(html_module.unescape(re.sub(r"<[^>]+>", "", raw)).split())  # the text as a reader sees it
     assert "16 × 8 × 4 = 512 devices (64 nodes of 8 devices)" in page
-    assert "22.4 GB against its 80.0 GB: it fits" in page
+    # the one memory figure: the most loaded stage's tensors and the runtime beside them (methods.md#runtime-memory)
+    memory = json.loads((tmp_path / "llm-70b-3d" / "results.json").read_text(encoding="utf-8"))
+    declared = memory["plan_search"]["declared"]["memory_per_device_b"]
+    assert memory["layout"]["memory_per_device_b"] == declared
+    assert f"{declared / 1e9:.1f} GB against its 80.0 GB: it fits" in page
     # page 1 names the layout and its memory verdict
     summary = raw.split('id="summary"', 1)[1].split("</section>", 1)[0]
     assert "Layout." in summary and "ZeRO stage 1" in summary and "it fits" in summary

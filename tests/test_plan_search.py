@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from reportgen.analysis import analyze
+from reportgen.analysis.layout_memory import NO_RUNTIME, MemoryInputs
 from reportgen.analysis.layout_search import SearchSpace, StepModel, enumerate_layouts
 from reportgen.analysis.plan_ranking import rank_order
 from reportgen.analysis.transformer import Shape
@@ -35,15 +36,20 @@ def test_a_layouts_step_by_hand() -> None:
     # L = 4, h = 1,024, s = 1,000, B = 64, b = 1 on 2 nodes of 4 devices of 100 TFLOP/s, η = 0.5; t = 2, p = 2, d = 2,
     # m = 32, v = 1, no recomputation, ZeRO-0, P = 60e6 (V·h = 10,240,000)
     shape = Shape(4, 1024, 8, 128, 1000, 10000, 1)
-    model = StepModel(shape, 64, 60e6, 400e6, np.array([400e6, 410e6, 500e6]), 100e12, 4, 100e9, 1e-6, 10e9, 5e-6,
+    memory = MemoryInputs(60e6, 0.0, 2.0, 2.0, 12.0, 0.0, shape, None, 1.0, NO_RUNTIME)
+    model = StepModel(shape, 64, memory, 400e6, np.array([400e6, 410e6, 500e6]), 100e12, 4, 100e9, 1e-6, 10e9, 5e-6,
                       0.0)
     layouts = enumerate_layouts(8, shape, 4, 64, SearchSpace(("none",), (0,), False, 4, (1,), False, 10**6))
     index = next(i for i in range(len(layouts)) if layouts.row(i)[:3] == (2, 2, 2))
     terms = {name: float(value[index]) for name, value in model.terms(layouts, 0.5).items()}
     # compute: 64 × 1,000 tokens × 400e6 FLOP / (8 × 100e12 × 0.5) = 0.064 s; no recomputation
     assert terms["compute"] == pytest.approx(0.064) and terms["recompute"] == 0
-    # bubble: 0.064 × (2 − 1)/(1 × 32) = 0.002 s
-    assert terms["bubble"] == pytest.approx(0.002)
+    # the stages: 2 layers each, the last also the logit layer, 6·V·h = 61,440,000 FLOP a token; a layer is
+    # (400e6 − 61.44e6)/4 = 84.64e6, so the stages' work is 169.28e6 and 230.72e6 (mean 200e6): τ̄ = 0.064/32 =
+    # 2 ms a micro-batch and τ★ = 2 ms × 230.72/200 = 2.3072 ms
+    # imbalance: m·(τ★ − τ̄) = 32 × 0.3072 ms = 9.8304 ms; bubble: (p·τ̄ − τ★)/v = 4 − 2.3072 = 1.6928 ms
+    assert terms["imbalance"] == pytest.approx(32 * 0.0003072)
+    assert terms["bubble"] == pytest.approx(0.0016928)
     # tensor: 4 × (4/2) × 32 × (2·1/2 × A/100e9 + 2·1·1 µs), A = 2 × 1 × 1,000 × 1,024 = 2,048,000 B:
     # 256 × (20.48 µs + 2 µs) = 5.75488 ms
     assert terms["tensor"] == pytest.approx(256 * (2_048_000 / 100e9 + 2e-6))
@@ -111,7 +117,7 @@ scaling:
 @pytest.mark.parametrize(("layers", "hidden", "heads", "pipeline", "virtual", "micro", "batch", "full", "seqsel"), [
     (48, 6144, 64, 1, 1, 4, 4, 1.42, 1.10), (96, 12288, 96, 8, 3, 1, 64, 18.13, 13.75),
     (105, 20480, 128, 35, 3, 1, 280, 49.05, 37.83), (128, 25600, 160, 64, 1, 1, 512, 94.42, 71.49)])
-def test_korthikantis_other_policy_is_predicted_within_1_4_percent(layers: int, hidden: int, heads: int,
+def test_korthikantis_other_policy_is_predicted_within_2_percent(layers: int, hidden: int, heads: int,
                                                                    pipeline: int, virtual: int, micro: int,
                                                                    batch: int, full: float, seqsel: float) -> None:
     # Table 5: calibrated on the selective + sequence parallel step, the full-recomputation mode's step
@@ -131,7 +137,9 @@ scaling:
   runs: [{{nodes: {nodes}, time: {seqsel} s}}]
 """
     modes = {(m.recompute, m.sequence_parallel): m for m in analyze(make_project(text)).plan_search.declared.modes}
-    assert modes[("full", False)].step_s == pytest.approx(full, rel=0.014)
+    # within 2 %: the logit layer makes the last stage slowest, and its excess paces every micro-batch
+    # (methods.md#uneven-pipeline-stages); the 1T model's full policy comes out 1.6 % under Table 5's
+    assert modes[("full", False)].step_s == pytest.approx(full, rel=0.02)
     assert modes[("selective", True)].step_s == pytest.approx(seqsel, rel=1e-9)  # the calibrated one, exactly
 
 
@@ -186,15 +194,20 @@ def test_the_options_narrow_and_price_the_search() -> None:
 
 
 def test_why_each_layout_loses_in_words() -> None:
-    # #3 against #1 at PTD-P's 192 nodes: the pipeline sends, 2·v·m·(α + A/B) with v·m twice #1's
+    # at PTD-P's 192 nodes: the pipeline sends, 2·v·m·(α + A/B), of a layout with v·m twice #1's; the slowest stage
+    # of another pipeline depth (the last, with the logit layer) pacing its micro-batches
     best = analyze(make_project(PTD_P)).plan_search.best
     first = best[0]
-    assert first.why_text is None and best[1].why_text == "#2 is tied with #1."
-    third = best[2]
-    assert third.why == "pipeline" and third.why_text.startswith(f"#3 loses {third.loses_by * 100:.3g} % to #1: its "
-                                                                 "pipeline sends take ")
-    assert f"(v·m = {third.virtual_stages * third.micro_batches:,} against " \
-           f"{first.virtual_stages * first.micro_batches:,})" in third.why_text
+    assert first.why_text is None
+    sends = next(row for row in best if row.why == "pipeline")
+    assert sends.why_text.startswith(f"#{sends.rank} loses {sends.loses_by * 100:.3g} % to #1: its pipeline sends "
+                                     "take ")
+    assert f"(v·m = {sends.virtual_stages * sends.micro_batches:,} against " \
+           f"{first.virtual_stages * first.micro_batches:,})" in sends.why_text
+    paced = next(row for row in best if row.why == "imbalance")
+    layers = paced.layers_per_stage[paced.slowest_stage]
+    assert paced.slowest_stage == paced.pipeline - 1  # equal stages: the logit layer makes the last the slowest
+    assert f"its slowest stage, {layers} layers, paces {paced.micro_batches:,} micro-batches: " in paced.why_text
 
 
 def test_a_declared_layout_the_shape_says_does_not_fit_is_a_finding() -> None:
@@ -218,10 +231,10 @@ def test_a_declared_layout_the_shape_says_does_not_fit_is_a_finding() -> None:
 
 def test_each_layouts_term_is_the_one_layout_formula_applied_row_by_row() -> None:
     """The search evaluates transformer.py's one-layout terms once per distinct combination of what they read
-    (layout_search._each) and spreads them back: the same numbers as row by row."""
+    (columns.each_distinct) and spreads them back: the same numbers as row by row."""
     import numpy as np
 
-    from reportgen.analysis.layout_search import _each
+    from reportgen.analysis.columns import each_distinct as _each
 
     rng = np.random.default_rng(7)
     t, p, held = rng.choice([1, 2, 8], 500), rng.choice([1, 3, 96], 500), rng.choice([1.0, 2.5, 7.25], 500)

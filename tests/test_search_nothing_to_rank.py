@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from reportgen.analysis import analyze
-from reportgen.analysis.layout_search import SearchSpace, _each, enumerate_layouts, why_none_enumerated
+from reportgen.analysis.columns import each_distinct
+from reportgen.analysis.layout_search import SearchSpace, enumerate_layouts, why_none_enumerated
 from reportgen.analysis.transformer import Shape
 from tests.conftest import make_project
 
@@ -28,7 +29,7 @@ def _codes(analysis) -> set[str]:
 def test_a_term_of_no_layout_is_an_empty_column() -> None:
     # numpy's min() of an empty column raised "zero-size array to reduction operation minimum"
     empty = np.zeros(0, dtype=np.int64)
-    assert _each(lambda t, p: t * p, empty, empty).shape == (0,)
+    assert each_distinct(lambda t, p: t * p, empty, empty).shape == (0,)
 
 
 def test_the_rule_after_which_no_layout_was_left_is_named_in_order() -> None:
@@ -38,15 +39,16 @@ def test_the_rule_after_which_no_layout_was_left_is_named_in_order() -> None:
     assert len(enumerate_layouts(8, shape, 4, 64, no_tensor)) == 0
     assert why_none_enumerated(8, shape, 4, 64, no_tensor) == (
         "no tensor degree t ≤ 0 divides both the 4 devices of a node and the 7 heads")
-    # the batch: 384 devices, t | 8 and p | 80 with t·p | 384: the widest is 8 × 16 = 128, so d ≥ 3, and 1,024 has
-    # no odd factor, so no b·d divides it
+    # the batch: 384 devices, t | 8 and p ≤ 80 dividing 384/t, split evenly or by Megatron's first/last rule: the
+    # widest t·p is 8 × 16 = 128 (p = 48 and 24 leave the end stages fewer than 2 layers), so d ≥ 3, and no d that
+    # is left divides a global batch of 7
     seventy = Shape(80, 8192, 64, 128, 4096, 32000, 1)
-    assert len(enumerate_layouts(384, seventy, 8, 1024, ONE_POLICY)) == 0
-    assert why_none_enumerated(384, seventy, 8, 1024, ONE_POLICY) == (
-        "t·p is at most 8 × 16 = 128 (t ≤ g, p a divisor of L = 80), so d ≥ 3, and no b·d (b = 1) divides the "
-        "global batch of 1,024")
-    # b = 3 makes 3 × 3 | 1,024·… no: with B = 1,152 = 2⁷·9, d = 3 and b = 1 divide it, so a layout exists
-    assert len(enumerate_layouts(384, seventy, 8, 1152, ONE_POLICY)) > 0
+    assert len(enumerate_layouts(384, seventy, 8, 7, ONE_POLICY)) == 0
+    assert why_none_enumerated(384, seventy, 8, 7, ONE_POLICY) == (
+        "t·p is at most 8 × 16 = 128 (t ≤ g, p ≤ L = 80), so d ≥ 3, and no b·d (b = 1) divides the global batch "
+        "of 7")
+    # 1,024 sequences: d = 4 under t × p = 8 × 12 (12 stages of 7 layers but the end ones of 5) divides them
+    assert len(enumerate_layouts(384, seventy, 8, 1024, ONE_POLICY)) > 0
 
 
 def _seventy(replacements: dict[str, str], extra: str = "") -> str:
@@ -58,7 +60,7 @@ def _seventy(replacements: dict[str, str], extra: str = "") -> str:
 
 
 @pytest.mark.parametrize("replacements, extra", [
-    ({"  nodes: 64\n": "  nodes: 48\n"}, ""),  # 48 nodes: no b·d divides the global batch
+    ({"  nodes: 64\n": "  nodes: 48\n"}, ""),  # 48 nodes: only uneven pipelines leave a d dividing the batch
     ({"  nodes: 64\n": "  nodes: 1\n", "{data: 16, tensor: 8, pipeline: 4,": "{data: 1, tensor: 8, pipeline: 1,"},
      ""),  # one node at t = 8: nothing fits
     ({}, "\nplan_search:\n  scales: [1048576]\n"),  # 2²⁰ nodes priced for the cheapest
@@ -76,12 +78,25 @@ def test_the_published_inputs_that_crashed_the_search_build_and_check(tmp_path: 
     assert search["enumerated"] >= search["fitting"] >= search["stepped"] >= len(search["best"])
 
 
-def test_forty_eight_nodes_say_which_rule_left_no_layout() -> None:
+def test_forty_eight_nodes_are_searched_over_uneven_pipelines() -> None:
+    # 384 devices: no p dividing 80 layers leaves a d that divides 1,024 sequences; 12 stages of Megatron's
+    # first/last split (5, 7 × 10, 5) do
     analysis = analyze(make_project(_seventy({"  nodes: 64\n": "  nodes: 48\n"})))
+    search = analysis.plan_search
+    assert search.enumerated > 0 and search.best
+    assert all(row.tensor * row.pipeline * row.data == 384 for row in search.best)
+    assert any(len(set(row.layers_per_stage)) > 1 for row in search.best)
+
+
+def test_a_batch_no_layout_divides_says_which_rule_left_none() -> None:
+    analysis = analyze(make_project(_seventy({
+        "  nodes: 64\n": "  nodes: 48\n",
+        "{data: 16, tensor: 8, pipeline: 4, micro_batches: 64,": "{data: 7, tensor: 1, pipeline: 1, micro_batches: 1,",
+        "micro_batch: 1, heads: 64": "micro_batch: 1, global_batch: 7, heads: 64"})))
     search = analysis.plan_search
     assert (search.enumerated, search.fitting, search.stepped, search.best) == (0, 0, 0, ())
     enumerated = next(f for f in analysis.findings if f.code == "no-layout-enumerated")
-    assert enumerated.severity == "warning" and "no b·d (b = 1) divides the global batch of 1,024" in enumerated.message
+    assert enumerated.severity == "warning" and "no b·d (b = 1) divides the global batch of 7" in enumerated.message
     assert "no-layout-fits" not in _codes(analysis)
 
 
@@ -101,8 +116,9 @@ def test_layouts_that_fit_but_cannot_be_timed_are_not_a_failure_to_fit() -> None
 
 
 def test_no_layout_fits_by_memory_names_a_positive_excess() -> None:
-    analysis = analyze(make_project(_seventy({"  nodes: 64\n": "  nodes: 1\n",
-                                              "{data: 16, tensor: 8, pipeline: 4,": "{data: 1, tensor: 8, pipeline: 1,"})))
+    one_node = {"  nodes: 64\n": "  nodes: 1\n",
+                "{data: 16, tensor: 8, pipeline: 4,": "{data: 1, tensor: 8, pipeline: 1,"}
+    analysis = analyze(make_project(_seventy(one_node)))
     search = analysis.plan_search
     assert search.enumerated > 0 and search.fitting == 0
     least, excess = search.least_memory

@@ -117,11 +117,16 @@ def test_a_layout_the_shape_forbids_is_refused_at_load() -> None:
 
 
 def test_uneven_stages_and_a_departing_activation_model_are_warned() -> None:
-    # 96 layers over 7 stages: the first holds ⌈96/7⌉ = 14
+    # 96 layers over 7 stages: c = ⌈96/7⌉ = 14 in the middle, r = 96 − 5 × 14 = 26 split 13, 13 between the ends
     uneven = GPT3.replace("pipeline: 8, micro_batches: 64", "pipeline: 7, micro_batches: 63").replace(
         "nodes: 8\n", "nodes: 7\n").replace("devices_per_node: 8", "devices_per_node: 8")
     codes = {f.code: f for f in analyze(make_project(uneven)).findings}
-    assert "layout-layers" in codes and "charged 14 layers" in codes["layout-layers"].message
+    assert codes["layout-layers"].severity == "info" and codes["layout-layers"].message.startswith(
+        "96 layers over 7 stages: 13, 14, 14, 14, 14, 14, 13 (Megatron's first/last rule)")
+    interleaved = uneven.replace("micro_batches: 63", "micro_batches: 63, virtual_stages: 7")
+    codes = {f.code: f for f in analyze(make_project(interleaved)).findings}
+    assert codes["layout-layers"].severity == "warning" and "7 virtual stages do not divide" in \
+        codes["layout-layers"].message
     # a measured 1 GB against the model's: selective with sequence parallelism, 34/8 × sbh = 106,954,752 B a layer,
     # × 12 layers × 8 micro-batches in flight (1F1B, v = 1) = 10,267,656,192 B, plus the embedding's mask
     # sbh/8 × 8 = 25,165,824 B: 10,292,822,016 B; κ = 1e9 / that = 0.0972, outside 0.5–2

@@ -10,10 +10,11 @@ from typing import Annotated, Literal
 
 import numpy as np
 
-from reportgen.analysis.layout_search import POLICY_CODE, Layouts, StepModel
+from reportgen.analysis.layout_memory import declared_columns
+from reportgen.analysis.layout_search import POLICY_CODE, StepModel
 from reportgen.analysis.scaling import ScaleRow, ScalingResult
 from reportgen.keys import Key, derived
-from reportgen.project.model import Parallelism, Project
+from reportgen.project.model import Project
 
 EfficiencySource = Literal["measured", "given", "none"]
 SPREAD = 0.10  # a residual beyond this: the model does not describe the scaling of this system
@@ -51,14 +52,6 @@ class Efficiency:
         return found is not None and found > SPREAD
 
 
-def declared_layouts(layout: Parallelism, *, data: int, micro_batch: int, micro_batches: int) -> Layouts:
-    """The declared layout at one data-parallel degree, as a one-element array of layouts."""
-    values = (layout.tensor, layout.pipeline, data, layout.virtual_stages, micro_batch, micro_batches,
-              layout.zero_stage, POLICY_CODE[layout.recompute], 1 if layout.sequence_parallel and layout.tensor > 1
-              else 0)
-    return Layouts.of([np.array([value], dtype=np.int64) for value in values])
-
-
 def measured_step(row: ScaleRow, form: str | None, project: Project, batch_tokens: float,
                   flops_hardware: float) -> float | None:
     """A run's step in seconds: its time × B·s / its tokens (total or breakdown form), B·s / X (tokens a second),
@@ -93,14 +86,14 @@ def calibrate(project: Project, scaling: ScalingResult | None, model: StepModel,
                 left_out.append((row.nodes, f"d = {d:g} and m = {m:g} there are not whole numbers"))
                 continue
             at = replace(model, global_batch=int(batch))
-            layouts = declared_layouts(layout, data=int(d), micro_batch=shape.micro_batch, micro_batches=int(m))
+            layouts = declared_columns(layout, int(d), shape.micro_batch, micro_batches=int(m))
             step = measured_step(row, scaling.form, project, batch * shape.sequence,
                                  float(model.flops_hardware[POLICY_CODE[layout.recompute]]))
             if step is None:
                 left_out.append((row.nodes, "neither its tokens nor a throughput in tokens or FLOP per second"))
                 continue
             terms = at.terms(layouts, 1.0)
-            scaled = float(terms["compute"][0] + terms["recompute"][0] + terms["bubble"][0])
+            scaled = float(terms["compute"][0] + terms["recompute"][0] + terms["bubble"][0] + terms["imbalance"][0])
             fixed = float(terms["tensor"][0] + terms["pipeline"][0] + terms["data"][0])
             points.append((row.nodes, int(d), int(m), step, scaled, fixed))
     if points:

@@ -8,13 +8,19 @@ numpy over every data-parallel degree at once, so a sweep to 10⁶ costs what th
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Annotated, Literal
 
 import numpy as np
 
-from reportgen.analysis.common import TIE_TOLERANCE, at_least, ceil_ratio
-from reportgen.analysis.model_shape import declared_activations
+from reportgen.analysis.common import TIE_TOLERANCE
+from reportgen.analysis.layout_memory import (
+    activation_calibration,
+    declared_memory,
+    smallest_fitting_data,
+    usable_memory,
+)
+from reportgen.analysis.model_shape import declared_activations, parameters_of
 from reportgen.analysis.patterns import Pattern, zero_collective
 from reportgen.keys import Key, derived
 from reportgen.project.model import MemorySplit, Parallelism, PatternName, Project, Recompute
@@ -36,12 +42,14 @@ class StageMemory:
     # activations (modelled from a complete shape, or as given) and other resident memory (not sharded)
     activations_b: Annotated[float, Key("activations (modelled from the model's shape when it is complete, else as "
                                         "given) and other resident memory")]
-    # within one device's memory (None: the device's size is not given)
-    fits: Annotated[bool | None, Key("within one device's memory")] = None
+    runtime_b: Annotated[float, Key("the bytes a run holds beside its tensors: context, communicators, working "
+                                    "sets, fragmentation (0 without a complete shape or hardware.runtime_memory)")]
+    # within one device's usable memory (None: the device's size is not given)
+    fits: Annotated[bool | None, Key("within one device's usable memory (less plan_search.memory_headroom)")] = None
 
-    @derived(Key("their sum"))
+    @derived(Key("their sum: memory per device at this stage"))
     def total_b(self) -> float:
-        return self.weights_b + self.gradients_b + self.optimizer_b + self.activations_b
+        return self.weights_b + self.gradients_b + self.optimizer_b + self.activations_b + self.runtime_b
 
 
 @dataclass(frozen=True)
@@ -208,49 +216,41 @@ def _nodes(devices: int, per_node: int) -> float:
 
 @dataclass(frozen=True)
 class Experts:
-    """A mixture of experts' share of the state (methods.md#mixture-of-experts): the expert parameters per device
-    Ψ_exp = expert_parameters / (e·pp), whose gradients and optimizer state (and weights, at stage 3) the ZeRO
-    stage shards over the d / e replicas of each expert. None of it without a mixture of experts."""
+    """A mixture of experts' share of the parameters a device holds (methods.md#mixture-of-experts): Ψ_exp =
+    expert_parameters / (e·pp), whose gradients the step all-reduces over the d / e replicas of each expert. None of
+    it without a mixture of experts."""
 
     psi: float = 0.0
     degree: int = 1  # e
-
-    def replicas(self, data: float) -> float:
-        return max(data / self.degree, 1.0)
 
 
 NO_EXPERTS = Experts()
 
 
-def stage_memory(stage: int, split: MemorySplit, psi: float, data: int, resident: float,
-                 experts: Experts = NO_EXPERTS) -> StageMemory:
-    """Bytes per device at one ZeRO stage: stage s shards, over d, the optimizer (s ≥ 1), the gradients (s ≥ 2) and
-    the weights (s = 3) of the dense state Ψ; an expert's state Ψ_exp over its d / e replicas."""
-    r = experts.replicas(data)
+def _stage_rows(project: Project, parameters: float | None, data: int | None,
+                kappa: float) -> tuple[StageMemory, ...]:
+    """Every ZeRO stage's bytes per device at the declared layout, from the one memory function: empty without
+    the parameters or d."""
+    if parameters is None or data is None:
+        return ()
+    usable = usable_memory(project)
+    rows = []
+    for stage in STAGES:
+        found = declared_memory(project, parameters, data, kappa=kappa, zero_stage=stage)
+        if found is None:
+            return ()
+        memory = float(found.memory_b[0])
+        rows.append(StageMemory(stage, float(found.weights_b[0]), float(found.gradients_b[0]),
+                                float(found.optimizer_b[0]), float(found.activations_b[0]) + found_other(project),
+                                float(found.runtime_b[0]),
+                                None if usable is None else memory <= usable * (1 + 1e-12)))
+    return tuple(rows)
 
-    def part(bytes_each: float, sharded: bool) -> float:
-        return bytes_each * psi / (data if sharded else 1) + bytes_each * experts.psi / (r if sharded else 1)
 
-    return StageMemory(stage, part(split.weights, stage >= 3), part(split.gradients, stage >= 2),
-                       part(split.optimizer, stage >= 1), resident)
-
-
-def min_data_degree(stage: int, split: MemorySplit, psi: float, resident: float, capacity: float,
-                    experts: Experts = NO_EXPERTS) -> int | None:
-    """The smallest d (a multiple of e) at which the stage's state fits `capacity`: the unsharded part must leave
-    room for the sharded part divided by d (an expert's by d / e); None when it never does."""
-    e = experts.degree
-    whole = stage_memory(stage, split, psi, e, resident, experts)  # d = e: one replica of each expert
-    sharded = (split.optimizer if stage >= 1 else 0.0) + (split.gradients if stage >= 2 else 0.0) \
-        + (split.weights if stage >= 3 else 0.0)
-    numerator = sharded * (psi + experts.psi * e)  # the sharded bytes × d: Ψ/d + Ψ_exp/(d/e)
-    kept = whole.total_b - numerator / e
-    if sharded == 0.0:
-        return e if at_least(capacity, kept) else None
-    room = capacity - kept
-    if room <= 0:
-        return None
-    return e * ceil_ratio(max(e, ceil_ratio(numerator, room)), e)
+def found_other(project: Project) -> float:
+    """baseline.memory.other: resident, shown with the activations."""
+    memory = project.baseline.memory if project.baseline else None
+    return (memory.other or 0.0) if memory else 0.0
 
 
 def analyze_layout(project: Project, *, t_comp: float | None, alpha: float | None,
@@ -274,19 +274,18 @@ def analyze_layout(project: Project, *, t_comp: float | None, alpha: float | Non
     psi = (memory.parameters - (expert_parameters or 0.0)) / model_parallel if memory else None
     modelled = declared_activations(project)
     given = memory.activations if memory else None
-    # a complete shape models the activations; a measured value given beside it is the declared layout's
+    # a complete shape models the activations; a measured value given beside it calibrates them (κ)
     # (methods.md#activation-memory-from-the-models-shape)
-    activation_b = given if given is not None or modelled is None else modelled.total_b
     activations_source: Literal["model", "given"] | None = "model" if given is None and modelled is not None \
         else "given" if given is not None else None
-    resident = ((activation_b or 0.0) + (memory.other or 0.0)) if memory else (activation_b or 0.0)
-    stages: tuple[StageMemory, ...] = ()
-    if split is not None and psi is not None and data is not None:
-        stages = tuple(replace(memory, fits=None if device is None else memory.total_b <= device * (1 + 1e-12))
-                       for memory in (stage_memory(s, split, psi, data, resident, experts) for s in STAGES))
+    found = parameters_of(project)
+    parameters = memory.parameters if memory else (found[0] if found else None)
+    kappa = (activation_calibration(project, parameters, data) if parameters is not None and data is not None
+             else None) or 1.0
+    stages = _stage_rows(project, parameters, data, kappa)
     min_data: tuple[int | None, ...] = (None,) * len(STAGES)
-    if split is not None and psi is not None and device is not None:
-        min_data = tuple(min_data_degree(s, split, psi, resident, device, experts) for s in STAGES)
+    if parameters is not None:
+        min_data = tuple(smallest_fitting_data(project, parameters, s, kappa=kappa) for s in STAGES)
     data_pattern = Pattern(zero_collective(layout.zero_stage))
     inputs = StepInputs.of(project, layout, t_comp, alpha, psi, split, experts)
     step, curve, best = None, None, None

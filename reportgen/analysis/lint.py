@@ -16,15 +16,17 @@ from reportgen.analysis.energy import JOULES_PER_KWH
 from reportgen.analysis.findings import Finding, error, info, warning
 from reportgen.analysis.goal import GoalResult
 from reportgen.analysis.layout import LayoutResult
+from reportgen.analysis.layout_memory import splits_by_rule, stage_split
 from reportgen.analysis.model_check import COMM_SHARE_FACTOR, SPEEDUP_SHORTFALL, ModelCheckResult
 from reportgen.analysis.peak import PastPeak, past_peak_words
-from reportgen.analysis.plan_search import LayoutMemory, PlanSearchResult, missing_shape
+from reportgen.analysis.plan_search import PlanSearchResult, missing_shape
 from reportgen.analysis.prediction import PredictionResult
+from reportgen.analysis.prose.plan import layout_words
 from reportgen.analysis.reconcile import Reconciliation
 from reportgen.analysis.reliability import ReliabilityResult
 from reportgen.analysis.scaling import LOOKS_WEAK_SPREAD, ScalingResult
 from reportgen.analysis.serving import ServingResult
-from reportgen.project.model import REGIME_PHRASES, SLOT_VOCABULARY, Project, RegimeName, Slot
+from reportgen.project.model import REGIME_PHRASES, SLOT_VOCABULARY, Parallelism, Project, RegimeName, Slot
 from reportgen.wording import (
     duration,
     energy,
@@ -491,6 +493,22 @@ def _choices(slot: Slot | None) -> set[str]:
     return set(slot.choice) if slot else set()
 
 
+def _stage_layers(layers: int, layout: Parallelism) -> list[Finding]:
+    """Uneven pipeline stages said (methods.md#uneven-pipeline-stages): info with the split used, or a warning when
+    the virtual stages do not divide a stage's layers (Megatron refuses it; each chunk is then charged L_j/v)."""
+    split = layout.layers_per_stage or stage_split(layers, layout.pipeline)
+    shown = ", ".join(map(str, split))
+    if layout.virtual_stages > 1 and any(count % layout.virtual_stages for count in split):
+        return [warning("layout-layers", f"{layout.virtual_stages} virtual stages do not divide every pipeline "
+                        f"stage's layers ({shown}): Megatron refuses it, and each chunk is charged its stage's "
+                        f"layers over {layout.virtual_stages}", "design.parallelism.virtual_stages", "design")]
+    if len(set(split)) == 1 or layout.layers_per_stage is not None:
+        return []
+    rule = "Megatron's first/last rule" if splits_by_rule(layers, layout.pipeline) else "DeepSpeed's uniform rule"
+    return [info("layout-layers", f"{layers} layers over {layout.pipeline} stages: {shown} ({rule}); give "
+                 "design.parallelism.layers_per_stage if yours differ", "design.parallelism.pipeline", "design")]
+
+
 def _shape(project: Project, plan_search: PlanSearchResult | None) -> list[Finding]:
     """The model's shape against the layout, and the activation model against a measured value
     (methods.md#activation-memory-from-the-models-shape)."""
@@ -498,13 +516,7 @@ def _shape(project: Project, plan_search: PlanSearchResult | None) -> list[Findi
     layout = project.design.parallelism if project.design else None
     out = []
     if model is not None and layout is not None and model.complete:
-        per_stage = model.layers / layout.pipeline
-        if model.layers % layout.pipeline or per_stage % layout.virtual_stages:
-            chunks = f" of {layout.virtual_stages} virtual stages" if layout.virtual_stages > 1 else ""
-            first = -(-model.layers // layout.pipeline)
-            out.append(warning("layout-layers", f"{model.layers} layers over {layout.pipeline} pipeline stages{chunks} "
-                               f"do not divide evenly: the first stage is charged {first} layers",
-                               "design.parallelism.pipeline", "design"))
+        out += _stage_layers(model.layers, layout)
     if model is not None and plan_search is None:
         missing = missing_shape(project)
         out.append(info("plan-search-inputs", f"the model's shape lacks {listed([f'`{m}`' for m in missing])}: "
@@ -541,17 +553,6 @@ def _unsearched(plan_search: PlanSearchResult) -> list[Finding]:
             for name, count in plan_search.lacks]
 
 
-def _knobs(layout: LayoutMemory) -> str:
-    """"ZeRO-3, full recompute and sequence parallelism": the knobs beside t × p × d."""
-    parts = [f"ZeRO-{layout.zero_stage}", f"{layout.recompute} recompute" if layout.recompute != "none"
-             else "no recompute"]
-    if layout.virtual_stages > 1:
-        parts.append(f"{layout.virtual_stages} virtual stages")
-    if layout.sequence_parallel:
-        parts.append("sequence parallelism")
-    return listed(parts)
-
-
 def _search(plan_search: PlanSearchResult | None, currency: str) -> list[Finding]:
     """The plan search's findings (methods.md#the-plan-search)."""
     if plan_search is None:
@@ -578,8 +579,9 @@ def _search(plan_search: PlanSearchResult | None, currency: str) -> list[Finding
         least, excess = plan_search.least_memory
         usable = least.memory_per_device_b - excess
         out.append(error("no-layout-fits", f"no layout of {nodes(plan_search.nodes)} fits: the one of least memory, "
-                         f"{least.layout} (t × p × d) with {_knobs(least)}, needs {size(least.memory_per_device_b)} "
-                         f"per device, {size(excess)} more than the {size(usable)} usable", "design.nodes", "design"))
+                         f"{least.layout} (t × p × d) with {layout_words(least)}, needs "
+                         f"{size(least.memory_per_device_b)} per device, {size(excess)} more than the {size(usable)} "
+                         "usable", "design.nodes", "design"))
     declared = plan_search.declared
     if declared is not None and declared.gap is not None and declared.within_margin is False \
             and declared.fits is not False and plan_search.best:

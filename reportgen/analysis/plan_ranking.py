@@ -8,13 +8,14 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from reportgen.analysis.calibration import Efficiency, calibrate, declared_layouts
+from reportgen.analysis.calibration import Efficiency, calibrate
+from reportgen.analysis.columns import Layouts
 from reportgen.analysis.common import TIE_TOLERANCE, log_spread
 from reportgen.analysis.cost import local_viability
+from reportgen.analysis.layout_memory import StageColumns, declared_columns, memory_inputs, stage_split, usable_memory
 from reportgen.analysis.layout_search import (
     POLICY_CODE,
     TERMS,
-    Layouts,
     SearchSpace,
     StepModel,
     Term,
@@ -83,36 +84,38 @@ def step_model(project: Project, base: PlanSearchResult) -> StepModel | None:
     hardware = project.hardware
     if shape is None or hardware is None or inputs.peak_flops_per_device is None or inputs.global_batch is None:
         return None
+    memory = memory_inputs(project, inputs.parameters, kappa=base.activation_calibration or 1.0)
+    assert memory is not None  # the search's inputs hold P
     flops = token_flops(inputs.parameters, shape)
-    memory = project.baseline.memory if project.baseline else None
-    split = memory.per_parameter if memory else None
     layout = project.design.parallelism if project.design else None
     return StepModel(
-        shape, inputs.global_batch, memory.parameters if memory else inputs.parameters, flops.model,
+        shape, inputs.global_batch, memory, flops.model,
         np.array([flops.hardware[policy] for policy in RECOMPUTE_POLICIES]), inputs.peak_flops_per_device,
         hardware.devices_per_node, hardware.intra_node_bandwidth, hardware.intra_node_latency or 0.0,
-        hardware.network_bandwidth, hardware.network_latency or 0.0, layout.overlap if layout else 0.0,
-        *((split.weights, split.gradients, split.optimizer) if split else (2.0, 2.0, 12.0)),
-        (memory.other or 0.0) if memory else 0.0, base.activation_calibration or 1.0)
+        hardware.network_bandwidth, hardware.network_latency or 0.0, layout.overlap if layout else 0.0)
 
 
 @dataclass(frozen=True)
 class Evaluated:
     layouts: Layouts
+    layers: int  # L: each row's stages split them
     terms: dict[str, np.ndarray]
     step: np.ndarray
-    states: np.ndarray
-    activations: np.ndarray
-    memory: np.ndarray
+    stage: StageColumns  # each layout's most loaded stage
     fits: np.ndarray  # by memory alone
     order: np.ndarray  # the fitting layouts that could be timed, ranked
+
+    @property
+    def memory(self) -> np.ndarray:
+        return self.stage.memory_b
 
 
 def evaluate(model: StepModel, layouts: Layouts, efficiency: float, capacity: float | None) -> tuple[
         Evaluated, tuple[tuple[str, int], ...]]:
     terms = model.terms(layouts, efficiency)
     step = step_total(terms)
-    states, activations, memory = model.memory(layouts)
+    stage = model.memory(layouts)
+    memory = stage.memory_b
     fits = np.ones(len(layouts), dtype=bool) if capacity is None else memory <= capacity * (1 + MEMORY_TOLERANCE)
     usable = np.ones(len(layouts), dtype=bool)
     lacks = []
@@ -122,7 +125,7 @@ def evaluate(model: StepModel, layouts: Layouts, efficiency: float, capacity: fl
             lacks.append((name, int(lacking.sum())))
     candidates = np.flatnonzero(fits & usable)
     order = candidates[rank_order(step[candidates], memory[candidates], layouts.subset(candidates))]
-    return Evaluated(layouts, terms, step, states, activations, memory, fits, order), tuple(lacks)
+    return Evaluated(layouts, model.shape.layers, terms, step, stage, fits, order), tuple(lacks)
 
 
 def rank_order(step: np.ndarray, memory: np.ndarray, layouts: Layouts) -> np.ndarray:
@@ -150,7 +153,7 @@ def rank_order(step: np.ndarray, memory: np.ndarray, layouts: Layouts) -> np.nda
 
 def _breakdown(terms: dict[str, np.ndarray], index: int) -> StepBreakdown:
     return StepBreakdown(*(float(terms[name][index]) for name in
-                           ("compute", "recompute", "bubble", "tensor", "pipeline", "data")))
+                           ("compute", "recompute", "bubble", "imbalance", "tensor", "pipeline", "data")))
 
 
 def _row(evaluated: Evaluated, index: int, rank: int, first: int | None, model: StepModel, g: int,
@@ -167,15 +170,18 @@ def _row(evaluated: Evaluated, index: int, rank: int, first: int | None, model: 
             growth = [float(evaluated.terms[name][index] - evaluated.terms[name][first]) for name in TERMS]
             why = TERMS[int(np.argmax(growth))]
     cost = memory.nodes * price * per_run / 3600 if price is not None and per_run is not None else None
+    slowest = int(model.slowest_stage(evaluated.layouts.subset(np.array([index])))[0])
     return RankedLayout(**vars(memory), rank=rank, step=_breakdown(evaluated.terms, index),
-                        time_per_run_s=per_run, cost_per_run=cost, loses_by=loses_by, why=why)
+                        time_per_run_s=per_run, cost_per_run=cost, loses_by=loses_by, why=why, slowest_stage=slowest)
 
 
 def _memory_row(evaluated: Evaluated, index: int, g: int) -> LayoutMemory:
-    t, p, d, v, b, m, z, r, sp = evaluated.layouts.row(index)
-    return LayoutMemory(t, p, d, v, m, b, z, RECOMPUTE_POLICIES[r], bool(sp), t * p * d / g,
-                        float(evaluated.states[index]), float(evaluated.activations[index]),
-                        float(evaluated.memory[index]))
+    t, p, d, v, b, m, z, r, sp, cp, e = evaluated.layouts.row(index)
+    stage = evaluated.stage
+    return LayoutMemory(t, p, d, v, m, b, z, RECOMPUTE_POLICIES[r], bool(sp), t * p * d * cp / g,
+                        float(stage.states_b[index]), float(stage.activations_b[index]),
+                        float(stage.memory_b[index]), float(stage.runtime_b[index]), int(stage.stage[index]),
+                        stage_split(evaluated.layers, p), context_parallel=cp, expert_parallel=e)
 
 
 def search_layouts(project: Project, scaling: ScalingResult | None, base: PlanSearchResult) -> SearchOutcome | None:
@@ -192,7 +198,7 @@ def search_layouts(project: Project, scaling: ScalingResult | None, base: PlanSe
     if nodes is None:
         return None
     efficiency = calibrate(project, scaling, model, given=options.efficiency)
-    capacity = base.inputs.device_memory_b * (1 - options.memory_headroom) if base.inputs.device_memory_b else None
+    capacity = usable_memory(project)
     space = space_of(options, project)
     layouts = enumerate_layouts(nodes * g, model.shape, g, model.global_batch, space)
     evaluated, lacks = evaluate(model, layouts, efficiency.value, capacity)
@@ -244,7 +250,7 @@ def held_against_best(declared: DeclaredLayout, project: Project, model: StepMod
         return declared
     eta = outcome.efficiency.value
     m = declared.micro_batches
-    layouts = declared_layouts(layout, data=declared.data, micro_batch=declared.micro_batch, micro_batches=m)
+    layouts = declared_columns(layout, declared.data, declared.micro_batch, micro_batches=m)
     at = replace(model, global_batch=declared.micro_batch * declared.data * m)
     terms = at.terms(layouts, eta)
     step = _breakdown(terms, 0)

@@ -8,10 +8,18 @@ It belongs to the core (a field of `Analysis`): the findings read it (`activatio
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import KW_ONLY, dataclass, fields
 from typing import Annotated
 
 from reportgen.analysis.calibration import Efficiency
+from reportgen.analysis.layout_memory import (
+    StageColumns,
+    activation_calibration,
+    declared_memory,
+    declared_split,
+    stage_split,
+    usable_memory,
+)
 from reportgen.analysis.layout_search import Term
 from reportgen.analysis.model_shape import Activations, ParametersSource, activations, parameters_of, shape_of
 from reportgen.analysis.transformer import (
@@ -19,7 +27,6 @@ from reportgen.analysis.transformer import (
     ModeName,
     RecomputePolicy,
     interleave_factor,
-    most_loaded_parameters,
     token_flops,
 )
 from reportgen.analysis.utilization import default_tokens, model_flops
@@ -84,8 +91,9 @@ class ModeRow:
     extra_b: Annotated[float, Key("the embedding's mask, and without a pipeline the output layer and the loss")]
     activations_b: Annotated[float, Key("the activations per device, × κ when a measured value calibrates them")]
     relative_to_none: Annotated[float, Key("layers_b over the `none` mode's (Korthikanti Figure 7)")]
-    memory_per_device_b: Annotated[float, Key("model states + activations + other")]
-    fits: Annotated[bool | None, Key("within one device's memory (null without its size)")]
+    memory_per_device_b: Annotated[float | None, Key("memory per device in this mode: the most loaded stage's "
+                                                     "states, activations, other and runtime (null without d)")]
+    fits: Annotated[bool | None, Key("within one device's usable memory (null without its size)")]
     step_s: Annotated[float | None, Key("the step in this mode (null without the step's inputs)")] = None
     faster_by: Annotated[float | None, Key("the declared step over this mode's − 1: how much faster this mode "
                                            "is")] = None
@@ -95,14 +103,17 @@ class ModeRow:
 class StepBreakdown:
     compute_s: Annotated[float, Key("B·s·F_model / (N·π_dev·η)")]
     recompute_s: Annotated[float, Key("B·s·(F_hw − F_model) / (N·π_dev·η)")]
-    bubble_s: Annotated[float, Key("(compute + recompute) × (p − 1)/(v·m)")]
+    bubble_s: Annotated[float, Key("(p·τ̄ − τ★)/v: the fill and drain (equal stages: (compute + recompute) × "
+                                   "(p − 1)/(v·m))")]
+    imbalance_s: Annotated[float, Key("m·(τ★ − τ̄): the slowest stage paces every micro-batch")]
     tensor_s: Annotated[float, Key("the tensor-parallel all-reduces")]
     pipeline_s: Annotated[float, Key("the pipeline sends")]
     data_s: Annotated[float, Key("the data-parallel collective, less the overlap")]
 
     @derived(Key("the step"))
     def total_s(self) -> float:
-        return self.compute_s + self.recompute_s + self.bubble_s + self.tensor_s + self.pipeline_s + self.data_s
+        return (self.compute_s + self.recompute_s + self.bubble_s + self.imbalance_s + self.tensor_s + self.pipeline_s
+                + self.data_s)
 
 
 @dataclass(frozen=True)
@@ -120,9 +131,17 @@ class LayoutMemory:
     recompute: Annotated[RecomputePolicy, Key("the recomputation policy")]
     sequence_parallel: Annotated[bool, Key("sequence parallelism")]
     nodes: Annotated[float, Key("devices / g")]
-    states_b: Annotated[float, Key("model states per device on the first stage")]
-    activations_b: Annotated[float, Key("activations per device on the first stage")]
-    memory_per_device_b: Annotated[float, Key("states + activations + other")]
+    states_b: Annotated[float, Key("model states per device on the most loaded stage")]
+    activations_b: Annotated[float, Key("activations per device on the most loaded stage")]
+    memory_per_device_b: Annotated[float, Key("the most loaded stage's states + activations + other + runtime")]
+    runtime_b: Annotated[float, Key("the bytes the run holds beside its tensors there: context, communicators, "
+                                    "working sets, fragmentation")]
+    most_loaded_stage: Annotated[int, Key("j of the most loaded pipeline stage (the lowest on ties)")]
+    layers_per_stage: Annotated[tuple[int, ...], Key("each pipeline stage's layers, first first",
+                                                     item="a stage's layers")]
+    _: KW_ONLY
+    context_parallel: Annotated[int, Key("cp: the context-parallel degree")] = 1
+    expert_parallel: Annotated[int, Key("e: the expert-parallel degree")] = 1
 
     @derived(Key("t × p × d"))
     def layout(self) -> str:
@@ -145,6 +164,8 @@ class RankedLayout(LayoutMemory):
     loses_by: Annotated[float, Key("its step over the first's − 1")]
     why: Annotated[Term | None, Key("the step term that grew most against the first (null: tied with #1)")]
     why_text: Annotated[str | None, Key("why it loses, in one sentence with the numbers")] = None
+    slowest_stage: Annotated[int, Key("★: the pipeline stage whose work paces the micro-batches (the lowest j on "
+                                      "ties)")] = 0
 
     @derived(Key("the step"))
     def step_s(self) -> float:
@@ -217,6 +238,11 @@ class DeclaredLayout:
                                     "declared layout does not fit)")] = None
     gap: Annotated[float | None, Key("its step over the best's − 1")] = None
     within_margin: Annotated[bool | None, Key("gap ≤ plan_search.margin: as good as the best")] = None
+    runtime_b: Annotated[float | None, Key("the bytes the run holds beside its tensors on the most loaded stage")] \
+        = None
+    most_loaded_stage: Annotated[int | None, Key("j of the most loaded pipeline stage (the lowest on ties)")] = None
+    layers_per_stage: Annotated[tuple[int, ...], Key("each pipeline stage's layers, first first",
+                                                     item="a stage's layers")] = ()
 
     @derived(Key("the layout as t × p × d"))
     def layout(self) -> str:
@@ -322,65 +348,54 @@ def _tokens_per_run(project: Project) -> float | None:
     return training.tokens if training else default_tokens(project)
 
 
-def states_bytes(project: Project, parameters: float, tensor: int, pipeline: int, data: int | None,
-                 zero_stage: int) -> float | None:
-    """Model states on the most loaded stage per device: w·Ψ/d₃ + g·Ψ/d₂ + K·Ψ/d₁, d_k = d when z ≥ k, else 1, with
-    Ψ = ((P − V·h)/p + V·h)/t (the first stage holds the embedding). None without d."""
-    shape = shape_of(project)
-    memory = project.baseline.memory if project.baseline else None
-    if shape is None or data is None:
-        return None
-    split = memory.per_parameter if memory else None
-    weights, gradients, optimizer = (split.weights, split.gradients, split.optimizer) if split else (2.0, 2.0, 12.0)
-    psi = most_loaded_parameters(memory.parameters if memory else parameters, shape.vocabulary, shape.hidden,
-                                 tensor, pipeline)
-
-    def over(stage: int) -> float:
-        return float(data) if zero_stage >= stage else 1.0
-
-    return weights * psi / over(3) + gradients * psi / over(2) + optimizer * psi / over(1)
-
-
 def _declared(project: Project, parameters: float, data: int | None,
               device: float | None) -> tuple[DeclaredLayout, float | None]:
     shape = shape_of(project)
     layout = project.design.parallelism if project.design else None
     assert shape is not None and layout is not None
     memory = project.baseline.memory if project.baseline else None
-    other = (memory.other or 0.0) if memory else 0.0
-    states = states_bytes(project, parameters, layout.tensor, layout.pipeline, data, layout.zero_stage)
+    given = memory.activations if memory else None
+    kappa = activation_calibration(project, parameters, data) if data is not None else None
+    usable = usable_memory(project)
 
     def of(recompute: RecomputePolicy, sequence_parallel: bool) -> Activations:
         return activations(shape, tensor=layout.tensor, pipeline=layout.pipeline, micro_batches=layout.micro_batches,
                            virtual_stages=layout.virtual_stages, recompute=recompute,
                            sequence_parallel=sequence_parallel)
 
-    declared = of(layout.recompute, layout.sequence_parallel)
-    given = memory.activations if memory else None
-    kappa = given / declared.total_b if given is not None and declared.total_b > 0 else None
-    scale = kappa if kappa is not None else 1.0
-
     def fits(total: float | None) -> bool | None:
-        return None if device is None or total is None else total <= device * (1.0 + MEMORY_TOLERANCE)
+        return None if usable is None or total is None else total <= usable * (1.0 + MEMORY_TOLERANCE)
 
+    def stage(recompute: RecomputePolicy | None = None, sequence_parallel: bool | None = None) -> StageColumns | None:
+        if data is None:
+            return None
+        return declared_memory(project, parameters, data, kappa=kappa or 1.0, recompute=recompute,
+                               sequence_parallel=sequence_parallel)
+
+    declared = of(layout.recompute, layout.sequence_parallel)
     none = of("none", False)
     rows = []
     for name, recompute, sequence_parallel in MODES:
         if sequence_parallel and layout.tensor == 1:
             continue  # without tensor parallelism sequence parallelism changes nothing
         mode = of(recompute, sequence_parallel)
-        total = (states or 0.0) + mode.total_b * scale + other
+        at = stage(recompute=recompute, sequence_parallel=sequence_parallel)
+        total = float(at.memory_b[0]) if at is not None else None
         rows.append(ModeRow(name, recompute, sequence_parallel, mode.per_layer_b, mode.layers_b, mode.extra_b,
-                            mode.total_b * scale, mode.layers_b / none.layers_b, total,
-                            fits(total if states is not None else None)))
-    activations_b = given if given is not None else declared.total_b
-    declared_total = states + activations_b + other if states is not None else None
+                            float(at.activations_b[0]) if at is not None else mode.total_b * (kappa or 1.0),
+                            mode.layers_b / none.layers_b, total, fits(total)))
+    most = stage()
     g = project.hardware.devices_per_node if project.hardware else 1
     devices = layout.tensor * layout.pipeline * data if data is not None else None
+    total = float(most.memory_b[0]) if most is not None else None
     return DeclaredLayout(
         layout.tensor, layout.pipeline, data, layout.virtual_stages, layout.micro_batches, shape.micro_batch,
         layout.zero_stage, layout.recompute, layout.sequence_parallel,
         devices / g if devices is not None else None, interleave_factor(layout.pipeline, layout.virtual_stages),
-        declared.in_flight, (layout.pipeline - 1) / (layout.virtual_stages * layout.micro_batches), states,
-        activations_b, "given" if given is not None else "model", declared_total, fits(declared_total), tuple(rows)), \
-        kappa
+        declared.in_flight, (layout.pipeline - 1) / (layout.virtual_stages * layout.micro_batches),
+        float(most.states_b[0]) if most is not None else None,
+        float(most.activations_b[0]) if most is not None else declared.total_b * (kappa or 1.0),
+        "given" if given is not None else "model", total, fits(total), tuple(rows),
+        runtime_b=float(most.runtime_b[0]) if most is not None else None,
+        most_loaded_stage=int(most.stage[0]) if most is not None else None,
+        layers_per_stage=declared_split(project) or stage_split(shape.layers, layout.pipeline)), kappa

@@ -151,6 +151,21 @@ class ProjectInfo:
 
 # --------------------------------------------------------------------------------------------------------- hardware
 @dataclass(frozen=True)
+class RuntimeMemory:
+    """The bytes a device holds beside its tensors (methods.md#runtime-memory); each default is a published
+    measurement."""
+
+    context: float = field(Quantity(u.DATA, "The CUDA context and library workspaces, per device", allow_zero=True,
+                                    example="1 GB"), 1e9)
+    per_group: float = field(Quantity(u.DATA, "One communicator's buffers, per device (NCCL)", allow_zero=True,
+                                      example="0.7 GB"), 0.7e9)
+    all_to_all: float = field(Quantity(u.DATA, "The all-to-all's buffers of a mixture of experts, per device",
+                                       allow_zero=True, example="3.3 GB"), 3.3e9)
+    fragmentation: float = field(Number(doc="φ: the share of the allocator's memory it cannot reuse (below 0.9)",
+                                        minimum=0.0, maximum=0.9, example="0.15"), 0.15)
+
+
+@dataclass(frozen=True)
 class Hardware:
     """One node of the target cluster."""
 
@@ -180,6 +195,9 @@ class Hardware:
                               starter=False)
     nodes_available: int | None = field(NodeCount("Nodes the cluster has: a run on more shares hardware", "64"),
                                         starter=False)
+    runtime_memory: RuntimeMemory | None = field(Section(RuntimeMemory, "Runtime memory beside the tensors "
+                                                         "(default: the published figures, with a complete model "
+                                                         "shape)"), starter=False)
 
     @property
     def memory_per_device(self) -> float | None:
@@ -499,6 +517,11 @@ class Parallelism:
     sequence_parallel: bool = field(Flag("Megatron sequence parallelism in the tensor-parallel group: the "
                                          "activations outside attention are sharded over t too"), False,
                                     starter=False)
+    layers_per_stage: tuple[int, ...] | None = field(Items(Whole(doc="A stage's layers", minimum=1,
+                                                                 maximum=MAX_LAYERS, example="20"),
+                                                           "Each pipeline stage's layers, first first (default: "
+                                                           "equal, else Megatron's first/last split)",
+                                                           max_items=4096), starter=False)
 
 
 MAX_SEARCHED_LAYOUTS = 10_000_000  # a bound on the arrays the plan search allocates per scale
@@ -918,6 +941,11 @@ class Project:
         if layout is None or shape is None or not shape.complete or shape.heads is None:
             return
         at = "design.parallelism"
+        split = layout.layers_per_stage
+        if split is not None and (len(split) != layout.pipeline or sum(split) != shape.layers):
+            yield f"{at}.layers_per_stage", (
+                f"layout-layers-per-stage: {len(split)} stages holding {sum(split)} layers, for {layout.pipeline} "
+                f"pipeline stages and {shape.layers} layers")
         if shape.heads % layout.tensor:
             yield f"{at}.tensor", (f"layout-heads: tensor parallelism of {layout.tensor} does not divide the "
                                    f"{shape.heads} attention heads (each device holds whole heads)")

@@ -438,8 +438,8 @@ ACTIONS: tuple[Action, ...] = (
     _fixed("tensor-across-nodes", _ADVICE, "Keep tensor parallelism within a node (at most devices_per_node); span "
            "nodes with pipeline or data parallelism."),
     _fixed("needless-model-split", _ADVICE, "Keep the model whole: it fits one device and the ceiling is compute."),
-    _fixed("layout-layers", _ADVICE, "Give each pipeline stage (and virtual stage) the same number of layers, or "
-           "accept the first stage's extra layers."),
+    _fixed("layout-layers", _ADVICE, "Give design.parallelism.layers_per_stage where the stages differ from the "
+           "split assumed, and virtual stages that divide each stage's layers."),
     _fixed("activation-model-departs", _ADVICE, "Check the model's shape and the measured activations: the layer is "
            "not the one the activation model counts, so other layouts' memory is only scaled from this one."),
     _fixed("unjustified-slot", _ADVICE, "Justify each design slot (its why)."),

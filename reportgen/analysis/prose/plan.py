@@ -3,13 +3,13 @@ the best layout the model finds against the declared one."""
 
 from __future__ import annotations
 
-from reportgen.analysis.plan_search import PlanSearchResult, RankedLayout
+from reportgen.analysis.plan_search import LayoutMemory, PlanSearchResult, RankedLayout
 from reportgen.wording import duration, listed, money, nodes, percent, size
 
 POLICY_WORDS = {"none": "no recompute", "selective": "selective recompute", "full": "full recompute"}
 
 
-def layout_words(row: RankedLayout) -> str:
+def layout_words(row: LayoutMemory) -> str:
     """"with 4 virtual stages, ZeRO-1, no recompute and sequence parallelism"."""
     parts = [*([f"{row.virtual_stages} virtual stages"] if row.virtual_stages > 1 else []), f"ZeRO-{row.zero_stage}",
              POLICY_WORDS[row.recompute], *(["sequence parallelism"] if row.sequence_parallel else [])]
@@ -17,8 +17,12 @@ def layout_words(row: RankedLayout) -> str:
 
 
 def hours(seconds: float) -> str:
-    """Hours with thousands separators: no decimals from 10 h, one below."""
+    """A layout's time per run: from an hour in hours with thousands separators (no decimals from 10 h, one
+    below), the unit a large plan's layouts compare in; under an hour as a duration reads ("7 s", "25 min"), since
+    one decimal of an hour showed a 7 s run as "0.0 h"."""
     value = seconds / 3600
+    if value < 1:
+        return duration(seconds)
     return f"{value:,.0f} h" if value >= 10 else f"{value:,.1f} h"
 
 
@@ -81,6 +85,10 @@ def why_text(row: RankedLayout, first: RankedLayout) -> str | None:
         return head + (f"its pipeline bubble is {duration(grew)} longer: (p − 1)/(v·m) = {row.pipeline - 1}/"
                        f"({row.virtual_stages}·{row.micro_batches}) against {first.pipeline - 1}/"
                        f"({first.virtual_stages}·{first.micro_batches}).")
+    if row.why == "imbalance":
+        layers = row.layers_per_stage[row.slowest_stage]
+        return head + (f"its slowest stage, {layers} layer{'s' if layers != 1 else ''}, paces {row.micro_batches:,} "
+                       f"micro-batches: {duration(grew)} more.")
     if row.why == "tensor":
         return head + (f"its tensor-parallel all-reduces take {duration(grew)} more (t = {row.tensor} against "
                        f"{first.tensor}).")

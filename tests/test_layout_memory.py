@@ -1,0 +1,191 @@
+"""Memory per device, one function for every layout (methods.md#memory-per-device-one-function): uneven pipeline
+stages (methods.md#uneven-pipeline-stages), the runtime beside the tensors (methods.md#runtime-memory) and the
+experts' share, each worked by hand; and the one figure results.json states wherever a layout's memory appears."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from reportgen.analysis import analyze
+from reportgen.analysis.columns import Layouts
+from reportgen.analysis.layout_memory import (
+    DEFAULT_RUNTIME,
+    NO_RUNTIME,
+    MemoryInputs,
+    every_stage,
+    held,
+    most_loaded,
+    stage_split,
+)
+from reportgen.analysis.layout_search import StepModel
+from reportgen.analysis.transformer import Shape, shape_parameters
+from tests.conftest import make_project
+from tests.worked import worked
+
+ROOT = Path(__file__).resolve().parent.parent
+LLM_70B = (ROOT / "inputs" / "llm-70b-3d.yaml").read_text(encoding="utf-8")
+GB = 1e9
+
+
+@pytest.mark.parametrize(("layers", "pipeline", "split"), [
+    (10, 4, (2, 3, 3, 2)), (80, 6, (12, 14, 14, 14, 14, 12)), (11, 6, (2, 2, 2, 2, 2, 1)), (9, 2, (5, 4)),
+    (7, 6, (2, 1, 1, 1, 1, 1)), (96, 8, (12,) * 8)])
+def test_megatrons_first_last_split_and_deepspeeds_uniform_one(layers: int, pipeline: int,
+                                                               split: tuple[int, ...]) -> None:
+    # c = ⌈L/p⌉ in the middle, r = L − (p − 2)·c split ⌈r/2⌉, ⌊r/2⌋ between the ends when r ≥ 2 (10 on 4: c = 3,
+    # r = 4); else the first L mod p stages hold ⌈L/p⌉ (7 on 6: r = −1)
+    assert stage_split(layers, pipeline) == split and sum(split) == layers
+
+
+def test_micro_batches_held_per_stage() -> None:
+    stages, p = np.arange(4), np.full(4, 4)
+    assert held(stages, p, np.full(4, 8), np.full(4, 1)).tolist() == [4, 3, 2, 1]  # 1F1B: min(m, p − j)
+    assert held(stages, p, np.full(4, 2), np.full(4, 1)).tolist() == [2, 2, 2, 1]  # fewer micro-batches than stages
+    # interleaved, v = 2, m = 8: (2(p − j − 1) + (v − 1)·p + 1)/v = (6 + 4 + 1)/2 = 5.5 on the first stage, which is
+    # p·(1 + (p − 1)/(p·v)); at m = p = 4 the warm-up covers every micro-batch: min(8, 11)/2 = 4 = m
+    assert held(np.array([0]), np.array([4]), np.array([8]), np.array([2]))[0] == pytest.approx(4 * (1 + 3 / 8))
+    assert held(np.array([0]), np.array([4]), np.array([4]), np.array([2]))[0] == 4.0
+    assert held(np.array([0]), np.array([1]), np.array([8]), np.array([1]))[0] == 1.0  # no pipeline
+
+
+SMALL = Shape(10, 4096, 32, 128, 2048, 32000, 1)  # GPT-3 layers of h = 4,096, s = 2,048, V = 32,000, b = 1
+
+
+def _small(runtime=NO_RUNTIME, experts: float = 0.0, parameters: float | None = None) -> MemoryInputs:
+    stored = shape_parameters(10, 4096, 32000, 2048) if parameters is None else parameters
+    return MemoryInputs(stored, experts, 2.0, 2.0, 12.0, 0.0, SMALL, None, 1.0, runtime)
+
+
+@worked("plan_search", "layout")
+def test_uneven_stages_memory_by_hand() -> None:
+    # L = 10 on p = 4 (2, 3, 3, 2), t = d = 1, m = 8, v = 1, no recompute, ZeRO-0, runtime zeroed. P (eq. (2)) =
+    # 2,153,259,008; P_body/L = (P − V·h)/L = 202,218,700.8. Per layer sbh·(34 + 5as/h) = 0.9563 GB.
+    assert shape_parameters(10, 4096, 32000, 2048) == 2_153_259_008
+    stages = every_stage(_small(), Layouts.one(1, 4, 1, 1, 1, 8, 0, 0, 0, 1, 1), (2, 3, 3, 2))
+    # states: 16 B × (L_j·P_body/L + V·h on the ends): 16 × (404,437,401.6 + 131,072,000) = 8.568 GB; 16 ×
+    # 606,656,102.4 = 9.706 GB in the middle
+    assert stages.states_b / GB == pytest.approx([8.568, 9.706, 9.706, 8.568], abs=5e-4)
+    assert stages.in_flight.tolist() == [4, 3, 2, 1]
+    # activations: per layer × L_j × held_j, the embedding's mask sbh × 4 on the first, the output layer's 4·sbh +
+    # 4·s·b·V (0.262 GB of fp32 logits) on the last
+    assert stages.activations_b / GB == pytest.approx([7.684, 8.607, 5.738, 2.208], abs=5e-4)
+    assert stages.memory_b / GB == pytest.approx([16.252, 18.313, 15.444, 10.776], abs=5e-4)
+    found = most_loaded(_small(), Layouts.one(1, 4, 1, 1, 1, 8, 0, 0, 0, 1, 1))
+    assert int(found.stage[0]) == 1 and found.memory_b[0] / GB == pytest.approx(18.313, abs=5e-4)
+
+
+@worked("plan_search", "layout")
+def test_uneven_stages_step_by_hand() -> None:
+    # the same model, 312 TFLOP/s a device at η = 0.5: a layer is f = 72h² + 12hs = 1,308,622,848 FLOP a token, the
+    # logit layer 6·V·h = 786,432,000 (0.601 of a layer); one layer-micro-batch 2,048 × f / 156e12 = 17.18 ms.
+    # τ ∝ 2, 3, 3, 2.601: compute m·τ̄ = 8 × 10.601/4 = 21.202 units = 0.3643 s; imbalance 8·(3 − 2.6502) = 2.798
+    # units = 0.0481 s; bubble p·τ̄ − τ★ = 10.601 − 3 = 7.601 units = 0.1306 s; 0.5429 s in all
+    layer = 72 * 4096**2 + 12 * 4096 * 2048
+    flops = 10 * layer + 6 * 32000 * 4096
+    model = StepModel(SMALL, 8, _small(), flops, np.array([flops] * 3), 312e12, 4, 1e12, 0.0, 1e12, 0.0, 0.0)
+    terms = {name: float(value[0]) for name, value in
+             model.terms(Layouts.one(1, 4, 1, 1, 1, 8, 0, 0, 0, 1, 1), 0.5).items()}
+    unit = 2048 * layer / 156e12
+    assert unit == pytest.approx(0.01718, abs=1e-5)
+    assert terms["compute"] == pytest.approx(21.202 * unit, rel=1e-4)
+    assert terms["imbalance"] == pytest.approx(2.798 * unit, rel=1e-3)
+    assert terms["bubble"] == pytest.approx(7.601 * unit, rel=1e-4)
+    phases = terms["compute"] + terms["recompute"] + terms["imbalance"] + terms["bubble"]
+    assert phases == pytest.approx(0.5429, abs=1e-4)  # equal stages' bubble, (p − 1)/m of the compute, gave 0.5009 s
+    assert int(model.slowest_stage(Layouts.one(1, 4, 1, 1, 1, 8, 0, 0, 0, 1, 1))[0]) == 1
+
+
+@worked("plan_search", "layout")
+def test_korthikantis_1t_layout_with_its_runtime() -> None:
+    # 1T (L 128, h 25,600, a 160, s 2,048, V 51,200), t = 8, p = 64, d = 1, m = 512, selective recompute with
+    # sequence parallelism, stage 0: states 34.08 GB, activations 28.94 GB; the recomputed scores of one layer and
+    # micro-batch W = 5·a·s²·b/t = 419,430,400 B; three communicators (tensor, pipeline, embedding):
+    # (63.02 + 0.42)/0.85 + 1 + 3 × 0.7 = 77.73 GB ≤ 80 GB, 14.71 GB of it runtime (23 % above the tensors)
+    shape = Shape(128, 25600, 160, 160, 2048, 51200, 1)
+    inputs = MemoryInputs(shape_parameters(128, 25600, 51200, 2048), 0.0, 2.0, 2.0, 12.0, 0.0, shape, None, 1.0,
+                          DEFAULT_RUNTIME)
+    found = most_loaded(inputs, Layouts.one(8, 64, 1, 1, 1, 512, 0, 1, 1, 1, 1))
+    assert int(found.stage[0]) == 0
+    assert found.states_b[0] / GB == pytest.approx(34.079, rel=2e-4)
+    assert found.activations_b[0] / GB == pytest.approx(28.941, rel=1e-4)
+    working = 5 * 160 * 2048**2 * 1 / 8
+    assert working == 419_430_400
+    tensors = found.states_b[0] + found.activations_b[0]
+    assert found.memory_b[0] == pytest.approx((tensors + working) / 0.85 + 1e9 + 3 * 0.7e9, rel=1e-12)
+    assert found.memory_b[0] / GB == pytest.approx(77.734, rel=1e-4)
+    assert found.runtime_b[0] / GB == pytest.approx(14.71, abs=0.01)
+
+
+@worked("plan_search", "layout")
+def test_experts_memory_by_hand() -> None:
+    # P_mem = 10e9 of which E = 8e9, L = 16, h = 4,096, V = 32,000, tied, t = p = 1, d = 64, e = 8, ZeRO-1, 2 + 2 +
+    # 12 B: Ψ_dense = 1,868,928,000 + 131,072,000 = 2e9, Ψ_exp = 8e9/8 = 1e9 over 64/8 = 8 replicas:
+    # 4 × 3e9 + 12 × (2e9/64 + 1e9/8) = 13.875 GB (every expert on every device would be 41.875 GB)
+    shape = Shape(16, 4096, 32, 128, 2048, 32000, 1)
+    inputs = MemoryInputs(10e9, 8e9, 2.0, 2.0, 12.0, 0.0, shape, None, 1.0, NO_RUNTIME)
+    found = most_loaded(inputs, Layouts.one(1, 1, 64, 1, 1, 1, 1, 0, 0, 1, 8))
+    assert found.states_b[0] == pytest.approx(13.875e9, rel=1e-12)
+    everywhere = most_loaded(inputs, Layouts.one(1, 1, 64, 1, 1, 1, 1, 0, 0, 1, 1))
+    assert everywhere.states_b[0] == pytest.approx(4 * 10e9 + 12 * 10e9 / 64, rel=1e-12)
+
+
+def _project(text: str):
+    return make_project(text)
+
+
+def test_one_memory_figure_wherever_a_layout_appears(tmp_path: Path) -> None:
+    from reportgen.pipeline import BuildOptions, build
+
+    (tmp_path / "p.yaml").write_text(LLM_70B, encoding="utf-8")
+    build(tmp_path / "p.yaml", BuildOptions(out_root=tmp_path / "out", formats=("json",)))
+    document = json.loads((tmp_path / "out" / "p" / "results.json").read_text(encoding="utf-8"))
+    layout, declared = document["layout"], document["plan_search"]["declared"]
+    stage = layout["memory_by_stage"][layout["zero_stage"]]
+    assert layout["memory_per_device_b"] == declared["memory_per_device_b"] == stage["total_b"]
+    assert layout["fits"] == declared["fits"] == stage["fits"]
+    analysis = analyze(make_project(LLM_70B))
+    same = [row for row in analysis.plan_search.best if (row.tensor, row.pipeline, row.data, row.zero_stage,
+                                                           row.recompute, row.sequence_parallel, row.virtual_stages)
+            == (8, 4, 16, 1, "selective", True, 1)]
+    if same:  # the search's row of the declared layout: the same function, the same float
+        assert same[0].memory_per_device_b == declared["memory_per_device_b"]
+
+
+def test_given_runtime_memory_replaces_the_defaults_and_is_counted_once() -> None:
+    zero = LLM_70B.replace("  intra_node_latency: 2 us\n", "  intra_node_latency: 2 us\n  runtime_memory: {context: "
+                           "0 GB, per_group: 0 GB, all_to_all: 0 GB, fragmentation: 0}\n")
+    assert zero != LLM_70B
+    bare = analyze(make_project(zero)).plan_search.declared
+    defaults = analyze(make_project(LLM_70B)).plan_search.declared
+    # with the four terms zeroed only the working sets remain: the last stage's 16-bit logits and the recomputed
+    # layer's intermediates; the defaults add the context, four communicators (tensor, pipeline, data, embedding)
+    # and 15 % fragmentation over the tensors and working sets
+    tensors = bare.states_b + bare.activations_b
+    working = bare.memory_per_device_b - tensors
+    assert working >= 0 and defaults.memory_per_device_b == pytest.approx(
+        (tensors + working) / 0.85 + 1e9 + 4 * 0.7e9, rel=1e-9)
+    given = LLM_70B.replace("  intra_node_latency: 2 us\n", "  intra_node_latency: 2 us\n  runtime_memory: {context: "
+                            "2 GB, per_group: 1 GB, all_to_all: 4 GB, fragmentation: 0.2}\n")
+    more = analyze(make_project(given)).plan_search.declared
+    assert more.memory_per_device_b == pytest.approx((tensors + working) / 0.8 + 2e9 + 4 * 1e9, rel=1e-9)
+
+
+def test_declared_stages_are_read_and_checked() -> None:
+    uneven = LLM_70B.replace("recompute: selective, sequence_parallel: true}",
+                             "recompute: selective, sequence_parallel: true, layers_per_stage: [26, 18, 18, 18]}")
+    assert uneven != LLM_70B
+    declared = analyze(make_project(uneven)).plan_search.declared
+    assert declared.layers_per_stage == (26, 18, 18, 18) and declared.most_loaded_stage == 0
+    even = analyze(make_project(LLM_70B)).plan_search.declared
+    assert declared.memory_per_device_b > even.memory_per_device_b  # 6 more layers of 4 micro-batches on stage 0
+    from reportgen.errors import InputError
+
+    with pytest.raises(InputError) as refused:
+        make_project(LLM_70B.replace("sequence_parallel: true}", "sequence_parallel: true, layers_per_stage: [20, 20, "
+                                     "20]}"))
+    assert "layout-layers-per-stage: 3 stages holding 60 layers, for 4 pipeline stages and 80 layers" in \
+        str(refused.value.problems[0])
