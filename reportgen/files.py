@@ -19,6 +19,7 @@ import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
@@ -236,6 +237,69 @@ def replace_file(path: Path, data: bytes, *, sync: bool = True) -> None:
         _move(*staged[0])
 
 
+@dataclass(frozen=True)
+class ReadCopy:
+    """A file's bytes and the identity they were read under (docs/measurements.md#moving-inline-runs-to-a-csv):
+    what replace_unchanged checks the file against before it replaces it."""
+
+    data: bytes
+    device: int
+    inode: int
+    size: int
+    mtime_ns: int
+
+    def matches(self, status: os.stat_result) -> bool:
+        return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns) == \
+            (self.device, self.inode, self.size, self.mtime_ns)
+
+
+def read_copy(path: Path) -> ReadCopy:
+    """The file's bytes, with its identity taken before reading them: a save that lands while they are read
+    changes the identity, so replace_unchanged refuses."""
+    with open_regular(path) as handle:
+        status = os.fstat(handle.fileno())
+        data = handle.read()
+    return ReadCopy(data, status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
+
+
+def replace_unchanged(path: Path, data: bytes, read: ReadCopy) -> None:
+    """Replace a file the user edits (a project file) with `data`, atomically, only if it is still the file that
+    was read: the same bytes, inode, size and modification time. An editor's or another command's save in
+    between is refused (OutputError naming the file) and kept, never overwritten. A symbolic link is written
+    through: its target is replaced and the link kept. The check and the move run back to back with signals held;
+    a save in the microseconds between them is the only one that can still be lost."""
+    target = Path(os.path.realpath(path))
+    mode = target.stat().st_mode & 0o777
+    with _staged(target.parent, {target.name: data}, mode=mode) as staged, interrupts.held():
+        if not _still(target, read):
+            raise OutputError(f"{path} changed on disk since reportgen read it (saved by an editor or another "
+                              "command?): it was left as it is now and nothing was written; run the command again")
+        _move(*staged[0])
+
+
+def check_replaceable(path: Path) -> None:
+    """Refuse, before anything is written, a file that the system will not let be replaced, or a folder in which
+    what is written cannot be removed again: immutable or append-only (chattr +i, +a), as the file system says
+    (Linux); OutputError naming which. A command that writes beside the file first (runs export's CSV) would
+    otherwise be left half done."""
+    target = Path(os.path.realpath(path))
+    for what, flags in (("it", _inode_flags(target)), (f"its folder {target.parent}", _inode_flags(target.parent))):
+        for flag, name in ((_IMMUTABLE, "immutable (chattr +i)"), (_APPEND_ONLY, "append-only (chattr +a)")):
+            if flags & flag:
+                raise OutputError(f"cannot write {path}: {what} is {name}; nothing was written")
+
+
+def _still(path: Path, read: ReadCopy) -> bool:
+    """Whether the file at `path` is the one `read` was taken from, unchanged."""
+    try:
+        if not read.matches(os.stat(path)):
+            return False
+        with open_regular(path) as handle:
+            return handle.read(read.size + 1) == read.data and read.matches(os.fstat(handle.fileno()))
+    except OSError:  # gone, or replaced by something that cannot be read
+        return False
+
+
 def create_file(path: Path, data: bytes) -> None:
     """Create a file that must not exist yet (FileExistsError if it does, even if it appeared a moment ago)."""
     with _staged(path.parent, {path.name: data}) as staged, interrupts.held():
@@ -253,9 +317,47 @@ def _move(temporary: Path, target: Path) -> None:
     try:
         os.replace(temporary, target)
     except OSError as error:  # the target is a folder, say, or permissions changed meanwhile
-        why = "; the folder lets files be created but not renamed or removed (append-only, chattr +a?): the " \
-            "temporaries named .reportgen-* there could not be removed either" if error.errno == errno.EPERM else ""
+        why = f"; {_why_not_permitted(temporary, target)}" if error.errno == errno.EPERM else ""
         raise OutputError(f"cannot write {target}: {error.strerror or error}{why}") from None
+
+
+# Linux's inode flags (FS_IOC_GETFLAGS, linux/fs.h): what `chattr +i` and `chattr +a` set
+_GET_FLAGS, _IMMUTABLE, _APPEND_ONLY = 0x80086601, 0x10, 0x20
+
+
+def _why_not_permitted(temporary: Path, target: Path) -> str:
+    """What refused a rename that permissions allowed (EPERM), found by looking rather than guessed: the file in
+    the way is immutable or append-only (chattr +i, +a), the folder is append-only (then the temporary cannot be
+    removed either), or, failing all of these, another user's file in a folder with the sticky bit."""
+    flags = _inode_flags(target)
+    if flags & _IMMUTABLE:
+        return f"{target.name} is immutable (chattr +i): it was left as it was; `chattr -i` it to let it be replaced"
+    if flags & _APPEND_ONLY:
+        return f"{target.name} is append-only (chattr +a): it was left as it was"
+    try:
+        temporary.unlink()
+    except OSError:
+        return ("the folder lets files be created but not renamed or removed (append-only, chattr +a?): the "
+                "temporaries named .reportgen-* there could not be removed either")
+    return (f"{target.name} may not be replaced by this user (another user's file in a folder with the sticky bit, "
+            "or a file system that refuses renames): it was left as it was")
+
+
+def _inode_flags(path: Path) -> int:
+    """The file's inode flags where the system says (Linux), else 0."""
+    try:
+        import fcntl
+        import struct
+
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
+    except (ImportError, OSError):
+        return 0
+    try:
+        return int(struct.unpack("i", fcntl.ioctl(descriptor, _GET_FLAGS, struct.pack("i", 0)))[0])
+    except OSError:
+        return 0
+    finally:
+        os.close(descriptor)
 
 
 @contextmanager

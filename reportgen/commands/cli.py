@@ -814,23 +814,17 @@ def _schema(output: Path | None, *, results: bool) -> ExitCode:
 
 
 def _init(path: Path | None, example_name: str | None) -> ExitCode:
-    from reportgen.project.examples import example
+    from reportgen.project.examples import as_written_by_init, create_all, example
     from reportgen.project.starter import starter_project
 
     shipped = example(example_name) if example_name else None
-    text = shipped.text if shipped else starter_project()
+    text = as_written_by_init(shipped.text) if shipped else starter_project()
     path = path or Path(f"{example_name}.yaml" if example_name else "project.yaml")
     if path == STDIN:
         sys.stdout.write(text)
         return ExitCode.OK
     companions = {path.parent / name: data for name, data in (shipped.companions if shipped else {}).items()}
-    for companion in companions:
-        if companion.exists():
-            raise UsageError(f"{companion} exists: the example names it beside the project; write the example in "
-                             "another folder")
-    _write_new(path, text, option="init", overwrite=False)
-    for companion, data in companions.items():
-        _write_new(companion, data.decode("utf-8"), option="init", overwrite=False)
+    create_all({path: text.encode("utf-8"), **companions})  # all or none, every target checked first
     also = f" and {', '.join(str(companion) for companion in companions)}" if companions else ""
     console.say(f"wrote {path}{also}; build it with: reportgen build {path}" if shipped else
                 f"wrote {path}; check it with: reportgen check {path}")

@@ -10,6 +10,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from reportgen.errors import printable
+
 _quiet = False
 _verbose = False
 
@@ -20,9 +22,10 @@ def configure(*, quiet: bool, verbose: bool) -> None:
 
 
 def say(*values: Any, **options: Any) -> None:
-    """A status line (standard output unless `file` says otherwise); nothing under -q."""
+    """A status line (standard output unless `file` says otherwise); nothing under -q. Shown inert, as errors are:
+    a name it quotes (a CSV named with U+202E) cannot reorder or rewrite the terminal's line."""
     if not _quiet:
-        print(*values, **options)
+        print(*(printable(str(value)) for value in values), **options)
 
 
 def detail(text: str) -> None:

@@ -98,7 +98,8 @@ def _ingest_nccl_tests(arguments: argparse.Namespace) -> int:
     if prediction is None or prediction.collectives_file is None:
         raise UsageError(f"{loaded.display}: ingest appends to the CSV named by prediction.collectives_file; add "
                          "`collectives_file: collectives.csv` under prediction")
-    csv_path = measurements.resolve(loaded.path, prediction.collectives_file)
+    csv_path = measurements.resolve(loaded.path, loaded.file_named("prediction.collectives_file",
+                                                                   prediction.collectives_file))
     rows = nccltests.append_collectives(csv_path, table, nodes, replace=arguments.replace)
     console.say(f"appended {rows} collectives at {nodes} nodes to {csv_path}", file=output)
     return ExitCode.OK

@@ -89,7 +89,7 @@ def csv_of(loaded: LoadedProject) -> Path:
         raise UsageError(f"{loaded.display}: measure appends to the CSV named by scaling.file; add "
                          "`scaling: {file: runs.csv}` to the project file")
     try:
-        return measurements.resolve(loaded.path, scaling.file)
+        return measurements.resolve(loaded.path, loaded.file_named("scaling.file", scaling.file))
     except ValueError as error:
         raise UsageError(f"{loaded.display}: scaling.file {error}") from None
 

@@ -51,6 +51,11 @@ class LoadedProject:
         return (f"<reportgen project {project.project.title!r}{revision} from {self.display}{plan}{measured}; "
                 f"sections: {', '.join(given) or 'none'}>")
 
+    def file_named(self, field_path: str, shown: str) -> str:
+        """The file a field names (scaling.file, prediction.collectives_file, whose value is `shown`) as written:
+        the name to open. `shown` is for display only (see written_name)."""
+        return written_name(locate(self.nodes[0], field_path), shown) if self.nodes is not None else shown
+
     @cached_property
     def written(self) -> dict[str, str]:
         """Each quantity's text as the user wrote it, by field path: for the report's appendix only, so it is
@@ -236,6 +241,14 @@ def _declared_currency(root: Node) -> tuple[str, bool]:
     return "USD", False
 
 
+def written_name(node: Node, shown: str) -> str:
+    """A file name as the project file writes it, for opening the file. The project's value is `shown`, text
+    made safe to display (spec.bidi_isolated wraps a name holding bidi controls in isolates), which names another
+    file: a CSV named with U+202E was "no such file" to `check`, and `measure` created a second one."""
+    text = scalar_text(node)
+    return text.strip() if text is not None else shown
+
+
 def _with_file_runs(scaling: Scaling, root: Node, path: Path, reader: Reader, *,
                     missing_ok: bool = False) -> tuple[Scaling, Node, str | None, dict[float, RowSource]]:
     """The scaling section with the CSV's runs read in, the node the runs came from, the CSV's hash and each
@@ -244,15 +257,16 @@ def _with_file_runs(scaling: Scaling, root: Node, path: Path, reader: Reader, *,
     if scaling.file is None:
         return scaling, inline, None, {}
     file_node = locate(root, "scaling.file")
+    name = written_name(file_node, scaling.file)
     failed: tuple[Scaling, Node, None, dict[float, RowSource]] = (INVALID, file_node, None, {})
-    csv_path = _csv_beside(path, scaling.file, "scaling.file", file_node, reader,
+    csv_path = _csv_beside(path, name, "scaling.file", file_node, reader,
                            inline_too="runs" if scaling.runs else None, missing_ok=missing_ok)
     if csv_path is None:
         return scaling, file_node, None, {}
     if csv_path is INVALID:
         return failed
     try:
-        runs_node, data, sources = measurements.read_runs(csv_path, str(Path(reader.display).parent / scaling.file),
+        runs_node, data, sources = measurements.read_runs(csv_path, str(Path(reader.display).parent / name),
                                                           within=path.parent.resolve())
     except InputError as error:
         reader.problems.extend(error.problems)
@@ -297,12 +311,13 @@ def _with_file_collectives(prediction: Prediction, root: Node, path: Path, reade
     """The prediction with the collectives of its CSV read in (`reportgen ingest nccl-tests` writes it)."""
     assert prediction.collectives_file is not None
     file_node = locate(root, "prediction.collectives_file")
-    csv_path = _csv_beside(path, prediction.collectives_file, "prediction.collectives_file", file_node, reader,
+    name = written_name(file_node, prediction.collectives_file)
+    csv_path = _csv_beside(path, name, "prediction.collectives_file", file_node, reader,
                            inline_too="collectives" if prediction.collectives else None, missing_ok=missing_ok)
     if csv_path is None or csv_path is INVALID:
         return prediction if csv_path is None else INVALID
     try:
-        rows, _, _ = measurements.read_runs(csv_path, str(Path(reader.display).parent / prediction.collectives_file),
+        rows, _, _ = measurements.read_runs(csv_path, str(Path(reader.display).parent / name),
                                          measurements.COLLECTIVE_COLUMNS, within=path.parent.resolve())
     except InputError as error:
         reader.problems.extend(error.problems)

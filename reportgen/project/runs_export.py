@@ -10,22 +10,29 @@ project file is edited as text, so its comments and layout survive: the `runs:` 
 Nothing is written until the move is proved: the new project is read back with the new CSV and its runs must equal
 the old ones, value by value; the CSV is created (never over an existing file) and the project file replaced
 atomically; a failure removes the CSV again and leaves the project file as it was.
+
+The project file is the user's: it is edited as the bytes it holds (its byte-order mark and line ends, CR LF or any
+other, stay as they are), replaced only if nothing saved it since it was read (an editor's save is never lost), and
+written through a symbolic link to the link's target, the link kept.
 """
 
 from __future__ import annotations
 
+import codecs
 import contextlib
+import hashlib
 import math
 from dataclasses import dataclass, fields
 from pathlib import Path
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from reportgen.errors import UsageError
-from reportgen.files import create_file, replace_file
+from reportgen.errors import InputError, OutputError, UsageError
+from reportgen.files import ReadCopy, check_replaceable, create_file, read_copy, replace_unchanged, why_unreadable
 from reportgen.project.loader import LoadedProject, load_project_text
 from reportgen.project.measurements import COLUMNS, resolve
 from reportgen.project.model import Run
+from reportgen.project.yaml_hints import LINE_BREAK, yaml_lines
 
 HEADER_NOTE = "# reportgen runs export: moved from {name}'s scaling.runs"
 
@@ -52,21 +59,42 @@ def export_runs(loaded: LoadedProject, csv_name: str = "runs.csv") -> Exported:
     if csv_path.exists():
         raise UsageError(f"{csv_name} exists beside {loaded.display}: name a new file with --csv, or add its rows "
                          "by hand")
+    read = _read_as_loaded(loaded)
+    bom, text = _decoded(read.data)
     key, value = _runs_entry(loaded)
     columns, rows = _table(value, scaling.time_unit or 1.0, scaling.runs)
     csv_text = "\n".join([HEADER_NOTE.format(name=loaded.path.name), ",".join(columns),
                           *(",".join(_cell(row.get(column, "")) for column in columns) for row in rows)]) + "\n"
-    text = loaded.path.read_text(encoding="utf-8")
     edited = _with_file(text, key, value, csv_name)
+    check_replaceable(loaded.path)  # before the CSV is created: it could not be removed from an append-only folder
     create_file(csv_path, csv_text.encode("utf-8"))
     try:
-        _prove(loaded, edited)
-        replace_file(loaded.path, edited.encode("utf-8"))
+        _prove(loaded, edited, csv_name)
+        replace_unchanged(loaded.path, bom + edited.encode("utf-8"), read)
     except BaseException:
         with contextlib.suppress(OSError):
             csv_path.unlink()
         raise
     return Exported(csv_path, loaded.path, len(rows), columns)
+
+
+def _read_as_loaded(loaded: LoadedProject) -> ReadCopy:
+    """The project file's bytes, which must be the ones loaded: the positions the edit uses are theirs."""
+    try:
+        read = read_copy(loaded.path)
+    except OSError as error:
+        raise UsageError(f"{loaded.display}: {why_unreadable(error)}") from None
+    if hashlib.sha256(read.data).hexdigest() != loaded.input_sha256:
+        raise OutputError(f"{loaded.display} changed on disk since reportgen read it (saved by an editor or another "
+                          "command?): nothing was written; run the command again")
+    return read
+
+
+def _decoded(data: bytes) -> tuple[bytes, str]:
+    """The byte-order mark the file starts with (b"" for none) and its text after it, as the loader decoded it:
+    the YAML positions count from the text's first character, and the mark is written back as it was."""
+    bom = codecs.BOM_UTF8 if data.startswith(codecs.BOM_UTF8) else b""
+    return bom, data[len(bom):].decode("utf-8")
 
 
 def _runs_entry(loaded: LoadedProject) -> tuple[ScalarNode, SequenceNode]:
@@ -97,16 +125,35 @@ def _table(runs: SequenceNode, time_unit: float,
         for key, value in node.value if isinstance(node, MappingNode) else ():
             if isinstance(value, ScalarNode):
                 row[key.value] = value.value
-            elif key.value == "workers":  # a cell holds them separated by spaces: bare numbers in time_unit
-                row[key.value] = " ".join(_number(seconds / time_unit) for seconds in run.workers)
+            elif key.value == "workers" and isinstance(value, SequenceNode):  # one cell, separated by spaces
+                row[key.value] = " ".join(_worker_cell(item, seconds, time_unit)
+                                          for item, seconds in zip(value.value, run.workers, strict=True))
         rows.append(row)
     used = {name for row in rows for name in row}
     return tuple(name for name in COLUMNS if name in used), rows
 
 
+def _worker_cell(item: Node, seconds: float, time_unit: float) -> str:
+    """One worker's time in the workers cell: a bare number as it was written ("0.00001" stays, never "1e-05"); a
+    time with its unit ("30 min"), whose space would split the cell, as a bare number in time_unit."""
+    written = str(item.value).strip() if isinstance(item, ScalarNode) else ""
+    if _is_number(written):
+        return written
+    return _number(seconds / time_unit)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _number(value: float) -> str:
-    text = repr(value)
-    return text[:-2] if text.endswith(".0") else text
+    """A converted time at the 15 digits a double holds reliably, without the noise of its last binary digit that
+    the conversion leaves ("0.3", never "0.30000000000000004")."""
+    return f"{value:.15g}"
 
 
 def _cell(text: str) -> str:
@@ -121,18 +168,27 @@ def _with_file(text: str, key: ScalarNode, value: SequenceNode, csv_name: str) -
     entry = f"file: {csv_name}"
     if value.flow_style:
         return text[:key.start_mark.index] + entry + text[value.end_mark.index:]
-    lines = text.splitlines(keepends=True)
+    lines = yaml_lines(text)  # numbered as the YAML marks number them, whatever the file's line ends
     end = value.end_mark.line if value.end_mark.index < len(text) else len(lines)
     while end > key.start_mark.line + 1 and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
         end -= 1
     indent = " " * key.start_mark.column
-    line_end = "\r\n" if lines[key.start_mark.line].endswith("\r\n") else "\n"
+    break_after_key = LINE_BREAK.search(lines[key.start_mark.line])
+    line_end = break_after_key.group() if break_after_key else "\n"  # the file's own line end
     return "".join([*lines[:key.start_mark.line], indent + entry + line_end, *lines[end:]])
 
 
-def _prove(loaded: LoadedProject, edited: str) -> None:
-    """The edited project, read with the new CSV, holds the very runs the old one did."""
-    moved = load_project_text(edited, loaded.path, loaded.display).project.scaling
+def _prove(loaded: LoadedProject, edited: str, csv_name: str) -> None:
+    """The edited project, read with the new CSV, holds the very runs the old one did. A read-back that fails
+    is said of the project file, in one line: its problems are located in text that was never written."""
+    try:
+        moved = load_project_text(edited, loaded.path, loaded.display).project.scaling
+    except InputError as error:
+        first = error.problems[0]
+        more = f" (and {len(error.problems) - 1} more)" if len(error.problems) > 1 else ""
+        raise UsageError(f"{loaded.display}: its runs cannot move to {csv_name}: read back from it, "
+                         f"{first.path or 'a run'}: {first.message}{more}; nothing was changed: move the runs by "
+                         "hand") from None
     before = loaded.project.scaling.runs if loaded.project.scaling else ()
     after = moved.runs if moved else ()
     if len(after) != len(before) or not all(_same(old, new) for old, new in zip(before, after, strict=True)):

@@ -17,7 +17,7 @@ from reportgen import wording
 from reportgen.errors import InputError, Problem
 from reportgen.files import open_regular, why_unreadable
 from reportgen.project.stdio import MAX_FILE_BYTES, STDIN, stdin_bytes
-from reportgen.project.yaml_hints import syntax_hint
+from reportgen.project.yaml_hints import explain, position
 
 MAX_EXPANDED_NODES = 100_000  # after alias expansion: refuses "billion laughs" documents
 MAX_DEPTH = 64
@@ -51,9 +51,8 @@ def read_text(path: Path, display: str, *, limit: int = MAX_FILE_BYTES,
     try:
         return data.decode("utf-8-sig"), data
     except UnicodeDecodeError as error:
-        before = data[: error.start]
-        line = before.count(b"\n") + 1
-        column = len(before) - (before.rfind(b"\n") + 1) + 1
+        before = error.object[:error.start].decode("utf-8")  # the object decoded, without a byte-order mark
+        line, column = position(before, len(before))
         raise InputError([Problem(display, line, column, "", "the file is not UTF-8 text")]) from None
 
 
@@ -69,14 +68,10 @@ def compose(text: str, display: str) -> Node:
     try:
         node = yaml.compose(stream, Loader=yaml.SafeLoader)
     except MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        message = str(error.problem or error.context or "invalid YAML").strip()
-        hint = syntax_hint(text, mark.line, mark.column, message) if mark else ""
-        raise InputError([problem_at(mark, display, "", f"invalid YAML: {message}" + (f"; {hint}" if hint else ""))
-                          ]) from None
+        mark, message = explain(text, error)
+        raise InputError([problem_at(mark, display, "", f"invalid YAML: {message}")]) from None
     except yaml.reader.ReaderError as error:  # a character YAML refuses: located by its position in the text
-        before = text[:error.position]
-        line, column = before.count("\n") + 1, error.position - (before.rfind("\n") + 1) + 1
+        line, column = position(text, error.position)
         character = f"#x{error.character:04x}" if isinstance(error.character, int) else repr(error.character)
         raise InputError([Problem(display, line, column, "", f"invalid YAML: the character {character} is not "
                                   "allowed (a control character)")]) from None
@@ -116,15 +111,12 @@ def _too_deep_at(text: str, limit: int) -> tuple[int, int] | None:
     quoted text count too, which is why the scan before composing allows four times MAX_DEPTH."""
     if text.count("[") + text.count("{") <= limit:
         return None
-    depth, line, column = 0, 1, 0
-    for char in text:
-        column += 1
-        if char == "\n":
-            line, column = line + 1, 0
-        elif char in "[{":
+    depth = 0
+    for index, char in enumerate(text):
+        if char in "[{":
             depth += 1
             if depth > limit:
-                return line, column
+                return position(text, index)
         elif char in "]}":
             depth -= 1
     return None
