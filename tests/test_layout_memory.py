@@ -5,6 +5,7 @@ experts' share, each worked by hand; and the one figure results.json states wher
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -189,3 +190,91 @@ def test_declared_stages_are_read_and_checked() -> None:
                                      "20]}"))
     assert "layout-layers-per-stage: 3 stages holding 60 layers, for 4 pipeline stages and 80 layers" in \
         str(refused.value.problems[0])
+
+
+TINY = Shape(4, 1024, 8, 128, 1000, 10000, 1, True)  # L 4, h 1,024, 8 heads of 128, s 1,000, flash attention
+
+
+def _tiny_model(**options) -> StepModel:
+    memory = MemoryInputs(60e6, 20e6, 2.0, 2.0, 12.0, 0.0, TINY, None, 1.0, NO_RUNTIME)
+    return StepModel(TINY, 64, memory, 400e6, np.array([400e6] * 3), 100e12, 4, 100e9, 1e-6, 10e9, 5e-6, 0.0,
+                     expert_layers=4, top_k=2, **options)
+
+
+@worked("plan_search")
+def test_the_experts_all_to_all_by_hand() -> None:
+    # t = cp = p = 1, d = 4, e = 4 within one node of 4 (t·cp·e ≤ g: 100 GB/s, 1 µs), m = 16, b = 1, 4 MoE layers,
+    # top-2: A = 2·b·s·h = 2,048,000 B; one exchange (e − 1)·α + (e − 1)/e·A·top_k/B = 3 µs + 30.72 µs; four a layer
+    # and micro-batch: 16 × 4 × 4 × 33.72 µs = 8.632 ms
+    terms = _tiny_model().terms(Layouts.one(1, 1, 4, 1, 1, 16, 0, 0, 0, 1, 4), 0.5)
+    assert float(terms["expert"][0]) == pytest.approx(16 * 4 * 4 * (3e-6 + 0.75 * 2_048_000 * 2 / 100e9))
+    # the experts' gradients go over d/e = 1 replica: only the dense ones are all-reduced
+    dense_only = _tiny_model().terms(Layouts.one(1, 1, 4, 1, 1, 16, 0, 0, 0, 1, 1), 0.5)
+    assert float(terms["data"][0]) < float(dense_only["data"][0])
+
+
+@worked("plan_search")
+def test_context_parallelisms_exchange_by_hand() -> None:
+    # t = 1, cp = 2 within a node (t·cp ≤ g), d = 2, m = 32, b = 1, p = 1 (L★ = 4): KV = 4·b·s·d_h·a_kv/t =
+    # 4 × 1,000 × 128 × 8 = 4,096,000 B; the exchange 3·(cp − 1)·α + 3·(cp − 1)/cp·KV/B = 3 µs + 61.44 µs; the
+    # layer's attention on a device (b·s/cp)·12·a·d_h·s/(t·π·η) = 500 × 12,288,000 / 50e12 = 122.88 µs hides it
+    layouts = Layouts.one(1, 1, 2, 1, 1, 32, 0, 0, 0, 2, 1)
+    exchange = 3e-6 + 1.5 * 4_096_000 / 100e9
+    assert float(_tiny_model().terms(layouts, 0.5)["context"][0]) == 0.0  # p2p: overlapped with attention
+    gathered = _tiny_model(context_comm="all_gather").terms(layouts, 0.5)
+    assert float(gathered["context"][0]) == pytest.approx(32 * 4 * exchange)  # all_gather: not overlapped
+    # at a link of 1 GB/s the exchange outlasts the attention: the excess is exposed
+    slow = replace(_tiny_model(), intra_bandwidth=1e9)
+    exposed = 3e-6 + 1.5 * 4_096_000 / 1e9 - 500 * 12 * 8 * 128 * 1000 / 50e12
+    assert float(slow.terms(layouts, 0.5)["context"][0]) == pytest.approx(32 * 4 * exposed)
+
+
+def test_context_and_expert_degrees_are_searched_where_they_may_run() -> None:
+    from reportgen.analysis.layout_search import SearchSpace, enumerate_layouts
+
+    space = SearchSpace(("none",), (0,), False, 4, (1,), False, 10**6, contexts=(1, 2, 4), experts=(), expert_count=8,
+                        declared_expert=1)
+    layouts = enumerate_layouts(8, TINY, 4, 64, space)
+    assert set(layouts.context.tolist()) == {1, 2, 4}
+    assert all(int(d) % int(e) == 0 and 8 % int(e) == 0 for d, e in zip(layouts.data, layouts.expert, strict=True))
+    assert set(layouts.expert.tolist()) == {1, 2, 4, 8}
+    # without flash attention, or with 2·cp not dividing the sequence, only cp = 1
+    assert set(enumerate_layouts(8, replace(TINY, flash=False), 4, 64, space).context.tolist()) == {1}
+    assert set(enumerate_layouts(8, replace(TINY, sequence=1004), 4, 64, space).context.tolist()) == {1, 2}
+
+
+def test_a_context_parallel_layout_is_checked_at_load_and_searched() -> None:
+    from reportgen.errors import InputError
+
+    with pytest.raises(InputError) as refused:
+        make_project(LLM_70B.replace("{data: 16, tensor: 8, pipeline: 4,", "{data: 16, tensor: 8, pipeline: 4, "
+                                     "context: 3,"))
+    assert "context-sequence: 2·cp = 6 does not divide the sequence of 4,096 tokens" in str(refused.value)
+    with pytest.raises(InputError) as refused:
+        make_project(LLM_70B.replace("{data: 16, tensor: 8, pipeline: 4,", "{data: 8, tensor: 8, pipeline: 4, "
+                                     "context: 2,").replace("flash_attention: true", "flash_attention: false"))
+    assert "context-needs-flash" in str(refused.value)
+    text = LLM_70B.replace("{data: 16, tensor: 8, pipeline: 4,", "{data: 8, tensor: 8, pipeline: 4, context: 2, "
+                           "context_comm: all_gather,") + "\nplan_search: {context_parallel: [1, 2], top: 50}\n"
+    analysis = analyze(make_project(text))
+    assert analysis.layout.devices == 512 and analysis.layout.context == 2
+    declared = analysis.plan_search.declared
+    assert declared.step is not None and declared.step.context_s > 0  # all_gather: never hidden
+    assert {row.context_parallel for row in analysis.plan_search.best} <= {1, 2}
+
+
+def test_the_expert_degree_is_searched_for_a_mixture_of_experts() -> None:
+    moe = LLM_70B.replace("    parameters: 70e9             # × 16 B = 1.12 TB\n",
+                          "    parameters: 70e9             # × 16 B = 1.12 TB\n    expert_parameters: 56e9\n")
+    assert moe != LLM_70B
+    analysis = analyze(make_project(moe + "\nplan_search: {expert_parallel: [1, 2, 4, 8], top: 20}\n"))
+    rows = analysis.plan_search.best
+    assert rows and {row.expert_parallel for row in rows} - {1}  # e > 1 shards the experts' state, so it ranks
+    assert all(row.data % row.expert_parallel == 0 for row in rows)
+    sharded = [row for row in rows if row.expert_parallel > 1]
+    assert all(row.step.expert_s > 0 for row in sharded)
+
+
+def test_the_micro_batch_saturation_is_an_option() -> None:
+    text = LLM_70B + "\nplan_search: {micro_batch_saturation: 1e6}\n"
+    assert analyze(make_project(text)).plan_search is not None

@@ -10,8 +10,9 @@ from typing import Annotated, Literal
 
 import numpy as np
 
-from reportgen.analysis.layout_memory import declared_columns
-from reportgen.analysis.layout_search import POLICY_CODE, StepModel
+from reportgen.analysis.columns import Layouts
+from reportgen.analysis.layout_memory import declared_columns, declared_split
+from reportgen.analysis.layout_search import POLICY_CODE, STEP_TERMS, StepModel
 from reportgen.analysis.scaling import ScaleRow, ScalingResult
 from reportgen.keys import Key, derived
 from reportgen.project.model import Project
@@ -68,41 +69,79 @@ def measured_step(row: ScaleRow, form: str | None, project: Project, batch_token
     return None
 
 
+SCALED_TERMS = ("compute", "recompute", "bubble", "imbalance")  # C: the terms that scale with 1/η
+ETA_ROUNDS = 20  # context parallelism's exposed exchange depends on η: the fit is repeated until η settles
+ETA_SETTLED = 1e-9
+
+
+@dataclass(frozen=True)
+class _Point:
+    nodes: float
+    data: int
+    micro_batches: int
+    step: float  # measured
+    model: StepModel
+    layouts: Layouts
+
+    def terms(self, eta: float) -> tuple[float, float]:
+        """(C at η = 1, Y at η): the compute phases at the peak, the communication at this η (context
+        parallelism's exchange hides behind attention, whose time depends on η)."""
+        scaled = self.model.terms(self.layouts, 1.0)
+        at = self.model.terms(self.layouts, eta)
+        fixed = sum(float(at[name][0]) for name in STEP_TERMS if name not in SCALED_TERMS)
+        return sum(float(scaled[name][0]) for name in SCALED_TERMS), fixed
+
+
 def calibrate(project: Project, scaling: ScalingResult | None, model: StepModel, *,
               given: float | None) -> Efficiency:
     """η from the runs at the declared layout; else the given one; else 1."""
-    layout = project.design.parallelism if project.design else None
-    points: list[tuple[float, int, int, float, float, float]] = []  # nodes, d, m, step, C, Y
-    left_out: list[tuple[float, str]] = []
-    if layout is not None and scaling is not None and not project.serving:
-        g, shape = model.devices_per_node, model.shape
-        planned = project.design.nodes if project.design else None
-        for row in scaling.rows:
-            devices = row.nodes * g
-            d = devices / (layout.tensor * layout.pipeline)
-            batch = model.global_batch * (row.nodes / planned if scaling.mode == "weak" and planned else 1.0)
-            m = batch / (shape.micro_batch * d) if d else 0.0
-            if d < 1 or d != int(d) or m < 1 or m != int(m) or batch != int(batch):
-                left_out.append((row.nodes, f"d = {d:g} and m = {m:g} there are not whole numbers"))
-                continue
-            at = replace(model, global_batch=int(batch))
-            layouts = declared_columns(layout, int(d), shape.micro_batch, micro_batches=int(m))
-            step = measured_step(row, scaling.form, project, batch * shape.sequence,
-                                 float(model.flops_hardware[POLICY_CODE[layout.recompute]]))
-            if step is None:
-                left_out.append((row.nodes, "neither its tokens nor a throughput in tokens or FLOP per second"))
-                continue
-            terms = at.terms(layouts, 1.0)
-            scaled = float(terms["compute"][0] + terms["recompute"][0] + terms["bubble"][0] + terms["imbalance"][0])
-            fixed = float(terms["tensor"][0] + terms["pipeline"][0] + terms["data"][0])
-            points.append((row.nodes, int(d), int(m), step, scaled, fixed))
+    points, left_out = _points(project, scaling, model)
     if points:
-        steps, scaled_terms, fixed_terms = (np.array([point[k] for point in points]) for k in (3, 4, 5))
-        inverse = float(np.sum(scaled_terms * (steps - fixed_terms) / steps**2) / np.sum(scaled_terms**2 / steps**2))
-        eta = 1.0 / inverse if inverse > 0 else float("inf")
-        runs = tuple(CalibrationRun(nodes, d, m, step, c / eta + y) for nodes, d, m, step, c, y in points)
+        steps = np.array([point.step for point in points])
+        eta = 1.0
+        for _ in range(ETA_ROUNDS):
+            scaled_terms, fixed_terms = (np.array(column) for column in zip(*(p.terms(eta) for p in points),
+                                                                            strict=True))
+            inverse = float(np.sum(scaled_terms * (steps - fixed_terms) / steps**2)
+                            / np.sum(scaled_terms**2 / steps**2))
+            fitted = 1.0 / inverse if inverse > 0 else float("inf")
+            settled = not np.isfinite(fitted) or abs(fitted - eta) < ETA_SETTLED
+            eta = fitted
+            if settled:
+                break
+        runs = tuple(CalibrationRun(point.nodes, point.data, point.micro_batches, point.step, c / eta + y)
+                     for point, c, y in zip(points, scaled_terms, fixed_terms, strict=True))
         above = not 0 < eta <= 1.0 or bool(np.any(steps <= fixed_terms))
         return Efficiency(eta, "measured", runs, tuple(left_out), above)
     if given is not None:
         return Efficiency(given, "given", (), tuple(left_out))
     return Efficiency(1.0, "none", (), tuple(left_out))
+
+
+def _points(project: Project, scaling: ScalingResult | None,
+            model: StepModel) -> tuple[list[_Point], list[tuple[float, str]]]:
+    """Each run taken to be of the declared layout at its node count, with its measured step; the runs left out
+    and why."""
+    layout = project.design.parallelism if project.design else None
+    points: list[_Point] = []
+    left_out: list[tuple[float, str]] = []
+    if layout is None or scaling is None or project.serving:
+        return points, left_out
+    g, shape = model.devices_per_node, model.shape
+    planned = project.design.nodes if project.design else None
+    for row in scaling.rows:
+        d = row.nodes * g / (layout.tensor * layout.pipeline * layout.context)
+        batch = model.global_batch * (row.nodes / planned if scaling.mode == "weak" and planned else 1.0)
+        m = batch / (shape.micro_batch * d) if d else 0.0
+        if d < 1 or d != int(d) or m < 1 or m != int(m) or batch != int(batch):
+            left_out.append((row.nodes, f"d = {d:g} and m = {m:g} there are not whole numbers"))
+            continue
+        step = measured_step(row, scaling.form, project, batch * shape.sequence,
+                             float(model.flops_hardware[POLICY_CODE[layout.recompute]]))
+        if step is None:
+            left_out.append((row.nodes, "neither its tokens nor a throughput in tokens or FLOP per second"))
+            continue
+        at = replace(model, global_batch=int(batch), split=declared_split(project))
+        points.append(_Point(row.nodes, int(d), int(m), step, at,
+                             declared_columns(layout, int(d), shape.micro_batch, micro_batches=int(m))))
+    return points, left_out

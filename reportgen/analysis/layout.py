@@ -131,15 +131,21 @@ class LayoutResult:
     sequence_parallel: Annotated[bool, Key("Megatron sequence parallelism in the tensor-parallel group")] = False
     # the activations per device came from the model's shape (None: as given, or none)
     activations_source: Literal["model", "given"] | None = None
+    context: Annotated[int, Key("cp: the context-parallel degree (each sequence sharded over cp devices)")] = 1
+
+    @property
+    def model_parallel(self) -> int:
+        """t · pp · cp: the devices one data-parallel replica spans."""
+        return self.tensor * self.pipeline * self.context
 
     @property
     def expert_divides(self) -> bool | None:
         """e divides d (layout-expert when not); None without a data-parallel degree."""
         return None if self.data is None else self.data % self.expert == 0
 
-    @derived(Key("d · t · pp"))
+    @derived(Key("d · t · pp · cp"))
     def devices(self) -> int | None:
-        return self.data * self.tensor * self.pipeline if self.data is not None else None
+        return self.data * self.model_parallel if self.data is not None else None
 
     @derived(Key("devices / devices_per_node"))
     def nodes(self) -> float | None:
@@ -165,7 +171,7 @@ class LayoutResult:
     def optimum_nodes(self) -> float | None:
         if self.optimum_data is None:
             return None
-        return _nodes(self.optimum_data * self.tensor * self.pipeline, self.devices_per_node)
+        return _nodes(self.optimum_data * self.model_parallel, self.devices_per_node)
 
     @derived(Key("the smallest d at which each stage fits, by stage", name="min_data_for_stage", keys=STAGE_KEYS,
                  item="the smallest d at which ZeRO stage {key} fits one device"))
@@ -198,7 +204,7 @@ class LayoutResult:
         None: d = nodes × devices_per_node / (t·pp)."""
         if self.inputs is None:
             return None
-        degree = nodes * self.devices_per_node / (self.tensor * self.pipeline)
+        degree = nodes * self.devices_per_node / self.model_parallel
         if degree < 1 or degree != int(degree):
             return None
         return self.inputs.terms(int(degree), self.devices_per_node, self.data_pattern)
@@ -262,7 +268,7 @@ def analyze_layout(project: Project, *, t_comp: float | None, alpha: float | Non
     layout = design.parallelism
     hardware = project.hardware
     g = hardware.devices_per_node if hardware else 1
-    model_parallel = layout.tensor * layout.pipeline
+    model_parallel = layout.tensor * layout.pipeline * layout.context
     data = project.layout_data_degree
     memory = project.baseline.memory if project.baseline else None
     device = hardware.memory_per_device if hardware else None
@@ -271,7 +277,8 @@ def analyze_layout(project: Project, *, t_comp: float | None, alpha: float | Non
     # a mixture of experts: the dense state over t·pp, each expert's over e·pp (methods.md#mixture-of-experts)
     experts = Experts(expert_parameters / (layout.expert * layout.pipeline), layout.expert) \
         if memory and expert_parameters else Experts(0.0, layout.expert)
-    psi = (memory.parameters - (expert_parameters or 0.0)) / model_parallel if memory else None
+    # the dense parameters per device: split over t·pp, replicated over cp
+    psi = (memory.parameters - (expert_parameters or 0.0)) / (layout.tensor * layout.pipeline) if memory else None
     modelled = declared_activations(project)
     given = memory.activations if memory else None
     # a complete shape models the activations; a measured value given beside it calibrates them (κ)
@@ -309,7 +316,7 @@ def analyze_layout(project: Project, *, t_comp: float | None, alpha: float | Non
         optimum_data=best, optimum_speedup=float(curve.speedup[best - 1]) if curve is not None and best else None,
         inputs=inputs if inputs.missing == () else None, expert=layout.expert, expert_parameters=expert_parameters,
         virtual_stages=layout.virtual_stages, recompute=layout.recompute, sequence_parallel=layout.sequence_parallel,
-        activations_source=activations_source)
+        activations_source=activations_source, context=layout.context)
 
 
 @dataclass(frozen=True)
@@ -336,6 +343,7 @@ class StepInputs:
     devices_per_node: int = 1
     virtual_stages: int = 1  # v: the bubble divides by v, the pipeline sends multiply by it
     tensor_all_reduces: int = 4  # per layer and micro-batch: 6 under full recomputation (its forward repeats two)
+    context: int = 1  # cp: the compute of a replica is shared by cp devices more
 
     @classmethod
     def of(cls, project: Project, layout: Parallelism, t_comp: float | None, alpha: float | None, psi: float | None,
@@ -358,7 +366,8 @@ class StepInputs:
                    (split.weights * psi) if split and psi else 0.0, layout.tensor, layout.pipeline,
                    layout.micro_batches, layout.overlap, missing, experts,
                    shape.expert_layers if shape else 0, shape.top_k if shape else 2,
-                   split.weights if split else 0.0, g, layout.virtual_stages, 6 if layout.recompute == "full" else 4)
+                   split.weights if split else 0.0, g, layout.virtual_stages, 6 if layout.recompute == "full" else 4,
+                   layout.context)
 
     def _expert_term(self) -> float:
         """The token all-to-all per step: m micro-batches × 4 · (moe_layers/pp) · [(e − 1)·α + (e − 1)/e · A·top_k /
@@ -385,7 +394,7 @@ class StepInputs:
 
     def _varying_terms(self, degrees: np.ndarray, g: int, data_pattern: Pattern) -> tuple[np.ndarray, np.ndarray]:
         """The compute share and the data-parallel collective (less its overlap) at each data-parallel degree."""
-        compute = self.t_comp * g / (degrees * self.tensor * self.pipeline)
+        compute = self.t_comp * g / (degrees * self.tensor * self.pipeline * self.context)
         latency, bandwidth = data_pattern.coefficients(degrees)
         collective = self.alpha * latency + self.data_message_b / self.bandwidth * bandwidth
         if self.experts.psi:  # each expert's gradients, over its d / e replicas

@@ -105,6 +105,8 @@ class StageColumns:
     activations_b: np.ndarray  # A_j (κ applied), with other resident memory apart
     runtime_b: np.ndarray  # memory − (states + activations + other)
     memory_b: np.ndarray
+    dense_parameters: np.ndarray  # Ψ_dense,j: the stage's dense parameters per device, before any ZeRO sharding
+    expert_parameters: np.ndarray  # Ψ_exp,j: its experts' parameters per device, likewise
 
     @property
     def states_b(self) -> np.ndarray:
@@ -116,7 +118,7 @@ class StageColumns:
 
 
 _STAGE_FIELDS = ("stage", "layers", "in_flight", "weights_b", "gradients_b", "optimizer_b", "activations_b",
-                 "runtime_b", "memory_b")
+                 "runtime_b", "memory_b", "dense_parameters", "expert_parameters")
 
 
 def _per_layer(shape: Shape, layouts: Layouts, policy: np.ndarray) -> np.ndarray:
@@ -188,7 +190,7 @@ def stage_memory(inputs: MemoryInputs, layouts: Layouts, stage: np.ndarray,
     memory = ((tensors + working) / (1.0 - runtime.fragmentation) + runtime.context_b
               + groups * runtime.per_group_b + np.where(e > 1, runtime.all_to_all_b, 0.0))
     return StageColumns(np.asarray(stage, dtype=np.int64), np.asarray(layers, dtype=np.int64), in_flight, weights,
-                        gradients, optimizer, activations, memory - tensors, memory)
+                        gradients, optimizer, activations, memory - tensors, memory, dense, expert)
 
 
 def _candidate_stages(shape: Shape | None, pipeline: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -283,7 +285,7 @@ def declared_columns(layout: Parallelism, data: int, micro_batch: int, *, micro_
     return Layouts.one(layout.tensor, layout.pipeline, data, layout.virtual_stages, micro_batch,
                        layout.micro_batches if micro_batches is None else micro_batches,
                        layout.zero_stage if zero_stage is None else zero_stage, RECOMPUTE_POLICIES.index(policy),
-                       1 if parallel and layout.tensor > 1 else 0, 1, layout.expert)
+                       1 if parallel and layout.tensor > 1 else 0, layout.context, layout.expert)
 
 
 def declared_memory(project: Project, parameters: float, data: int, *, kappa: float = 1.0,

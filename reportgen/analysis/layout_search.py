@@ -15,11 +15,12 @@ import numpy as np
 from reportgen.analysis.columns import LAYOUT_FIELDS, Layouts, each_distinct
 from reportgen.analysis.layout_memory import MemoryInputs, StageColumns, most_loaded, splits_by_rule, stage_split
 from reportgen.analysis.transformer import RECOMPUTE_POLICIES, RecomputePolicy, Shape
+from reportgen.project.model import ContextComm
 
 # recomputation policies as array codes, in RECOMPUTE_POLICIES' order (none < selective < full: the ties' order)
 POLICY_CODE = {policy: code for code, policy in enumerate(RECOMPUTE_POLICIES)}
-Term = Literal["recompute", "bubble", "imbalance", "tensor", "pipeline", "data"]
-TERMS: tuple[Term, ...] = ("recompute", "bubble", "imbalance", "tensor", "pipeline", "data")
+Term = Literal["recompute", "bubble", "imbalance", "tensor", "pipeline", "data", "context", "expert"]
+TERMS: tuple[Term, ...] = ("recompute", "bubble", "imbalance", "tensor", "pipeline", "data", "context", "expert")
 
 
 def divisors(n: int) -> list[int]:
@@ -38,13 +39,31 @@ class SearchSpace:
     micro_batch: tuple[int, ...]
     zero_with_pipeline: bool
     max_layouts: int
+    contexts: tuple[int, ...] = (1,)  # cp searched
+    experts: tuple[int, ...] = ()  # e searched as listed (empty: by the rule of expert_degrees)
+    expert_count: int | None = None  # E_n, experts per MoE layer
+    declared_expert: int = 1  # e of the declared layout: searched alone without E_n or a list
+
+    def expert_degrees(self, data: int) -> list[int]:
+        """e for a data-parallel degree (methods.md#mixture-of-experts): as listed, else the divisors of d that
+        divide E_n, else the declared e; each dividing d (and E_n where known)."""
+        count = self.expert_count
+        if self.experts:
+            wanted = list(self.experts)
+        elif count is not None:
+            wanted = divisors(data)
+        else:
+            wanted = [self.declared_expert]
+        return [e for e in wanted if data % e == 0 and (count is None or count % e == 0)]
 
 
 def enumerate_layouts(devices: int, shape: Shape, devices_per_node: int, global_batch: int,
                       space: SearchSpace) -> Layouts:
-    """Every layout of `devices` (methods.md#the-enumeration): t divides g and the heads (t ≤ max_tensor); p ≤ L
-    divides the devices left by t, kept when it divides L or Megatron's first/last split applies
-    (methods.md#uneven-pipeline-stages); b·d divides the global batch (m = B/(b·d)); v divides every stage's layers,
+    """Every layout of `devices` (methods.md#the-enumeration): t divides g and the heads (t ≤ max_tensor); cp as
+    searched where 2·cp divides the sequence and a flash kernel runs; p ≤ L divides the devices left by t·cp, kept
+    when it divides L or Megatron's first/last split applies
+    (methods.md#uneven-pipeline-stages); b·d divides the global batch (m = B/(b·d)); e as expert_degrees gives; v
+    divides every stage's layers,
     above 1 only when m is a multiple of p; ZeRO 0 alone when d = 1, at most 1 with a pipeline unless allowed; the
     recomputation policies searched; sequence parallelism wherever t > 1 when searched. Past `max_layouts` the
     enumeration stops in that order and counts what it left out."""
@@ -52,29 +71,36 @@ def enumerate_layouts(devices: int, shape: Shape, devices_per_node: int, global_
     left_out = 0
     cap = space.max_layouts
     tensors = [t for t in divisors(devices_per_node) if t <= space.max_tensor and shape.heads % t == 0]
-    for t in tensors:
-        for p in divisors(devices // t) if devices % t == 0 else []:
+    for t, cp in ((tensor, cp) for tensor in tensors for cp in _contexts(devices, shape, tensor, space)):
+        for p in divisors(devices // (t * cp)):
             if p > shape.layers or not splits_by_rule(shape.layers, p):
                 continue
-            d = devices // (t * p)
+            d = devices // (t * cp * p)
             layers_gcd = math.gcd(*stage_split(shape.layers, p))
-            for b in space.micro_batch:
+            for b, e in ((b, e) for b in space.micro_batch for e in space.expert_degrees(d)):
                 if global_batch % (b * d):
                     continue
                 m = global_batch // (b * d)
                 virtuals = [1] if p == 1 else [v for v in divisors(layers_gcd) if v == 1 or m % p == 0]
-                zeros = [0] if d == 1 else [z for z in space.zero_stages
-                                            if p == 1 or z <= 1 or space.zero_with_pipeline]
+                zeros = [0] if d * cp == 1 else [z for z in space.zero_stages
+                                                 if p == 1 or z <= 1 or space.zero_with_pipeline]
                 sp = 1 if space.sequence_parallel and t > 1 else 0
                 for v in virtuals:
                     for z in zeros:
                         for policy in space.recompute:
                             if len(rows) < cap:
-                                rows.append((t, p, d, v, b, m, z, POLICY_CODE[policy], sp, 1, 1))
+                                rows.append((t, p, d, v, b, m, z, POLICY_CODE[policy], sp, cp, e))
                             else:
                                 left_out += 1
     columns = np.array(rows, dtype=np.int64).reshape(-1, len(LAYOUT_FIELDS)).T
     return Layouts.of(list(columns), left_out)
+
+
+def _contexts(devices: int, shape: Shape, tensor: int, space: SearchSpace) -> list[int]:
+    """cp searched at a tensor degree (methods.md#context-parallelism): 2·cp divides the sequence, t·cp the devices,
+    and above 1 only with a flash attention kernel."""
+    return [cp for cp in space.contexts if devices % (tensor * cp) == 0
+            and (cp == 1 or (shape.sequence % (2 * cp) == 0 and shape.flash))]
 
 
 def why_none_enumerated(devices: int, shape: Shape, devices_per_node: int, global_batch: int,
@@ -113,6 +139,9 @@ class StepModel:
     network_latency: float
     overlap: float
     split: tuple[int, ...] | None = None  # the declared layers per stage, for the declared layout's rows
+    context_comm: ContextComm = "p2p"
+    expert_layers: int = 0  # the layers with experts (mixture of experts)
+    top_k: int = 2  # experts a token is routed to
 
     def memory(self, layouts: Layouts) -> StageColumns:
         """Each layout's most loaded stage and its bytes per device (methods.md#memory-per-device-one-function)."""
@@ -166,11 +195,13 @@ class StepModel:
         """Each step term of every layout, in seconds (methods.md#the-step-of-a-layout): compute and recompute at
         η of the peak; the slowest stage's excess over the mean, which paces every micro-batch
         (methods.md#uneven-pipeline-stages); the bubble (p·τ̄ − τ★)/v; k tensor all-reduces a layer of the slowest
-        stage and micro-batch (6 under full recomputation); 2·v·m pipeline sends; and the data-parallel collective of
-        the ZeRO stage less the overlap."""
+        stage and micro-batch (6 under full recomputation); 2·v·m pipeline sends; the data-parallel collective of
+        the ZeRO stage less the overlap; context parallelism's key/value exchange (methods.md#context-parallelism)
+        and the experts' all-to-all (methods.md#mixture-of-experts)."""
         shape = self.shape
         devices = self._devices(layouts).astype(float)
         t, p, d = (layouts.tensor.astype(float), layouts.pipeline.astype(float), layouts.data.astype(float))
+        cp, e = layouts.context.astype(float), layouts.expert.astype(float)
         m, v = layouts.micro_batches.astype(float), layouts.virtual.astype(float)
         tokens = float(self.global_batch) * shape.sequence
         rate = devices * self.peak_per_device * efficiency
@@ -181,43 +212,80 @@ class StepModel:
         slowest = mean * p * share  # τ★
         imbalance = m * (slowest - mean)
         bubble = (p * mean - slowest) / v
-        activation = 2.0 * layouts.micro_batch * shape.sequence * shape.hidden  # A = 2·b·s·h bytes
+        activation = 2.0 * layouts.micro_batch * shape.sequence / cp * shape.hidden  # A = 2·b·(s/cp)·h bytes
         intra = self.intra_bandwidth or math.inf
         network = self.network_bandwidth or math.inf
         k = np.where(layouts.recompute == POLICY_CODE["full"], 6.0, 4.0)
         tensor = np.where(t > 1, k * slowest_layers * m * (2 * (t - 1) / t * activation / intra
                                                            + 2 * (t - 1) * self.intra_latency), 0.0)
         pipeline = np.where(p > 1, 2 * v * m * (self.network_latency + activation / network), 0.0)
-        psi = self._gradient_parameters(layouts)
-        w, g_b, z = self.memory_inputs.weights_b, self.memory_inputs.gradients_b, layouts.zero
+        stage = most_loaded(self.memory_inputs, layouts, self.split)
+        data = self._data(layouts, stage.dense_parameters, d * cp, devices) \
+            + self._data(layouts, stage.expert_parameters, np.maximum(d * cp / e, 1.0), devices)
+        return {"compute": compute, "recompute": recompute, "bubble": bubble, "imbalance": imbalance,
+                "tensor": tensor, "pipeline": pipeline, "data": data,
+                "context": self._context(layouts, slowest_layers, efficiency),
+                "expert": self._experts(layouts, slowest_layers, activation)}
+
+    def _data(self, layouts: Layouts, psi: np.ndarray, replicas: np.ndarray, devices: np.ndarray) -> np.ndarray:
+        """The ZeRO stage's collective of Ψ over its replicas, less the overlap: M_z = 2·g·Ψ at ZeRO-0 (an
+        all-reduce), (g + w)·Ψ at 1 and 2, (2m·w + g)·Ψ in 2m + 1 collectives at 3; at the intra-node link when the
+        layout fits in a node, else S = min(g, t·p) rings share a node's network link."""
+        t, p = layouts.tensor.astype(float), layouts.pipeline.astype(float)
+        m, z = layouts.micro_batches.astype(float), layouts.zero
+        w, g_b = self.memory_inputs.weights_b, self.memory_inputs.gradients_b
         message = np.where(z == 0, 2 * g_b * psi, np.where(z < 3, (g_b + w) * psi, (2 * m * w + g_b) * psi))
         collectives = np.where(z == 3, 2 * m + 1, 1.0)
         within = devices <= self.devices_per_node
-        bandwidth = np.where(within, intra, network)
+        bandwidth = np.where(within, self.intra_bandwidth or math.inf, self.network_bandwidth or math.inf)
         latency = np.where(within, self.intra_latency, self.network_latency)
         links = np.where(within, 1.0, np.minimum(self.devices_per_node, t * p))
-        data = np.where(d > 1, (1 - self.overlap) * (collectives * (d - 1) * latency
-                                                     + (d - 1) / d * links * message / bandwidth), 0.0)
-        return {"compute": compute, "recompute": recompute, "bubble": bubble, "imbalance": imbalance,
-                "tensor": tensor, "pipeline": pipeline, "data": data}
+        found: np.ndarray = np.where((replicas > 1) & (psi > 0), (1 - self.overlap) * (
+            collectives * (replicas - 1) * latency + (replicas - 1) / replicas * links * message / bandwidth), 0.0)
+        return found
 
-    def _gradient_parameters(self, layouts: Layouts) -> np.ndarray:
-        """Ψ of the data-parallel collective: the most loaded stage's parameters per device, unsharded (its weights'
-        bytes over w)."""
-        unsharded = replace_zero(layouts)
-        stage = most_loaded(self.memory_inputs, unsharded, self.split)
-        weights: np.ndarray = stage.weights_b / self.memory_inputs.weights_b
-        return weights
+    def _context(self, layouts: Layouts, layers: np.ndarray, efficiency: float) -> np.ndarray:
+        """m·L★ key/value exchanges of 3·(cp − 1)/cp·KV bytes (KV = 4·b·s·d_h·max(a_kv/t, 1)): an all-gather of K
+        and V forward, another backward and a reduce-scatter of their gradients, within a node when t·cp ≤ g; under
+        p2p hidden behind the layer's attention, T_att = (b·s/cp)·12·a·d_h·s/(t·π_dev·η)."""
+        shape = self.shape
+        t, cp = layouts.tensor.astype(float), layouts.context.astype(float)
+        m, b = layouts.micro_batches.astype(float), layouts.micro_batch.astype(float)
+        heads_per_device = np.maximum(kv_heads(shape) / t, 1.0)
+        kv = 4.0 * b * shape.sequence * shape.head_dim * heads_per_device
+        within = t * cp <= self.devices_per_node
+        bandwidth = np.where(within, self.intra_bandwidth or math.inf,
+                             (self.network_bandwidth or math.inf) / np.minimum(self.devices_per_node, t))
+        latency = np.where(within, self.intra_latency, self.network_latency)
+        exchange = 3 * (cp - 1) * latency + 3 * (cp - 1) / cp * kv / bandwidth
+        attention = b * shape.sequence / cp * 12 * shape.heads * shape.head_dim * shape.sequence / (
+            t * self.peak_per_device * efficiency)
+        exposed = exchange if self.context_comm == "all_gather" else np.maximum(0.0, exchange - attention)
+        found: np.ndarray = np.where(cp > 1, m * layers * exposed, 0.0)
+        return found
+
+    def _experts(self, layouts: Layouts, layers: np.ndarray, activation: np.ndarray) -> np.ndarray:
+        """m·4·L_moe★ token all-to-alls of the slowest stage, (e − 1)·α + (e − 1)/e·A·top_k/B each (two forward, two
+        backward), within a node when t·cp·e ≤ g (Megatron orders TP, CP, EP within a node)."""
+        t, cp, e = (layouts.tensor.astype(float), layouts.context.astype(float), layouts.expert.astype(float))
+        m = layouts.micro_batches.astype(float)
+        within = t * cp * e <= self.devices_per_node
+        bandwidth = np.where(within, self.intra_bandwidth or math.inf, self.network_bandwidth or math.inf)
+        latency = np.where(within, self.intra_latency, self.network_latency)
+        moe_layers = layers * self.expert_layers / self.shape.layers
+        exchange = (e - 1) * latency + (e - 1) / e * activation * self.top_k / bandwidth
+        found: np.ndarray = np.where(e > 1, m * 4 * moe_layers * exchange, 0.0)
+        return found
+
+
+def kv_heads(shape: Shape) -> int:
+    """a_kv: the key/value heads (grouped-query attention), else every head."""
+    return int(getattr(shape, "kv_heads", None) or shape.heads)
+
+
+STEP_TERMS = ("compute", "recompute", "bubble", "imbalance", "tensor", "pipeline", "data", "context", "expert")
 
 
 def step_total(terms: dict[str, np.ndarray]) -> np.ndarray:
-    total: np.ndarray = terms["compute"] + terms["recompute"] + terms["bubble"] + terms["imbalance"] \
-        + terms["tensor"] + terms["pipeline"] + terms["data"]
+    total: np.ndarray = sum((terms[name] for name in STEP_TERMS), np.zeros_like(terms["compute"]))
     return total
-
-
-def replace_zero(layouts: Layouts, stage: int = 0) -> Layouts:
-    """The layouts at one ZeRO stage."""
-    columns = [getattr(layouts, name) for name in LAYOUT_FIELDS]
-    columns[LAYOUT_FIELDS.index("zero")] = np.full(len(layouts), stage, dtype=np.int64)
-    return Layouts.of(columns, layouts.left_out)

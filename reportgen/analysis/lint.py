@@ -635,13 +635,16 @@ def _layout(project: Project, layout: LayoutResult | None) -> list[Finding]:
                          f"data-parallel degree d = {layout.data:,}: each expert must live on d / e whole replicas",
                          "design.parallelism.expert", "design"))
     g, planned = layout.devices_per_node, layout.planned_nodes
-    model_parallel = layout.tensor * layout.pipeline
+    model_parallel = layout.model_parallel
+    context = f" × {layout.context}" if layout.context > 1 else ""
+    named = " × context" if layout.context > 1 else ""
     if layout.size_matches is False and layout.devices is not None and planned is not None:
-        out.append(error("layout-size", f"the layout's data × tensor × pipeline = {layout.data} × {layout.tensor} × "
-                         f"{layout.pipeline} = {number(layout.devices)} devices, but design.nodes × devices_per_node "
-                         f"= {planned} × {g} = {number(planned * g)}", "design.parallelism", "design"))
+        out.append(error("layout-size", f"the layout's data × tensor × pipeline{named} = {layout.data} × "
+                         f"{layout.tensor} × {layout.pipeline}{context} = {number(layout.devices)} devices, but "
+                         f"design.nodes × devices_per_node = {planned} × {g} = {number(planned * g)}",
+                         "design.parallelism", "design"))
     elif layout.data is None and planned is not None:
-        out.append(error("layout-size", f"tensor × pipeline = {model_parallel} does not divide the "
+        out.append(error("layout-size", f"tensor × pipeline{named} = {model_parallel} does not divide the "
                          f"{number(planned * g)} devices of design.nodes × devices_per_node = {planned} × {g}: give "
                          "design.parallelism.data, or a layout that divides them", "design.parallelism", "design"))
     if layout.fits is False and layout.memory_per_device_b is not None and layout.device_memory_b is not None:

@@ -12,9 +12,17 @@ from reportgen.analysis.calibration import Efficiency, calibrate
 from reportgen.analysis.columns import Layouts
 from reportgen.analysis.common import TIE_TOLERANCE, log_spread
 from reportgen.analysis.cost import local_viability
-from reportgen.analysis.layout_memory import StageColumns, declared_columns, memory_inputs, stage_split, usable_memory
+from reportgen.analysis.layout_memory import (
+    StageColumns,
+    declared_columns,
+    declared_split,
+    memory_inputs,
+    stage_split,
+    usable_memory,
+)
 from reportgen.analysis.layout_search import (
     POLICY_CODE,
+    STEP_TERMS,
     TERMS,
     SearchSpace,
     StepModel,
@@ -72,9 +80,14 @@ def space_of(options: PlanSearch | None, project: Project) -> SearchSpace:
     model = project.baseline.model if project.baseline else None
     g = project.hardware.devices_per_node if project.hardware else 1
     options = options or PlanSearch()
+    layout = project.design.parallelism if project.design else None
+    memory = project.baseline.memory if project.baseline else None
+    mixture = bool(memory and memory.expert_parameters)  # e is searched only for a mixture of experts
     return SearchSpace(options.recompute, options.zero_stages, options.sequence_parallel, options.max_tensor or g,
                        options.micro_batch or ((model.micro_batch if model else 1),), options.zero_with_pipeline,
-                       options.max_layouts)
+                       options.max_layouts, options.context_parallel or ((layout.context if layout else 1),),
+                       options.expert_parallel if mixture else (), expert_count(project) if mixture else None,
+                       (layout.expert if layout else 1) if mixture else 1)
 
 
 def step_model(project: Project, base: PlanSearchResult) -> StepModel | None:
@@ -88,11 +101,25 @@ def step_model(project: Project, base: PlanSearchResult) -> StepModel | None:
     assert memory is not None  # the search's inputs hold P
     flops = token_flops(inputs.parameters, shape)
     layout = project.design.parallelism if project.design else None
+    model = project.baseline.model if project.baseline else None
     return StepModel(
         shape, inputs.global_batch, memory, flops.model,
         np.array([flops.hardware[policy] for policy in RECOMPUTE_POLICIES]), inputs.peak_flops_per_device,
         hardware.devices_per_node, hardware.intra_node_bandwidth, hardware.intra_node_latency or 0.0,
-        hardware.network_bandwidth, hardware.network_latency or 0.0, layout.overlap if layout else 0.0)
+        hardware.network_bandwidth, hardware.network_latency or 0.0, layout.overlap if layout else 0.0,
+        context_comm=layout.context_comm if layout else "p2p",
+        expert_layers=model.expert_layers if model else shape.layers, top_k=model.top_k if model else 2)
+
+
+def expert_count(project: Project) -> int | None:
+    """E_n: the experts of one MoE layer, where the model's shape says."""
+    model = project.baseline.model if project.baseline else None
+    return getattr(model, "experts", None)
+
+
+def declared_model(model: StepModel, project: Project, global_batch: int) -> StepModel:
+    """The step model of the declared layout's rows: its declared stages, at a run's global batch."""
+    return replace(model, global_batch=global_batch, split=declared_split(project))
 
 
 @dataclass(frozen=True)
@@ -152,8 +179,7 @@ def rank_order(step: np.ndarray, memory: np.ndarray, layouts: Layouts) -> np.nda
 
 
 def _breakdown(terms: dict[str, np.ndarray], index: int) -> StepBreakdown:
-    return StepBreakdown(*(float(terms[name][index]) for name in
-                           ("compute", "recompute", "bubble", "imbalance", "tensor", "pipeline", "data")))
+    return StepBreakdown(*(float(terms[name][index]) for name in STEP_TERMS))
 
 
 def _row(evaluated: Evaluated, index: int, rank: int, first: int | None, model: StepModel, g: int,
@@ -251,7 +277,7 @@ def held_against_best(declared: DeclaredLayout, project: Project, model: StepMod
     eta = outcome.efficiency.value
     m = declared.micro_batches
     layouts = declared_columns(layout, declared.data, declared.micro_batch, micro_batches=m)
-    at = replace(model, global_batch=declared.micro_batch * declared.data * m)
+    at = declared_model(model, project, declared.micro_batch * declared.data * m)
     terms = at.terms(layouts, eta)
     step = _breakdown(terms, 0)
     tokens = outcome.tokens_per_run

@@ -109,11 +109,13 @@ class StepBreakdown:
     tensor_s: Annotated[float, Key("the tensor-parallel all-reduces")]
     pipeline_s: Annotated[float, Key("the pipeline sends")]
     data_s: Annotated[float, Key("the data-parallel collective, less the overlap")]
+    context_s: Annotated[float, Key("context parallelism's key/value exchange not hidden behind attention")] = 0.0
+    expert_s: Annotated[float, Key("the experts' token all-to-all")] = 0.0
 
     @derived(Key("the step"))
     def total_s(self) -> float:
         return (self.compute_s + self.recompute_s + self.bubble_s + self.imbalance_s + self.tensor_s + self.pipeline_s
-                + self.data_s)
+                + self.data_s + self.context_s + self.expert_s)
 
 
 @dataclass(frozen=True)
@@ -243,14 +245,16 @@ class DeclaredLayout:
     most_loaded_stage: Annotated[int | None, Key("j of the most loaded pipeline stage (the lowest on ties)")] = None
     layers_per_stage: Annotated[tuple[int, ...], Key("each pipeline stage's layers, first first",
                                                      item="a stage's layers")] = ()
+    context_parallel: Annotated[int, Key("cp: the context-parallel degree")] = 1
+    expert_parallel: Annotated[int, Key("e: the expert-parallel degree")] = 1
 
     @derived(Key("the layout as t × p × d"))
     def layout(self) -> str:
         return f"{self.tensor} × {self.pipeline} × {self.data if self.data is not None else '?'}"
 
-    @derived(Key("t · p · d"))
+    @derived(Key("t · p · cp · d"))
     def devices(self) -> int | None:
-        return self.tensor * self.pipeline * self.data if self.data is not None else None
+        return self.tensor * self.pipeline * self.context_parallel * self.data if self.data is not None else None
 
 
 @dataclass(frozen=True)
@@ -386,7 +390,7 @@ def _declared(project: Project, parameters: float, data: int | None,
                             mode.layers_b / none.layers_b, total, fits(total)))
     most = stage()
     g = project.hardware.devices_per_node if project.hardware else 1
-    devices = layout.tensor * layout.pipeline * data if data is not None else None
+    devices = layout.tensor * layout.pipeline * layout.context * data if data is not None else None
     total = float(most.memory_b[0]) if most is not None else None
     return DeclaredLayout(
         layout.tensor, layout.pipeline, data, layout.virtual_stages, layout.micro_batches, shape.micro_batch,
@@ -398,4 +402,5 @@ def _declared(project: Project, parameters: float, data: int | None,
         "given" if given is not None else "model", total, fits(total), tuple(rows),
         runtime_b=float(most.runtime_b[0]) if most is not None else None,
         most_loaded_stage=int(most.stage[0]) if most is not None else None,
-        layers_per_stage=declared_split(project) or stage_split(shape.layers, layout.pipeline)), kappa
+        layers_per_stage=declared_split(project) or stage_split(shape.layers, layout.pipeline),
+        context_parallel=layout.context, expert_parallel=layout.expert), kappa

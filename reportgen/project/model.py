@@ -47,6 +47,7 @@ ScalingMode = Literal["strong", "weak"]  # strong: the work per run is fixed; we
 RegimeName = Literal["on_demand", "spot", "local"]  # a price regime
 PatternName = Literal["ring", "tree", "parameter-server", "scatter-gather", "gossip", "sharded", "all-to-all"]
 Recompute = Literal["none", "selective", "full"]  # activation recomputation (Korthikanti et al. 2022 §5)
+ContextComm = Literal["p2p", "all_gather"]  # context parallelism's key/value exchange (Megatron cp_comm_type)
 MAX_DECISIONS = 64  # deployment contexts: a team has a handful; each is held against every measured point
 MAX_LAYERS = 100_000  # a model's layers: the largest trained have a few hundred
 
@@ -62,6 +63,7 @@ SCALING_MODES: tuple[ScalingMode, ...] = get_args(ScalingMode)
 REGIMES: tuple[RegimeName, ...] = get_args(RegimeName)
 PATTERNS: tuple[PatternName, ...] = get_args(PatternName)
 RECOMPUTES: tuple[Recompute, ...] = get_args(Recompute)
+CONTEXT_COMMS: tuple[ContextComm, ...] = get_args(ContextComm)
 PRESSURE_AXES = ("data", "training", "model", "inference", "coordination", "intelligence")
 SERVING_GOAL_FIELDS = ("load", "p99_latency", "headroom", "cost_per_hour", "latency")
 SLOT_VOCABULARY = {
@@ -517,6 +519,11 @@ class Parallelism:
     sequence_parallel: bool = field(Flag("Megatron sequence parallelism in the tensor-parallel group: the "
                                          "activations outside attention are sharded over t too"), False,
                                     starter=False)
+    context: int = field(Whole(doc="cp: context-parallel degree (Megatron context_parallel_size): each sequence "
+                                   "sharded over cp devices", minimum=1, maximum=4096, example="2"), 1, starter=False)
+    context_comm: ContextComm = field(OneOf("How context parallelism exchanges keys and values (Megatron "
+                                            "cp_comm_type): p2p overlaps attention, all_gather does not",
+                                            CONTEXT_COMMS), "p2p", starter=False)
     layers_per_stage: tuple[int, ...] | None = field(Items(Whole(doc="A stage's layers", minimum=1,
                                                                  maximum=MAX_LAYERS, example="20"),
                                                            "Each pipeline stage's layers, first first (default: "
@@ -550,7 +557,18 @@ class PlanSearch:
                                           "scale and layout per price regime", max_items=64), ())
     top: int = field(Whole(doc="K: layouts listed, the best first", minimum=1, maximum=100, example="5"), 5)
     margin: float = field(Fraction("Relative gap within which the declared layout is as good as the best"), 0.05)
-    memory_headroom: float = field(Fraction("Share of device memory kept free (fragmentation)"), 0.0)
+    memory_headroom: float = field(Fraction("Share of device memory kept free beyond the runtime memory modelled"),
+                                   0.0)
+    expert_parallel: tuple[int, ...] = field(Items(Count("An expert-parallel degree searched", "8"),
+                                                   "Expert-parallel degrees searched (default: the divisors of d that "
+                                                   "divide baseline.model.experts; without it, the declared e)",
+                                                   max_items=64), ())
+    context_parallel: tuple[int, ...] = field(Items(Count("A context-parallel degree searched", "2"),
+                                                    "Context-parallel degrees searched (default: the declared cp)",
+                                                    max_items=64), ())
+    micro_batch_saturation: float = field(Positive("x₀: the GEMM size per micro-batch (b·s/cp·h) at which a "
+                                                   "device reaches half its asymptotic efficiency, when the runs hold "
+                                                   "one micro-batch size", "2.74e6"), 2_739_137.0)
     max_layouts: int = field(Whole(doc="Layouts evaluated per scale at most", minimum=1,
                                    maximum=MAX_SEARCHED_LAYOUTS, example="1000000"), 1_000_000)
 
@@ -941,6 +959,12 @@ class Project:
         if layout is None or shape is None or not shape.complete or shape.heads is None:
             return
         at = "design.parallelism"
+        if layout.context > 1 and shape.sequence % (2 * layout.context):
+            yield f"{at}.context", (f"context-sequence: 2·cp = {2 * layout.context} does not divide the sequence of "
+                                    f"{shape.sequence:,} tokens (each device holds two chunks of it)")
+        if layout.context > 1 and not shape.flash_attention:
+            yield f"{at}.context", ("context-needs-flash: context parallelism runs in fused and flash attention "
+                                    "kernels; set baseline.model.flash_attention")
         split = layout.layers_per_stage
         if split is not None and (len(split) != layout.pipeline or sum(split) != shape.layers):
             yield f"{at}.layers_per_stage", (
@@ -975,7 +999,7 @@ class Project:
         if nodes is None:
             return None
         devices = nodes * (self.hardware.devices_per_node if self.hardware else 1)
-        model_parallel = layout.tensor * layout.pipeline
+        model_parallel = layout.tensor * layout.pipeline * layout.context
         return devices // model_parallel if devices % model_parallel == 0 else None
 
     def _serving_terms(self) -> Checks:

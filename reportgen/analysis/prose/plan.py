@@ -12,7 +12,9 @@ POLICY_WORDS = {"none": "no recompute", "selective": "selective recompute", "ful
 def layout_words(row: LayoutMemory) -> str:
     """"with 4 virtual stages, ZeRO-1, no recompute and sequence parallelism"."""
     parts = [*([f"{row.virtual_stages} virtual stages"] if row.virtual_stages > 1 else []), f"ZeRO-{row.zero_stage}",
-             POLICY_WORDS[row.recompute], *(["sequence parallelism"] if row.sequence_parallel else [])]
+             POLICY_WORDS[row.recompute], *(["sequence parallelism"] if row.sequence_parallel else []),
+             *([f"context parallelism {row.context_parallel}"] if row.context_parallel > 1 else []),
+             *([f"expert parallelism {row.expert_parallel}"] if row.expert_parallel > 1 else [])]
     return listed(parts)
 
 
@@ -95,5 +97,11 @@ def why_text(row: RankedLayout, first: RankedLayout) -> str | None:
     if row.why == "pipeline":
         chunks, first_chunks = row.virtual_stages * row.micro_batches, first.virtual_stages * first.micro_batches
         return head + f"its pipeline sends take {duration(grew)} more (v·m = {chunks:,} against {first_chunks:,})."
+    if row.why == "context":
+        return head + (f"its context-parallel exchange of keys and values takes {duration(grew)} more (cp = "
+                       f"{row.context_parallel} against {first.context_parallel}).")
+    if row.why == "expert":
+        return head + (f"its experts' all-to-all takes {duration(grew)} more (e = {row.expert_parallel} against "
+                       f"{first.expert_parallel}).")
     return head + (f"its data-parallel collective takes {duration(grew)} more (ZeRO-{row.zero_stage} over d = "
                    f"{row.data:,} against ZeRO-{first.zero_stage} over d = {first.data:,}).")
