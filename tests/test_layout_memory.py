@@ -278,3 +278,52 @@ def test_the_expert_degree_is_searched_for_a_mixture_of_experts() -> None:
 def test_the_micro_batch_saturation_is_an_option() -> None:
     text = LLM_70B + "\nplan_search: {micro_batch_saturation: 1e6}\n"
     assert analyze(make_project(text)).plan_search is not None
+
+
+@worked("plan_search")
+def test_micro_batch_efficiency_fitted_from_two_sizes_by_hand() -> None:
+    from reportgen.analysis.micro_batch import fit_saturation, relative
+
+    # GPT-3 2.7B's shape (L 32, h 2,560, s 2,048, V 51,200) on 8 A100 of 312 TFLOP/s, t = p = 1, d = 8, Y = 0: runs
+    # of 60,000 and 69,000 tokens/s at b = 1 and 4; F_model = 17,937,039,360 FLOP a token, so C_n/step_n is the MFU,
+    # 43.12 % and 49.59 %. 1.15 = (1 + u)/(1 + u/4) gives x₀/x₁ = 0.2105 with x₁ = 2,048 × 2,560 = 5,242,880
+    flops = 6 * shape_parameters(32, 2560, 51200, 2048) + 12 * 32 * 2560 * 2048
+    assert flops == 17_937_039_360
+    mfu = np.array([60_000, 69_000]) * flops / (8 * 312e12)
+    x1 = 2048 * 2560
+    fit = fit_saturation(mfu, np.zeros(2), np.ones(2), np.array([x1, 4 * x1]))
+    assert fit.saturation == pytest.approx(1_103_764, rel=1e-4)
+    assert fit.saturation / x1 == pytest.approx(0.2105, abs=1e-4)
+    assert 1 / fit.inverse_peak_share == pytest.approx(0.5220, abs=1e-4)  # η_∞
+    assert fit.eta(x1) == pytest.approx(0.4312, abs=1e-4)  # η at b = 1
+    rho = float(relative(2 * x1, x1, fit.saturation))  # b = 2: 0.9048/0.8261
+    assert rho == pytest.approx(1.0952, abs=1e-4) and 60_000 * rho == pytest.approx(65_714, abs=2)
+
+
+def test_runs_at_two_micro_batch_sizes_calibrate_the_search() -> None:
+    text = """
+project: {title: T}
+hardware: {peak_compute: 2.496 PFLOP/s, devices_per_node: 8, device_memory: 80 GB, intra_node_bandwidth: 300 GB/s,
+           intra_node_latency: 2 us, network_bandwidth: 200 GB/s, network_latency: 5 us}
+baseline:
+  model: {layers: 32, hidden: 2560, sequence: 2048, heads: 32, vocabulary: 51200, micro_batch: 1, global_batch: 512}
+design:
+  nodes: 1
+  parallelism: {data: 8, micro_batches: 64, overlap: 1}
+scaling:
+  work_per_run: 1e9 token
+  runs: [{nodes: 1, throughput: 60000 token/s}, {nodes: 2, throughput: 138000 token/s, micro_batch: 4}]
+plan_search: {micro_batch: [1, 2], zero_stages: [0]}
+"""
+    search = analyze(make_project(text)).plan_search
+    micro = search.micro_batch_efficiency
+    assert micro.source == "fitted" and micro.saturation == pytest.approx(1_103_764, rel=2e-3)
+    assert search.efficiency.value == pytest.approx(0.4312, abs=1e-3)
+    assert {row.micro_batch: row.micro_batch_efficiency for row in search.best}.get(2) == pytest.approx(1.0952,
+                                                                                                        abs=1e-3)
+    inverted = text.replace("throughput: 138000 token/s", "throughput: 100000 token/s")
+    analysis = analyze(make_project(inverted))
+    assert analysis.plan_search.micro_batch_efficiency.inverted == (1.0, 2.0)
+    assert "microbatch-efficiency-inverted" in {f.code for f in analysis.findings}
+    default = analyze(make_project(text.replace(", micro_batch: 4}", "}"))).plan_search.micro_batch_efficiency
+    assert default.source == "default" and default.saturation == 2_739_137

@@ -13,6 +13,15 @@ import numpy as np
 from reportgen.analysis.columns import Layouts
 from reportgen.analysis.layout_memory import declared_columns, declared_split
 from reportgen.analysis.layout_search import POLICY_CODE, STEP_TERMS, StepModel
+from reportgen.analysis.micro_batch import (
+    DEFAULT_SATURATION,
+    MicroBatchEfficiency,
+    MicroBatchRun,
+    SaturationSource,
+    fit_saturation,
+    gemm_size,
+    relative,
+)
 from reportgen.analysis.scaling import ScaleRow, ScalingResult
 from reportgen.keys import Key, derived
 from reportgen.project.model import Project
@@ -79,49 +88,84 @@ class _Point:
     nodes: float
     data: int
     micro_batches: int
+    micro_batch: int
     step: float  # measured
-    model: StepModel
+    model: StepModel  # at the run's global batch, with the declared stages
     layouts: Layouts
 
-    def terms(self, eta: float) -> tuple[float, float]:
-        """(C at η = 1, Y at η): the compute phases at the peak, the communication at this η (context
-        parallelism's exchange hides behind attention, whose time depends on η)."""
-        scaled = self.model.terms(self.layouts, 1.0)
-        at = self.model.terms(self.layouts, eta)
-        fixed = sum(float(at[name][0]) for name in STEP_TERMS if name not in SCALED_TERMS)
-        return sum(float(scaled[name][0]) for name in SCALED_TERMS), fixed
+    def scaled(self) -> float:
+        """C: the compute phases at the peak and at full micro-batch efficiency (η = 1, ρ = 1)."""
+        terms = replace(self.model, saturation=0.0).terms(self.layouts, 1.0)
+        return sum(float(terms[name][0]) for name in SCALED_TERMS)
+
+    def fixed(self, eta: float, saturation: float) -> float:
+        """Y: the communication at this η and x₀ (context parallelism's exchange hides behind attention, whose
+        time depends on both)."""
+        terms = replace(self.model, saturation=saturation).terms(self.layouts, eta)
+        return sum(float(terms[name][0]) for name in STEP_TERMS if name not in SCALED_TERMS)
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    efficiency: Efficiency
+    micro_batch: MicroBatchEfficiency
 
 
 def calibrate(project: Project, scaling: ScalingResult | None, model: StepModel, *,
-              given: float | None) -> Efficiency:
-    """η from the runs at the declared layout; else the given one; else 1."""
+              given: float | None) -> Calibrated:
+    """η (and the micro-batch saturation x₀) from the runs at the declared layout; else the given ones; else η = 1
+    and Narayanan's x₀ (methods.md#micro-batch-efficiency)."""
     points, left_out = _points(project, scaling, model)
-    if points:
-        steps = np.array([point.step for point in points])
-        eta = 1.0
-        for _ in range(ETA_ROUNDS):
-            scaled_terms, fixed_terms = (np.array(column) for column in zip(*(p.terms(eta) for p in points),
-                                                                            strict=True))
-            inverse = float(np.sum(scaled_terms * (steps - fixed_terms) / steps**2)
-                            / np.sum(scaled_terms**2 / steps**2))
-            fitted = 1.0 / inverse if inverse > 0 else float("inf")
-            settled = not np.isfinite(fitted) or abs(fitted - eta) < ETA_SETTLED
-            eta = fitted
-            if settled:
-                break
-        runs = tuple(CalibrationRun(point.nodes, point.data, point.micro_batches, point.step, c / eta + y)
-                     for point, c, y in zip(points, scaled_terms, fixed_terms, strict=True))
-        above = not 0 < eta <= 1.0 or bool(np.any(steps <= fixed_terms))
-        return Efficiency(eta, "measured", runs, tuple(left_out), above)
-    if given is not None:
-        return Efficiency(given, "given", (), tuple(left_out))
-    return Efficiency(1.0, "none", (), tuple(left_out))
+    options = project.plan_search
+    stated = options.micro_batch_saturation if options else None
+    saturation = stated if stated is not None else DEFAULT_SATURATION
+    source: SaturationSource = "given" if stated is not None else "default"
+    shape = model.shape
+    if not points:
+        micro = MicroBatchEfficiency(saturation, source, model.reference_size, ())
+        efficiency = Efficiency(given, "given", (), tuple(left_out)) if given is not None \
+            else Efficiency(1.0, "none", (), tuple(left_out))
+        return Calibrated(efficiency, micro)
+    steps = np.array([point.step for point in points])
+    sizes = gemm_size(np.array([point.micro_batch for point in points]), shape.sequence,
+                      np.array([int(point.layouts.context[0]) for point in points]), shape.hidden)
+    scaled = np.array([point.scaled() for point in points])
+    several = len(set(sizes.tolist())) >= 2
+    eta, inverted = 1.0, False
+    for _ in range(ETA_ROUNDS):
+        fixed = np.array([point.fixed(eta, saturation) for point in points])
+        if several:
+            fit = fit_saturation(scaled, fixed, steps, sizes)
+            inverted = fit.weight <= 0  # larger micro-batches slower per token: no saturation is fitted
+            saturation, source = (0.0, "fitted") if inverted else (fit.saturation, "fitted")
+            fitted = _eta(scaled, fixed, steps) if inverted else fit.eta(model.reference_size)
+        else:
+            fitted = _eta(scaled / relative(sizes, model.reference_size, saturation), fixed, steps)
+        settled = not np.isfinite(fitted) or abs(fitted - eta) < ETA_SETTLED
+        eta = fitted
+        if settled:
+            break
+    rho = relative(sizes, model.reference_size, saturation)
+    runs = tuple(CalibrationRun(point.nodes, point.data, point.micro_batches, point.step, c / (eta * r) + y)
+                 for point, c, r, y in zip(points, scaled, rho, fixed, strict=True))
+    above = not 0 < eta <= 1.0 or bool(np.any(steps <= fixed))
+    micro = MicroBatchEfficiency(saturation, source, model.reference_size,
+                                 tuple(MicroBatchRun(point.nodes, point.micro_batch, float(x))
+                                       for point, x in zip(points, sizes, strict=True)),
+                                 tuple(point.nodes for point in points) if inverted else ())
+    return Calibrated(Efficiency(eta, "measured", runs, tuple(left_out), above), micro)
+
+
+def _eta(scaled: np.ndarray, fixed: np.ndarray, steps: np.ndarray) -> float:
+    """1/η = Σ C_n(step_n − Y_n)/step_n² / Σ C_n²/step_n² (least squares of the relative residual)."""
+    inverse = float(np.sum(scaled * (steps - fixed) / steps**2) / np.sum(scaled**2 / steps**2))
+    return 1.0 / inverse if inverse > 0 else float("inf")
 
 
 def _points(project: Project, scaling: ScalingResult | None,
             model: StepModel) -> tuple[list[_Point], list[tuple[float, str]]]:
-    """Each run taken to be of the declared layout at its node count, with its measured step; the runs left out
-    and why."""
+    """Each run taken to be of the declared layout at its node count and its micro-batch size, with its measured
+    step; the runs left out and why."""
     layout = project.design.parallelism if project.design else None
     points: list[_Point] = []
     left_out: list[tuple[float, str]] = []
@@ -130,9 +174,10 @@ def _points(project: Project, scaling: ScalingResult | None,
     g, shape = model.devices_per_node, model.shape
     planned = project.design.nodes if project.design else None
     for row in scaling.rows:
+        micro_batch = row.run.micro_batch or shape.micro_batch
         d = row.nodes * g / (layout.tensor * layout.pipeline * layout.context)
         batch = model.global_batch * (row.nodes / planned if scaling.mode == "weak" and planned else 1.0)
-        m = batch / (shape.micro_batch * d) if d else 0.0
+        m = batch / (micro_batch * d) if d else 0.0
         if d < 1 or d != int(d) or m < 1 or m != int(m) or batch != int(batch):
             left_out.append((row.nodes, f"d = {d:g} and m = {m:g} there are not whole numbers"))
             continue
@@ -142,6 +187,6 @@ def _points(project: Project, scaling: ScalingResult | None,
             left_out.append((row.nodes, "neither its tokens nor a throughput in tokens or FLOP per second"))
             continue
         at = replace(model, global_batch=int(batch), split=declared_split(project))
-        points.append(_Point(row.nodes, int(d), int(m), step, at,
-                             declared_columns(layout, int(d), shape.micro_batch, micro_batches=int(m))))
+        points.append(_Point(row.nodes, int(d), int(m), micro_batch, step, at,
+                             declared_columns(layout, int(d), micro_batch, micro_batches=int(m))))
     return points, left_out

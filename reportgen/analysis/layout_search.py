@@ -14,6 +14,7 @@ import numpy as np
 
 from reportgen.analysis.columns import LAYOUT_FIELDS, Layouts, each_distinct
 from reportgen.analysis.layout_memory import MemoryInputs, StageColumns, most_loaded, splits_by_rule, stage_split
+from reportgen.analysis.micro_batch import gemm_size, relative
 from reportgen.analysis.transformer import RECOMPUTE_POLICIES, RecomputePolicy, Shape
 from reportgen.project.model import ContextComm
 
@@ -142,6 +143,13 @@ class StepModel:
     context_comm: ContextComm = "p2p"
     expert_layers: int = 0  # the layers with experts (mixture of experts)
     top_k: int = 2  # experts a token is routed to
+    saturation: float = 0.0  # x₀ of the micro-batch efficiency (0: every micro-batch as efficient)
+    reference_size: float = 1.0  # x_ref: the declared layout's b·(s/cp)·h, where ρ = 1
+
+    def rho(self, layouts: Layouts) -> np.ndarray:
+        """ρ: each layout's micro-batch efficiency against the declared one's (methods.md#micro-batch-efficiency)."""
+        size = gemm_size(layouts.micro_batch, self.shape.sequence, layouts.context, self.shape.hidden)
+        return relative(size, self.reference_size, self.saturation)
 
     def memory(self, layouts: Layouts) -> StageColumns:
         """Each layout's most loaded stage and its bytes per device (methods.md#memory-per-device-one-function)."""
@@ -204,7 +212,7 @@ class StepModel:
         cp, e = layouts.context.astype(float), layouts.expert.astype(float)
         m, v = layouts.micro_batches.astype(float), layouts.virtual.astype(float)
         tokens = float(self.global_batch) * shape.sequence
-        rate = devices * self.peak_per_device * efficiency
+        rate = devices * self.peak_per_device * efficiency * self.rho(layouts)
         compute = tokens * self.flops_model / rate
         recompute = tokens * (self.flops_hardware[layouts.recompute] - self.flops_model) / rate
         share, slowest_layers, _ = self._stage_work(layouts)
@@ -259,7 +267,7 @@ class StepModel:
         latency = np.where(within, self.intra_latency, self.network_latency)
         exchange = 3 * (cp - 1) * latency + 3 * (cp - 1) / cp * kv / bandwidth
         attention = b * shape.sequence / cp * 12 * shape.heads * shape.head_dim * shape.sequence / (
-            t * self.peak_per_device * efficiency)
+            t * self.peak_per_device * efficiency * self.rho(layouts))
         exposed = exchange if self.context_comm == "all_gather" else np.maximum(0.0, exchange - attention)
         found: np.ndarray = np.where(cp > 1, m * layers * exposed, 0.0)
         return found

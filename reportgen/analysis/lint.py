@@ -572,6 +572,12 @@ def _search(plan_search: PlanSearchResult | None, currency: str) -> list[Finding
         out.append(warning("calibration-spread", f"the model misses a measured step by "
                            f"{percent(efficiency.max_abs_residual)}: it does not describe the scaling of this system, "
                            "and the ranking rests on it", "scaling.runs", "design"))
+    micro = plan_search.micro_batch_efficiency
+    if micro is not None and micro.inverted:
+        out.append(warning("microbatch-efficiency-inverted", "the runs at larger micro-batches are not faster per "
+                           f"token (runs at {listed([nodes(n) for n in micro.inverted])}): no micro-batch efficiency "
+                           "is fitted, and η comes from the runs alone; check each run's micro_batch",
+                           "scaling.runs", "design"))
     if plan_search.capped:
         out.append(warning("search-capped", f"{plan_search.left_out:,} layouts past plan_search.max_layouts were not "
                            "evaluated", "plan_search.max_layouts", "design"))

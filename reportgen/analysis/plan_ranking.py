@@ -31,6 +31,7 @@ from reportgen.analysis.layout_search import (
     step_total,
     why_none_enumerated,
 )
+from reportgen.analysis.micro_batch import MicroBatchEfficiency, gemm_size
 from reportgen.analysis.model_shape import shape_of
 from reportgen.analysis.plan_search import (
     Cheapest,
@@ -55,6 +56,7 @@ class SearchOutcome:
     """What the search adds to the plan search's result."""
 
     efficiency: Efficiency
+    micro_batch: MicroBatchEfficiency
     nodes: int
     enumerated: int
     fitting: int  # memory fits, no bandwidth needed
@@ -108,7 +110,9 @@ def step_model(project: Project, base: PlanSearchResult) -> StepModel | None:
         hardware.devices_per_node, hardware.intra_node_bandwidth, hardware.intra_node_latency or 0.0,
         hardware.network_bandwidth, hardware.network_latency or 0.0, layout.overlap if layout else 0.0,
         context_comm=layout.context_comm if layout else "p2p",
-        expert_layers=model.expert_layers if model else shape.layers, top_k=model.top_k if model else 2)
+        expert_layers=model.expert_layers if model else shape.layers, top_k=model.top_k if model else 2,
+        reference_size=float(gemm_size(shape.micro_batch, shape.sequence, layout.context if layout else 1,
+                                       shape.hidden)))
 
 
 def expert_count(project: Project) -> int | None:
@@ -196,9 +200,11 @@ def _row(evaluated: Evaluated, index: int, rank: int, first: int | None, model: 
             growth = [float(evaluated.terms[name][index] - evaluated.terms[name][first]) for name in TERMS]
             why = TERMS[int(np.argmax(growth))]
     cost = memory.nodes * price * per_run / 3600 if price is not None and per_run is not None else None
-    slowest = int(model.slowest_stage(evaluated.layouts.subset(np.array([index])))[0])
+    one = evaluated.layouts.subset(np.array([index]))
     return RankedLayout(**vars(memory), rank=rank, step=_breakdown(evaluated.terms, index),
-                        time_per_run_s=per_run, cost_per_run=cost, loses_by=loses_by, why=why, slowest_stage=slowest)
+                        time_per_run_s=per_run, cost_per_run=cost, loses_by=loses_by, why=why,
+                        slowest_stage=int(model.slowest_stage(one)[0]),
+                        micro_batch_efficiency=float(model.rho(one)[0]))
 
 
 def _memory_row(evaluated: Evaluated, index: int, g: int) -> LayoutMemory:
@@ -223,7 +229,9 @@ def search_layouts(project: Project, scaling: ScalingResult | None, base: PlanSe
     nodes = planned or (max(measured) if measured else None)
     if nodes is None:
         return None
-    efficiency = calibrate(project, scaling, model, given=options.efficiency)
+    calibrated = calibrate(project, scaling, model, given=options.efficiency)
+    efficiency, micro_batch = calibrated.efficiency, calibrated.micro_batch
+    model = replace(model, saturation=micro_batch.saturation)
     capacity = usable_memory(project)
     space = space_of(options, project)
     layouts = enumerate_layouts(nodes * g, model.shape, g, model.global_batch, space)
@@ -244,7 +252,7 @@ def search_layouts(project: Project, scaling: ScalingResult | None, base: PlanSe
         else ()
     emptied_by = None if len(layouts) or layouts.left_out else why_none_enumerated(
         nodes * g, model.shape, g, model.global_batch, space)
-    return SearchOutcome(efficiency, nodes, len(layouts) + layouts.left_out, len(fitting), len(order),
+    return SearchOutcome(efficiency, micro_batch, nodes, len(layouts) + layouts.left_out, len(fitting), len(order),
                          layouts.left_out > 0, layouts.left_out, best, _shape_best(project, evaluated), _cheapest(
                              project, model, space, efficiency.value, capacity, nodes, measured, tokens, options),
                          lacks, least, unranked, emptied_by, np.sort(evaluated.step[order]), tokens)
@@ -355,6 +363,7 @@ def rank_plan(project: Project, scaling: ScalingResult | None, base: PlanSearchR
     model = step_model(project, base)
     if outcome is None or model is None:
         return base
+    model = replace(model, saturation=outcome.micro_batch.saturation)
     options = project.plan_search or PlanSearch()
     declared = base.declared
     if declared is not None:
@@ -364,4 +373,4 @@ def rank_plan(project: Project, scaling: ScalingResult | None, base: PlanSearchR
                    capped=outcome.capped, best=outcome.best, declared_shape_best=outcome.declared_shape_best,
                    cheapest=outcome.cheapest, left_out=outcome.left_out, lacks=outcome.lacks,
                    least_memory=outcome.least_memory, fitting_by_memory=outcome.fitting_by_memory,
-                   emptied_by=outcome.emptied_by)
+                   emptied_by=outcome.emptied_by, micro_batch_efficiency=outcome.micro_batch)

@@ -21,6 +21,7 @@ from reportgen.analysis.layout_memory import (
     usable_memory,
 )
 from reportgen.analysis.layout_search import Term
+from reportgen.analysis.micro_batch import MicroBatchEfficiency
 from reportgen.analysis.model_shape import Activations, ParametersSource, activations, parameters_of, shape_of
 from reportgen.analysis.transformer import (
     MODES,
@@ -168,6 +169,8 @@ class RankedLayout(LayoutMemory):
     why_text: Annotated[str | None, Key("why it loses, in one sentence with the numbers")] = None
     slowest_stage: Annotated[int, Key("★: the pipeline stage whose work paces the micro-batches (the lowest j on "
                                       "ties)")] = 0
+    micro_batch_efficiency: Annotated[float, Key("ρ: its micro-batch's efficiency against the declared layout's "
+                                                 "(its compute phases divide by it)")] = 1.0
 
     @derived(Key("the step"))
     def step_s(self) -> float:
@@ -280,6 +283,9 @@ class PlanSearchResult:
     cheapest: Annotated[CheapestByRegime | None, Key(
         "the (scale, layout) of least cost per run in each price regime the project states (null without prices or "
         "tokens per run)")] = None
+    micro_batch_efficiency: Annotated[MicroBatchEfficiency | None, Key(
+        "x₀, where it comes from, the declared layout's GEMM size and each calibration run's (null without the "
+        "step's inputs)")] = None
     fitting_by_memory: Annotated[tuple[LayoutMemory, ...], Key(
         "with none timed: the K fitting layouts of least memory, least first (empty when any is timed)")] = ()
     sentence: Annotated[str | None, Key("the page-1 sentence")] = None

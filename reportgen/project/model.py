@@ -566,9 +566,10 @@ class PlanSearch:
     context_parallel: tuple[int, ...] = field(Items(Count("A context-parallel degree searched", "2"),
                                                     "Context-parallel degrees searched (default: the declared cp)",
                                                     max_items=64), ())
-    micro_batch_saturation: float = field(Positive("x₀: the GEMM size per micro-batch (b·s/cp·h) at which a "
-                                                   "device reaches half its asymptotic efficiency, when the runs hold "
-                                                   "one micro-batch size", "2.74e6"), 2_739_137.0)
+    micro_batch_saturation: float | None = field(Positive("x₀: the GEMM size per micro-batch (b·s/cp·h) at which a "
+                                                          "device reaches half its asymptotic efficiency, when the "
+                                                          "runs hold one micro-batch size (default 2.74e6, "
+                                                          "Narayanan et al. 2021 Fig. 7)", "2.74e6"))
     max_layouts: int = field(Whole(doc="Layouts evaluated per scale at most", minimum=1,
                                    maximum=MAX_SEARCHED_LAYOUTS, example="1000000"), 1_000_000)
 
@@ -695,6 +696,9 @@ class Run:
                                          "(torch's FlopCounterMode): its HFU", example="1.2e19 FLOP"), starter=False)
     ranks_per_node: int | None = field(Count("Ranks on each machine of this run, for the oversubscription check "
                                              "(measure records it)", "8"), starter=False)
+    micro_batch: int | None = field(Count("b: sequences per micro-batch in this run (default "
+                                          "baseline.model.micro_batch): runs at two sizes fit the micro-batch "
+                                          "efficiency", "4"), starter=False)
 
     @property
     def form(self) -> RunForm | None:
