@@ -16,6 +16,7 @@ from reportgen.analysis.columns import each_distinct
 from reportgen.analysis.layout_search import SearchSpace, enumerate_layouts, why_none_enumerated
 from reportgen.analysis.transformer import Shape
 from tests.conftest import make_project
+from tests.worked import worked
 
 ROOT = Path(__file__).resolve().parent.parent
 LLM_70B = (ROOT / "inputs" / "llm-70b-3d.yaml").read_text(encoding="utf-8")
@@ -140,3 +141,37 @@ def test_no_fit_is_in_results_with_the_excess_the_finding_states(tmp_path: Path)
     no_fit = document["plan_search"]["no_fit"]
     assert no_fit["excess_b"] == pytest.approx(no_fit["memory_per_device_b"] - 80e9) and no_fit["excess_b"] > 0
     assert no_fit["layout"] == "8 × 1 × 1"
+
+
+WORKED = """
+project: {title: T}
+hardware: {peak_compute: 1.248 PFLOP/s, devices_per_node: 4, device_memory: 16 GB, intra_node_bandwidth: 300 GB/s,
+           intra_node_latency: 2 us, network_latency: 5 us,
+           runtime_memory: {context: 0 GB, per_group: 0 GB, all_to_all: 0 GB, fragmentation: 0}}
+baseline:
+  model: {layers: 10, hidden: 4096, sequence: 2048, heads: 32, vocabulary: 32000, micro_batch: 1, global_batch: 64}
+design:
+  nodes: 2
+"""
+
+
+@worked("plan_search")
+def test_the_stages_of_a_search_by_hand() -> None:
+    # L = 10 (GPT-3 layers, h 4,096, 32 heads, s 2,048, V 32,000) on 2 nodes of 4, B = 64, b = 1, every option,
+    # runtime zeroed: t ∈ {1, 2, 4}; p ∈ {1, 2, 4} (8 stages of 10 layers leave the ends fewer than 2); 75 layouts:
+    # 12 + 12 + 6 (t = 1), 12 + 12 + 3 (t = 2), 12 + 6 (t = 4), counting v ∈ {1, 5} where p = 2 and ZeRO ≤ 1 with a
+    # pipeline. With 16 GB devices 58 fit; without network_bandwidth none is timed (every layout's data-parallel
+    # group or pipeline crosses the two nodes)
+    analysis = analyze(make_project(WORKED))
+    search = analysis.plan_search
+    assert (search.enumerated, search.fitting, search.stepped, search.best) == (75, 58, 0, ())
+    assert len(search.fitting_by_memory) == 5 and "no-layout-fits" not in _codes(analysis)
+    # with 4 GB none fits: the least, t × p × d = 4 × 1 × 2 with ZeRO-3, full recomputation and sequence
+    # parallelism, needs 4.42 GB, 0.42 GB more than the 4.00 GB usable
+    small = analyze(make_project(WORKED.replace("device_memory: 16 GB", "device_memory: 4 GB")))
+    assert small.plan_search.fitting == 0 and small.plan_search.no_fit.layout == "4 × 1 × 2"
+    assert small.plan_search.no_fit.memory_per_device_b == pytest.approx(4.42e9, abs=5e6)
+    message = next(f.message for f in small.findings if f.code == "no-layout-fits")
+    assert message == ("no layout of 2 nodes fits: the one of least memory, 4 × 1 × 2 (t × p × d) with ZeRO-3, full "
+                       "recompute and sequence parallelism, needs 4.42 GB per device, 424 MB more than the 4.00 GB "
+                       "usable")

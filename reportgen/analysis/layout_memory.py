@@ -34,6 +34,12 @@ class RuntimeMemory:
     fragmentation: float
     source: RuntimeSource
 
+    @property
+    def counted(self) -> bool:
+        """Whether any runtime is counted: none without it, or with every term given as zero (the tensors alone,
+        as the papers' memory tables count them); the working sets go with it."""
+        return any((self.context_b, self.per_group_b, self.all_to_all_b, self.fragmentation))
+
 
 # pytorch/pytorch#107667 and #120925 (context and workspaces); NVIDIA/nccl#964 (688 MB per communicator of more than
 # two A100); NVIDIA/nccl#1685 (1.06 → 4.34 GB after the first all-to-all on 8 × H100); GMLake (Guo et al. 2024):
@@ -178,7 +184,7 @@ def stage_memory(inputs: MemoryInputs, layouts: Layouts, stage: np.ndarray,
         output = np.where(last, 4.0 * sbh / t_sp + 4.0 * logits / t, 0.0)
         activations = inputs.kappa * (per_layer * layers * in_flight + mask + output) / cp
         # the recomputed layer's intermediates of one micro-batch, and the 16-bit logits beside the fp32 ones
-        if inputs.runtime.source != "none":
+        if inputs.runtime.counted:
             without = _per_layer(shape, layouts, np.zeros(len(t), dtype=np.int64))
             working = (np.where(layouts.recompute > 0, without - per_layer, 0.0)
                        + np.where(last, 2.0 * logits / t, 0.0)) / cp
