@@ -327,3 +327,28 @@ plan_search: {micro_batch: [1, 2], zero_stages: [0]}
     assert "microbatch-efficiency-inverted" in {f.code for f in analysis.findings}
     default = analyze(make_project(text.replace(", micro_batch: 4}", "}"))).plan_search.micro_batch_efficiency
     assert default.source == "default" and default.saturation == 2_739_137
+
+
+def test_the_declared_layouts_stages_and_runtime_are_reported(tmp_path: Path) -> None:
+    from reportgen.pipeline import BuildOptions, build
+
+    declared = analyze(make_project(LLM_70B)).plan_search.declared
+    assert [stage.layers for stage in declared.stages] == [20, 20, 20, 20]
+    assert [stage.in_flight for stage in declared.stages] == [4, 3, 2, 1]  # 1F1B: min(m, p − j)
+    first = declared.stages[0]
+    assert first.memory_per_device_b == declared.memory_per_device_b  # stage 0 is the most loaded
+    assert first.states_b + first.activations_b + first.runtime_b == pytest.approx(first.memory_per_device_b)
+    # the logit layer makes the last stage the slowest: its work is the first's and 6·V·h = 1,572,864,000 more
+    assert declared.slowest_stage == 3
+    assert declared.stages[3].work_per_token - declared.stages[0].work_per_token == pytest.approx(6 * 32000 * 8192)
+    parts = declared.runtime_parts
+    # four communicators: tensor, pipeline, data and the embedding's
+    assert (parts.context_b, parts.communicators, parts.per_group_b) == (1e9, 4, 0.7e9)
+    assert parts.total_b == pytest.approx(declared.runtime_b)
+    # fragmentation is φ/(1 − φ) of the tensors and working sets
+    tensors = first.states_b + first.activations_b + parts.working_b
+    assert parts.fragmentation_b == pytest.approx(tensors * 0.15 / 0.85)
+    (tmp_path / "p.yaml").write_text(LLM_70B, encoding="utf-8")
+    build(tmp_path / "p.yaml", BuildOptions(out_root=tmp_path / "out", formats=("html",)))
+    page = (tmp_path / "out" / "p" / "report.html").read_text(encoding="utf-8")
+    assert "most loaded" in page and "slowest" in page and "4 communicators" in page

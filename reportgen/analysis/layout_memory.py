@@ -113,6 +113,8 @@ class StageColumns:
     memory_b: np.ndarray
     dense_parameters: np.ndarray  # Ψ_dense,j: the stage's dense parameters per device, before any ZeRO sharding
     expert_parameters: np.ndarray  # Ψ_exp,j: its experts' parameters per device, likewise
+    working_b: np.ndarray  # W_j: the recomputed layer's intermediates and the 16-bit logits (runtime only)
+    groups: np.ndarray  # n_g: the communicators the device belongs to
 
     @property
     def states_b(self) -> np.ndarray:
@@ -124,7 +126,7 @@ class StageColumns:
 
 
 _STAGE_FIELDS = ("stage", "layers", "in_flight", "weights_b", "gradients_b", "optimizer_b", "activations_b",
-                 "runtime_b", "memory_b", "dense_parameters", "expert_parameters")
+                 "runtime_b", "memory_b", "dense_parameters", "expert_parameters", "working_b", "groups")
 
 
 def _per_layer(shape: Shape, layouts: Layouts, policy: np.ndarray) -> np.ndarray:
@@ -196,7 +198,8 @@ def stage_memory(inputs: MemoryInputs, layouts: Layouts, stage: np.ndarray,
     memory = ((tensors + working) / (1.0 - runtime.fragmentation) + runtime.context_b
               + groups * runtime.per_group_b + np.where(e > 1, runtime.all_to_all_b, 0.0))
     return StageColumns(np.asarray(stage, dtype=np.int64), np.asarray(layers, dtype=np.int64), in_flight, weights,
-                        gradients, optimizer, activations, memory - tensors, memory, dense, expert)
+                        gradients, optimizer, activations, memory - tensors, memory, dense, expert, working,
+                        groups + np.zeros(len(t)))
 
 
 def _candidate_stages(shape: Shape | None, pipeline: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -368,3 +371,13 @@ def smallest_fitting_data(project: Project, parameters: float, zero_stage: int, 
         middle = (low + high) // 2
         low, high = (low, middle) if fits(np.array([middle]))[0] else (middle, high)
     return layout.expert * high
+
+
+def declared_stages(project: Project, parameters: float, data: int, *, kappa: float = 1.0) -> StageColumns | None:
+    """Every pipeline stage of the declared layout (the report's per-stage table), or None without the layout."""
+    layout = project.design.parallelism if project.design else None
+    inputs = memory_inputs(project, parameters, kappa=kappa)
+    if layout is None or inputs is None or inputs.shape is None:
+        return None
+    row = declared_columns(layout, data, inputs.shape.micro_batch)
+    return every_stage(inputs, row, declared_split(project) or stage_split(inputs.shape.layers, layout.pipeline))

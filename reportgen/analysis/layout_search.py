@@ -192,12 +192,24 @@ class StepModel:
             stages = [(position, each_distinct(lambda q, j: stage_split(shape.layers, int(q))[int(j)], p, position))
                       for position in (np.zeros(len(p), dtype=np.int64), np.minimum(1, p - 1), p - 1)]
         for position, layers in stages:
-            work = layers * per_layer + np.where(position == p - 1, logits, 0.0)
+            work = stage_work(layers, position == p - 1, per_layer, logits)
             slower = work > slowest_work * (1 + 1e-12)
             slowest_work = np.where(slower, work, slowest_work)
             slowest_layers = np.where(slower, layers, slowest_layers)
             slowest_stage = np.where(slower, position, slowest_stage)
         return slowest_work / hardware, slowest_layers, slowest_stage
+
+    def stage_times(self, layouts: Layouts, split: tuple[int, ...], efficiency: float) -> tuple[np.ndarray, np.ndarray]:
+        """One layout's every stage: its work a token (FLOP) and its time for one micro-batch, τ_j =
+        b·s·W_j/(t·cp·π_dev·η·ρ) (methods.md#uneven-pipeline-stages)."""
+        shape = self.shape
+        logits = 6.0 * shape.vocabulary * shape.hidden
+        per_layer = (float(self.flops_hardware[int(layouts.recompute[0])]) - logits) / shape.layers
+        stages = np.arange(len(split))
+        work = stage_work(np.array(split, dtype=float), stages == len(split) - 1, per_layer, logits)
+        rate = (float(layouts.tensor[0] * layouts.context[0]) * self.peak_per_device * efficiency
+                * float(self.rho(layouts)[0]))
+        return work, float(layouts.micro_batch[0]) * shape.sequence * work / rate
 
     def terms(self, layouts: Layouts, efficiency: float) -> dict[str, np.ndarray]:
         """Each step term of every layout, in seconds (methods.md#the-step-of-a-layout): compute and recompute at
@@ -284,6 +296,12 @@ class StepModel:
         exchange = (e - 1) * latency + (e - 1) / e * activation * self.top_k / bandwidth
         found: np.ndarray = np.where(e > 1, m * 4 * moe_layers * exchange, 0.0)
         return found
+
+
+def stage_work(layers: np.ndarray, last: np.ndarray, per_layer: np.ndarray | float, logits: float) -> np.ndarray:
+    """W_j: a stage's FLOPs a token, L_j·f + [last]·6·V·h (the logit layer on the last stage)."""
+    found: np.ndarray = layers * per_layer + np.where(last, logits, 0.0)
+    return found
 
 
 def kv_heads(shape: Shape) -> int:

@@ -303,9 +303,12 @@ def held_against_best(declared: DeclaredLayout, project: Project, model: StepMod
                                sequence_parallel=np.array([1 if mode.sequence_parallel else 0]))
         mode_step = float(step_total(at.terms(mode_layouts, eta))[0])
         modes.append(replace(mode, step_s=mode_step, faster_by=step.total_s / mode_step - 1.0))
+    work, times = at.stage_times(layouts, declared.layers_per_stage, eta)
+    stages = tuple(replace(stage, work_per_token=float(work[j]), time_per_micro_batch_s=float(times[j]))
+                   for j, stage in enumerate(declared.stages))
     return replace(declared, step=step, time_per_run_s=per_run, cost_per_run=cost, rank=rank, gap=gap,
                    within_margin=(gap is not None and gap <= margin and fits) if best is not None else None,
-                   modes=tuple(modes))
+                   modes=tuple(modes), stages=stages, slowest_stage=int(at.slowest_stage(layouts)[0]))
 
 
 def _cheapest(project: Project, model: StepModel, space: SearchSpace, eta: float,

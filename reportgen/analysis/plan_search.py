@@ -17,6 +17,8 @@ from reportgen.analysis.layout_memory import (
     activation_calibration,
     declared_memory,
     declared_split,
+    declared_stages,
+    runtime_of,
     stage_split,
     usable_memory,
 )
@@ -214,6 +216,48 @@ class CheapestByRegime:
 
 
 @dataclass(frozen=True)
+class DeclaredStage:
+    stage: Annotated[int, Key("j: 0 is the first pipeline stage")]
+    layers: Annotated[int, Key("L_j: the layers it holds")]
+    in_flight: Annotated[float, Key("held_j: the micro-batches' activations it holds at the peak")]
+    states_b: Annotated[float, Key("its model states per device")]
+    activations_b: Annotated[float, Key("its activations per device")]
+    runtime_b: Annotated[float, Key("its runtime memory per device")]
+    memory_per_device_b: Annotated[float, Key("its memory per device")]
+    work_per_token: Annotated[float | None, Key("W_j: its FLOPs a token (null without the step's inputs)")] = None
+    time_per_micro_batch_s: Annotated[float | None, Key("τ_j: its time for one micro-batch at the calibrated η")] \
+        = None
+
+
+@dataclass(frozen=True)
+class RuntimeParts:
+    """The most loaded stage's runtime memory, term by term (methods.md#runtime-memory)."""
+
+    context_b: Annotated[float, Key("the CUDA context and workspaces")]
+    communicators: Annotated[int, Key("n_g: the communicators the device belongs to")]
+    per_group_b: Annotated[float, Key("one communicator's buffers")]
+    all_to_all_b: Annotated[float, Key("the all-to-all's buffers (a mixture of experts with e > 1; else 0)")]
+    working_b: Annotated[float, Key("the working sets: the recomputed layer's intermediates, the 16-bit logits")]
+    fragmentation_b: Annotated[float, Key("what the allocator cannot reuse: φ/(1 − φ) of the tensors and working sets")]
+
+    @derived(Key("their sum: the runtime per device"))
+    def total_b(self) -> float:
+        return (self.context_b + self.communicators * self.per_group_b + self.all_to_all_b + self.working_b
+                + self.fragmentation_b)
+
+
+@dataclass(frozen=True)
+class RuntimeMemoryUsed:
+    context_b: Annotated[float, Key("C_ctx per device")]
+    per_group_b: Annotated[float, Key("C_grp per communicator")]
+    all_to_all_b: Annotated[float, Key("C_a2a with expert parallelism")]
+    fragmentation: Annotated[float, Key("φ")]
+    headroom: Annotated[float, Key("plan_search.memory_headroom: the share of a device kept free beyond it")]
+    source: Annotated[str, Key("default (published figures), given (hardware.runtime_memory) or none (without a "
+                               "complete shape)")]
+
+
+@dataclass(frozen=True)
 class DeclaredLayout:
     tensor: Annotated[int, Key("t")]
     pipeline: Annotated[int, Key("p")]
@@ -250,6 +294,10 @@ class DeclaredLayout:
                                                      item="a stage's layers")] = ()
     context_parallel: Annotated[int, Key("cp: the context-parallel degree")] = 1
     expert_parallel: Annotated[int, Key("e: the expert-parallel degree")] = 1
+    stages: Annotated[tuple[DeclaredStage, ...], Key("every pipeline stage's layers, memory and time")] = ()
+    runtime_parts: Annotated[RuntimeParts | None, Key("the most loaded stage's runtime memory by term")] = None
+    slowest_stage: Annotated[int | None, Key("★: the stage whose work paces the micro-batches (lowest j on ties)")] \
+        = None
 
     @derived(Key("the layout as t × p × d"))
     def layout(self) -> str:
@@ -283,6 +331,8 @@ class PlanSearchResult:
     cheapest: Annotated[CheapestByRegime | None, Key(
         "the (scale, layout) of least cost per run in each price regime the project states (null without prices or "
         "tokens per run)")] = None
+    runtime_memory: Annotated[RuntimeMemoryUsed | None, Key("the runtime memory's terms every layout's memory "
+                                                            "counts")] = None
     micro_batch_efficiency: Annotated[MicroBatchEfficiency | None, Key(
         "x₀, where it comes from, the declared layout's GEMM size and each calibration run's (null without the "
         "step's inputs)")] = None
@@ -349,7 +399,7 @@ def search_plan(project: Project) -> PlanSearchResult | None:
         flops=SearchFlops(flops.model, flops.six_p, flops.attention_included,
                           HardwareFlops(flops.hardware["none"], flops.hardware["selective"], flops.hardware["full"]),
                           given),
-        activation_calibration=kappa, declared=declared)
+        activation_calibration=kappa, declared=declared, runtime_memory=runtime_used(project))
 
 
 def _tokens_per_run(project: Project) -> float | None:
@@ -395,6 +445,11 @@ def _declared(project: Project, parameters: float, data: int | None,
                             float(at.activations_b[0]) if at is not None else mode.total_b * (kappa or 1.0),
                             mode.layers_b / none.layers_b, total, fits(total)))
     most = stage()
+    every = declared_stages(project, parameters, data, kappa=kappa or 1.0) if data is not None else None
+    stages = () if every is None else tuple(
+        DeclaredStage(int(every.stage[j]), int(every.layers[j]), float(every.in_flight[j]), float(every.states_b[j]),
+                      float(every.activations_b[j]), float(every.runtime_b[j]), float(every.memory_b[j]))
+        for j in range(len(every.stage)))
     g = project.hardware.devices_per_node if project.hardware else 1
     devices = layout.tensor * layout.pipeline * layout.context * data if data is not None else None
     total = float(most.memory_b[0]) if most is not None else None
@@ -409,4 +464,26 @@ def _declared(project: Project, parameters: float, data: int | None,
         runtime_b=float(most.runtime_b[0]) if most is not None else None,
         most_loaded_stage=int(most.stage[0]) if most is not None else None,
         layers_per_stage=declared_split(project) or stage_split(shape.layers, layout.pipeline),
-        context_parallel=layout.context, expert_parallel=layout.expert), kappa
+        context_parallel=layout.context, expert_parallel=layout.expert, stages=stages,
+        runtime_parts=_runtime_parts(project, most)), kappa
+
+
+def _runtime_parts(project: Project, most: StageColumns | None) -> RuntimeParts | None:
+    """The most loaded stage's runtime by term; the fragmentation is what is left of it."""
+    runtime = runtime_of(project, shape_of(project))
+    if most is None or not runtime.counted:
+        return None
+    groups = int(most.groups[0])
+    all_to_all = runtime.all_to_all_b if int(project.design.parallelism.expert if project.design and
+                                             project.design.parallelism else 1) > 1 else 0.0
+    working = float(most.working_b[0])
+    fragmentation = float(most.runtime_b[0]) - runtime.context_b - groups * runtime.per_group_b - all_to_all - working
+    return RuntimeParts(runtime.context_b, groups, runtime.per_group_b, all_to_all, working, fragmentation)
+
+
+def runtime_used(project: Project) -> RuntimeMemoryUsed:
+    """The runtime memory's terms every layout counts (methods.md#runtime-memory)."""
+    runtime = runtime_of(project, shape_of(project))
+    headroom = project.plan_search.memory_headroom if project.plan_search else 0.0
+    return RuntimeMemoryUsed(runtime.context_b, runtime.per_group_b, runtime.all_to_all_b, runtime.fragmentation,
+                             headroom, runtime.source)
