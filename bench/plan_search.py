@@ -1,7 +1,8 @@
 """The plan search's cost (methods.md#the-plan-search): the analysis of a project whose plan has about 10⁵ layouts,
-with the search and without it (the same project without its heads), and a whole build (HTML and PDF) of
-Narayanan et al. 2021's 1,536-GPU PTD-P project. Medians of alternated runs; the target is at most 1 s added at
-10⁵ layouts and under 10 s for the 1,536-GPU build.
+with the search and without it (the same project without its heads), the same with expert and context parallelism
+searched (a mixture of experts, e ∈ {1, 8, 64}, cp ∈ {1, 2, 4, 8}, two micro-batch sizes), and a whole build (HTML and PDF) of Narayanan et
+al. 2021's 1,536-GPU PTD-P project. Medians of alternated runs; the target is at most 1 s added at 10⁵ layouts
+(with e and cp too) and under 10 s for the 1,536-GPU build.
 
     python bench/plan_search.py
 """
@@ -34,6 +35,13 @@ plan_search:
   micro_batch: [1, 2, 3, 4, 5, 6, 8, 9, 10, 12, 15, 16, 18, 20, 24, 30]
   zero_with_pipeline: true
 """
+# the same plan as a mixture of experts with flash attention: e and cp searched beside the rest
+WIDE = MANY.replace("  training: {parameters: 1e12, tokens: 1e12 token}",
+                    "  training: {parameters: 1e12, tokens: 1e12 token}\n  memory: {parameters: 4e12, "
+                    "expert_parameters: 3e12}").replace("global_batch: 7257600}", "global_batch: 7257600, "
+                    "flash_attention: true}").replace("  zero_with_pipeline: true", "  zero_with_pipeline: true\n"
+                    "  expert_parallel: [1, 8, 64]\n  context_parallel: [1, 2, 4, 8]\n").replace(
+                    "micro_batch: [1, 2, 3, 4, 5, 6, 8, 9, 10, 12, 15, 16, 18, 20, 24, 30]", "micro_batch: [1, 2]")
 # the tests' copy of Narayanan et al. 2021's project, priced
 PTD_P = (Path(__file__).resolve().parent.parent / "tests" / "data" / "ptd-p-175b.yaml").read_text(
     encoding="utf-8").replace("\nscaling:", "\npricing: {node_hour: 32.77 USD}\nscaling:")
@@ -58,6 +66,12 @@ def main() -> None:
     added = statistics.median(a - b for a, b in pairs)
     print(f"{analyzed.enumerated:,} layouts ({analyzed.fitting:,} fit): the search adds {added:.2f} s to the analysis "
           f"(median of 5 alternated pairs; with it {statistics.median(a for a, _ in pairs):.2f} s)")
+    wide = load_project_text(WIDE, root / "wide.yaml", "wide.yaml").project
+    searched = analyze(wide).plan_search
+    assert searched is not None
+    wide_pairs = [(timed(lambda: analyze(wide), 1), timed(lambda: analyze(without), 1)) for _ in range(3)]
+    print(f"with e and cp searched: {searched.enumerated:,} layouts ({searched.fitting:,} fit): the search adds "
+          f"{statistics.median(a - b for a, b in wide_pairs):.2f} s (median of 3 alternated pairs)")
     with tempfile.TemporaryDirectory() as folder:
         project = Path(folder) / "ptd-p.yaml"
         project.write_text(PTD_P, encoding="utf-8")
