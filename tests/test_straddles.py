@@ -58,6 +58,10 @@ def test_an_estimate_straddling_only_the_time_limit_leaves_only_the_time_unjudge
     document = GoalDocument.of(analysis.goal)
     assert document.met_at_plan is None
     assert (document.at_plan[0].meets_time, document.at_plan[0].meets_cost) == (None, True)
+    # the interval that judges it is carried into the row: the estimate's, through the regime (0.16 USD a second)
+    assert document.at_plan[0].time_ci == pytest.approx((estimate.low_s, estimate.high_s))
+    assert document.at_plan[0].cost_ci == pytest.approx((0.16 * estimate.low_s, 0.16 * estimate.high_s))
+    assert document.at_plan[0].time_s_ci_basis == "raw"
 
 
 def test_an_estimate_straddling_only_the_budget_leaves_only_the_cost_unjudged() -> None:

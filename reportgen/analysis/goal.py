@@ -27,6 +27,9 @@ from reportgen.project.model import Goal, RegimeName, Scaling
 UnjudgedWhy = Literal["estimate-straddles", "model-other-side", "few-scales"]
 
 
+IntervalBasis = Literal["calibrated", "raw"]
+
+
 @dataclass(frozen=True)
 class GoalCheck:
     """One point (a scale in a price regime) held against the goal's limits."""
@@ -55,6 +58,7 @@ class GoalCheck:
     runs_over: int | None = None
     repeats: int | None = None
     p_miss: float | None = None
+    ci_basis: IntervalBasis | None = None  # an unmeasured plan's interval: raw (the resampled fits) or calibrated
 
 
 @dataclass(frozen=True)
@@ -170,13 +174,17 @@ class GoalRow:
         "the share of the resamples of the row's figure beyond a limit: a measured plan's resampled median, an "
         "unmeasured plan's resampled estimate (null without them: weak scaling, one scale, the USL fit alone; "
         "methods.md#few-runs-stated-confidence)")] = None
+    time_s_ci_basis: Annotated[IntervalBasis | None, Key(
+        "what an unmeasured plan's time_s_ci is: raw, the resampled fits' 90 % interval (calibrated: widened by the "
+        "recorded accuracy of this kind of extrapolation); null for a measured plan's repeats")] = None
 
     @classmethod
     def of(cls, check: GoalCheck) -> GoalRow:
         return cls(check.nodes, check.regime, check.viable, check.time_s, check.cost, check.co2_kg, check.meets_time,
                    check.meets_cost, check.met, check.time_ratio, check.cost_ratio, check.monthly_cost, check.source,
                    check.time_ci, check.cost_ci, check.failure_tax, runs=check.runs, straddles=check.straddles,
-                   runs_over=check.runs_over, repeats=check.repeats, p_miss=check.p_miss)
+                   runs_over=check.runs_over, repeats=check.repeats, p_miss=check.p_miss,
+                   time_s_ci_basis=check.ci_basis)
 
     def point(self) -> GoalPoint:
         """The row as the goal names a point (its cheapest meeting one)."""
@@ -488,8 +496,12 @@ def _straddling(limits: _Limits, check: GoalCheck, low: GoalCheck, high: GoalChe
     time_in = len({c.meets_time for c in (low, check, high)}) > 1
     cost_in = len({c.meets_cost for c in (low, check, high)}) > 1
     time_model, cost_model = model.meets_time != check.meets_time, model.meets_cost != check.meets_cost
+    # the interval that judges it is carried into the row, as a measured plan's is (methods.md#judging-an-unmeasured-plan)
+    costs = (low.cost, high.cost)
     row = replace(_judged(limits, check, time=not (time_in or time_model), cost=not (cost_in or cost_model)),
-                  straddles=time_in or cost_in, p_miss=_p_miss(limits, check, draws))
+                  straddles=time_in or cost_in, p_miss=_p_miss(limits, check, draws),
+                  time_ci=(low.time_s, high.time_s), ci_basis="raw",
+                  cost_ci=None if costs[0] is None or costs[1] is None else (costs[0], costs[1]))
     why = STRADDLES if time_in or cost_in else MODEL_OTHER_SIDE if time_model or cost_model else ""
     return row, why
 
