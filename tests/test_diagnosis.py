@@ -328,3 +328,19 @@ def test_a_measured_mfu_gives_the_same_time_whichever_count_the_wall_reads() -> 
     for text, source in ((measured, "6PT"), (measured.replace("baseline:\n", "baseline:\n" + SHAPE), "model-shape")):
         d = analyze(make_project(text)).diagnosis
         assert d.training_flops_source == source and d.training_time_s == pytest.approx(1000.0, rel=1e-12)
+
+
+def test_the_roofline_figure_shades_the_ridge_band_the_diagnosis_uses() -> None:
+    from pathlib import Path
+
+    from reportgen.analysis import analyze
+    from reportgen.analysis.diagnosis import RIDGE_BAND
+    from reportgen.figures.diagnosis import roofline
+    from reportgen.project.loader import load_project
+
+    project = load_project(Path(__file__).resolve().parent.parent / "inputs" / "example.yaml").project
+    diagnosis = analyze(project).diagnosis
+    job = roofline(diagnosis, project.hardware)
+    assert job is not None and "the grey band, 0.9–1.1·I*, is where both floors bind together" in job.frame.caption
+    # the band is drawn around the diagnosis's own ridge, not one the figure computes again
+    assert job.args[-1] == diagnosis.ridge_intensity and RIDGE_BAND == (0.9, 1.1)

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from reportgen.analysis import Analysis
-from reportgen.analysis.diagnosis import ADAM_STACK, DiagnosisResult, StepResult, Wall
+from reportgen.analysis.diagnosis import ADAM_STACK, RIDGE_BAND, DiagnosisResult, StepResult, Wall
 from reportgen.figures.jobs import FigureFrame, FigureJob, present
 from reportgen.figures.style import (
     BLUE,
@@ -38,19 +38,23 @@ def jobs(analysis: Analysis, project: Project, full: Analysis | None = None) -> 
 
 def roofline(d: DiagnosisResult, hardware: Hardware | None) -> FigureJob | None:
     placed = tuple(s for s in d.steps if s.intensity is not None and s.attained_flops_per_s)
-    if not hardware or not hardware.peak_compute or not hardware.memory_bandwidth or not placed:
+    if not hardware or not hardware.peak_compute or not hardware.memory_bandwidth or not placed \
+            or d.ridge_intensity is None:
         return None
     others = ", the others blue" if len(placed) > 1 else ""
+    low_band, high_band = RIDGE_BAND
     frame = FigureFrame("roofline", "Roofline of one node: each profiled step placed at its arithmetic intensity and "
                         "attained rate, under the memory roof (β·I) left of the ridge and the compute roof (π) right "
-                        f"of it. The dominant step (longest measured time) is drawn vermilion{others}.",
-                        "Log-log roofline with the baseline steps as points.")
-    return FigureJob(frame, _draw_roofline, (placed, hardware.peak_compute, hardware.memory_bandwidth))
+                        f"of it; the grey band, {low_band:g}–{high_band:g}·I*, is where both floors bind together. "
+                        f"The dominant step (longest measured time) is drawn vermilion{others}.",
+                        "Log-log roofline with the baseline steps as points and the ridge band shaded.")
+    return FigureJob(frame, _draw_roofline, (placed, hardware.peak_compute, hardware.memory_bandwidth,
+                                              d.ridge_intensity))
 
 
-def _draw_roofline(frame: FigureFrame, placed: tuple[StepResult, ...], peak: float, bandwidth: float) -> str:
+def _draw_roofline(frame: FigureFrame, placed: tuple[StepResult, ...], peak: float, bandwidth: float,
+                   ridge: float) -> str:
     finite = [s.intensity for s in placed if s.intensity is not None and math.isfinite(s.intensity)]
-    ridge = peak / bandwidth
     low = min([ridge / 100, *[i / 4 for i in finite]])
     high = max([ridge * 100, *[i * 4 for i in finite]])
     with figure(frame) as fig:
@@ -59,6 +63,8 @@ def _draw_roofline(frame: FigureFrame, placed: tuple[StepResult, ...], peak: flo
         log_axes(ax, x=True, y=True)
         ax.plot(x, np.minimum(peak, bandwidth * x) / 1e12, color=INK, label="roof: min(π, β·I)")
         ax.axvline(ridge, color=GREY, linestyle=":", linewidth=1)
+        # the ridge band (methods.md#1-diagnosis-which-resource-runs-out-first): a step in it is `balanced`
+        ax.axvspan(RIDGE_BAND[0] * ridge, RIDGE_BAND[1] * ridge, color=GREY, alpha=0.25, linewidth=0)
         ax.annotate(f"ridge I* = {ridge:,.3g} FLOP/B", (ridge, peak / 1e12), textcoords="offset points",
                     xytext=(5, -12), fontsize=7, color=INK)
         for index, step in enumerate(placed):
