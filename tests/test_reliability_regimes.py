@@ -206,3 +206,19 @@ def test_the_lints_headline_is_page_1s(limit: str) -> None:
     analysis = analyze(make_project(SPOT.replace("time_per_run: 3 h", f"time_per_run: {limit}")))
     assert analysis.goal.headline_regime() == analysis.summary.headline_regime == \
         {"3 h": "spot", "125 min": "on_demand", "1 h": "spot"}[limit]
+
+
+def test_the_checklists_tax_answer_names_each_regimes_tax() -> None:
+    from pathlib import Path
+
+    from reportgen.analysis import analyze
+    from reportgen.project.loader import load_project
+    from reportgen.project.model import REGIME_PHRASES
+    from reportgen.wording import percent
+
+    analysis = analyze(load_project(Path(__file__).resolve().parent.parent / "inputs" / "example.yaml").project)
+    answer = next(row.answer for row in analysis.checklist.rows if row.stage == 6)
+    rows = analysis.reliability.at_plan
+    assert len(rows) > 1  # on demand, spot, owned: one figure would have been one of them quoted as all
+    for row in rows:
+        assert f"{percent(row.overhead_fraction)} {REGIME_PHRASES[row.regime]}" in answer

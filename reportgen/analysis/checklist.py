@@ -11,7 +11,8 @@ from reportgen.analysis.diagnosis import DiagnosisResult
 from reportgen.analysis.prediction import PredictionResult
 from reportgen.analysis.reliability import ReliabilityResult
 from reportgen.keys import Key, derived
-from reportgen.project.model import PRESSURE_AXES, Project
+from reportgen.project.model import PRESSURE_AXES, REGIME_PHRASES, Project
+from reportgen.wording import percent
 
 TaxKind = Literal["interactive", "training"]  # fan-out against a latency SLO, or R(p) at the plan
 
@@ -117,6 +118,10 @@ def _tax_answer(tax: TaxResult, reliability: ReliabilityResult | None) -> str:
                      f"budget left {tax.budget_left_s * 1e3:.3g} ms; exhausted at fanout {tax.exhausting_fanout}")  # type: ignore[operator]
     elif tax.kind == "training":
         parts.append(f"communication-to-computation ratio R({tax.planned_nodes}) = {tax.ratio:.3g}")
-    if reliability and reliability.planned_overhead_fraction is not None:
-        parts.append(f"failure tax {reliability.planned_overhead_fraction:.2%} at {reliability.planned_nodes} nodes")
+    if reliability and reliability.at_plan:
+        # each regime's tax of reliability.at_plan, named: a single figure over several regimes would be one of them
+        # quoted as all (methods.md#spot-as-failures)
+        taxes = [f"{percent(row.overhead_fraction)}" + (f" {REGIME_PHRASES[row.regime]}" if row.regime else "")
+                 for row in reliability.at_plan]
+        parts.append(f"failure tax {', '.join(taxes)} at {reliability.planned_nodes} nodes")
     return "; ".join(parts) or "—"
