@@ -190,3 +190,38 @@ def test_the_design_change_column_names_each_input_that_changed(tmp_path: Path) 
     assert "hardware.network_bandwidth: 10.0 GB/s → 25.0 GB/s" in page and "layout or baseline" not in page
     document = history(tmp_path / "p.yaml")
     assert document["revisions"][0]["design"] != document["revisions"][1]["design"]
+
+
+def _throughput(runs: list[tuple[int, float]], work: str) -> str:
+    rows = "".join(f"    - {{nodes: {n}, throughput: {x} token/s}}\n" for n, x in runs)
+    return BASE.replace("  time_unit: s\n", f"  work_per_run: {work}\n").replace("RUNS", rows)
+
+
+WEAK = project([(1, 3600), (2, 1900), (4, 1050)]).replace("  time_unit: s\n", "  time_unit: s\n  mode: weak\n")
+
+
+@pytest.mark.parametrize("first, second", [
+    (_throughput([(1, 1e6), (2, 1.9e6)], "3.6e9 token"),
+     _throughput([(1, 1e6), (2, 1.9e6), (4, 3.4e6)], "7.2e9 token")),
+    (project([(1, 3600), (2, 1900)]), WEAK),
+], ids=["work_per_run", "mode"])
+def test_a_change_of_what_a_runs_time_means_supersedes_the_predictions(tmp_path: Path, first: str,
+                                                                       second: str) -> None:
+    """A prediction made for one amount of work is never graded against a run of another: scaling.work_per_run and
+    scaling.mode are design inputs, so r2's measurement of 4 nodes supersedes r1's prediction instead of grading it
+    (+100 % for twice the work; strong to weak scaling graded +567 % before)."""
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    commit(tmp_path, first, "r1: two scales")
+    commit(tmp_path, second, "r2: 4 nodes, another work")
+    assert all(revision["built"] for revision in history(tmp_path / "p.yaml")["revisions"])
+    document = history(tmp_path / "p.yaml")
+    first = document["revisions"][0]["label"]
+    at_four = [row for row in document["ledger"] if row["predicted_in"] == first and row["nodes"] == 4]
+    assert at_four and {row["status"] for row in at_four} == {"superseded"}
+    # the same measurement without the change grades r1's prediction
+    subprocess.run(["git", "init", "-q", str(tmp_path / "same")], check=True)
+    commit(tmp_path / "same", project([(1, 3600), (2, 1900)]), "r1")
+    commit(tmp_path / "same", project([(1, 3600), (2, 1900), (4, 1050)]), "r2")
+    same = history(tmp_path / "same" / "p.yaml")
+    label = same["revisions"][0]["label"]
+    assert "graded" in {row["status"] for row in same["ledger"] if row["predicted_in"] == label and row["nodes"] == 4}
