@@ -22,7 +22,9 @@ from reportgen.figures.style import (
     INK,
     ORANGE,
     PURPLE,
+    SKY,
     VERMILION,
+    YELLOW,
     figure,
     log_axes,
     to_svg,
@@ -222,8 +224,11 @@ def layout_step(layout: LayoutResult | None, scaling: ScalingResult | None) -> F
     return FigureJob(frame, _draw_layout_step, (tuple((label, tuple(parts), total) for label, parts, total in bars),))
 
 
+# the search's step: the layout's terms, recomputation, the slowest stage's imbalance, context parallelism's exposed
+# exchange and the experts' all-to-all (methods.md#the-step-of-a-layout); a term of zero draws nothing
 SEARCH_TERMS = (("compute", "compute_s", *ACTIVITY["compute"]), ("recomputation", "recompute_s", PURPLE, "\\"),
-                *STEP_TERMS[1:])
+                STEP_TERMS[1], ("stage imbalance", "imbalance_s", YELLOW, "."), *STEP_TERMS[2:],
+                ("context exchange", "context_s", SKY, "x"), ("expert all-to-all", "expert_s", VERMILION, "+"))
 
 
 def search_step(search: PlanSearchResult | None) -> FigureJob | None:
