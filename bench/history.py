@@ -3,7 +3,8 @@
 10 s, plus 0.5 s for each revision whose page 1 reads the goal's levers (a missed or unjudged page whose next action
 is of rank 3 or more searches them itself), and 1 s, on 2 cores.
 
-    python bench/history.py
+    python bench/history.py           # 50 revisions
+    python bench/history.py 3000      # the hostile sweep's count: within 2 × 121 s cold
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 from reportgen.project_history import HistoryOptions, history  # noqa: E402
 
-REVISIONS = 50
+REVISIONS = int(sys.argv[1]) if len(sys.argv) > 1 else 50
 
 
 def repository(folder: Path) -> Path:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import posixpath
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from reportgen.analysis import WITHOUT_LEVERS
 from reportgen.analysis.history import Record, coverage, ledger, missed, record_of, unbuilt
 from reportgen.errors import InputError, UsageError
 from reportgen.files import replace_file
-from reportgen.project.revisions import files_named_in, open_source, run_git
+from reportgen.project.revisions import files_named_in, named_in_revisions, open_revision, run_git
 from reportgen.version import __version__
 
 DEFAULT_LAST = 100
@@ -47,8 +48,14 @@ class HistoryOptions:
     cache: Path | None = None  # where records are cached (None: no cache)
 
 
+# git's output is read as UTF-8 whatever the repository's i18n.logOutputEncoding says, and every path it is given is
+# literal (a CSV named "*" or ":(glob)x" is that file, not a pattern)
+GIT_OPTIONS = ("-c", "i18n.logOutputEncoding=UTF-8", "--literal-pathspecs")
+MAX_NAMED_PASSES = 8  # the names every revision named are gathered in passes until they stop growing
+
+
 def _git(top: Path, *arguments: str) -> str:
-    return run_git(top, *arguments).decode("utf-8", "replace")
+    return run_git(top, *GIT_OPTIONS, *arguments).decode("utf-8", "replace")
 
 
 def _repository(path: Path) -> tuple[Path, str]:
@@ -68,18 +75,37 @@ def commits(path: Path, options: HistoryOptions) -> tuple[list[Commit], int, Pat
     if not 1 <= options.last <= MAX_LAST:
         raise UsageError(f"--last must be from 1 to {MAX_LAST:,}")
     top, relative = _repository(path)
-    named = [str(Path(relative).parent / name) for name in (files_named_in(path) if path.is_file() else [])]
     spec = [options.rev or "HEAD"]
-    paths = ["--", relative, *named]
+    named = {relative, *(_beside(relative, name) for name in (files_named_in(path) if path.is_file() else []))}
+    found: list[Commit] = []
+    for _ in range(MAX_NAMED_PASSES):  # a CSV only an earlier revision named changes that revision's record too
+        found = _log(top, spec, sorted(named), options.last)
+        at = named_in_revisions([commit.sha for commit in found], relative, cwd=top)
+        more = named | {_beside(relative, name) for names in at.values() for name in names}
+        if more == named:
+            break
+        named = more
+    paths = ["--", *sorted(named)]
     total = int(_git(top, "rev-list", "--first-parent", "--count", "--end-of-options", *spec, *paths).strip() or 0)
-    out = _git(top, "log", "--first-parent", f"-n{options.last}", "--format=%H%x1f%cI%x1f%s", "--end-of-options",
-               *spec, *paths)
+    return list(reversed(found)), total, top, relative
+
+
+def _beside(relative: str, name: str) -> str:
+    return posixpath.normpath(posixpath.join(posixpath.dirname(relative), name))
+
+
+def _log(top: Path, spec: list[str], paths: list[str], last: int) -> list[Commit]:
+    """The first-parent commits that changed any of `paths`, newest first. Records are NUL-terminated (`-z`) and
+    split on NUL only: a subject holding a line or paragraph separator (U+2028, \\x85, \\x1e) followed by a
+    commit id never forges a revision, since git writes no NUL inside a record."""
+    out = _git(top, "log", "-z", "--first-parent", f"-n{last}", "--format=%H%x1f%cI%x1f%s", "--end-of-options",
+               *spec, "--", *paths)
     found = []
-    for line in out.splitlines():
-        sha, date, subject = [*line.split("\x1f"), "", ""][:3]
+    for record in out.split("\0"):
+        sha, date, subject = [*record.split("\x1f", 2), "", ""][:3]
         if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", sha):
             found.append(Commit(sha, date, subject[:200]))
-    return list(reversed(found)), total, top, relative
+    return found
 
 
 def _cache_key(folder: Path) -> str:
@@ -124,13 +150,12 @@ def _analyse(commit: Commit, relative: str, top: Path, cache: Path | None) -> tu
         if isinstance(record, dict):
             return record, False
     try:
-        with open_source(f"{commit.sha}:{relative}", cwd=top) as source:
+        with open_revision(commit.sha, relative, cwd=top, display=f"{commit.label}:{relative}") as source:
             key = _cache_key(source.path.parent)
             record = _cached(cache, f"record-{key}")
             if not isinstance(record, dict):
                 try:
-                    loaded, analysis = analyse_source(replace(source, display=f"{commit.label}:{relative}"),
-                                                      skip=WITHOUT_LEVERS)
+                    loaded, analysis = analyse_source(source, skip=WITHOUT_LEVERS)
                     record = record_of(loaded.project, analysis)
                 except InputError as error:
                     record = unbuilt(str(error.problems[0]) if error.problems else str(error))

@@ -14,7 +14,7 @@ import posixpath
 import re
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -52,18 +52,78 @@ def open_source(spec: str, *, cwd: Path | None = None) -> Iterator[Source]:
     repository = _Repository(cwd)
     commit = repository.commit(revision)
     path = repository.path_in(inside, spec)
+    safe_revision = re.sub(r"[^A-Za-z0-9._~^-]+", "-", revision)
+    with _revision_copy(repository, commit, path, revision) as target:
+        yield Source(target, spec, f"{safe_revision}-{PurePosixPath(path).stem}")
+
+
+@contextmanager
+def open_revision(commit: str, path: str, *, cwd: Path | None, display: str) -> Iterator[Source]:
+    """The project file at `path` of a commit git has already resolved (a full SHA), read by object from git's
+    database, never through a file the working tree could hold: a working-tree file named `<sha>:p.yaml` (or a link
+    so named) cannot stand in for the revision."""
+    if not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", commit):
+        raise UsageError(f"{commit!r} is not a commit id")
+    with _revision_copy(_Repository(cwd), commit, path, commit[:7]) as target:
+        yield Source(target, display, f"{commit[:7]}-{PurePosixPath(path).stem}")
+
+
+def named_in_revisions(commits: Sequence[str], path: str, *, cwd: Path | None) -> dict[str, list[str]]:
+    """The files the project file names at each commit (scaling.file, prediction.collectives_file), read by object
+    in two git processes for all of them (`cat-file --batch-check` for the sizes, `--batch` for the files within
+    reportgen's limit); a commit whose file is missing or too large names none."""
+    if not commits or "\n" in path:
+        return {}
+    wanted = "".join(f"{commit}:{path}\n" for commit in commits).encode("utf-8")
+    sizes = _batch(cwd, "--batch-check", wanted).decode("utf-8", "replace").split("\n")
+    readable = [commit for commit, line in zip(commits, sizes, strict=False)
+                if len(fields := line.split(" ")) == 3 and fields[1] == "blob" and fields[2].isdigit()
+                and int(fields[2]) <= MAX_FILE_BYTES]
+    out = _batch(cwd, "--batch", "".join(f"{commit}:{path}\n" for commit in readable).encode("utf-8"))
+    named: dict[str, list[str]] = {}
+    with tempfile.TemporaryDirectory(prefix="reportgen-rev-") as folder:
+        target = Path(folder) / "project.yaml"
+        position = 0
+        for commit in readable:
+            header_end = out.index(b"\n", position)
+            size = int(out[position:header_end].split(b" ")[2])
+            target.write_bytes(out[header_end + 1:header_end + 1 + size])
+            named[commit] = files_named_in(target)
+            position = header_end + 1 + size + 1  # the content, then a line feed
+    return named
+
+
+def _batch(cwd: Path | None, mode: str, requests: bytes) -> bytes:
+    """git cat-file in batch mode, fed `requests` (one object name a line)."""
+    try:
+        result = subprocess.run(["git", "cat-file", mode], cwd=cwd, input=requests, capture_output=True, check=False,
+                                timeout=GIT_SECONDS)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise UsageError(f"cannot run git: {error}") from None
+    if result.returncode != 0:
+        reason = result.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise UsageError(reason[-1] if reason else "git cat-file failed")
+    return result.stdout
+
+
+@contextmanager
+def _revision_copy(repository: _Repository, commit: str, path: str, revision: str) -> Iterator[Path]:
+    """A temporary copy of the project file at a commit and of each file it names, beside it as in the commit."""
     with tempfile.TemporaryDirectory(prefix="reportgen-rev-") as folder:
         target = Path(folder) / PurePosixPath(path).name
-        target.write_bytes(repository.blob(commit, path, spec, limit=MAX_FILE_BYTES))
+        target.write_bytes(repository.blob(commit, path, f"{revision}:{path}", limit=MAX_FILE_BYTES))
         for name in files_named_in(target):
             beside = Path(folder) / name
             if not beside.resolve().is_relative_to(Path(folder).resolve()):
                 continue  # the loader refuses a path that leaves the project's folder, and says so
-            beside.parent.mkdir(parents=True, exist_ok=True)
             wanted = posixpath.normpath(posixpath.join(posixpath.dirname(path), name))
-            beside.write_bytes(repository.blob(commit, wanted, f"{revision}:{wanted}", limit=MAX_CSV_BYTES))
-        safe_revision = re.sub(r"[^A-Za-z0-9._~^-]+", "-", revision)
-        yield Source(target, spec, f"{safe_revision}-{PurePosixPath(path).stem}")
+            data = repository.blob(commit, wanted, f"{revision}:{wanted}", limit=MAX_CSV_BYTES)
+            try:
+                beside.parent.mkdir(parents=True, exist_ok=True)
+                beside.write_bytes(data)
+            except OSError:  # a name through a file ("p.yaml/x.csv"): no such file, as the loader will say
+                continue
+        yield target
 
 
 def run_git(cwd: Path | None, *arguments: str, shown: str | None = None) -> bytes:

@@ -1,0 +1,104 @@
+"""history against a hostile repository (methods.md#a-projects-history): a subject that tries to forge a revision,
+a working-tree file that tries to stand in for one, a CSV only an earlier revision named, a name through the
+project file's own, a UTF-16 log encoding and pathspec magic in a CSV's name."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from reportgen.commands.cli import main
+from reportgen.project_history import history
+
+PROJECT = """project: {title: TITLE}
+scaling:
+  file: FILE
+"""
+CSV = "nodes,time [s]\n1,3600\n2,1900\n"
+
+
+def _git(folder: Path, *arguments: str) -> str:
+    result = subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *arguments], cwd=folder,
+                            check=True, capture_output=True)
+    return result.stdout.decode("utf-8", "replace")
+
+
+def _commit(folder: Path, files: dict[str, str], message: str) -> str:
+    for name, text in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        _git(folder, "add", "--", name)
+    _git(folder, "commit", "-qm", message)
+    return _git(folder, "rev-parse", "HEAD").strip()
+
+
+@pytest.fixture()
+def repository(tmp_path: Path) -> Path:
+    _git(tmp_path, "init", "-q")
+    return tmp_path
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\x85", "\x1e", "\x0b"])
+def test_a_subject_never_forges_a_revision(repository: Path, separator: str) -> None:
+    real = _commit(repository, {"p.yaml": PROJECT.replace("TITLE", "Real").replace("FILE", "runs.csv"),
+                                "runs.csv": CSV}, "r1")
+    forged = "f" * 40
+    subject = f"r2{separator}{forged}\x1f2020-01-01T00:00:00+00:00\x1fforged"
+    second = _commit(repository, {"runs.csv": CSV + "4,1050\n"}, subject)
+    revisions = history(repository / "p.yaml")["revisions"]
+    assert [r["commit"] for r in revisions] == [real, second]
+    assert forged not in {r["commit"] for r in revisions}
+
+
+def test_a_working_tree_file_never_stands_in_for_a_revision(repository: Path, tmp_path_factory: pytest.TempPathFactory,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(repository)  # history run from the repository's folder, where the files below are
+    sha = _commit(repository, {"p.yaml": PROJECT.replace("TITLE", "Real").replace("FILE", "runs.csv"),
+                               "runs.csv": CSV}, "r1")
+    # a file and a link named as git's REV:PATH, in the folder history runs from
+    (repository / f"{sha}:p.yaml").write_text(PROJECT.replace("TITLE", "Forged").replace("FILE", "runs.csv"),
+                                             encoding="utf-8")
+    outside = tmp_path_factory.mktemp("outside") / "secret.yaml"
+    outside.write_text(PROJECT.replace("TITLE", "Outside").replace("FILE", "runs.csv"), encoding="utf-8")
+    (repository / f"{sha[:7]}:p.yaml").symlink_to(outside)
+    (revision,) = history(Path("p.yaml"))["revisions"]
+    assert revision["built"] and revision["title"] == "Real"
+
+
+def test_a_csv_only_an_earlier_revision_named_is_walked(repository: Path) -> None:
+    first = _commit(repository, {"p.yaml": PROJECT.replace("TITLE", "T").replace("FILE", "a.csv"), "a.csv": CSV},
+                    "r1: a.csv")
+    second = _commit(repository, {"a.csv": CSV + "4,1050\n"}, "r2: a.csv only")
+    third = _commit(repository, {"p.yaml": PROJECT.replace("TITLE", "T").replace("FILE", "b.csv"),
+                                 "b.csv": CSV + "4,1050\n8,620\n"}, "r3: b.csv")
+    revisions = history(repository / "p.yaml")["revisions"]
+    assert [r["commit"] for r in revisions] == [first, second, third]
+    assert [len(r["measured"]) for r in revisions] == [2, 3, 4]
+
+
+def test_a_csv_named_through_the_project_files_own_name_is_one_line(repository: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    good = _commit(repository, {"p.yaml": PROJECT.replace("TITLE", "T").replace("FILE", "runs.csv"),
+                                "runs.csv": CSV}, "r1")
+    _commit(repository, {"p.yaml": PROJECT.replace("TITLE", "T").replace("FILE", "p.yaml/x.csv")}, "r2: through")
+    revisions = history(repository / "p.yaml")["revisions"]
+    assert revisions[0]["commit"] == good and revisions[0]["built"]
+    assert not revisions[1]["built"] and "\n" not in revisions[1]["error"]
+    assert main(["diff", f"{good}:p.yaml", "HEAD:p.yaml", "-o", str(repository / "out")]) == 2
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_utf16_log_encoding_and_pathspec_magic_in_a_name(repository: Path) -> None:
+    _git(repository, "config", "i18n.logOutputEncoding", "UTF-16")
+    named = "[runs]*.csv"  # brackets and a star: a pattern to git unless its paths are literal
+    first = _commit(repository, {"p.yaml": PROJECT.replace("TITLE", "T").replace("FILE", f"'{named}'"),
+                                 named: CSV}, "r1 é")
+    (repository / "runs1.csv").write_text(CSV, encoding="utf-8")  # what the pattern would match
+    second = _commit(repository, {named: CSV + "4,1050\n"}, "r2 ü")
+    _commit(repository, {"runs1.csv": CSV + "9,1\n"}, "r3: another file the pattern matches")
+    revisions = history(repository / "p.yaml")["revisions"]
+    assert [r["commit"] for r in revisions] == [first, second]
+    assert [r["subject"] for r in revisions] == ["r1 é", "r2 ü"]
