@@ -14,7 +14,9 @@ import posixpath
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, cast
+
+import msgspec
 
 from reportgen import interrupts
 from reportgen.analysis import WITHOUT_LEVERS
@@ -122,20 +124,102 @@ def _index_key(commit: Commit, relative: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def _cached(cache: Path | None, name: str) -> Any:
+# A cached record is read back as strictly as a project file: every field of its type (methods.md#a-projects-history),
+# times and node counts positive and finite where the ledger divides by them; anything else is rebuilt, never used
+Positive = Annotated[float, msgspec.Meta(gt=0)]
+
+
+class _Action(msgspec.Struct, forbid_unknown_fields=True):
+    code: str
+    text: str
+    rank: int | None
+    kind: str | None
+
+
+class _AtPlan(msgspec.Struct, forbid_unknown_fields=True):
+    regime: str | None
+    time_s: float | None
+    cost: float | None
+    met: bool | None
+    time_low: float | None
+    time_high: float | None
+
+
+class _Measured(msgspec.Struct, forbid_unknown_fields=True):
+    nodes: Positive
+    time_s: Positive | None
+    speedup: float | None
+
+
+class _Prediction(msgspec.Struct, forbid_unknown_fields=True):
+    nodes: Positive
+    model: str
+    time_s: Positive
+    low: float | None
+    high: float | None
+
+
+class _Record(msgspec.Struct, forbid_unknown_fields=True):
+    built: bool
+    error: str | None
+    title: str | None
+    verdict: str | None
+    state: str | None
+    why: str | None
+    next_action: _Action | None
+    met_at_plan: bool | None
+    at_plan: list[_AtPlan]
+    time_limit_s: float | None
+    optimum: str | None
+    p_star: float | None
+    alpha_s: float | None
+    beta_s: float | None
+    sigma: float | None
+    kappa: float | None
+    measured: list[_Measured]
+    predictions: list[_Prediction]
+    design: str
+    design_inputs: dict[str, str]
+    slots: dict[str, list[str]]
+
+
+def _read(cache: Path | None, name: str) -> bytes | None:
     if cache is None:
         return None
     try:
-        return json.loads((cache / f"{name}.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return (cache / f"{name}.json").read_bytes()
+    except OSError:
         return None
 
 
+def _cached_index(cache: Path | None, name: str) -> str | None:
+    data = _read(cache, name)
+    try:
+        key = msgspec.json.decode(data, type=str) if data is not None else None
+    except msgspec.MsgspecError:
+        return None
+    return key if key is not None and re.fullmatch(r"[0-9a-f]{32}", key) else None
+
+
+def _cached_record(cache: Path | None, name: str) -> Record | None:
+    """A record as stored, or None when there is none or it is not one this version writes (it is rebuilt)."""
+    data = _read(cache, name)
+    try:
+        record = msgspec.json.decode(data, type=_Record, strict=True) if data is not None else None
+    except msgspec.MsgspecError:
+        return None
+    return cast(Record, msgspec.to_builtins(record)) if record is not None else None
+
+
 def _store(cache: Path | None, name: str, value: object) -> None:
+    """Keep a record or an index entry; a cache that cannot be written is skipped (it only saves time)."""
     if cache is None:
         return
-    cache.mkdir(parents=True, exist_ok=True)
-    replace_file(cache / f"{name}.json", json.dumps(value, sort_keys=True).encode("utf-8"), sync=False)
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        replace_file(cache / f"{name}.json", json.dumps(value, sort_keys=True).encode("utf-8"), sync=False)
+    except OSError:
+        return
 
 
 def _analyse(commit: Commit, relative: str, top: Path, cache: Path | None) -> tuple[Record, bool]:
@@ -144,16 +228,16 @@ def _analyse(commit: Commit, relative: str, top: Path, cache: Path | None) -> tu
     revision shows the action a build of it shows."""
     from reportgen.revision_pipeline import analyse_source
 
-    index = _cached(cache, f"index-{_index_key(commit, relative)}")
-    if isinstance(index, str):
-        record = _cached(cache, f"record-{index}")
-        if isinstance(record, dict):
+    index = _cached_index(cache, f"index-{_index_key(commit, relative)}")
+    if index is not None:
+        record = _cached_record(cache, f"record-{index}")
+        if record is not None:
             return record, False
     try:
         with open_revision(commit.sha, relative, cwd=top, display=f"{commit.label}:{relative}") as source:
             key = _cache_key(source.path.parent)
-            record = _cached(cache, f"record-{key}")
-            if not isinstance(record, dict):
+            record = _cached_record(cache, f"record-{key}")
+            if record is None:
                 try:
                     loaded, analysis = analyse_source(source, skip=WITHOUT_LEVERS)
                     record = record_of(loaded.project, analysis)

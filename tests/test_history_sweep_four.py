@@ -102,3 +102,38 @@ def test_a_utf16_log_encoding_and_pathspec_magic_in_a_name(repository: Path) -> 
     revisions = history(repository / "p.yaml")["revisions"]
     assert [r["commit"] for r in revisions] == [first, second]
     assert [r["subject"] for r in revisions] == ["r1 é", "r2 ü"]
+
+
+@pytest.mark.parametrize("spoil", [
+    lambda r: {**r, "measured": [{"nodes": 1, "time_s": 0, "speedup": 1}]},  # a zero the ledger divides by
+    lambda r: {**r, "predictions": [{"nodes": 4}]},  # a prediction without its fields
+    lambda r: {**r, "next_action": 5},
+    lambda r: {**r, "slots": {"communication": "all-reduce"}},
+    lambda r: [r],
+    lambda r: {**r, "extra": True},
+], ids=["zero-time", "short-prediction", "action-number", "slot-text", "a-list", "unknown-key"])
+def test_a_malformed_cached_record_is_rebuilt(repository: Path, spoil) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from reportgen.project_history import HistoryOptions
+
+    _commit(repository, {"p.yaml": PROJECT.replace("TITLE", "T").replace("FILE", "runs.csv"), "runs.csv": CSV},
+            "r1")
+    _commit(repository, {"runs.csv": CSV + "4,1050\n"}, "r2")
+    options = HistoryOptions(cache=repository / "cache")
+    first = history(repository / "p.yaml", options)
+    assert first["built_now"] == 2 and history(repository / "p.yaml", options)["built_now"] == 0  # read back
+    for path in (repository / "cache").glob("record-*.json"):
+        path.write_text(json.dumps(spoil(json.loads(path.read_text(encoding="utf-8")))), encoding="utf-8")
+    again = history(repository / "p.yaml", options)
+    assert again["built_now"] == 2 and again["revisions"] == first["revisions"] and again["ledger"] == first["ledger"]
+
+
+def test_an_unwritable_cache_is_skipped(repository: Path) -> None:
+    from reportgen.project_history import HistoryOptions
+
+    _commit(repository, {"p.yaml": PROJECT.replace("TITLE", "T").replace("FILE", "runs.csv"), "runs.csv": CSV},
+            "r1")
+    (repository / "cache").write_text("a file where the cache folder would be", encoding="utf-8")
+    document = history(repository / "p.yaml", HistoryOptions(cache=repository / "cache"))
+    assert document["revisions"][0]["built"]
