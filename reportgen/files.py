@@ -237,6 +237,12 @@ def replace_file(path: Path, data: bytes, *, sync: bool = True) -> None:
         _move(*staged[0])
 
 
+def shown_path(path: Path | str) -> str:
+    """A path as text to show (in a report, a JSON document, a message): bytes of its name that are not UTF-8 (held
+    by Python as lone surrogates) shown as U+FFFD, which every UTF-8 writer can encode."""
+    return os.fsencode(path).decode("utf-8", "replace")
+
+
 @dataclass(frozen=True)
 class ReadCopy:
     """A file's bytes and the identity they were read under (docs/measurements.md#moving-inline-runs-to-a-csv):

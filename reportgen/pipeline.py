@@ -22,7 +22,7 @@ from reportgen.formats import DEFAULT_FORMATS
 from reportgen.json_types import JsonObject
 from reportgen.project import carbon
 from reportgen.project.loader import LoadedProject, load_project
-from reportgen.project.stdio import output_name
+from reportgen.project.stdio import output_name, shown_name
 from reportgen.render.report import Page, Report, render_page, start_pdf
 from reportgen.render.results import dumps, results_document
 
@@ -149,7 +149,8 @@ class Builder:
 
         frames = [job.frame for job in jobs]
         context = build_context(loaded.project, analysis, document, {frame.key: frame for frame in frames},
-                                paper=self.options.paper, input_name=path.name, written=loaded.written)
+                                paper=self.options.paper, input_name=shown_name(Path(path.name)),
+                                written=loaded.written)
         return render_page("report.html", template_vars(context), frames), context.epoch
 
     def _draw(self, jobs: list[FigureJob], *, beside: int, painting: Callable[[str, str], None] | None = None,

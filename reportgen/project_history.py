@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import posixpath
 import re
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from reportgen import interrupts
 from reportgen.analysis import WITHOUT_LEVERS
 from reportgen.analysis.history import Record, coverage, ledger, missed, record_of, unbuilt
 from reportgen.errors import InputError, UsageError
-from reportgen.files import replace_file
+from reportgen.files import replace_file, shown_path
 from reportgen.project.revisions import files_named_in, named_in_revisions, open_revision, run_git
 from reportgen.version import __version__
 
@@ -61,12 +62,21 @@ def _git(top: Path, *arguments: str) -> str:
 
 
 def _repository(path: Path) -> tuple[Path, str]:
-    """The repository's top folder and the project file's path in it."""
-    folder = path.resolve().parent
+    """The repository's top folder and the project file's path in it. The top is git's output less its one line
+    feed, as bytes: a folder whose name ends in a space or a line feed, or is not UTF-8, is that folder."""
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError):  # a loop of symbolic links (RuntimeError on Python 3.11 and 3.12)
+        raise UsageError(f"{shown_path(path)}: a loop of symbolic links") from None
+    folder = resolved.parent
     if not folder.is_dir():
-        raise UsageError(f"{path}: no such folder")
-    top = Path(_git(folder, "rev-parse", "--show-toplevel").strip())
-    return top, path.resolve().relative_to(top.resolve()).as_posix()
+        raise UsageError(f"{shown_path(path)}: no such folder")
+    raw = run_git(folder, *GIT_OPTIONS, "rev-parse", "--show-toplevel")
+    top = Path(os.fsdecode(raw[:-1] if raw.endswith(b"\n") else raw))
+    try:
+        return top, resolved.relative_to(top.resolve()).as_posix()
+    except ValueError:
+        raise UsageError(f"{shown_path(path)}: not inside the repository at {shown_path(top)}") from None
 
 
 def commits(path: Path, options: HistoryOptions) -> tuple[list[Commit], int, Path, str]:
@@ -114,14 +124,14 @@ def _cache_key(folder: Path) -> str:
     """The content hash of a revision's inputs (every file in its scratch folder) and reportgen's version."""
     digest = hashlib.sha256(f"{__version__}\0{RECORD_FORMAT}".encode())
     for file in sorted(p for p in folder.rglob("*") if p.is_file()):
-        digest.update(file.relative_to(folder).as_posix().encode("utf-8") + b"\0" + file.read_bytes() + b"\0")
+        digest.update(os.fsencode(file.relative_to(folder).as_posix()) + b"\0" + file.read_bytes() + b"\0")
     return digest.hexdigest()[:32]
 
 
 def _index_key(commit: Commit, relative: str) -> str:
     """A commit never changes: (commit, path, version) names the content without reading it."""
     text = f"{__version__}\0{RECORD_FORMAT}\0{commit.sha}\0{relative}"
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
 # A cached record is read back as strictly as a project file: every field of its type (methods.md#a-projects-history),
@@ -234,7 +244,7 @@ def _analyse(commit: Commit, relative: str, top: Path, cache: Path | None) -> tu
         if record is not None:
             return record, False
     try:
-        with open_revision(commit.sha, relative, cwd=top, display=f"{commit.label}:{relative}") as source:
+        with open_revision(commit.sha, relative, cwd=top, display=f"{commit.label}:{shown_path(relative)}") as source:
             key = _cache_key(source.path.parent)
             record = _cached_record(cache, f"record-{key}")
             if record is None:
@@ -266,7 +276,7 @@ def history(path: Path, options: HistoryOptions | None = None) -> dict[str, Any]
     accuracy = coverage(rows)
     return {
         "schema_version": SCHEMA_VERSION,
-        "project": relative,
+        "project": shown_path(relative),
         "total_revisions": total,
         "capped": total > len(found),
         "built_now": built_now,

@@ -74,7 +74,8 @@ def _load(spec: str) -> tuple[LoadedProject, Analysis, JsonObject, str]:
 def run_diff(old_spec: str, new_spec: str, options: DiffOptions) -> DiffOutcome:
     old, old_analysis, old_document, old_stem = _load(old_spec)
     new, new_analysis, new_document, new_stem = _load(new_spec)
-    result = compare(old.project, old_analysis, new.project, new_analysis, old_label=old_spec, new_label=new_spec)
+    result = compare(old.project, old_analysis, new.project, new_analysis, old_label=old.display,
+                     new_label=new.display)
     files: dict[str, bytes] = {}
     if "json" in options.formats:
         files["diff.json"] = dumps(diff_document(result))

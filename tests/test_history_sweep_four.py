@@ -137,3 +137,36 @@ def test_an_unwritable_cache_is_skipped(repository: Path) -> None:
     (repository / "cache").write_text("a file where the cache folder would be", encoding="utf-8")
     document = history(repository / "p.yaml", HistoryOptions(cache=repository / "cache"))
     assert document["revisions"][0]["built"]
+
+
+@pytest.mark.parametrize("folder", ["ends in a space ", "ends in a line feed\n", b"not utf-8 \xff"],
+                         ids=["space", "line-feed", "not-utf-8"])
+def test_a_repository_folder_of_any_name(tmp_path: Path, folder: str | bytes) -> None:
+    import os
+
+    top = tmp_path / (os.fsdecode(folder) if isinstance(folder, bytes) else folder)
+    top.mkdir()
+    _git(top, "init", "-q")
+    _commit(top, {"p.yaml": PROJECT.replace("TITLE", "T").replace("FILE", "runs.csv"), "runs.csv": CSV}, "r1")
+    (revision,) = history(top / "p.yaml")["revisions"]
+    assert revision["built"]
+    assert main(["history", str(top / "p.yaml"), "-o", str(tmp_path / "out")]) == 0
+
+
+def test_a_loop_of_links_and_a_name_that_is_not_utf8(repository: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    import os
+
+    (repository / "loop1").symlink_to("loop2")
+    (repository / "loop2").symlink_to("loop1")
+    assert main(["history", str(repository / "loop1"), "-o", str(repository / "out")]) == 2
+    assert "a loop of symbolic links" in capsys.readouterr().err
+    name = os.fsdecode(b"n\xffame.yaml")
+    _commit(repository, {name: PROJECT.replace("TITLE", "T").replace("FILE", "runs.csv"), "runs.csv": CSV}, "r1")
+    monkeypatch.chdir(repository)
+    out = repository / "out"
+    assert main(["history", name, "-o", str(out)]) == 0
+    assert main(["diff", f"HEAD:{name}", name, "-o", str(out)]) == 0
+    assert main(["build", name, "--out", str(out), "--format", "html,json"]) == 0
+    assert "n\ufffdame.yaml" in (out / os.fsdecode(b"n\xffame") / "report.html").read_text(encoding="utf-8")
+    assert "Traceback" not in capsys.readouterr().err

@@ -496,7 +496,8 @@ def _straddling(limits: _Limits, check: GoalCheck, low: GoalCheck, high: GoalChe
     time_in = len({c.meets_time for c in (low, check, high)}) > 1
     cost_in = len({c.meets_cost for c in (low, check, high)}) > 1
     time_model, cost_model = model.meets_time != check.meets_time, model.meets_cost != check.meets_cost
-    # the interval that judges it is carried into the row, as a measured plan's is (methods.md#judging-an-unmeasured-plan)
+    # the interval that judges it is carried into the row, as a measured plan's is
+    # (methods.md#judging-an-unmeasured-plan)
     costs = (low.cost, high.cost)
     row = replace(_judged(limits, check, time=not (time_in or time_model), cost=not (cost_in or cost_model)),
                   straddles=time_in or cost_in, p_miss=_p_miss(limits, check, draws),

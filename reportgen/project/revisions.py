@@ -10,6 +10,7 @@ relative to the top of the repository, `REV:./path` to the current folder; the C
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 import subprocess
@@ -23,6 +24,7 @@ from yaml.nodes import MappingNode
 
 from reportgen import wording
 from reportgen.errors import InputError, Problem, UsageError
+from reportgen.files import shown_path
 from reportgen.project.measurements import MAX_CSV_BYTES
 from reportgen.project.spec import locate, scalar_text
 from reportgen.project.stdio import MAX_FILE_BYTES
@@ -44,7 +46,7 @@ def open_source(spec: str, *, cwd: Path | None = None) -> Iterator[Source]:
     """A project file named by a path or by git's REV:PATH; temporary copies are removed afterwards."""
     plain = Path(spec)
     if plain.exists() or ":" not in spec:
-        yield Source(plain, spec, plain.stem)
+        yield Source(plain, shown_path(spec), plain.stem)
         return
     revision, _, inside = spec.partition(":")
     if not inside.strip():
@@ -54,7 +56,7 @@ def open_source(spec: str, *, cwd: Path | None = None) -> Iterator[Source]:
     path = repository.path_in(inside, spec)
     safe_revision = re.sub(r"[^A-Za-z0-9._~^-]+", "-", revision)
     with _revision_copy(repository, commit, path, revision) as target:
-        yield Source(target, spec, f"{safe_revision}-{PurePosixPath(path).stem}")
+        yield Source(target, shown_path(spec), f"{safe_revision}-{PurePosixPath(path).stem}")
 
 
 @contextmanager
@@ -74,12 +76,12 @@ def named_in_revisions(commits: Sequence[str], path: str, *, cwd: Path | None) -
     reportgen's limit); a commit whose file is missing or too large names none."""
     if not commits or "\n" in path:
         return {}
-    wanted = "".join(f"{commit}:{path}\n" for commit in commits).encode("utf-8")
+    wanted = b"".join(f"{commit}:".encode() + os.fsencode(path) + b"\n" for commit in commits)
     sizes = _batch(cwd, "--batch-check", wanted).decode("utf-8", "replace").split("\n")
     readable = [commit for commit, line in zip(commits, sizes, strict=False)
                 if len(fields := line.split(" ")) == 3 and fields[1] == "blob" and fields[2].isdigit()
                 and int(fields[2]) <= MAX_FILE_BYTES]
-    out = _batch(cwd, "--batch", "".join(f"{commit}:{path}\n" for commit in readable).encode("utf-8"))
+    out = _batch(cwd, "--batch", b"".join(f"{commit}:".encode() + os.fsencode(path) + b"\n" for commit in readable))
     named: dict[str, list[str]] = {}
     with tempfile.TemporaryDirectory(prefix="reportgen-rev-") as folder:
         target = Path(folder) / "project.yaml"
