@@ -448,6 +448,18 @@ def _build_count(text: str) -> int:
     return value
 
 
+def _refuse_empty_values(parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """An option written `--name=` or `--name=--` is a usage error, one line and exit 2: Python 3.11 and 3.12's
+    argparse hand `--name=--` on as a list (a traceback in about eleven commands), and `--format=--` built nothing.
+    Everything after a bare `--` is an operand, never an option."""
+    for token in argv:
+        if token == "--":
+            return
+        name, equals, value = token.partition("=")
+        if token.startswith("--") and equals and value.strip() in ("", "--"):
+            parser.error(f"{name} needs a value (got {value!r})")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     if sys.stdout is None:  # closed before the interpreter started: Python leaves None, and print() says nothing
         sys.stdout = _ClosedStream()
@@ -456,6 +468,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
     parser = _parser()
     _suggest_command(parser, sys.argv[1:] if argv is None else list(argv))
+    _refuse_empty_values(parser, sys.argv[1:] if argv is None else list(argv))
     arguments = parser.parse_args(argv)  # exits 2 on a usage error, as argparse does
     quiet = getattr(arguments, "quiet", False) or arguments.quiet_all
     verbose = getattr(arguments, "verbose", False) or arguments.verbose_all
