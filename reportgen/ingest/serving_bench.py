@@ -168,14 +168,28 @@ _LOADGEN_LINES = {"samples": "Completed samples per second", "offline": "Samples
 
 
 def _loadgen(text: str, file: str, sha: str) -> ServingBenchmark:
-    result = re.search(r"^Result is\s*:\s*(\S+)", text, re.M)
-    if result is None:
+    # [ \t], never \s, at a line's start: \s runs on through every blank line after it (a file of 64k blank lines
+    # took 18 s)
+    results = list(itertools.islice(re.finditer(r"^Result is[ \t]*:[ \t]*(\S+)", text, re.M),
+                                    MAX_LABEL_REPEATS))
+    if not results:
         raise InputError([Problem(file, 1, 1, "", "no \"Result is :\" line: not a complete loadgen summary")])
+    result = results[0]
     line = text[:result.start()].count("\n") + 1
+    other = next((r for r in results[1:] if r.group(1) != result.group(1)), None)
+    if other is not None:  # a pasted copy says the same; a VALID run and an INVALID one are two load tests
+        second = text[:other.start()].count("\n") + 1
+        raise InputError([Problem(file, second, 1, "", f"a second loadgen summary, {other.group(1)}, after the "
+                                  f"{result.group(1)} one at line {line}: one load test per file")])
+    mode = re.search(r"^Mode[ \t]*:[ \t]*(\S+)", text, re.M)
+    if mode is not None and mode.group(1) != "PerformanceOnly":
+        raise InputError([Problem(file, text[:mode.start()].count("\n") + 1, 1, "Mode",
+                                  f"loadgen ran in {mode.group(1)} mode: only a PerformanceOnly run measures "
+                                  "capacity")])
     if result.group(1) != "VALID":
         failed = [f"{m.group(1).strip()}: {m.group(2)}" for m in
-                  re.finditer(r"^\s+(.+?satisfied)\s*:\s*(NO|No)\s*$", text, re.M)]
-        advice = [m.group(1).strip() for m in re.finditer(r"^\s*\*\s*(.+)$", text[result.end():], re.M)
+                  re.finditer(r"^[ \t]+(\S.*?satisfied)[ \t]*:[ \t]*(NO|No)[ \t]*\r?$", text, re.M)]
+        advice = [m.group(1).strip() for m in re.finditer(r"^[ \t]*\*[ \t]*(\S.*)$", text[result.end():], re.M)
                   if not m.group(1).startswith("Run successful")]
         why = "; ".join(failed + advice[:3]) or "no reason given"
         raise InputError([Problem(file, line, 1, "", f"loadgen marked this run {result.group(1)} ({why}): an invalid "
@@ -190,6 +204,16 @@ def _loadgen(text: str, file: str, sha: str) -> ServingBenchmark:
         raise InputError([Problem(file, 1, 1, "", "no samples or tokens per second in the loadgen summary")])
     return ServingBenchmark("mlperf-loadgen", file, sha, samples, tokens, _ns(fields["p99"]), _ns(fields["ttft"]),
                             _ns(fields["tpot"]), fields["scheduled"], scenario.group(1) if scenario else None)
+
+
+def _without_label_unit(cell: str, label: str) -> str:
+    """The number of a cell that repeats its label's unit after it ("P99 TTFT (ms): 89.77 ms"): the unit stated
+    twice is one unit; any other text stays, and is refused as not a number."""
+    unit = re.search(r"\(([^()]+)\)\s*$", label)
+    parts = cell.rsplit(None, 1)
+    if unit is not None and len(parts) == 2 and parts[1] == unit.group(1):
+        return parts[0]
+    return cell
 
 
 MAX_LABEL_REPEATS = 16  # a label's lines read at most: a summary says each once (a pasted copy, twice)
@@ -258,12 +282,13 @@ class _Values:
         for name, label in labels.items():
             # [ \t]*, not \s*: a \s* at a line's start runs on through every blank line after it, and a file of
             # blank lines then costs the square of its length
-            pattern = re.compile(rf"^[ \t]*{re.escape(label)}[ \t]*:[ \t]*(\S*)[ \t]*\r?$", re.M)
+            # the whole rest of the line: a value with more after it ("89.77 ms") is read or refused, never skipped
+            pattern = re.compile(rf"^[ \t]*{re.escape(label)}[ \t]*:[ \t]*([^\r\n]*?)[ \t]*\r?$", re.M)
             values = []
             matches = pattern.finditer(text)
             for match in itertools.islice(matches, MAX_LABEL_REPEATS):
                 line = _line_of(newlines, match.start())
-                cell = match.group(1)
+                cell = _without_label_unit(match.group(1), label)
                 if name in unbounded and cell.lower() in ("inf", "infinity"):
                     values.append((line, math.inf))
                     continue
