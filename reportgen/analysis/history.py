@@ -8,7 +8,9 @@ revision again); the ledger is a function of the records alone.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
+import itertools
 import json
 from dataclasses import dataclass
 from statistics import median
@@ -143,22 +145,31 @@ def ledger(revisions: list[tuple[str, Record]]) -> list[LedgerRow]:
     scale: with the same design, measured / predicted − 1 and whether the measurement lies in its interval; after a
     design change, superseded; not yet measured, pending."""
     built = [(label, record) for label, record in revisions if record.get("built")]
+    # each scale's measurements in revision order, and the design changes counted up to each revision, so that a
+    # prediction finds the first later measurement of its scale by bisection (3,000 revisions: not 3,000² scans)
+    measured_at: dict[float, list[tuple[int, float]]] = {}
+    for index, (_, record) in enumerate(built):
+        for m in record["measured"]:
+            if m["time_s"] is not None and (not measured_at.get(m["nodes"]) or measured_at[m["nodes"]][-1][0] != index):
+                measured_at.setdefault(m["nodes"], []).append((index, m["time_s"]))
+    changes = [0]
+    for (_, before), (_, after) in itertools.pairwise(built):
+        changes.append(changes[-1] + (after["design"] != before["design"]))
     rows = []
     for index, (label, record) in enumerate(built):
         for prediction in record["predictions"]:
             nodes = prediction["nodes"]
             status: Status = "pending"
-            measured_in, measured, changed = None, None, False
-            for later_label, later in built[index + 1:]:
-                changed = changed or later["design"] != record["design"]
-                found = next((m for m in later["measured"] if m["nodes"] == nodes and m["time_s"] is not None), None)
-                if found is None:
-                    continue
-                measured_in = later_label
+            measured_in, measured = None, None
+            later = measured_at.get(nodes, [])
+            position = bisect.bisect_right(later, index, key=lambda item: item[0])
+            if position < len(later):
+                at, time_s = later[position]
+                changed = changes[at] != changes[index]
+                measured_in = built[at][0]
                 status = "superseded" if changed else "graded"
-                measured = found["time_s"] if not changed else None
-                break
-            if status == "pending" and changed:
+                measured = time_s if not changed else None
+            elif changes[-1] != changes[index]:
                 status = "superseded"
             low, high = prediction["low"], prediction["high"]
             error = measured / prediction["time_s"] - 1.0 if measured is not None else None
