@@ -352,3 +352,24 @@ def test_the_declared_layouts_stages_and_runtime_are_reported(tmp_path: Path) ->
     build(tmp_path / "p.yaml", BuildOptions(out_root=tmp_path / "out", formats=("html",)))
     page = (tmp_path / "out" / "p" / "report.html").read_text(encoding="utf-8")
     assert "most loaded" in page and "slowest" in page and "4 communicators" in page
+
+
+def test_an_fp8_plan_times_its_weight_gemms_at_the_fp8_peak() -> None:
+    from reportgen.analysis.model_shape import shape_of
+    from reportgen.analysis.transformer import token_flops
+    from reportgen.analysis.utilization import precision_split
+
+    text = LLM_70B.replace("  peak_compute:", "  peak_flops: {fp8: 15.8 PFLOP/s}\n  peak_compute:")
+    assert text != LLM_70B
+    bf16 = analyze(make_project(text)).plan_search
+    fp8_project = make_project(text + "\nplan_search: {precision: fp8}\n")
+    fp8 = analyze(fp8_project).plan_search
+    assert fp8.inputs.precision == "fp8" and fp8.inputs.peaks_per_device["fp8"] == pytest.approx(15.8e15 / 8)
+    # the declared layout's compute at η = 1 scales as the split's seconds a token over F_model at BF16's peak
+    split = precision_split(fp8_project.hardware, "fp8")
+    flops = token_flops(fp8.inputs.parameters, shape_of(fp8_project))
+    expected = split.model_seconds(flops) / (flops.model / split.other_flops_per_s)
+    fp8_work = fp8.declared.step.compute_s * fp8.efficiency.value
+    ratio = fp8_work / (bf16.declared.step.compute_s * bf16.efficiency.value)
+    assert ratio == pytest.approx(expected, rel=1e-9) and ratio < 0.7
+    assert "precision-extrapolated" in {f.code for f in analyze(fp8_project).findings}

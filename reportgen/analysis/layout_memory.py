@@ -265,7 +265,9 @@ def memory_inputs(project: Project, parameters: float | None = None, *, kappa: f
     weights, gradients, optimizer = (split.weights, split.gradients, split.optimizer) if split else (2.0, 2.0, 12.0)
     return MemoryInputs(stored, (memory.expert_parameters or 0.0) if memory else 0.0, weights, gradients, optimizer,
                         (memory.other or 0.0) if memory else 0.0, shape,
-                        memory.activations if memory else None, kappa, runtime_of(project, shape))
+                        memory.activations if memory else None, kappa, runtime_of(project, shape),
+                        tied_embeddings=shape.tied_embeddings if shape else True,
+                        dropout=shape.dropout if shape else True)
 
 
 def declared_split(project: Project) -> tuple[int, ...] | None:

@@ -145,6 +145,10 @@ class StepModel:
     top_k: int = 2  # experts a token is routed to
     saturation: float = 0.0  # x₀ of the micro-batch efficiency (0: every micro-batch as efficient)
     reference_size: float = 1.0  # x_ref: the declared layout's b·(s/cp)·h, where ρ = 1
+    # a device's seconds for one token's F_model and, by POLICY_CODE, F_hw at η = ρ = 1, where a precision splits
+    # the GEMMs from the rest (methods.md#precision); None: the FLOPs over peak_per_device
+    model_seconds: float | None = None
+    hardware_seconds: np.ndarray | None = None
 
     def rho(self, layouts: Layouts) -> np.ndarray:
         """ρ: each layout's micro-batch efficiency against the declared one's (methods.md#micro-batch-efficiency)."""
@@ -224,9 +228,12 @@ class StepModel:
         cp, e = layouts.context.astype(float), layouts.expert.astype(float)
         m, v = layouts.micro_batches.astype(float), layouts.virtual.astype(float)
         tokens = float(self.global_batch) * shape.sequence
-        rate = devices * self.peak_per_device * efficiency * self.rho(layouts)
-        compute = tokens * self.flops_model / rate
-        recompute = tokens * (self.flops_hardware[layouts.recompute] - self.flops_model) / rate
+        rate = devices * efficiency * self.rho(layouts)
+        model_s = self.model_seconds if self.model_seconds is not None else self.flops_model / self.peak_per_device
+        hardware_s = self.hardware_seconds if self.hardware_seconds is not None \
+            else self.flops_hardware / self.peak_per_device
+        compute = tokens * model_s / rate
+        recompute = tokens * (hardware_s[layouts.recompute] - model_s) / rate
         share, slowest_layers, _ = self._stage_work(layouts)
         mean = (compute + recompute) / m  # τ̄: one micro-batch on one stage, on average
         slowest = mean * p * share  # τ★
@@ -306,7 +313,7 @@ def stage_work(layers: np.ndarray, last: np.ndarray, per_layer: np.ndarray | flo
 
 def kv_heads(shape: Shape) -> int:
     """a_kv: the key/value heads (grouped-query attention), else every head."""
-    return int(getattr(shape, "kv_heads", None) or shape.heads)
+    return shape.kv_heads if shape.kv_heads is not None else shape.heads
 
 
 STEP_TERMS = ("compute", "recompute", "bubble", "imbalance", "tensor", "pipeline", "data", "context", "expert")

@@ -26,7 +26,17 @@ from reportgen.analysis.reconcile import Reconciliation
 from reportgen.analysis.reliability import ReliabilityResult
 from reportgen.analysis.scaling import LOOKS_WEAK_SPREAD, ScalingResult
 from reportgen.analysis.serving import ServingResult
-from reportgen.project.model import REGIME_PHRASES, SLOT_VOCABULARY, Parallelism, Project, RegimeName, Slot
+from reportgen.analysis.utilization import plan_precision, run_precision
+from reportgen.project.model import (
+    LAYER_FIELDS,
+    REGIME_PHRASES,
+    SLOT_VOCABULARY,
+    ModelShape,
+    Parallelism,
+    Project,
+    RegimeName,
+    Slot,
+)
 from reportgen.wording import (
     duration,
     energy,
@@ -79,6 +89,7 @@ def lint(project: Project, *, diagnosis: DiagnosisResult | None, prediction: Pre
     findings += _layout(project, layout)
     findings += _shape(project, plan_search)
     findings += _search(plan_search, project.currency)
+    findings += _precision(project, plan_search)
     findings += _declared_fit(plan_search, layout)
     findings += _utilization(project, scaling)
     findings += _slots(project, diagnosis, scaling, layout)
@@ -525,12 +536,23 @@ def _shape(project: Project, plan_search: PlanSearchResult | None) -> list[Findi
         declared = plan_search.declared
         kappa = plan_search.activation_calibration or 0.0
         modelled = declared.activations_b / kappa if kappa else 0.0
+        described = _described_layer(model)
+        against = (f"Table 2's method gives for the layer described ({described}) and this layout: a part of it is "
+                   "not as described") if described else ("Korthikanti's Table 2 gives for this shape and layout: the "
+                                                           "architecture is not the GPT-3 layer it counts (SwiGLU, "
+                                                           "grouped-query attention, no dropout?)")
         out.append(warning("activation-model-departs", f"the measured activations, {size(declared.activations_b)} "
-                           f"per device, are {times(kappa)} the {size(modelled)} Korthikanti's Table 2 gives for "
-                           "this shape and layout: the architecture is not the GPT-3 layer it counts (SwiGLU, "
-                           "grouped-query attention, no dropout?); the other layouts are scaled by the same factor",
-                           "baseline.memory.activations", "design"))
+                           f"per device, are {times(kappa)} the {size(modelled)} {against}; the other layouts are "
+                           "scaled by the same factor", "baseline.memory.activations", "design"))
     return out
+
+
+def _described_layer(model: ModelShape | None) -> str:
+    """The layer's fields the project gives, as written ("layer: llama, kv_heads: 8"); "" where none is."""
+    if model is None:
+        return ""
+    given = [(name, getattr(model, name)) for name in LAYER_FIELDS if getattr(model, name) is not None]
+    return ", ".join(f"{name}: {str(value).lower() if isinstance(value, bool) else value}" for name, value in given)
 
 
 # why an input leaves layouts untimed, in the words of the step's terms (methods.md#a-search-with-nothing-to-rank)
@@ -610,6 +632,19 @@ def _declared_fit(plan_search: PlanSearchResult | None, layout: LayoutResult | N
                   f"needs {size(declared.memory_per_device_b)} per device on its first pipeline stage, more than its "
                   f"{size(device)} (the model's activations and states from its shape)", "design.parallelism",
                   "design")]
+
+
+def _precision(project: Project, plan_search: PlanSearchResult | None) -> list[Finding]:
+    """Layouts timed at another precision than the runs that calibrate η carry η across (methods.md#precision): the
+    share of its peak a precision reaches is its own."""
+    planned, measured = plan_precision(project), run_precision(project)
+    if plan_search is None or planned == measured:
+        return []
+    planned_name, measured_name = planned.upper(), measured.upper()
+    why = f"{planned_name} seldom reaches {measured_name}'s share of its peak" if planned == "fp8" \
+        else "each precision reaches its own share of its peak"
+    return [info("precision-extrapolated", f"layouts timed at {planned_name} with η measured at {measured_name}: "
+                 f"{why}", "plan_search.precision", "design")]
 
 
 def _utilization(project: Project, scaling: ScalingResult | None) -> list[Finding]:

@@ -5,7 +5,7 @@ calibrated by a measured value where the project gives one."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 
 from reportgen.analysis.transformer import (
     RecomputePolicy,
@@ -14,31 +14,58 @@ from reportgen.analysis.transformer import (
     extra_bytes,
     in_flight,
     layers_bytes,
+    model_parameters,
     shape_parameters,
+    swiglu_hidden,
 )
-from reportgen.project.model import Project
+from reportgen.project.model import MlpKind, ModelShape, Project
 
 ParametersSource = Literal["training", "memory", "shape"]
+Part = TypeVar("Part")
 
 
 def shape_of(project: Project) -> Shape | None:
-    """The model's shape when it is complete (heads and vocabulary given), else None."""
+    """The model's shape when it is complete (heads and vocabulary given), else None; its layer as described, each
+    part not given the preset's (methods.md#llama-style-layers)."""
     model = project.baseline.model if project.baseline else None
     if model is None or model.heads is None or model.vocabulary is None:
         return None
+    llama = model.layer == "llama"
+
+    def preset(given: Part | None, as_llama: Part, as_gpt3: Part) -> Part:
+        return given if given is not None else (as_llama if llama else as_gpt3)
+
+    mlp: MlpKind = preset(model.mlp, "swiglu", "gelu")
     return Shape(model.layers, model.hidden, model.heads, model.dimension_per_head, model.sequence, model.vocabulary,
-                 model.micro_batch, model.flash_attention)
+                 model.micro_batch, model.flash_attention, kv_heads=model.kv_heads,
+                 ffn_hidden=_ffn_hidden(model, swiglu=mlp == "swiglu"), mlp=mlp,
+                 norm=preset(model.norm, "rmsnorm", "layernorm"), dropout=preset(model.dropout, False, True),
+                 tied_embeddings=preset(model.tied_embeddings, False, True),
+                 position=preset(model.position, "rotary", "learned"), bias=preset(model.bias, False, True),
+                 fused_swiglu=model.fused_swiglu is not False, experts=model.experts, moe_layers=model.moe_layers,
+                 top_k=model.top_k, attention_window=model.attention_window, window_layers=model.window_layers,
+                 described=model.layer_described)
+
+
+def _ffn_hidden(model: ModelShape, *, swiglu: bool) -> int:
+    """f: as given, else 4h for GeLU and ⌊8h/3⌋ rounded up to a multiple of 256 for SwiGLU."""
+    if model.ffn_hidden is not None:
+        return model.ffn_hidden
+    return swiglu_hidden(model.hidden) if swiglu else 4 * model.hidden
 
 
 def parameters_of(project: Project) -> tuple[float, ParametersSource] | None:
     """P, the parameters a token passes through: baseline.training.parameters, else baseline.memory.parameters for a
-    dense model, else Narayanan's eq. (2) from a complete shape."""
+    dense model, else from a complete shape: its described layer's count, or Narayanan's eq. (2) for a shape that
+    describes none (so that its P does not move)."""
     baseline = project.baseline
     if baseline is not None and baseline.training is not None:
         return baseline.training.parameters, "training"
     if baseline is not None and baseline.memory is not None and baseline.memory.expert_parameters is None:
         return baseline.memory.parameters, "memory"
     shape = shape_of(project)
+    if shape is not None and shape.described:
+        return model_parameters(shape), "shape"
     if shape is not None:
         return shape_parameters(shape.layers, shape.hidden, shape.vocabulary, shape.sequence), "shape"
     return None

@@ -45,6 +45,7 @@ from reportgen.analysis.plan_search import (
 )
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.analysis.transformer import RECOMPUTE_POLICIES, token_flops
+from reportgen.analysis.utilization import plan_precision, precision_split
 from reportgen.project.model import PlanSearch, Project, RegimeName
 
 MEMORY_TOLERANCE = 1e-12
@@ -104,21 +105,29 @@ def step_model(project: Project, base: PlanSearchResult) -> StepModel | None:
     flops = token_flops(inputs.parameters, shape)
     layout = project.design.parallelism if project.design else None
     model = project.baseline.model if project.baseline else None
+    # at the plan's precision the weight GEMMs run at its peak and the rest at BF16's under FP8
+    # (methods.md#precision); at BF16 a token's time is its FLOPs over the peak
+    precision = plan_precision(project)
+    split = precision_split(hardware, precision) if precision != "bf16" else None
     return StepModel(
         shape, inputs.global_batch, memory, flops.model,
-        np.array([flops.hardware[policy] for policy in RECOMPUTE_POLICIES]), inputs.peak_flops_per_device,
+        np.array([flops.hardware[policy] for policy in RECOMPUTE_POLICIES]),
+        split.other_flops_per_s if split else inputs.peak_flops_per_device,
         hardware.devices_per_node, hardware.intra_node_bandwidth, hardware.intra_node_latency or 0.0,
         hardware.network_bandwidth, hardware.network_latency or 0.0, layout.overlap if layout else 0.0,
         context_comm=layout.context_comm if layout else "p2p",
         expert_layers=model.expert_layers if model else shape.layers, top_k=model.top_k if model else 2,
         reference_size=float(gemm_size(shape.micro_batch, shape.sequence, layout.context if layout else 1,
-                                       shape.hidden)))
+                                       shape.hidden)),
+        model_seconds=split.model_seconds(flops) if split else None,
+        hardware_seconds=np.array([split.hardware_seconds(flops, policy) for policy in RECOMPUTE_POLICIES])
+        if split else None)
 
 
 def expert_count(project: Project) -> int | None:
     """E_n: the experts of one MoE layer, where the model's shape says."""
     model = project.baseline.model if project.baseline else None
-    return getattr(model, "experts", None)
+    return model.experts if model else None
 
 
 def declared_model(model: StepModel, project: Project, global_batch: int) -> StepModel:

@@ -8,7 +8,7 @@ It belongs to the core (a field of `Analysis`): the findings read it (`activatio
 
 from __future__ import annotations
 
-from dataclasses import KW_ONLY, dataclass, fields
+from dataclasses import KW_ONLY, dataclass, field, fields
 from typing import Annotated
 
 from reportgen.analysis.calibration import Efficiency
@@ -29,10 +29,11 @@ from reportgen.analysis.transformer import (
     MODES,
     ModeName,
     RecomputePolicy,
+    attention_sequence,
     interleave_factor,
     token_flops,
 )
-from reportgen.analysis.utilization import default_tokens, model_flops
+from reportgen.analysis.utilization import default_tokens, model_flops, peaks_per_device, plan_precision
 from reportgen.keys import Key, derived, money
 from reportgen.project.model import Project, RegimeName
 
@@ -64,6 +65,10 @@ class SearchInputs:
     device_memory_b: Annotated[float | None, Key("one device's memory")]
     peak_flops_per_device: Annotated[float | None, Key("π_dev: hardware.peak_compute / g")]
     flash_attention: Annotated[bool, Key("the attention kernel never stores the s×s scores")]
+    precision: Annotated[str, Key("the precision the layouts are timed at: plan_search.precision, else the runs' "
+                                  "(methods.md#precision)")] = "bf16"
+    peaks_per_device: Annotated[dict[str, float], Key("each precision's dense peak per device the hardware gives",
+                                                      item="FLOP/s")] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,10 @@ class SearchFlops:
     hardware_given_per_token: Annotated[float | None, Key(
         "baseline.model.hardware_flops_per_token, else the median of the runs' counted flops / tokens: HFU reads "
         "it")]
+    linear_per_token: Annotated[float | None, Key(
+        "F_lin: the layers' weight GEMMs a token, at the declared recomputation (what FP8 speeds up)")] = None
+    attention_sequence: Annotated[float | None, Key("s_eff: the keys a query attends to, averaged over the layers "
+                                                    "(s without a sliding window)")] = None
 
 
 @dataclass(frozen=True)
@@ -395,10 +404,11 @@ def search_plan(project: Project) -> PlanSearchResult | None:
         missing=tuple(missing),
         inputs=SearchInputs(parameters, source, shape.layers, shape.hidden, shape.heads, shape.head_dim,
                             shape.sequence, shape.vocabulary, shape.micro_batch, global_batch,
-                            _tokens_per_run(project), g, device, peak, shape.flash),
+                            _tokens_per_run(project), g, device, peak, shape.flash, plan_precision(project),
+                            {str(k): v for k, v in peaks_per_device(hardware).items()} if hardware else {}),
         flops=SearchFlops(flops.model, flops.six_p, flops.attention_included,
                           HardwareFlops(flops.hardware["none"], flops.hardware["selective"], flops.hardware["full"]),
-                          given),
+                          given, flops.linear[layout.recompute if layout else "none"], attention_sequence(shape)),
         activation_calibration=kappa, declared=declared, runtime_memory=runtime_used(project))
 
 

@@ -25,7 +25,7 @@ from reportgen.analysis.fits import (
 from reportgen.analysis.patterns import RING, Pattern
 from reportgen.analysis.prediction import model_curve, optimum
 from reportgen.keys import Key, derived, interval
-from reportgen.project.model import BREAKDOWN_FIELDS, Run, RunForm, Scaling, ScalingMode, common_form
+from reportgen.project.model import BREAKDOWN_FIELDS, Precision, Run, RunForm, Scaling, ScalingMode, common_form
 from reportgen.wording import listed
 
 KNEE_THRESHOLD = 0.05
@@ -190,15 +190,20 @@ class ScaleRow:
     # the share of the peak the run reached (methods.md#flops-mfu-and-hfu), filled by reportgen.analysis.utilization
     tokens: Annotated[float | None, Key("tokens the run processed (its own, or the default it was read with)")] = None
     mfu: Annotated[float | None, Key("model FLOP utilization: the model's FLOPs (attention counted when the shape "
-                                     "has its heads) over the run's time at the nodes' peak")] = None
-    mfu_6p: Annotated[float | None, Key("MFU counting 6·P FLOPs a token (attention left out), as the time wall "
-                                        "reads it")] = None
+                                     "has its heads) over the run's time at the nodes' peak at the run's "
+                                     "precision")] = None
+    mfu_6p: Annotated[float | None, Key("MFU counting 6·P FLOPs a token (attention left out), against BF16 dense, as "
+                                        "the time wall reads it")] = None
     hfu: Annotated[float | None, Key("hardware FLOP utilization: what was executed, recomputation included")] = None
     hfu_source: Annotated[Literal["counted", "given", "model"] | None, Key(
         "where the hardware FLOPs come from: the run's counted flops, baseline.model.hardware_flops_per_token, or "
         "the model's count for the declared recomputation")] = None
     achieved_flops_per_device: Annotated[float | None, Key("HFU × the peak of one device: achieved FLOP/s per "
                                                            "device")] = None
+    precision: Annotated[Precision | None, Key(
+        "the GEMMs' precision of the run (baseline.training.precision): mfu and hfu are against its peak")] = None
+    mfu_bf16: Annotated[float | None, Key("MFU against the nodes' BF16 dense peak (mfu's for a BF16 run)")] = None
+    hfu_bf16: Annotated[float | None, Key("HFU against the nodes' BF16 dense peak (hfu's for a BF16 run)")] = None
     excluded: Annotated[tuple[str, ...], Key(
         "the quantities of this scale no choice rests on, because they cannot be right (energy, collective, "
         "throughput): shown, marked, and left out of the energy and carbon choices, the α–β fit and the serving "

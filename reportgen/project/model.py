@@ -48,6 +48,12 @@ RegimeName = Literal["on_demand", "spot", "local"]  # a price regime
 PatternName = Literal["ring", "tree", "parameter-server", "scatter-gather", "gossip", "sharded", "all-to-all"]
 Recompute = Literal["none", "selective", "full"]  # activation recomputation (Korthikanti et al. 2022 §5)
 ContextComm = Literal["p2p", "all_gather"]  # context parallelism's key/value exchange (Megatron cp_comm_type)
+# A transformer layer's description (methods.md#llama-style-layers): a preset and the parts it sets
+LayerPreset = Literal["gpt3", "llama"]
+MlpKind = Literal["gelu", "swiglu"]  # GeLU: two matrices; SwiGLU: three
+NormKind = Literal["layernorm", "rmsnorm"]
+PositionKind = Literal["learned", "rotary"]
+Precision = Literal["bf16", "fp16", "fp8", "tf32", "fp32"]  # the GEMMs' operand type (methods.md#precision)
 MAX_DECISIONS = 64  # deployment contexts: a team has a handful; each is held against every measured point
 MAX_LAYERS = 100_000  # a model's layers: the largest trained have a few hundred
 
@@ -64,6 +70,11 @@ REGIMES: tuple[RegimeName, ...] = get_args(RegimeName)
 PATTERNS: tuple[PatternName, ...] = get_args(PatternName)
 RECOMPUTES: tuple[Recompute, ...] = get_args(Recompute)
 CONTEXT_COMMS: tuple[ContextComm, ...] = get_args(ContextComm)
+LAYER_PRESETS: tuple[LayerPreset, ...] = get_args(LayerPreset)
+MLP_KINDS: tuple[MlpKind, ...] = get_args(MlpKind)
+NORM_KINDS: tuple[NormKind, ...] = get_args(NormKind)
+POSITION_KINDS: tuple[PositionKind, ...] = get_args(PositionKind)
+PRECISIONS: tuple[Precision, ...] = get_args(Precision)
 PRESSURE_AXES = ("data", "training", "model", "inference", "coordination", "intelligence")
 SERVING_GOAL_FIELDS = ("load", "p99_latency", "headroom", "cost_per_hour", "latency")
 SLOT_VOCABULARY = {
@@ -168,11 +179,26 @@ class RuntimeMemory:
 
 
 @dataclass(frozen=True)
+class PeakFlops:
+    """A node's dense peak at each GEMM precision (methods.md#precision): the datasheets' figures "with sparsity"
+    are twice these."""
+
+    bf16: float | None = field(Quantity(u.COMPUTE_RATE, "BF16 dense (default peak_compute)", example="7.9 PFLOP/s"))
+    fp16: float | None = field(Quantity(u.COMPUTE_RATE, "FP16 dense (default peak_compute)", example="7.9 PFLOP/s"))
+    fp8: float | None = field(Quantity(u.COMPUTE_RATE, "FP8 dense", example="15.8 PFLOP/s"))
+    tf32: float | None = field(Quantity(u.COMPUTE_RATE, "TF32 dense", example="3.96 PFLOP/s"))
+    fp32: float | None = field(Quantity(u.COMPUTE_RATE, "FP32, without tensor cores", example="0.54 PFLOP/s"))
+
+
+@dataclass(frozen=True)
 class Hardware:
     """One node of the target cluster."""
 
     name: str | None = field(Text("Node description", example="8-GPU node"))
-    peak_compute: float | None = field(Quantity(u.COMPUTE_RATE, "π: peak compute of one node", example="7.9 PFLOP/s"))
+    peak_compute: float | None = field(Quantity(u.COMPUTE_RATE, "π: peak compute of one node, BF16/FP16 dense "
+                                                "(default peak_flops.bf16)", example="7.9 PFLOP/s"))
+    peak_flops: PeakFlops | None = field(Section(PeakFlops, "Peak compute of one node per GEMM precision, for runs or "
+                                                 "plans at FP8, TF32 or FP32"), starter=False)
     memory_bandwidth: float | None = field(Quantity(u.BANDWIDTH, "β: memory bandwidth of one node",
                                                     example="26.8 TB/s"))
     memory_capacity: float | None = field(Quantity(u.DATA, "Accelerator memory of one node in all", example="640 GB"))
@@ -208,11 +234,28 @@ class Hardware:
             return self.device_memory
         return self.memory_capacity / self.devices_per_node if self.memory_capacity is not None else None
 
+    def peak_at(self, precision: Precision) -> float | None:
+        """π_node(pr): hardware.peak_flops' entry; BF16's and FP16's default to peak_compute (methods.md#precision)."""
+        given: float | None = getattr(self.peak_flops, precision) if self.peak_flops is not None else None
+        if given is None and precision in ("bf16", "fp16"):
+            return self.peak_compute
+        return given
+
+    def __post_init__(self) -> None:
+        # peak_compute keeps its meaning, BF16 dense, and every analysis reads it: a node described by its peaks per
+        # precision alone gives it through peak_flops.bf16 (methods.md#precision)
+        if self.peak_compute is None and self.peak_flops is not None and self.peak_flops.bf16 is not None:
+            object.__setattr__(self, "peak_compute", self.peak_flops.bf16)
+
     def check(self) -> Checks:
         if (self.device_memory is not None and self.memory_capacity is not None
                 and self.device_memory * self.devices_per_node > self.memory_capacity * (1 + 1e-9)):
             yield "device_memory", (f"{self.devices_per_node} devices of this memory hold more than "
                                     "memory_capacity, the node's memory in all")
+        bf16 = self.peak_flops.bf16 if self.peak_flops is not None else None
+        if bf16 is not None and self.peak_compute is not None and abs(bf16 - self.peak_compute) > 1e-9 * bf16:
+            yield "peak_flops.bf16", ("peak-flops-conflict: peak_compute is the BF16 dense peak, and peak_flops.bf16 "
+                                      "gives another: give one, or make them agree")
 
 
 # --------------------------------------------------------------------------------------------------------- baseline
@@ -298,6 +341,8 @@ class Training:
                                      "measured at the reference scale, from the model's shape)", minimum=0.0,
                                      maximum=1.0, exclusive_minimum=True, example="0.4"))
     deadline: float | None = field(Quantity(u.TIME, "Time allowed for the training run", example="90 min"))
+    precision: Precision | None = field(OneOf("The GEMMs' precision of the runs: MFU and HFU are against its peak "
+                                              "(hardware.peak_flops; default bf16)", PRECISIONS), starter=False)
 
 
 @dataclass(frozen=True)
@@ -365,6 +410,37 @@ class ModelShape:
     hardware_flops_per_token: float | None = field(Quantity(u.COMPUTE, "Hardware FLOPs per token, as published or "
                                                             "counted (replaces the model's for HFU)",
                                                             example="4.1 TFLOP"), starter=False)
+    # The layer's description (methods.md#llama-style-layers): a preset, and each part it sets given apart
+    layer: LayerPreset | None = field(OneOf("The layer's preset: gpt3 (GeLU, LayerNorm, dropout, tied embeddings, "
+                                            "learned positions, biases) or llama (SwiGLU, RMSNorm, none of the "
+                                            "rest; default gpt3)", LAYER_PRESETS), starter=False)
+    mlp: MlpKind | None = field(OneOf("The MLP: gelu (two matrices) or swiglu (three; default the preset's)",
+                                      MLP_KINDS), starter=False)
+    ffn_hidden: int | None = field(Count("f: the MLP's hidden size (default 4h for gelu; for swiglu 8h/3 rounded up "
+                                         "to a multiple of 256)", "14336"), starter=False)
+    kv_heads: int | None = field(Count("a_kv: key/value heads, grouped-query attention (default heads)", "8"),
+                                 starter=False)
+    norm: NormKind | None = field(OneOf("The normalization (default the preset's)", NORM_KINDS), starter=False)
+    dropout: bool | None = field(Flag("Dropout layers are present and their masks stored (default the preset's)"),
+                                 starter=False)
+    tied_embeddings: bool | None = field(Flag("The output layer shares the input embedding (default the "
+                                              "preset's)"), starter=False)
+    position: PositionKind | None = field(OneOf("Position embeddings: learned (s·h parameters) or rotary (default "
+                                                "the preset's)", POSITION_KINDS), starter=False)
+    bias: bool | None = field(Flag("Linear layers carry biases (default the preset's)"), starter=False)
+    fused_swiglu: bool | None = field(Flag("SwiGLU keeps only its input (Megatron's fused kernel) rather than every "
+                                           "operand (eager PyTorch; default true)"), starter=False)
+    experts: int | None = field(Count("E_n: the experts of one mixture-of-experts layer", "8"), starter=False)
+    attention_window: int | None = field(Count("w: tokens of sliding-window attention (default full attention)",
+                                               "4096"), starter=False)
+    window_layers: int | None = field(Whole(doc="The layers that use the window (default every layer)", minimum=1,
+                                            maximum=MAX_LAYERS, example="32"), starter=False)
+
+    @property
+    def layer_described(self) -> bool:
+        """Some field of the layer's description is given: parameters and FLOPs count its layer, where without
+        one they keep Narayanan's eq. (2) and GPT-3's terms (methods.md#llama-style-layers)."""
+        return any(getattr(self, name) is not None for name in LAYER_FIELDS)
 
     @property
     def complete(self) -> bool:
@@ -390,6 +466,19 @@ class ModelShape:
     def check(self) -> Checks:
         if self.moe_layers is not None and self.moe_layers > self.layers:
             yield "moe_layers", f"{self.moe_layers} layers with experts, of {self.layers} layers in all"
+        if not self.complete or self.heads is None:  # the layer's rules hold a shape the analyses read
+            return
+        if self.kv_heads is not None and self.heads % self.kv_heads:
+            yield "kv_heads", (f"kv-heads: {self.kv_heads} key/value heads do not divide the {self.heads} attention "
+                               "heads (each group of query heads shares one)")
+        if self.window_layers is not None and self.window_layers > self.layers:
+            yield "window_layers", (f"window-layers: {self.window_layers} layers with a window, of {self.layers} "
+                                    "layers in all")
+
+
+# The fields of ModelShape that describe its layer: any one given switches the counts to the described layer
+LAYER_FIELDS = ("layer", "mlp", "ffn_hidden", "kv_heads", "norm", "dropout", "tied_embeddings", "position", "bias",
+                "fused_swiglu", "experts", "attention_window", "window_layers")
 
 
 @dataclass(frozen=True)
@@ -572,6 +661,8 @@ class PlanSearch:
                                                           "Narayanan et al. 2021 Fig. 7)", "2.74e6"))
     max_layouts: int = field(Whole(doc="Layouts evaluated per scale at most", minimum=1,
                                    maximum=MAX_SEARCHED_LAYOUTS, example="1000000"), 1_000_000)
+    precision: Precision | None = field(OneOf("The GEMM precision layouts are timed at (default "
+                                              "baseline.training.precision)", PRECISIONS))
 
 
 @dataclass(frozen=True)
@@ -944,6 +1035,21 @@ class Project:
         yield from self._serving_terms()
         yield from self._stages_within_layers()
         yield from self._layout_of_the_shape()
+        yield from self._peaks_of_the_precisions()
+
+    def _peaks_of_the_precisions(self) -> Checks:
+        """A run or a plan at FP8, TF32 or FP32 needs that precision's peak (methods.md#precision): BF16's and
+        FP16's default to peak_compute, the others have none to fall back on."""
+        hardware = self.hardware
+        if hardware is None or hardware.peak_compute is None:  # no peak at all: nothing is measured against one
+            return
+        training = self.baseline.training if self.baseline else None
+        named = (("baseline.training.precision", training.precision if training else None),
+                 ("plan_search.precision", self.plan_search.precision if self.plan_search else None))
+        for path, precision in named:
+            if precision is not None and hardware.peak_at(precision) is None:
+                yield path, (f"peak-flops-missing: {path} is {precision}, and hardware.peak_flops gives no "
+                             f"{precision} peak")
 
     def _stages_within_layers(self) -> Checks:
         """A pipeline stage holds at least one layer (methods.md#22-a-parallel-layout-designparallelism): more
@@ -977,6 +1083,14 @@ class Project:
         if shape.heads % layout.tensor:
             yield f"{at}.tensor", (f"layout-heads: tensor parallelism of {layout.tensor} does not divide the "
                                    f"{shape.heads} attention heads (each device holds whole heads)")
+        kv_heads = shape.kv_heads
+        if kv_heads is not None and kv_heads % layout.tensor and layout.tensor % kv_heads:
+            yield f"{at}.tensor", (f"layout-kv-heads: tensor parallelism of {layout.tensor} neither divides the "
+                                   f"{kv_heads} key/value heads nor is a multiple of them (each device holds whole "
+                                   "groups, or one group copied)")
+        if shape.experts is not None and shape.experts % layout.expert:
+            yield f"{at}.expert", (f"layout-expert-count: expert parallelism of {layout.expert} does not divide the "
+                                   f"{shape.experts} experts of a layer (each device holds whole experts)")
         if layout.virtual_stages > 1 and (layout.pipeline == 1 or layout.micro_batches % layout.pipeline):
             yield f"{at}.virtual_stages", (
                 f"interleave-needs-multiple: {layout.virtual_stages} virtual stages need a pipeline and micro-batches "
