@@ -126,3 +126,21 @@ def test_a_plan_at_another_precision_than_the_runs_is_said() -> None:
     assert found and found[0].severity == "info" and found[0].message == (
         "layouts timed at FP8 with η measured at BF16: FP8 seldom reaches BF16's share of its peak")
     assert "precision-extrapolated" not in {f.code for f in analyze(make_project(MISTRAL_FP8)).findings}
+
+
+def test_an_fp8_runs_table_shows_both_mfus(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from pathlib import Path
+
+    from reportgen.pipeline import BuildOptions, build
+
+    text = (Path(__file__).resolve().parent.parent / "inputs" / "llm-70b-3d.yaml").read_text(encoding="utf-8")
+    fp8 = text.replace("  peak_compute:", "  peak_flops: {fp8: 15.8 PFLOP/s}\n  peak_compute:").replace(
+        "    mfu: 0.4\n", "    mfu: 0.4\n    precision: fp8\n")
+    assert fp8.count("precision: fp8") == 1
+    (tmp_path / "p.yaml").write_text(fp8, encoding="utf-8")
+    build(tmp_path / "p.yaml", BuildOptions(out_root=tmp_path / "out", formats=("html",)))
+    page = (tmp_path / "out" / "p" / "report.html").read_text(encoding="utf-8")
+    assert "MFU (BF16)" in page and "over their dense BF16 peak" in page
+    (tmp_path / "q.yaml").write_text(text, encoding="utf-8")
+    build(tmp_path / "q.yaml", BuildOptions(out_root=tmp_path / "out", formats=("html",)))
+    assert "MFU (BF16)" not in (tmp_path / "out" / "q" / "report.html").read_text(encoding="utf-8")

@@ -363,6 +363,12 @@ class ScalingResult:
         return any(row.hfu is not None and row.mfu is not None and row.hfu > row.mfu * (1 + 1e-9) for row in self.rows)
 
     @property
+    def below_bf16(self) -> bool:
+        """Some run used a precision other than BF16 or FP16: its MFU against BF16 is shown beside it
+        (methods.md#precision)."""
+        return any(row.mfu_bf16 is not None and row.mfu is not None and row.mfu_bf16 != row.mfu for row in self.rows)
+
+    @property
     def single_scale(self) -> bool:
         """One node count measured: speedup, Karp–Flatt, knee and fits need another (ideally p = 1)."""
         return len(self.rows) < 2
