@@ -373,3 +373,27 @@ def test_an_fp8_plan_times_its_weight_gemms_at_the_fp8_peak() -> None:
     ratio = fp8_work / (bf16.declared.step.compute_s * bf16.efficiency.value)
     assert ratio == pytest.approx(expected, rel=1e-9) and ratio < 0.7
     assert "precision-extrapolated" in {f.code for f in analyze(fp8_project).findings}
+
+
+@worked("plan_search")
+def test_context_parallelism_worked_on_mistral() -> None:
+    from reportgen.analysis.transformer import activations_per_layer
+
+    # Mistral 7B at s = 32,768, b = 1, t = 2 with SP, cp = 4, one node of 8 H100 (450 GB/s, 2 µs, 989.4 TFLOP/s,
+    # η = 0.5): KV = 4·b·s·d_h·a_kv/t = 67,108,864 B, the exchange 3·(cp − 1)/cp·KV = 150,994,944 B, T_cp = 18 µs +
+    # 335.5 µs = 353.5 µs against T_att = 13.34 ms of attention: hidden, context_s = 0
+    mistral = Shape(32, 4096, 32, 128, 32768, 32000, 1, True, kv_heads=8, ffn_hidden=14336, mlp="swiglu",
+                    norm="rmsnorm", dropout=False, tied_embeddings=False, position="rotary", bias=False,
+                    described=True)
+    assert 4 * 32768 * 128 * 8 / 2 == 67_108_864 and 3 * 3 / 4 * 67_108_864 == 150_994_944
+    memory = MemoryInputs(7.24e9, 0.0, 2.0, 2.0, 12.0, 0.0, mistral, None, 1.0, NO_RUNTIME, tied_embeddings=False,
+                          dropout=False)
+    model = StepModel(mistral, 8, memory, 1e9, np.array([1e9] * 3), 989.4e12, 8, 450e9, 2e-6, 50e9, 5e-6, 0.0)
+    layouts = Layouts.one(2, 1, 1, 1, 1, 8, 0, 0, 1, 4, 1)
+    exchange = 3 * 3 * 2e-6 + 150_994_944 / 450e9
+    attention = (32768 / 4) * 12 * 32 * 128 * 32768 / (2 * 989.4e12 * 0.5)
+    assert exchange == pytest.approx(353.5e-6, rel=1e-3) and attention == pytest.approx(13.34e-3, rel=1e-3)
+    assert float(model.terms(layouts, 0.5)["context"][0]) == 0.0
+    # activations: 17·sbh a layer at t = 2 with SP, 2,281,701,376 B at cp = 1 and a quarter at cp = 4
+    per_layer = activations_per_layer(mistral, 2, True, "none")
+    assert per_layer == pytest.approx(2_281_701_376) and per_layer / 4 == pytest.approx(570_425_344)
