@@ -373,6 +373,7 @@ def test_an_fp8_plan_times_its_weight_gemms_at_the_fp8_peak() -> None:
     ratio = fp8_work / (bf16.declared.step.compute_s * bf16.efficiency.value)
     assert ratio == pytest.approx(expected, rel=1e-9) and ratio < 0.7
     assert "precision-extrapolated" in {f.code for f in analyze(fp8_project).findings}
+    assert ", timed at FP8" in analyze(fp8_project).summary.plan_search
 
 
 @worked("plan_search")

@@ -46,7 +46,9 @@ def plan_sentence(search: PlanSearchResult, currency: str, margin: float,
                     f"{wanting}.")
         return None
     best = search.best[0]
-    described = f"{best.layout} (t × p × d) with {layout_words(best)}"
+    precision = search.inputs.precision
+    timed = f", timed at {precision.upper()}" if precision not in ("bf16", "fp16") else ""  # methods.md#precision
+    described = f"{best.layout} (t × p × d) with {layout_words(best)}{timed}"
     figures = _figures(best, currency)
     declared = search.declared
     if declared is None or declared.gap is None:
