@@ -13,31 +13,45 @@ import json
 import os
 import posixpath
 import re
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import Annotated, Any, TypeVar, cast
 
 import msgspec
 
 from reportgen import interrupts
 from reportgen.analysis import WITHOUT_LEVERS
 from reportgen.analysis.history import Record, coverage, ledger, missed, record_of, unbuilt
-from reportgen.errors import InputError, UsageError
-from reportgen.files import replace_file, shown_path
-from reportgen.project.revisions import files_named_in, named_in_revisions, open_revision, run_git
+from reportgen.errors import InputError, OutputError, UsageError, printable
+from reportgen.files import open_regular, replace_file, shown_path
+from reportgen.project.measurements import MAX_CSV_BYTES
+from reportgen.project.revisions import (
+    GitObject,
+    RevisionFiles,
+    blob_contents,
+    files_named_in,
+    names_in_bytes,
+    objects_at,
+    open_objects,
+    run_git,
+)
+from reportgen.project.spec import bidi_isolated
+from reportgen.project.stdio import MAX_FILE_BYTES
 from reportgen.version import __version__
 
 DEFAULT_LAST = 100
 MAX_LAST = 10_000
 SCHEMA_VERSION = 1
-RECORD_FORMAT = 4  # part of every cache key: a record of another shape is never read back
+RECORD_FORMAT = 5  # part of every cache key: a record of another shape is never read back
+COMMIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # SHA-1 or SHA-256
 
 
 @dataclass(frozen=True)
 class Commit:
     sha: str
     date: str  # ISO 8601, the commit's
-    subject: str
+    subject: str  # as git gives it (history.json); the pages show it inert (_inert)
 
     @property
     def label(self) -> str:
@@ -49,16 +63,33 @@ class HistoryOptions:
     rev: str | None = None  # A..B, or a single revision (its history up to it)
     last: int = DEFAULT_LAST
     cache: Path | None = None  # where records are cached (None: no cache)
+    say: Callable[[str], None] | None = None  # told once when the cache cannot be written (the command prints it)
 
 
-# git's output is read as UTF-8 whatever the repository's i18n.logOutputEncoding says, and every path it is given is
-# literal (a CSV named "*" or ":(glob)x" is that file, not a pattern)
-GIT_OPTIONS = ("-c", "i18n.logOutputEncoding=UTF-8", "--literal-pathspecs")
+# git's output is read as UTF-8 whatever the repository's i18n.logOutputEncoding says; its log never runs gpg (a
+# repository's log.showSignature and gpg.program would run a program of its choosing) nor follows renames
+# (log.follow would walk another file's history); every path it is given is literal (a CSV named "*" or ":(glob)x"
+# is that file, not a pattern)
+GIT_OPTIONS = ("-c", "i18n.logOutputEncoding=UTF-8", "-c", "log.showSignature=false", "-c", "log.follow=false",
+               "--literal-pathspecs")
 MAX_NAMED_PASSES = 8  # the names every revision named are gathered in passes until they stop growing
 
 
 def _git(top: Path, *arguments: str) -> str:
     return run_git(top, *GIT_OPTIONS, *arguments).decode("utf-8", "replace")
+
+
+def _check(options: HistoryOptions) -> None:
+    """The options as the command line gives them: through the Python API any value can arrive (`last=True` walked
+    no revision and said nothing)."""
+    if options.rev is not None and not isinstance(options.rev, str):
+        raise UsageError(f"rev must be a revision range as text (A..B), got {options.rev!r}")
+    if options.rev is not None and options.rev.startswith("-"):
+        raise UsageError(f"{printable(options.rev)!r} is not a revision range (a revision never starts with '-')")
+    if isinstance(options.last, bool) or not isinstance(options.last, int):
+        raise UsageError(f"last must be a whole number of revisions, got {options.last!r}")
+    if not 1 <= options.last <= MAX_LAST:
+        raise UsageError(f"--last must be from 1 to {MAX_LAST:,}")
 
 
 def _repository(path: Path) -> tuple[Path, str]:
@@ -68,6 +99,8 @@ def _repository(path: Path) -> tuple[Path, str]:
         resolved = path.resolve()
     except (OSError, RuntimeError):  # a loop of symbolic links (RuntimeError on Python 3.11 and 3.12)
         raise UsageError(f"{shown_path(path)}: a loop of symbolic links") from None
+    if resolved.is_dir():  # its parent's history would be walked for a "file" that is the folder: nothing, unsaid
+        raise UsageError(f"{shown_path(path)}: a folder, not a project file (name the YAML file to walk)")
     folder = resolved.parent
     if not folder.is_dir():
         raise UsageError(f"{shown_path(path)}: no such folder")
@@ -79,59 +112,198 @@ def _repository(path: Path) -> tuple[Path, str]:
         raise UsageError(f"{shown_path(path)}: not inside the repository at {shown_path(top)}") from None
 
 
+def _range(top: Path, rev: str | None) -> list[str]:
+    """The revisions to walk as git resolves them (`B`, `^A`), each end a commit: a tree or a blob named with --rev
+    walked nothing and said nothing. What git is then given is object ids, never the user's text."""
+    text = "HEAD" if rev is None else rev
+    ends = _git(top, "rev-parse", "--revs-only", "--end-of-options", text).split()
+    if not ends or not all(re.fullmatch(rf"\^?(?:{COMMIT_ID.pattern})", end) for end in ends):
+        raise UsageError(f"{printable(text)}: not a revision git knows (--rev takes A..B, or one revision)"
+                         if rev is not None else "the repository has no commit yet")
+    for end in ends:
+        oid = end.removeprefix("^")
+        try:
+            _git(top, "rev-parse", "--verify", "--quiet", f"{oid}^{{commit}}")
+        except UsageError:
+            kind = _git(top, "cat-file", "-t", oid).strip()
+            raise UsageError(f"{printable(text)}: names a {kind}, not a commit (--rev takes A..B of commits)") \
+                from None
+    return ends
+
+
+def _shallow_start(top: Path, ends: list[str]) -> str | None:
+    """Where a shallow clone's history starts (None: the repository has all of it): older revisions are not there
+    to walk, which the history says rather than looking complete."""
+    if _git(top, "rev-parse", "--is-shallow-repository").strip() != "true":
+        return None
+    roots = _git(top, "rev-list", "--first-parent", "--max-parents=0", "--end-of-options", *ends).split()
+    return roots[0] if roots else None
+
+
 def commits(path: Path, options: HistoryOptions) -> tuple[list[Commit], int, Path, str]:
     """The first-parent commits that changed the project file or a file it names, oldest first, at most `last`
     (the newest); the number there are in all; the repository's top; the file's path in it."""
-    if options.rev is not None and options.rev.startswith("-"):
-        raise UsageError(f"{options.rev!r} is not a revision range (a revision never starts with '-')")
-    if not 1 <= options.last <= MAX_LAST:
-        raise UsageError(f"--last must be from 1 to {MAX_LAST:,}")
+    _check(options)
     top, relative = _repository(path)
-    spec = [options.rev or "HEAD"]
-    named = {relative, *(_beside(relative, name) for name in (files_named_in(path) if path.is_file() else []))}
-    found: list[Commit] = []
-    for _ in range(MAX_NAMED_PASSES):  # a CSV only an earlier revision named changes that revision's record too
-        found = _log(top, spec, sorted(named), options.last)
-        at = named_in_revisions([commit.sha for commit in found], relative, cwd=top)
-        more = named | {_beside(relative, name) for names in at.values() for name in names}
-        if more == named:
-            break
-        named = more
-    paths = ["--", *sorted(named)]
-    total = int(_git(top, "rev-list", "--first-parent", "--count", "--end-of-options", *spec, *paths).strip() or 0)
-    return list(reversed(found)), total, top, relative
+    walk = _walk(path, top, relative, _range(top, options.rev), options.last, _Blobs(top, _Cache(None, None)))
+    return walk.commits, walk.total, top, relative
 
 
 def _beside(relative: str, name: str) -> str:
     return posixpath.normpath(posixpath.join(posixpath.dirname(relative), name))
 
 
-def _log(top: Path, spec: list[str], paths: list[str], last: int) -> list[Commit]:
+def _log(top: Path, ends: list[str], paths: list[str], last: int) -> list[Commit]:
     """The first-parent commits that changed any of `paths`, newest first. Records are NUL-terminated (`-z`) and
-    split on NUL only: a subject holding a line or paragraph separator (U+2028, \\x85, \\x1e) followed by a
-    commit id never forges a revision, since git writes no NUL inside a record."""
+    split on NUL only: a subject holding a line or paragraph separator (U+2028, \x85, \x1e) followed by a
+    commit id never forges a revision, since git writes no NUL inside a record (a commit message's NUL ends it)."""
     out = _git(top, "log", "-z", "--first-parent", f"-n{last}", "--format=%H%x1f%cI%x1f%s", "--end-of-options",
-               *spec, "--", *paths)
+               *ends, "--", *paths)
     found = []
     for record in out.split("\0"):
         sha, date, subject = [*record.split("\x1f", 2), "", ""][:3]
-        if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", sha):
+        if COMMIT_ID.fullmatch(sha):
             found.append(Commit(sha, date, subject[:200]))
     return found
 
 
-def _cache_key(folder: Path) -> str:
-    """The content hash of a revision's inputs (every file in its scratch folder) and reportgen's version."""
-    digest = hashlib.sha256(f"{__version__}\0{RECORD_FORMAT}".encode())
-    for file in sorted(p for p in folder.rglob("*") if p.is_file()):
-        digest.update(os.fsencode(file.relative_to(folder).as_posix()) + b"\0" + file.read_bytes() + b"\0")
-    return digest.hexdigest()[:32]
+@dataclass(frozen=True)
+class _Walk:
+    commits: list[Commit]  # oldest first
+    files: dict[str, RevisionFiles]  # by commit: the project file and the files it names, as git's objects
+    total: int  # the revisions there are in all, past --last too
+    shallow_start: str | None  # where a shallow clone's history starts
 
 
-def _index_key(commit: Commit, relative: str) -> str:
-    """A commit never changes: (commit, path, version) names the content without reading it."""
-    text = f"{__version__}\0{RECORD_FORMAT}\0{commit.sha}\0{relative}"
-    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+def _walk(path: Path, top: Path, relative: str, ends: list[str], last: int, blobs: _Blobs) -> _Walk:
+    """The revisions of the project file and of every file any of them named (methods.md#a-projects-history): a
+    commit that changed a CSV only an earlier revision named changes that revision's inputs too. The names are
+    gathered in passes, each reading the project file of the revisions found so far, until they stop growing."""
+    named = {relative, *(_beside(relative, name) for name in (files_named_in(path) if path.is_file() else []))}
+    projects: dict[str, GitObject | None] = {}
+    found: list[Commit] = []
+    for _ in range(MAX_NAMED_PASSES):
+        found = _log(top, ends, sorted(named), last)
+        new = [commit.sha for commit in found if commit.sha not in projects]
+        projects.update(zip(new, objects_at([(sha, relative) for sha in new], cwd=top), strict=True))
+        blobs.read_projects(projects[sha] for sha in new)
+        more = named | {_beside(relative, name) for commit in found for name in blobs.names_of(projects[commit.sha])}
+        if more == named:
+            break
+        named = more
+    total = int(_git(top, "rev-list", "--first-parent", "--count", "--end-of-options", *ends, "--", *sorted(named))
+                .strip() or 0)
+    files = _files_of(found, projects, relative, top, blobs)
+    return _Walk(list(reversed(found)), files, total, _shallow_start(top, ends))
+
+
+def _files_of(found: list[Commit], projects: dict[str, GitObject | None], relative: str, top: Path,
+              blobs: _Blobs) -> dict[str, RevisionFiles]:
+    """Each revision's project file and the objects of the files it names, beside it in that revision; the named
+    files are read once each (one git process for all), for their content's hash."""
+    names = {commit.sha: blobs.names_of(projects[commit.sha]) for commit in found}
+    requests = [(sha, _beside(relative, name)) for sha, written in names.items() for name in written]
+    at = dict(zip(requests, objects_at(requests, cwd=top), strict=True))
+    blobs.read(at.values(), limit=MAX_CSV_BYTES)
+    return {sha: RevisionFiles(relative, projects[sha], tuple((name, at[sha, _beside(relative, name)])
+                                                                  for name in written))
+            for sha, written in names.items()}
+
+
+Value = TypeVar("Value")
+MAX_CACHED_BYTES = 4 << 20  # a cache entry larger than any record is not read
+
+
+class _Cache:
+    """The history's cache folder (None: no cache). What it holds is read back as strictly as input: a file of
+    another shape, or not a regular file, is rebuilt, never used. A folder that cannot be written is skipped (it only
+    saves time), and said once."""
+
+    def __init__(self, folder: Path | None, say: Callable[[str], None] | None) -> None:
+        self.folder, self._say, self._writable = folder, say, folder is not None
+
+    def read(self, name: str, kind: type[Value]) -> Value | None:
+        if self.folder is None:
+            return None
+        try:
+            with open_regular(self.folder / f"{name}.json") as handle:
+                data = handle.read(MAX_CACHED_BYTES + 1)
+            return msgspec.json.decode(data, type=kind, strict=True) if len(data) <= MAX_CACHED_BYTES else None
+        except (OSError, msgspec.MsgspecError):
+            return None
+
+    def write(self, name: str, value: object) -> None:
+        if self.folder is None or not self._writable:
+            return
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            replace_file(self.folder / f"{name}.json", json.dumps(value, sort_keys=True).encode("utf-8"), sync=False)
+        except (OSError, OutputError) as error:
+            self._writable = False
+            reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+            if self._say is not None:
+                self._say(f"the history cache {shown_path(self.folder)} cannot be written ({reason}): it is "
+                          "skipped, so the next history analyses every revision again")
+
+
+@dataclass
+class _Blobs:
+    """The blobs read this run, by object id: the hash of each one's bytes, and for a project file the names it
+    names (parsed once per content, and kept in the cache). Each blob is read once, by id, however many revisions
+    hold it."""
+
+    top: Path
+    cache: _Cache
+    digests: dict[str, str] = field(default_factory=dict)
+    names: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def read(self, found: Iterable[GitObject | None], *, limit: int) -> None:
+        wanted = {blob.oid: blob for blob in _files_within(found, limit) if blob.oid not in self.digests}
+        for blob, data in blob_contents(list(wanted.values()), cwd=self.top):
+            self.digests[blob.oid] = hashlib.sha256(data).hexdigest()
+
+    def read_projects(self, found: Iterable[GitObject | None]) -> None:
+        wanted = {blob.oid: blob for blob in _files_within(found, MAX_FILE_BYTES) if blob.oid not in self.names}
+        for blob, data in blob_contents(list(wanted.values()), cwd=self.top):
+            digest = self.digests[blob.oid] = hashlib.sha256(data).hexdigest()
+            self.names[blob.oid] = self._names(digest, data)
+
+    def _names(self, digest: str, data: bytes) -> tuple[str, ...]:
+        entry = f"names-{_hashed(__version__, digest)}"
+        kept = self.cache.read(entry, list[str])
+        if kept is None:
+            kept = names_in_bytes(data, "project.yaml")
+            self.cache.write(entry, kept)
+        return tuple(kept)
+
+    def names_of(self, project: GitObject | None) -> tuple[str, ...]:
+        return self.names.get(project.oid, ()) if project is not None else ()
+
+    def identity(self, found: GitObject | None, limit: int) -> str:
+        """What a file gives a revision's cache key: the hash of its bytes, or why there are none to read."""
+        if found is None:
+            return "absent"
+        if found.kind != "blob" or found.size > limit:
+            return f"{found.kind} of {found.size} bytes"
+        return self.digests.get(found.oid, f"unread {found.oid}")
+
+
+def _files_within(found: Iterable[GitObject | None], limit: int) -> list[GitObject]:
+    return [blob for blob in found if blob is not None and blob.kind == "blob" and blob.size <= limit]
+
+
+def _hashed(*parts: str) -> str:
+    return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogateescape")).hexdigest()[:32]
+
+
+def _cache_key(files: RevisionFiles, blobs: _Blobs) -> str:
+    """A revision's inputs as one hash: the bytes of its project file and of each file it names (hashed as read, not
+    git's object ids, which a repository's own object store could misstate), the project file's path, reportgen's
+    version and the record's format. A revision of the same inputs as another (a revert) reads its record."""
+    parts = [__version__, str(RECORD_FORMAT), files.path, blobs.identity(files.project, MAX_FILE_BYTES)]
+    for name, found in files.named:
+        parts += [name, blobs.identity(found, MAX_CSV_BYTES)]
+    return _hashed(*parts)
 
 
 # A cached record is read back as strictly as a project file: every field of its type (methods.md#a-projects-history),
@@ -193,82 +365,48 @@ class _Record(msgspec.Struct, forbid_unknown_fields=True):
     slots: dict[str, list[str]]
 
 
-def _read(cache: Path | None, name: str) -> bytes | None:
-    if cache is None:
-        return None
-    try:
-        return (cache / f"{name}.json").read_bytes()
-    except OSError:
-        return None
+def _one_line(error: Exception) -> str:
+    """An error as a revision's record keeps it: its first line, its controls written as escapes."""
+    text = str(error.problems[0]) if isinstance(error, InputError) and error.problems else str(error)
+    return printable(text.splitlines()[0] if text.strip() else type(error).__name__)
 
 
-def _cached_index(cache: Path | None, name: str) -> str | None:
-    data = _read(cache, name)
-    try:
-        key = msgspec.json.decode(data, type=str) if data is not None else None
-    except msgspec.MsgspecError:
-        return None
-    return key if key is not None and re.fullmatch(r"[0-9a-f]{32}", key) else None
-
-
-def _cached_record(cache: Path | None, name: str) -> Record | None:
-    """A record as stored, or None when there is none or it is not one this version writes (it is rebuilt)."""
-    data = _read(cache, name)
-    try:
-        record = msgspec.json.decode(data, type=_Record, strict=True) if data is not None else None
-    except msgspec.MsgspecError:
-        return None
-    return cast(Record, msgspec.to_builtins(record)) if record is not None else None
-
-
-def _store(cache: Path | None, name: str, value: object) -> None:
-    """Keep a record or an index entry; a cache that cannot be written is skipped (it only saves time)."""
-    if cache is None:
-        return
-    try:
-        cache.mkdir(parents=True, exist_ok=True)
-        replace_file(cache / f"{name}.json", json.dumps(value, sort_keys=True).encode("utf-8"), sync=False)
-    except OSError:
-        return
-
-
-def _analyse(commit: Commit, relative: str, top: Path, cache: Path | None) -> tuple[Record, bool]:
-    """A revision's record, and whether it was built now (False: read from the cache). The goal's levers are
-    searched only where page 1's next action needs them (reportgen.analysis.page_one.needs_levers), so that every
-    revision shows the action a build of it shows."""
+def _analyse(files: RevisionFiles, top: Path, blobs: _Blobs) -> tuple[Record, bool]:
+    """A revision's record, and whether it was built now (False: read from the cache). It is cached by its inputs'
+    content (_cache_key), and its errors name the file, not the commit, so that a revision of the same inputs reads
+    a record true of it. The goal's levers are searched only where page 1's next action needs them
+    (reportgen.analysis.page_one.needs_levers), so that every revision shows the action a build of it shows."""
     from reportgen.revision_pipeline import analyse_source
 
-    index = _cached_index(cache, f"index-{_index_key(commit, relative)}")
-    if index is not None:
-        record = _cached_record(cache, f"record-{index}")
-        if record is not None:
-            return record, False
+    key = f"record-{_cache_key(files, blobs)}"
+    cached = blobs.cache.read(key, _Record)
+    if cached is not None:
+        return cast(Record, msgspec.to_builtins(cached)), False
     try:
-        with open_revision(commit.sha, relative, cwd=top, display=f"{commit.label}:{shown_path(relative)}") as source:
-            key = _cache_key(source.path.parent)
-            record = _cached_record(cache, f"record-{key}")
-            if record is None:
-                try:
-                    loaded, analysis = analyse_source(source, skip=WITHOUT_LEVERS)
-                    record = record_of(loaded.project, analysis)
-                except InputError as error:
-                    record = unbuilt(str(error.problems[0]) if error.problems else str(error))
-                _store(cache, f"record-{key}", record)
-    except (InputError, UsageError) as error:  # a blob past the limits, a file git cannot give
-        return unbuilt(str(error).splitlines()[0]), True
-    _store(cache, f"index-{_index_key(commit, relative)}", key)
+        with open_objects(files, cwd=top, display=shown_path(files.path)) as source:
+            loaded, analysis = analyse_source(source, skip=WITHOUT_LEVERS)
+            record = record_of(loaded.project, analysis)
+    except InputError as error:  # the revision's own content: the same next time, so cached
+        record = unbuilt(_one_line(error))
+    except UsageError as error:  # a file git cannot give now (a damaged repository): not cached
+        return unbuilt(_one_line(error)), True
+    blobs.cache.write(key, record)
     return record, True
 
 
 def history(path: Path, options: HistoryOptions | None = None) -> dict[str, Any]:
     """The history document (history.json): every revision's record, the ledger and each model's coverage."""
     options = options or HistoryOptions()
-    found, total, top, relative = commits(Path(path), options)
+    _check(options)
+    path = Path(path)
+    top, relative = _repository(path)
+    blobs = _Blobs(top, _Cache(options.cache, options.say))
+    walk = _walk(path, top, relative, _range(top, options.rev), options.last, blobs)
     revisions = []
     built_now = 0
-    for commit in found:
+    for commit in walk.commits:
         interrupts.check()
-        record, fresh = _analyse(commit, relative, top, options.cache)
+        record, fresh = _analyse(walk.files[commit.sha], top, blobs)
         built_now += fresh
         revisions.append({"commit": commit.sha, "label": commit.label, "date": commit.date,
                           "subject": commit.subject, **record})
@@ -277,8 +415,9 @@ def history(path: Path, options: HistoryOptions | None = None) -> dict[str, Any]
     return {
         "schema_version": SCHEMA_VERSION,
         "project": shown_path(relative),
-        "total_revisions": total,
-        "capped": total > len(found),
+        "total_revisions": walk.total,
+        "capped": walk.total > len(walk.commits),
+        "shallow_start": walk.shallow_start,  # a shallow clone: the commit its history starts at (null: whole)
         "built_now": built_now,
         "revisions": revisions,
         "ledger": [row.as_json() for row in rows],
@@ -290,7 +429,6 @@ def history(path: Path, options: HistoryOptions | None = None) -> dict[str, Any]
                                  f"what {row.predicted_in} predicted with {row.model} ({row.predicted_s:.4g} s)"}
                      for row in missed(rows)],
     }
-
 
 
 @dataclass(frozen=True)
@@ -309,6 +447,7 @@ class HistoryContext:
     figures: dict[str, Any]  # the timeline's frame, by key
     version: str
     paper: str = "a4"
+    shallow_start: str | None = None  # a shallow clone: the label of the commit its history starts at
 
 
 CHANGES_NAMED = 8  # design inputs a revision's row names before it counts the rest
@@ -346,13 +485,28 @@ def _page_context(document: dict[str, Any]) -> dict[str, Any]:
                 changes.append(("layout or baseline", "changed"))
         if revision.get("built"):
             previous = revision
-        revisions.append({**revision, "speedups": speedups, "changes": changes})
+        revisions.append({**revision, "subject": _inert(revision["subject"]), "speedups": speedups,
+                          "changes": changes})
     built = [r for r in revisions if r.get("built")]
     scales = sorted({n for r in built for n in r["speedups"]})
-    title = (built[-1].get("title") if built else None) or document["project"]
-    return {"project": document["project"], "title": title, "revisions": revisions, "scales": scales,
+    project = bidi_isolated(document["project"])
+    title = (built[-1].get("title") if built else None) or project
+    shallow = document.get("shallow_start")
+    return {"project": project, "title": title, "revisions": revisions, "scales": scales,
             "ledger": document["ledger"], "coverage": document["accuracy"], "findings": document["findings"],
-            "capped": document["capped"], "total": document["total_revisions"], "version": version}
+            "capped": document["capped"], "total": document["total_revisions"], "version": version,
+            "shallow_start": shallow[:7] if shallow else None}
+
+
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _inert(subject: str) -> str:
+    """A commit's subject as the pages show it: its controls and line separators written as escapes, and its bidi
+    controls isolated as a project's own text is (spec.bidi_isolated), so that an override (U+202E) in a subject
+    cannot reverse the row, or the page, after it."""
+    escaped = _CONTROLS.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), subject)
+    return bidi_isolated(escaped)
 
 
 def write_history(document: dict[str, Any], out_root: Path, formats: tuple[str, ...]) -> list[Path]:

@@ -6,6 +6,9 @@ then read as `<commit sha>:<path>`, which cannot start with "-". A blob's size i
 so that a file past reportgen's limits is refused without being read. Paths follow git's own rule: `REV:path` is
 relative to the top of the repository, `REV:./path` to the current folder; the CSV files a project names
 (scaling.file, prediction.collectives_file) are read from the same revision, beside the project file.
+
+`reportgen history` reads its revisions by object id instead (`objects_at`, `blob_contents`, `open_objects`), many
+at a time, never through a path the file system could resolve (methods.md#a-projects-history).
 """
 
 from __future__ import annotations
@@ -15,12 +18,13 @@ import posixpath
 import re
 import subprocess
 import tempfile
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from yaml.nodes import MappingNode
+from yaml.nodes import MappingNode, Node
 
 from reportgen import wording
 from reportgen.errors import InputError, Problem, UsageError
@@ -59,53 +63,169 @@ def open_source(spec: str, *, cwd: Path | None = None) -> Iterator[Source]:
         yield Source(target, shown_path(spec), f"{safe_revision}-{PurePosixPath(path).stem}")
 
 
-@contextmanager
-def open_revision(commit: str, path: str, *, cwd: Path | None, display: str) -> Iterator[Source]:
-    """The project file at `path` of a commit git has already resolved (a full SHA), read by object from git's
-    database, never through a file the working tree could hold: a working-tree file named `<sha>:p.yaml` (or a link
-    so named) cannot stand in for the revision."""
+@dataclass(frozen=True)
+class GitObject:
+    """An object of git's database, as `git cat-file --batch-check` describes it."""
+
+    oid: str
+    kind: str  # "blob" (a file), "tree" (a folder), "commit" (a submodule)
+    size: int
+
+
+@dataclass(frozen=True)
+class RevisionFiles:
+    """A project file and the files it names at one commit, each as its object in git's database (None: the commit
+    has none there): what `open_objects` reads, and what history's cache key is made of."""
+
+    path: str  # the project file's path in the repository
+    project: GitObject | None
+    named: tuple[tuple[str, GitObject | None], ...]  # each name as the project writes it, and the object beside it
+
+
+def objects_at(requests: Sequence[tuple[str, str]], *, cwd: Path | None) -> list[GitObject | None]:
+    """The object at each (commit, path), for commits git has already resolved (full ids), None where the commit has
+    none: one `git cat-file --batch-check` for them all. A path holding a line feed, which would end its request's
+    line, is resolved alone (`git rev-parse`) and then described by its object id like the rest."""
+    names = [_object_name(commit, path, cwd) for commit, path in requests]
+    asked = [name for name in names if name is not None]
+    described = dict(zip(asked, _describe(asked, cwd=cwd), strict=True))
+    return [described[name] if name is not None else None for name in names]
+
+
+def _object_name(commit: str, path: str, cwd: Path | None) -> bytes | None:
+    """How `git cat-file --batch-check` is asked for the object at a path of a commit: `<commit>:<path>`, or the
+    object's id where the path holds a line feed (None: the commit has no such path)."""
     if not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", commit):
         raise UsageError(f"{commit!r} is not a commit id")
-    with _revision_copy(_Repository(cwd), commit, path, commit[:7]) as target:
-        yield Source(target, display, f"{commit[:7]}-{PurePosixPath(path).stem}")
+    name = commit.encode() + b":" + os.fsencode(path)
+    if b"\n" not in name:
+        return name
+    try:
+        result = subprocess.run(["git", "rev-parse", "--verify", "--quiet", name], cwd=cwd, capture_output=True,
+                                check=False, timeout=GIT_SECONDS)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise UsageError(f"cannot run git: {error}") from None
+    oid = result.stdout.strip()
+    return oid if result.returncode == 0 and re.fullmatch(rb"[0-9a-f]{40}|[0-9a-f]{64}", oid) else None
 
 
-def named_in_revisions(commits: Sequence[str], path: str, *, cwd: Path | None) -> dict[str, list[str]]:
-    """The files the project file names at each commit (scaling.file, prediction.collectives_file), read by object
-    in two git processes for all of them (`cat-file --batch-check` for the sizes, `--batch` for the files within
-    reportgen's limit); a commit whose file is missing or too large names none."""
-    if not commits or "\n" in path:
-        return {}
-    wanted = b"".join(f"{commit}:".encode() + os.fsencode(path) + b"\n" for commit in commits)
-    sizes = _batch(cwd, "--batch-check", wanted).decode("utf-8", "replace").split("\n")
-    readable = [commit for commit, line in zip(commits, sizes, strict=False)
-                if len(fields := line.split(" ")) == 3 and fields[1] == "blob" and fields[2].isdigit()
-                and int(fields[2]) <= MAX_FILE_BYTES]
-    out = _batch(cwd, "--batch", b"".join(f"{commit}:".encode() + os.fsencode(path) + b"\n" for commit in readable))
-    named: dict[str, list[str]] = {}
-    with tempfile.TemporaryDirectory(prefix="reportgen-rev-") as folder:
-        target = Path(folder) / "project.yaml"
-        position = 0
-        for commit in readable:
-            header_end = out.index(b"\n", position)
-            size = int(out[position:header_end].split(b" ")[2])
-            target.write_bytes(out[header_end + 1:header_end + 1 + size])
-            named[commit] = files_named_in(target)
-            position = header_end + 1 + size + 1  # the content, then a line feed
-    return named
+def _describe(names: Sequence[bytes], *, cwd: Path | None) -> list[GitObject | None]:
+    """Each object's id, kind and size (None: git has none of that name); the names hold no line feed, so git
+    answers each on one line of its own."""
+    if not names:
+        return []
+    out = _batch(cwd, "--batch-check", b"".join(name + b"\n" for name in names), len(names))
+    lines = out.decode("ascii", "replace").split("\n")
+    return [_described(lines[index]) if index < len(lines) else None for index in range(len(names))]
 
 
-def _batch(cwd: Path | None, mode: str, requests: bytes) -> bytes:
+def _described(line: str) -> GitObject | None:
+    fields = line.split(" ")
+    if len(fields) != 3 or not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", fields[0]) or not fields[2].isdigit():
+        return None  # "<name> missing", or a name git finds ambiguous
+    return GitObject(fields[0], fields[1], int(fields[2]))
+
+
+def blob_contents(blobs: Sequence[GitObject], *, cwd: Path | None) -> Iterator[tuple[GitObject, bytes]]:
+    """Each blob's bytes, read by object id in one `git cat-file --batch` and handed on one at a time, so that memory
+    holds one file whatever the number of revisions; a blob git no longer has is left out."""
+    if not blobs:
+        return
+    with tempfile.TemporaryFile() as requests:  # a file, not a pipe: git's answers never wait on our writing
+        requests.write(b"".join(blob.oid.encode() + b"\n" for blob in blobs))
+        requests.seek(0)
+        try:
+            process = subprocess.Popen(["git", "cat-file", "--batch"], cwd=cwd, stdin=requests,
+                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        except OSError as error:
+            raise UsageError(f"cannot run git: {error}") from None
+        try:
+            for blob in blobs:
+                data = _next_blob(process, blob)
+                if data is not None:
+                    yield blob, data
+        finally:
+            process.kill()
+            process.wait()
+
+
+def _next_blob(process: subprocess.Popen[bytes], blob: GitObject) -> bytes | None:
+    """`git cat-file --batch`'s next answer: a line "<oid> <kind> <size>", the bytes and a line feed (None for
+    "<oid> missing"). Git is given GIT_SECONDS for each object (a partial clone fetches one it lacks), however long
+    the reader takes between them."""
+    stream = process.stdout
+    assert stream is not None
+    watchdog = threading.Timer(GIT_SECONDS, process.kill)
+    watchdog.start()
+    try:
+        header = stream.readline()
+        found = _described(header.decode("ascii", "replace").rstrip("\n"))
+        data = stream.read(found.size) if found is not None else b""
+        ended = stream.read(1) if found is not None else b"\n"
+    finally:
+        watchdog.cancel()
+    if not header or ended != b"\n":
+        raise UsageError(f"git stopped giving the repository's objects (more than {GIT_SECONDS} s for one, or a "
+                         "damaged repository)")
+    return data if found is not None and found.oid == blob.oid and len(data) == found.size else None
+
+
+def _batch_seconds(count: int) -> float:
+    """How long one `git cat-file --batch-check` may take: GIT_SECONDS for each 1,000 objects it describes."""
+    return GIT_SECONDS * max(1.0, count / 1000)
+
+
+def _batch(cwd: Path | None, mode: str, requests: bytes, count: int) -> bytes:
     """git cat-file in batch mode, fed `requests` (one object name a line)."""
     try:
         result = subprocess.run(["git", "cat-file", mode], cwd=cwd, input=requests, capture_output=True, check=False,
-                                timeout=GIT_SECONDS)
+                                timeout=_batch_seconds(count))
     except (OSError, subprocess.TimeoutExpired) as error:
         raise UsageError(f"cannot run git: {error}") from None
     if result.returncode != 0:
         reason = result.stderr.decode("utf-8", "replace").strip().splitlines()
         raise UsageError(reason[-1] if reason else "git cat-file failed")
     return result.stdout
+
+
+@contextmanager
+def open_objects(files: RevisionFiles, *, cwd: Path | None, display: str) -> Iterator[Source]:
+    """A project file of a commit and the files it names, read by object id from git's database, never through a
+    path the file system could resolve: a working-tree file or link named `<sha>:p.yaml` cannot stand in for a
+    revision. The copies are removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="reportgen-rev-") as folder:
+        target = Path(folder) / PurePosixPath(files.path).name
+        target.write_bytes(_file_bytes(files.project, cwd, display, limit=MAX_FILE_BYTES))
+        for name, found in files.named:
+            beside = Path(folder) / name
+            if found is None or found.kind != "blob" or not beside.resolve().is_relative_to(Path(folder).resolve()):
+                continue  # the loader says that the file is missing, or that its path leaves the project's folder
+            data = _file_bytes(found, cwd, str(PurePosixPath(display).parent / name), limit=MAX_CSV_BYTES)
+            try:
+                beside.parent.mkdir(parents=True, exist_ok=True)
+                beside.write_bytes(data)
+            except OSError:  # a name through a file ("p.yaml/x.csv"): no such file, as the loader will say
+                continue
+        yield Source(target, display, PurePosixPath(files.path).stem)
+
+
+def _file_bytes(found: GitObject | None, cwd: Path | None, shown: str, *, limit: int) -> bytes:
+    """A blob's bytes, read by its id; refused without reading it when it is not a file or larger than `limit`."""
+    if found is None:
+        raise UsageError(f"{shown}: not in this revision")
+    if found.kind != "blob":
+        raise UsageError(f"{shown}: {_KINDS.get(found.kind, 'a ' + found.kind)} in this revision, not a file")
+    if found.size > limit:
+        raise _too_large(shown, found.size, limit)
+    return run_git(cwd, "cat-file", "blob", found.oid, shown=shown)
+
+
+_KINDS = {"tree": "a folder", "commit": "a submodule"}
+
+
+def _too_large(shown: str, size: int, limit: int) -> InputError:
+    return InputError([Problem(shown, 1, 1, "", f"the file is larger than {wording.limit(limit)} ({size:,} bytes "
+                               "in git): refused without reading it")])
 
 
 @contextmanager
@@ -181,8 +301,7 @@ class _Repository:
         if not size.isdigit():
             raise UsageError(f"{shown}: git gives no size for it")
         if int(size) > limit:
-            raise InputError([Problem(shown, 1, 1, "", f"the file is larger than {wording.limit(limit)} "
-                                      f"({int(size):,} bytes in git): refused without reading it")])
+            raise _too_large(shown, int(size), limit)
         return self._git("cat-file", "blob", f"{commit}:{path}", shown=shown)
 
 
@@ -190,9 +309,20 @@ def files_named_in(path: Path) -> list[str]:
     """The relative files the project names (scaling.file, prediction.collectives_file), read with the loader's
     guarded composer (the loader validates them properly later)."""
     try:
-        root = compose(read_text(path, path.name)[0], path.name)
+        return _names_in(compose(read_text(path, path.name)[0], path.name))
     except InputError:
         return []
+
+
+def names_in_bytes(data: bytes, name: str) -> list[str]:
+    """files_named_in for a project file's bytes (a blob read from git): none when they are not UTF-8 YAML."""
+    try:
+        return _names_in(compose(data.decode("utf-8-sig"), name))
+    except (InputError, UnicodeDecodeError):
+        return []
+
+
+def _names_in(root: Node) -> list[str]:
     names = []
     for field in NAMED_FILES:
         section, _, key = field.partition(".")
