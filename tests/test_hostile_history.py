@@ -18,27 +18,10 @@ import pytest
 import reportgen
 from reportgen.errors import UsageError
 from reportgen.project_history import HistoryOptions, history
+from tests.test_history_sweep_four import CSV, PROJECT, _commit, _git  # the hostile repositories' builders
 from tests.test_hostile_sweep import run
 
-PROJECT = "project: {title: TITLE}\nscaling:\n  file: FILE\n"
-CSV = "nodes,time [s]\n1,3600\n2,1900\n"
 RLO, FSI, PDI = "\u202e", "\u2068", "\u2069"
-
-
-def _git(folder: Path, *arguments: str) -> str:
-    result = subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *arguments], cwd=folder,
-                            check=True, capture_output=True)
-    return result.stdout.decode("utf-8", "replace")
-
-
-def _commit(folder: Path, files: dict[str, str], message: str) -> str:
-    for name, text in files.items():
-        path = folder / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        _git(folder, "add", "--", name)
-    _git(folder, "commit", "-qm", message)
-    return _git(folder, "rev-parse", "HEAD").strip()
 
 
 def _project(title: str, csv: str) -> str:
