@@ -17,12 +17,12 @@ from reportgen import collector, interrupts
 from reportgen.analysis import Analysis, analyze
 from reportgen.errors import InputError, Problem
 from reportgen.figures.cache import FigureCache
-from reportgen.files import output_dir, write_files
+from reportgen.files import output_dir, shown_path, write_files
 from reportgen.formats import DEFAULT_FORMATS
 from reportgen.json_types import JsonObject
 from reportgen.project import carbon
 from reportgen.project.loader import LoadedProject, load_project
-from reportgen.project.stdio import output_name, shown_name
+from reportgen.project.stdio import output_name
 from reportgen.render.report import Page, Report, render_page, start_pdf
 from reportgen.render.results import dumps, results_document
 
@@ -149,7 +149,7 @@ class Builder:
 
         frames = [job.frame for job in jobs]
         context = build_context(loaded.project, analysis, document, {frame.key: frame for frame in frames},
-                                paper=self.options.paper, input_name=shown_name(Path(path.name)),
+                                paper=self.options.paper, input_name=shown_path(path.name),
                                 written=loaded.written)
         return render_page("report.html", template_vars(context), frames), context.epoch
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from reportgen import interrupts
 from reportgen.analysis import Analysis
 from reportgen.analysis.changes import DiffResult, compare
-from reportgen.files import output_dir, write_files
+from reportgen.files import output_dir, shown_path, write_files
 from reportgen.formats import DIFF_FORMATS
 from reportgen.json_types import JsonObject
 from reportgen.pipeline import analyses_of
@@ -74,8 +74,8 @@ def _load(spec: str) -> tuple[LoadedProject, Analysis, JsonObject, str]:
 def run_diff(old_spec: str, new_spec: str, options: DiffOptions) -> DiffOutcome:
     old, old_analysis, old_document, old_stem = _load(old_spec)
     new, new_analysis, new_document, new_stem = _load(new_spec)
-    result = compare(old.project, old_analysis, new.project, new_analysis, old_label=old.display,
-                     new_label=new.display)
+    result = compare(old.project, old_analysis, new.project, new_analysis, old_label=shown_path(old.display),
+                     new_label=shown_path(new.display))
     files: dict[str, bytes] = {}
     if "json" in options.formats:
         files["diff.json"] = dumps(diff_document(result))

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reportgen import interrupts
+from reportgen.commands.resources import os_failure
 from reportgen.errors import ExitCode, InputError, ReportgenError
 from reportgen.pipeline import Builder, BuildOptions, warm_builder
 
@@ -58,6 +59,9 @@ def _build_one(path: Path, builder: Builder | None = None) -> Outcome:
                        time.perf_counter() - started)
     except ReportgenError as error:
         return Outcome(path, int(error.exit_code), f"error: {error}", "", time.perf_counter() - started)
+    except OSError as error:  # the system's refusal (no file descriptor left, no process for a worker), not a bug:
+        interrupts.check()  # one line without a traceback, as main() says one met outside a build
+        return Outcome(path, ExitCode.FAILURE, f"error: {os_failure(error)}", "", time.perf_counter() - started)
     except Exception as error:  # a bug: this project fails with its traceback, the others go on
         interrupts.check()  # unless a stop came first: a library stopped midway can fail oddly afterwards
         return Outcome(path, ExitCode.FAILURE, f"failed: {type(error).__name__}: {error}", traceback.format_exc(),

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from reportgen import interrupts
 from reportgen.commands import console
 from reportgen.commands.argtree import children, subcommands
+from reportgen.commands.option_values import Parser
 from reportgen.errors import ExitCode, InputError, OutputError, RenderError, ReportgenError, UsageError, printable
 from reportgen.formats import DEFAULT_FORMATS, DIFF_FORMATS, FORMATS, HISTORY_FORMATS, PAPERS
 from reportgen.project.stdio import STDIN, output_name, shown_name, stdin_bytes
@@ -64,8 +65,9 @@ _history_formats = FormatList(HISTORY_FORMATS)
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="reportgen", description=DESCRIPTION, epilog=EPILOG,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    # every option's value is checked as it is parsed: empty or `--` is a usage error naming the option
+    parser = Parser(prog="reportgen", description=DESCRIPTION, epilog=EPILOG,
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"reportgen {__version__}")
     # -q and -v before the command too (`reportgen -q build …`); their own names, since a subcommand's defaults
     # would overwrite the same names set here
@@ -448,18 +450,6 @@ def _build_count(text: str) -> int:
     return value
 
 
-def _refuse_empty_values(parser: argparse.ArgumentParser, argv: list[str]) -> None:
-    """An option written `--name=` or `--name=--` is a usage error, one line and exit 2: Python 3.11 and 3.12's
-    argparse hand `--name=--` on as a list (a traceback in about eleven commands), and `--format=--` built nothing.
-    Everything after a bare `--` is an operand, never an option."""
-    for token in argv:
-        if token == "--":
-            return
-        name, equals, value = token.partition("=")
-        if token.startswith("--") and equals and value.strip() in ("", "--"):
-            parser.error(f"{name} needs a value (got {value!r})")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     if sys.stdout is None:  # closed before the interpreter started: Python leaves None, and print() says nothing
         sys.stdout = _ClosedStream()
@@ -468,7 +458,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
     parser = _parser()
     _suggest_command(parser, sys.argv[1:] if argv is None else list(argv))
-    _refuse_empty_values(parser, sys.argv[1:] if argv is None else list(argv))
     arguments = parser.parse_args(argv)  # exits 2 on a usage error, as argparse does
     quiet = getattr(arguments, "quiet", False) or arguments.quiet_all
     verbose = getattr(arguments, "verbose", False) or arguments.verbose_all
@@ -545,11 +534,13 @@ def _silence_stdout() -> None:
 def _run(arguments: argparse.Namespace) -> int:
     command = BY_NAME[arguments.command]
     if command.writes_outputs:
+        from reportgen.commands.resources import ensure_open_files
         from reportgen.files import check_output_folder
         from reportgen.reproducible import source_date_epoch
 
         check_output_folder(arguments.output)  # before any work: a build should not fail only at its last step
         source_date_epoch()  # likewise
+        ensure_open_files()  # likewise: `ulimit -n 16` failed midway, in a worker or the PDF workers' fork server
     return command.run(arguments)
 
 
@@ -709,25 +700,30 @@ def _history(arguments: argparse.Namespace) -> ExitCode:
     from reportgen.wording import counted
 
     cache = None if arguments.no_cache else arguments.output / ".cache" / "history"
-    document = history(arguments.project, HistoryOptions(rev=arguments.rev, last=arguments.last, cache=cache))
+    document = history(arguments.project, HistoryOptions(rev=arguments.rev, last=arguments.last, cache=cache,
+                                                         say=lambda text: console.say(text, file=sys.stderr)))
     revisions = document["revisions"]
     unbuilt = sum(1 for revision in revisions if not revision["built"])
     shown = f"the newest {len(revisions):,} of {document['total_revisions']:,}" if document["capped"] \
         else counted(len(revisions), "revision")
-    print(f"{shown}: {document['built_now']:,} analysed now, {len(revisions) - document['built_now']:,} from the "
-          f"cache" + (f"; {counted(unbuilt, 'revision')} could not be built" if unbuilt else "")
-          + f"; {counted(len(document['ledger']), 'prediction')} in the ledger")
+    shallow = document["shallow_start"]
+    # a status line: -q leaves it out (it prints only errors and the data asked for, which history writes to files)
+    console.say(f"{shown}: {document['built_now']:,} analysed now, {len(revisions) - document['built_now']:,} from "
+                f"the cache" + (f"; {counted(unbuilt, 'revision')} could not be built" if unbuilt else "")
+                + f"; {counted(len(document['ledger']), 'prediction')} in the ledger"
+                + (f"; a shallow clone: its history starts at {shallow[:7]} (git fetch --unshallow gives the "
+                   "revisions before it)" if shallow else ""))
     written = write_history(document, arguments.output, arguments.format)
     console.say(f"wrote {', '.join(str(p) for p in written)}")
     return ExitCode.OK
 
 
 def _measure(arguments: argparse.Namespace) -> int:
-    import shlex
     from dataclasses import replace
 
     from reportgen.ingest.measure import (
         append_run,
+        banner,
         check_can_append,
         checked_machines,
         csv_of,
@@ -738,6 +734,7 @@ def _measure(arguments: argparse.Namespace) -> int:
         tracker_place,
     )
     from reportgen.project.loader import load_project
+    from reportgen.project.records import inert
 
     command = arguments.argv[1:] if arguments.argv[:1] == ["--"] else arguments.argv
     if not command:
@@ -754,15 +751,14 @@ def _measure(arguments: argparse.Namespace) -> int:
     check_can_append(csv_path, arguments.nodes, replace=arguments.replace, split=arguments.split or from_traces,
                      repeat=arguments.repeat)
     place = tracker_place(loaded)
-    nodes = f"{arguments.nodes} node{'' if arguments.nodes == 1 else 's'}"
-    print(printable(f"measuring `{shlex.join(command)}` at {nodes} (tracker location: {', '.join(place.values())})"),
-          file=sys.stderr)  # a command's own control characters (an escape sequence) are shown, not obeyed
+    # one inert line: a command's own line breaks and control characters (an escape sequence) are shown, not obeyed
+    print(banner(command, arguments.nodes, place), file=sys.stderr)
     measurement = replace(run_measured(command, arguments.nodes, place), machines=machines)
     interrupts.check()  # an interrupted run appends nothing, whatever the command's status
     if measurement.exit_status != 0:
         status = measurement.exit_status
         how = f"was killed by signal {-status}" if status < 0 else f"exited with status {status}"
-        print(f"the command {how}: nothing appended to {csv_path.name}", file=sys.stderr)
+        print(inert(f"the command {how}: nothing appended to {csv_path.name}"), file=sys.stderr)
         return 128 - status if status < 0 else status  # killed by signal N: 128 + N, as a shell reports it
     refused: ReportgenError | None = None
     if from_traces:  # the split from the profiler traces the command wrote, each rank's times kept beside it
@@ -777,8 +773,8 @@ def _measure(arguments: argparse.Namespace) -> int:
             arguments.split = False
     if missing_split(csv_path, measurement) or (arguments.split and not measurement.split_s):
         said = measurement.said()
-        print(f"the command wrote no compute / communication / idle split to $REPORTGEN_SPLIT_FILE: nothing "
-              f"appended to {csv_path.name}. {said[:1].upper()}{said[1:]}", file=sys.stderr)
+        print(inert(f"the command wrote no compute / communication / idle split to $REPORTGEN_SPLIT_FILE: nothing "
+                    f"appended to {csv_path.name}. {said[:1].upper()}{said[1:]}"), file=sys.stderr)
         return ExitCode.FAILURE
     scaling = loaded.project.scaling
     try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from reportgen.errors import printable
+from reportgen.project.records import inert
 
 _quiet = False
 _verbose = False
@@ -22,10 +22,11 @@ def configure(*, quiet: bool, verbose: bool) -> None:
 
 
 def say(*values: Any, **options: Any) -> None:
-    """A status line (standard output unless `file` says otherwise); nothing under -q. Shown inert, as errors are:
-    a name it quotes (a CSV named with U+202E) cannot reorder or rewrite the terminal's line."""
+    """A status line (standard output unless `file` says otherwise); nothing under -q. Shown inert, one line: a
+    name it quotes (a CSV named with U+202E, or with a line break in it) cannot reorder, rewrite or add a line of
+    the terminal's."""
     if not _quiet:
-        print(*(printable(str(value)) for value in values), **options)
+        print(*(inert(str(value)) for value in values), **options)
 
 
 def detail(text: str) -> None:

@@ -7,7 +7,9 @@ job without importing the package that uses the cache: no import circle.
 from __future__ import annotations
 
 import html
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -61,7 +63,28 @@ class FigureJob:
 
     def run(self) -> str:
         # matplotlib's drawing recurses through nested artists: room on the frame stack (reportgen.stack)
-        return with_room(self.draw, self.frame, *self.args)
+        with drawing_quietly():
+            return with_room(self.draw, self.frame, *self.args)
+
+
+# What matplotlib says while it draws that is about its drawing, not about the project, and that would otherwise
+# reach the terminal (a traceback under PYTHONWARNINGS=error). A character the figure's font lacks, an emoji in a
+# title: matplotlib measures the text with DejaVu Sans and warns, yet the SVG keeps the text as text (svg.fonttype
+# none) and the reader's fonts draw it. A layout it cannot fit (an axis of extreme values): the figure is drawn as
+# placed, without the layout.
+_DRAWING_NOTICES = (r"Glyph \d+ .*missing from", r"constrained_layout not applied")
+
+
+@contextmanager
+def drawing_quietly() -> Iterator[None]:
+    """Draw with matplotlib's drawing notices dropped and numpy's floating-point conditions unsaid: a curve through
+    a pole or a ratio of zeros gives points that are not finite, which matplotlib leaves undrawn (a gap)."""
+    import numpy as np
+
+    with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        for notice in _DRAWING_NOTICES:
+            warnings.filterwarnings("ignore", message=notice, category=UserWarning)
+        yield
 
 
 def present(*jobs: FigureJob | None) -> list[FigureJob]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import signal
 import subprocess
 import tempfile
@@ -132,9 +133,19 @@ def _tracked(place: dict[str, str]) -> Iterator[list[Any]]:
     energy[1] = data if energy[0] is not None else None
 
 
+def banner(command: Sequence[str], nodes: int, place: dict[str, str]) -> str:
+    """The line measure prints before it runs the command: the command as a shell would quote it and the tracker's
+    location, each control character, line break and format character in them written as its escape (\\n, \\x1b),
+    so that the line stays one line and shows what the command holds, and a terminal never obeys it."""
+    shown_nodes = f"{nodes} node{'' if nodes == 1 else 's'}"
+    return inert(f"measuring `{shlex.join(command)}` at {shown_nodes} (tracker location: {', '.join(place.values())})")
+
+
 def run_measured(command: Sequence[str], nodes: int, place: dict[str, str]) -> Measurement:
-    """Run the command (its output goes straight to the terminal) and measure wall time and energy."""
-    with tempfile.TemporaryDirectory(prefix="reportgen-measure-") as folder:
+    """Run the command (its output goes straight to the terminal) and measure wall time and energy. The folder of
+    $REPORTGEN_SPLIT_FILE is the command's to use: one it removed, or replaced by a file, costs the run nothing (no
+    split is read, and cleaning up leaves what the command put there); the run was once lost to the clean-up."""
+    with tempfile.TemporaryDirectory(prefix="reportgen-measure-", ignore_cleanup_errors=True) as folder:
         split_file = Path(folder) / "split.json"
         environment = {**os.environ, SPLIT_ENV: str(split_file)}
         with _tracked(place) as energy:
@@ -179,16 +190,19 @@ def _signal_group(group: int, number: int) -> None:
 
 
 def _read_split(path: Path) -> dict[str, float]:
-    if not path.exists():
-        return {}
+    """The split the command wrote; none when it wrote none, or when its folder is no longer there to hold one
+    (removed, or replaced by a file)."""
     try:
         with open_regular(path) as stream:  # the command may have made it a pipe: never wait on one
             text = stream.read(MAX_SPLIT_BYTES + 1)
-        if len(text) > MAX_SPLIT_BYTES:
-            raise UsageError(f"${SPLIT_ENV}: past {MAX_SPLIT_BYTES >> 20} MiB; a split is a few numbers")
-        data: Any = strict_json.loads(text)
+    except (FileNotFoundError, NotADirectoryError):
+        return {}
     except OSError as error:
         raise UsageError(f"${SPLIT_ENV}: {why_unreadable(error)}") from None
+    if len(text) > MAX_SPLIT_BYTES:
+        raise UsageError(f"${SPLIT_ENV}: past {MAX_SPLIT_BYTES >> 20} MiB; a split is a few numbers")
+    try:
+        data: Any = strict_json.loads(text)
     except (ValueError, RecursionError) as error:
         raise UsageError(f"${SPLIT_ENV}: not JSON ({error})") from None
     if not isinstance(data, dict):

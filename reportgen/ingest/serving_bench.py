@@ -36,6 +36,9 @@ from reportgen.project.yaml_source import read_text
 
 MAX_BYTES = 64 << 20  # --save-detailed keeps every request's latencies: a long run's JSON reaches tens of MB
 Tool = Literal["vllm-json", "vllm-summary", "mlperf-loadgen"]
+# Where a problem of the file as a whole is located: its first line and column, a place an editor can jump to (every
+# location is 1-based; 0:0 is none)
+WHOLE_FILE = (1, 1)
 TOOL_NAMES: dict[Tool, str] = {"vllm-json": "vLLM bench serve (--save-result JSON)",
                                "vllm-summary": "vLLM bench serve (printed summary)",
                                "mlperf-loadgen": "MLPerf loadgen (mlperf_log_summary.txt)"}
@@ -73,14 +76,14 @@ class ServingBenchmark:
         image, a query). vLLM counts requests and tokens only: a project counting images is refused, not written
         as requests in images' name."""
         if unit not in ("token", "request") and self.tool != "mlperf-loadgen":
-            raise InputError([Problem(self.file, 0, 0, "", f"the {TOOL_NAMES[self.tool]} file counts requests and "
-                                      f"tokens, and the project's load counts {unit}s: state the project's load "
-                                      "in request/s or token/s")])
+            raise InputError([Problem(self.file, *WHOLE_FILE, "", f"the {TOOL_NAMES[self.tool]} file counts "
+                                      f"requests and tokens, and the project's load counts {unit}s: state the "
+                                      "project's load in request/s or token/s")])
         value = self.tokens_per_s if unit == "token" else self.requests_per_s
         if value is None:
             counted = "tokens" if unit == "token" else "requests or samples"
-            raise InputError([Problem(self.file, 0, 0, "", f"the {TOOL_NAMES[self.tool]} file gives no {counted} "
-                                      f"per second, the unit the project's load counts ({unit})")])
+            raise InputError([Problem(self.file, *WHOLE_FILE, "", f"the {TOOL_NAMES[self.tool]} file gives no "
+                                      f"{counted} per second, the unit the project's load counts ({unit})")])
         return value
 
     def provenance(self, nodes: int) -> tuple[str, ...]:
@@ -181,8 +184,10 @@ def _loadgen(text: str, file: str, sha: str) -> ServingBenchmark:
         second = text[:other.start()].count("\n") + 1
         raise InputError([Problem(file, second, 1, "", f"a second loadgen summary, {other.group(1)}, after the "
                                   f"{result.group(1)} one at line {line}: one load test per file")])
-    mode = re.search(r"^Mode[ \t]*:[ \t]*(\S+)", text, re.M)
-    if mode is not None and mode.group(1) != "PerformanceOnly":
+    # every Mode line: a pasted accuracy run below a performance one is no capacity either
+    modes = itertools.islice(re.finditer(r"^Mode[ \t]*:[ \t]*(\S+)", text, re.M), MAX_LABEL_REPEATS)
+    mode = next((m for m in modes if m.group(1) != "PerformanceOnly"), None)
+    if mode is not None:
         raise InputError([Problem(file, text[:mode.start()].count("\n") + 1, 1, "Mode",
                                   f"loadgen ran in {mode.group(1)} mode: only a PerformanceOnly run measures "
                                   "capacity")])
@@ -194,7 +199,7 @@ def _loadgen(text: str, file: str, sha: str) -> ServingBenchmark:
         why = "; ".join(failed + advice[:3]) or "no reason given"
         raise InputError([Problem(file, line, 1, "", f"loadgen marked this run {result.group(1)} ({why}): an invalid "
                                   "run is not a measurement of capacity; lower the target rate and run it again")])
-    scenario = re.search(r"^Scenario\s*:\s*(\S+)", text, re.M)
+    scenario = re.search(r"^Scenario[ \t]*:[ \t]*(\S+)", text, re.M)
     reader = _Values(file)
     fields = reader.labelled(text, _LOADGEN_LINES)
     reader.done()
@@ -282,18 +287,22 @@ class _Values:
         for name, label in labels.items():
             # [ \t]*, not \s*: a \s* at a line's start runs on through every blank line after it, and a file of
             # blank lines then costs the square of its length
-            # the whole rest of the line: a value with more after it ("89.77 ms") is read or refused, never skipped
-            pattern = re.compile(rf"^[ \t]*{re.escape(label)}[ \t]*:[ \t]*([^\r\n]*?)[ \t]*\r?$", re.M)
+            # the whole rest of the line: a value with more after it ("89.77 ms") is read or refused, never skipped.
+            # Taken whole and stripped here: a lazy group before `[ \t]*$` tries every space run once per character
+            # of the line (a value followed by 20,000 spaces and a letter took 2.7 s)
+            pattern = re.compile(rf"^[ \t]*{re.escape(label)}[ \t]*:([^\n]*)", re.M)
             values = []
             matches = pattern.finditer(text)
             for match in itertools.islice(matches, MAX_LABEL_REPEATS):
                 line = _line_of(newlines, match.start())
-                cell = _without_label_unit(match.group(1), label)
+                rest = match.group(1).rstrip("\r")
+                cell = _without_label_unit(rest.strip(" \t"), label)
                 if name in unbounded and cell.lower() in ("inf", "infinity"):
                     values.append((line, math.inf))
                     continue
                 if not units.is_ascii_number(cell):
-                    self.problems.append(Problem(self.file, line, match.start(1) - match.start() + 1, label,
+                    column = match.start(1) - match.start() + len(rest) - len(rest.lstrip(" \t")) + 1
+                    self.problems.append(Problem(self.file, line, column, label,
                                                  f"expected a number, got \"{cell[:40]}\""))
                     continue
                 checked = self._checked(float(cell), label, line)

@@ -6,7 +6,6 @@ every reader of "-" in this process, and the workers forked after the first read
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -24,9 +23,9 @@ def stdin_bytes(limit: int = MAX_FILE_BYTES) -> bytes:
 
 
 def shown_name(path: Path) -> str:
-    """How a project file is named in messages and reports: "<stdin>" for standard input; a name that is not UTF-8
-    with U+FFFD for the bytes it cannot show (a report or a JSON document could not encode them)."""
-    return "<stdin>" if path == STDIN else os.fsencode(path).decode("utf-8", "replace")
+    """How a project file is named in messages: "<stdin>" for standard input. A name that is not UTF-8 keeps its
+    bytes (a message escapes them, "\\udcff"); documents write it with files.shown_path."""
+    return "<stdin>" if path == STDIN else str(path)
 
 
 def output_name(project: Path) -> str:
