@@ -1,8 +1,8 @@
 """The plan search's cost (methods.md#the-plan-search): the analysis of a project whose plan has about 10⁵ layouts,
 with the search and without it (the same project without its heads), the same with expert and context parallelism
-searched (a mixture of experts, e ∈ {1, 8, 64}, cp ∈ {1, 2, 4, 8}, two micro-batch sizes), and a whole build (HTML and PDF) of Narayanan et
-al. 2021's 1,536-GPU PTD-P project. Medians of alternated runs; the target is at most 1 s added at 10⁵ layouts
-(with e and cp too) and under 10 s for the 1,536-GPU build.
+searched (a mixture of experts, e ∈ {1, 8, 64}, cp ∈ {1, 2, 4, 8}, two micro-batch sizes), and a whole build (HTML
+and PDF) of Narayanan et al. 2021's 1,536-GPU PTD-P project. Medians of alternated runs; the target is at most 1 s
+added at 10⁵ layouts (with e and cp too) and under 10 s for the 1,536-GPU build.
 
     python bench/plan_search.py
 """
