@@ -21,11 +21,11 @@ from tests.conftest import make_project
 from tests.worked import worked
 
 # page 1 is built by other steps: these tests hold the goal and the decisions, and nothing after them
-ONLY_ANALYSES = frozenset({"findings", "page_one", "summary"})
+PAGE_STEPS_SKIPPED = frozenset({"findings", "page_one", "summary"})
 
 
 def _analyze(text: str) -> Analysis:
-    return analyze(make_project(text), skip=ONLY_ANALYSES)
+    return analyze(make_project(text), skip=PAGE_STEPS_SKIPPED)
 
 
 # ------------------------------------------------------------------------------------- an estimate that straddles

@@ -202,30 +202,27 @@ def stage_memory(inputs: MemoryInputs, layouts: Layouts, stage: np.ndarray,
                         groups + np.zeros(len(t)))
 
 
-def _candidate_stages(shape: Shape | None, pipeline: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(j, L_j) for the stages that can be the most loaded under the split rule: 0, 1 and p − 1 (the middle stages
-    hold equal layers, and hold fewer micro-batches the later they come). Without a shape, one stage stands for all
-    (the states are L/p's, the activations as given)."""
+def candidate_stages(shape: Shape | None, pipeline: np.ndarray,
+                     split: tuple[int, ...] | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(j, L_j) for the stages that can bind (the most loaded, or the slowest): under the split rule 0, 1 and p − 1
+    (the middle stages hold equal layers, and hold fewer micro-batches the later they come); with a declared `split`
+    (one layout), every stage. Without a shape, one stage stands for all (the states are L/p's, the activations as
+    given)."""
     p = np.asarray(pipeline, dtype=np.int64)
     if shape is None:
         return [(np.zeros(len(p), dtype=np.int64), np.ones(len(p), dtype=np.int64))]
-    candidates = []
-    for stage in (np.zeros(len(p), dtype=np.int64), np.minimum(1, p - 1), p - 1):
-        layers = each_distinct(lambda q, j: stage_split(shape.layers, int(q))[int(j)], p, stage)
-        candidates.append((stage, layers.astype(np.int64)))
-    return candidates
+    if split is not None:
+        return [(np.full(len(p), j, dtype=np.int64), np.full(len(p), layers, dtype=np.int64))
+                for j, layers in enumerate(split)]
+    return [(stage, each_distinct(lambda q, j: stage_split(shape.layers, int(q))[int(j)], p, stage).astype(np.int64))
+            for stage in (np.zeros(len(p), dtype=np.int64), np.minimum(1, p - 1), p - 1)]
 
 
 def most_loaded(inputs: MemoryInputs, layouts: Layouts, split: tuple[int, ...] | None = None) -> StageColumns:
     """Each layout's most loaded stage (the lowest j on ties) and its bytes per device: memory_per_device. `split`:
     one layout's declared layers per stage, every stage then evaluated."""
-    candidates = _candidate_stages(inputs.shape, layouts.pipeline)
-    if split is not None and inputs.shape is not None:  # declared stages: any of them may be the most loaded
-        rows = len(layouts)
-        candidates = [(np.full(rows, j, dtype=np.int64), np.full(rows, layers, dtype=np.int64))
-                      for j, layers in enumerate(split)]
     found: StageColumns | None = None
-    for stage, layers in candidates:
+    for stage, layers in candidate_stages(inputs.shape, layouts.pipeline, split):
         here = stage_memory(inputs, layouts, stage, layers)
         if found is None:
             found = here

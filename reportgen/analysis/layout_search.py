@@ -12,8 +12,15 @@ from typing import Literal
 
 import numpy as np
 
-from reportgen.analysis.columns import LAYOUT_FIELDS, Layouts, each_distinct
-from reportgen.analysis.layout_memory import MemoryInputs, StageColumns, most_loaded, splits_by_rule, stage_split
+from reportgen.analysis.columns import LAYOUT_FIELDS, Layouts
+from reportgen.analysis.layout_memory import (
+    MemoryInputs,
+    StageColumns,
+    candidate_stages,
+    most_loaded,
+    splits_by_rule,
+    stage_split,
+)
 from reportgen.analysis.micro_batch import gemm_size, relative
 from reportgen.analysis.transformer import RECOMPUTE_POLICIES, RecomputePolicy, Shape
 from reportgen.project.model import ContextComm
@@ -189,13 +196,7 @@ class StepModel:
         slowest_work = np.zeros(len(p))
         slowest_layers = np.zeros(len(p))
         slowest_stage = np.zeros(len(p), dtype=np.int64)
-        if self.split is not None:  # the declared stages: any of them may be the slowest
-            stages = [(np.full(len(p), j, dtype=np.int64), np.full(len(p), float(layers)))
-                      for j, layers in enumerate(self.split)]
-        else:
-            stages = [(position, each_distinct(lambda q, j: stage_split(shape.layers, int(q))[int(j)], p, position))
-                      for position in (np.zeros(len(p), dtype=np.int64), np.minimum(1, p - 1), p - 1)]
-        for position, layers in stages:
+        for position, layers in candidate_stages(shape, p, self.split):
             work = stage_work(layers, position == p - 1, per_layer, logits)
             slower = work > slowest_work * (1 + 1e-12)
             slowest_work = np.where(slower, work, slowest_work)
@@ -215,7 +216,8 @@ class StepModel:
                 * float(self.rho(layouts)[0]))
         return work, float(layouts.micro_batch[0]) * shape.sequence * work / rate
 
-    def terms(self, layouts: Layouts, efficiency: float) -> dict[str, np.ndarray]:
+    def terms(self, layouts: Layouts, efficiency: float,
+              stage: StageColumns | None = None) -> dict[str, np.ndarray]:
         """Each step term of every layout, in seconds (methods.md#the-step-of-a-layout): compute and recompute at
         η of the peak; the slowest stage's excess over the mean, which paces every micro-batch
         (methods.md#uneven-pipeline-stages); the bubble (p·τ̄ − τ★)/v; k tensor all-reduces a layer of the slowest
@@ -246,7 +248,7 @@ class StepModel:
         tensor = np.where(t > 1, k * slowest_layers * m * (2 * (t - 1) / t * activation / intra
                                                            + 2 * (t - 1) * self.intra_latency), 0.0)
         pipeline = np.where(p > 1, 2 * v * m * (self.network_latency + activation / network), 0.0)
-        stage = most_loaded(self.memory_inputs, layouts, self.split)
+        stage = stage if stage is not None else self.memory(layouts)  # the search hands in the one it computed
         data = self._data(layouts, stage.dense_parameters, d * cp, devices) \
             + self._data(layouts, stage.expert_parameters, np.maximum(d * cp / e, 1.0), devices)
         return {"compute": compute, "recompute": recompute, "bubble": bubble, "imbalance": imbalance,

@@ -152,9 +152,9 @@ class Evaluated:
 
 def evaluate(model: StepModel, layouts: Layouts, efficiency: float, capacity: float | None) -> tuple[
         Evaluated, tuple[tuple[str, int], ...]]:
-    terms = model.terms(layouts, efficiency)
-    step = step_total(terms)
     stage = model.memory(layouts)
+    terms = model.terms(layouts, efficiency, stage)
+    step = step_total(terms)
     memory = stage.memory_b
     fits = np.ones(len(layouts), dtype=bool) if capacity is None else memory <= capacity * (1 + MEMORY_TOLERANCE)
     usable = np.ones(len(layouts), dtype=bool)
