@@ -128,7 +128,7 @@ def _better_layout(e: Evidence) -> str:
         return "Measure the best layout the model finds at the plan's scale."
     best = search.best[0]
     return (f"Measure the best layout ({best.layout}, {layout_words(best)}) at the plan's scale: the model predicts "
-            f"it {round(100 * search.declared.gap)} % faster.")
+            f"the declared one's step {round(100 * search.declared.gap)} % longer.")
 
 
 

@@ -63,10 +63,10 @@ def plan_sentence(search: PlanSearchResult, currency: str, margin: float,
                     f"finds is {described}" + (f": {figures}." if figures else "."))
         return (f"The declared layout {declared.layout} does not fit ({said}); the best layout the model finds is "
                 f"{described}" + (f": {figures}." if figures else "."))
-    z = round(100 * declared.gap)
+    z = round(100 * declared.gap)  # the declared step over the best's − 1: the declared one is z % longer
     if declared.gap > margin:
-        return (f"The best layout the model finds is {described}" + (f": {figures}, " if figures else ", ")
-                + f"{z} % faster than the declared one.")
+        return (f"The best layout the model finds is {described}" + (f": {figures}; " if figures else "; ")
+                + f"the declared one's step is {z} % longer.")
     inner = f"{described}: {figures}" if figures else described
     if declared.gap <= 0:
         return f"The declared layout {declared.layout} is as fast as the best layout the model finds ({inner})."
