@@ -1,5 +1,6 @@
 """The `page_one` step's cost on each example (methods.md#page-1-from-one-set-of-facts): the facts of page 1
-computed from the analyses, in process, against the 50 ms the step may add to an analysis.
+computed from the analyses, in process, against the 50 ms the step may add to an analysis; and the `summary` step's
+beside it, whose sentences quote every figure with its source (methods.md#every-figure-has-one-source).
 
     python bench/page_one.py
 """
@@ -23,8 +24,8 @@ TARGET_MS = 50.0
 REPEATS = 20
 
 
-def step_ms(path: Path) -> tuple[float, float]:
-    """The page_one step's median time, and the whole analysis's, in milliseconds."""
+def step_ms(path: Path, name: str = "page_one") -> tuple[float, float]:
+    """A step's median time, and the whole analysis's, in milliseconds."""
     project = load_project(path).project
     inputs = Inputs(project)
     whole: list[float] = []
@@ -32,8 +33,8 @@ def step_ms(path: Path) -> tuple[float, float]:
         start = time.perf_counter()
         analysis = analyze(project)
         whole.append(time.perf_counter() - start)
-    step = next(step for step in REGISTRY if step.name == "page_one")
-    before: Analysis = replace(analysis, page_one=None)
+    step = next(step for step in REGISTRY if step.name == name)
+    before: Analysis = replace(analysis, **{name: None})
     times = []
     for _ in range(REPEATS):
         start = time.perf_counter()
@@ -46,8 +47,9 @@ def main() -> None:
     worst = 0.0
     for path in sorted((ROOT / "inputs").glob("*.yaml")):
         page, whole = step_ms(path)
+        words, _ = step_ms(path, "summary")
         worst = max(worst, page)
-        print(f"{path.name:<28} page_one {page:7.2f} ms of an analysis of {whole:8.1f} ms")
+        print(f"{path.name:<28} page_one {page:7.2f} ms, summary {words:6.2f} ms, of an analysis of {whole:8.1f} ms")
     print(f"slowest: {worst:.2f} ms (target {TARGET_MS:.0f} ms): {'ok' if worst <= TARGET_MS else 'over'}")
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Generic, TypeVar, get_type_hints, overload
 
@@ -54,6 +54,11 @@ class Derived(Generic[Owner, T]):
 def derived(key: Key) -> Callable[[Callable[[Owner], T]], Derived[Owner, T]]:
     """Mark a method as a results.json key computed from the result's fields."""
     return lambda read: Derived(read, key)
+
+
+# An object, its path in results.json, the result type it is written as there, and its attributes that type names
+# otherwise: where a result the document reshapes lies (page 1's figures find their source by it).
+DocumentPath = tuple[object, str, type, Mapping[str, str]]
 
 
 @dataclass(frozen=True)

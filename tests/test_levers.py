@@ -376,7 +376,7 @@ def test_page_one_holds_its_invariants(name: str, tmp_path) -> None:
         assert summary.blocker is None or "cannot start" not in summary.blocker
     if {f.code for f in analysis.findings} & set(MODEL_REFUTED):
         assert summary.optimum.source != "model"
-    assert not unquoted_figures(summary, document, project.currency)  # every figure page 1 quotes is a key's
+    assert not unquoted_figures(summary, project.currency)  # every figure page 1 quotes is a key's
     levers = (document["goal"] or {}).get("levers", [])
     keys = [(not lever["feasible"], abs(math.log(float(lever["ratio"]))) if float(lever["ratio"]) > 0 else math.inf)
             for lever in levers]

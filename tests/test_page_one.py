@@ -306,6 +306,31 @@ scaling:
     assert not any(c.nodes == 8 and c.kind in ("measured-scale", "fitted-scale") for c in summary.candidates)
 
 
+@worked("page_one")
+def test_a_services_fitted_scale_carries_its_hour_at_on_demand_prices() -> None:
+    """The need is 700 × 1.1 = 770 requests/s; 1, 2 and 4 nodes serve 100, 198 and 390, and the USL fit first serves
+    it at 9 nodes, where the modelled p99 (100 ms) is within 250 ms. An hour there costs 9 × 2 = 18 USD on demand,
+    10 USD more than the plan's 4 × 2 = 8, and holds 9 node-hours (docs/methods.md#ways-considered)."""
+    analysis = analyze(make_project("""project:
+  title: T
+  workload: inference
+  goal: {load: 700 request/s, p99_latency: 250 ms, headroom: 0.1, cost_per_hour: 100 USD}
+baseline:
+  serving: {requests_per_second: 700 request/s, capacity_per_replica: 100 request/s, p99_latency: 100 ms,
+            latency_slo: 250 ms}
+design: {nodes: 4}
+pricing: {node_hour: 2 USD}
+scaling:
+  runs:
+    - {nodes: 1, throughput: 100 request/s}
+    - {nodes: 2, throughput: 198 request/s}
+    - {nodes: 4, throughput: 390 request/s}
+"""))
+    way = analysis.summary.candidates[0]
+    assert (way.kind, way.nodes, way.regime) == ("fitted-scale", 9.0, "on_demand")
+    assert way.cost == pytest.approx(18.0) and way.money == pytest.approx(10.0) and way.node_hours == 9.0
+
+
 BOUND = """project: {title: T, goal: {time_per_run: 30 min}}
 hardware: {network_bandwidth: 10 GB/s, network_latency: 10 us}
 design: {nodes: 8}

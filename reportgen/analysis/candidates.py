@@ -24,6 +24,7 @@ from reportgen.analysis.peak import FASTER_WITHOUT_REPEATS
 from reportgen.analysis.plan_search import PlanSearchResult, RankedLayout
 from reportgen.analysis.prediction import PredictionResult
 from reportgen.analysis.prose import actions as words
+from reportgen.analysis.quotes import figures_of
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.analysis.serving import ServingCheck, ServingResult
 from reportgen.analysis.verdict_state import P_MISS_KEEP, PageState, RegimeState
@@ -129,7 +130,7 @@ def _candidate(kind: Kind, code: str, effect: Effect, text: str, *, finding: Fin
                      facts.get("node_hours"), facts.get("change"), facts.get("feasible", True),
                      facts.get("excluded_by"), text, facts.get("time_s"), facts.get("cost"),
                      finding.severity if finding else None, words.table_index(code), facts.get("source"),
-                     facts.get("taken"))
+                     facts.get("taken"), figures_of(text))
 
 
 def _finding(ground: Ground, code: str) -> Finding | None:
@@ -398,7 +399,8 @@ def _fitted_scales(ground: Ground) -> list[Candidate]:
     if judged is not None:
         check = _fitted_check(ground, judged.flips_at)
         facts = _scale_facts(ground, judged.flips_at, check.regime if check else None,
-                             check.time_s if check else None, check.cost if check else None)
+                             check.time_s if check else None, check.cost if check else None) \
+            if serving is None else _service_facts(ground, serving, judged.flips_at)
         facts["taken"], facts["lever"] = judged, judged.lever
         return [_candidate("fitted-scale", _missed_code(ground), "meets-modelled", words.lever_text(
             judged, ground.evidence), **facts)]
@@ -410,11 +412,19 @@ def _fitted_scales(ground: Ground) -> list[Candidate]:
     if serving is not None and serving.nodes_to_serve is not None and serving.nodes_to_serve_source == "fitted" \
             and not serving.capacity_only:
         nodes = serving.nodes_to_serve
-        facts = _scale_facts(ground, nodes, None, None, None)
-        facts["node_hours"] = nodes
         return [_candidate("fitted-scale", _missed_code(ground), "meets-modelled",
-                           words.fitted_service_text(nodes, ground.evidence), **facts)]
+                           words.fitted_service_text(nodes, ground.evidence), **_service_facts(ground, serving, nodes))]
     return []
+
+
+def _service_facts(ground: Ground, serving: ServingResult, nodes: float) -> Facts:
+    """A fitted scale of a service: an hour of it at on-demand prices, from its row of the serving analysis (which
+    holds the fitted scale to serve), and its node-hours per hour."""
+    row = next((r for r in serving.rows if r.nodes == nodes), None)
+    cost = row.cost_per_hour if row is not None else None
+    facts = _scale_facts(ground, nodes, "on_demand" if cost is not None else None, None, cost)
+    facts["node_hours"] = nodes
+    return facts
 
 
 def _fitted_check(ground: Ground, nodes: float) -> GoalCheck | None:
@@ -508,7 +518,7 @@ def _contention(ground: Ground) -> list[Candidate]:
     contended = [p for p in ground.evidence.contended if p in _read_scales(ground, [])]
     if ground.state.state != "missed" or not contended:
         return []
-    return [_candidate("measure", _missed_code(ground), "decides", words.contention_text(contended),
+    return [_candidate("measure", _missed_code(ground), "decides", words.contention_text(contended, ground.evidence),
                        finding=_finding(ground, "oversubscribed"), rank=4, nodes=max(contended))]
 
 
@@ -548,7 +558,8 @@ def _repeats(ground: Ground) -> list[Candidate]:
     runs = row.runs or 1
     more = max(runs, 2)
     time_s = _measured_plan_time(ground)
-    text = words.repeat_text(ground.plan, more, row.runs, row.runs_over, ground.evidence)
+    check = next((c for c in ground.goal.at_plan if c.regime == row.regime), None) if ground.goal else None
+    text = words.repeat_text(ground.plan, more, row.runs, row.runs_over, ground.evidence, check)
     hours = ground.plan * more * time_s / 3600.0 if time_s else None
     return [_candidate("measure", "plan-straddles", "decides", text, rank=4, nodes=float(ground.plan),
                        regime=row.regime, p_wrong_before=row.p_miss, node_hours=hours,

@@ -8,7 +8,7 @@ says would meet it is the one to measure next.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Annotated, Literal
@@ -21,7 +21,7 @@ from reportgen.analysis.cost import CostResult, priced_points
 from reportgen.analysis.energy import EnergyResult
 from reportgen.analysis.lever_records import Lever, Levers, NearMiss
 from reportgen.analysis.scaling import ScalingResult, run_time
-from reportgen.keys import CURRENCY, Key, interval, money
+from reportgen.keys import CURRENCY, DocumentPath, Key, interval, money
 from reportgen.project.model import Goal, RegimeName, Scaling
 
 UnjudgedWhy = Literal["estimate-straddles", "model-other-side", "few-scales"]
@@ -112,6 +112,18 @@ class GoalResult:
         (below 1: within every limit; methods.md#the-goals-levers)."""
         ratios = [excess(check) for check in self.at_plan or self.fitted_at_plan if check.viable]
         return min(ratios) if ratios else None
+
+    def document_paths(self) -> Iterator[DocumentPath]:
+        """Where `GoalDocument.of` writes this result and its checks in results.json, and as what: page 1's
+        figures find their source by it (docs/methods.md#every-figure-has-one-source)."""
+        yield self, "goal", GoalDocument, {"time_limit_s": "time_per_run_s", "cost_limit": "cost_per_run"}
+        for index, check in enumerate(self.at_plan or self.fitted_at_plan):
+            yield check, f"goal.at_plan[{index}]", GoalRow, {}
+        yield self.cheapest_meeting, "goal.cheapest_meeting", GoalPoint, {}
+        yield self.fitted_meeting, "goal.fitted_meeting", GoalPoint, {}
+        yield self.cheapest_run, "goal.cheapest_run", GoalRow, {}
+        yield self.nearest, "goal.nearest", GoalRow, {}
+        yield from self.levers.document_paths()
 
 
 @dataclass(frozen=True)

@@ -5,10 +5,11 @@ plan flips, and a near miss; records only, below the goal and serving analyses t
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
-from reportgen.keys import Key
+from reportgen.keys import DocumentPath, Key
 
 LeverName = Literal["nodes", "start-up", "serial fraction", "network bandwidth", "network latency", "node price",
                     "spot fraction", "preemption rate", "checkpoint interval", "utilization", "ZeRO stage",
@@ -55,3 +56,10 @@ class Levers:
     flips: tuple[Lever, ...] = ()  # feasible first, then by |log ratio|
     near_misses: tuple[NearMiss, ...] = ()  # a missed goal no feasible lever flips: the nearest, by excess
     searched: bool = False  # the search ran (a history skips it where page 1's next action does not need it)
+
+    def document_paths(self) -> Iterator[DocumentPath]:
+        """Where the goal section writes the levers (page 1's figures find their source by it)."""
+        for index, lever in enumerate(self.flips):
+            yield lever, f"goal.levers[{index}]", Lever, {}
+        for index, miss in enumerate(self.near_misses):
+            yield miss, f"goal.closest_levers[{index}]", NearMiss, {}

@@ -20,6 +20,7 @@ from reportgen.analysis.confidence import NextRun, PlanEstimate
 from reportgen.analysis.cost import CostResult
 from reportgen.analysis.findings import Finding, Severity, info
 from reportgen.analysis.goal import GoalResult, nearest
+from reportgen.analysis.layout import LayoutResult
 from reportgen.analysis.lever_records import Levers
 from reportgen.analysis.objectives import OBJECTIVE_NAMES
 from reportgen.analysis.page_one_facts import (
@@ -31,9 +32,9 @@ from reportgen.analysis.page_one_facts import (
     OptimumFacts,
     OptimumSource,
     PageAction,
-    Quantity,
 )
 from reportgen.analysis.prose import actions as words
+from reportgen.analysis.quotes import Quantity, Sources, figures_of, recording, unique
 from reportgen.analysis.reconcile import Reconciliation
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.analysis.serving import ServingResult
@@ -113,6 +114,22 @@ class PageInputs:
 def build_page_one(inputs: PageInputs) -> PageOne:
     """The facts of page 1, in the order they depend on each other: whether the design can start, the state, the
     constraints, the candidates and their order, the next action, the operating point, the quantities quoted."""
+    with recording(page_sources(inputs.evidence, inputs.cost)):  # each candidate's text quotes from them
+        return _page_one(inputs)
+
+
+def page_sources(evidence: words.Evidence, cost: CostResult | None, layout: LayoutResult | None = None) -> Sources:
+    """The results page 1's sentences quote, as results.json holds them (docs/methods.md#every-figure-has-one-source):
+    the goal section (a service's is its serving analysis), then the sections by their keys."""
+    held = evidence.serving if evidence.serving is not None else evidence.goal
+    written = [*(held.document_paths() if held is not None else ()), *evidence.levers.document_paths()]
+    return Sources.of({"diagnosis": evidence.diagnosis, "prediction": evidence.prediction, "layout": layout,
+                       "plan_search": evidence.plan_search, "scaling": evidence.scaling, "cost": cost,
+                       "reliability": evidence.reliability, "serving": evidence.serving,
+                       "next_runs": evidence.next_runs or None}, written)
+
+
+def _page_one(inputs: PageInputs) -> PageOne:
     can_start = decide_can_start(inputs.findings, inputs.evidence)
     state = _state(inputs, can_start)
     constraints = _constraints(inputs)
@@ -216,10 +233,10 @@ def _next_action(ground: Ground, candidates: list[Candidate]) -> tuple[list[Cand
     """The first feasible candidate; "keep the plan" only when earned; else the plan's scale measured."""
     index = first_feasible(candidates)
     if index is None and not _keep_earned(ground, candidates) and ground.plan is not None:
+        text = words.finding_text("plan-not-measured", ground.evidence)
         fallback = Candidate("measure", "plan-not-measured", 4, float(ground.plan), None, None, None, "decides", None,
-                             None, None, None, None, None, True, None,
-                             words.finding_text("plan-not-measured", ground.evidence),
-                             table_index=words.table_index("plan-not-measured"))
+                             None, None, None, None, None, True, None, text,
+                             table_index=words.table_index("plan-not-measured"), figures=figures_of(text))
         candidates = [*candidates, fallback]
         index = len(candidates) - 1
     if index is None:
@@ -350,7 +367,8 @@ def _quantities(inputs: PageInputs, state: PageState, candidates: Sequence[Candi
             value = getattr(chosen, name)
             if value is not None:
                 out.append(Quantity(f"next action {name}", float(value), unit, chosen.regime, f"{at}.{name}"))
-    return tuple(out)
+        out.extend(chosen.figures)  # those its text quotes
+    return unique(out)
 
 
 def needs_levers(page: PageOne, findings: Sequence[Finding]) -> bool:

@@ -5,11 +5,12 @@ and the one chosen. Frozen, typed, and free of words but the candidates' texts, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
 from reportgen.analysis.findings import Severity
 from reportgen.analysis.lever_records import Lever
+from reportgen.analysis.quotes import Quantity
 from reportgen.analysis.verdict_state import RegimeVerdict
 from reportgen.keys import Key, money
 from reportgen.project.model import RegimeName
@@ -23,17 +24,6 @@ Rank = Literal[1, 2, 3, 4, 5, 6, 7]
 # the kinds in the order a rank-3 tie is broken by
 KIND_ORDER: tuple[Kind, ...] = ("measured-scale", "layout", "fitted-scale")
 REGIME_ORDER: tuple[RegimeName | None, ...] = ("on_demand", "spot", "local", None)
-
-
-@dataclass(frozen=True)
-class Quantity:
-    """One figure page 1 quotes, copied from the one analysis that owns it."""
-
-    name: Annotated[str, Key("what it is")]
-    value: Annotated[float, Key("the value, in SI units (money in the project's currency)")]
-    unit: Annotated[str, Key("s, currency, fraction, nodes, B, ...")]
-    regime: Annotated[RegimeName | None, Key("the price regime it belongs to (null: none)")]
-    source: Annotated[str, Key("the results.json path it is copied from")]
 
 
 @dataclass(frozen=True)
@@ -105,6 +95,8 @@ class Candidate:
     table_index: int = 0  # the code's place in the next action table, the last tie rule
     source: str | None = None  # a lever's evidence: measured, fitted or model
     taken: Lever | None = None  # the goal.levers entry it comes from
+    # the figures its text quotes, each with its source (docs/methods.md#every-figure-has-one-source)
+    figures: tuple[Quantity, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from reportgen.analysis.common import beyond_noise, first_min
-from reportgen.analysis.cost import CostResult
+from reportgen.analysis.cost import CostResult, CostRow
+from reportgen.analysis.quotes import quote
 from reportgen.analysis.scaling import ScaleRow, ScalingResult
 from reportgen.wording import duration, money, nodes, number
 
@@ -26,6 +27,9 @@ class PastPeak:
     better_time_s: float
     better_cost: float | None
     usl_peak_nodes: float | None  # set when the plan lies beyond the USL fit's peak
+    # the rows the figures are read from (scaling.rows, cost.rows), for the words to quote where a figure is a row's
+    # own (one run does the goal's work: not weak scaling's several)
+    quoted: tuple[object, ...] = ()
 
 
 def plan_past_peak(scaling: ScalingResult | None, cost: CostResult | None, plan: float | None) -> PastPeak | None:
@@ -48,8 +52,10 @@ def plan_past_peak(scaling: ScalingResult | None, cost: CostResult | None, plan:
         return None  # past the fitted peak, but the plan measured fastest: the measurement outranks the fit
     costs = {r.nodes: r.cost * scaling.goal_work(r.nodes, plan) for r in cost.rows} \
         if cost is not None and not cost.per_unit_of_work else {}
+    held: list[ScaleRow | CostRow] = [*scaling.rows, *(cost.rows if cost is not None else ())]
+    own = [r for r in held if scaling.goal_work(r.nodes, plan) == 1.0]
     return PastPeak(plan, row.time_s if row else None, costs.get(int(plan)) if row else None, better.nodes,
-                    better.time_s or 0.0, costs.get(int(better.nodes)), peak if beyond_usl else None)
+                    better.time_s or 0.0, costs.get(int(better.nodes)), peak if beyond_usl else None, tuple(own))
 
 
 def _for_goal_work(row: ScaleRow, runs: float) -> ScaleRow:
@@ -68,9 +74,19 @@ def _faster_beyond_noise(smaller: ScaleRow, plan: ScaleRow) -> bool:
 
 def past_peak_words(peak: PastPeak, currency: str) -> str:
     """"16 nodes take 235 s for 3.34 USD; 8 take 206 s for 1.47 USD" (on demand), or the USL peak it lies past."""
-    def priced(amount: float | None) -> str:
-        return f" for {money(amount, currency)}" if amount is not None else ""
-    better = f"{nodes(peak.better_nodes)} take {duration(peak.better_time_s)}{priced(peak.better_cost)}"
+    def own(at: float, attribute: str, value: float | None, unit: str) -> float | None:
+        """The figure quoted from its row when it is the row's own value."""
+        row = next((r for r in peak.quoted if getattr(r, "nodes", None) == at and hasattr(r, attribute)
+                    and getattr(r, attribute) == value), None)
+        return quote(row, attribute, unit) if row is not None and value is not None else value
+
+    def priced(at: float, amount: float | None) -> str:
+        return f" for {money(own(at, 'cost', amount, 'currency'), currency)}" if amount is not None else ""
+    at = peak.better_nodes
+    better = f"{nodes(own(at, 'nodes', at, 'nodes'))} take {duration(own(at, 'time_s', peak.better_time_s, 's'))}" \
+        f"{priced(at, peak.better_cost)}"
     if peak.plan_time_s is None:
         return f"the plan lies past the USL fit's peak near {number(peak.usl_peak_nodes)} nodes, and {better}"
-    return f"{nodes(peak.plan_nodes)} take {duration(peak.plan_time_s)}{priced(peak.plan_cost)}; {better}"
+    plan = peak.plan_nodes
+    return f"{nodes(own(plan, 'nodes', plan, 'nodes'))} take {duration(own(plan, 'time_s', peak.plan_time_s, 's'))}" \
+        f"{priced(plan, peak.plan_cost)}; {better}"

@@ -8,7 +8,9 @@ never on the time of a run. Everything here is a pure function of the project an
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
@@ -18,7 +20,7 @@ from reportgen.analysis.common import Origin, at_least, ceil_ratio, first_min, p
 from reportgen.analysis.cost import local_viability
 from reportgen.analysis.energy import JOULES_PER_KWH
 from reportgen.analysis.fits import USLFit, usl_capacity
-from reportgen.analysis.goal import GoalDocument, GoalRow, LatencyRatios
+from reportgen.analysis.goal import GoalDocument, GoalPoint, GoalRow, LatencyRatios
 from reportgen.analysis.lever_records import Levers
 from reportgen.analysis.objectives import (
     OBJECTIVE_NAMES,
@@ -29,8 +31,9 @@ from reportgen.analysis.objectives import (
     ObjectiveName,
     latency_of,
 )
+from reportgen.analysis.quotes import quote
 from reportgen.analysis.scaling import ScalingResult
-from reportgen.keys import Key, derived, money
+from reportgen.keys import DocumentPath, Key, derived, money
 from reportgen.project.model import Project, RegimeName
 from reportgen.wording import counted, duration, listed, requests
 
@@ -213,7 +216,9 @@ class ServingResult:
     latency_model: Annotated[str, Key("how the p99 is known: measured, interpolated, or modelled")]
     usl: USLFit | None
     runs_per_month_hours: Annotated[float, Key("the hours a month counts (730)", name="hours_per_month")]
-    note: str  # what the analysis lacks, when it lacks something
+    runs_form: str | None  # the form the runs are in (None: no runs), which the note reads
+    left_out: Annotated[int, Key("the measured scales whose throughput cannot be right: left out of the fit",
+                                 name="left_out_scales")]
     usable_scales: Annotated[int, Key("the measured scales whose throughput can be right: the points a USL fit may "
                                       "use (three are needed)")]
     # the unit of work the load counts: "request", "token", ...
@@ -245,6 +250,16 @@ class ServingResult:
 
     @derived(Key("every latency objective, null when not stated", name="objectives"))
     def objective_limits(self) -> ObjectiveLimits:
+        return self.limits
+
+    @property
+    def note(self) -> str:
+        """What the analysis lacks, when it lacks something ("" otherwise)."""
+        return _note(self)
+
+    @functools.cached_property
+    def limits(self) -> ObjectiveLimits:
+        """Every latency objective, one object for the service (so a sentence quoting a limit finds its key)."""
         return ObjectiveLimits(*(self.objective(name) for name in OBJECTIVES))
 
     def plan_excess(self) -> float | None:
@@ -269,6 +284,17 @@ class ServingResult:
             monthly_cost=monthly, note=self.note or None, levers=self.levers.flips,
             closest_levers=self.levers.near_misses)
 
+    def document_paths(self) -> Iterator[DocumentPath]:
+        """Where results.json writes this service's checks, and as what (`goal_document`, `goal_rows`): page 1's
+        figures find their source by it (docs/methods.md#every-figure-has-one-source)."""
+        yield self, "goal", GoalDocument, {"goal_text": "text"}
+        for index, check in enumerate(self.at_plan):
+            yield check, f"goal.at_plan[{index}]", GoalRow, {"ratios": "latency_ratios"}
+        yield self.cheapest_meeting, "goal.cheapest_meeting", GoalPoint, {}
+        for index, point in enumerate(self.points):
+            yield point, f"serving.points[{index}]", GoalRow, {"ratios": "latency_ratios"}
+        yield from self.levers.document_paths()
+
     def objective(self, name: ObjectiveName) -> float | None:
         return dict(self.objectives).get(name)
 
@@ -288,13 +314,14 @@ class ServingResult:
     @property
     def within_words(self) -> str:
         """The objectives in words, " within a p99 time to first token of 1.5 s and …" ("" without one)."""
-        limits = [f"a {OBJECTIVE_NAMES[name]} of {duration(limit)}" for name, limit in self.objectives]
+        limits = [f"a {OBJECTIVE_NAMES[name]} of {duration(quote(self.limits, ROW_FIELDS[name][0], 's'))}"
+                  for name, _ in self.objectives]
         return f" within {listed(limits)}" if limits else ""
 
     @property
     def need_words(self) -> str:
         """The need in words: "138,000 tokens/s within a p99 time to first token of 1.5 s and ..."."""
-        return requests(self.capacity_needed_rps, self.unit) + self.within_words
+        return requests(quote(self, "capacity_needed_rps"), self.unit) + self.within_words
 
     @property
     def plan_measured(self) -> bool:
@@ -393,7 +420,8 @@ def analyze_serving(project: Project, scaling: ScalingResult | None, *, intensit
         latency_model=latencies["p99"].description,
         usl=usl,
         runs_per_month_hours=HOURS_PER_MONTH,
-        note=_note(scaling, usable, len(measured) - usable, plan, plan_row, project.work_unit),
+        runs_form=scaling.form if scaling is not None else None,
+        left_out=len(measured) - usable,
         usable_scales=usable,
         unit=project.work_unit,
         objectives=objectives,
@@ -599,16 +627,20 @@ def _cheapest(points: list[ServingCheck]) -> ServingCheck | None:
     return first_min(points, key=lambda p: p.cost_per_hour if p.cost_per_hour is not None else float(p.nodes))
 
 
-def _note(scaling: ScalingResult | None, usable: int, left_out: int, plan: int | None, plan_row: ServingRow | None,
-          unit: str) -> str:
-    if scaling is None:
+def _note(serving: ServingResult) -> str:
+    """What the analysis lacks, in words (its figures quoted from the result, so that page 1 can name their
+    source)."""
+    unit = serving.unit
+    if serving.runs_form is None:
         return f"no load test is measured: add scaling.runs in throughput form ({unit}s/s at each node count)"
-    if scaling.form != "throughput":
-        return (f"the runs are in {scaling.form} form: a service's capacity is measured as throughput "
+    if serving.runs_form != "throughput":
+        return (f"the runs are in {serving.runs_form} form: a service's capacity is measured as throughput "
                 f"({unit}s/s at each node count, with its p99_latency)")
-    if plan is not None and plan_row is None:
-        but = f" ({left_out} more cannot be right)" if left_out else ""
-        return (f"the planned {plan} nodes were not measured and {counted(usable, 'measured scale')}{but} "
-                f"{'does' if usable == 1 else 'do'} not support a fit (three are needed)")
+    if serving.plan_nodes is not None and serving.plan_row is None:
+        usable = quote(serving, "usable_scales")
+        but = f" ({quote(serving, 'left_out')} more cannot be right)" if serving.left_out else ""
+        return (f"the planned {quote(serving, 'plan_nodes')} nodes were not measured and "
+                f"{counted(usable, 'measured scale')}{but} {'does' if usable == 1 else 'do'} not support a fit "
+                "(three are needed)")
     return ""
 

@@ -1,11 +1,12 @@
-"""Every figure page 1 quotes is a value of results.json (docs/methods.md#page-1-and-the-next-action): each number
-in page 1's sentences, with its unit as written, must be how the report writes some number of results.json."""
+"""Every figure page 1 quotes is one of `summary.quantities` (docs/methods.md#every-figure-has-one-source): each
+number in page 1's sentences, with its unit as written, must be how the report writes one of the quantities, each of
+which check_page_one holds equal to the value at its source in results.json."""
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -17,25 +18,6 @@ FIGURE = re.compile(r"(?<![\w.])((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
                     r"(?: h \d+(?:\.\d+)? min| h| min| s| ms| µs| days?| d| [kMGT]?B/s| requests/s| tokens/s)?"
                     r"(?: [A-Z]{3}(?= |$|[.,;:)]))?(?: % (?:over|under|short|to spare)| %|×)?)")
 LABELS = ("95 % interval", "90 % interval", "90 % bootstrap")  # a coverage named, not a figure
-
-
-def numbers(value: object) -> Iterable[float]:
-    if isinstance(value, bool):
-        return
-    if isinstance(value, int | float):
-        yield float(value)
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from numbers(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from numbers(item)
-
-
-# the sections page 1's verdict, gap, next action, failure tax and operating point draw on: a figure must be one of
-# theirs (the checklist, energy and provenance are not quoted there)
-QUOTED_SECTIONS = ("goal", "summary", "plan_search", "scaling", "cost", "serving", "next_runs", "reliability",
-                   "prediction", "diagnosis", "layout")
 
 
 # What a form multiplies a value by before it writes the leading number of a figure in this unit (a bare number may
@@ -82,10 +64,9 @@ def _near(values: list[float], figures: list[tuple[str, str]]) -> list[float]:
     return [value for value, is_near in zip(values, near, strict=True) if is_near]
 
 
-def written_forms(document: dict[str, object], currency: str,
-                  figures: list[tuple[str, str]] | None = None) -> set[str]:
-    """Every way the report writes a number of the sections page 1 draws on (of those near one of `figures`, each
-    with the text after it, when given)."""
+def written_forms(values: list[float], currency: str, figures: list[tuple[str, str]] | None = None) -> set[str]:
+    """Every way the report writes one of the values (of those near one of `figures`, each with the text after it,
+    when given)."""
     forms: list[Callable[[float], str]] = [
         w.duration, w.percent, w.number, w.times, w.count, w.margin, w.mass, w.energy,
         # an interval's two ends share one unit: a duration as a column beside a smaller or larger one writes it
@@ -95,7 +76,6 @@ def written_forms(document: dict[str, object], currency: str,
         lambda v: w.requests(v), lambda v: w.requests(v, "token"), lambda v: w.number(v * 100),
         lambda v: f"{round(100 * v)} %",  # the plan search's "Z % faster" (a whole percentage, as published)
     ]
-    values = list(set(numbers({key: document.get(key) for key in QUOTED_SECTIONS})))
     out = set()
     for value in values if figures is None else _near(values, figures):
         for form in forms:
@@ -118,12 +98,13 @@ def page_one_texts(summary: SummaryResult) -> list[str]:
                               summary.optimum.text) if text]
 
 
-def unquoted_figures(summary: SummaryResult, document: dict[str, object], currency: str) -> list[str]:
-    """The figures of page 1's verdict, gap, next action, failure tax and operating point that no results.json value
-    is written as."""
+def unquoted_figures(summary: SummaryResult, currency: str) -> list[str]:
+    """The figures of page 1's verdict, gap, next action, failure tax and operating point that none of page 1's
+    quantities is written as."""
     quoted = [(text, found[1], text[found.end():found.end() + 8]) for text in page_one_texts(summary)
               for found in FIGURE.finditer(text) if found[1]]
-    forms = {_plain(form) for form in written_forms(document, currency, [(f, after) for _, f, after in quoted])}
+    values = sorted({quantity.value for quantity in summary.quantities})
+    forms = {_plain(form) for form in written_forms(values, currency, [(f, after) for _, f, after in quoted])}
     return [figure for text, figure, _ in quoted
             if _plain(figure) not in forms and not any(label in text and label.startswith(figure)
                                                        for label in LABELS)]

@@ -13,6 +13,7 @@ from reportgen.analysis.candidate_order import ordered
 from reportgen.analysis.candidates import MODEL_BOUNDS, MODEL_REFUTED, P_WRONG_MIN
 from reportgen.analysis.verdict_state import P_MISS_KEEP
 from reportgen.project.model import PlanSearch, Project
+from tests.generated.figures import unquoted_figures
 
 RANK_THREE = ("measured-scale", "layout", "fitted-scale")
 
@@ -71,9 +72,10 @@ def check_page_one(project: Project, analysis: Analysis, document: dict[str, Any
     if search is not None and search.declared is not None and search.declared.gap is not None:
         longer = f"{round(100 * search.declared.gap)} % faster"
         assert not any(longer in text for text in (summary.next_action.text, summary.plan_search or "")), longer
-    # 4. every quantity equals the value at its source
+    # 4. every quantity equals the value at its source, and every figure page 1 quotes is one of them
     for quantity in summary.quantities:
         assert value_at(document, quantity.source) == quantity.value, quantity
+    assert not unquoted_figures(summary, project.currency)
     # 7. a feasible rank-3 candidate outranks anything later; a measured scale chosen meets the goal as rebuilt
     if any(c.rank == 3 and c.feasible for c in candidates):
         assert action.rank is not None and action.rank <= 3, action

@@ -102,7 +102,7 @@ def check_invariants(truth: Truth) -> None:
     for clause in re.split(r"[.;]\s", summary.verdict):
         assert sum(clause.count(regime) for regime in REGIMES) <= 1, clause
     # every figure page 1 quotes is a value of results.json
-    assert not unquoted_figures(summary, document, project.currency)
+    assert not unquoted_figures(summary, project.currency)
     check_page_one(project, analysis, document)  # page 1's facts (docs/methods.md#page-1-from-one-set-of-facts)
     # the levers are sorted feasible first, then by |log ratio|, and every one is finite
     levers = document["goal"]["levers"]
@@ -144,7 +144,7 @@ def check_service(truth: ServiceTruth) -> None:
         assert sum(clause.count(regime) for regime in REGIMES) <= 1, clause
     for text in page_one_texts(summary):  # a service is judged per hour on what it serves, never as a run
         assert "time and cost" not in text and "per run" not in text, text
-    assert not unquoted_figures(summary, document, loaded.project.currency)
+    assert not unquoted_figures(summary, loaded.project.currency)
     check_page_one(loaded.project, analysis, document)
 
 

@@ -17,7 +17,8 @@ from reportgen.analysis.peak import PastPeak, past_peak_words
 from reportgen.analysis.plan_search import PlanSearchResult, RankedLayout
 from reportgen.analysis.prediction import PredictionResult
 from reportgen.analysis.prose.levers import lever_action, out_of_reach
-from reportgen.analysis.prose.plan import layout_words
+from reportgen.analysis.prose.plan import layout_shape, layout_words
+from reportgen.analysis.quotes import count_at, quote, quoting
 from reportgen.analysis.reliability import ReliabilityResult
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.analysis.serving import ServingCheck, ServingResult
@@ -46,42 +47,65 @@ class Evidence:
     load_tests: tuple[tuple[float, str], ...] = ()  # (scale, code) of each load test a finding flags
 
 
+def _plan(e: Evidence, plan: float | None = None) -> float | None:
+    """The planned node count, quoted from the goal section that holds it (`plan`: a count that may be it)."""
+    if plan is not None and plan != e.plan:
+        return _scale(e, plan)
+    owner = e.serving if e.serving is not None else e.goal
+    return quote(owner, "plan_nodes", "nodes") if owner is not None and owner.plan_nodes is not None else e.plan
+
+
+def _rows(e: Evidence) -> Sequence[object]:
+    """The rows a node count is quoted from: the measured scales (a service's, with its fitted ones)."""
+    if e.serving is not None:
+        return e.serving.rows
+    return e.scaling.rows if e.scaling is not None else ()
+
+
+def _scale(e: Evidence, count: float) -> float:
+    """A node count, quoted from the row of that scale (the plan's from the goal)."""
+    if e.plan is not None and count == e.plan:
+        return _plan(e) or count
+    return count_at(_rows(e), count)
+
+
 def _regime(name: str | None) -> str:
     return f" {REGIME_PHRASES[name]}" if name else ""
 
 
 def _implausible(e: Evidence) -> str:
     rows = e.scaling.implausible if e.scaling else ()
-    where = listed([nodes(r.nodes) for r in rows]) or "the flagged scale"
+    where = listed([nodes(_scale(e, r.nodes)) for r in rows]) or "the flagged scale"
     return (f"Check the run at {where}: a speedup that far above ideal is more often a unit slip or a smaller "
             "problem than real; correct it, or state the reason in scaling.superlinear.")
 
 
 def _outlier(e: Evidence) -> str:
-    where = listed([nodes(o.nodes) for o in e.scaling.outliers]) if e.scaling else "the flagged scale"
+    where = listed([nodes(_scale(e, o.nodes)) for o in e.scaling.outliers]) if e.scaling else "the flagged scale"
     return f"Re-measure the run at {where}: it departs more than twice from what the other scales predict."
 
 
 def _wrong_axis(e: Evidence) -> str:
     d = e.diagnosis
     if d is not None and d.shard_within_node and d.node_axis is not None and d.declared_axis == d.node_axis:
-        return (f"Shard the model within each node over at least {d.min_devices} devices (partitioning: shard model, "
-                "with FSDP, ZeRO-3 or tensor parallelism): one replica does not fit one device, so the design "
-                "cannot start as declared.")
+        return (f"Shard the model within each node over at least {quote(d, 'min_devices')} devices (partitioning: "
+                "shard model, with FSDP, ZeRO-3 or tensor parallelism): one replica does not fit one device, so the "
+                "design cannot start as declared.")
     axis = d.axis if d else "the diagnosed axis"
     return f"Change design.axis to “{axis}”: the declared axis does not lift the binding ceiling."
 
 
 def _slower_than_serial(e: Evidence) -> str:
     rows = e.scaling.slower_than_serial if e.scaling else ()
-    where = listed([nodes(n) for n in rows]) or "the flagged scales"
+    where = listed([nodes(_scale(e, n)) for n in rows]) or "the flagged scales"
     return (f"Check the runs at {where} for contention, a fixed start-up or a different workload: they are slower "
             "than any serial fraction of the reference's work explains.")
 
 
 def _outlier_repeat(e: Evidence) -> str:
     repeats = e.scaling.outlier_repeats if e.scaling else ()
-    where = listed([f"{duration(r.value)} at {nodes(r.nodes)}" for r in repeats]) or "the flagged repeat"
+    where = listed([f"{duration(quote(r, 'value', 's'))} at {nodes(quote(r, 'nodes', 'nodes'))}" for r in repeats]) \
+        or "the flagged repeat"
     return f"Re-measure, or explain, the wild repeat ({where}): the median keeps it, the interval widens with it."
 
 
@@ -89,7 +113,8 @@ def _plan_past_peak(e: Evidence) -> str:
     peak = e.past_peak
     if peak is None:
         return "Plan the faster, smaller measured scale."
-    return f"Plan {nodes(peak.better_nodes)} instead of {nodes(peak.plan_nodes)}: {past_peak_words(peak, e.currency)}."
+    return (f"Plan {nodes(_scale(e, peak.better_nodes))} instead of {nodes(_plan(e))}: "
+            f"{past_peak_words(peak, e.currency)}.")
 
 
 
@@ -100,11 +125,12 @@ def _without_a_plan(e: Evidence) -> str:
                 "replica, fewer fan-out hops, hedged requests, batching or a smaller or quantized model.")
     if serving is not None:
         return ("Add replicas and load-test the scale that reaches "
-                f"{requests(serving.capacity_needed_rps, serving.unit)}.")
+                f"{requests(quote(serving, 'capacity_needed_rps', 'requests/s'), serving.unit)}.")
     goal = e.goal
     if goal is not None and goal.fitted_meeting is not None:
-        return (f"Measure {nodes(goal.fitted_meeting.nodes)}, where the USL fit says the goal is met "
-                f"({duration(goal.fitted_meeting.time_s)} per run, fitted).")
+        fit = goal.fitted_meeting
+        return (f"Measure {nodes(quote(fit, 'nodes', 'nodes'))}, where the USL fit says the goal is met "
+                f"({duration(quote(fit, 'time_s', 's'))} per run, fitted).")
     remedy = e.scaling.remedy if e.scaling and e.scaling.knee_cause else None
     if remedy and e.scaling is not None:
         return f"Cut the {e.scaling.knee_cause} loss ({remedy}), then measure again: no measured scale meets the goal."
@@ -117,9 +143,9 @@ def _plan_not_measured(e: Evidence) -> str:
         return planner_words(e.next_runs[0], e.currency)
     if e.serving is not None:  # a service's own terms: what it serves and how fast it answers, not a run
         known = listed(["capacity", *(name for name, _ in e.serving.objective_words or (("p99", 0.0),))])
-        return f"Measure the plan's scale, {nodes(e.plan)}, with a load test: its {known} there are fitted, " \
+        return f"Measure the plan's scale, {nodes(_plan(e))}, with a load test: its {known} there are fitted, " \
             "not measured."
-    return f"Measure the plan's scale, {nodes(e.plan)}: its time and cost are not evidenced."
+    return f"Measure the plan's scale, {nodes(_plan(e))}: its time and cost are not evidenced."
 
 
 def _better_layout(e: Evidence) -> str:
@@ -127,15 +153,15 @@ def _better_layout(e: Evidence) -> str:
     if search is None or not search.best or search.declared is None or search.declared.gap is None:
         return "Measure the best layout the model finds at the plan's scale."
     best = search.best[0]
-    return (f"Measure the best layout ({best.layout}, {layout_words(best)}) at the plan's scale: the model predicts "
-            f"the declared one's step {round(100 * search.declared.gap)} % longer.")
+    return (f"Measure the best layout ({layout_shape(best)}, {layout_words(best)}) at the plan's scale: the model "
+            f"predicts the declared one's step {round(100 * quote(search.declared, 'gap', 'fraction'))} % longer.")
 
 
 
 def _layout_does_not_fit(e: Evidence) -> str:
     stage = next((lever for lever in e.levers.flips if lever.lever == "ZeRO stage" and lever.meets), None)
     if stage is not None:
-        return lever_action(stage, e.levers, e.plan, e.currency)
+        return lever_action(stage, e.levers, _plan(e), e.currency)
     return "Raise the ZeRO stage or the data-parallel degree until the memory per device fits."
 
 
@@ -153,14 +179,16 @@ def _explained(code: str, e: Evidence) -> bool:
     return False
 
 
+@quoting
 def planner_words(run: NextRun, currency: str) -> str:
     """"Measure 16 nodes twice (2.1 node-hours, 115 USD): the chance that the verdict is wrong falls from 38 % to
     6 %" (methods.md#the-measurement-planner)."""
-    times = {1: "once", 2: "twice"}.get(run.repeats, f"{run.repeats} times")
-    cost = f", {money(run.cost, currency)}" if run.cost is not None else ""
-    return (f"Measure {nodes(run.nodes)} {times} ({number(run.node_hours)} node-hours{cost}): the chance that the "
-            f"verdict at the plan is wrong falls from {percent(run.p_wrong_before)} to "
-            f"{percent(run.p_wrong_after)}.")
+    times = {1: "once", 2: "twice"}.get(run.repeats, f"{quote(run, 'repeats')} times")
+    cost = f", {money(quote(run, 'cost', 'currency'), currency)}" if run.cost is not None else ""
+    return (f"Measure {nodes(quote(run, 'nodes', 'nodes'))} {times} ({number(quote(run, 'node_hours', 'h'))} "
+            f"node-hours{cost}): the chance that the verdict at the plan is wrong falls from "
+            f"{percent(quote(run, 'p_wrong_before', 'fraction'))} to "
+            f"{percent(quote(run, 'p_wrong_after', 'fraction'))}.")
 
 
 def _single_scale(e: Evidence) -> str:
@@ -169,26 +197,26 @@ def _single_scale(e: Evidence) -> str:
         return "Measure another node count, ideally 1 node: with one scale there is no speedup to judge."
     only = e.scaling.rows[0].nodes
     which = e.scaling.another_scale if only == 1 else \
-        f"more node counts (ideally 1 node and one larger than {nodes(only)})"
+        f"more node counts (ideally 1 node and one larger than {nodes(quote(e.scaling.rows[0], 'nodes', 'nodes'))})"
     why = "one scale cannot tell which would meet the goal" if e.goal is not None or e.serving is not None else \
         "with one scale there is no speedup to judge"
     return f"Measure {which}: {why}."
 
 
 def _measure_collectives(e: Evidence) -> str:
-    where = f" at the planned {nodes(e.plan)}" if e.plan else ""
+    where = f" at the planned {nodes(_plan(e))}" if e.plan else ""
     return f"Measure the collectives{where} and refit α and β (prediction.use_fit): the model does not describe " \
            "the measured system."
 
 
 def _noisy(e: Evidence) -> str:
     rows = [r for r in e.scaling.rows if r.noisy] if e.scaling else []
-    return f"Repeat the runs at {listed([nodes(r.nodes) for r in rows]) or 'the noisy scales'}: their intervals are " \
-           "too wide to trust a change there."
+    where = listed([nodes(quote(r, 'nodes', 'nodes')) for r in rows]) or 'the noisy scales'
+    return f"Repeat the runs at {where}: their intervals are too wide to trust a change there."
 
 
 def _tax_binds(e: Evidence) -> str:
-    limit = e.prediction.p_comm_dominated if e.prediction else None
+    limit = quote(e.prediction, "p_comm_dominated", "nodes") if e.prediction else None
     workers = f"at most {limit}" if limit else "fewer"
     return f"Go back to the diagnosis with {workers} workers: the communication tax has become the binding ceiling."
 
@@ -202,13 +230,14 @@ def _checkpoint_interval(e: Evidence) -> str:
             reliability.spec.checkpoint_interval is None:
         return "Set the checkpoint interval near Daly's optimum."
     where = f" {REGIME_PHRASES[row.regime]}" if row.regime else ""
-    return (f"Checkpoint every {duration(row.daly_interval_s)} (Daly's interval{where}) instead of "
-            f"{duration(row.interval_s)}: the overhead{where} falls from {percent(row.overhead_fraction)} to "
-            f"{percent(row.daly_overhead_fraction)}.")
+    return (f"Checkpoint every {duration(quote(row, 'daly_interval_s', 's'))} (Daly's interval{where}) instead of "
+            f"{duration(quote(row, 'interval_s', 's'))}: the overhead{where} falls from "
+            f"{percent(quote(row, 'overhead_fraction', 'fraction'))} to "
+            f"{percent(quote(row, 'daly_overhead_fraction', 'fraction'))}.")
 
 
 def _past_optimum(e: Evidence) -> str:
-    star = e.prediction.p_star if e.prediction else None
+    star = quote(e.prediction, "p_star", "nodes") if e.prediction else None
     return f"Plan at most the model's optimum of {nodes(star)}, or measure past it to show the model wrong."
 
 
@@ -236,8 +265,9 @@ def _limits(goal: GoalResult | None) -> str:
     return "the time limit" if goal.time_limit_s is not None else "the budget"
 
 
-def _figures(time_s: float | None, cost: float | None, currency: str) -> str:
+def _figures(check: GoalCheck, currency: str) -> str:
     """"a run takes 1 h 20 min for 150 USD", or what of it is known."""
+    time_s, cost = quote(check, "time_s", "s"), quote(check, "cost", "currency")
     if time_s is None:
         return f"{money(cost, currency)} a run" if cost is not None else ""
     return f"a run takes {duration(time_s)}" + (f" for {money(cost, currency)}" if cost is not None else "")
@@ -246,81 +276,98 @@ def _figures(time_s: float | None, cost: float | None, currency: str) -> str:
 def _goal_work(check: GoalCheck) -> str:
     """Weak scaling: a smaller scale does the goal's work in several runs
     (docs/methods.md#weak-scaling-compares-equal-work)."""
-    return f", in {check.runs:.3g} runs one after another for the goal's work" if check.runs > 1.0 else ""
+    return f", in {quote(check, 'runs'):.3g} runs one after another for the goal's work" if check.runs > 1.0 else ""
 
 
+@quoting
 def measured_scale_text(check: GoalCheck, plan: int | None, e: Evidence) -> str:
     """"Plan 32 nodes instead of 16: measured, they meet both limits on spot (a run takes 1 h 20 min for 150 USD)."."""
-    instead = f" instead of {nodes(plan)}" if plan is not None else " (design.nodes)"
-    return (f"Plan {nodes(check.nodes)}{instead}: measured, they meet {_limits(e.goal)}{_regime(check.regime)} "
-            f"({_figures(check.time_s, check.cost, e.currency)}{_goal_work(check)}).")
+    instead = f" instead of {nodes(_plan(e, plan))}" if plan is not None else " (design.nodes)"
+    return (f"Plan {nodes(quote(check, 'nodes', 'nodes'))}{instead}: measured, they meet {_limits(e.goal)}"
+            f"{_regime(check.regime)} ({_figures(check, e.currency)}{_goal_work(check)}).")
 
 
+@quoting
 def measured_service_text(point: ServingCheck, plan: int | None, e: Evidence) -> str:
-    instead = f" instead of {nodes(plan)}" if plan is not None else " (design.nodes)"
-    cost = f", for {money(point.cost_per_hour, e.currency)} an hour" if point.cost_per_hour is not None else ""
-    return (f"Plan {nodes(point.nodes)}{instead}: measured, they serve the load within every objective"
-            f"{_regime(point.regime)}{cost}.")
+    instead = f" instead of {nodes(_plan(e, plan))}" if plan is not None else " (design.nodes)"
+    cost = f", for {money(quote(point, 'cost_per_hour', 'currency'), e.currency)} an hour" \
+        if point.cost_per_hour is not None else ""
+    return (f"Plan {nodes(quote(point, 'nodes', 'nodes'))}{instead}: measured, they serve the load within every "
+            f"objective{_regime(point.regime)}{cost}.")
 
 
+@quoting
 def layout_text(layout: RankedLayout, check: GoalCheck, e: Evidence) -> str:
     """"Run the layout 8 × 16 × 12 (t × p × d, with ZeRO-1 …) at 192 nodes: the model puts a run on spot at … within
     both limits; then measure it."."""
-    figures = _figures(check.time_s, check.cost, e.currency)
-    return (f"Run the layout {layout.tensor} × {layout.pipeline} × {layout.data} (t × p × d, with "
-            f"{layout_words(layout)}) at {nodes(layout.nodes)}: by the model {figures}{_regime(check.regime)}, "
+    figures = _figures(check, e.currency)
+    return (f"Run the layout {layout_shape(layout)} (t × p × d, with {layout_words(layout)}) at "
+            f"{nodes(quote(layout, 'nodes', 'nodes'))}: by the model {figures}{_regime(check.regime)}, "
             f"within {_limits(e.goal)}; then measure it.")
 
 
+@quoting
 def fitted_scale_text(fit: GoalCheck, e: Evidence) -> str:
-    return (f"Measure {nodes(fit.nodes)}, where the USL fit says the goal is met{_regime(fit.regime)} "
-            f"({_figures(fit.time_s, fit.cost, e.currency)}, fitted, not measured); then plan them.")
+    return (f"Measure {nodes(quote(fit, 'nodes', 'nodes'))}, where the USL fit says the goal is met"
+            f"{_regime(fit.regime)} ({_figures(fit, e.currency)}, fitted, not measured); then plan them.")
 
 
+@quoting
 def fitted_service_text(nodes_to_serve: float, e: Evidence) -> str:
-    return (f"Load-test {nodes(nodes_to_serve)}, where the USL fit says the load is served within every objective "
-            "(fitted, not measured); then plan them.")
+    return (f"Load-test {nodes(_scale(e, nodes_to_serve))}, where the USL fit says the load is served within every "
+            "objective (fitted, not measured); then plan them.")
 
 
-def repeat_text(plan: int, more: int, runs: int | None, runs_over: int | None, e: Evidence) -> str:
-    """"Measure 16 nodes 5 more times: 2 of 5 runs took longer than the 2 h limit"."""
+@quoting
+def repeat_text(plan: int, more: int, runs: int | None, runs_over: int | None, e: Evidence,
+                check: GoalCheck | None = None) -> str:
+    """"Measure 16 nodes 5 more times: 2 of 5 runs took longer than the 2 h limit" (the counts quoted from the
+    plan's row, `check`, where there is one)."""
     goal = e.goal
-    times = {1: "once more", 2: "twice more"}.get(more, f"{more} more times")
+    if check is not None and check.repeats is not None:
+        runs = quote(check, "repeats")
+        runs_over = quote(check, "runs_over") if check.runs_over is not None else runs_over
+    times = {1: "once more", 2: "twice more"}.get(more, f"{runs if more == runs else more} more times")
     if runs_over and runs is not None and goal is not None and goal.time_limit_s is not None:
-        why = f"{runs_over} of {runs} runs took longer than the {duration(goal.time_limit_s)} limit"
+        why = f"{runs_over} of {runs} runs took longer than the {duration(quote(goal, 'time_limit_s', 's'))} limit"
     elif runs is not None and runs > 1:
         why = "the interval of its repeats straddles a limit, or their spread leaves the verdict in doubt"
     else:
         why = "one run leaves the verdict in doubt at the runs' noise"
-    return f"Measure {nodes(plan)} {times}: {why}."
+    return f"Measure {nodes(_plan(e, plan))} {times}: {why}."
 
 
+@quoting
 def unjudged_scale_text(nodes_: float, e: Evidence) -> str:
-    return (f"Measure {nodes(nodes_)}: the fit puts a run there within every limit, but its interval straddles one, so "
-            "whether the goal is out of reach of this design is not yet known.")
+    return (f"Measure {nodes(_scale(e, nodes_))}: the fit puts a run there within every limit, but its interval "
+            "straddles one, so whether the goal is out of reach of this design is not yet known.")
 
 
-def contention_text(scales: Sequence[float]) -> str:
-    return (f"Measure {listed([nodes(p) for p in scales])} again with a core per rank (on more machines): those runs "
-            "are oversubscribed, so their loss is contention, not the design's.")
+@quoting
+def contention_text(scales: Sequence[float], e: Evidence) -> str:
+    return (f"Measure {listed([nodes(_scale(e, p)) for p in scales])} again with a core per rank (on more machines): "
+            "those runs are oversubscribed, so their loss is contention, not the design's.")
 
 
+@quoting
 def lever_text(lever: Lever, e: Evidence) -> str:
-    return lever_action(lever, e.levers, e.plan, e.currency)
+    return lever_action(lever, e.levers, _plan(e) if e.plan else None, e.currency)
 
 
+@quoting
 def out_of_reach_text(e: Evidence, unreached: Sequence[str], beyond: tuple[float, str] | None) -> str:
     """The goal out of reach (docs/methods.md#the-order): the two closest levers, every objective no lever acts on,
     the scale that would meet but lies above the nodes available, and a faster and cheaper measured scale."""
-    text = _without_a_plan(e) if e.plan is None else out_of_reach(e.levers, e.plan, e.currency)
+    text = _without_a_plan(e) if e.plan is None else out_of_reach(e.levers, _plan(e), e.currency)
     if unreached:
         objectives = listed(list(unreached))
         text += f" No lever of the design acts on the {objectives} objective{'s' if len(unreached) > 1 else ''}."
     if beyond is not None:
         scale, how = beyond
-        text += f" {how.capitalize()} {nodes(scale)} would meet it, beyond the nodes available."
+        text += f" {how.capitalize()} {nodes(_scale(e, scale))} would meet it, beyond the nodes available."
     if e.past_peak is not None:
-        text += f" Meanwhile, {past_peak_words(e.past_peak, e.currency)}: plan {nodes(e.past_peak.better_nodes)}."
+        text += (f" Meanwhile, {past_peak_words(e.past_peak, e.currency)}: plan "
+                 f"{nodes(_scale(e, e.past_peak.better_nodes))}.")
     return text
 
 
@@ -456,6 +503,7 @@ def table_index(code: str) -> int:
     return _BY_CODE[code][0] if code in _BY_CODE else len(ACTIONS)
 
 
+@quoting
 def finding_text(code: str, e: Evidence) -> str:
     """The action a finding calls for, with this project's numbers."""
     if code not in _BY_CODE:

@@ -5,6 +5,7 @@ the two closest."""
 from __future__ import annotations
 
 from reportgen.analysis.lever_records import Lever, Levers, NearMiss
+from reportgen.analysis.quotes import quote
 from reportgen.wording import duration, listed, money, nodes, number, percent, plural, rate, times
 
 
@@ -65,30 +66,30 @@ _ACTIONS = {
 }
 
 
-def lever_action(lever: Lever, levers: Levers, plan: int | None, currency: str) -> str:
+def lever_action(lever: Lever, levers: Levers, plan: float | None, currency: str) -> str:
     """"Cut start-up from 12.1 s to 6.5 s (−46.3 %): the plan then meets the goal; no node count meets it while it
     stays"; the nodes lever as a plan."""
+    today = value_words(lever, quote(lever, "today", lever.unit), currency)
+    then = value_words(lever, quote(lever, "flips_at", lever.unit), currency)
     if lever.lever in ("nodes", "replicas"):
-        target = nodes(lever.flips_at)
         if lever.source == "fitted":
-            return (f"Measure {target}, the nearest scale where the fit judges the goal met (its 90 % interval "
-                    f"clear of every limit), instead of planning {nodes(lever.today)}.")
-        return f"Plan {target} instead of {nodes(lever.today)}: the goal is met there, as measured."
-    today = value_words(lever, lever.today, currency)
-    then = value_words(lever, lever.flips_at, currency)
+            return (f"Measure {then}, the nearest scale where the fit judges the goal met (its 90 % interval "
+                    f"clear of every limit), instead of planning {today}.")
+        return f"Plan {then} instead of {today}: the goal is met there, as measured."
     if lever.lever == "checkpoint interval":
         return f"Checkpoint every {then} instead of every {today}: the plan then meets the goal."
     if lever.lever == "ZeRO stage":
-        return f"Raise the ZeRO stage from {int(lever.today)} to {int(lever.flips_at)}: the layout then fits."
+        return (f"Raise the ZeRO stage from {int(quote(lever, 'today'))} to {int(quote(lever, 'flips_at'))}: the "
+                "layout then fits.")
     if lever.lever in LATENCY_WORDS:
         where = f" at the planned {nodes(plan)}" if plan else ""
         return (f"Cut the {LATENCY_WORDS[lever.lever]}{where} from {today} to the {then} objective "
-                f"({change(lever.ratio)}) before adding replicas, which have the capacity already: "
+                f"({change(quote(lever, 'ratio'))}) before adding replicas, which have the capacity already: "
                 f"{LATENCY_REMEDIES[lever.lever]}.")
     action, regime = _ACTIONS[lever.lever]
     scale = any(other.lever in ("nodes", "replicas") and other.feasible and other.meets for other in levers.flips)
     alone = "" if scale else "; no node count meets it while it stays"
-    return (f"{action.format(today=today, then=then, change=change(lever.ratio))}: the plan then meets the "
+    return (f"{action.format(today=today, then=then, change=change(quote(lever, 'ratio')))}: the plan then meets the "
             f"goal{regime}{alone}.")
 
 
@@ -96,19 +97,19 @@ def _noun(miss: NearMiss, currency: str) -> str:
     """"node count (8 nodes)", "node price": a near miss at its best (a continuous lever's best is only where the
     search ended)."""
     if miss.lever in ("nodes", "replicas"):
-        return f"{miss.lever[:-1]} count, at {value_words(miss, miss.best, currency)}"
+        return f"{miss.lever[:-1]} count, at {value_words(miss, quote(miss, 'best', miss.unit), currency)}"
     return miss.lever
 
 
-def out_of_reach(levers: Levers, plan: int | None, currency: str) -> str:
+def out_of_reach(levers: Levers, plan: float | None, currency: str) -> str:
     """No feasible lever flips the missed goal: the two levers closest to flipping it."""
     where = f" at the planned {nodes(plan)}" if plan else ""
-    beyond = [f"{lever.lever} at {value_words(lever, lever.flips_at, currency)} ({times(lever.ratio)} today's, "
-              "beyond reach)" for lever in levers.flips if not lever.feasible]
+    beyond = [f"{lever.lever} at {value_words(lever, quote(lever, 'flips_at', lever.unit), currency)} "
+              f"({times(quote(lever, 'ratio'))} today's, beyond reach)" for lever in levers.flips if not lever.feasible]
     # a lever whose best value the fit puts within every limit (unjudged: its interval straddles) is no near miss
     misses = [miss for miss in levers.near_misses if miss.excess > 1.0]
-    near = [f"the {_noun(miss, currency)} ({times(miss.excess)}" + (" over a limit at its best)" if index == 0 else ")")
-            for index, miss in enumerate(misses)]
+    near = [f"the {_noun(miss, currency)} ({times(quote(miss, 'excess'))}"
+            + (" over a limit at its best)" if index == 0 else ")") for index, miss in enumerate(misses)]
     closest = (beyond + near)[:2]
     if not closest:
         return f"The goal is out of reach of this design{where}: no input the report can vary meets it."

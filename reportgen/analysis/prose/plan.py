@@ -4,17 +4,24 @@ the best layout the model finds against the declared one."""
 from __future__ import annotations
 
 from reportgen.analysis.plan_search import LayoutMemory, PlanSearchResult, RankedLayout
+from reportgen.analysis.quotes import quote
 from reportgen.wording import duration, listed, money, nodes, percent, size
 
 POLICY_WORDS = {"none": "no recompute", "selective": "selective recompute", "full": "full recompute"}
 
 
+def layout_shape(row: LayoutMemory) -> str:
+    """"8 × 16 × 12": t × p × d, each quoted from the layout's row."""
+    return " × ".join(str(quote(row, axis)) for axis in ("tensor", "pipeline", "data"))
+
+
 def layout_words(row: LayoutMemory) -> str:
     """"with 4 virtual stages, ZeRO-1, no recompute and sequence parallelism"."""
-    parts = [*([f"{row.virtual_stages} virtual stages"] if row.virtual_stages > 1 else []), f"ZeRO-{row.zero_stage}",
-             POLICY_WORDS[row.recompute], *(["sequence parallelism"] if row.sequence_parallel else []),
-             *([f"context parallelism {row.context_parallel}"] if row.context_parallel > 1 else []),
-             *([f"expert parallelism {row.expert_parallel}"] if row.expert_parallel > 1 else [])]
+    parts = [*([f"{quote(row, 'virtual_stages')} virtual stages"] if row.virtual_stages > 1 else []),
+             f"ZeRO-{quote(row, 'zero_stage')}", POLICY_WORDS[row.recompute],
+             *(["sequence parallelism"] if row.sequence_parallel else []),
+             *([f"context parallelism {quote(row, 'context_parallel')}"] if row.context_parallel > 1 else []),
+             *([f"expert parallelism {quote(row, 'expert_parallel')}"] if row.expert_parallel > 1 else [])]
     return listed(parts)
 
 

@@ -12,7 +12,7 @@ Sentences are written here, once, so that the report and results.json say the sa
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated, Literal
 
 from reportgen.analysis.common import first_min
@@ -23,18 +23,18 @@ from reportgen.analysis.findings import Finding
 from reportgen.analysis.goal import GoalCheck, GoalResult
 from reportgen.analysis.layout import LayoutResult
 from reportgen.analysis.model_check import ModelCheckResult
-from reportgen.analysis.objectives import OBJECTIVE_NAMES, latency_of, latency_source
-from reportgen.analysis.page_one import PageOne
+from reportgen.analysis.objectives import OBJECTIVE_NAMES, ROW_FIELDS, ObjectiveName, latency_of, latency_source
+from reportgen.analysis.page_one import PageOne, page_sources
 from reportgen.analysis.page_one_facts import (
     Candidate,
     CanStart,
     Constraints,
     OptimumFacts,
     PageAction,
-    Quantity,
 )
 from reportgen.analysis.prediction import PredictionResult
 from reportgen.analysis.prose.actions import Evidence
+from reportgen.analysis.quotes import Quantity, count_at, quote, recording, unique
 from reportgen.analysis.reliability import ReliabilityResult
 from reportgen.analysis.scaling import ScalingResult
 from reportgen.analysis.serving import ServingCheck, ServingResult, ServingRow
@@ -143,6 +143,18 @@ def summarize(project: Project, page: PageOne, *, scaling: ScalingResult | None,
               model_check: ModelCheckResult | None = None, layout: LayoutResult | None = None) -> SummaryResult:
     """Page 1's sentences, each written from the page's facts (reportgen.analysis.page_one): this function decides
     no state, regime, node count or action."""
+    sources = page_sources(evidence, cost, layout)
+    sources.walk(page.constraints, "summary.constraints")
+    with recording(sources) as figures:
+        said = _said(project, page, scaling=scaling, cost=cost, prediction=prediction, goal=goal, serving=serving,
+                     findings=findings, evidence=evidence, model_check=model_check, layout=layout)
+    return replace(said, quantities=unique([*page.quantities, *figures]))
+
+
+def _said(project: Project, page: PageOne, *, scaling: ScalingResult | None, cost: CostResult | None,
+          prediction: PredictionResult | None, goal: GoalResult | None, serving: ServingResult | None,
+          findings: tuple[Finding, ...], evidence: Evidence, model_check: ModelCheckResult | None,
+          layout: LayoutResult | None) -> SummaryResult:
     words = _Words(project.currency)
     plan = project.design.nodes if project.design else None
     state = page.state.state
@@ -165,7 +177,8 @@ def summarize(project: Project, page: PageOne, *, scaling: ScalingResult | None,
     advice = None if project.serving else _checkpoint_advice(goal, page, evidence.reliability, cost)
     return SummaryResult(verdict, state, gap, optimum, model,
                          _evidence(scaling, findings, plan, optimum.nodes), page.next_action,
-                         _knee(scaling), ratio, blocker, _failure_tax(goal, page, advice, cost) or None,
+                         _knee(scaling), ratio, blocker,
+                         _failure_tax(goal, page, advice, cost, evidence.reliability) or None,
                          _layout(layout), _diagnosis(evidence.diagnosis), advice,
                          evidence.plan_search.sentence if evidence.plan_search is not None else None,
                          page.state.why, page.state.headline_regime, page.regimes, page.quantities, page.can_start,
@@ -262,7 +275,7 @@ def _training_verdict(goal: GoalResult | None, page: PageOne, plan: int | None, 
     available = page.constraints.nodes_available
     missed_gap = _training_gap(goal, scaling, words, available) if state == "missed" or goal.none_meets else None
     if page.state.why == "cannot-start":
-        where = f" at the planned {nodes(goal.plan_nodes)}" if goal.plan_nodes is not None else ""
+        where = f" at the planned {_plan(goal)}" if goal.plan_nodes is not None else ""
         return sentence(f"The goal is not judged{where}: the design cannot start as declared"), None
     if not goal.at_plan:
         if goal.plan_nodes is None and scaling is not None and not scaling.per_unit_of_work:
@@ -271,7 +284,7 @@ def _training_verdict(goal: GoalResult | None, page: PageOne, plan: int | None, 
             return _estimated_plan(goal, page, state == "met", words, scaling), missed_gap
         return _unjudged_plan(goal, page, words, scaling), missed_gap
     values = _plan_clause(goal, page, words)
-    where = f"at the planned {nodes(goal.plan_nodes)}"
+    where = f"at the planned {_plan(goal)}"
     if page.state.why == "flagged-run":
         return sentence(f"The goal would be met {where}, but {_flagged(scaling, goal.plan_nodes)} (see the findings): "
                         f"{values}"), None
@@ -281,8 +294,8 @@ def _training_verdict(goal: GoalResult | None, page: PageOne, plan: int | None, 
             if goal.priced and len(regimes) < len(page.regimes) else ""
         return sentence(f"The goal is met {where}{priced}: {values}"), None
     # a stated limit that cannot be checked: the cost without prices
-    why = (f"the {words.money(goal.cost_limit)} budget is not judged: the project gives no prices (add "
-           "pricing.node_hour)") if goal.cost_unknown else ""
+    why = (f"the {words.money(quote(goal, 'cost_limit', 'currency'))} budget is not judged: the project gives no "
+           "prices (add pricing.node_hour)") if goal.cost_unknown else ""
     if state == "missed":
         return sentence(f"The goal is not met {where}: {values}" + (f"; {why}" if why else "")), missed_gap
     if state == "partly":
@@ -307,14 +320,15 @@ def _measured_scales(goal: GoalResult, words: _Words) -> str:
     text = "The project plans no node count (add design.nodes), so the goal is held against the measured scales: "
     if goal.cheapest_meeting is not None:
         best = goal.cheapest_meeting
-        cost = f" for {words.money(best.cost)}" if best.cost is not None else ""
-        return sentence(f"{text}{nodes(best.nodes)}{_on(best.regime)} meet it most cheaply, in "
-                        f"{duration(best.time_s)}{cost} per run")
+        cost = f" for {words.money(quote(best, 'cost', 'currency'))}" if best.cost is not None else ""
+        return sentence(f"{text}{nodes(quote(best, 'nodes', 'nodes'))}{_on(best.regime)} meet it most cheaply, in "
+                        f"{duration(quote(best, 'time_s', 's'))}{cost} per run")
     if goal.time_met_fewest_node_hours is not None:
         best = goal.time_met_fewest_node_hours
-        return sentence(f"{text}{nodes(best.nodes)} meet the {duration(goal.time_limit_s)} limit with the fewest "
-                        f"node-hours ({duration(best.time_s)} per run); the {words.money(goal.cost_limit)} budget is "
-                        "not judged: the project gives no prices (add pricing.node_hour)")
+        return sentence(f"{text}{nodes(quote(best, 'nodes', 'nodes'))} meet the {_limit(goal)} limit with the "
+                        f"fewest node-hours ({duration(quote(best, 'time_s', 's'))} per run); the "
+                        f"{words.money(quote(goal, 'cost_limit', 'currency'))} budget is not judged: the project "
+                        "gives no prices (add pricing.node_hour)")
     if goal.none_meets:
         return sentence(f"{text}none meets it")
     return sentence(f"{text}none can be judged whole")
@@ -325,12 +339,13 @@ def _unjudged_plan(goal: GoalResult, page: PageOne, words: _Words, scaling: Scal
     fitted = _cheapest_check(list(goal.fitted_at_plan))
     estimate = goal.plan_estimate
     if estimate is not None and scaling is not None:
-        text += f"; {_estimate_words(estimate, scaling, goal.time_limit_s)}"
+        text += f"; {_estimate_words(estimate, scaling, goal)}"
     elif fitted is not None:
         verdict = "meet" if fitted.met else "miss" if fitted.met is False else "be judged against"
-        cost = f" and {words.money(fitted.cost)}{_on(fitted.regime)}" if fitted.cost is not None else ""
-        text += (f"; the USL fit puts a run there at {duration(fitted.time_s)}{cost}, which would {verdict} the "
-                 "goal (fitted, not measured)")
+        cost = f" and {words.money(quote(fitted, 'cost', 'currency'))}{_on(fitted.regime)}" \
+            if fitted.cost is not None else ""
+        text += (f"; the USL fit puts a run there at {duration(quote(fitted, 'time_s', 's'))}{cost}, which would "
+                 f"{verdict} the goal (fitted, not measured)")
     return sentence(text)
 
 
@@ -338,37 +353,40 @@ def _estimated_plan(goal: GoalResult, page: PageOne, met: bool, words: _Words,
                     scaling: ScalingResult | None) -> str:
     """"The goal would be met at the planned 16 nodes, judged from an estimate (not measured): by Amdahl …"."""
     verdict = "met" if met else "missed"
-    text = (f"The goal would be {verdict} at the planned {nodes(goal.plan_nodes)}, judged from an estimate (not "
+    text = (f"The goal would be {verdict} at the planned {_plan(goal)}, judged from an estimate (not "
             "measured)")
     fitted = _cheapest_check([c for c in goal.fitted_at_plan if c.met is met and c.viable])
     estimate = goal.plan_estimate
     if estimate is not None and scaling is not None:
-        text += f": {_estimate_words(estimate, scaling, goal.time_limit_s)}"
+        text += f": {_estimate_words(estimate, scaling, goal)}"
         if fitted is not None and fitted.cost is not None:  # the regime's own time beside its cost: one pair
-            text += (f";{_on(fitted.regime)} a run takes {duration(fitted.time_s)}, for {words.money(fitted.cost)}"
-                     f"{_budget(goal, fitted, words)}")
+            text += (f";{_on(fitted.regime)} a run takes {duration(quote(fitted, 'time_s', 's'))}, for "
+                     f"{words.money(quote(fitted, 'cost', 'currency'))}{_budget(goal, fitted, words)}")
     elif fitted is not None:
-        text += f": the USL fit puts a run there at {duration(fitted.time_s)}"
+        text += f": the USL fit puts a run there at {duration(quote(fitted, 'time_s', 's'))}"
         if goal.time_limit_s is not None and fitted.time_ratio is not None:  # the margin the verdict is judged by
-            text += f" ({margin(fitted.time_ratio)} the {duration(goal.time_limit_s)} limit)"
+            text += f" ({margin(quote(fitted, 'time_ratio'))} the {_limit(goal)} limit)"
         if fitted.cost is not None:
-            text += f", for {words.money(fitted.cost)}{_on(fitted.regime)}{_budget(goal, fitted, words)}"
+            text += (f", for {words.money(quote(fitted, 'cost', 'currency'))}{_on(fitted.regime)}"
+                     f"{_budget(goal, fitted, words)}")
     return sentence(text)
 
 
-def _estimate_words(estimate: PlanEstimate, scaling: ScalingResult, limit_s: float | None) -> str:
+def _estimate_words(estimate: PlanEstimate, scaling: ScalingResult, goal: GoalResult) -> str:
     """An unmeasured plan's estimate with its interval and source, beside the α–β model's
     (methods.md#few-runs-stated-confidence)."""
-    measured = listed([number(row.nodes) for row in scaling.rows])
+    measured = listed([number(quote(row, "nodes", "nodes")) for row in scaling.rows])
     how = f"Amdahl from {measured} nodes" if estimate.source == "amdahl" else f"the USL fitted to {measured} nodes"
-    text = (f"by {how} a run at {nodes(estimate.nodes)} takes {duration(estimate.time_s)} (90 % interval "
-            f"[{duration(estimate.low_s)}, {duration(estimate.high_s)}])")
+    text = (f"by {how} a run at {nodes(quote(estimate, 'nodes', 'nodes'))} takes "
+            f"{duration(quote(estimate, 'time_s', 's'))} (90 % interval [{duration(quote(estimate, 'low_s', 's'))}, "
+            f"{duration(quote(estimate, 'high_s', 's'))}])")
+    limit_s = goal.time_limit_s
     if limit_s is not None:
         side = "within" if estimate.time_s <= limit_s else "over"
         straddles = estimate.low_s <= limit_s <= estimate.high_s
-        text += f", {side} the {duration(limit_s)} limit" + (" though the interval straddles it" if straddles else "")
+        text += f", {side} the {_limit(goal)} limit" + (" though the interval straddles it" if straddles else "")
     if estimate.model_time_s is not None:
-        text += f"; the α–β model says {duration(estimate.model_time_s)}"
+        text += f"; the α–β model says {duration(quote(estimate, 'model_time_s', 's'))}"
     return text
 
 
@@ -385,7 +403,8 @@ def _plan_clause(goal: GoalResult, page: PageOne, words: _Words) -> str:
         text = f"{REGIME_PHRASES[headline.regime]}, {text}"
     on_demand = next((c for c in priced if c.regime == "on_demand"), None)
     if on_demand is not None and on_demand is not headline:
-        text += f"; on demand, {duration(on_demand.time_s)} and {words.money(on_demand.cost)}"
+        text += (f"; on demand, {duration(quote(on_demand, 'time_s', 's'))} and "
+                 f"{words.money(quote(on_demand, 'cost', 'currency'))}")
     return text
 
 
@@ -411,7 +430,7 @@ def _checkpoint_advice(goal: GoalResult | None, page: PageOne, reliability: Reli
 
 
 def _failure_tax(goal: GoalResult | None, page: PageOne, advice: CheckpointAdvice | None,
-                 cost: CostResult | None = None) -> str:
+                 cost: CostResult | None = None, reliability: ReliabilityResult | None = None) -> str:
     """The failure tax folded into the plan's figures, said once and of its regime (methods.md#spot-as-failures),
     with the time Daly's interval would save when the declared checkpoint interval costs more."""
     if goal is None or advice is None:
@@ -420,30 +439,33 @@ def _failure_tax(goal: GoalResult | None, page: PageOne, advice: CheckpointAdvic
         cost.regimes["spot"].preemptions is not None
     what = "hardware failures and preemptions (checkpoints, lost work, restarts)" if on_spot else \
         "checkpoints and restarts"
-    text = f"These figures include the failure tax at {nodes(advice.nodes)}{_on(advice.regime)}: {what} add " \
-        f"{percent(advice.overhead_fraction)} to the run"
-    if advice.saving_s is not None and advice.daly_interval_s is not None and advice.interval_s is not None:
-        text += (f"; checkpointing every {duration(advice.daly_interval_s)} (Daly's interval"
+    row = reliability.at_plan_in(page.state.headline_regime) if reliability is not None else None  # the advice's
+    tax = quote(row, "overhead_fraction", "fraction") if row is not None else advice.overhead_fraction
+    text = f"These figures include the failure tax at {nodes(quote(_lead(goal, page), 'nodes', 'nodes'))}" \
+        f"{_on(advice.regime)}: {what} add {percent(tax)} to the run"
+    if row is not None and advice.saving_s is not None and advice.daly_interval_s is not None and \
+            advice.interval_s is not None:
+        text += (f"; checkpointing every {duration(quote(row, 'daly_interval_s', 's'))} (Daly's interval"
                  f"{' for failures and preemptions together' if on_spot else ''}) instead of every "
-                 f"{duration(advice.interval_s)} would save {duration(advice.saving_s)} a run")
+                 f"{duration(quote(row, 'interval_s', 's'))} would save {duration(quote(row, 'saving_s', 's'))} a run")
     return sentence(text)
 
 
 def _time_clause(goal: GoalResult, check: GoalCheck) -> str:
     if goal.time_limit_s is None:
         return ""
-    interval = f"; 95 % interval [{duration(check.time_ci[0], check.time_ci)}, " \
-        f"{duration(check.time_ci[1], check.time_ci)}]" if check.time_ci else ""  # both ends in one unit
+    interval = f"; 95 % interval [{duration(quote(check.time_ci, 0, 's'), check.time_ci)}, " \
+        f"{duration(quote(check.time_ci, 1, 's'), check.time_ci)}]" if check.time_ci else ""  # both ends in one unit
     straddles = ", which straddles the limit: more runs would settle it" if check.time_ci and \
         check.time_ci[0] <= goal.time_limit_s <= check.time_ci[1] else ""
-    return (f"a run takes {duration(check.time_s)} ({margin(check.time_ratio)} the "
-            f"{duration(goal.time_limit_s)} limit{interval}{straddles})")
+    return (f"a run takes {duration(quote(check, 'time_s', 's'))} ({margin(quote(check, 'time_ratio'))} the "
+            f"{_limit(goal)} limit{interval}{straddles})")
 
 
 def _cost_clause(goal: GoalResult, check: GoalCheck, words: _Words) -> str:
     if check.cost is None or not check.viable:
         return ""
-    return f"{'' if goal.time_limit_s is not None else 'a run '}costs {words.money(check.cost)}" \
+    return f"{'' if goal.time_limit_s is not None else 'a run '}costs {words.money(quote(check, 'cost', 'currency'))}" \
         f"{_budget(goal, check, words)}"
 
 
@@ -451,7 +473,17 @@ def _budget(goal: GoalResult, check: GoalCheck, words: _Words) -> str:
     """" (100 % over the 200 USD budget)" beside a check's cost, when the goal states a budget."""
     if goal.cost_limit is None or check.cost_ratio is None:
         return ""
-    return f" ({margin(check.cost_ratio)} the {words.money(goal.cost_limit)} budget)"
+    return f" ({margin(quote(check, 'cost_ratio'))} the {words.money(quote(goal, 'cost_limit', 'currency'))} budget)"
+
+
+def _plan(goal: GoalResult) -> str:
+    """"16 nodes": the planned node count, quoted from the goal section."""
+    return nodes(quote(goal, "plan_nodes", "nodes"))
+
+
+def _limit(goal: GoalResult) -> str:
+    """The goal's time limit, quoted from the goal section."""
+    return duration(quote(goal, "time_limit_s", "s"))
 
 
 def _on(regime: str | None) -> str:
@@ -463,8 +495,9 @@ def _plan_values(plan: int | None, scaling: ScalingResult | None, cost: CostResu
     if row is None or row.time_s is None or scaling is None or scaling.per_unit_of_work:
         return ""
     priced = next((r for r in cost.rows if r.nodes == plan), None) if cost else None
-    money_part = f" and costs {words.money(priced.cost)} on demand" if priced else ""
-    return f"at the planned {nodes(plan)} a run takes {duration(row.time_s)}{money_part}"
+    money_part = f" and costs {words.money(quote(priced, 'cost', 'currency'))} on demand" if priced else ""
+    return f"at the planned {nodes(quote(row, 'nodes', 'nodes'))} a run takes {duration(quote(row, 'time_s', 's'))}" \
+        f"{money_part}"
 
 
 def _training_gap(goal: GoalResult, scaling: ScalingResult | None, words: _Words,
@@ -478,29 +511,30 @@ def _training_gap(goal: GoalResult, scaling: ScalingResult | None, words: _Words
         parts.append(_speedup_gap(goal, scaling))
     cheapest_run = goal.cheapest_run  # with the failure tax, as every figure of the verdict
     if goal.cost_limit is not None and cheapest_run is not None and (cheapest_run.cost or 0.0) > goal.cost_limit:
-        parts.append(f"no measured run fits the {words.money(goal.cost_limit)} budget: the cheapest, "
-                     f"{nodes(cheapest_run.nodes)}{_on(cheapest_run.regime)}, costs {words.money(cheapest_run.cost)}")
+        parts.append(f"no measured run fits the {words.money(quote(goal, 'cost_limit', 'currency'))} budget: the "
+                     f"cheapest, {nodes(quote(cheapest_run, 'nodes', 'nodes'))}{_on(cheapest_run.regime)}, costs "
+                     f"{words.money(quote(cheapest_run, 'cost', 'currency'))}")
     best = goal.cheapest_meeting
     if best is not None:
-        price = f" for {words.money(best.cost)}" if best.cost is not None else ""
+        price = f" for {words.money(quote(best, 'cost', 'currency'))}" if best.cost is not None else ""
         beyond = f", beyond the {nodes(available)} available" if available is not None and best.nodes > available \
             else ""
-        parts.append(f"the cheapest measured way to meet it is {nodes(best.nodes)}{_on(best.regime)}{beyond}: "
-                     f"{duration(best.time_s)}{price} per run")
+        parts.append(f"the cheapest measured way to meet it is {nodes(quote(best, 'nodes', 'nodes'))}"
+                     f"{_on(best.regime)}{beyond}: {duration(quote(best, 'time_s', 's'))}{price} per run")
     elif goal.fitted_meeting is not None:
         fit = goal.fitted_meeting
-        price = f" for {words.money(fit.cost)}" if fit.cost is not None else ""
-        parts.append(f"no measured scale meets it; the USL fit says {nodes(fit.nodes)}{_on(fit.regime)} would: "
-                     f"{duration(fit.time_s)}{price} per run (fitted, not measured)")
+        price = f" for {words.money(quote(fit, 'cost', 'currency'))}" if fit.cost is not None else ""
+        parts.append(f"no measured scale meets it; the USL fit says {nodes(quote(fit, 'nodes', 'nodes'))}"
+                     f"{_on(fit.regime)} would: {duration(quote(fit, 'time_s', 's'))}{price} per run (fitted, not "
+                     "measured)")
     elif goal.nearest is not None and not parts:
         near = goal.nearest
-        values = [f"takes {duration(near.time_s)}" + (f" ({margin(near.time_ratio)} the "
-                                                      f"{duration(goal.time_limit_s)} limit)" if near.time_ratio
-                                                      else "")]
+        values = [f"takes {duration(quote(near, 'time_s', 's'))}"
+                  + (f" ({margin(quote(near, 'time_ratio'))} the {_limit(goal)} limit)" if near.time_ratio else "")]
         if near.cost is not None:
-            values.append(f"costs {words.money(near.cost)}" + (f" ({margin(near.cost_ratio)} the budget)"
-                                                              if near.cost_ratio else ""))
-        parts.append(f"the measured point nearest the goal, {nodes(near.nodes)}{_on(near.regime)}, "
+            values.append(f"costs {words.money(quote(near, 'cost', 'currency'))}"
+                          + (f" ({margin(quote(near, 'cost_ratio'))} the budget)" if near.cost_ratio else ""))
+        parts.append(f"the measured point nearest the goal, {nodes(quote(near, 'nodes', 'nodes'))}{_on(near.regime)}, "
                      f"{' and '.join(values)}")
     return _sentences(parts)
 
@@ -517,12 +551,13 @@ def _speedup_gap(goal: GoalResult, scaling: ScalingResult) -> str:
     if needed is None or limit_s is None or needed <= 1:
         return ""
     best = max(scaling.rows, key=lambda r: r.speedup)
-    text = (f"finishing in {duration(limit_s)} needs a speedup of {number(needed)} over "
-            f"{nodes(scaling.reference_nodes)}; the best measured is {number(best.speedup)} ({nodes(best.nodes)})")
+    text = (f"finishing in {_limit(goal)} needs a speedup of {number(quote(goal, 'speedup_needed'))} over "
+            f"{nodes(quote(scaling, 'reference_nodes', 'nodes'))}; the best measured is "
+            f"{number(quote(best, 'speedup'))} ({nodes(quote(best, 'nodes', 'nodes'))})")
     peak = _usl_peak_speedup(scaling)
     if peak is not None and scaling.usl and scaling.usl.peak_nodes and peak < needed:
-        text += (f" and the USL fit peaks at {number(peak)} near {number(scaling.usl.peak_nodes)} nodes: no "
-                 "scale of this design meets the deadline")
+        text += (f" and the USL fit peaks at {number(peak)} near {number(quote(scaling.usl, 'peak_nodes', 'nodes'))} "
+                 "nodes: no scale of this design meets the deadline")
     return text
 
 
@@ -533,7 +568,8 @@ def _usl_peak_speedup(scaling: ScalingResult) -> float | None:
     if scaling.form == "throughput":
         reference = scaling.rows[0].run.throughput
         return usl.peak_capacity / reference if reference else None
-    return usl.peak_capacity
+    peak: float = quote(usl, "peak_capacity")
+    return peak
 
 
 def _cheapest_check(checks: list[GoalCheck]) -> GoalCheck | None:
@@ -560,8 +596,9 @@ def _training_optimum(project: Project, goal: GoalResult | None, scaling: Scalin
     plan = project.design.nodes if project.design else None
     how = {"measured": "as measured", "usl": "by the USL fit", "model": "by the model"}.get(facts.beyond_source or "",
                                                                                           "")
-    beyond = f" within the nodes available ({nodes(facts.beyond)} meet it {how}, beyond them)" \
+    beyond = f" within the nodes available ({nodes(_scale(facts.beyond, scaling, goal))} meet it {how}, beyond them)" \
         if facts.beyond is not None else ""
+    at = _scale(at, scaling, goal)
     texts = {
         "cheapest-meeting": f"The evidence supports {nodes(at)}{_on(facts.regime)}, the cheapest measured point that "
                             f"meets the goal{_weak_runs(scaling, at, plan)}",
@@ -579,6 +616,15 @@ def _training_optimum(project: Project, goal: GoalResult | None, scaling: Scalin
     return Optimum(at, source, f"{texts.get(basis, texts['fastest'])}. {measured}")
 
 
+def _scale(at: float, scaling: ScalingResult | None, goal: GoalResult | None) -> float:
+    """A node count the operating point names, quoted from its measured row (or the fit's meeting scale)."""
+    fit = goal.fitted_meeting if goal is not None else None
+    if fit is not None and fit.nodes == at and not any(row.nodes == at for row in (scaling.rows if scaling else ())):
+        quoted: float = quote(fit, "nodes", "nodes")
+        return quoted
+    return count_at(scaling.rows, at) if scaling is not None else at
+
+
 def _weak_runs(scaling: ScalingResult, at: float, plan: int | None) -> str:
     """Weak scaling: how a smaller scale does the goal's work (methods.md#weak-scaling-compares-equal-work)."""
     runs = scaling.goal_work(at, plan)
@@ -594,17 +640,19 @@ def _measured_facts(scaling: ScalingResult, cost: CostResult | None, words: _Wor
     parts = []
     if cost is not None and not cost.per_unit_of_work and scaling.mode != "weak":  # weak: each run's own work
         cheap = next(r for r in cost.rows if r.nodes == cost.cost_optimal_nodes)
-        parts.append(f"cost-optimal {nodes(cheap.nodes)} ({words.money(cheap.cost)} per run on demand)")
-    parts.append(f"fastest {nodes(fastest.nodes)} (speedup {number(fastest.speedup)}"
-                 f"{', ' + duration(fastest.time_s) if fastest.time_s and not scaling.per_unit_of_work else ''})")
+        parts.append(f"cost-optimal {nodes(quote(cheap, 'nodes', 'nodes'))} "
+                     f"({words.money(quote(cheap, 'cost', 'currency'))} per run on demand)")
+    time = f", {duration(quote(fastest, 'time_s', 's'))}" if fastest.time_s and not scaling.per_unit_of_work else ""
+    parts.append(f"fastest {nodes(quote(fastest, 'nodes', 'nodes'))} (speedup {number(quote(fastest, 'speedup'))}"
+                 f"{time})")
     text = f"Measured{' (before the failure tax)' if untaxed else ''}: {listed(parts)}"
     usl = scaling.usl
     if usl is not None and usl.peak_nodes is not None:
-        text += f"; the USL fit peaks at {number(usl.peak_nodes)} nodes"
+        text += f"; the USL fit peaks at {number(quote(usl, 'peak_nodes', 'nodes'))} nodes"
         if usl.peak_nodes < fastest.nodes:
             text += ", below the fastest measured scale"
     elif usl is not None:
-        text += "; the USL fit has no peak (κ = 0)"
+        text += f"; the USL fit has no peak (κ = {number(quote(usl, 'kappa'))})"
     return sentence(text)
 
 
@@ -618,13 +666,13 @@ def _serving_verdict(serving: ServingResult | None, plan: int | None, state: Ver
     need = _need(serving)
     if not serving.at_plan or serving.plan_row is None:
         why = serving.note or ("the project plans no node count (add design.nodes)" if plan is None else
-                               f"the planned {nodes(plan)} were not measured")
+                               f"the planned {nodes(quote(serving, 'plan_nodes', 'nodes'))} were not measured")
         return sentence(f"The goal, {need}, is not judged at the plan: {why}"), \
             _serving_gap(serving, words) if serving.points else None
     fitted = " by the USL fit (fitted, not measured)" if serving.plan_row.capacity_source == "fitted" else ""
     check = _plan_check(serving)
     values = _serving_values(check, serving, words)
-    where = f"at the planned {nodes(serving.plan_nodes)}{fitted}"
+    where = f"at the planned {nodes(quote(serving, 'plan_nodes', 'nodes'))}{fitted}"
     if state == "met":
         return sentence(f"The goal is met {where}: {values}"), None
     if state == "missed":
@@ -635,9 +683,9 @@ def _serving_verdict(serving: ServingResult | None, plan: int | None, state: Ver
 
 
 def _need(serving: ServingResult) -> str:
-    headroom = f" ({number(serving.peak_load)} at the peak plus {percent(serving.headroom, 2)} headroom)" \
-        if serving.headroom else ""
-    return requests(serving.capacity_needed_rps, serving.unit) + headroom + serving.within_words
+    headroom = f" ({number(quote(serving, 'peak_load'))} at the peak plus " \
+        f"{percent(quote(serving, 'headroom', 'fraction'), 2)} headroom)" if serving.headroom else ""
+    return requests(quote(serving, "capacity_needed_rps"), serving.unit) + headroom + serving.within_words
 
 
 def _plan_check(serving: ServingResult) -> ServingCheck:
@@ -649,39 +697,56 @@ def _plan_check(serving: ServingResult) -> ServingCheck:
 def _serving_values(check: ServingCheck, serving: ServingResult, words: _Words) -> str:
     """What the plan serves, how fast and at what cost, each with its margin against the goal."""
     parts = []
-    need = number(serving.capacity_needed_rps)
+    need = number(quote(serving, "capacity_needed_rps"))
     per_second = f"{plural(serving.unit)}/s"
     if check.capacity_rps is None:
         parts.append("their capacity is not known")
     elif check.meets_load is False:
-        parts.append(f"they serve {number(check.capacity_rps)} of the {need} {per_second} needed "
-                     f"({percent(1 - (check.load_ratio or 0.0), 2)} short)")
+        parts.append(f"they serve {number(quote(check, 'capacity_rps'))} of the {need} {per_second} needed "
+                     f"({percent(1 - (quote(check, 'load_ratio') or 0.0), 2)} short)")
     else:
-        parts.append(f"they serve {number(check.capacity_rps)} {per_second} against the {need} needed "
-                     f"({percent((check.load_ratio or 1.0) - 1, 2)} to spare)")
+        parts.append(f"they serve {number(quote(check, 'capacity_rps'))} {per_second} against the {need} needed "
+                     f"({percent((quote(check, 'load_ratio') or 1.0) - 1, 2)} to spare)")
     row = _row(serving, check.nodes)
     unknown = []
     for name, limit in serving.objectives:
         value, source = (latency_of(row, name), latency_source(row, name)) if row else (None, None)
-        if value is None:
-            unknown.append((OBJECTIVE_NAMES[name], limit))
+        if value is None or row is None:
+            unknown.append((OBJECTIVE_NAMES[name], _objective(serving, name)))
             continue
         how = "an interpolated" if source == "interpolated" else "a modelled" if source == "modelled" else "a"
-        parts.append(f"at {how} {OBJECTIVE_NAMES[name]} of {duration(value)} ({margin(value / limit)} the "
-                     f"{duration(limit)} objective)")
+        parts.append(f"at {how} {OBJECTIVE_NAMES[name]} of {_latency(row, name)} "
+                     f"({margin(_ratio(check, name, value / limit))} the {_objective(serving, name)} objective)")
     if unknown:  # named, with the measurement that would decide it, never taken as met
         objectives = "the objective is" if len(unknown) == 1 else "the objectives are"
         parts.append(f"no {' or '.join(what for what, _ in unknown)} is known there ({objectives} "
-                     f"{listed([duration(limit) for _, limit in unknown])}): a load test at {nodes(check.nodes)} "
-                     "that measures it would decide")
+                     f"{listed([limit for _, limit in unknown])}): a load test at "
+                     f"{nodes(quote(check, 'nodes', 'nodes'))} that measures it would decide")
     if check.cost_per_hour is not None:
-        budget = f" ({margin(check.cost_ratio)} the {words.money(serving.cost_limit_per_hour)} budget)" \
+        budget = f" ({margin(quote(check, 'cost_ratio'))} the " \
+            f"{words.money(quote(serving, 'cost_limit_per_hour', 'currency'))} budget)" \
             if serving.cost_limit_per_hour is not None else ""
-        parts.append(f"for {words.hourly(check.cost_per_hour)}{_on(check.regime)}{budget}")
+        parts.append(f"for {words.hourly(quote(check, 'cost_per_hour', 'currency'))}{_on(check.regime)}{budget}")
     elif serving.cost_limit_per_hour is not None:
-        parts.append(f"the {words.hourly(serving.cost_limit_per_hour)} budget is not judged: the project gives no "
-                     "prices (add pricing.node_hour)")
+        parts.append(f"the {words.hourly(quote(serving, 'cost_limit_per_hour', 'currency'))} budget is not judged: "
+                     "the project gives no prices (add pricing.node_hour)")
     return ", ".join(parts)
+
+
+def _latency(row: ServingRow, name: ObjectiveName) -> str:
+    """An objective's latency at a scale, quoted from its row."""
+    return duration(quote(row, ROW_FIELDS[name][0], "s"))
+
+
+def _objective(serving: ServingResult, name: ObjectiveName) -> str:
+    """An objective's limit, quoted from the serving section."""
+    return duration(quote(serving.limits, f"{ROW_FIELDS[name][0]}", "s"))
+
+
+def _ratio(check: ServingCheck | None, name: ObjectiveName, value: float) -> float:
+    """A latency over its objective, quoted from the check's ratios (`value` where none holds it)."""
+    ratios = check.ratios if check is not None else None
+    return quote(ratios, name) if ratios is not None and getattr(ratios, name) is not None else value
 
 
 def _row(serving: ServingResult, nodes_: float) -> ServingRow | None:
@@ -692,20 +757,23 @@ def _serving_gap(serving: ServingResult, words: _Words) -> str | None:
     parts = []
     best = serving.cheapest_meeting
     if best is not None:
-        p99 = f" at a p99 of {duration(best.p99_s)}" if best.p99_s is not None else ""
-        cost = f" for {words.hourly(best.cost_per_hour)}" if best.cost_per_hour is not None else ""
-        parts.append(f"the cheapest measured way to meet it is {nodes(best.nodes)}{_on(best.regime)}: "
-                     f"{requests(best.capacity_rps, serving.unit)}{p99}{cost}")
+        p99 = f" at a p99 of {duration(quote(best, 'p99_s', 's'))}" if best.p99_s is not None else ""
+        cost = f" for {words.hourly(quote(best, 'cost_per_hour', 'currency'))}" if best.cost_per_hour is not None \
+            else ""
+        parts.append(f"the cheapest measured way to meet it is {nodes(quote(best, 'nodes', 'nodes'))}"
+                     f"{_on(best.regime)}: {requests(quote(best, 'capacity_rps'), serving.unit)}{p99}{cost}")
     elif serving.nodes_to_serve is not None and serving.nodes_to_serve_source == "fitted":
         row = _row(serving, serving.nodes_to_serve)
-        capacity = f" ({requests(row.capacity_rps, serving.unit)}, fitted)" if row and row.capacity_rps else ""
+        capacity = f" ({requests(quote(row, 'capacity_rps'), serving.unit)}, fitted)" if row and row.capacity_rps \
+            else ""
         unmeasured = "; capacity only: its latency is not measured there" if serving.capacity_only else ""
         parts.append(f"no measured scale serves it; the USL fit puts the capacity needed at "
-                     f"{nodes(serving.nodes_to_serve)}{capacity}{unmeasured}")
+                     f"{nodes(quote(serving, 'nodes_to_serve', 'nodes'))}{capacity}{unmeasured}")
     elif serving.cheapest_serving is not None:
         serve = serving.cheapest_serving
-        parts.append(f"{nodes(serve.nodes)}{_on(serve.regime)} serve the load within the latency objective but cost "
-                     f"{words.hourly(serve.cost_per_hour)}, {margin(serve.cost_ratio)} the budget")
+        parts.append(f"{nodes(quote(serve, 'nodes', 'nodes'))}{_on(serve.regime)} serve the load within the latency "
+                     f"objective but cost {words.hourly(quote(serve, 'cost_per_hour', 'currency'))}, "
+                     f"{margin(quote(serve, 'cost_ratio'))} the budget")
     elif serving.limited_by == "latency":
         missed = _objectives_missed(serving)
         if missed:
@@ -715,12 +783,13 @@ def _serving_gap(serving: ServingResult, words: _Words) -> str | None:
                       default=None)
         if largest is not None:
             parts.append(f"no scale serves the load: the most measured is "
-                         f"{requests(largest.capacity_rps, serving.unit)} at "
-                         f"{nodes(largest.nodes)}")
+                         f"{requests(quote(largest, 'capacity_rps'), serving.unit)} at "
+                         f"{nodes(quote(largest, 'nodes', 'nodes'))}")
         if serving.nodes_lower_bound:
-            parts.append(f"even at the best capacity per node measured ({number(serving.best_per_node_rps)} "
-                         f"{plural(serving.unit)}/s per node at {nodes(serving.best_per_node_at)}) it needs at least "
-                         f"{nodes(serving.nodes_lower_bound)}")
+            parts.append(f"even at the best capacity per node measured "
+                         f"({number(quote(serving, 'best_per_node_rps'))} {plural(serving.unit)}/s per node at "
+                         f"{nodes(quote(serving, 'best_per_node_at', 'nodes'))}) it needs at least "
+                         f"{nodes(quote(serving, 'nodes_lower_bound', 'nodes'))}")
     return _sentences(parts)
 
 
@@ -733,16 +802,18 @@ def _objectives_missed(serving: ServingResult) -> list[str]:
                  and (value := latency_of(row, name)) is not None]
         if known and min(value for value, _ in known) > limit:
             value, at = min(known)
-            out.append(f"the lowest {OBJECTIVE_NAMES[name]} measured is {duration(value)} at {nodes(at)} (the "
-                       f"{duration(limit)} objective)")
+            lowest = next(row for row in serving.rows if row.nodes == at)
+            out.append(f"the lowest {OBJECTIVE_NAMES[name]} measured is {_latency(lowest, name)} at "
+                       f"{nodes(quote(lowest, 'nodes', 'nodes'))} (the {_objective(serving, name)} objective)")
     serving_rows = [row for row in serving.rows if row.meets_load and row.meets_latency is False
                     and row.capacity_source == "measured"]
     if not out and serving_rows:  # each objective is met somewhere, never with the load: say where the load is served
         row = serving_rows[0]
-        over = [f"a {OBJECTIVE_NAMES[name]} of {duration(value)} ({margin(value / limit)} the {duration(limit)} "
-                "objective)" for name, limit in serving.objectives
+        point = next((p for p in serving.points if p.nodes == row.nodes), None)
+        over = [f"a {OBJECTIVE_NAMES[name]} of {_latency(row, name)} ({margin(_ratio(point, name, value / limit))} "
+                f"the {_objective(serving, name)} objective)" for name, limit in serving.objectives
                 if (value := latency_of(row, name)) is not None and value > limit]
-        out.append(f"{nodes(row.nodes)} serve the load at {listed(over)}")
+        out.append(f"{nodes(quote(row, 'nodes', 'nodes'))} serve the load at {listed(over)}")
     return out
 
 
@@ -754,19 +825,21 @@ def _serving_optimum(serving: ServingResult | None, facts: OptimumFacts, words: 
     best = next((p for p in serving.points if p.nodes == facts.nodes and p.regime == facts.regime and p.met), None) \
         if facts.basis == "cheapest-meeting" else None
     if best is not None:
-        return Optimum(best.nodes, "measured", f"The evidence supports {nodes(best.nodes)}{_on(best.regime)}, the "
-                       f"cheapest measured scale that meets the goal ({words.hourly(best.cost_per_hour)})."
+        at = nodes(quote(best, "nodes", "nodes"))
+        return Optimum(best.nodes, "measured", f"The evidence supports {at}{_on(best.regime)}, the cheapest "
+                       f"measured scale that meets the goal ({words.hourly(quote(best, 'cost_per_hour', 'currency'))})."
                        if best.cost_per_hour is not None else
-                       f"The evidence supports {nodes(best.nodes)}, the smallest measured scale that meets the goal.")
+                       f"The evidence supports {at}, the smallest measured scale that meets the goal.")
     if serving.nodes_to_serve is not None and facts.nodes == serving.nodes_to_serve:
         source: OptimumSource = "measured" if serving.nodes_to_serve_source == "measured" else "usl"
         if serving.capacity_only:
             return Optimum(serving.nodes_to_serve, source, f"The USL fit puts the capacity needed at "
-                           f"{nodes(serving.nodes_to_serve)} (capacity only, latency unmeasured there): no measured "
-                           "scale serves the load yet.")
+                           f"{nodes(quote(serving, 'nodes_to_serve', 'nodes'))} (capacity only, latency unmeasured "
+                           "there): no measured scale serves the load yet.")
         what = "the smallest measured scale that serves the load" if source == "measured" else \
             "the smallest scale the USL fit says serves the load (fitted, not measured)"
-        return Optimum(serving.nodes_to_serve, source, f"The evidence supports {nodes(serving.nodes_to_serve)}, "
+        return Optimum(serving.nodes_to_serve, source, f"The evidence supports "
+                       f"{nodes(quote(serving, 'nodes_to_serve', 'nodes'))}, "
                        f"{what}.")
     limit = {"capacity": "no scale reaches the capacity needed",
              "latency": "no scale that serves the load meets every latency objective"}
