@@ -188,6 +188,18 @@ def test_weak_scaling_holds_the_goals_work_for_every_candidate() -> None:
     assert "in 4 runs one after another for the goal's work" in four.text
 
 
+@worked("page_one")
+def test_weak_scaling_judges_the_node_count_lever_on_the_goals_work() -> None:
+    """The node count lever keeps the plan's 16 shares: 8 nodes do them in 2 runs, 2 × 3,400 s = 6,800 s for
+    8 × 30 × 6,800 / 3,600 = 453.33 USD, over the 450 USD budget, so 8 nodes do not meet it (moving the shares with
+    the plan, one 8-node run of 226.67 USD would have, on half the work); the lever flips below 8."""
+    analysis = analyze(make_project(WEAK))
+    lever = next(lever for lever in analysis.levers.flips if lever.lever == "nodes")
+    assert lever.flips_at < 8 and lever.meets
+    eight = next(c for c in analysis.goal.checks if c.nodes == 8)
+    assert eight.time_s == pytest.approx(6800) and eight.cost == pytest.approx(453.333333) and eight.met is False
+
+
 def test_a_wrong_axis_off_the_memory_wall_is_advice_of_unknown_effect() -> None:
     """The design starts, and the runs judge it (docs/methods.md#can-the-design-start)."""
     text = (INPUTS / "example.yaml").read_text(encoding="utf-8")

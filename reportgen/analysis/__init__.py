@@ -161,7 +161,8 @@ def _goal(i: Inputs, a: Analysis) -> GoalResult | None:
     project = i.project
     if project.serving:  # a service's goal is held in the serving analysis
         return None
-    return check_goal(project.project.goal, plan_nodes=i.planned, scaling=a.scaling, cost=a.cost, energy=a.energy,
+    return check_goal(project.project.goal, plan_nodes=i.planned, work_plan=i.work_plan, scaling=a.scaling,
+                      cost=a.cost, energy=a.energy,
                       runs_per_month=project.pricing.runs_per_month if project.pricing else None,
                       max_nodes=i.max_nodes, tax=i.tax,
                       estimate=a.confidence.plan_estimate if a.confidence is not None else None,
@@ -276,8 +277,9 @@ def judge_of(i: Inputs, a: Analysis) -> Judge:
     serving = i.project.serving
 
     def judge(what: WhatIf) -> Outcome:
-        # the plan moved is judged as the project file would be: in weak scaling, its shares are the goal's work
-        inputs = replace(i, project=what.project)
+        # the plan moved is judged on the goal this project states: in weak scaling, the declared plan's shares stay
+        # the goal's work, so a smaller scale does it in several runs (methods.md#weak-scaling-compares-equal-work)
+        inputs = replace(i, project=what.project, goal_shares=i.work_plan)
         changed = a
         if a.scaling is not None and not serving:  # the verdict at the plan reads its own row, and the fits
             changed = replace(a, scaling=a.scaling.narrowed(inputs.planned))

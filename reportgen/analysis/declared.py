@@ -38,6 +38,9 @@ class Inputs:
     project: Project
     intensity: Intensity | None = None
     sources: Mapping[float, RowSource] = field(default_factory=dict)
+    # weak scaling: the plan whose shares are the goal's work when a what-if moves the plan (a lever judges the goal
+    # this project states: methods.md#weak-scaling-compares-equal-work); None: the plan's own
+    goal_shares: int | None = None
 
     @property
     def max_nodes(self) -> int:
@@ -46,6 +49,11 @@ class Inputs:
     @property
     def planned(self) -> int | None:
         return self.project.design.nodes if self.project.design else None
+
+    @property
+    def work_plan(self) -> int | None:
+        """The plan whose shares are the goal's work (weak scaling)."""
+        return self.goal_shares if self.goal_shares is not None else self.planned
 
     @property
     def g_per_kwh(self) -> float | None:

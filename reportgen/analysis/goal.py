@@ -334,6 +334,7 @@ class _Limits:
 
 
 def check_goal(goal: Goal | None, *, plan_nodes: int | None, scaling: ScalingResult | None,
+               work_plan: int | None = None,
                cost: CostResult | None, energy: EnergyResult | None,
                runs_per_month: float | None, max_nodes: int = 4096,
                tax: Callable[[float], float] | None = None,
@@ -342,7 +343,8 @@ def check_goal(goal: Goal | None, *, plan_nodes: int | None, scaling: ScalingRes
     """The goal at the plan and across the measured points. `runs`: the project's scaling section, whose runs at
     the plan are its repeats; `resampled`: each resample's time at a scale over the figure it is judged by
     (ConfidenceResult.resampled_at), whose share beyond a limit is a row's p_miss
-    (methods.md#few-runs-stated-confidence)."""
+    (methods.md#few-runs-stated-confidence). `work_plan`: in weak scaling, the plan whose shares are the goal's work
+    (the plan's own unless a what-if moved it)."""
     if goal is None or (goal.time_per_run is None and goal.cost_per_run is None):
         return None
     cost_unknown = goal.cost_per_run is not None and cost is None
@@ -354,7 +356,7 @@ def check_goal(goal: Goal | None, *, plan_nodes: int | None, scaling: ScalingRes
     # an energy that cannot be right gives no CO2e to judge the goal by (methods.md#implausible-energy)
     limits = _Limits(goal, {row.nodes: row.co2_kg for row in energy.rows if not row.excluded} if energy else {},
                      runs_per_month, tax,
-                     partial(scaling.goal_work, plan=plan_nodes) if scaling.mode == "weak" else None)
+                     partial(scaling.goal_work, plan=work_plan or plan_nodes) if scaling.mode == "weak" else None)
     intervals = {row.nodes: row.time_ci for row in scaling.rows}
     if cost is not None:
         checks = [limits.hold(point.nodes, point.regime, True, point.time_s, point.cost, folded=point.folded)

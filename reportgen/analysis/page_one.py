@@ -11,7 +11,7 @@ never a sentence.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from reportgen.analysis.candidate_order import first_feasible, ordered
 from reportgen.analysis.candidates import CANNOT_START, Ground, find_candidates
@@ -20,7 +20,6 @@ from reportgen.analysis.confidence import NextRun, PlanEstimate
 from reportgen.analysis.cost import CostResult
 from reportgen.analysis.findings import Finding, Severity, info
 from reportgen.analysis.goal import GoalResult, nearest
-from reportgen.analysis.layout import LayoutResult
 from reportgen.analysis.lever_records import Levers
 from reportgen.analysis.objectives import OBJECTIVE_NAMES
 from reportgen.analysis.page_one_facts import (
@@ -70,6 +69,8 @@ class PageOne:
     candidates: tuple[Candidate, ...]
     next_action: PageAction
     optimum: OptimumFacts
+    # where each result page 1 quotes lies in results.json, indexed once: the sentences quote from it too
+    sources: Sources = field(default_factory=Sources, compare=False, repr=False)
 
     @property
     def why(self) -> str | None:
@@ -114,16 +115,18 @@ class PageInputs:
 def build_page_one(inputs: PageInputs) -> PageOne:
     """The facts of page 1, in the order they depend on each other: whether the design can start, the state, the
     constraints, the candidates and their order, the next action, the operating point, the quantities quoted."""
-    with recording(page_sources(inputs.evidence, inputs.cost)):  # each candidate's text quotes from them
-        return _page_one(inputs)
+    sources = page_sources(inputs.evidence, inputs.cost)
+    with recording(sources):  # each candidate's text quotes from them
+        return replace(_page_one(inputs), sources=sources)
 
 
-def page_sources(evidence: words.Evidence, cost: CostResult | None, layout: LayoutResult | None = None) -> Sources:
+def page_sources(evidence: words.Evidence, cost: CostResult | None) -> Sources:
     """The results page 1's sentences quote, as results.json holds them (docs/methods.md#every-figure-has-one-source):
-    the goal section (a service's is its serving analysis), then the sections by their keys."""
+    the goal section (a service's is its serving analysis), then the sections by their keys (the layout and page 1's
+    constraints are added by the sentences, which alone quote them)."""
     held = evidence.serving if evidence.serving is not None else evidence.goal
     written = [*(held.document_paths() if held is not None else ()), *evidence.levers.document_paths()]
-    return Sources.of({"diagnosis": evidence.diagnosis, "prediction": evidence.prediction, "layout": layout,
+    return Sources.of({"diagnosis": evidence.diagnosis, "prediction": evidence.prediction,
                        "plan_search": evidence.plan_search, "scaling": evidence.scaling, "cost": cost,
                        "reliability": evidence.reliability, "serving": evidence.serving,
                        "next_runs": evidence.next_runs or None}, written)

@@ -76,6 +76,12 @@ def check_page_one(project: Project, analysis: Analysis, document: dict[str, Any
     for quantity in summary.quantities:
         assert value_at(document, quantity.source) == quantity.value, quantity
     assert not unquoted_figures(summary, project.currency)
+    # 6. one regime's time, two values: an estimate quoted beside rows that fold the failure tax in says it is before
+    # it (45 min by Amdahl sat above a 46.8 min on-demand row)
+    sources = {quantity.source for quantity in summary.quantities}
+    if any(source.startswith("goal.plan_estimate.") for source in sources) and \
+            any((row.get("failure_tax") or 0.0) > 0 for row in goal_rows):
+        assert "before the failure tax" in summary.verdict, summary.verdict
     # 7. a feasible rank-3 candidate outranks anything later; a measured scale chosen meets the goal as rebuilt
     if any(c.rank == 3 and c.feasible for c in candidates):
         assert action.rank is not None and action.rank <= 3, action
@@ -116,6 +122,11 @@ def check_page_one(project: Project, analysis: Analysis, document: dict[str, Any
             if way.kind == "measured-scale" and way.nodes is not None and way.nodes < plan and way.time_s:
                 row = next(r for r in scaling.rows if r.nodes == way.nodes)
                 assert row.time_s is not None and way.time_s >= row.time_s * plan / way.nodes * (1 - 1e-9), way
+            # a smaller scale said to meet says on what time: the goal's work, never one run's (a lever that moved
+            # the plan's shares with the plan named 5 nodes meeting on 5/8 of an 8-node plan's work)
+            if way.kind in ("measured-scale", "fitted-scale") and way.nodes is not None and way.nodes < plan and \
+                    way.effect in ("meets", "meets-modelled"):
+                assert way.time_s is not None, way
     # 13. no candidate at a scale whose measured quantity the choices leave out, unless to fix it
     excluded = {e.nodes for e in summary.constraints.excluded if e.quantity == "throughput"}
     assert not any(c.kind == "measured-scale" and c.nodes in excluded for c in candidates)

@@ -24,7 +24,7 @@ from reportgen.analysis.goal import GoalCheck, GoalResult
 from reportgen.analysis.layout import LayoutResult
 from reportgen.analysis.model_check import ModelCheckResult
 from reportgen.analysis.objectives import OBJECTIVE_NAMES, ROW_FIELDS, ObjectiveName, latency_of, latency_source
-from reportgen.analysis.page_one import PageOne, page_sources
+from reportgen.analysis.page_one import PageOne
 from reportgen.analysis.page_one_facts import (
     Candidate,
     CanStart,
@@ -143,7 +143,8 @@ def summarize(project: Project, page: PageOne, *, scaling: ScalingResult | None,
               model_check: ModelCheckResult | None = None, layout: LayoutResult | None = None) -> SummaryResult:
     """Page 1's sentences, each written from the page's facts (reportgen.analysis.page_one): this function decides
     no state, regime, node count or action."""
-    sources = page_sources(evidence, cost, layout)
+    sources = page.sources  # indexed once, by the page's facts
+    sources.walk(layout, "layout")
     sources.walk(page.constraints, "summary.constraints")
     with recording(sources) as figures:
         said = _said(project, page, scaling=scaling, cost=cost, prediction=prediction, goal=goal, serving=serving,
@@ -377,7 +378,11 @@ def _estimate_words(estimate: PlanEstimate, scaling: ScalingResult, goal: GoalRe
     (methods.md#few-runs-stated-confidence)."""
     measured = listed([number(quote(row, "nodes", "nodes")) for row in scaling.rows])
     how = f"Amdahl from {measured} nodes" if estimate.source == "amdahl" else f"the USL fitted to {measured} nodes"
-    text = (f"by {how} a run at {nodes(quote(estimate, 'nodes', 'nodes'))} takes "
+    # the fit's time is the measured runs' (before any failure tax); the rows the verdict reads carry the tax, so a
+    # reader holding the two against each other is told which is which
+    taxed = any((row.failure_tax or 0.0) > 0 for row in goal.fitted_at_plan)
+    untaxed = " (before the failure tax)" if taxed else ""
+    text = (f"by {how}{untaxed} a run at {nodes(quote(estimate, 'nodes', 'nodes'))} takes "
             f"{duration(quote(estimate, 'time_s', 's'))} (90 % interval [{duration(quote(estimate, 'low_s', 's'))}, "
             f"{duration(quote(estimate, 'high_s', 's'))}])")
     limit_s = goal.time_limit_s
