@@ -27,6 +27,7 @@ from reportgen.errors import InputError, OutputError, UsageError, printable
 from reportgen.files import open_regular, replace_file, shown_path
 from reportgen.project.measurements import MAX_CSV_BYTES
 from reportgen.project.revisions import (
+    COMMIT_ID,
     GitObject,
     RevisionFiles,
     blob_contents,
@@ -44,7 +45,6 @@ DEFAULT_LAST = 100
 MAX_LAST = 10_000
 SCHEMA_VERSION = 1
 RECORD_FORMAT = 5  # part of every cache key: a record of another shape is never read back
-COMMIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # SHA-1 or SHA-256
 
 
 @dataclass(frozen=True)
@@ -138,15 +138,6 @@ def _shallow_start(top: Path, ends: list[str]) -> str | None:
         return None
     roots = _git(top, "rev-list", "--first-parent", "--max-parents=0", "--end-of-options", *ends).split()
     return roots[0] if roots else None
-
-
-def commits(path: Path, options: HistoryOptions) -> tuple[list[Commit], int, Path, str]:
-    """The first-parent commits that changed the project file or a file it names, oldest first, at most `last`
-    (the newest); the number there are in all; the repository's top; the file's path in it."""
-    _check(options)
-    top, relative = _repository(path)
-    walk = _walk(path, top, relative, _range(top, options.rev), options.last, _Blobs(top, _Cache(None, None)))
-    return walk.commits, walk.total, top, relative
 
 
 def _beside(relative: str, name: str) -> str:

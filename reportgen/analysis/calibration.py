@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 import numpy as np
 
 from reportgen.analysis.columns import Layouts
-from reportgen.analysis.layout_memory import declared_columns, declared_split
+from reportgen.analysis.layout_memory import declared_columns
 from reportgen.analysis.layout_search import POLICY_CODE, STEP_TERMS, StepModel
 from reportgen.analysis.micro_batch import (
     DEFAULT_SATURATION,
@@ -186,7 +186,7 @@ def _points(project: Project, scaling: ScalingResult | None,
         if step is None:
             left_out.append((row.nodes, "neither its tokens nor a throughput in tokens or FLOP per second"))
             continue
-        at = replace(model, global_batch=int(batch), split=declared_split(project))
+        at = model.at_declared(project, int(batch))
         points.append(_Point(row.nodes, int(d), int(m), micro_batch, step, at,
                              declared_columns(layout, int(d), micro_batch, micro_batches=int(m))))
     return points, left_out

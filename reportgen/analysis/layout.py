@@ -17,6 +17,7 @@ from reportgen.analysis.common import TIE_TOLERANCE
 from reportgen.analysis.layout_memory import (
     activation_calibration,
     declared_memory,
+    fits_usable,
     smallest_fitting_data,
     usable_memory,
 )
@@ -249,7 +250,7 @@ def _stage_rows(project: Project, parameters: float | None, data: int | None,
         rows.append(StageMemory(stage, float(found.weights_b[0]), float(found.gradients_b[0]),
                                 float(found.optimizer_b[0]), float(found.activations_b[0]) + found_other(project),
                                 float(found.runtime_b[0]),
-                                None if usable is None else memory <= usable * (1 + 1e-12)))
+                                None if usable is None else fits_usable(memory, usable)))
     return tuple(rows)
 
 

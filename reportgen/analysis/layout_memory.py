@@ -11,7 +11,7 @@ figure and the search's row for the same layout are the same float.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Literal, overload
 
 import numpy as np
 
@@ -120,9 +120,6 @@ class StageColumns:
     def states_b(self) -> np.ndarray:
         states: np.ndarray = self.weights_b + self.gradients_b + self.optimizer_b
         return states
-
-    def at(self, index: np.ndarray) -> StageColumns:
-        return StageColumns(*(getattr(self, name)[index] for name in _STAGE_FIELDS))
 
 
 _STAGE_FIELDS = ("stage", "layers", "in_flight", "weights_b", "gradients_b", "optimizer_b", "activations_b",
@@ -273,6 +270,22 @@ def declared_split(project: Project) -> tuple[int, ...] | None:
     return layout.layers_per_stage if layout is not None else None
 
 
+MEMORY_TOLERANCE = 1e-12  # relative: a layout at its usable memory to the last bit of rounding fits
+
+
+@overload
+def fits_usable(memory: float, usable: float) -> bool: ...
+
+
+@overload
+def fits_usable(memory: np.ndarray, usable: float) -> np.ndarray: ...
+
+
+def fits_usable(memory: float | np.ndarray, usable: float) -> bool | np.ndarray:
+    """Whether memory (one figure, or an array of them) fits what a device may hold: one tolerance for every fit."""
+    return memory <= usable * (1.0 + MEMORY_TOLERANCE)
+
+
 def usable_memory(project: Project) -> float | None:
     """What a layout may take of one device: its memory less plan_search.memory_headroom (None without the size).
     Every fit is judged against it: the declared layout, its ZeRO stages and modes, and each searched layout."""
@@ -354,7 +367,7 @@ def smallest_fitting_data(project: Project, parameters: float, zero_stage: int, 
         if batch is not None:
             columns[LAYOUT_FIELDS.index("micro_batches")] = np.maximum(1, batch // (micro_batch * data))
         memory = most_loaded(inputs, Layouts.of(columns), split).memory_b
-        found: np.ndarray = memory <= usable * (1 + 1e-12)
+        found: np.ndarray = fits_usable(memory, usable)
         return found
 
     first = np.arange(1, DATA_SCANNED_WHOLE + 1, dtype=np.int64)

@@ -7,7 +7,7 @@ stages and recomputation policies (as Calculon's helpers enumerate them), and th
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -17,13 +17,14 @@ from reportgen.analysis.layout_memory import (
     MemoryInputs,
     StageColumns,
     candidate_stages,
+    declared_split,
     most_loaded,
     splits_by_rule,
     stage_split,
 )
 from reportgen.analysis.micro_batch import gemm_size, relative
 from reportgen.analysis.transformer import RECOMPUTE_POLICIES, RecomputePolicy, Shape
-from reportgen.project.model import ContextComm
+from reportgen.project.model import ContextComm, Project
 
 # recomputation policies as array codes, in RECOMPUTE_POLICIES' order (none < selective < full: the ties' order)
 POLICY_CODE = {policy: code for code, policy in enumerate(RECOMPUTE_POLICIES)}
@@ -161,6 +162,10 @@ class StepModel:
         """ρ: each layout's micro-batch efficiency against the declared one's (methods.md#micro-batch-efficiency)."""
         size = gemm_size(layouts.micro_batch, self.shape.sequence, layouts.context, self.shape.hidden)
         return relative(size, self.reference_size, self.saturation)
+
+    def at_declared(self, project: Project, global_batch: int) -> StepModel:
+        """The step model of the declared layout's rows: its declared stages, at a run's global batch."""
+        return replace(self, global_batch=global_batch, split=declared_split(project))
 
     def memory(self, layouts: Layouts) -> StageColumns:
         """Each layout's most loaded stage and its bytes per device (methods.md#memory-per-device-one-function)."""
@@ -318,7 +323,7 @@ def kv_heads(shape: Shape) -> int:
     return shape.kv_heads if shape.kv_heads is not None else shape.heads
 
 
-STEP_TERMS = ("compute", "recompute", "bubble", "imbalance", "tensor", "pipeline", "data", "context", "expert")
+STEP_TERMS = ("compute", *TERMS)
 
 
 def step_total(terms: dict[str, np.ndarray]) -> np.ndarray:

@@ -15,7 +15,7 @@ from reportgen.analysis.cost import local_viability
 from reportgen.analysis.layout_memory import (
     StageColumns,
     declared_columns,
-    declared_split,
+    fits_usable,
     memory_inputs,
     stage_split,
     usable_memory,
@@ -48,7 +48,6 @@ from reportgen.analysis.transformer import RECOMPUTE_POLICIES, token_flops
 from reportgen.analysis.utilization import plan_precision, precision_split
 from reportgen.project.model import PlanSearch, Project, RegimeName
 
-MEMORY_TOLERANCE = 1e-12
 MAX_PRICED_SCALES = 16  # scales the cheapest-per-regime search prices: the plan and up to 15 spread over the rest
 
 
@@ -130,11 +129,6 @@ def expert_count(project: Project) -> int | None:
     return model.experts if model else None
 
 
-def declared_model(model: StepModel, project: Project, global_batch: int) -> StepModel:
-    """The step model of the declared layout's rows: its declared stages, at a run's global batch."""
-    return replace(model, global_batch=global_batch, split=declared_split(project))
-
-
 @dataclass(frozen=True)
 class Evaluated:
     layouts: Layouts
@@ -156,7 +150,7 @@ def evaluate(model: StepModel, layouts: Layouts, efficiency: float, capacity: fl
     terms = model.terms(layouts, efficiency, stage)
     step = step_total(terms)
     memory = stage.memory_b
-    fits = np.ones(len(layouts), dtype=bool) if capacity is None else memory <= capacity * (1 + MEMORY_TOLERANCE)
+    fits = np.ones(len(layouts), dtype=bool) if capacity is None else fits_usable(memory, capacity)
     usable = np.ones(len(layouts), dtype=bool)
     lacks = []
     for name, lacking in model.missing(layouts).items():
@@ -294,7 +288,7 @@ def held_against_best(declared: DeclaredLayout, project: Project, model: StepMod
     eta = outcome.efficiency.value
     m = declared.micro_batches
     layouts = declared_columns(layout, declared.data, declared.micro_batch, micro_batches=m)
-    at = declared_model(model, project, declared.micro_batch * declared.data * m)
+    at = model.at_declared(project, declared.micro_batch * declared.data * m)
     terms = at.terms(layouts, eta)
     step = _breakdown(terms, 0)
     tokens = outcome.tokens_per_run

@@ -18,6 +18,7 @@ from reportgen.analysis.layout_memory import (
     declared_memory,
     declared_split,
     declared_stages,
+    fits_usable,
     runtime_of,
     stage_split,
     usable_memory,
@@ -43,7 +44,6 @@ PLAN_SEARCH_DOC = ("the plan search from the model's shape: its inputs, the FLOP
 # κ outside this range: the shape's architecture is not the GPT-3 layer Table 2 counts
 KAPPA_RANGE = (0.5, 2.0)
 SHAPE_FIELDS = ("layers", "hidden", "sequence", "heads", "vocabulary")
-MEMORY_TOLERANCE = 1e-12  # relative, as the layout's fit
 
 
 @dataclass(frozen=True)
@@ -399,7 +399,7 @@ def search_plan(project: Project) -> PlanSearchResult | None:
     counts = model_flops(project)
     flops = token_flops(parameters, shape)
     given = counts.hardware_per_token if counts is not None and counts.hardware_source != "model" else None
-    declared, kappa = _declared(project, parameters, data, device) if layout is not None else (None, None)
+    declared, kappa = _declared(project, parameters, data) if layout is not None else (None, None)
     return PlanSearchResult(
         missing=tuple(missing),
         inputs=SearchInputs(parameters, source, shape.layers, shape.hidden, shape.heads, shape.head_dim,
@@ -418,8 +418,7 @@ def _tokens_per_run(project: Project) -> float | None:
     return training.tokens if training else default_tokens(project)
 
 
-def _declared(project: Project, parameters: float, data: int | None,
-              device: float | None) -> tuple[DeclaredLayout, float | None]:
+def _declared(project: Project, parameters: float, data: int | None) -> tuple[DeclaredLayout, float | None]:
     shape = shape_of(project)
     layout = project.design.parallelism if project.design else None
     assert shape is not None and layout is not None
@@ -434,7 +433,7 @@ def _declared(project: Project, parameters: float, data: int | None,
                            sequence_parallel=sequence_parallel)
 
     def fits(total: float | None) -> bool | None:
-        return None if usable is None or total is None else total <= usable * (1.0 + MEMORY_TOLERANCE)
+        return None if usable is None or total is None else fits_usable(total, usable)
 
     def stage(recompute: RecomputePolicy | None = None, sequence_parallel: bool | None = None) -> StageColumns | None:
         if data is None:

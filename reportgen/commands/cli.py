@@ -817,7 +817,7 @@ def _schema(output: Path | None, *, results: bool) -> ExitCode:
     if output is None or str(output) == "-":
         sys.stdout.write(text)
     else:
-        _write_new(output, text, option="-o", overwrite=True)
+        _write_new(output, text, option="-o")
         console.say(f"wrote {output}")
     return ExitCode.OK
 
@@ -851,16 +851,13 @@ def _runs(arguments: argparse.Namespace) -> ExitCode:
     return ExitCode.OK
 
 
-def _write_new(path: Path, text: str, *, option: str, overwrite: bool) -> None:
-    """Write one file a command makes (schema -o, init) atomically, creating its folder."""
-    from reportgen.files import check_output_file, create_file, make_folder, replace_file
+def _write_new(path: Path, text: str, *, option: str) -> None:
+    """Write one file a command makes (schema -o) atomically, creating its folder."""
+    from reportgen.files import check_output_file, make_folder, replace_file
 
     check_output_file(path, option)
     make_folder(path.parent)
-    try:
-        (replace_file if overwrite else create_file)(path, text.encode("utf-8"))
-    except FileExistsError:
-        raise UsageError(f"{path} exists; choose another path (init never overwrites)") from None
+    replace_file(path, text.encode("utf-8"))
 
 
 if __name__ == "__main__":

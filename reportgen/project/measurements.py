@@ -173,11 +173,11 @@ def parse_rows(text: str, display: str,
                 continue  # an empty cell is an absent value (io, energy)
             mark = mark_at(display, number, column)
             if name == "workers":  # per-worker compute times, separated by spaces within the cell
-                items: list[Node] = [_typed(f"{v} {unit}" if unit and _is_bare_number(v) else v, mark)
+                items: list[Node] = [_typed(f"{v} {unit}" if unit and is_bare_number(v) else v, mark)
                                      for v in cell.split()]
                 pairs.append((key, SequenceNode("tag:yaml.org,2002:seq", items, start_mark=mark, end_mark=mark)))
                 continue
-            value = f"{cell} {unit}" if unit and _is_bare_number(cell) else cell
+            value = f"{cell} {unit}" if unit and is_bare_number(cell) else cell
             pairs.append((key, _typed(value, mark)))
         runs.append(mapping_node(pairs, mark_at(display, number, 1)))
     if problems:
@@ -214,7 +214,8 @@ def rows_at(lines: Sequence[str], header: int | None, nodes: float) -> list[int]
     return found
 
 
-def _is_bare_number(cell: str) -> bool:
+def is_bare_number(cell: str) -> bool:
+    """A cell that is a number alone, without a unit."""
     try:
         float(cell)
     except ValueError:

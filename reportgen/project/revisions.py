@@ -35,6 +35,7 @@ from reportgen.project.stdio import MAX_FILE_BYTES
 from reportgen.project.yaml_source import compose, read_text
 
 GIT_SECONDS = 30
+COMMIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # SHA-1 or SHA-256
 NAMED_FILES = ("scaling.file", "prediction.collectives_file")  # files a project names, read beside it
 
 
@@ -95,7 +96,7 @@ def objects_at(requests: Sequence[tuple[str, str]], *, cwd: Path | None) -> list
 def _object_name(commit: str, path: str, cwd: Path | None) -> bytes | None:
     """How `git cat-file --batch-check` is asked for the object at a path of a commit: `<commit>:<path>`, or the
     object's id where the path holds a line feed (None: the commit has no such path)."""
-    if not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", commit):
+    if not COMMIT_ID.fullmatch(commit):
         raise UsageError(f"{commit!r} is not a commit id")
     name = commit.encode() + b":" + os.fsencode(path)
     if b"\n" not in name:
@@ -106,7 +107,7 @@ def _object_name(commit: str, path: str, cwd: Path | None) -> bytes | None:
     except (OSError, subprocess.TimeoutExpired) as error:
         raise UsageError(f"cannot run git: {error}") from None
     oid = result.stdout.strip()
-    return oid if result.returncode == 0 and re.fullmatch(rb"[0-9a-f]{40}|[0-9a-f]{64}", oid) else None
+    return oid if result.returncode == 0 and COMMIT_ID.fullmatch(oid.decode("ascii", "replace")) else None
 
 
 def _describe(names: Sequence[bytes], *, cwd: Path | None) -> list[GitObject | None]:
@@ -114,14 +115,15 @@ def _describe(names: Sequence[bytes], *, cwd: Path | None) -> list[GitObject | N
     answers each on one line of its own."""
     if not names:
         return []
-    out = _batch(cwd, "--batch-check", b"".join(name + b"\n" for name in names), len(names))
+    out = run_git(cwd, "cat-file", "--batch-check", input=b"".join(name + b"\n" for name in names),
+                  timeout=_batch_seconds(len(names)))
     lines = out.decode("ascii", "replace").split("\n")
     return [_described(lines[index]) if index < len(lines) else None for index in range(len(names))]
 
 
 def _described(line: str) -> GitObject | None:
     fields = line.split(" ")
-    if len(fields) != 3 or not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", fields[0]) or not fields[2].isdigit():
+    if len(fields) != 3 or not COMMIT_ID.fullmatch(fields[0]) or not fields[2].isdigit():
         return None  # "<name> missing", or a name git finds ambiguous
     return GitObject(fields[0], fields[1], int(fields[2]))
 
@@ -173,19 +175,6 @@ def _next_blob(process: subprocess.Popen[bytes], blob: GitObject) -> bytes | Non
 def _batch_seconds(count: int) -> float:
     """How long one `git cat-file --batch-check` may take: GIT_SECONDS for each 1,000 objects it describes."""
     return GIT_SECONDS * max(1.0, count / 1000)
-
-
-def _batch(cwd: Path | None, mode: str, requests: bytes, count: int) -> bytes:
-    """git cat-file in batch mode, fed `requests` (one object name a line)."""
-    try:
-        result = subprocess.run(["git", "cat-file", mode], cwd=cwd, input=requests, capture_output=True, check=False,
-                                timeout=_batch_seconds(count))
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise UsageError(f"cannot run git: {error}") from None
-    if result.returncode != 0:
-        reason = result.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise UsageError(reason[-1] if reason else "git cat-file failed")
-    return result.stdout
 
 
 @contextmanager
@@ -248,11 +237,13 @@ def _revision_copy(repository: _Repository, commit: str, path: str, revision: st
         yield target
 
 
-def run_git(cwd: Path | None, *arguments: str, shown: str | None = None) -> bytes:
-    """git's output, within GIT_SECONDS; a UsageError when git cannot run or fails: git's last line of complaint,
-    naming `shown` (what was being read) where there is one."""
+def run_git(cwd: Path | None, *arguments: str, shown: str | None = None, input: bytes | None = None,
+            timeout: float = GIT_SECONDS) -> bytes:
+    """git's output (fed `input`), within `timeout`; a UsageError when git cannot run or fails: git's last line of
+    complaint, naming `shown` (what was being read) where there is one."""
     try:
-        result = subprocess.run(["git", *arguments], cwd=cwd, capture_output=True, check=False, timeout=GIT_SECONDS)
+        result = subprocess.run(["git", *arguments], cwd=cwd, input=input, capture_output=True, check=False,
+                                timeout=timeout)
     except (OSError, subprocess.TimeoutExpired) as error:
         raise UsageError(f"cannot run git{f' to read {shown}' if shown else ''}: {error}") from None
     if result.returncode != 0:
@@ -280,7 +271,7 @@ class _Repository:
         out = self._git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{revision}^{{commit}}",
                         shown=revision)
         sha = out.decode("ascii", "replace").strip()
-        if not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", sha):
+        if not COMMIT_ID.fullmatch(sha):
             raise UsageError(f"{revision}: not a commit git knows")
         return sha
 

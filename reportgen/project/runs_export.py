@@ -30,7 +30,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from reportgen.errors import InputError, OutputError, UsageError
 from reportgen.files import ReadCopy, check_replaceable, create_file, read_copy, replace_unchanged, why_unreadable
 from reportgen.project.loader import LoadedProject, load_project_text
-from reportgen.project.measurements import COLUMNS, resolve
+from reportgen.project.measurements import COLUMNS, is_bare_number, resolve
 from reportgen.project.model import Run
 from reportgen.project.yaml_hints import LINE_BREAK, yaml_lines
 
@@ -137,17 +137,9 @@ def _worker_cell(item: Node, seconds: float, time_unit: float) -> str:
     """One worker's time in the workers cell: a bare number as it was written ("0.00001" stays, never "1e-05"); a
     time with its unit ("30 min"), whose space would split the cell, as a bare number in time_unit."""
     written = str(item.value).strip() if isinstance(item, ScalarNode) else ""
-    if _is_number(written):
+    if is_bare_number(written):
         return written
     return _number(seconds / time_unit)
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _number(value: float) -> str:
