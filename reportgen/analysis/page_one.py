@@ -304,15 +304,18 @@ def _optimum(inputs: PageInputs, constraints: Constraints, candidates: Sequence[
         beyond = first.nodes if first is not None else None
         beyond_source: OptimumSource | None = None if first is None else \
             "measured" if first.kind == "measured-scale" else "usl" if first.kind == "fitted-scale" else "model"
+        judged_beyond = first is not None and first.kind == "fitted-scale" and first.taken is not None
         timely = [c for c in goal.checks if c.meets_time and within(c.nodes)] if goal.cost_unknown else []
         if timely:
             best = first_min(timely, key=lambda c: c.nodes * c.time_s)
-            return OptimumFacts(best.nodes, "measured", "fewest-node-hours", best.regime, beyond, beyond_source)
+            return OptimumFacts(best.nodes, "measured", "fewest-node-hours", best.regime, beyond, beyond_source,
+                                judged_beyond)
         near = [c for c in goal.checks if within(c.nodes)]
         if near:
             point = nearest(near)
             if point is not None:
-                return OptimumFacts(point.nodes, "measured", "nearest", point.regime, beyond, beyond_source)
+                return OptimumFacts(point.nodes, "measured", "nearest", point.regime, beyond, beyond_source,
+                                    judged_beyond)
     return _measured_optimum(inputs, scaling, within)
 
 

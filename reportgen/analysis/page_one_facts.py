@@ -130,3 +130,6 @@ class OptimumFacts:
     regime: RegimeName | None = None
     beyond: float | None = None  # the smallest scale that would meet, above nodes_available
     beyond_source: OptimumSource | None = None  # measured, or the USL fit's, or the model's (a layout)
+    # the fit's scale is the one the report's judge holds met (its 90 % interval clear of every limit), which may lie
+    # above the smallest whose fitted time alone meets (goal.fitted_meeting)
+    beyond_judged: bool = False

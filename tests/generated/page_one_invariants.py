@@ -76,6 +76,16 @@ def check_page_one(project: Project, analysis: Analysis, document: dict[str, Any
     for quantity in summary.quantities:
         assert value_at(document, quantity.source) == quantity.value, quantity
     assert not unquoted_figures(summary, project.currency)
+    # one scale the fit meets at, two values: the fitted time alone meets at goal.fitted_meeting, the judge (its
+    # interval clear of every limit) at a fitted-scale way's, which page 1 says is the interval's (9 and 12 nodes
+    # were both "met by the USL fit" on one page)
+    fitted = {q.value for q in summary.quantities if q.source == "goal.fitted_meeting.nodes"}
+    judged = {q.value for q in summary.quantities if re.fullmatch(r"summary\.candidates\[\d+\]\.nodes", q.source)
+              and candidates[int(q.source.split("[")[1].split("]")[0])].kind == "fitted-scale"
+              and candidates[int(q.source.split("[")[1].split("]")[0])].taken is not None}
+    if judged - fitted and fitted:
+        texts = " ".join(text or "" for text in (summary.optimum.text, action.text))
+        assert "90 % interval" in texts, texts
     # 6. one regime's time, two values: an estimate quoted beside rows that fold the failure tax in says it is before
     # it (45 min by Amdahl sat above a 46.8 min on-demand row)
     sources = {quantity.source for quantity in summary.quantities}

@@ -12,6 +12,7 @@ Sentences are written here, once, so that the report and results.json say the sa
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Annotated, Literal
 
@@ -146,6 +147,7 @@ def summarize(project: Project, page: PageOne, *, scaling: ScalingResult | None,
     sources = page.sources  # indexed once, by the page's facts
     sources.walk(layout, "layout")
     sources.walk(page.constraints, "summary.constraints")
+    sources.walk(page.candidates, "summary.candidates")
     with recording(sources) as figures:
         said = _said(project, page, scaling=scaling, cost=cost, prediction=prediction, goal=goal, serving=serving,
                      findings=findings, evidence=evidence, model_check=model_check, layout=layout)
@@ -165,7 +167,7 @@ def _said(project: Project, page: PageOne, *, scaling: ScalingResult | None, cos
     else:
         verdict, gap = _training_verdict(goal, page, plan, scaling, cost, words)
         optimum = _training_optimum(project, goal, scaling, cost, prediction, page.optimum, words,
-                                    untaxed=evidence.reliability is not None)
+                                    untaxed=evidence.reliability is not None, ways=page.candidates)
     codes = {f.code for f in findings}
     ratio = model_check.kappa_ratio if model_check else None
     blocker = _blocker(page.can_start)
@@ -273,8 +275,8 @@ def _training_verdict(goal: GoalResult | None, page: PageOne, plan: int | None, 
         at = _plan_values(plan, scaling, cost, words)
         return sentence("No goal is stated (add project.goal with time_per_run or cost_per_run)" +
                         (f"; {at}" if at else "")), None
-    available = page.constraints.nodes_available
-    missed_gap = _training_gap(goal, scaling, words, available) if state == "missed" or goal.none_meets else None
+    missed_gap = _training_gap(goal, scaling, words, page.constraints) if state == "missed" or goal.none_meets \
+        else None
     if page.state.why == "cannot-start":
         where = f" at the planned {_plan(goal)}" if goal.plan_nodes is not None else ""
         return sentence(f"The goal is not judged{where}: the design cannot start as declared"), None
@@ -506,7 +508,7 @@ def _plan_values(plan: int | None, scaling: ScalingResult | None, cost: CostResu
 
 
 def _training_gap(goal: GoalResult, scaling: ScalingResult | None, words: _Words,
-                  available: int | None = None) -> str | None:
+                  constraints: Constraints | None = None) -> str | None:
     """The goal in its own terms: the speedup the deadline needs against the best measured (and the fit's peak),
     the budget against the cheapest run, then the cheapest way to meet it, measured or fitted, said to lie beyond the
     nodes available where it does (docs/methods.md#constraints-applied-once)."""
@@ -522,16 +524,16 @@ def _training_gap(goal: GoalResult, scaling: ScalingResult | None, words: _Words
     best = goal.cheapest_meeting
     if best is not None:
         price = f" for {words.money(quote(best, 'cost', 'currency'))}" if best.cost is not None else ""
-        beyond = f", beyond the {nodes(available)} available" if available is not None and best.nodes > available \
-            else ""
+        beyond = _beyond_available(constraints, best.nodes)
         parts.append(f"the cheapest measured way to meet it is {nodes(quote(best, 'nodes', 'nodes'))}"
                      f"{_on(best.regime)}{beyond}: {duration(quote(best, 'time_s', 's'))}{price} per run")
     elif goal.fitted_meeting is not None:
         fit = goal.fitted_meeting
         price = f" for {words.money(quote(fit, 'cost', 'currency'))}" if fit.cost is not None else ""
+        beyond = _beyond_available(constraints, fit.nodes)
         parts.append(f"no measured scale meets it; the USL fit says {nodes(quote(fit, 'nodes', 'nodes'))}"
-                     f"{_on(fit.regime)} would: {duration(quote(fit, 'time_s', 's'))}{price} per run (fitted, not "
-                     "measured)")
+                     f"{_on(fit.regime)} would{beyond}: {duration(quote(fit, 'time_s', 's'))}{price} per run (fitted, "
+                     "not measured)")
     elif goal.nearest is not None and not parts:
         near = goal.nearest
         values = [f"takes {duration(quote(near, 'time_s', 's'))}"
@@ -542,6 +544,14 @@ def _training_gap(goal: GoalResult, scaling: ScalingResult | None, words: _Words
         parts.append(f"the measured point nearest the goal, {nodes(quote(near, 'nodes', 'nodes'))}{_on(near.regime)}, "
                      f"{' and '.join(values)}")
     return _sentences(parts)
+
+
+def _beyond_available(constraints: Constraints | None, at: float) -> str:
+    """", beyond the 32 nodes available" after a scale above them (docs/methods.md#constraints-applied-once)."""
+    available = constraints.nodes_available if constraints is not None else None
+    if available is None or at <= available:
+        return ""
+    return f", beyond the {nodes(quote(constraints, 'nodes_available', 'nodes'))} available"
 
 
 def _sentences(parts: list[str]) -> str | None:
@@ -586,7 +596,7 @@ def _cheapest_check(checks: list[GoalCheck]) -> GoalCheck | None:
 
 def _training_optimum(project: Project, goal: GoalResult | None, scaling: ScalingResult | None,
                       cost: CostResult | None, prediction: PredictionResult | None, facts: OptimumFacts,
-                      words: _Words, *, untaxed: bool = False) -> Optimum:
+                      words: _Words, *, untaxed: bool = False, ways: Sequence[Candidate] = ()) -> Optimum:
     """The operating point the page's facts chose, in words."""
     basis, at = facts.basis, facts.nodes
     if basis == "model" and prediction is not None:
@@ -601,8 +611,10 @@ def _training_optimum(project: Project, goal: GoalResult | None, scaling: Scalin
     plan = project.design.nodes if project.design else None
     how = {"measured": "as measured", "usl": "by the USL fit", "model": "by the model"}.get(facts.beyond_source or "",
                                                                                           "")
-    beyond = f" within the nodes available ({nodes(_scale(facts.beyond, scaling, goal))} meet it {how}, beyond them)" \
-        if facts.beyond is not None else ""
+    if facts.beyond_judged:  # not the smallest scale whose fitted time alone meets, which the gap may name
+        how += " with its 90 % interval clear of every limit"
+    beyond = f" within the nodes available ({nodes(_scale(facts.beyond, scaling, goal, ways))} meet it {how}, " \
+        "beyond them)" if facts.beyond is not None else ""
     at = _scale(at, scaling, goal)
     texts = {
         "cheapest-meeting": f"The evidence supports {nodes(at)}{_on(facts.regime)}, the cheapest measured point that "
@@ -621,13 +633,15 @@ def _training_optimum(project: Project, goal: GoalResult | None, scaling: Scalin
     return Optimum(at, source, f"{texts.get(basis, texts['fastest'])}. {measured}")
 
 
-def _scale(at: float, scaling: ScalingResult | None, goal: GoalResult | None) -> float:
-    """A node count the operating point names, quoted from its measured row (or the fit's meeting scale)."""
+def _scale(at: float, scaling: ScalingResult | None, goal: GoalResult | None,
+           ways: Sequence[Candidate] = ()) -> float:
+    """A node count the operating point names, quoted from its measured row (or the fit's meeting scale, or the way
+    considered that names it)."""
     fit = goal.fitted_meeting if goal is not None else None
     if fit is not None and fit.nodes == at and not any(row.nodes == at for row in (scaling.rows if scaling else ())):
         quoted: float = quote(fit, "nodes", "nodes")
         return quoted
-    return count_at(scaling.rows, at) if scaling is not None else at
+    return count_at([*(scaling.rows if scaling is not None else ()), *ways], at)
 
 
 def _weak_runs(scaling: ScalingResult, at: float, plan: int | None) -> str:
