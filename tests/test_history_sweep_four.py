@@ -170,3 +170,17 @@ def test_a_loop_of_links_and_a_name_that_is_not_utf8(repository: Path, monkeypat
     assert main(["build", name, "--out", str(out), "--format", "html,json"]) == 0
     assert "n\ufffdame.yaml" in (out / os.fsdecode(b"n\xffame") / "report.html").read_text(encoding="utf-8")
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_revisions_names_pass_reads_a_file_name_as_the_loader_does(tmp_path: Path) -> None:
+    """`file: " runs.csv"` names runs.csv to the loader; the names pass, which chooses the files a revision is read
+    with, named " runs.csv" and the revision's CSV was then missing (docs/methods.md#a-projects-history)."""
+    from reportgen.project.loader import load_project
+    from reportgen.project.revisions import names_in_bytes
+
+    text = ('project: {title: T}\nscaling:\n  file: " runs.csv"\n'
+            'prediction: {t_comp: 1 s, alpha: 1 us, message_bytes: 1 MB, collectives_file: "nccl.csv  "}\n')
+    assert names_in_bytes(text.encode(), "p.yaml") == ["runs.csv", "nccl.csv"]
+    (tmp_path / "p.yaml").write_text('project: {title: T}\nscaling:\n  file: " runs.csv"\n', encoding="utf-8")
+    (tmp_path / "runs.csv").write_text("nodes,time\n1,10 s\n2,6 s\n", encoding="utf-8")
+    assert [run.nodes for run in load_project(tmp_path / "p.yaml").project.scaling.runs] == [1, 2]

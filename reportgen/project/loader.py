@@ -18,7 +18,7 @@ from reportgen.project import carbon, measurements, units
 from reportgen.project.flatten import flatten
 from reportgen.project.model import Collective, Energy, Prediction, Project, Run, Scaling, common_form
 from reportgen.project.records import RowSource
-from reportgen.project.spec import INVALID, Items, Reader, Section, locate, read_fields, scalar_text
+from reportgen.project.spec import INVALID, Items, Reader, Section, file_name_text, locate, read_fields, scalar_text
 from reportgen.project.stdio import shown_name
 from reportgen.project.yaml_source import compose, read_text
 from reportgen.wording import plural
@@ -245,8 +245,8 @@ def written_name(node: Node, shown: str) -> str:
     """A file name as the project file writes it, for opening the file. The project's value is `shown`, text
     made safe to display (spec.bidi_isolated wraps a name holding bidi controls in isolates), which names another
     file: a CSV named with U+202E was "no such file" to `check`, and `measure` created a second one."""
-    text = scalar_text(node)
-    return text.strip() if text is not None else shown
+    text = file_name_text(node)
+    return text if text is not None else shown
 
 
 def _with_file_runs(scaling: Scaling, root: Node, path: Path, reader: Reader, *,

@@ -30,7 +30,7 @@ from reportgen import wording
 from reportgen.errors import InputError, Problem, UsageError
 from reportgen.files import shown_path
 from reportgen.project.measurements import MAX_CSV_BYTES
-from reportgen.project.spec import locate, scalar_text
+from reportgen.project.spec import file_name_text, locate, scalar_text
 from reportgen.project.stdio import MAX_FILE_BYTES
 from reportgen.project.yaml_source import compose, read_text
 
@@ -320,7 +320,7 @@ def _names_in(root: Node) -> list[str]:
         owner = locate(root, section)
         node = next((value for name, value in owner.value if scalar_text(name) == key), None) \
             if isinstance(owner, MappingNode) and owner is not root else None
-        text = scalar_text(node) if node is not None else None
+        text = file_name_text(node) if node is not None else None
         if text and not PurePosixPath(text).is_absolute():
             names.append(text)
     return names

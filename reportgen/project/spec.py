@@ -78,6 +78,13 @@ def scalar_text(node: Node) -> str | None:
     return str(node.value) if isinstance(node, ScalarNode) and node.tag != _YAML + "null" else None
 
 
+def file_name_text(node: Node) -> str | None:
+    """A file name as the project file writes it (its surrounding blanks dropped), to open the file by: the
+    loader and a revision's names pass read one name alike (None: not a scalar, or null)."""
+    text = scalar_text(node)
+    return text.strip() if text is not None else None
+
+
 def is_null(node: Node) -> bool:
     return isinstance(node, ScalarNode) and node.tag == _YAML + "null"
 
