@@ -9,7 +9,7 @@ from reportgen.analysis import analyze
 from reportgen.analysis.transformer import Shape, token_flops
 from reportgen.analysis.utilization import peaks_per_device, plan_precision, precision_split, run_precision
 from reportgen.errors import InputError
-from tests.conftest import make_project
+from tests.conftest import INPUTS, make_project
 from tests.worked import worked
 
 # Mistral 7B at s = 4,096 on one node of 8 H100 SXM: the datasheet's 1,979 and 3,958 TFLOP/s "with sparsity" halved,
@@ -144,3 +144,17 @@ def test_an_fp8_runs_table_shows_both_mfus(tmp_path) -> None:  # type: ignore[no
     (tmp_path / "q.yaml").write_text(text, encoding="utf-8")
     build(tmp_path / "q.yaml", BuildOptions(out_root=tmp_path / "out", formats=("html",)))
     assert "MFU (BF16)" not in (tmp_path / "out" / "q" / "report.html").read_text(encoding="utf-8")
+
+
+def test_a_layouts_stages_are_timed_at_the_precision_its_step_is() -> None:
+    """Σ_j τ_j = p·τ̄ (each τ_j = p·τ̄·W_j/F_hw, ΣW_j = F_hw): the declared stages of an FP8 project, split unevenly
+    26/18/18/18, add up to the step's p·(compute + recompute)/m; they were timed at the BF16 rate while the step was
+    not, and summed to 0.67 s against 0.39 s (docs/methods.md#uneven-pipeline-stages)."""
+    text = (INPUTS / "llm-70b-3d.yaml").read_text(encoding="utf-8")
+    text = text.replace("peak_compute: 7.9 PFLOP/s", "peak_flops: {bf16: 7.9 PFLOP/s, fp8: 15.8 PFLOP/s}")
+    text = text.replace("    mfu: 0.4\n", "    mfu: 0.4\n    precision: fp8\n")
+    text = text.replace("sequence_parallel: true}", "sequence_parallel: true, layers_per_stage: [26, 18, 18, 18]}")
+    declared = analyze(make_project(text)).plan_search.declared
+    layout = declared.step
+    assert sum(stage.time_per_micro_batch_s for stage in declared.stages) == \
+        pytest.approx(4 * (layout.compute_s + layout.recompute_s) / 64, rel=1e-12)

@@ -210,16 +210,20 @@ class StepModel:
         return slowest_work / hardware, slowest_layers, slowest_stage
 
     def stage_times(self, layouts: Layouts, split: tuple[int, ...], efficiency: float) -> tuple[np.ndarray, np.ndarray]:
-        """One layout's every stage: its work a token (FLOP) and its time for one micro-batch, τ_j =
-        b·s·W_j/(t·cp·π_dev·η·ρ) (methods.md#uneven-pipeline-stages)."""
+        """One layout's every stage: its work a token (FLOP) and its time for one micro-batch, τ_j = p·τ̄·W_j/F_hw =
+        b·s·(W_j/F_hw)·T_hw/(t·cp·η·ρ), T_hw a token's hardware work in seconds at the peak, in the precision the step
+        is timed at (W_j/F_hw·T_hw = W_j/π_dev at BF16; methods.md#uneven-pipeline-stages)."""
         shape = self.shape
+        policy = int(layouts.recompute[0])
+        hardware = float(self.flops_hardware[policy])
         logits = 6.0 * shape.vocabulary * shape.hidden
-        per_layer = (float(self.flops_hardware[int(layouts.recompute[0])]) - logits) / shape.layers
         stages = np.arange(len(split))
-        work = stage_work(np.array(split, dtype=float), stages == len(split) - 1, per_layer, logits)
-        rate = (float(layouts.tensor[0] * layouts.context[0]) * self.peak_per_device * efficiency
-                * float(self.rho(layouts)[0]))
-        return work, float(layouts.micro_batch[0]) * shape.sequence * work / rate
+        work = stage_work(np.array(split, dtype=float), stages == len(split) - 1, (hardware - logits) / shape.layers,
+                          logits)
+        seconds = float(self.hardware_seconds[policy]) if self.hardware_seconds is not None \
+            else hardware / self.peak_per_device
+        rate = float(layouts.tensor[0] * layouts.context[0]) * efficiency * float(self.rho(layouts)[0])
+        return work, float(layouts.micro_batch[0]) * shape.sequence * work / hardware * seconds / rate
 
     def terms(self, layouts: Layouts, efficiency: float,
               stage: StageColumns | None = None) -> dict[str, np.ndarray]:
