@@ -11,7 +11,7 @@ from reportgen.analysis.layout_memory import NO_RUNTIME, MemoryInputs
 from reportgen.analysis.layout_search import SearchSpace, StepModel, enumerate_layouts
 from reportgen.analysis.plan_ranking import rank_order
 from reportgen.analysis.transformer import Shape
-from tests.conftest import DATA, make_project
+from tests.conftest import DATA, INPUTS, make_project
 from tests.worked import worked
 
 EVERY = SearchSpace(("none", "selective", "full"), (0, 1, 2, 3), True, 8, (1,), False, 10**6)
@@ -240,3 +240,17 @@ def test_each_layouts_term_is_the_one_layout_formula_applied_row_by_row() -> Non
     t, p, held = rng.choice([1, 2, 8], 500), rng.choice([1, 3, 96], 500), rng.choice([1.0, 2.5, 7.25], 500)
     term = lambda a, b, c: a * 1000 + b + c / 7  # noqa: E731
     assert np.array_equal(_each(term, t, p, held), np.array([term(*row) for row in zip(t, p, held, strict=True)]))
+
+
+def test_each_activation_mode_is_the_most_loaded_stage_of_the_one_memory_function() -> None:
+    """Split 26/18/18/18, the first stage is the most loaded: it holds 26 layers of 4 micro-batches in flight, so each
+    mode's layers are per layer × 26 × 4, and its activations κ·(layers + extra): the row's parts were the even split's
+    ⌈80/4⌉ = 20 layers beside activations of 26 (docs/methods.md#uneven-pipeline-stages)."""
+    text = (INPUTS / "llm-70b-3d.yaml").read_text(encoding="utf-8")
+    text = text.replace("sequence_parallel: true}", "sequence_parallel: true, layers_per_stage: [26, 18, 18, 18]}")
+    search = analyze(make_project(text)).plan_search
+    kappa = search.activation_calibration or 1.0
+    assert search.declared.most_loaded_stage == 0 and search.declared.stages[0].in_flight == 4
+    for mode in search.declared.modes:
+        assert mode.layers_b == pytest.approx(mode.per_layer_b * 26 * 4, rel=1e-12)
+        assert mode.activations_b == pytest.approx(kappa * (mode.layers_b + mode.extra_b), rel=1e-12)

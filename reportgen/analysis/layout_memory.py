@@ -79,6 +79,12 @@ def held(stage: np.ndarray, pipeline: np.ndarray, micro_batches: np.ndarray, vir
     return np.where(p == 1, 1.0, np.where(v > 1, interleaved, np.minimum(m, p - j)))
 
 
+def first_stage_held(layout: Parallelism) -> float:
+    """held_0 of a declared layout: the micro-batches' activations its first stage holds."""
+    return float(held(np.zeros(1), np.array([layout.pipeline]), np.array([layout.micro_batches]),
+                      np.array([layout.virtual_stages]))[0])
+
+
 @dataclass(frozen=True)
 class MemoryInputs:
     """What memory per device reads from the project. Without a complete shape (`shape` None) the states are the
@@ -115,6 +121,9 @@ class StageColumns:
     expert_parameters: np.ndarray  # Ψ_exp,j: its experts' parameters per device, likewise
     working_b: np.ndarray  # W_j: the recomputed layer's intermediates and the 16-bit logits (runtime only)
     groups: np.ndarray  # n_g: the communicators the device belongs to
+    # the activations' parts, per device after the context split and before κ: A_j = κ·(per layer·L_j·held_j + extra)
+    per_layer_b: np.ndarray  # one layer's (Korthikanti Table 2)
+    extra_b: np.ndarray  # the embedding's mask on the first stage, the output layer and the loss on the last
 
     @property
     def states_b(self) -> np.ndarray:
@@ -123,7 +132,8 @@ class StageColumns:
 
 
 _STAGE_FIELDS = ("stage", "layers", "in_flight", "weights_b", "gradients_b", "optimizer_b", "activations_b",
-                 "runtime_b", "memory_b", "dense_parameters", "expert_parameters", "working_b", "groups")
+                 "runtime_b", "memory_b", "dense_parameters", "expert_parameters", "working_b", "groups",
+                 "per_layer_b", "extra_b")
 
 
 def _per_layer(shape: Shape, layouts: Layouts, policy: np.ndarray) -> np.ndarray:
@@ -173,6 +183,7 @@ def stage_memory(inputs: MemoryInputs, layouts: Layouts, stage: np.ndarray,
     working = np.zeros(len(t))  # the working sets: part of the runtime, absent where no runtime is counted
     if shape is None:
         activations = np.full(len(t), inputs.given_activations_b or 0.0)
+        per_layer_b, extra_b = np.zeros(len(t)), activations
     else:
         b = np.asarray(layouts.micro_batch, dtype=float)
         sbh = float(shape.sequence) * b * shape.hidden
@@ -181,7 +192,8 @@ def stage_memory(inputs: MemoryInputs, layouts: Layouts, stage: np.ndarray,
         logits = float(shape.sequence) * b * shape.vocabulary
         mask = np.where(first, sbh / t_sp * in_flight, 0.0) if inputs.dropout else 0.0
         output = np.where(last, 4.0 * sbh / t_sp + 4.0 * logits / t, 0.0)
-        activations = inputs.kappa * (per_layer * layers * in_flight + mask + output) / cp
+        per_layer_b, extra_b = per_layer / cp, (mask + output) / cp
+        activations = inputs.kappa * (per_layer_b * layers * in_flight + extra_b)
         # the recomputed layer's intermediates of one micro-batch, and the 16-bit logits beside the fp32 ones
         if inputs.runtime.counted:
             without = _per_layer(shape, layouts, np.zeros(len(t), dtype=np.int64))
@@ -196,7 +208,7 @@ def stage_memory(inputs: MemoryInputs, layouts: Layouts, stage: np.ndarray,
               + groups * runtime.per_group_b + np.where(e > 1, runtime.all_to_all_b, 0.0))
     return StageColumns(np.asarray(stage, dtype=np.int64), np.asarray(layers, dtype=np.int64), in_flight, weights,
                         gradients, optimizer, activations, memory - tensors, memory, dense, expert, working,
-                        groups + np.zeros(len(t)))
+                        groups + np.zeros(len(t)), per_layer_b + np.zeros(len(t)), extra_b + np.zeros(len(t)))
 
 
 def candidate_stages(shape: Shape | None, pipeline: np.ndarray,

@@ -18,6 +18,7 @@ from reportgen.analysis.layout_memory import (
     declared_memory,
     declared_split,
     declared_stages,
+    first_stage_held,
     fits_usable,
     runtime_of,
     stage_split,
@@ -98,11 +99,13 @@ class ModeRow:
     mode: Annotated[ModeName, Key("none, seq, sel, seqsel, full or seqfull (Calculon's validation modes)")]
     recompute: Annotated[RecomputePolicy, Key("the recomputation policy")]
     sequence_parallel: Annotated[bool, Key("sequence parallelism on")]
-    per_layer_b: Annotated[float, Key("one layer's activations per device (Korthikanti Table 2)")]
-    layers_b: Annotated[float, Key("the first stage's layers: per layer × ⌈L/p⌉ × the micro-batches in flight")]
-    extra_b: Annotated[float, Key("the embedding's mask, and without a pipeline the output layer and the loss")]
+    per_layer_b: Annotated[float, Key("one layer's activations per device (Korthikanti Table 2), after the context "
+                                      "split")]
+    layers_b: Annotated[float, Key("the most loaded stage's layers: per layer × L_j × the micro-batches it holds "
+                                   "(the first stage's ⌈L/p⌉ × held_0 without a whole d)")]
+    extra_b: Annotated[float, Key("that stage's embedding mask (first stage), output layer and loss (last stage)")]
     activations_b: Annotated[float, Key("the activations per device, × κ when a measured value calibrates them")]
-    relative_to_none: Annotated[float, Key("layers_b over the `none` mode's (Korthikanti Figure 7)")]
+    relative_to_none: Annotated[float, Key("per_layer_b over the `none` mode's (Korthikanti Figure 7)")]
     memory_per_device_b: Annotated[float | None, Key("memory per device in this mode: the most loaded stage's "
                                                      "states, activations, other and runtime (null without d)")]
     fits: Annotated[bool | None, Key("within one device's usable memory (null without its size)")]
@@ -443,16 +446,24 @@ def _declared(project: Project, parameters: float, data: int | None) -> tuple[De
 
     declared = of(layout.recompute, layout.sequence_parallel)
     none = of("none", False)
+    none_at = stage("none", False)
     rows = []
     for name, recompute, sequence_parallel in MODES:
         if sequence_parallel and layout.tensor == 1:
             continue  # without tensor parallelism sequence parallelism changes nothing
-        mode = of(recompute, sequence_parallel)
         at = stage(recompute=recompute, sequence_parallel=sequence_parallel)
-        total = float(at.memory_b[0]) if at is not None else None
-        rows.append(ModeRow(name, recompute, sequence_parallel, mode.per_layer_b, mode.layers_b, mode.extra_b,
-                            float(at.activations_b[0]) if at is not None else mode.total_b * (kappa or 1.0),
-                            mode.layers_b / none.layers_b, total, fits(total)))
+        if at is None:  # no whole d: the first stage's activations alone, by Korthikanti's model
+            mode = of(recompute, sequence_parallel)
+            rows.append(ModeRow(name, recompute, sequence_parallel, mode.per_layer_b, mode.layers_b, mode.extra_b,
+                                mode.total_b * (kappa or 1.0), mode.per_layer_b / none.per_layer_b, None, None))
+            continue
+        # the most loaded stage's parts, from the one memory function that sums them (activations_b = κ·(layers +
+        # extra)), so that no figure of the row is another model's
+        per_layer, layers_b = float(at.per_layer_b[0]), float(at.per_layer_b[0] * at.layers[0] * at.in_flight[0])
+        memory_b = float(at.memory_b[0])
+        rows.append(ModeRow(name, recompute, sequence_parallel, per_layer, layers_b, float(at.extra_b[0]),
+                            float(at.activations_b[0]), per_layer / float(none_at.per_layer_b[0]) if none_at else 1.0,
+                            memory_b, fits(memory_b)))
     most = stage()
     every = declared_stages(project, parameters, data, kappa=kappa or 1.0) if data is not None else None
     stages = () if every is None else tuple(
@@ -466,7 +477,7 @@ def _declared(project: Project, parameters: float, data: int | None) -> tuple[De
         layout.tensor, layout.pipeline, data, layout.virtual_stages, layout.micro_batches, shape.micro_batch,
         layout.zero_stage, layout.recompute, layout.sequence_parallel,
         devices / g if devices is not None else None, interleave_factor(layout.pipeline, layout.virtual_stages),
-        declared.in_flight, (layout.pipeline - 1) / (layout.virtual_stages * layout.micro_batches),
+        first_stage_held(layout), (layout.pipeline - 1) / (layout.virtual_stages * layout.micro_batches),
         float(most.states_b[0]) if most is not None else None,
         float(most.activations_b[0]) if most is not None else declared.total_b * (kappa or 1.0),
         "given" if given is not None else "model", total, fits(total), tuple(rows),
