@@ -4,6 +4,7 @@ Each assertion is numbered as docs/methods.md#page-1-held-on-generated-projects 
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import replace
 from typing import Any
@@ -72,6 +73,16 @@ def check_page_one(project: Project, analysis: Analysis, document: dict[str, Any
     if search is not None and search.declared is not None and search.declared.gap is not None:
         longer = f"{round(100 * search.declared.gap)} % faster"
         assert not any(longer in text for text in (summary.next_action.text, summary.plan_search or "")), longer
+    # 5. a layout's memory is one function's: each activation mode's row adds up to its activations (its parts were
+    # another model's for an uneven split or a context split), and the first stage holds what its stage row holds
+    if search is not None and search.declared is not None:
+        layout = search.declared
+        kappa = search.activation_calibration or 1.0
+        for mode in layout.modes:
+            if mode.memory_per_device_b is not None:
+                assert math.isclose(mode.activations_b, kappa * (mode.layers_b + mode.extra_b), rel_tol=1e-9), mode
+        if layout.stages:
+            assert math.isclose(layout.in_flight, layout.stages[0].in_flight), (layout.in_flight, layout.stages[0])
     # 4. every quantity equals the value at its source, and every figure page 1 quotes is one of them
     for quantity in summary.quantities:
         assert value_at(document, quantity.source) == quantity.value, quantity

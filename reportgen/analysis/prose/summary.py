@@ -615,7 +615,7 @@ def _training_optimum(project: Project, goal: GoalResult | None, scaling: Scalin
         how += " with its 90 % interval clear of every limit"
     beyond = f" within the nodes available ({nodes(_scale(facts.beyond, scaling, goal, ways))} meet it {how}, " \
         "beyond them)" if facts.beyond is not None else ""
-    at = _scale(at, scaling, goal)
+    at = _scale(at, scaling, goal, ways)
     texts = {
         "cheapest-meeting": f"The evidence supports {nodes(at)}{_on(facts.regime)}, the cheapest measured point that "
                             f"meets the goal{_weak_runs(scaling, at, plan)}",
