@@ -184,3 +184,33 @@ def test_a_revisions_names_pass_reads_a_file_name_as_the_loader_does(tmp_path: P
     (tmp_path / "p.yaml").write_text('project: {title: T}\nscaling:\n  file: " runs.csv"\n', encoding="utf-8")
     (tmp_path / "runs.csv").write_text("nodes,time\n1,10 s\n2,6 s\n", encoding="utf-8")
     assert [run.nodes for run in load_project(tmp_path / "p.yaml").project.scaling.runs] == [1, 2]
+
+
+NAME_CASES = [
+    'scaling: {file: " runs.csv"}', 'scaling:\n  file: runs.csv\nscaling:\n  file: other.csv',
+    'scaling:\n  file: a.csv\n  file: b.csv', 'scaling: {file: null}', 'scaling: {file: ~}', 'scaling: {file: ""}',
+    'scaling: {file: 123}', 'scaling: {file: [a]}', 'scaling: {file: /abs.csv}', '- scaling', 'x', 'scaling: x',
+    'prediction: {collectives_file: n.csv}\nscaling: {file: r.csv}', '{? [a] : b, scaling: {file: r.csv}}',
+    'project: {scaling: {file: r.csv}}', 'scaling: {runs: [{file: x}], file: y.csv}', "scaling: {'file': 'q''s.csv'}",
+    'scaling:\n  file: >\n    folded.csv\n', 'null: {file: x}\nscaling: {file: y}', 'scaling: {? file : r.csv}',
+]
+
+
+@pytest.mark.parametrize("text", NAME_CASES)
+def test_the_names_pass_reads_events_as_the_composer_reads_nodes(text: str) -> None:
+    """A history reads every revision's names first; libyaml's events give the names the guarded composer gives
+    (first of a key written twice, null, a complex key, quoting), else they defer to it
+    (docs/methods.md#a-projects-history)."""
+    from reportgen.project.revisions import _names_from_events, _names_in
+    from reportgen.project.yaml_source import compose
+
+    fast = _names_from_events(text)
+    assert fast is None or fast == _names_in(compose(text, "p.yaml"))
+
+
+@pytest.mark.parametrize("text", ["scaling: &a {file: r.csv}", "scaling: !!map {file: r.csv}",
+                                  "scaling: {file: r.csv}\n---\nscaling: {file: s.csv}", "scaling: {file: r.csv"])
+def test_the_names_pass_defers_to_the_composer_where_events_cannot_be_sure(text: str) -> None:
+    from reportgen.project.revisions import _names_from_events
+
+    assert _names_from_events(text) is None

@@ -13,6 +13,7 @@ at a time, never through a path the file system could resolve (methods.md#a-proj
 
 from __future__ import annotations
 
+import io
 import os
 import posixpath
 import re
@@ -21,9 +22,10 @@ import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+import yaml
 from yaml.nodes import MappingNode, Node
 
 from reportgen import wording
@@ -306,17 +308,116 @@ def files_named_in(path: Path) -> list[str]:
 
 
 def names_in_bytes(data: bytes, name: str) -> list[str]:
-    """files_named_in for a project file's bytes (a blob read from git): none when they are not UTF-8 YAML."""
+    """files_named_in for a project file's bytes (a blob read from git): none when they are not UTF-8 YAML. A history
+    reads every revision's names before it walks them, so libyaml's event parser reads them where it can be sure
+    (no alias, anchor, tag or second document); else the guarded composer does, as the loader will."""
     try:
-        return _names_in(compose(data.decode("utf-8-sig"), name))
-    except (InputError, UnicodeDecodeError):
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
         return []
+    fast = _names_from_events(text)
+    if fast is not None:
+        return fast
+    try:
+        return _names_in(compose(text, name))
+    except InputError:
+        return []
+
+
+_NULLS = frozenset(("", "~", "null", "Null", "NULL"))  # a plain scalar YAML reads as null (spec.scalar_text: none)
+
+
+@dataclass
+class _Frame:
+    """A collection open in the event stream: a mapping waits for a key or a value; `named` is the section or the
+    field its value is."""
+
+    mapping: bool
+    key: str | None = None
+    expect_key: bool = True
+    named: str | None = None
+    seen: set[str] = field(default_factory=set)
+    is_key: bool = False  # a complex key (a collection): the mapping then waits for its value
+
+
+def _names_from_events(text: str) -> list[str] | None:
+    """The names `_names_in` reads from the composed document, read from libyaml's events instead (its parser keeps
+    a stack and does not recurse); None where it cannot be sure or is not installed: the caller composes."""
+    parser = getattr(yaml, "CSafeLoader", None)
+    if parser is None:
+        return None
+    wanted = {tuple(field_path.split(".", 1)) for field_path in NAMED_FILES}
+    found: dict[str, str | None] = {}
+    stack: list[_Frame] = []
+    documents = 0
+    try:
+        for event in yaml.parse(io.StringIO(text), Loader=parser):
+            if isinstance(event, yaml.DocumentStartEvent):
+                documents += 1
+                if documents > 1:
+                    return None
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None or \
+                    getattr(event, "tag", None) is not None:
+                return None
+            if isinstance(event, yaml.CollectionEndEvent):
+                if not stack.pop().is_key:
+                    _after_node(stack)
+            elif isinstance(event, yaml.ScalarEvent | yaml.CollectionStartEvent):
+                parent = stack[-1] if stack else None
+                scalar = event.value if isinstance(event, yaml.ScalarEvent) else None
+                plain = isinstance(event, yaml.ScalarEvent) and bool(event.implicit[0])
+                if parent is not None and parent.mapping and parent.expect_key:  # a key: a complex one names nothing
+                    parent.key = scalar if scalar is not None and not (plain and scalar in _NULLS) else None
+                    parent.expect_key = False
+                    if isinstance(event, yaml.CollectionStartEvent):
+                        stack.append(_Frame(isinstance(event, yaml.MappingStartEvent), is_key=True))
+                    continue
+                named = _value_named(stack)
+                if isinstance(event, yaml.ScalarEvent):
+                    if named is not None and named not in found:  # the first of a key written twice, as `locate`
+                        found[named] = None if plain and event.value in _NULLS else event.value
+                    _after_node(stack)
+                else:
+                    if named is not None and named not in found:
+                        found[named] = None
+                    stack.append(_Frame(isinstance(event, yaml.MappingStartEvent),
+                                        named=named if named in {section for section, _ in wanted} else None))
+    except yaml.YAMLError:
+        return None
+    names = []
+    for section, key in sorted(wanted, key=lambda pair: NAMED_FILES.index(".".join(pair))):
+        text_ = found.get(f"{section}.{key}")
+        name = text_.strip() if text_ is not None else None
+        if name and not PurePosixPath(name).is_absolute():
+            names.append(name)
+    return names
+
+
+def _value_named(stack: list[_Frame]) -> str | None:
+    """What a value at this point of the document is: a section of the root mapping ("scaling"), or a field of a
+    section's mapping ("scaling.file"); None elsewhere."""
+    frame = stack[-1] if stack else None
+    key = frame.key if frame is not None and frame.mapping else None
+    if frame is None or key is None or key in frame.seen:  # a key written twice: its first value is the one read
+        return None
+    frame.seen.add(key)
+    if len(stack) == 1:
+        return key
+    if len(stack) == 2 and stack[0].mapping and frame.named is not None:
+        return f"{frame.named}.{key}"
+    return None
+
+
+def _after_node(stack: list[_Frame]) -> None:
+    """A node ended: the mapping that holds it waits for its next key."""
+    if stack and stack[-1].mapping:
+        stack[-1].expect_key = True
 
 
 def _names_in(root: Node) -> list[str]:
     names = []
-    for field in NAMED_FILES:
-        section, _, key = field.partition(".")
+    for named in NAMED_FILES:
+        section, _, key = named.partition(".")
         owner = locate(root, section)
         node = next((value for name, value in owner.value if scalar_text(name) == key), None) \
             if isinstance(owner, MappingNode) and owner is not root else None
