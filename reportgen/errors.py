@@ -19,7 +19,12 @@ _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2
 def printable(text: str) -> str:
     """Text with its control characters written as escapes (\\x1b): a message quotes what the user wrote, and a
     terminal must never act on an escape sequence inside it."""
-    return _CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
+    return escaped(text, _CONTROL)
+
+
+def escaped(text: str, characters: re.Pattern[str]) -> str:
+    """Text with each of `characters` written as its Python escape (\\u2028), so that it shows what it held."""
+    return characters.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
 
 
 class ExitCode(IntEnum):

@@ -23,7 +23,7 @@ import msgspec
 from reportgen import interrupts
 from reportgen.analysis import WITHOUT_LEVERS
 from reportgen.analysis.history import Record, coverage, ledger, missed, record_of, unbuilt
-from reportgen.errors import InputError, OutputError, UsageError, printable
+from reportgen.errors import InputError, OutputError, UsageError, escaped, printable
 from reportgen.files import open_regular, replace_file, shown_path
 from reportgen.project.measurements import MAX_CSV_BYTES
 from reportgen.project.revisions import (
@@ -496,8 +496,7 @@ def _inert(subject: str) -> str:
     """A commit's subject as the pages show it: its controls and line separators written as escapes, and its bidi
     controls isolated as a project's own text is (spec.bidi_isolated), so that an override (U+202E) in a subject
     cannot reverse the row, or the page, after it."""
-    escaped = _CONTROLS.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), subject)
-    return bidi_isolated(escaped)
+    return bidi_isolated(escaped(subject, _CONTROLS))
 
 
 def write_history(document: dict[str, Any], out_root: Path, formats: tuple[str, ...]) -> list[Path]:

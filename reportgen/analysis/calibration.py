@@ -175,7 +175,7 @@ def _points(project: Project, scaling: ScalingResult | None,
     planned = project.design.nodes if project.design else None
     for row in scaling.rows:
         micro_batch = row.run.micro_batch or shape.micro_batch
-        d = row.nodes * g / (layout.tensor * layout.pipeline * layout.context)
+        d = row.nodes * g / layout.model_parallel
         batch = model.global_batch * (row.nodes / planned if scaling.mode == "weak" and planned else 1.0)
         m = batch / (micro_batch * d) if d else 0.0
         if d < 1 or d != int(d) or m < 1 or m != int(m) or batch != int(batch):

@@ -269,7 +269,7 @@ def analyze_layout(project: Project, *, t_comp: float | None, alpha: float | Non
     layout = design.parallelism
     hardware = project.hardware
     g = hardware.devices_per_node if hardware else 1
-    model_parallel = layout.tensor * layout.pipeline * layout.context
+    model_parallel = layout.model_parallel
     data = project.layout_data_degree
     memory = project.baseline.memory if project.baseline else None
     device = hardware.memory_per_device if hardware else None

@@ -79,7 +79,7 @@ def enumerate_layouts(devices: int, shape: Shape, devices_per_node: int, global_
     rows: list[tuple[int, ...]] = []
     left_out = 0
     cap = space.max_layouts
-    tensors = [t for t in divisors(devices_per_node) if t <= space.max_tensor and shape.heads % t == 0]
+    tensors = _tensors(shape, devices_per_node, space)
     for t, cp in ((tensor, cp) for tensor in tensors for cp in _contexts(devices, shape, tensor, space)):
         for p in divisors(devices // (t * cp)):
             if p > shape.layers or not splits_by_rule(shape.layers, p):
@@ -105,6 +105,11 @@ def enumerate_layouts(devices: int, shape: Shape, devices_per_node: int, global_
     return Layouts.of(list(columns), left_out)
 
 
+def _tensors(shape: Shape, devices_per_node: int, space: SearchSpace) -> list[int]:
+    """t searched: it divides a node's devices and the heads, up to max_tensor."""
+    return [t for t in divisors(devices_per_node) if t <= space.max_tensor and shape.heads % t == 0]
+
+
 def _contexts(devices: int, shape: Shape, tensor: int, space: SearchSpace) -> list[int]:
     """cp searched at a tensor degree (methods.md#context-parallelism): 2·cp divides the sequence, t·cp the devices,
     and above 1 only with a flash attention kernel."""
@@ -116,7 +121,7 @@ def why_none_enumerated(devices: int, shape: Shape, devices_per_node: int, globa
                         space: SearchSpace) -> str:
     """The rule after which no layout of `devices` was left, in enumerate_layouts' order: the tensor degree, else
     the batch (methods.md#a-search-with-nothing-to-rank)."""
-    tensors = [t for t in divisors(devices_per_node) if t <= space.max_tensor and shape.heads % t == 0]
+    tensors = _tensors(shape, devices_per_node, space)
     if not tensors:
         return (f"no tensor degree t ≤ {min(space.max_tensor, devices_per_node)} divides both the "
                 f"{devices_per_node} devices of a node and the {shape.heads} heads")
@@ -289,7 +294,7 @@ class StepModel:
         shape = self.shape
         t, cp = layouts.tensor.astype(float), layouts.context.astype(float)
         m, b = layouts.micro_batches.astype(float), layouts.micro_batch.astype(float)
-        heads_per_device = np.maximum(kv_heads(shape) / t, 1.0)
+        heads_per_device = np.maximum(shape.key_value_heads / t, 1.0)
         kv = 4.0 * b * shape.sequence * shape.head_dim * heads_per_device
         within = t * cp <= self.devices_per_node
         bandwidth = np.where(within, self.intra_bandwidth or math.inf,
@@ -320,11 +325,6 @@ def stage_work(layers: np.ndarray, last: np.ndarray, per_layer: np.ndarray | flo
     """W_j: a stage's FLOPs a token, L_j·f + [last]·6·V·h (the logit layer on the last stage)."""
     found: np.ndarray = layers * per_layer + np.where(last, logits, 0.0)
     return found
-
-
-def kv_heads(shape: Shape) -> int:
-    """a_kv: the key/value heads (grouped-query attention), else every head."""
-    return shape.kv_heads if shape.kv_heads is not None else shape.heads
 
 
 STEP_TERMS = ("compute", *TERMS)

@@ -471,7 +471,7 @@ def _declared(project: Project, parameters: float, data: int | None) -> tuple[De
                       float(every.activations_b[j]), float(every.runtime_b[j]), float(every.memory_b[j]))
         for j in range(len(every.stage)))
     g = project.hardware.devices_per_node if project.hardware else 1
-    devices = layout.tensor * layout.pipeline * layout.context * data if data is not None else None
+    devices = layout.model_parallel * data if data is not None else None
     total = float(most.memory_b[0]) if most is not None else None
     return DeclaredLayout(
         layout.tensor, layout.pipeline, data, layout.virtual_stages, layout.micro_batches, shape.micro_batch,

@@ -72,9 +72,14 @@ class Shape:
         return self.heads * self.head_dim
 
     @property
+    def key_value_heads(self) -> int:
+        """a_kv: the key/value heads (grouped-query attention), else every head."""
+        return self.kv_heads if self.kv_heads is not None else self.heads
+
+    @property
     def key_value(self) -> float:
         """k = a_kv·d_h: the width of the keys, and of the values."""
-        return (self.kv_heads if self.kv_heads is not None else self.heads) * self.head_dim
+        return self.key_value_heads * self.head_dim
 
     @property
     def mlp_hidden(self) -> int:

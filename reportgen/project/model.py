@@ -619,6 +619,11 @@ class Parallelism:
                                                            "equal, else Megatron's first/last split)",
                                                            max_items=4096), starter=False)
 
+    @property
+    def model_parallel(self) -> int:
+        """t·p·cp: the devices one replica of the model spans."""
+        return self.tensor * self.pipeline * self.context
+
 
 MAX_SEARCHED_LAYOUTS = 10_000_000  # a bound on the arrays the plan search allocates per scale
 
@@ -1117,8 +1122,7 @@ class Project:
         if nodes is None:
             return None
         devices = nodes * (self.hardware.devices_per_node if self.hardware else 1)
-        model_parallel = layout.tensor * layout.pipeline * layout.context
-        return devices // model_parallel if devices % model_parallel == 0 else None
+        return devices // layout.model_parallel if devices % layout.model_parallel == 0 else None
 
     def _serving_terms(self) -> Checks:
         """A serving project is judged per hour on load, latency and cost; a run-based project per run: a limit of
