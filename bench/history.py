@@ -1,7 +1,8 @@
 """`reportgen history` over 50 revisions of inputs/example.yaml, each with one run's time changed
 (methods.md#a-projects-history): the first call analyses every revision, the second reads the cache. The targets are
 10 s, plus 0.5 s for each revision whose page 1 reads the goal's levers (a missed or unjudged page whose next action
-is of rank 3 or more searches them itself), and 1 s, on 2 cores.
+is of rank 3 or more searches them itself), and 1 s, on 2 cores; the revisions are analysed in worker processes, one per
+core (HistoryOptions.jobs).
 
     python bench/history.py           # 50 revisions
     python bench/history.py 3000      # the hostile sweep's count: within 2 × 121 s cold

@@ -279,10 +279,12 @@ class History:
 
 
 def history(path: str | Path, *, rev: str | None = None, last: int = 100,
-            cache: str | Path | None = None) -> History:
+            cache: str | Path | None = None, jobs: int | None = None) -> History:
     """The history of a project file in a git working tree: `rev` a range A..B, `last` the newest revisions kept,
-    `cache` a folder where each revision's analysis is kept (None: none)."""
+    `cache` a folder where each revision's analysis is kept (None: none), `jobs` the revisions analysed at a time in
+    worker processes (None: one per core, at most 4)."""
     from reportgen.project_history import HistoryOptions
     from reportgen.project_history import history as walk
 
-    return History(walk(Path(path), HistoryOptions(rev=rev, last=last, cache=Path(cache) if cache else None)))
+    return History(walk(Path(path), HistoryOptions(rev=rev, last=last, cache=Path(cache) if cache else None,
+                                                   jobs=jobs)))

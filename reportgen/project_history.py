@@ -2,8 +2,9 @@
 files it names, each revision analysed once and cached by the content hash of its inputs, and the prediction ledger.
 
 Below the commands, as the build pipeline is: `reportgen history` and `reportgen.history()` both call `history()`.
-Revisions are analysed one at a time and only their small records are kept, so memory does not grow with them; a
-revision that cannot be built is a record with its one-line error, never the end of the history.
+Revisions are analysed in worker processes (one per core, `jobs`) and only their small records are kept, so memory
+does not grow with them; a revision that cannot be built is a record with its one-line error, never the end of the
+history.
 """
 
 from __future__ import annotations
@@ -13,14 +14,14 @@ import json
 import os
 import posixpath
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, TypeVar, cast
 
 import msgspec
 
-from reportgen import interrupts
+from reportgen import collector, interrupts
 from reportgen.analysis import WITHOUT_LEVERS
 from reportgen.analysis.history import Record, coverage, ledger, missed, record_of, unbuilt
 from reportgen.errors import InputError, OutputError, UsageError, escaped, printable
@@ -64,6 +65,7 @@ class HistoryOptions:
     last: int = DEFAULT_LAST
     cache: Path | None = None  # where records are cached (None: no cache)
     say: Callable[[str], None] | None = None  # told once when the cache cannot be written (the command prints it)
+    jobs: int | None = None  # revisions built at a time in worker processes (None: analysing_processes())
 
 
 # git's output is read as UTF-8 whatever the repository's i18n.logOutputEncoding says; its log never runs gpg (a
@@ -90,6 +92,9 @@ def _check(options: HistoryOptions) -> None:
         raise UsageError(f"last must be a whole number of revisions, got {options.last!r}")
     if not 1 <= options.last <= MAX_LAST:
         raise UsageError(f"--last must be from 1 to {MAX_LAST:,}")
+    if options.jobs is not None and (isinstance(options.jobs, bool) or not isinstance(options.jobs, int)
+                                     or not 1 <= options.jobs <= MAX_JOBS_GIVEN):
+        raise UsageError(f"-j must be a whole number from 1 to {MAX_JOBS_GIVEN}, got {options.jobs!r}")
 
 
 def _repository(path: Path) -> tuple[Path, str]:
@@ -362,27 +367,65 @@ def _one_line(error: Exception) -> str:
     return printable(text.splitlines()[0] if text.strip() else type(error).__name__)
 
 
-def _analyse(files: RevisionFiles, top: Path, blobs: _Blobs) -> tuple[Record, bool]:
-    """A revision's record, and whether it was built now (False: read from the cache). It is cached by its inputs'
-    content (_cache_key), and its errors name the file, not the commit, so that a revision of the same inputs reads
-    a record true of it. The goal's levers are searched only where page 1's next action needs them
-    (reportgen.analysis.page_one.needs_levers), so that every revision shows the action a build of it shows."""
-    from reportgen.revision_pipeline import analyse_source
-
+def _cached(files: RevisionFiles, blobs: _Blobs) -> tuple[str, Record | None]:
+    """A revision's cache key, and its record when the cache holds one. It is cached by its inputs' content
+    (_cache_key), and its errors name the file, not the commit, so that a revision of the same inputs reads a record
+    true of it."""
     key = f"record-{_cache_key(files, blobs)}"
     cached = blobs.cache.read(key, _Record)
-    if cached is not None:
-        return cast(Record, msgspec.to_builtins(cached)), False
+    return key, None if cached is None else cast(Record, msgspec.to_builtins(cached))
+
+
+def _built(files: RevisionFiles, top: Path) -> tuple[Record, bool]:
+    """A revision's record, built now, and whether it may be cached. The goal's levers are searched only where
+    page 1's next action needs them (reportgen.analysis.page_one.needs_levers), so that every revision shows the
+    action a build of it shows. Run in a worker process where several revisions are built at once."""
+    from reportgen.revision_pipeline import analyse_source
+
     try:
         with open_objects(files, cwd=top, display=shown_path(files.path)) as source:
             loaded, analysis = analyse_source(source, skip=WITHOUT_LEVERS)
-            record = record_of(loaded.project, analysis)
+            return record_of(loaded.project, analysis), True
     except InputError as error:  # the revision's own content: the same next time, so cached
-        record = unbuilt(_one_line(error))
-    except UsageError as error:  # a file git cannot give now (a damaged repository): not cached
         return unbuilt(_one_line(error)), True
-    blobs.cache.write(key, record)
-    return record, True
+    except UsageError as error:  # a file git cannot give now (a damaged repository): not cached
+        return unbuilt(_one_line(error)), False
+
+
+PARALLEL_FROM = 8  # below this many revisions to build, one process builds them faster than forking workers
+MAX_JOBS = 4
+MAX_JOBS_GIVEN = 64  # what -j may ask for: more processes than that only exhaust the machine
+
+
+def analysing_processes() -> int:
+    """How many processes build revisions by default: one per core this process may use, at most MAX_JOBS."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(MAX_JOBS, cores))
+
+
+def _build_all(wanted: list[RevisionFiles], top: Path, jobs: int) -> Iterator[tuple[Record, bool]]:
+    """Each wanted revision's record, in order: built in `jobs` forked worker processes when there are enough of
+    them, else here. Only the small records come back, so memory does not grow with the revisions."""
+    if jobs < 2 or len(wanted) < PARALLEL_FROM or not hasattr(os, "fork"):
+        for files in wanted:
+            interrupts.check()
+            yield _built(files, top)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    import reportgen.revision_pipeline  # noqa: F401  imported once, before the fork, not in every worker
+
+    collector.set_aside()  # what lives now lives on in the workers: neither side walks it again
+    executor = ProcessPoolExecutor(max_workers=min(jobs, len(wanted)), mp_context=multiprocessing.get_context("fork"),
+                                   initializer=interrupts.as_worker)
+    try:
+        with interrupts.shut_down_after(executor):
+            for built in executor.map(_built, wanted, [top] * len(wanted), chunksize=4):
+                interrupts.check()
+                yield built
+    finally:
+        collector.given_back()
 
 
 def history(path: Path, options: HistoryOptions | None = None) -> dict[str, Any]:
@@ -393,14 +436,24 @@ def history(path: Path, options: HistoryOptions | None = None) -> dict[str, Any]
     top, relative = _repository(path)
     blobs = _Blobs(top, _Cache(options.cache, options.say))
     walk = _walk(path, top, relative, _range(top, options.rev), options.last, blobs)
-    revisions = []
-    built_now = 0
+    keys: dict[str, str] = {}
+    records: dict[str, Record] = {}
     for commit in walk.commits:
-        interrupts.check()
-        record, fresh = _analyse(walk.files[commit.sha], top, blobs)
-        built_now += fresh
-        revisions.append({"commit": commit.sha, "label": commit.label, "date": commit.date,
-                          "subject": commit.subject, **record})
+        keys[commit.sha], found = _cached(walk.files[commit.sha], blobs)
+        if found is not None:
+            records[commit.sha] = found
+    # each set of inputs the cache does not hold is built once: a revert in this walk reads the record built for the
+    # revision it reverts to
+    wanted = {keys[commit.sha]: walk.files[commit.sha] for commit in walk.commits if commit.sha not in records}
+    jobs = analysing_processes() if options.jobs is None else options.jobs
+    built: dict[str, Record] = {}
+    for key, (record, cacheable) in zip(wanted, _build_all(list(wanted.values()), top, jobs), strict=True):
+        built[key] = record
+        if cacheable:
+            blobs.cache.write(key, record)
+    revisions = [{"commit": commit.sha, "label": commit.label, "date": commit.date, "subject": commit.subject,
+                  **(records.get(commit.sha) or built[keys[commit.sha]])} for commit in walk.commits]
+    built_now = len(wanted)
     rows = ledger([(revision["label"], revision) for revision in revisions])
     accuracy = coverage(rows)
     return {

@@ -225,3 +225,27 @@ def test_a_change_of_what_a_runs_time_means_supersedes_the_predictions(tmp_path:
     same = history(tmp_path / "same" / "p.yaml")
     label = same["revisions"][0]["label"]
     assert "graded" in {row["status"] for row in same["ledger"] if row["predicted_in"] == label and row["nodes"] == 4}
+
+
+def test_revisions_built_in_worker_processes_read_as_one_process_builds_them(tmp_path: Path) -> None:
+    """Ten revisions to build (PARALLEL_FROM or more) with -j 2 go to forked workers: the records come back in the
+    revisions' order, a broken revision's error with them, and the cache then holds each record."""
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    for index in range(10):
+        text = project([(1, 3600 + 10 * index), (2, 1900), (4, 1050 + index)])
+        commit(tmp_path, text + ("  - {nodes: [" if index == 6 else ""), f"r{index}")
+    alone = history(tmp_path / "p.yaml", HistoryOptions(jobs=1))
+    cache = tmp_path / "cache"
+    together = history(tmp_path / "p.yaml", HistoryOptions(jobs=2, cache=cache))
+    assert together == alone and together["built_now"] == 10
+    assert [r["built"] for r in together["revisions"]].count(False) == 1
+    assert [r["measured"][0]["time_s"] for r in together["revisions"] if r["built"]] == \
+        [3600 + 10 * index for index in range(10) if index != 6]
+    again = history(tmp_path / "p.yaml", HistoryOptions(jobs=2, cache=cache))
+    assert again["built_now"] == 0 and again["revisions"] == together["revisions"]
+
+
+@pytest.mark.parametrize("jobs", [0, -1, True, 2.0, 65])
+def test_jobs_outside_one_to_sixty_four_is_a_usage_error(repository: Path, jobs: object) -> None:
+    with pytest.raises(reportgen.errors.UsageError, match="-j must be"):
+        history(repository / "p.yaml", HistoryOptions(jobs=jobs))  # type: ignore[arg-type]

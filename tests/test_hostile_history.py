@@ -217,3 +217,24 @@ def test_a_cache_folder_without_write_permission_is_skipped(repository: Path,
     finally:
         cache.chmod(0o755)
     assert document["revisions"][0]["built"] and len(said) == 1 and "cannot be written" in said[0]
+
+
+def test_reading_the_blobs_leaves_no_file_open_and_no_thread_to_fork_with(repository: Path) -> None:
+    """The objects are read before the revisions' workers are forked: git's pipe is closed (it was left to the
+    collector, a ResourceWarning under PYTHONWARNINGS=error) and each object's watchdog thread is gone."""
+    import gc
+    import threading
+    import warnings
+
+    from reportgen.project.revisions import blob_contents, objects_at
+
+    _commit(repository, {"p.yaml": _project("T", "runs.csv"), "runs.csv": CSV}, "r1")
+    head = _git(repository, "rev-parse", "HEAD").strip()
+    found = [blob for blob in objects_at([(head, "p.yaml"), (head, "runs.csv")], cwd=repository) if blob]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        read = [data for _, data in blob_contents(found, cwd=repository)]
+        gc.collect()
+    assert len(read) == 2 and read[1] == CSV.encode()
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
+    assert threading.active_count() == 1

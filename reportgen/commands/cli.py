@@ -176,6 +176,9 @@ def _history_parser(commands: Subcommands) -> None:
     history.add_argument("--format", type=_history_formats, default=HISTORY_FORMATS, metavar="LIST",
                          help="comma-separated formats among html, json, md (default: all three)")
     history.add_argument("--no-cache", action="store_true", help="analyse every revision again, keeping no cache")
+    history.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
+                         help="analyse N revisions at a time in worker processes (default: one per core, at most 4; "
+                              "fewer than 8 revisions to analyse are analysed in this process)")
 
 
 def _measure_parser(commands: Subcommands) -> None:
@@ -701,7 +704,8 @@ def _history(arguments: argparse.Namespace) -> ExitCode:
 
     cache = None if arguments.no_cache else arguments.output / ".cache" / "history"
     document = history(arguments.project, HistoryOptions(rev=arguments.rev, last=arguments.last, cache=cache,
-                                                         say=lambda text: console.say(text, file=sys.stderr)))
+                                                         say=lambda text: console.say(text, file=sys.stderr),
+                                                         jobs=arguments.jobs))
     revisions = document["revisions"]
     unbuilt = sum(1 for revision in revisions if not revision["built"])
     shown = f"the newest {len(revisions):,} of {document['total_revisions']:,}" if document["capped"] \

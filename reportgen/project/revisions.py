@@ -151,6 +151,8 @@ def blob_contents(blobs: Sequence[GitObject], *, cwd: Path | None) -> Iterator[t
         finally:
             process.kill()
             process.wait()
+            assert process.stdout is not None
+            process.stdout.close()
 
 
 def _next_blob(process: subprocess.Popen[bytes], blob: GitObject) -> bytes | None:
@@ -168,6 +170,7 @@ def _next_blob(process: subprocess.Popen[bytes], blob: GitObject) -> bytes | Non
         ended = stream.read(1) if found is not None else b"\n"
     finally:
         watchdog.cancel()
+        watchdog.join()  # gone before anything forks: a process forked with threads alive can deadlock
     if not header or ended != b"\n":
         raise UsageError(f"git stopped giving the repository's objects (more than {GIT_SECONDS} s for one, or a "
                          "damaged repository)")
