@@ -75,6 +75,8 @@ class HistoryOptions:
 GIT_OPTIONS = ("-c", "i18n.logOutputEncoding=UTF-8", "-c", "log.showSignature=false", "-c", "log.follow=false",
                "--literal-pathspecs")
 MAX_NAMED_PASSES = 8  # the names every revision named are gathered in passes until they stop growing
+UNSETTLED_WORDS = (f"the files the revisions name were still changing after {MAX_NAMED_PASSES} passes: a commit that "
+                   "changed only a file an older revision named may be missing")
 
 
 def _git(top: Path, *arguments: str) -> str:
@@ -169,6 +171,7 @@ class _Walk:
     files: dict[str, RevisionFiles]  # by commit: the project file and the files it names, as git's objects
     total: int  # the revisions there are in all, past --last too
     shallow_start: str | None  # where a shallow clone's history starts
+    names_unsettled: bool  # the names still grew at the last pass: a commit to a file named later may be missing
 
 
 def _walk(path: Path, top: Path, relative: str, ends: list[str], last: int, blobs: _Blobs) -> _Walk:
@@ -178,6 +181,7 @@ def _walk(path: Path, top: Path, relative: str, ends: list[str], last: int, blob
     named = {relative, *(_beside(relative, name) for name in (files_named_in(path) if path.is_file() else []))}
     projects: dict[str, GitObject | None] = {}
     found: list[Commit] = []
+    unsettled = True
     for _ in range(MAX_NAMED_PASSES):
         found = _log(top, ends, sorted(named), last)
         new = [commit.sha for commit in found if commit.sha not in projects]
@@ -185,12 +189,13 @@ def _walk(path: Path, top: Path, relative: str, ends: list[str], last: int, blob
         blobs.read_projects(projects[sha] for sha in new)
         more = named | {_beside(relative, name) for commit in found for name in blobs.names_of(projects[commit.sha])}
         if more == named:
+            unsettled = False
             break
         named = more
     total = int(_git(top, "rev-list", "--first-parent", "--count", "--end-of-options", *ends, "--", *sorted(named))
                 .strip() or 0)
     files = _files_of(found, projects, relative, top, blobs)
-    return _Walk(list(reversed(found)), files, total, _shallow_start(top, ends))
+    return _Walk(list(reversed(found)), files, total, _shallow_start(top, ends), unsettled)
 
 
 def _files_of(found: list[Commit], projects: dict[str, GitObject | None], relative: str, top: Path,
@@ -462,6 +467,9 @@ def history(path: Path, options: HistoryOptions | None = None) -> dict[str, Any]
         "total_revisions": walk.total,
         "capped": walk.total > len(walk.commits),
         "shallow_start": walk.shallow_start,  # a shallow clone: the commit its history starts at (null: whole)
+        # the files the revisions name were still growing after MAX_NAMED_PASSES passes: a commit that changed only
+        # a file named by a revision found last may be missing
+        "names_unsettled": walk.names_unsettled,
         "built_now": built_now,
         "revisions": revisions,
         "ledger": [row.as_json() for row in rows],
@@ -492,6 +500,8 @@ class HistoryContext:
     version: str
     paper: str = "a4"
     shallow_start: str | None = None  # a shallow clone: the label of the commit its history starts at
+    # the names were still growing at the last pass (history.json names_unsettled): UNSETTLED_WORDS, else None
+    names_unsettled: str | None = None
 
 
 CHANGES_NAMED = 8  # design inputs a revision's row names before it counts the rest
@@ -539,7 +549,8 @@ def _page_context(document: dict[str, Any]) -> dict[str, Any]:
     return {"project": project, "title": title, "revisions": revisions, "scales": scales,
             "ledger": document["ledger"], "coverage": document["accuracy"], "findings": document["findings"],
             "capped": document["capped"], "total": document["total_revisions"], "version": version,
-            "shallow_start": shallow[:7] if shallow else None}
+            "shallow_start": shallow[:7] if shallow else None,
+            "names_unsettled": UNSETTLED_WORDS if document["names_unsettled"] else None}
 
 
 _CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")

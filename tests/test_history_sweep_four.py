@@ -4,6 +4,7 @@ project file's own, a UTF-16 log encoding and pathspec magic in a CSV's name."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -74,9 +75,27 @@ def test_a_csv_only_an_earlier_revision_named_is_walked(repository: Path) -> Non
     second = _commit(repository, {"a.csv": CSV + "4,1050\n"}, "r2: a.csv only")
     third = _commit(repository, {"p.yaml": PROJECT.replace("TITLE", "T").replace("FILE", "b.csv"),
                                  "b.csv": CSV + "4,1050\n8,620\n"}, "r3: b.csv")
-    revisions = history(repository / "p.yaml")["revisions"]
-    assert [r["commit"] for r in revisions] == [first, second, third]
-    assert [len(r["measured"]) for r in revisions] == [2, 3, 4]
+    document = history(repository / "p.yaml")
+    assert [r["commit"] for r in document["revisions"]] == [first, second, third]
+    assert [len(r["measured"]) for r in document["revisions"]] == [2, 3, 4]
+    assert document["names_unsettled"] is False
+
+
+def test_names_still_growing_at_the_last_pass_are_said(repository: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """One pass finds r1 and r3 through today's b.csv, and r1 names a.csv: the walk that stops there misses r2, which
+    changed a.csv only, and says so in history.json, the command's summary and both pages."""
+    _commit(repository, {"p.yaml": PROJECT.replace("TITLE", "T").replace("FILE", "a.csv"), "a.csv": CSV}, "r1")
+    _commit(repository, {"a.csv": CSV + "4,1050\n"}, "r2: a.csv only")
+    _commit(repository, {"p.yaml": PROJECT.replace("TITLE", "T").replace("FILE", "b.csv"), "b.csv": CSV}, "r3")
+    monkeypatch.setattr("reportgen.project_history.MAX_NAMED_PASSES", 1)
+    out = repository / "out"
+    assert main(["history", str(repository / "p.yaml"), "-o", str(out), "--format", "json,md,html"]) == 0
+    assert "still changing after" in capsys.readouterr().out
+    document = json.loads((out / "history-p" / "history.json").read_text(encoding="utf-8"))
+    assert document["names_unsettled"] is True and len(document["revisions"]) == 2
+    for page in ("history.md", "history.html"):
+        assert "may be missing" in (out / "history-p" / page).read_text(encoding="utf-8")
 
 
 def test_a_csv_named_through_the_project_files_own_name_is_one_line(repository: Path,

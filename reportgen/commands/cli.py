@@ -699,7 +699,7 @@ def _diff(arguments: argparse.Namespace) -> ExitCode:
 
 
 def _history(arguments: argparse.Namespace) -> ExitCode:
-    from reportgen.project_history import HistoryOptions, history, write_history
+    from reportgen.project_history import UNSETTLED_WORDS, HistoryOptions, history, write_history
     from reportgen.wording import counted
 
     cache = None if arguments.no_cache else arguments.output / ".cache" / "history"
@@ -716,7 +716,8 @@ def _history(arguments: argparse.Namespace) -> ExitCode:
                 f"the cache" + (f"; {counted(unbuilt, 'revision')} could not be built" if unbuilt else "")
                 + f"; {counted(len(document['ledger']), 'prediction')} in the ledger"
                 + (f"; a shallow clone: its history starts at {shallow[:7]} (git fetch --unshallow gives the "
-                   "revisions before it)" if shallow else ""))
+                   "revisions before it)" if shallow else "")
+                + (f"; {UNSETTLED_WORDS}" if document["names_unsettled"] else ""))
     written = write_history(document, arguments.output, arguments.format)
     console.say(f"wrote {', '.join(str(p) for p in written)}")
     return ExitCode.OK
