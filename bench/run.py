@@ -125,7 +125,7 @@ def _load_and_analyze(text: str) -> object:
 
 
 def _layout(project: object) -> None:
-    from reportgen.analysis.layout import analyze_layout
+    from reportgen.analysis.model.layout import analyze_layout
     from reportgen.project.model import Project
 
     assert isinstance(project, Project) and project.prediction is not None
@@ -136,7 +136,7 @@ def _layout(project: object) -> None:
 
 def in_process(repeats: int) -> list[Case]:
     from reportgen.analysis import analyze
-    from reportgen.analysis.prediction import predict
+    from reportgen.analysis.model.prediction import predict
     from reportgen.project.carbon import intensity_for
     from reportgen.project.loader import load_project, load_project_text
 

@@ -78,7 +78,7 @@ class Section:
     """One analysis: its typed result (whose fields read through, `section.knee_nodes`) and its tables."""
 
     name: str
-    result: Any  # the analysis's dataclass, for example reportgen.analysis.scaling.ScalingResult
+    result: Any  # the analysis's dataclass, for example reportgen.analysis.measured.scaling.ScalingResult
     data: Any  # the section of results.json
     currency: str | None = None
 

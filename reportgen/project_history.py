@@ -23,7 +23,7 @@ import msgspec
 
 from reportgen import collector, interrupts
 from reportgen.analysis import WITHOUT_LEVERS
-from reportgen.analysis.history import Record, coverage, ledger, missed, record_of, unbuilt
+from reportgen.analysis.revisions.history import Record, coverage, ledger, missed, record_of, unbuilt
 from reportgen.errors import InputError, OutputError, UsageError, escaped, printable
 from reportgen.files import open_regular, replace_file, shown_path
 from reportgen.project.measurements import MAX_CSV_BYTES
@@ -383,7 +383,7 @@ def _cached(files: RevisionFiles, blobs: _Blobs) -> tuple[str, Record | None]:
 
 def _built(files: RevisionFiles, top: Path) -> tuple[Record, bool]:
     """A revision's record, built now, and whether it may be cached. The goal's levers are searched only where
-    page 1's next action needs them (reportgen.analysis.page_one.needs_levers), so that every revision shows the
+    page 1's next action needs them (reportgen.analysis.page.page_one.needs_levers), so that every revision shows the
     action a build of it shows. Run in a worker process where several revisions are built at once."""
     from reportgen.revision_pipeline import analyse_source
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from reportgen import interrupts
 from reportgen.analysis import Analysis
-from reportgen.analysis.changes import DiffResult, compare
+from reportgen.analysis.revisions.changes import DiffResult, compare
 from reportgen.files import output_dir, shown_path, write_files
 from reportgen.formats import DIFF_FORMATS
 from reportgen.json_types import JsonObject

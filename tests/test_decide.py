@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reportgen.analysis import analyze
-from reportgen.analysis.reliability import daly_interval, failure_tax
+from reportgen.analysis.model.reliability import daly_interval, failure_tax
 from reportgen.project.carbon import Intensity
 from reportgen.project.model import Reliability
 from tests.conftest import make_project

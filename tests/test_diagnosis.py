@@ -7,9 +7,9 @@ import math
 import pytest
 
 from reportgen.analysis import analyze
-from reportgen.analysis.checklist import interactive_tax
 from reportgen.analysis.common import ceil_ratio
-from reportgen.analysis.diagnosis import diagnose
+from reportgen.analysis.measured.diagnosis import diagnose
+from reportgen.analysis.verdict.checklist import interactive_tax
 from tests.conftest import make_project
 from tests.worked import worked
 
@@ -234,7 +234,7 @@ def _one_step(flops: str, axis: str) -> str:
 ])
 def test_the_ridge_band_is_ten_percent_either_side_of_the_ridge(intensity: float | None, ridge: float | None,
                                                                 inside: bool) -> None:
-    from reportgen.analysis.diagnosis import in_ridge_band
+    from reportgen.analysis.measured.diagnosis import in_ridge_band
 
     assert in_ridge_band(intensity, ridge) is inside
 
@@ -334,7 +334,7 @@ def test_the_roofline_figure_shades_the_ridge_band_the_diagnosis_uses() -> None:
     from pathlib import Path
 
     from reportgen.analysis import analyze
-    from reportgen.analysis.diagnosis import RIDGE_BAND
+    from reportgen.analysis.measured.diagnosis import RIDGE_BAND
     from reportgen.figures.diagnosis import roofline
     from reportgen.project.loader import load_project
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from reportgen.analysis.changes import KEY_RESULTS, Better, InputChange, Value, _verdict
+from reportgen.analysis.revisions.changes import KEY_RESULTS, Better, InputChange, Value, _verdict
 from reportgen.commands.cli import main
 from tests.conftest import INPUTS
 
@@ -152,7 +152,7 @@ def test_the_diff_puts_changed_results_first_and_money_in_its_currency(added_run
 
 
 def test_a_changed_run_is_matched_by_its_node_count(tmp_path: Path) -> None:
-    from reportgen.analysis.changes import compare_inputs
+    from reportgen.analysis.revisions.changes import compare_inputs
     from tests.conftest import make_project
 
     text = (INPUTS / "finetune-7b.yaml").read_text(encoding="utf-8")
@@ -163,7 +163,7 @@ def test_a_changed_run_is_matched_by_its_node_count(tmp_path: Path) -> None:
 
 
 def test_a_slot_change_names_the_field_that_changed() -> None:
-    from reportgen.analysis.changes import compare_slots
+    from reportgen.analysis.revisions.changes import compare_slots
     from tests.conftest import make_project
 
     text = (INPUTS / "finetune-7b.yaml").read_text(encoding="utf-8")
@@ -189,7 +189,7 @@ def _revision(name: str, times: tuple[float, ...], *, repeats: int = 1) -> str:
 
 def test_a_reference_that_moved_between_sessions_is_named_and_times_are_not_judged() -> None:
     from reportgen.analysis import analyze
-    from reportgen.analysis.changes import compare
+    from reportgen.analysis.revisions.changes import compare
     from tests.conftest import make_project
 
     # the 1-node reference moved 28.8 s → 15 s (−48 %) with no input that would explain it: the machine's load
@@ -202,7 +202,7 @@ def test_a_reference_that_moved_between_sessions_is_named_and_times_are_not_judg
 
 def test_a_reference_within_noise_is_not_moved() -> None:
     from reportgen.analysis import analyze
-    from reportgen.analysis.changes import compare
+    from reportgen.analysis.revisions.changes import compare
     from tests.conftest import make_project
 
     # 2 % apart without repeats: within the 5 % the comparison allows
@@ -234,7 +234,7 @@ def _repeats(name: str, at_four: tuple[float, ...]) -> str:
 
 def test_repeats_are_compared_as_distributions_never_repeat_by_repeat() -> None:
     from reportgen.analysis import analyze
-    from reportgen.analysis.changes import compare
+    from reportgen.analysis.revisions.changes import compare
     from tests.conftest import make_project
 
     def diff(old_times: tuple[float, ...], new_times: tuple[float, ...]) -> list[InputChange]:
@@ -260,7 +260,7 @@ def test_repeats_are_compared_as_distributions_never_repeat_by_repeat() -> None:
 def test_a_layout_change_is_judged_and_a_stage_is_not_a_percentage() -> None:
     """The diff left the layout's results out, and called ZeRO stage 1 → 3 "+200 %"."""
     from reportgen.analysis import analyze
-    from reportgen.analysis.changes import compare
+    from reportgen.analysis.revisions.changes import compare
     from tests.conftest import make_project
 
     text = (INPUTS / "llm-70b-3d.yaml").read_text(encoding="utf-8")
@@ -280,7 +280,7 @@ def test_page_ones_headline_is_among_the_key_results() -> None:
     # finetune-7b with its 16-node run (the plan) 14 % faster in compute: page 1's time per run at the plan, on
     # demand, moves from 2,437 s (1,745 + 524 + 140 + 28) × the failure tax to 2,128 s (1,500 + 480 + 120 + 28) × it
     from reportgen.analysis import analyze
-    from reportgen.analysis.changes import compare_results
+    from reportgen.analysis.revisions.changes import compare_results
     from tests.conftest import make_project
 
     text = (INPUTS / "finetune-7b.yaml").read_text(encoding="utf-8")

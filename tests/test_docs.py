@@ -93,7 +93,7 @@ def test_the_appendix_prints_the_methods_of_the_results_the_report_holds(tmp_pat
 def test_the_appendix_names_the_axis_of_every_ceiling() -> None:
     """The diagnosis tabulates the project's own ceilings; the methodology names each ceiling's axis, as the
     diagnosis maps them."""
-    from reportgen.analysis.diagnosis import CEILING_AXIS
+    from reportgen.analysis.measured.diagnosis import CEILING_AXIS
 
     partial = " ".join(reference.methodology_partial().split())
     for ceiling, axis in CEILING_AXIS.items():

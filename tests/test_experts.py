@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from reportgen.analysis import analyze
-from reportgen.analysis.layout import analyze_layout
+from reportgen.analysis.model.layout import analyze_layout
 from tests.conftest import make_project
 
 GB = 1e9

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import reportgen
-from reportgen.analysis.history import LedgerRow, coverage, ledger, missed
+from reportgen.analysis.revisions.history import LedgerRow, coverage, ledger, missed
 from reportgen.commands.cli import main
 from reportgen.project_history import HistoryOptions, history
 

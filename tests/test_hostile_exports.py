@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from reportgen import files
-from reportgen.analysis.prose.plan import hours
+from reportgen.analysis.page.prose.plan import hours
 from reportgen.errors import InputError, OutputError
 from reportgen.project import examples, runs_export
 from reportgen.project.loader import LoadedProject, load_project

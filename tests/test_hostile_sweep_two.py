@@ -231,7 +231,7 @@ def test_an_unusable_split_file_still_prints_the_measured_time_and_energy(tmp_pa
 
 # ------------------------------------------- 1. (cont.) per-item rows aggregate: a count never makes a page huge
 def test_the_timeline_of_200000_workers_draws_groups_at_their_slowest() -> None:
-    from reportgen.analysis.scaling import PopRow
+    from reportgen.analysis.measured.scaling import PopRow
     from reportgen.figures.jobs import FigureFrame
     from reportgen.figures.scaling import MAX_DRAWN_WORKERS, _draw_timeline, _worker_group
 

@@ -10,8 +10,8 @@ import re
 import pytest
 
 from reportgen.analysis import analyze
-from reportgen.analysis.layout import MAX_DATA_DEGREE, analyze_layout
-from reportgen.analysis.patterns import Pattern
+from reportgen.analysis.model.layout import MAX_DATA_DEGREE, analyze_layout
+from reportgen.analysis.model.patterns import Pattern
 from tests.conftest import make_project
 from tests.worked import worked
 

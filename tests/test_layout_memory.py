@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from reportgen.analysis import analyze
-from reportgen.analysis.columns import Layouts
-from reportgen.analysis.layout_memory import (
+from reportgen.analysis.model.columns import Layouts
+from reportgen.analysis.model.layout_memory import (
     DEFAULT_RUNTIME,
     NO_RUNTIME,
     MemoryInputs,
@@ -22,8 +22,8 @@ from reportgen.analysis.layout_memory import (
     most_loaded,
     stage_split,
 )
-from reportgen.analysis.layout_search import StepModel
-from reportgen.analysis.transformer import Shape, shape_parameters
+from reportgen.analysis.model.layout_search import StepModel
+from reportgen.analysis.model.transformer import Shape, shape_parameters
 from tests.conftest import make_project
 from tests.worked import worked
 
@@ -230,7 +230,7 @@ def test_context_parallelisms_exchange_by_hand() -> None:
 
 
 def test_context_and_expert_degrees_are_searched_where_they_may_run() -> None:
-    from reportgen.analysis.layout_search import SearchSpace, enumerate_layouts
+    from reportgen.analysis.model.layout_search import SearchSpace, enumerate_layouts
 
     space = SearchSpace(("none",), (0,), False, 4, (1,), False, 10**6, contexts=(1, 2, 4), experts=(), expert_count=8,
                         declared_expert=1)
@@ -282,7 +282,7 @@ def test_the_micro_batch_saturation_is_an_option() -> None:
 
 @worked("plan_search")
 def test_micro_batch_efficiency_fitted_from_two_sizes_by_hand() -> None:
-    from reportgen.analysis.micro_batch import fit_saturation, relative
+    from reportgen.analysis.model.micro_batch import fit_saturation, relative
 
     # GPT-3 2.7B's shape (L 32, h 2,560, s 2,048, V 51,200) on 8 A100 of 312 TFLOP/s, t = p = 1, d = 8, Y = 0: runs
     # of 60,000 and 69,000 tokens/s at b = 1 and 4; F_model = 17,937,039,360 FLOP a token, so C_n/step_n is the MFU,
@@ -355,9 +355,9 @@ def test_the_declared_layouts_stages_and_runtime_are_reported(tmp_path: Path) ->
 
 
 def test_an_fp8_plan_times_its_weight_gemms_at_the_fp8_peak() -> None:
-    from reportgen.analysis.model_shape import shape_of
-    from reportgen.analysis.transformer import token_flops
-    from reportgen.analysis.utilization import precision_split
+    from reportgen.analysis.measured.utilization import precision_split
+    from reportgen.analysis.model.model_shape import shape_of
+    from reportgen.analysis.model.transformer import token_flops
 
     text = LLM_70B.replace("  peak_compute:", "  peak_flops: {fp8: 15.8 PFLOP/s}\n  peak_compute:")
     assert text != LLM_70B
@@ -378,7 +378,7 @@ def test_an_fp8_plan_times_its_weight_gemms_at_the_fp8_peak() -> None:
 
 @worked("plan_search")
 def test_context_parallelism_worked_on_mistral() -> None:
-    from reportgen.analysis.transformer import activations_per_layer
+    from reportgen.analysis.model.transformer import activations_per_layer
 
     # Mistral 7B at s = 32,768, b = 1, t = 2 with SP, cp = 4, one node of 8 H100 (450 GB/s, 2 µs, 989.4 TFLOP/s,
     # η = 0.5): KV = 4·b·s·d_h·a_kv/t = 67,108,864 B, the exchange 3·(cp − 1)/cp·KV = 150,994,944 B, T_cp = 18 µs +

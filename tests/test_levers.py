@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from reportgen.analysis import Inputs, analyze, judge_of
-from reportgen.analysis.goal import GoalDocument
-from reportgen.analysis.lever_records import Lever
+from reportgen.analysis.verdict.goal import GoalDocument
+from reportgen.analysis.verdict.lever_records import Lever
 from reportgen.project.loader import load_project
 from tests.conftest import INPUTS, make_project
 from tests.generated.figures import unquoted_figures
@@ -174,7 +174,7 @@ def test_the_serial_fraction_is_amdahls_f_from_two_scales() -> None:
     assert lever.today == pytest.approx(0.1) and lever.flips_at == pytest.approx(1 / 15, rel=1e-6)
     assert lever.source == "fitted"
     judge = judge_of(Inputs(project), analysis)
-    from reportgen.analysis.levers import LeverEvidence, _serial_fraction
+    from reportgen.analysis.verdict.levers import LeverEvidence, _serial_fraction
 
     search = _serial_fraction(LeverEvidence(project, judge, analysis.scaling, None, None))
     _both_sides(lever, lambda value: judge(search.apply(value)).met)
@@ -292,7 +292,7 @@ def test_every_lever_of_every_example_flips_where_it_says(name: str) -> None:
     keys = [(not lever.feasible, abs(math.log(lever.ratio))) for lever in levers]
     assert keys == sorted(keys)
     judge = judge_of(Inputs(project), analysis)
-    from reportgen.analysis.levers import LeverEvidence, _continuous_levers
+    from reportgen.analysis.verdict.levers import LeverEvidence, _continuous_levers
 
     searches = {s.lever: s for s in _continuous_levers(LeverEvidence(project, judge, analysis.scaling,
                                                                      analysis.prediction, analysis.serving))}
@@ -352,7 +352,7 @@ def test_page_one_holds_its_invariants(name: str, tmp_path) -> None:
     """docs/methods.md#the-goals-levers: the next action's lever is one results.json lists, and it meets the goal
     where it says; never "cannot start" where runs were measured; never the model's optimum while a finding says the
     model does not describe the system; a rank from 1 to 6."""
-    from reportgen.analysis.prose.summary import MODEL_REFUTED
+    from reportgen.analysis.page.prose.summary import MODEL_REFUTED
     from reportgen.render.results import dumps, results_document
 
     loaded = _loaded(name, tmp_path)

@@ -157,8 +157,8 @@ def test_a_capacity_ceiling_gives_the_capacity_reason() -> None:
 def test_every_ceiling_has_a_reason() -> None:
     from typing import get_args
 
-    from reportgen.analysis.diagnosis import CeilingName
-    from reportgen.analysis.lint import AXIS_FAILURE, axis_failure
+    from reportgen.analysis.measured.diagnosis import CeilingName
+    from reportgen.analysis.page.lint import AXIS_FAILURE, axis_failure
 
     assert set(AXIS_FAILURE) == set(get_args(CeilingName))
     # a service's compute ceiling is cured by replicas: the serving reason, as before it was keyed by ceiling

@@ -9,8 +9,8 @@ from dataclasses import replace
 import pytest
 
 from reportgen.analysis import analyze
-from reportgen.analysis.model_shape import parameters_of, shape_of
-from reportgen.analysis.transformer import (
+from reportgen.analysis.model.model_shape import parameters_of, shape_of
+from reportgen.analysis.model.transformer import (
     RECOMPUTE_POLICIES,
     Shape,
     activations_per_layer,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from reportgen.analysis import analyze
-from reportgen.analysis.fits import fit_alpha_bandwidth
+from reportgen.analysis.model.fits import fit_alpha_bandwidth
 from reportgen.commands.cli import main
 from reportgen.errors import InputError
 from reportgen.ingest.nccltests import read_nccl_tests

@@ -9,10 +9,10 @@ from dataclasses import replace
 import pytest
 
 from reportgen.analysis import analyze
-from reportgen.analysis.candidate_order import first_feasible, ordered
-from reportgen.analysis.candidates import MATERIAL, P_WRONG_MIN, planner_exclusion
-from reportgen.analysis.confidence import NextRun
-from reportgen.analysis.page_one_facts import Candidate
+from reportgen.analysis.measured.confidence import NextRun
+from reportgen.analysis.page.candidate_order import first_feasible, ordered
+from reportgen.analysis.page.candidates import MATERIAL, P_WRONG_MIN, planner_exclusion
+from reportgen.analysis.page.page_one_facts import Candidate
 from tests.conftest import INPUTS, make_project
 from tests.worked import worked
 

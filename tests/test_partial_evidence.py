@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from reportgen.analysis import analyze
-from reportgen.analysis.prediction import model_curve, optimum
+from reportgen.analysis.model.prediction import model_curve, optimum
 from reportgen.project.loader import load_project
 from tests.conftest import make_project
 

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from reportgen.analysis import analyze
-from reportgen.analysis.fits import fit_alpha_bandwidth, fit_alpha_beta
-from reportgen.analysis.patterns import Pattern
-from reportgen.analysis.prediction import predict
+from reportgen.analysis.model.fits import fit_alpha_bandwidth, fit_alpha_beta
+from reportgen.analysis.model.patterns import Pattern
+from reportgen.analysis.model.prediction import predict
 from reportgen.errors import InputError
 from tests.conftest import make_project
 

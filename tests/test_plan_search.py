@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from reportgen.analysis import analyze
-from reportgen.analysis.layout_memory import NO_RUNTIME, MemoryInputs
-from reportgen.analysis.layout_search import SearchSpace, StepModel, enumerate_layouts
-from reportgen.analysis.plan_ranking import rank_order
-from reportgen.analysis.transformer import Shape
+from reportgen.analysis.model.layout_memory import NO_RUNTIME, MemoryInputs
+from reportgen.analysis.model.layout_search import SearchSpace, StepModel, enumerate_layouts
+from reportgen.analysis.model.transformer import Shape
+from reportgen.analysis.plan.plan_ranking import rank_order
 from tests.conftest import DATA, INPUTS, make_project
 from tests.worked import worked
 
@@ -234,7 +234,7 @@ def test_each_layouts_term_is_the_one_layout_formula_applied_row_by_row() -> Non
     (columns.each_distinct) and spreads them back: the same numbers as row by row."""
     import numpy as np
 
-    from reportgen.analysis.columns import each_distinct as _each
+    from reportgen.analysis.model.columns import each_distinct as _each
 
     rng = np.random.default_rng(7)
     t, p, held = rng.choice([1, 2, 8], 500), rng.choice([1, 3, 96], 500), rng.choice([1.0, 2.5, 7.25], 500)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from reportgen.analysis import analyze
-from reportgen.analysis.fits import fit_usl, usl_capacity
+from reportgen.analysis.model.fits import fit_usl, usl_capacity
 from reportgen.commands.cli import main
 from tests.conftest import make_project
 

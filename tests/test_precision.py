@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from reportgen.analysis import analyze
-from reportgen.analysis.transformer import Shape, token_flops
-from reportgen.analysis.utilization import peaks_per_device, plan_precision, precision_split, run_precision
+from reportgen.analysis.measured.utilization import peaks_per_device, plan_precision, precision_split, run_precision
+from reportgen.analysis.model.transformer import Shape, token_flops
 from reportgen.errors import InputError
 from tests.conftest import INPUTS, make_project
 from tests.worked import worked

@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reportgen.analysis import analyze
-from reportgen.analysis.fits import fit_alpha_beta
-from reportgen.analysis.prediction import comm_dominated, model_curve, optimum, predict
+from reportgen.analysis.model.fits import fit_alpha_beta
+from reportgen.analysis.model.prediction import comm_dominated, model_curve, optimum, predict
 from tests.conftest import make_project
 from tests.worked import worked
 

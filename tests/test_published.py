@@ -101,7 +101,7 @@ def quinn_project(speedups: tuple[float, ...]) -> str:
 
 @pytest.mark.parametrize("name", QUINN)
 def test_quinn_karp_flatt_trend_names_the_cause_the_book_does(name: str) -> None:
-    from reportgen.analysis.scaling import REMEDIES, analyze_scaling
+    from reportgen.analysis.measured.scaling import REMEDIES, analyze_scaling
     from reportgen.figures.scaling import karp_flatt
 
     speedups, trend, cause = QUINN[name]
@@ -127,7 +127,7 @@ def test_quinn_report_says_one_thing(name: str, tmp_path: Path) -> None:
     import html
     import re
 
-    from reportgen.analysis.scaling import REMEDIES, TREND_READING
+    from reportgen.analysis.measured.scaling import REMEDIES, TREND_READING
 
     speedups, trend, cause = QUINN[name]
     project = tmp_path / f"quinn-{name}.yaml"
@@ -147,7 +147,7 @@ def test_quinn_report_says_one_thing(name: str, tmp_path: Path) -> None:
 def test_megatron_weak_scaling_in_flops() -> None:
     # Shoeybi et al. 2019 (Megatron-LM): 39 TFLOP/s on one V100, 15.1 PFLOP/s on 512 GPUs, "76 % scaling
     # efficiency". Weak-scaling papers publish FLOP/s: it is read as the throughput, and work per run in FLOP.
-    from reportgen.analysis.scaling import analyze_scaling
+    from reportgen.analysis.measured.scaling import analyze_scaling
 
     scaling = make_project("project: {title: Megatron}\nscaling:\n  work_per_run: 1.0e21 FLOP\n"
                            "  runs: [{nodes: 1, throughput: 39 TFLOP/s}, {nodes: 512, throughput: 15.1 PFLOP/s}]\n"

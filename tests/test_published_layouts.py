@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from reportgen.analysis import analyze
-from reportgen.analysis.layout_memory import stage_split
-from reportgen.analysis.transformer import Shape, model_parameters, token_flops
+from reportgen.analysis.model.layout_memory import stage_split
+from reportgen.analysis.model.transformer import Shape, model_parameters, token_flops
 from tests.conftest import make_project
 
 PUBLISHED = yaml.safe_load((Path(__file__).resolve().parent / "data" / "published" / "layouts.yaml").read_text(

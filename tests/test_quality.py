@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from reportgen.commands.cli import _parser
 from tests.conftest import ROOT
+from tests.imports import circle_in, module_imports
 
 
 def test_every_command_is_on_the_commands_page() -> None:
@@ -27,28 +28,9 @@ LAYERS = [("reportgen.errors", "reportgen.interrupts", "reportgen.files", "repor
 
 def _imports() -> dict[str, set[str]]:
     """Each module's imports of reportgen modules at run time (not those under TYPE_CHECKING); `reportgen` itself
-    is the package face, in the API's layer."""
-    import ast
-
-    package = ROOT / "reportgen"
-    found: dict[str, set[str]] = {}
-    for path in package.rglob("*.py"):
-        name = ("reportgen." + ".".join(path.relative_to(package).with_suffix("").parts)).removesuffix(".__init__")
-        tree = ast.parse(path.read_text())
-        hidden = {id(sub) for node in ast.walk(tree) if isinstance(node, ast.If) and "TYPE_CHECKING" in
-                  ast.unparse(node.test) for sub in ast.walk(node)}
-        deps = set()
-        for node in ast.walk(tree):
-            if id(node) in hidden or not isinstance(node, ast.ImportFrom) or not node.module:
-                continue
-            if node.module.startswith("reportgen.") or node.module == "reportgen":
-                for alias in node.names:
-                    full = f"{node.module}.{alias.name}"
-                    module_file = package / (full.removeprefix("reportgen.").replace(".", "/") + ".py")
-                    deps.add(full if module_file.exists() else node.module)
-        if name not in ("reportgen", "reportgen.__main__"):  # the root only names the API; __main__ runs the CLI
-            found[name] = deps - {name}
-    return found
+    is the package face, in the API's layer; __main__ runs the CLI."""
+    return {name: imports.run for name, imports in module_imports().items()
+            if name not in ("reportgen", "reportgen.__main__")}
 
 
 def _layer(module: str) -> int:
@@ -65,20 +47,8 @@ def test_imports_go_down_the_layers_and_never_in_a_circle() -> None:
     upward = [f"{m} imports {d}" for m, deps in graph.items() for d in deps if _layer(d) > _layer(m)]
     assert not upward, upward
 
-    def circle_from(start: str) -> list[str] | None:
-        stack, seen = [(start, [start])], set()
-        while stack:
-            node, path = stack.pop()
-            for dep in graph.get(node, ()):
-                if dep == start:
-                    return [*path, dep]
-                if dep not in seen:
-                    seen.add(dep)
-                    stack.append((dep, [*path, dep]))
-        return None
-
-    circles = [c for m in graph if (c := circle_from(m))]
-    assert not circles, circles[0]
+    circle = circle_in(graph)
+    assert circle is None, circle
 
 
 def test_no_script_hides_a_standard_library_module() -> None:

@@ -8,8 +8,8 @@ from dataclasses import dataclass, replace
 from typing import Annotated
 
 from reportgen.analysis import analyze
-from reportgen.analysis.goal import GoalCheck, GoalRow
 from reportgen.analysis.quotes import Sources, figures_of, quote, quoting, recording
+from reportgen.analysis.verdict.goal import GoalCheck, GoalRow
 from reportgen.keys import Key
 from reportgen.project.loader import load_project
 from reportgen.wording import duration, percent

@@ -10,7 +10,7 @@ import pytest
 
 from reportgen.analysis import analyze
 from reportgen.analysis.common import plan_verdict
-from reportgen.analysis.reconcile import reconcile
+from reportgen.analysis.measured.reconcile import reconcile
 from reportgen.commands.cli import main
 from reportgen.project.carbon import Intensity
 from reportgen.project.loader import load_project
@@ -357,7 +357,7 @@ reliability: {node_mtbf: 6300 h, checkpoint_cost: 45 s, restart_cost: 4 min, che
 def test_on_spot_preemptions_are_failures() -> None:
     # docs/methods.md#spot-as-failures: 1/M_p = 8/6,300 h + 0.02 × 8 per hour; at the declared 20 min:
     # 45/1,200 + 1,200/(2 M_p) + 240 × 8/(6,300 × 3,600) + 360 × (0.02/3,600) × 8 = 8.05 %
-    from reportgen.analysis.reliability import spot_tax
+    from reportgen.analysis.model.reliability import spot_tax
 
     analysis = analyze(make_project(SPOT))
     m_p = 1 / (8 / (6300 * 3600) + 0.02 / 3600 * 8)

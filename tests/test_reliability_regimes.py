@@ -10,8 +10,8 @@ from dataclasses import replace
 import pytest
 
 from reportgen.analysis import analyze
-from reportgen.analysis.goal import GoalCheck, GoalDocument, GoalResult
-from reportgen.analysis.reliability import reliability_at_plan
+from reportgen.analysis.model.reliability import reliability_at_plan
+from reportgen.analysis.verdict.goal import GoalCheck, GoalDocument, GoalResult
 from reportgen.render.results import keys_of
 from tests.conftest import make_project
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from reportgen.analysis.scaling import analyze_scaling, knee_uncertain
+from reportgen.analysis.measured.scaling import analyze_scaling, knee_uncertain
 from reportgen.commands.cli import main
 from reportgen.project.loader import load_project, load_project_text
 from tests.conftest import INPUTS, ROOT
@@ -202,7 +202,7 @@ def test_interval_bars_are_drawn_for_repeated_scales_only() -> None:
 def test_one_wild_repeat_of_three_is_the_only_one_named() -> None:
     """55, 54 and 240 s at one scale: 240 is the outlier (4.4× the middle of the other two); 55 and 54 are each more
     than 2× from the middle of the wild run and the other, and were once named too."""
-    from reportgen.analysis.scaling import find_outlier_repeats, repeats_by_nodes
+    from reportgen.analysis.measured.scaling import find_outlier_repeats, repeats_by_nodes
 
     scaling = scaling_of("    - {nodes: 2, time: 55}\n    - {nodes: 2, time: 54}\n    - {nodes: 2, time: 240}\n")
     found = find_outlier_repeats(repeats_by_nodes(scaling.runs), None)

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from reportgen.analysis.fits import fit_amdahl, fit_usl, usl_capacity, usl_fit_with_peak
-from reportgen.analysis.scaling import analyze_scaling, kneedle
+from reportgen.analysis.measured.scaling import analyze_scaling, kneedle
+from reportgen.analysis.model.fits import fit_amdahl, fit_usl, usl_capacity, usl_fit_with_peak
 from reportgen.project.model import Run, Scaling
 from tests.conftest import make_project
 from tests.worked import worked
@@ -241,7 +241,7 @@ def test_a_load_axis_takes_fractional_levels_into_the_fits() -> None:
 
 def test_a_coefficient_within_rounding_noise_of_zero_is_zero() -> None:
     """An exact ring fit of a purely bandwidth-bound column once printed α = −4.71 × 10⁻⁹ µs."""
-    from reportgen.analysis.fits import fit_alpha_beta
+    from reportgen.analysis.model.fits import fit_alpha_beta
 
     beta = 0.7
     nodes = [2, 4, 8, 16]

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from reportgen.analysis import analyze
-from reportgen.analysis.columns import each_distinct
-from reportgen.analysis.layout_search import SearchSpace, enumerate_layouts, why_none_enumerated
-from reportgen.analysis.transformer import Shape
+from reportgen.analysis.model.columns import each_distinct
+from reportgen.analysis.model.layout_search import SearchSpace, enumerate_layouts, why_none_enumerated
+from reportgen.analysis.model.transformer import Shape
 from tests.conftest import make_project
 from tests.worked import worked
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from reportgen.analysis import analyze
-from reportgen.analysis.fits import usl_capacity
+from reportgen.analysis.model.fits import usl_capacity
 from reportgen.project.carbon import Intensity
 from reportgen.project.loader import load_project
 from reportgen.render.results import dumps, results_document

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from reportgen.analysis import Analysis, analyze
-from reportgen.analysis.confidence import RESAMPLES, SEED
-from reportgen.analysis.goal import MODEL_OTHER_SIDE, STRADDLES, GoalDocument
+from reportgen.analysis.measured.confidence import RESAMPLES, SEED
+from reportgen.analysis.verdict.goal import MODEL_OTHER_SIDE, STRADDLES, GoalDocument
 from reportgen.render.report import environment
 from reportgen.wording import percent
 from tests.conftest import make_project

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from reportgen.analysis import analyze
-from reportgen.analysis.goal import GoalDocument
-from reportgen.analysis.prose.actions import ACTIONS
+from reportgen.analysis.page.prose.actions import ACTIONS
+from reportgen.analysis.verdict.goal import GoalDocument
 from reportgen.project.loader import load_project
 from tests.conftest import INPUTS, ROOT, make_project
 from tests.worked import worked

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from reportgen.analysis import analyze
-from reportgen.analysis.transformer import Shape, token_flops
+from reportgen.analysis.model.transformer import Shape, token_flops
 from tests.conftest import ROOT, make_project
 
 DATA = ROOT / "tests" / "data" / "torch-cpu-gpt"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from reportgen.analysis.transformer import (
+from reportgen.analysis.model.transformer import (
     MODES,
     Shape,
     activations_per_layer,

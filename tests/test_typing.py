@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CASES = '''
     from dataclasses import dataclass
 
-    from reportgen.analysis.changes import KeyResult
+    from reportgen.analysis.revisions.changes import KeyResult
     from reportgen.analysis.findings import Finding
     from reportgen.project.model import Run, Scaling
     from reportgen.project.spec import Count, Names, OneOf, Positive, Quantity, Section, field

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reportgen.analysis.fits import fit_usl, usl_capacity
+from reportgen.analysis.model.fits import fit_usl, usl_capacity
 
 pytestmark = pytest.mark.slow  # the fast tier (make check) leaves these out: see docs/testing.md
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from reportgen.analysis import analyze
-from reportgen.analysis.decisions import trade_offs
+from reportgen.analysis.verdict.decisions import trade_offs
 from reportgen.project.loader import load_project
 from tests.conftest import INPUTS, make_project
 from tests.worked import worked

@@ -1,11 +1,12 @@
 """How an analysis declares itself: the step that computes it, the results.json section that holds it, and the
 figures it asks for, all as data that the layers above read (docs/architecture.md#adding-an-analysis-the-recipe).
 
-An analysis module that ends with `ANALYSIS = Declared(...)` is found by the registry (reportgen.analysis) without
-being listed anywhere: its result is `analysis.declared[<key>]` (typed through `Declared.of`), results.json holds it
-under its key with the schema its result's `Key` annotations give, the report includes its template
-(templates/analyses/<key>.html) in its chapter, and its plots are drawn by reportgen.figures.declared. Nothing here
-imports matplotlib or a template: a figure is a `Plot`, plain numbers and words.
+An analysis module that ends with `ANALYSIS = Declared(...)`, listed in the registry's DECLARED (reportgen.analysis;
+tests/test_registry.py fails on one it lacks): its result is `analysis.declared[<key>]` (typed through
+`Declared.of`), results.json holds it under its key with the schema its result's `Key` annotations give, the report
+includes its template (templates/analyses/<key>.html) in its chapter, and its plots are drawn by
+reportgen.figures.declared. Nothing here imports matplotlib or a template: a figure is a `Plot`, plain numbers and
+words.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
-from reportgen.analysis.reliability import folded_fraction
+from reportgen.analysis.model.reliability import folded_fraction
 from reportgen.project.carbon import Intensity
 from reportgen.project.model import Project
 from reportgen.project.records import RowSource

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from reportgen import interrupts
 from reportgen.analysis import Analysis
-from reportgen.analysis.changes import ResultChange, compare_results
+from reportgen.analysis.revisions.changes import ResultChange, compare_results
 from reportgen.errors import InputError
 from reportgen.pipeline import Builder, BuildOptions, warm_builder
 from reportgen.project import measurements

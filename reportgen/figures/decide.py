@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from reportgen.analysis import Analysis
-from reportgen.analysis.cost import CostResult
-from reportgen.analysis.energy import EnergyResult
+from reportgen.analysis.money.cost import CostResult
+from reportgen.analysis.money.energy import EnergyResult
 from reportgen.figures.jobs import FigureFrame, FigureJob, present
 from reportgen.figures.style import (
     BLUE,

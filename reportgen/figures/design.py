@@ -8,11 +8,11 @@ import dataclasses
 import numpy as np
 
 from reportgen.analysis import Analysis
-from reportgen.analysis.checklist import ChecklistResult, TaxResult
-from reportgen.analysis.layout import LayoutResult
-from reportgen.analysis.plan_search import PlanSearchResult
-from reportgen.analysis.prediction import Curve, PredictionResult, Sensitivity
-from reportgen.analysis.scaling import ScalingResult
+from reportgen.analysis.measured.scaling import ScalingResult
+from reportgen.analysis.model.layout import LayoutResult
+from reportgen.analysis.model.prediction import Curve, PredictionResult, Sensitivity
+from reportgen.analysis.plan.plan_search import PlanSearchResult
+from reportgen.analysis.verdict.checklist import ChecklistResult, TaxResult
 from reportgen.figures.jobs import FigureFrame, FigureJob, present
 from reportgen.figures.style import (
     ACTIVITY,

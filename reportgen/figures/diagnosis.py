@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from reportgen.analysis import Analysis
-from reportgen.analysis.diagnosis import ADAM_STACK, RIDGE_BAND, DiagnosisResult, StepResult, Wall
+from reportgen.analysis.measured.diagnosis import ADAM_STACK, RIDGE_BAND, DiagnosisResult, StepResult, Wall
 from reportgen.figures.jobs import FigureFrame, FigureJob, present
 from reportgen.figures.style import (
     BLUE,

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from reportgen.analysis import Analysis
-from reportgen.analysis.fits import usl_capacity
-from reportgen.analysis.provenance import ProvenanceResult
-from reportgen.analysis.scaling import TREND_READING, PopRow, ScalingResult
+from reportgen.analysis.measured.provenance import ProvenanceResult
+from reportgen.analysis.measured.scaling import TREND_READING, PopRow, ScalingResult
+from reportgen.analysis.model.fits import usl_capacity
 from reportgen.figures.jobs import FigureFrame, FigureJob, present
 from reportgen.figures.style import (
     ACTIVITY,
@@ -322,7 +322,7 @@ def _draw_speedup(frame: FigureFrame, scaling: ScalingResult, needed: float | No
         return to_svg(fig, frame.key)
 
 
-# The activity (colour and hatch) each further loss is drawn in (reportgen.analysis.scaling.EXTRA_LOSSES)
+# The activity (colour and hatch) each further loss is drawn in (reportgen.analysis.measured.scaling.EXTRA_LOSSES)
 LOSS_ACTIVITY = {"lost_io": "io", "lost_bubble": "bubble", "lost_startup": "startup", "lost_contention": "contention"}
 
 

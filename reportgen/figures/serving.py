@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from reportgen.analysis import Analysis
-from reportgen.analysis.fits import usl_capacity
-from reportgen.analysis.serving import ServingResult
+from reportgen.analysis.model.fits import usl_capacity
+from reportgen.analysis.verdict.serving import ServingResult
 from reportgen.figures.decide import LINE_NAMES, REGIME_STYLE
 from reportgen.figures.jobs import FigureFrame, FigureJob, present
 from reportgen.figures.style import (

@@ -10,8 +10,8 @@ import datetime as dt
 from dataclasses import dataclass, field
 
 from reportgen.analysis import DECLARED, Analysis
-from reportgen.analysis.diagnosis import CEILING_AXIS, TYPICAL_TOOLS, WORKLOAD_COMPUTE_AXIS
-from reportgen.analysis.prose.actions import ACTIONS
+from reportgen.analysis.measured.diagnosis import CEILING_AXIS, TYPICAL_TOOLS, WORKLOAD_COMPUTE_AXIS
+from reportgen.analysis.page.prose.actions import ACTIONS
 from reportgen.figures.jobs import FigureFrame
 from reportgen.json_types import JsonObject
 from reportgen.project.flatten import flatten

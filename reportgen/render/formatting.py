@@ -12,8 +12,8 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-from reportgen.analysis.prose.levers import change, lever_value
-from reportgen.analysis.prose.ways import why_not
+from reportgen.analysis.page.prose.levers import change, lever_value
+from reportgen.analysis.page.prose.ways import why_not
 from reportgen.project.model import REGIME_NAMES
 from reportgen.wording import (
     DASH,

@@ -48,7 +48,7 @@ def _bytecode_cache(options: str) -> jinja2.BytecodeCache | None:
 def _environment(*, autoescape: bool) -> jinja2.Environment:
     import jinja2
 
-    from reportgen.analysis.scaling import TREND_READING
+    from reportgen.analysis.measured.scaling import TREND_READING
     from reportgen.render.formatting import FILTERS
 
     env = jinja2.Environment(

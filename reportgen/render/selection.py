@@ -17,8 +17,8 @@ from reportgen.analysis.common import log_spread, power_of_two
 
 if TYPE_CHECKING:
     from reportgen.analysis import Analysis
-    from reportgen.analysis.cost import CostResult
-    from reportgen.analysis.scaling import ScalingResult
+    from reportgen.analysis.measured.scaling import ScalingResult
+    from reportgen.analysis.money.cost import CostResult
 
 _Rows = TypeVar("_Rows", bound=Any)  # a frozen dataclass with `rows`, each with `nodes`
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 import numpy as np
 
 from reportgen import wording as w
-from reportgen.analysis.prose.summary import SummaryResult
+from reportgen.analysis.page.prose.summary import SummaryResult
 
 # a figure as page 1 writes it: a number, with a duration's units, a rate's, a currency, or a share's wording
 FIGURE = re.compile(r"(?<![\w.])((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"

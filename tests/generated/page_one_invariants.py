@@ -10,9 +10,9 @@ from dataclasses import replace
 from typing import Any
 
 from reportgen.analysis import Analysis, analyze
-from reportgen.analysis.candidate_order import ordered
-from reportgen.analysis.candidates import MODEL_BOUNDS, MODEL_REFUTED, P_WRONG_MIN
-from reportgen.analysis.verdict_state import P_MISS_KEEP
+from reportgen.analysis.page.candidate_order import ordered
+from reportgen.analysis.page.candidates import MODEL_BOUNDS, MODEL_REFUTED, P_WRONG_MIN
+from reportgen.analysis.verdict.verdict_state import P_MISS_KEEP
 from reportgen.project.model import PlanSearch, Project
 from tests.generated.figures import unquoted_figures
 

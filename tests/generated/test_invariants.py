@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 from reportgen.analysis import analyze, judge_of
 from reportgen.analysis.declared import Inputs
-from reportgen.analysis.goal import GoalDocument
-from reportgen.analysis.levers import WhatIf
-from reportgen.analysis.prose.summary import MODEL_REFUTED
+from reportgen.analysis.page.prose.summary import MODEL_REFUTED
+from reportgen.analysis.verdict.goal import GoalDocument
+from reportgen.analysis.verdict.levers import WhatIf
 from reportgen.project.loader import load_project_text
 from reportgen.render.results import dumps, results_document
 from tests.conftest import FAST, ROOT
@@ -213,7 +213,7 @@ def test_a_rule_broken_on_purpose_fails_with_a_readable_project(monkeypatch: pyt
                                                                  tmp_path: Path) -> None:
     """Break the node-count lever on purpose (it then names the plan itself, which misses): the properties fail, and
     the failure carries the project text, which builds."""
-    from reportgen.analysis import levers
+    from reportgen.analysis.verdict import levers
     from reportgen.project.loader import load_project
 
     truth = Truth(single_node_s=3600.0, serial=0.02, start_up_s=0.0, comm_bandwidth_s=0.0, comm_latency_s=0.0,

@@ -1,0 +1,201 @@
+"""A project's history (methods.md#a-projects-history): each revision's verdict and figures as a plain record, and
+the prediction ledger, which grades each revision's predictions for scales it had not measured once a later revision
+measures them with the same design.
+
+A record is JSON (it is what the history's cache keeps, so a second history reads it back without analysing the
+revision again); the ledger is a function of the records alone.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import itertools
+import json
+from dataclasses import dataclass
+from statistics import median
+from typing import Any, Literal
+
+from reportgen.analysis import Analysis, headline
+from reportgen.analysis.common import powers_of_two
+from reportgen.analysis.page.page_one_facts import PageAction
+from reportgen.project.flatten import flatten
+from reportgen.project.model import Project
+
+MISSED_FROM = 0.25  # a graded prediction further than this from the measurement is named, even without an interval
+Status = Literal["graded", "superseded", "pending"]
+Record = dict[str, Any]
+
+
+# The inputs a prediction is of: the design (slots, layout, pattern), the baseline, the hardware, and what a run's
+# time means (its work and whether the work grows with the nodes)
+DESIGN_INPUTS = ("design.", "baseline.", "prediction.pattern", "hardware.", "scaling.work_per_run", "scaling.mode")
+
+
+def design_inputs(project: Project) -> dict[str, str]:
+    """Each design input as the project file gives it, by path: what the history's design-change column names."""
+    return {leaf.path: leaf.written for leaf in flatten(project, currency=project.currency)
+            if leaf.path.startswith(DESIGN_INPUTS)}
+
+
+def design_fingerprint(project: Project) -> str:
+    """What a prediction is of (DESIGN_INPUTS). A later measurement grades an earlier prediction only when this is
+    unchanged."""
+    leaves = sorted(design_inputs(project).items())
+    return hashlib.sha256(json.dumps(leaves, sort_keys=True).encode("utf-8")).hexdigest()[:16]
+
+
+def candidate_scales(project: Project, analysis: Analysis) -> list[int]:
+    """The unmeasured scales a revision predicts: the powers of two up to twice its largest measured scale or the
+    plan, and the plan."""
+    scaling = analysis.scaling
+    measured = {row.nodes for row in scaling.rows} if scaling else set()
+    plan = project.design.nodes if project.design else None
+    top = max([*(int(n) for n in measured), *([plan] if plan else [])], default=0) * 2
+    scales = set(powers_of_two(top)) | ({plan} if plan else set())
+    return sorted(n for n in scales if n not in measured)
+
+
+def record_of(project: Project, analysis: Analysis) -> Record:
+    """One built revision as the history keeps it."""
+    goal = headline(analysis)
+    summary, scaling, prediction = analysis.summary, analysis.scaling, analysis.prediction
+    usl = scaling.usl if scaling else None
+    predictions: list[dict[str, Any]] = []
+    confidence = analysis.confidence
+    for nodes in candidate_scales(project, analysis):
+        estimate = confidence.estimate_at(nodes) if confidence is not None else None
+        if estimate is None:
+            continue
+        predictions.append({"nodes": nodes, "model": estimate.source, "time_s": estimate.time_s,
+                            "low": estimate.low_s, "high": estimate.high_s})
+        if estimate.model_time_s is not None:
+            predictions.append({"nodes": nodes, "model": "alpha-beta", "time_s": estimate.model_time_s, "low": None,
+                                "high": None})
+    return {
+        "built": True, "error": None, "title": project.project.title,
+        "verdict": summary.verdict if summary else None,
+        "state": summary.state if summary else None,
+        "why": summary.why if summary else None,
+        "next_action": _action(summary.next_action) if summary else None,
+        "met_at_plan": goal.met_at_plan if goal else None,
+        "at_plan": [{"regime": row.regime, "time_s": row.time_s, "cost": row.cost, "met": row.met,
+                     "time_low": row.time_ci[0] if row.time_ci else None,
+                     "time_high": row.time_ci[1] if row.time_ci else None} for row in (goal.at_plan if goal else ())],
+        "time_limit_s": goal.time_per_run_s if goal else None,
+        "optimum": summary.optimum.text if summary else None,
+        "p_star": prediction.p_star if prediction else None,
+        "alpha_s": prediction.alpha_s if prediction else None,
+        "beta_s": prediction.beta_s if prediction else None,
+        "sigma": usl.sigma if usl else None,
+        "kappa": usl.kappa if usl else None,
+        "measured": [{"nodes": row.nodes, "time_s": row.time_s, "speedup": row.speedup}
+                     for row in (scaling.rows if scaling else ())],
+        "predictions": predictions,
+        "design": design_fingerprint(project),
+        "design_inputs": design_inputs(project),
+        "slots": _slots(project),
+    }
+
+
+def unbuilt(error: str) -> Record:
+    """A revision that could not be built: its one-line error, and every other key empty."""
+    return {"built": False, "error": error, "title": None, "verdict": None, "state": None, "why": None,
+            "next_action": None,
+            "met_at_plan": None, "at_plan": [], "time_limit_s": None, "optimum": None, "p_star": None,
+            "alpha_s": None, "beta_s": None, "sigma": None, "kappa": None, "measured": [], "predictions": [],
+            "design": "", "design_inputs": {}, "slots": {}}
+
+
+def _action(action: PageAction) -> dict[str, Any]:
+    """Page 1's next action as the history keeps it: {code, text, rank, kind}."""
+    return {"code": action.code, "text": action.text, "rank": action.rank, "kind": action.kind}
+
+
+def _slots(project: Project) -> dict[str, list[str]]:
+    """Each design slot's choices, for what changed between two revisions."""
+    slots = project.design.slots if project.design else None
+    if slots is None:
+        return {}
+    return {name: list(slot.choice) for name in ("partitioning", "communication", "consistency", "coordination",
+                                                 "fault_tolerance", "load_balancing")
+            if (slot := getattr(slots, name)) is not None}
+
+
+@dataclass(frozen=True)
+class LedgerRow:
+    nodes: float
+    model: str
+    predicted_in: str  # the revision that predicted
+    measured_in: str | None  # the first later revision that measured the scale (with the same design when graded)
+    predicted_s: float
+    measured_s: float | None
+    rel_error: float | None  # measured / predicted − 1
+    inside: bool | None  # within the prediction's interval (None: it has none)
+    status: Status
+
+    def as_json(self) -> dict[str, Any]:
+        return {"nodes": self.nodes, "model": self.model, "predicted_in": self.predicted_in,
+                "measured_in": self.measured_in, "predicted_s": self.predicted_s, "measured_s": self.measured_s,
+                "rel_error": self.rel_error, "inside": self.inside, "status": self.status}
+
+
+def ledger(revisions: list[tuple[str, Record]]) -> list[LedgerRow]:
+    """Every prediction of every built revision (oldest first), graded by the first later revision that measured its
+    scale: with the same design, measured / predicted − 1 and whether the measurement lies in its interval; after a
+    design change, superseded; not yet measured, pending."""
+    built = [(label, record) for label, record in revisions if record.get("built")]
+    # each scale's measurements in revision order, and the design changes counted up to each revision, so that a
+    # prediction finds the first later measurement of its scale by bisection (3,000 revisions: not 3,000² scans)
+    measured_at: dict[float, list[tuple[int, float]]] = {}
+    for index, (_, record) in enumerate(built):
+        for m in record["measured"]:
+            if m["time_s"] is not None and (not measured_at.get(m["nodes"]) or measured_at[m["nodes"]][-1][0] != index):
+                measured_at.setdefault(m["nodes"], []).append((index, m["time_s"]))
+    changes = [0]
+    for (_, before), (_, after) in itertools.pairwise(built):
+        changes.append(changes[-1] + (after["design"] != before["design"]))
+    rows = []
+    for index, (label, record) in enumerate(built):
+        for prediction in record["predictions"]:
+            nodes = prediction["nodes"]
+            status: Status = "pending"
+            measured_in, measured = None, None
+            later = measured_at.get(nodes, [])
+            position = bisect.bisect_right(later, index, key=lambda item: item[0])
+            if position < len(later):
+                at, time_s = later[position]
+                changed = changes[at] != changes[index]
+                measured_in = built[at][0]
+                status = "superseded" if changed else "graded"
+                measured = time_s if not changed else None
+            elif changes[-1] != changes[index]:
+                status = "superseded"
+            low, high = prediction["low"], prediction["high"]
+            error = measured / prediction["time_s"] - 1.0 if measured is not None else None
+            inside = (low <= measured <= high) if measured is not None and low is not None and high is not None \
+                else None
+            rows.append(LedgerRow(nodes, prediction["model"], label, measured_in, prediction["time_s"], measured,
+                                  error, inside, status))
+    return rows
+
+
+def coverage(rows: list[LedgerRow]) -> dict[str, dict[str, float | int | None]]:
+    """Per model: the graded predictions, the share inside their interval (None without intervals) and the median
+    |error|."""
+    found: dict[str, dict[str, float | int | None]] = {}
+    for model in sorted({row.model for row in rows}):
+        graded = [row for row in rows if row.model == model and row.status == "graded" and row.rel_error is not None]
+        with_interval = [row for row in graded if row.inside is not None]
+        found[model] = {
+            "graded": len(graded),
+            "coverage": sum(1 for row in with_interval if row.inside) / len(with_interval) if with_interval else None,
+            "median_abs_error": median(abs(row.rel_error or 0.0) for row in graded) if graded else None,
+        }
+    return found
+
+
+def missed(rows: list[LedgerRow]) -> list[LedgerRow]:
+    """The graded predictions a measurement fell outside of (its interval, or 25 % without one): prediction-missed."""
+    return [row for row in rows if row.status == "graded" and (
+        row.inside is False or (row.inside is None and row.rel_error is not None and abs(row.rel_error) > MISSED_FROM))]
