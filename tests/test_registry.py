@@ -30,16 +30,19 @@ def test_every_field_of_the_analysis_is_filled_by_a_step() -> None:
 
 
 def test_a_step_reads_no_field_it_does_not_declare() -> None:
-    """Each step's function names only the fields it declares (a.<field>), so the order check above is complete."""
+    """Each core step's function names only the fields it declares (a.<field>), so the order check above is
+    complete. A declared analysis is given only what its `needs` name: its function takes the inputs and one
+    parameter per need."""
     fields = {field.name for field in dataclasses.fields(Analysis)}
-    runs = [step.run for step in REGISTRY if step.name != "declared"] + [declared.run for declared in DECLARED]
-    needs = [step.needs for step in REGISTRY if step.name != "declared"] + [declared.needs for declared in DECLARED]
-    keys = {declared.key for declared in DECLARED}
-    for run, declared_needs in zip(runs, needs, strict=True):
-        source = inspect.getsource(run)  # every step is a named function: its source is its own
+    for step in REGISTRY:
+        if step.name == "declared":
+            continue
+        source = inspect.getsource(step.run)  # every step is a named function: its source is its own
         read = {name for name in fields if f"a.{name}" in source}
-        read |= {key for key in keys if f'declared["{key}"]' in source or f"declared.get(\"{key}\")" in source}
-        assert read <= set(declared_needs), f"{run.__name__} reads {sorted(read - set(declared_needs))} undeclared"
+        assert read <= set(step.needs), f"{step.run.__name__} reads {sorted(read - set(step.needs))} undeclared"
+    for declared in DECLARED:
+        parameters = inspect.signature(declared.run).parameters
+        assert len(parameters) == 1 + len(declared.needs), f"{declared.key}: one parameter per need, after inputs"
 
 
 def test_declared_analyses_run_after_what_they_need() -> None:

@@ -361,7 +361,7 @@ def _provenance(i: Inputs, a: Analysis) -> ProvenanceResult | None:
 
 
 # The core's analyses in the order they run; each reads only what an earlier one filled (tests/test_registry.py)
-CORE_STEPS: tuple[Step, ...] = (
+CORE_STEPS: tuple[Step[Analysis], ...] = (
     Step("reconciliation", (), _reconciliation),
     Step("scaling", ("reconciliation",), _scaling),
     Step("scaling", ("scaling",), _with_utilization),
@@ -426,7 +426,7 @@ def _trade_offs_of(result: DecisionsResult) -> tuple[TradeOff, ...]:
 
 
 # The core's sections of results.json in the document's order (after schema_version and project)
-_CORE_SECTIONS: tuple[ResultsSection, ...] = (
+_CORE_SECTIONS: tuple[ResultsSection[Analysis], ...] = (
     ResultsSection("diagnosis", "diagnosis", "which resource runs out first, and the axis of distribution that "
                    "cures it", "chapters/diagnosis.html"),
     ResultsSection("checklist", "checklist", "the six-stage design checklist and the communication tax",
@@ -493,13 +493,13 @@ def _in_dependency_order(declared: tuple[Declared[Any], ...]) -> tuple[Declared[
 # one silently).
 DECLARED: tuple[Declared[Any], ...] = _in_dependency_order((ENERGY_DELAY,))
 # Every analysis in the order it runs: the core's, then the declared ones
-REGISTRY: tuple[Step, ...] = (*CORE_STEPS, *(declared.step() for declared in DECLARED))
+REGISTRY: tuple[Step[Analysis], ...] = (*CORE_STEPS, *(declared.step() for declared in DECLARED))
 # results.json's sections in the document's order (after schema_version and project): the core's, the declared
 # ones before the findings. results.json, its JSON Schema (reportgen.render.results), the Python API's attributes
 # (reportgen.api), the tables' selection of node counts (reportgen.render.selection) and the CSV tables all walk it;
 # tests/test_sections.py fails on a section whose template is missing or not included or whose field Analysis lacks.
-RESULTS_SECTIONS: tuple[ResultsSection, ...] = (*CORE_SECTIONS[:-1], *(declared.section() for declared in DECLARED),
-                                                CORE_SECTIONS[-1])
+RESULTS_SECTIONS: tuple[ResultsSection[Analysis], ...] = (
+    *CORE_SECTIONS[:-1], *(declared.section() for declared in DECLARED), CORE_SECTIONS[-1])
 BY_KEY = {section.key: section for section in RESULTS_SECTIONS}
 
 

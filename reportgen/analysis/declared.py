@@ -15,17 +15,24 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from reportgen.analysis.model.reliability import folded_fraction
 from reportgen.project.carbon import Intensity
 from reportgen.project.model import Project
 from reportgen.project.records import RowSource
 
-if TYPE_CHECKING:
-    from reportgen.analysis import Analysis
-
 R = TypeVar("R")
+# The registry's Analysis, which holds every result: the types here are generic in it, so that this layer, below
+# every analysis, never names the registry above it (docs/architecture.md#the-analysis-layers)
+A = TypeVar("A", contravariant=True)
+
+
+class HoldsDeclared(Protocol):
+    """What a declared analysis reads of the registry's Analysis: the declared analyses' results, by key."""
+
+    @property
+    def declared(self) -> Mapping[str, object]: ...
 
 # The report's chapters a declared analysis's template can be included in (templates/chapters/<chapter>.html)
 Chapter = Literal["diagnosis", "design", "measure"]
@@ -69,16 +76,16 @@ class Inputs:
 
 
 @dataclass(frozen=True)
-class Step:
+class Step(Generic[A]):
     """One analysis of the registry: the Analysis field it fills, the fields it reads, and how it is computed."""
 
     name: str
     needs: tuple[str, ...]
-    run: Callable[[Inputs, Analysis], Any]  # returns the type of Analysis.<name>
+    run: Callable[[Inputs, A], Any]  # returns the type of Analysis.<name>: one field of many types
 
 
 @dataclass(frozen=True)
-class ResultsSection:
+class ResultsSection(Generic[A]):
     """A section of results.json: the analysis result it holds, and what it means.
 
     `template` names the template under templates/ that shows it (tests/test_sections.py checks that the report
@@ -89,18 +96,18 @@ class ResultsSection:
     field: str  # the attribute of Analysis holding its typed result
     doc: str  # what the section is: its schema's description
     template: str
-    read: Callable[[Analysis], Any] | None = None  # how to read its result, where that is not simply `field`
+    read: Callable[[A], object] | None = None  # how to read its result, where that is not simply `field`
     uncut: str | None = None  # why rows with node counts are not cut (they are a model's curve, not measured)
     # Where results.json holds the result in another shape (a part of it, one shape for two kinds): that shape's
     # type and how to make it from the result
     shape: tuple[Any, Callable[[Any], Any]] | None = None
     kind: Any = None  # the type of its result (the registry fills it from the Analysis field's annotation)
 
-    def result(self, analysis: Analysis) -> object:
+    def result(self, analysis: A) -> object:
         """The section's typed analysis result (None when the project gives it no input)."""
         return self.read(analysis) if self.read else getattr(analysis, self.field)
 
-    def value(self, analysis: Analysis) -> object:
+    def value(self, analysis: A) -> object:
         """What results.json holds under the key: the result, or its shape there."""
         result = self.result(analysis)
         return self.shape[1](result) if self.shape and result is not None else result
@@ -156,15 +163,15 @@ class Method:
 @dataclass(frozen=True)
 class Declared(Generic[R]):
     """An analysis declared in its own module: everything the registry, results.json, the report and its figures
-    need, in one place. `run` reads only the Analysis fields named in `needs` (tests/test_registry.py), which are
-    the core's fields (reportgen.analysis.Analysis) or the keys of declared analyses that run before it."""
+    need, in one place. `run(inputs, *needed)` is given the results its `needs` name, in that order, and nothing
+    else: the core's fields (reportgen.analysis.Analysis) or the keys of declared analyses that run before it."""
 
     key: str  # results.json key, `analysis.declared[key]`, the template templates/analyses/<key>.html
     doc: str  # what its results.json section holds
     chapter: Chapter  # the report chapter whose template includes it
     result: type[R]
     needs: tuple[str, ...]
-    run: Callable[[Inputs, Analysis], R | None]
+    run: Callable[..., R | None]  # (inputs, *the results `needs` names) → the result
     method: Method  # its formulas and rules, for methods.md and the report's appendix
     # the project file's fields its `run` reads itself, as dotted paths (`energy.pue`, `scaling.runs`): every one a
     # field of the project file (tests/test_worked_cases.py), used by an example or a test
@@ -175,17 +182,19 @@ class Declared(Generic[R]):
     def template(self) -> str:
         return f"analyses/{self.key}.html"
 
-    def of(self, analysis: Analysis) -> R | None:
+    def of(self, analysis: HoldsDeclared) -> R | None:
         """This analysis's typed result in `analysis` (None when the project gives it no input)."""
         found = analysis.declared.get(self.key)
         return found if found is None or isinstance(found, self.result) else None
 
-    def section(self) -> ResultsSection:
+    def section(self) -> ResultsSection[HoldsDeclared]:
         return ResultsSection(self.key, "declared", self.doc, self.template, read=self.of,
                               kind=self.result | None)
 
-    def step(self) -> Step:
-        def run(inputs: Inputs, analysis: Analysis) -> Mapping[str, object]:
-            return {**analysis.declared, self.key: self.run(inputs, analysis)}
+    def step(self) -> Step[HoldsDeclared]:
+        def run(inputs: Inputs, analysis: HoldsDeclared) -> Mapping[str, object]:
+            needed = [analysis.declared[need] if need in analysis.declared else getattr(analysis, need)
+                      for need in self.needs]
+            return {**analysis.declared, self.key: self.run(inputs, *needed)}
 
         return Step("declared", self.needs, run)

@@ -118,7 +118,7 @@ def results_schema() -> Schema:
     }
 
 
-def section_schema(section: ResultsSection) -> Schema:
+def section_schema(section: ResultsSection[Analysis]) -> Schema:
     """A section's JSON Schema, derived from its result's declared keys."""
     return value_schema(section.type, Key(section.doc))
 

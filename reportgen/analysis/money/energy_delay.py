@@ -10,7 +10,7 @@ PUE included; the time is the measured one, without the failure tax, as in the e
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 from reportgen.analysis.common import first_min
 from reportgen.analysis.declared import Declared, Inputs, Method, Plot, Series
@@ -18,9 +18,6 @@ from reportgen.analysis.measured.scaling import ScalingResult
 from reportgen.analysis.money.energy import JOULES_PER_KWH, EnergyResult
 from reportgen.keys import Key
 from reportgen.wording import nodes as nodes_words
-
-if TYPE_CHECKING:
-    from reportgen.analysis import Analysis
 
 
 @dataclass(frozen=True)
@@ -84,10 +81,10 @@ def plots(result: EnergyDelayResult) -> tuple[Plot, ...]:
                  marked=marked),)
 
 
-def _run(i: Inputs, a: Analysis) -> EnergyDelayResult | None:
+def _run(i: Inputs, scaling: ScalingResult | None, energy: EnergyResult | None) -> EnergyDelayResult | None:
     if i.project.serving:  # project.workload: a service's energy is per hour, its time a latency: no product of them
         return None
-    return energy_delay(a.scaling, a.energy)
+    return energy_delay(scaling, energy)
 
 
 METHOD = Method("Energy-delay product", """\
