@@ -157,10 +157,15 @@ def test_a_capacity_ceiling_gives_the_capacity_reason() -> None:
 def test_every_ceiling_has_a_reason() -> None:
     from typing import get_args
 
-    from reportgen.analysis.measured.diagnosis import CeilingName
-    from reportgen.analysis.page.lint import AXIS_FAILURE, axis_failure
+    from reportgen.analysis.model.ceilings import CEILING, CEILINGS, CeilingName, cure
 
-    assert set(AXIS_FAILURE) == set(get_args(CeilingName))
-    # a service's compute ceiling is cured by replicas: the serving reason, as before it was keyed by ceiling
-    assert axis_failure("compute", "distribute inference") == AXIS_FAILURE["serving"]
-    assert axis_failure("compute", "distribute training") == AXIS_FAILURE["compute"]
+    assert [kind.name for kind in CEILINGS] == list(CEILING) and set(CEILING) == set(get_args(CeilingName))
+    assert all(kind.failure and kind.tools and kind.axis for kind in CEILINGS)
+    # capacity and bandwidth share an axis but not a reason (the bandwidth ceiling once read the capacity reason)
+    assert CEILING["memory-bandwidth"].axis == CEILING["memory-capacity"].axis
+    assert CEILING["memory-bandwidth"].failure != CEILING["memory-capacity"].failure
+    # a service's compute ceiling is cured by replicas: the serving axis and reason; a data job's by splitting data
+    assert cure("compute", "inference") == CEILING["serving"]
+    assert cure("compute", "data-processing") == CEILING["data-io"]
+    assert cure("compute", "training") == CEILING["compute"]
+    assert cure("memory-bandwidth", "inference") == CEILING["memory-bandwidth"]

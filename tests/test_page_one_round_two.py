@@ -320,8 +320,8 @@ def test_the_results_reference_lists_every_value_of_each_vocabulary_key() -> Non
     """The enums come from the code's Literal types, so the reference cannot drift from the code."""
     from typing import get_args
 
-    from reportgen.analysis.measured.diagnosis import Bound, CeilingName, WallName
     from reportgen.analysis.measured.scaling import Cause
+    from reportgen.analysis.model.ceilings import Bound, CeilingName, WallName
     from reportgen.project.model import Axis, Objective, RegimeName, RunForm
     from tests.conftest import ROOT
 

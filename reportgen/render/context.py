@@ -10,7 +10,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 
 from reportgen.analysis import DECLARED, Analysis
-from reportgen.analysis.measured.diagnosis import CEILING_AXIS, TYPICAL_TOOLS, WORKLOAD_COMPUTE_AXIS
+from reportgen.analysis.model.ceilings import CEILING, CEILINGS, WORKLOAD_COMPUTE_CEILING
 from reportgen.analysis.page.prose.actions import ACTIONS
 from reportgen.figures.jobs import FigureFrame
 from reportgen.json_types import JsonObject
@@ -177,6 +177,7 @@ def build_context(project: Project, analysis: Analysis, results: JsonObject, fig
 def _ceiling_axes() -> tuple[tuple[str, str, str], ...]:
     """Each ceiling, the axis that cures it (a compute ceiling's by workload, as the diagnosis chooses it) and the
     typical tools, for the methodology's table."""
-    by_workload = "; ".join(f"{workload.replace('-', ' ')}: {axis}" for workload, axis in WORKLOAD_COMPUTE_AXIS.items())
-    return tuple((ceiling, axis if ceiling != "compute" else f"{axis} ({by_workload})", TYPICAL_TOOLS[ceiling])
-                 for ceiling, axis in CEILING_AXIS.items())
+    by_workload = "; ".join(f"{workload.replace('-', ' ')}: {CEILING[cured].axis}"
+                            for workload, cured in WORKLOAD_COMPUTE_CEILING.items())
+    return tuple((kind.name, kind.axis if kind.name != "compute" else f"{kind.axis} ({by_workload})", kind.tools)
+                 for kind in CEILINGS)

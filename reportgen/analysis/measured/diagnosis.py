@@ -9,6 +9,16 @@ from typing import Annotated, Literal, TypedDict, get_args
 
 from reportgen.analysis.common import at_least, ceil_ratio
 from reportgen.analysis.measured.scaling import ScalingResult
+from reportgen.analysis.model.ceilings import (
+    BOUND_ORDER,
+    CEILING,
+    Bound,
+    CeilingName,
+    WallName,
+    cure,
+    named_by_bound,
+    named_by_wall,
+)
 from reportgen.analysis.model.model_shape import shape_of
 from reportgen.analysis.model.transformer import token_flops
 from reportgen.keys import Key, derived
@@ -16,38 +26,13 @@ from reportgen.project.model import Axis, Hardware, Project, Serving, Step
 from reportgen.wording import nodes as nodes_words
 from reportgen.wording import percent
 
-CeilingName = Literal["compute", "memory-bandwidth", "memory-capacity", "data-io", "serving", "communication", "none"]
-Bound = Literal["compute", "memory-bandwidth", "io", "communication"]  # a step's largest floor
-WallName = Literal["memory", "data", "serving", "time"]
 TimeSource = Literal["measured", "modelled"]
 # Which FLOP count the time wall reads: 6·P a token (the seed formula), or F_model from a complete shape
 TrainingFlopsSource = Literal["6PT", "model-shape"]
-BOUND_ORDER: tuple[Bound, ...] = get_args(Bound)  # the tie order among a step's floors
 WALL_ORDER: tuple[WallName, ...] = get_args(WallName)  # capacity walls come first
 ADAM_STACK = (("bf16 weight", 2.0), ("bf16 gradient", 2.0), ("fp32 master weight", 4.0), ("fp32 Adam m and v", 8.0))
 
-CEILING_AXIS: dict[CeilingName, Axis] = {
-    "data-io": "distribute data",
-    "compute": "distribute training",
-    "memory-capacity": "distribute the model",
-    "memory-bandwidth": "distribute the model",
-    "serving": "distribute inference",
-    "communication": "coordinate the cluster",
-    "none": "single machine",
-}
-TYPICAL_TOOLS = {
-    "data-io": "Spark, Ray Data, sharded loaders",
-    "compute": "PyTorch DDP, Horovod",
-    "memory-capacity": "FSDP, DeepSpeed ZeRO, Megatron",
-    "memory-bandwidth": "FSDP, tensor parallelism",
-    "serving": "vLLM, Triton, Ray Serve",
-    "communication": "Ray, Kubernetes, better collectives",
-    "none": "—",
-}
-WALL_CEILING: dict[WallName, CeilingName] = {"memory": "memory-capacity", "data": "data-io", "serving": "serving"}
 FLOORS = ("compute", "memory", "io", "network")  # a step's floors, one per resource
-BOUND_CEILING: dict[Bound, CeilingName] = {"compute": "compute", "memory-bandwidth": "memory-bandwidth",
-                                           "io": "data-io", "communication": "communication"}
 # The ridge band: within ±10 % of I* a step's compute and memory floors lie within about 10 % of each other, so
 # both bind and either axis lifts the step (methods.md#1-diagnosis-which-resource-runs-out-first)
 RIDGE_BAND = (0.9, 1.1)
@@ -207,8 +192,8 @@ def diagnose(project: Project, *, reference: MeasuredReference | None = None,
     binding = [w for w in walls if w.binds]
     workload = project.project.workload
     ceilings = [_ceiling_of(w, steps, workload) for w in binding]
-    primary = ceilings[0] if ceilings else Ceiling("none", CEILING_AXIS["none"])
-    node = (ceilings[1] if len(ceilings) > 1 else Ceiling("none", CEILING_AXIS["none"])) if shard_within_node \
+    primary = ceilings[0] if ceilings else Ceiling("none", CEILING["none"].axis)
+    node = (ceilings[1] if len(ceilings) > 1 else Ceiling("none", CEILING["none"].axis)) if shard_within_node \
         else None
     declared = project.design.axis if project.design else None
     slots = project.design.slots if project.design else None
@@ -301,22 +286,16 @@ def _largest(floors: dict[Bound, float]) -> Bound | None:
     return largest if floors[largest] > 0 else None
 
 
-# The axis that spreads a compute-time ceiling, by workload: a service adds replicas, a data job splits its data
-WORKLOAD_COMPUTE_AXIS: dict[str, Axis] = {"inference": "distribute inference", "data-processing": "distribute data"}
-
-
 def axis_for(ceiling: CeilingName, workload: str | None) -> Axis:
-    if ceiling == "compute" and workload in WORKLOAD_COMPUTE_AXIS:
-        return WORKLOAD_COMPUTE_AXIS[workload]
-    return CEILING_AXIS[ceiling]
+    """The axis that cures `ceiling`: a compute ceiling of a service adds replicas, of a data job splits its data."""
+    return cure(ceiling, workload).axis
 
 
 def _ceiling_of(wall: Wall, steps: tuple[StepResult, ...], workload: str | None) -> Ceiling:
-    if wall.wall in WALL_CEILING:
-        ceiling = WALL_CEILING[wall.wall]
-    else:
+    ceiling = named_by_wall(wall.wall)
+    if ceiling is None:  # the time wall: named by its dominant step's largest floor
         dominant = next((s for s in steps if s.dominant), None)
-        ceiling = BOUND_CEILING[dominant.bound] if dominant and dominant.bound else "compute"
+        ceiling = named_by_bound(dominant.bound) if dominant and dominant.bound else "compute"
     return Ceiling(ceiling, axis_for(ceiling, workload))
 
 

@@ -10,11 +10,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from reportgen.analysis.findings import Finding, error, info, warning
-from reportgen.analysis.measured.diagnosis import RIDGE_CEILINGS, CeilingName, DiagnosisResult
+from reportgen.analysis.measured.diagnosis import RIDGE_CEILINGS, DiagnosisResult
 from reportgen.analysis.measured.model_check import COMM_SHARE_FACTOR, SPEEDUP_SHORTFALL, ModelCheckResult
 from reportgen.analysis.measured.reconcile import Reconciliation
 from reportgen.analysis.measured.scaling import LOOKS_WEAK_SPREAD, ScalingResult
 from reportgen.analysis.measured.utilization import plan_precision, run_precision
+from reportgen.analysis.model.ceilings import CEILING, cure
 from reportgen.analysis.model.layout import LayoutResult
 from reportgen.analysis.model.layout_memory import splits_by_rule, stage_split
 from reportgen.analysis.model.prediction import PredictionResult
@@ -54,26 +55,6 @@ from reportgen.wording import (
 
 IDLE_SHARE_LIMIT = 0.20
 
-# Why the declared axis fails, keyed by the binding ceiling, not by its axis: memory capacity and memory bandwidth
-# share an axis but fail a replicated design for different reasons
-# (methods.md#1-diagnosis-which-resource-runs-out-first)
-AXIS_FAILURE: dict[CeilingName, str] = {
-    "memory-capacity": "replicating a model whose state does not fit one device fails on every replica: data "
-                       "parallelism multiplies throughput, never capacity",
-    "memory-bandwidth": "every replica streams the whole model's bytes through one device's memory each step: "
-                        "replicas multiply throughput, not the bandwidth a step gets; sharding the model (tensor "
-                        "parallelism) divides the bytes each device reads",
-    "compute": "the single-machine time stays where it is unless the training work itself is split",
-    "data-io": "every node still holds or reads the whole data set: only partitioning the data lifts that wall",
-    "serving": "the request load still exceeds what one serving path sustains: only more replicas raise serving "
-               "capacity",
-    "communication": "communication already dominates the step: adding workers on any axis adds more of it",
-    "none": "no ceiling binds: distribution adds communication, cost and failure modes for no gain",
-}
-# A compute ceiling of a service or a data job is cured as a serving or a data ceiling is: the same reason
-COMPUTE_FAILURE_BY_AXIS: dict[str, CeilingName] = {"distribute inference": "serving", "distribute data": "data-io"}
-
-
 def lint(project: Project, *, diagnosis: DiagnosisResult | None, prediction: PredictionResult | None,
          scaling: ScalingResult | None, checklist: ChecklistResult | None, reliability: ReliabilityResult | None,
          goal: GoalResult | None, serving: ServingResult | None = None,
@@ -85,7 +66,7 @@ def lint(project: Project, *, diagnosis: DiagnosisResult | None, prediction: Pre
     findings += _spot_model(cost, project.design.nodes if project.design else None)
     findings += _hardware(project)
     findings += _oversubscribed(project)
-    findings += _diagnosis(diagnosis, project.design.nodes if project.design else None)
+    findings += _diagnosis(diagnosis, project.design.nodes if project.design else None, project.project.workload)
     findings += _layout(project, layout)
     findings += _shape(project, plan_search)
     findings += _search(plan_search, project.currency)
@@ -427,7 +408,7 @@ def _serving(serving: ServingResult | None, currency: str) -> list[Finding]:
 
 
 
-def _diagnosis(diagnosis: DiagnosisResult | None, planned: int | None) -> list[Finding]:
+def _diagnosis(diagnosis: DiagnosisResult | None, planned: int | None, workload: str | None) -> list[Finding]:
     """Steps above their roof, too few nodes for the state, the wrong axis, an unstated deadline."""
     out = []
     for index, step in enumerate(diagnosis.steps if diagnosis else ()):
@@ -448,7 +429,7 @@ def _diagnosis(diagnosis: DiagnosisResult | None, planned: int | None) -> list[F
     if diagnosis and diagnosis.balanced and {diagnosis.binding_ceiling, diagnosis.node_ceiling} & set(RIDGE_CEILINGS):
         out += _ridge_balanced(diagnosis)  # only where the step's bound is the ceiling the axis is held against
     if diagnosis and diagnosis.declared_axis and not diagnosis.axis_matches:
-        out.append(error("wrong-axis", _wrong_axis(diagnosis), "design.axis", "diagnosis"))
+        out.append(error("wrong-axis", _wrong_axis(diagnosis, workload), "design.axis", "diagnosis"))
     if diagnosis and not diagnosis.deadline_stated and any(w.wall == "time" and w.binds for w in diagnosis.walls):
         out.append(info("no-deadline", "the project states no deadline, so the time wall is taken to bind; add "
                         "baseline.training.deadline or project.goal.time_per_run to test it",
@@ -456,24 +437,16 @@ def _diagnosis(diagnosis: DiagnosisResult | None, planned: int | None) -> list[F
     return out
 
 
-def _wrong_axis(diagnosis: DiagnosisResult) -> str:
+def _wrong_axis(diagnosis: DiagnosisResult, workload: str | None) -> str:
     """The declared axis against the diagnosis; with a within-node shard required, the device-level requirement."""
     if diagnosis.shard_within_node and diagnosis.declared_axis == diagnosis.node_axis:
         return (f"the design declares `{diagnosis.declared_axis}` across nodes, but one replica does not fit one "
                 f"device: the binding ceiling is {diagnosis.binding_ceiling}, and the design must shard the model "
                 f"within each node over at least {diagnosis.min_devices} devices (partitioning: shard model) before "
                 f"`{diagnosis.declared_axis}` can answer the node-level ceiling ({diagnosis.node_ceiling}): "
-                f"{AXIS_FAILURE['memory-capacity']}")
+                f"{CEILING['memory-capacity'].failure}")
     return (f"the design declares `{diagnosis.declared_axis}` but the binding ceiling is {diagnosis.binding_ceiling}, "
-            f"which calls for `{diagnosis.axis}`: {axis_failure(diagnosis.binding_ceiling, diagnosis.axis)}")
-
-
-def axis_failure(ceiling: CeilingName, axis: str) -> str:
-    """Why a design on another axis leaves `ceiling` binding: the ceiling's reason, a compute ceiling's by the
-    workload's axis (a service adds replicas, a data job splits its data)."""
-    if ceiling == "compute" and axis in COMPUTE_FAILURE_BY_AXIS:
-        return AXIS_FAILURE[COMPUTE_FAILURE_BY_AXIS[axis]]
-    return AXIS_FAILURE[ceiling]
+            f"which calls for `{diagnosis.axis}`: {cure(diagnosis.binding_ceiling, workload).failure}")
 
 
 def _ridge_balanced(diagnosis: DiagnosisResult) -> list[Finding]:
