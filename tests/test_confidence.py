@@ -111,10 +111,15 @@ def test_the_same_inputs_give_the_same_results() -> None:
 
 
 def test_intervals_of_the_peak_knee_and_cost_optimum() -> None:
+    """The resamples' intervals, as the scaling and cost sections of results.json hold them."""
+    from reportgen.analysis import sections_values
+
     analysis = analyze(make_project(REPEATS))
-    assert analysis.scaling.peak_nodes_ci == (16.0, 16.0)  # 16 nodes are the fastest in every resample
-    low, high = analysis.cost.cost_optimal_nodes_ci
-    assert 1 <= low <= high <= 16
+    assert analysis.confidence.peak_nodes_ci == (16.0, 16.0)  # 16 nodes are the fastest in every resample
+    written = sections_values(analysis)
+    assert written["scaling"].peak_nodes_ci == (16.0, 16.0)
+    low, high = written["cost"].cost_optimal_nodes_ci
+    assert 1 <= low <= high <= 16 and (low, high) == analysis.confidence.cost_optimal_nodes_ci
 
 
 # ------------------------------------------------------------------------------- against a published curve

@@ -25,7 +25,7 @@ def slots(**choices: str) -> str:
     return "design:\n  slots:\n" + lines
 
 
-@worked("findings")
+@worked("lint", "findings")
 def test_replica_cannot_fit_and_wrong_axis() -> None:
     found = codes(MEMORY_BOUND + "design: {axis: distribute data, slots: {partitioning: "
                   "{choice: split data, why: x}}}\n")
@@ -101,7 +101,7 @@ def _findings(flops: str, axis: str) -> dict[str, Finding]:
     return {f.code: f for f in analyze(make_project(text)).findings}
 
 
-@worked("findings")
+@worked("lint", "findings")
 @pytest.mark.parametrize(("flops", "axis", "where"), [
     # I = 2e14 / 1e12 = 200; (201.3 − 200) / 201.3 = 0.646 %: memory-bandwidth binds, distribute training declared
     ("2.0e14 FLOP", "distribute training", "0.6 % below the ridge at 201.3"),

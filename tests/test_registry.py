@@ -8,6 +8,7 @@ import ast
 import dataclasses
 import importlib
 import inspect
+from collections import Counter
 from pathlib import Path
 
 from reportgen.analysis import DECLARED, REGISTRY, Analysis
@@ -27,6 +28,16 @@ def test_every_step_reads_only_what_an_earlier_step_filled() -> None:
 def test_every_field_of_the_analysis_is_filled_by_a_step() -> None:
     fields = {field.name for field in dataclasses.fields(Analysis)}
     assert {step.name for step in REGISTRY} == fields
+
+
+def test_each_field_has_one_writer() -> None:
+    """A step returns its own result; a later refinement is its own field (the lint's findings, then the report's),
+    or is copied into a section as results.json is written, never a second step rewriting the field. The declared
+    analyses share the one field `declared`, each writing its own key."""
+    writers = Counter(step.name for step in REGISTRY if step.name != "declared")
+    assert [name for name, count in writers.items() if count > 1] == []
+    keys = [declared.key for declared in DECLARED]
+    assert len(keys) == len(set(keys)) and sum(1 for step in REGISTRY if step.name == "declared") == len(keys)
 
 
 def test_a_step_reads_no_field_it_does_not_declare() -> None:

@@ -69,7 +69,8 @@ class Analysis:
     decisions: DecisionsResult | None = None
     goal: GoalResult | None = None
     provenance: ProvenanceResult | None = None
-    findings: tuple[Finding, ...] = ()
+    lint: tuple[Finding, ...] = ()  # the lint's findings, which page 1 reads (methods.md#findings)
+    findings: tuple[Finding, ...] = ()  # the lint's and page 1's: every finding the report lists
     # a serving project's load, latency and hourly cost (methods.md#4x-serving-projects)
     serving: ServingResult | None = None
     summary: SummaryResult | None = None  # page 1 (methods.md#page-1-and-the-next-action)
@@ -99,27 +100,22 @@ def _reconciliation(i: Inputs, _: Analysis) -> Reconciliation:
 
 
 def _scaling(i: Inputs, a: Analysis) -> ScalingResult | None:
+    """The measured scaling, each scale with its MFU, HFU and achieved FLOP/s per device
+    (methods.md#flops-mfu-and-hfu)."""
     project = i.project
-    return analyze_scaling(project.scaling, max_nodes=i.max_nodes, serving=project.serving,
-                           cores=project.hardware.cores if project.hardware else None,
-                           workload=project.project.workload, pattern=resolve_pattern(project).pattern,
-                           excluded=a.reconciliation.excluded())
+    measured = analyze_scaling(project.scaling, max_nodes=i.max_nodes, serving=project.serving,
+                               cores=project.hardware.cores if project.hardware else None,
+                               workload=project.project.workload, pattern=resolve_pattern(project).pattern,
+                               excluded=a.reconciliation.excluded())
+    return with_utilization(project, measured)
 
 
-def _with_utilization(i: Inputs, a: Analysis) -> ScalingResult | None:
-    """Each measured scale's MFU, HFU and achieved FLOP/s per device (methods.md#flops-mfu-and-hfu)."""
-    return with_utilization(i.project, a.scaling)
-
-
-def _plan_search(i: Inputs, _: Analysis) -> PlanSearchResult | None:
-    return search_plan(i.project)
-
-
-def _ranked_plan(i: Inputs, a: Analysis) -> PlanSearchResult | None:
-    """Every layout of the plan's devices ranked at the η the runs calibrate (methods.md#the-plan-search)."""
-    if a.plan_search is None:
+def _plan_search(i: Inputs, a: Analysis) -> PlanSearchResult | None:
+    """Every layout of the plan's devices, ranked at the η the runs calibrate (methods.md#the-plan-search)."""
+    searched = search_plan(i.project)
+    if searched is None:
         return None
-    ranked = rank_plan(i.project, a.scaling, a.plan_search)
+    ranked = rank_plan(i.project, a.scaling, searched)
     margin = i.project.plan_search.margin if i.project.plan_search else PlanSearch().margin
     best = tuple(replace(row, why_text=why_text(row, ranked.best[0])) for row in ranked.best)
     ran = a.scaling.at_or_below(i.planned) if a.scaling else ()  # as memory-model-refuted counts them
@@ -173,16 +169,7 @@ def _goal(i: Inputs, a: Analysis) -> GoalResult | None:
                       runs=project.scaling, resampled=a.confidence.resampled_at if a.confidence is not None else None)
 
 
-def _with_layout(_: Inputs, a: Analysis) -> PredictionResult | None:
-    """The prediction carries the layout and the model check's departure under its results key
-    (docs/reference/results.md: `prediction.layout`, `prediction.model_departure`)."""
-    if a.prediction is None:
-        return None
-    return replace(a.prediction, layout=a.layout,
-                   model_departure=a.model_check.model_departure if a.model_check else None)
-
-
-def _findings(i: Inputs, a: Analysis) -> tuple[Finding, ...]:
+def _lint(i: Inputs, a: Analysis) -> tuple[Finding, ...]:
     return ordered(lint(i.project, diagnosis=a.diagnosis, prediction=a.prediction, scaling=a.scaling,
                         checklist=a.checklist, reliability=a.reliability, goal=a.goal, serving=a.serving,
                         model_check=a.model_check, past_peak=a.past_peak, layout=a.layout,
@@ -204,20 +191,20 @@ def _page_one(i: Inputs, a: Analysis) -> PageOne:
     and only when, page 1 needs it, so that a revision shows the action its build shows
     (methods.md#a-projects-history)."""
     def page(analysis: Analysis) -> PageOne:
-        return build_page_one(PageInputs(i.project, _evidence(i, analysis), analysis.findings, analysis.cost,
+        return build_page_one(PageInputs(i.project, _evidence(i, analysis), analysis.lint, analysis.cost,
                                          analysis.reconciliation, analysis.next_runs or (),
                                          analysis.confidence.estimate_at if analysis.confidence else None))
 
     facts = page(a)
-    if not a.levers.searched and needs_levers(facts, a.findings):
+    if not a.levers.searched and needs_levers(facts, a.lint):
         facts = page(replace(a, levers=_levers(i, a)))
     return facts
 
 
-def _findings_of_page_one(i: Inputs, a: Analysis) -> tuple[Finding, ...]:
-    """The lint reads page 1's facts: the next action's code is always a finding's (one the lint's rules did not
+def _findings(i: Inputs, a: Analysis) -> tuple[Finding, ...]:
+    """The lint's findings and page 1's: the next action's code is always a finding's (one the lint's rules did not
     raise is raised here, from the facts that chose it)."""
-    return ordered([*a.findings, *page_one_findings(a.page_one, a.findings)]) if a.page_one else a.findings
+    return ordered([*a.lint, *page_one_findings(a.page_one, a.lint)]) if a.page_one else a.lint
 
 
 def _summary(i: Inputs, a: Analysis) -> SummaryResult | None:
@@ -254,21 +241,6 @@ def _confidence(i: Inputs, a: Analysis) -> ConfidenceResult | None:
                               max_nodes=i.max_nodes)
 
 
-def _with_intervals(_: Inputs, a: Analysis) -> ScalingResult | None:
-    """The scaling, cost and goal sections carry the resamples' intervals under their own keys
-    (methods.md#few-runs-stated-confidence)."""
-    if a.scaling is None or a.confidence is None:
-        return a.scaling
-    return replace(a.scaling, peak_nodes_ci=a.confidence.peak_nodes_ci, knee_nodes_ci=a.confidence.knee_nodes_ci,
-                   band=a.confidence.band)
-
-
-def _cost_with_interval(_: Inputs, a: Analysis) -> CostResult | None:
-    if a.cost is None or a.confidence is None:
-        return a.cost
-    return replace(a.cost, cost_optimal_nodes_ci=a.confidence.cost_optimal_nodes_ci)
-
-
 def _next_runs(_: Inputs, a: Analysis) -> tuple[NextRun, ...] | None:
     return a.confidence.next_runs if a.confidence is not None else None
 
@@ -296,7 +268,7 @@ def judge_of(i: Inputs, a: Analysis) -> Judge:
         else:
             changed = replace(changed, cost=_cost(inputs, changed))
             changed = replace(changed, goal=_goal(inputs, changed))
-        result = _goal_of(changed)
+        result = changed.serving if changed.serving is not None else changed.goal  # its levers are not read here
         if result is None:
             return Outcome(None, None)
         return Outcome(_goal_document(result).met_at_plan, result.plan_excess())
@@ -332,14 +304,6 @@ def _estimate_with(confidence: ConfidenceResult | None, change: TimeChange) -> C
         model_time_s=None if estimate.model_time_s is None else model))
 
 
-def _goal_levers(_: Inputs, a: Analysis) -> GoalResult | None:
-    return replace(a.goal, levers=a.levers) if a.goal is not None else None
-
-
-def _serving_levers(_: Inputs, a: Analysis) -> ServingResult | None:
-    return replace(a.serving, levers=a.levers) if a.serving is not None else None
-
-
 def _model_check(_: Inputs, a: Analysis) -> ModelCheckResult | None:
     return check_model(a.prediction, a.scaling, a.layout)
 
@@ -364,9 +328,7 @@ def _provenance(i: Inputs, a: Analysis) -> ProvenanceResult | None:
 CORE_STEPS: tuple[Step[Analysis], ...] = (
     Step("reconciliation", (), _reconciliation),
     Step("scaling", ("reconciliation",), _scaling),
-    Step("scaling", ("scaling",), _with_utilization),
-    Step("plan_search", (), _plan_search),
-    Step("plan_search", ("plan_search", "scaling"), _ranked_plan),
+    Step("plan_search", ("scaling",), _plan_search),
     Step("prediction", ("reconciliation",), _prediction),
     Step("layout", ("prediction",), _layout),
     Step("diagnosis", ("scaling", "layout"), _diagnosis),
@@ -376,23 +338,18 @@ CORE_STEPS: tuple[Step[Analysis], ...] = (
     Step("energy", ("scaling",), _energy),
     Step("serving", ("scaling",), _serving),
     Step("confidence", ("scaling", "prediction"), _confidence),
-    Step("scaling", ("scaling", "confidence"), _with_intervals),
-    Step("cost", ("cost", "confidence"), _cost_with_interval),
     Step("next_runs", ("confidence",), _next_runs),
     Step("decisions", ("scaling", "cost", "energy", "serving", "confidence"), _decisions),
     Step("goal", ("scaling", "cost", "energy", "confidence"), _goal),
     Step("levers", ("goal", "serving", "scaling", "prediction", "cost", "confidence", "layout"), _levers),
-    Step("goal", ("goal", "levers"), _goal_levers),
-    Step("serving", ("serving", "levers"), _serving_levers),
     Step("model_check", ("prediction", "scaling", "layout"), _model_check),
-    Step("prediction", ("prediction", "layout", "model_check"), _with_layout),
     Step("past_peak", ("scaling", "cost"), _past_peak),
-    Step("findings", ("diagnosis", "prediction", "scaling", "checklist", "reliability", "goal", "serving",
-                      "model_check", "past_peak", "layout", "reconciliation", "cost", "plan_search"), _findings),
-    Step("page_one", ("scaling", "cost", "prediction", "goal", "serving", "findings", "diagnosis", "reliability",
+    Step("lint", ("diagnosis", "prediction", "scaling", "checklist", "reliability", "goal", "serving",
+                  "model_check", "past_peak", "layout", "reconciliation", "cost", "plan_search"), _lint),
+    Step("page_one", ("scaling", "cost", "prediction", "goal", "serving", "lint", "diagnosis", "reliability",
                       "past_peak", "model_check", "layout", "next_runs", "levers", "plan_search", "reconciliation"),
          _page_one),
-    Step("findings", ("findings", "page_one"), _findings_of_page_one),
+    Step("findings", ("lint", "page_one"), _findings),
     Step("summary", ("page_one", "scaling", "cost", "prediction", "goal", "serving", "findings", "diagnosis",
                      "reliability", "past_peak", "model_check", "layout", "next_runs", "levers", "plan_search",
                      "reconciliation"), _summary),
@@ -402,8 +359,47 @@ CORE_STEPS: tuple[Step[Analysis], ...] = (
 
 def _goal_of(analysis: Analysis) -> GoalResult | ServingResult | None:
     """A serving project's goal is held against its load and latency, in the serving analysis
-    (methods.md#4x-serving-projects)."""
-    return analysis.serving if analysis.serving is not None else analysis.goal
+    (methods.md#4x-serving-projects); results.json's goal section holds it with the goal's levers."""
+    serving = _serving_as_written(analysis)
+    return serving if serving is not None else _goal_as_written(analysis)
+
+
+# What results.json holds under a section whose result carries another analysis's values under its own keys: the
+# values are copied in as the document is written, never written into the result by a second step, so that each
+# field of Analysis has one writer (tests/test_registry.py)
+def _scaling_as_written(analysis: Analysis) -> ScalingResult | None:
+    """The measured scaling with the resamples' intervals of its peak and knee
+    (methods.md#few-runs-stated-confidence)."""
+    scaling, sure = analysis.scaling, analysis.confidence
+    if scaling is None or sure is None:
+        return scaling
+    return replace(scaling, peak_nodes_ci=sure.peak_nodes_ci, knee_nodes_ci=sure.knee_nodes_ci)
+
+
+def _cost_as_written(analysis: Analysis) -> CostResult | None:
+    cost, sure = analysis.cost, analysis.confidence
+    if cost is None or sure is None:
+        return cost
+    return replace(cost, cost_optimal_nodes_ci=sure.cost_optimal_nodes_ci)
+
+
+def _goal_as_written(analysis: Analysis) -> GoalResult | None:
+    """The goal with its levers (methods.md#the-goals-levers)."""
+    return replace(analysis.goal, levers=analysis.levers) if analysis.goal is not None else None
+
+
+def _serving_as_written(analysis: Analysis) -> ServingResult | None:
+    return replace(analysis.serving, levers=analysis.levers) if analysis.serving is not None else None
+
+
+def _prediction_as_written(analysis: Analysis) -> PredictionResult | None:
+    """The prediction with the layout and the model check's departure under its results key
+    (docs/reference/results.md: `prediction.layout`, `prediction.model_departure`)."""
+    if analysis.prediction is None:
+        return None
+    check = analysis.model_check
+    return replace(analysis.prediction, layout=analysis.layout,
+                   model_departure=check.model_departure if check else None)
 
 
 def headline(analysis: Analysis) -> GoalDocument | None:
@@ -432,12 +428,14 @@ _CORE_SECTIONS: tuple[ResultsSection[Analysis], ...] = (
     ResultsSection("checklist", "checklist", "the six-stage design checklist and the communication tax",
                    "chapters/design.html"),
     ResultsSection("prediction", "prediction", "predicted speedup from the alpha-beta communication model",
-                   "chapters/design.html", uncut="the model's curve at chosen node counts, not the measured scales"),
+                   "chapters/design.html", read=_prediction_as_written,
+                   uncut="the model's curve at chosen node counts, not the measured scales"),
     ResultsSection("layout", "layout", LAYOUT_DOC, "chapters/design.html"),
     ResultsSection("plan_search", "plan_search", PLAN_SEARCH_DOC, "design/plan_search.html"),
     ResultsSection("scaling", "scaling", "measured scaling and where every lost fold of speedup went",
-                   "measure/runs.html"),
-    ResultsSection("cost", "cost", "cost per run and the marginal speedup money buys", "measure/cost.html"),
+                   "measure/runs.html", read=_scaling_as_written),
+    ResultsSection("cost", "cost", "cost per run and the marginal speedup money buys", "measure/cost.html",
+                   read=_cost_as_written),
     ResultsSection("energy", "energy", "energy and carbon per run", "measure/energy.html"),
     ResultsSection("reliability", "reliability", "failures at scale: checkpoint interval and its overhead",
                    "chapters/design.html"),
@@ -445,7 +443,8 @@ _CORE_SECTIONS: tuple[ResultsSection[Analysis], ...] = (
                    read=_goal_of, shape=(GoalDocument | None, _goal_document),
                    uncut="a service's goal reads the serving analysis, whose rows the serving section shows"),
     ResultsSection("serving", "serving", "a serving project's load served within its p99 objective, and its hourly "
-                   "cost", "measure/serve.html", uncut="every load level is shown: its table has no selection yet"),
+                   "cost", "measure/serve.html", read=_serving_as_written,
+                   uncut="every load level is shown: its table has no selection yet"),
     ResultsSection("summary", "summary", "page 1, as a reviewer writes it", "chapters/summary.html"),
     ResultsSection("provenance", "provenance", "where each measured number came from", "measure/runs.html"),
     ResultsSection("model_check", "model_check", "the design's α–β model held against the measured runs, scale by "

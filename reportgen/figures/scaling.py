@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from reportgen.analysis import Analysis
+from reportgen.analysis.measured.confidence import Band, ConfidenceResult
 from reportgen.analysis.measured.provenance import ProvenanceResult
 from reportgen.analysis.measured.scaling import TREND_READING, PopRow, ScalingResult
 from reportgen.analysis.model.fits import usl_capacity
@@ -51,7 +52,8 @@ def jobs(analysis: Analysis, project: Project, full: Analysis | None = None) -> 
         return []
     limit = time_limit(project, scaling)
     return present(breakdown(scaling, limit), timeline(scaling), ranks(analysis.provenance),
-                   speedup(every, limit), lost_folds(scaling), karp_flatt(every))
+                   speedup(every, limit, band=_band((full or analysis).confidence)), lost_folds(scaling),
+                   karp_flatt(every))
 
 
 def time_limit(project: Project, scaling: ScalingResult) -> float | None:
@@ -231,7 +233,12 @@ def _draw_timeline(frame: FigureFrame, pop: PopRow) -> str:
         return to_svg(fig, frame.key)
 
 
-def speedup(scaling: ScalingResult, limit: float | None = None) -> FigureJob | None:
+def _band(confidence: ConfidenceResult | None) -> Band:
+    return confidence.band if confidence is not None else ()
+
+
+def speedup(scaling: ScalingResult, limit: float | None = None, *, band: Band = ()) -> FigureJob | None:
+    """Measured speedup and efficiency; `band` the resampled fits' 90 % band (methods.md#few-runs-stated-confidence)."""
     if scaling.single_scale:  # one point: no curve, and a degenerate axis; the section says what to add
         return None
     needed = _needed_speedup(scaling, limit)
@@ -246,9 +253,9 @@ def speedup(scaling: ScalingResult, limit: float | None = None) -> FigureJob | N
                         + (" Black bars: the 95 % bootstrap interval over each scale's repeated runs."
                            if scaling.repeated else "")
                         + (" The blue band: the 90 % interval of the fits to the resampled runs, out to the plan."
-                           if scaling.band else ""),
+                           if band else ""),
                         "Speedup and efficiency against node count.", height=3.4)
-    return FigureJob(frame, _draw_speedup, (scaling, needed))
+    return FigureJob(frame, _draw_speedup, (scaling, needed, band))
 
 
 def _interval_bars(ax: Axes, p: np.ndarray, values: list[float], intervals: list[tuple[float, float] | None]) -> None:
@@ -263,7 +270,7 @@ def _interval_bars(ax: Axes, p: np.ndarray, values: list[float], intervals: list
                 elinewidth=0.9, capsize=3, zorder=4)
 
 
-def _draw_speedup(frame: FigureFrame, scaling: ScalingResult, needed: float | None) -> str:
+def _draw_speedup(frame: FigureFrame, scaling: ScalingResult, needed: float | None, resampled: Band) -> str:
     rows = scaling.rows
     p = np.array([r.nodes for r in rows], dtype=float)
     q = p / scaling.reference_nodes
@@ -275,7 +282,7 @@ def _draw_speedup(frame: FigureFrame, scaling: ScalingResult, needed: float | No
         dots = len(rows) <= MAX_MARKERS  # past that a line reads better, and each marker is a path in the SVG
         ax.plot(p, s, "o-" if dots else "-", color=BLUE, markeredgecolor=INK, label="measured")
         _interval_bars(ax, p, list(s), [r.speedup_ci for r in rows])
-        band = np.array(scaling.band) if scaling.band else None
+        band = np.array(resampled) if resampled else None
         beyond = band is not None and float(band[-1, 0]) > float(p.max())  # a plan past the measured range
         if band is not None:  # the resampled fits' 90 % band, out to the plan (methods.md#few-runs-stated-confidence)
             # drawn no higher than 1.25 × ideal: past it a fit's extrapolation says nothing a reader can use

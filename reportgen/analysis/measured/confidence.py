@@ -28,6 +28,7 @@ PLANNER_FITS = 200  # the bootstrap fits each candidate run's outcome is simulat
 SEED = 20261127
 DEFAULT_NOISE = 0.05  # σ of one run's log time when the project states none
 LEVEL = 0.90  # the intervals' coverage
+Band = tuple[tuple[float, float, float], ...]  # (nodes, low, high) along the node axis
 BAND_POINTS = 48  # node counts the scaling figure's band is drawn through
 BEST_WITHIN = 0.01  # a point within 1 % of a resample's best counts as best there
 ROUNDING = 1e-12  # a chance below this is floating-point rounding of a weighted share, not a chance
@@ -83,7 +84,7 @@ class ConfidenceResult:
     knee_nodes_ci: Interval | None
     cost_optimal_nodes_ci: Interval | None
     next_runs: tuple[NextRun, ...]
-    band: tuple[tuple[float, float, float], ...]  # (nodes, low, high): the resampled fits' 90 % band of the speedup
+    band: Band  # (nodes, low, high): the resampled fits' 90 % band of the speedup
     resampled_ratio: np.ndarray  # (scales, resamples): T*_p / T_p, the draws a point's time, money, CO2e scale with
     column: dict[float, int]  # a measured scale's row in resampled_ratio
     estimator: _Estimator | None = None  # the plan's estimate at another plan (the node-count lever's what-if)

@@ -288,7 +288,6 @@ class ScalingResult:
         = None
     knee_nodes_ci: Annotated[Interval | None, Key("90 % interval of the knee over the resamples (null without a "
                                                   "knee)")] = None
-    band: tuple[tuple[float, float, float], ...] = ()  # (nodes, low, high): the resampled fits' 90 % speedup band
     # A lever's what-if (methods.md#the-goals-levers): the change the rows' times carry, applied to the fit's times
     # too, and the reference time the fit was made with
     what_if: TimeChange | None = None
