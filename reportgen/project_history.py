@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, TypeVar, cast
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -307,65 +307,6 @@ def _cache_key(files: RevisionFiles, blobs: _Blobs) -> str:
     return _hashed(*parts)
 
 
-# A cached record is read back as strictly as a project file: every field of its type (methods.md#a-projects-history),
-# times and node counts positive and finite where the ledger divides by them; anything else is rebuilt, never used
-Positive = Annotated[float, msgspec.Meta(gt=0)]
-
-
-class _Action(msgspec.Struct, forbid_unknown_fields=True):
-    code: str
-    text: str
-    rank: int | None
-    kind: str | None
-
-
-class _AtPlan(msgspec.Struct, forbid_unknown_fields=True):
-    regime: str | None
-    time_s: float | None
-    cost: float | None
-    met: bool | None
-    time_low: float | None
-    time_high: float | None
-
-
-class _Measured(msgspec.Struct, forbid_unknown_fields=True):
-    nodes: Positive
-    time_s: Positive | None
-    speedup: float | None
-
-
-class _Prediction(msgspec.Struct, forbid_unknown_fields=True):
-    nodes: Positive
-    model: str
-    time_s: Positive
-    low: float | None
-    high: float | None
-
-
-class _Record(msgspec.Struct, forbid_unknown_fields=True):
-    built: bool
-    error: str | None
-    title: str | None
-    verdict: str | None
-    state: str | None
-    why: str | None
-    next_action: _Action | None
-    met_at_plan: bool | None
-    at_plan: list[_AtPlan]
-    time_limit_s: float | None
-    optimum: str | None
-    p_star: float | None
-    alpha_s: float | None
-    beta_s: float | None
-    sigma: float | None
-    kappa: float | None
-    measured: list[_Measured]
-    predictions: list[_Prediction]
-    design: str
-    design_inputs: dict[str, str]
-    slots: dict[str, list[str]]
-
-
 def _one_line(error: Exception) -> str:
     """An error as a revision's record keeps it: its first line, its controls written as escapes."""
     text = str(error.problems[0]) if isinstance(error, InputError) and error.problems else str(error)
@@ -377,8 +318,7 @@ def _cached(files: RevisionFiles, blobs: _Blobs) -> tuple[str, Record | None]:
     (_cache_key), and its errors name the file, not the commit, so that a revision of the same inputs reads a record
     true of it."""
     key = f"record-{_cache_key(files, blobs)}"
-    cached = blobs.cache.read(key, _Record)
-    return key, None if cached is None else cast(Record, msgspec.to_builtins(cached))
+    return key, blobs.cache.read(key, Record)
 
 
 def _built(files: RevisionFiles, top: Path) -> tuple[Record, bool]:
@@ -455,11 +395,12 @@ def history(path: Path, options: HistoryOptions | None = None) -> dict[str, Any]
     for key, (record, cacheable) in zip(wanted, _build_all(list(wanted.values()), top, jobs), strict=True):
         built[key] = record
         if cacheable:
-            blobs.cache.write(key, record)
+            blobs.cache.write(key, msgspec.to_builtins(record))
+    kept = [(commit, records.get(commit.sha) or built[keys[commit.sha]]) for commit in walk.commits]
     revisions = [{"commit": commit.sha, "label": commit.label, "date": commit.date, "subject": commit.subject,
-                  **(records.get(commit.sha) or built[keys[commit.sha]])} for commit in walk.commits]
+                  **msgspec.to_builtins(record)} for commit, record in kept]
     built_now = len(wanted)
-    rows = ledger([(revision["label"], revision) for revision in revisions])
+    rows = ledger([(commit.label, record) for commit, record in kept])
     accuracy = coverage(rows)
     return {
         "schema_version": SCHEMA_VERSION,

@@ -2,8 +2,9 @@
 the prediction ledger, which grades each revision's predictions for scales it had not measured once a later revision
 measures them with the same design.
 
-A record is JSON (it is what the history's cache keeps, so a second history reads it back without analysing the
-revision again); the ledger is a function of the records alone.
+A record is one typed structure (`Record`), written to the history's cache as JSON and read back from it as strictly
+as a project file (every field of its type, times and node counts positive where the ledger divides by them), so a
+second history reads it without analysing the revision again; the ledger is a function of the records alone.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ import itertools
 import json
 from dataclasses import dataclass
 from statistics import median
-from typing import Any, Literal
+from typing import Annotated, Literal
+
+import msgspec
 
 from reportgen.analysis import Analysis, headline
 from reportgen.analysis.common import powers_of_two
@@ -24,7 +27,69 @@ from reportgen.project.model import Project
 
 MISSED_FROM = 0.25  # a graded prediction further than this from the measurement is named, even without an interval
 Status = Literal["graded", "superseded", "pending"]
-Record = dict[str, Any]
+Positive = Annotated[float, msgspec.Meta(gt=0)]
+
+
+class Action(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """Page 1's next action: {code, text, rank, kind}."""
+
+    code: str
+    text: str
+    rank: int | None
+    kind: str | None
+
+
+class AtPlan(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """The verdict at the plan in one price regime, with the time's interval where repeats give one."""
+
+    regime: str | None
+    time_s: float | None
+    cost: float | None
+    met: bool | None
+    time_low: float | None
+    time_high: float | None
+
+
+class Measured(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    nodes: Positive
+    time_s: Positive | None
+    speedup: float | None
+
+
+class Prediction(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """A scale the revision had not measured, as a fit or the α–β model predicts it (low, high: its interval)."""
+
+    nodes: Positive
+    model: str
+    time_s: Positive
+    low: float | None
+    high: float | None
+
+
+class Record(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """One revision as the history keeps it (history.json's revisions, less the commit's own fields)."""
+
+    built: bool
+    error: str | None  # a revision that could not be built: its one-line error
+    title: str | None
+    verdict: str | None
+    state: str | None
+    why: str | None
+    next_action: Action | None
+    met_at_plan: bool | None
+    at_plan: list[AtPlan]
+    time_limit_s: float | None
+    optimum: str | None
+    p_star: float | None
+    alpha_s: float | None
+    beta_s: float | None
+    sigma: float | None
+    kappa: float | None
+    measured: list[Measured]
+    predictions: list[Prediction]
+    design: str  # the design's fingerprint (design_fingerprint)
+    design_inputs: dict[str, str]
+    slots: dict[str, list[str]]
 
 
 # The inputs a prediction is of: the design (slots, layout, pattern), the baseline, the hardware, and what a run's
@@ -61,55 +126,55 @@ def record_of(project: Project, analysis: Analysis) -> Record:
     goal = headline(analysis)
     summary, scaling, prediction = analysis.summary, analysis.scaling, analysis.prediction
     usl = scaling.usl if scaling else None
-    predictions: list[dict[str, Any]] = []
+    predictions: list[Prediction] = []
     confidence = analysis.confidence
     for nodes in candidate_scales(project, analysis):
         estimate = confidence.estimate_at(nodes) if confidence is not None else None
         if estimate is None:
             continue
-        predictions.append({"nodes": nodes, "model": estimate.source, "time_s": estimate.time_s,
-                            "low": estimate.low_s, "high": estimate.high_s})
+        predictions.append(Prediction(nodes, estimate.source, estimate.time_s, estimate.low_s, estimate.high_s))
         if estimate.model_time_s is not None:
-            predictions.append({"nodes": nodes, "model": "alpha-beta", "time_s": estimate.model_time_s, "low": None,
-                                "high": None})
-    return {
-        "built": True, "error": None, "title": project.project.title,
-        "verdict": summary.verdict if summary else None,
-        "state": summary.state if summary else None,
-        "why": summary.why if summary else None,
-        "next_action": _action(summary.next_action) if summary else None,
-        "met_at_plan": goal.met_at_plan if goal else None,
-        "at_plan": [{"regime": row.regime, "time_s": row.time_s, "cost": row.cost, "met": row.met,
-                     "time_low": row.time_ci[0] if row.time_ci else None,
-                     "time_high": row.time_ci[1] if row.time_ci else None} for row in (goal.at_plan if goal else ())],
-        "time_limit_s": goal.time_per_run_s if goal else None,
-        "optimum": summary.optimum.text if summary else None,
-        "p_star": prediction.p_star if prediction else None,
-        "alpha_s": prediction.alpha_s if prediction else None,
-        "beta_s": prediction.beta_s if prediction else None,
-        "sigma": usl.sigma if usl else None,
-        "kappa": usl.kappa if usl else None,
-        "measured": [{"nodes": row.nodes, "time_s": row.time_s, "speedup": row.speedup}
-                     for row in (scaling.rows if scaling else ())],
-        "predictions": predictions,
-        "design": design_fingerprint(project),
-        "design_inputs": design_inputs(project),
-        "slots": _slots(project),
-    }
+            predictions.append(Prediction(nodes, "alpha-beta", estimate.model_time_s, None, None))
+    return Record(
+        built=True, error=None, title=project.project.title,
+        verdict=_plain(summary.verdict) if summary else None,
+        state=summary.state if summary else None,
+        why=_plain(summary.why) if summary else None,
+        next_action=_action(summary.next_action) if summary else None,
+        met_at_plan=goal.met_at_plan if goal else None,
+        at_plan=[AtPlan(row.regime, row.time_s, row.cost, row.met, row.time_ci[0] if row.time_ci else None,
+                        row.time_ci[1] if row.time_ci else None) for row in (goal.at_plan if goal else ())],
+        time_limit_s=goal.time_per_run_s if goal else None,
+        optimum=_plain(summary.optimum.text) if summary else None,
+        p_star=prediction.p_star if prediction else None,
+        alpha_s=prediction.alpha_s if prediction else None,
+        beta_s=prediction.beta_s if prediction else None,
+        sigma=usl.sigma if usl else None,
+        kappa=usl.kappa if usl else None,
+        measured=[Measured(row.nodes, row.time_s, row.speedup) for row in (scaling.rows if scaling else ())],
+        predictions=predictions,
+        design=design_fingerprint(project),
+        design_inputs=design_inputs(project),
+        slots=_slots(project),
+    )
 
 
 def unbuilt(error: str) -> Record:
-    """A revision that could not be built: its one-line error, and every other key empty."""
-    return {"built": False, "error": error, "title": None, "verdict": None, "state": None, "why": None,
-            "next_action": None,
-            "met_at_plan": None, "at_plan": [], "time_limit_s": None, "optimum": None, "p_star": None,
-            "alpha_s": None, "beta_s": None, "sigma": None, "kappa": None, "measured": [], "predictions": [],
-            "design": "", "design_inputs": {}, "slots": {}}
+    """A revision that could not be built: its one-line error, and every other field empty."""
+    return Record(built=False, error=error, title=None, verdict=None, state=None, why=None, next_action=None,
+                  met_at_plan=None, at_plan=[], time_limit_s=None, optimum=None, p_star=None, alpha_s=None,
+                  beta_s=None, sigma=None, kappa=None, measured=[], predictions=[], design="", design_inputs={},
+                  slots={})
 
 
-def _action(action: PageAction) -> dict[str, Any]:
-    """Page 1's next action as the history keeps it: {code, text, rank, kind}."""
-    return {"code": action.code, "text": action.text, "rank": action.rank, "kind": action.kind}
+def _action(action: PageAction) -> Action:
+    """Page 1's next action as the history keeps it."""
+    return Action(action.code, str(action.text), action.rank, action.kind)
+
+
+def _plain(text: str | None) -> str | None:
+    """Page 1's text as plain str: its sentences are `Quoted` strings that carry their figures, which JSON need not."""
+    return None if text is None else str(text)
 
 
 def _slots(project: Project) -> dict[str, list[str]]:
@@ -134,7 +199,7 @@ class LedgerRow:
     inside: bool | None  # within the prediction's interval (None: it has none)
     status: Status
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> dict[str, float | str | bool | None]:
         return {"nodes": self.nodes, "model": self.model, "predicted_in": self.predicted_in,
                 "measured_in": self.measured_in, "predicted_s": self.predicted_s, "measured_s": self.measured_s,
                 "rel_error": self.rel_error, "inside": self.inside, "status": self.status}
@@ -144,21 +209,21 @@ def ledger(revisions: list[tuple[str, Record]]) -> list[LedgerRow]:
     """Every prediction of every built revision (oldest first), graded by the first later revision that measured its
     scale: with the same design, measured / predicted − 1 and whether the measurement lies in its interval; after a
     design change, superseded; not yet measured, pending."""
-    built = [(label, record) for label, record in revisions if record.get("built")]
+    built = [(label, record) for label, record in revisions if record.built]
     # each scale's measurements in revision order, and the design changes counted up to each revision, so that a
     # prediction finds the first later measurement of its scale by bisection (3,000 revisions: not 3,000² scans)
     measured_at: dict[float, list[tuple[int, float]]] = {}
     for index, (_, record) in enumerate(built):
-        for m in record["measured"]:
-            if m["time_s"] is not None and (not measured_at.get(m["nodes"]) or measured_at[m["nodes"]][-1][0] != index):
-                measured_at.setdefault(m["nodes"], []).append((index, m["time_s"]))
+        for m in record.measured:
+            if m.time_s is not None and (not measured_at.get(m.nodes) or measured_at[m.nodes][-1][0] != index):
+                measured_at.setdefault(m.nodes, []).append((index, m.time_s))
     changes = [0]
     for (_, before), (_, after) in itertools.pairwise(built):
-        changes.append(changes[-1] + (after["design"] != before["design"]))
+        changes.append(changes[-1] + (after.design != before.design))
     rows = []
     for index, (label, record) in enumerate(built):
-        for prediction in record["predictions"]:
-            nodes = prediction["nodes"]
+        for prediction in record.predictions:
+            nodes = prediction.nodes
             status: Status = "pending"
             measured_in, measured = None, None
             later = measured_at.get(nodes, [])
@@ -171,11 +236,11 @@ def ledger(revisions: list[tuple[str, Record]]) -> list[LedgerRow]:
                 measured = time_s if not changed else None
             elif changes[-1] != changes[index]:
                 status = "superseded"
-            low, high = prediction["low"], prediction["high"]
-            error = measured / prediction["time_s"] - 1.0 if measured is not None else None
+            low, high = prediction.low, prediction.high
+            error = measured / prediction.time_s - 1.0 if measured is not None else None
             inside = (low <= measured <= high) if measured is not None and low is not None and high is not None \
                 else None
-            rows.append(LedgerRow(nodes, prediction["model"], label, measured_in, prediction["time_s"], measured,
+            rows.append(LedgerRow(nodes, prediction.model, label, measured_in, prediction.time_s, measured,
                                   error, inside, status))
     return rows
 
