@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from reportgen.analysis import BY_KEY, Analysis
 from reportgen.formats import FORMATS, PAPERS
 from reportgen.json_types import JsonObject
-from reportgen.keys import CURRENCY
+from reportgen.keys import CURRENCY, with_unit
 from reportgen.project.loader import LoadedProject, load_project
 from reportgen.project.model import Project
 from reportgen.render import tables as document_tables
@@ -208,11 +208,6 @@ def _shape(data: Any) -> str:
     return f"{len(rows)} rows and {len(data) - 1} values" if isinstance(rows, list) else f"{len(data)} values"
 
 
-# A results.json key's unit suffix, as a DataFrame names it: `time_s` → `time [s]`, longest suffix first
-UNIT_SUFFIXES = (("_g_per_kwh", "g/kWh"), ("_bytes_per_s", "B/s"), ("_per_s", "1/s"), ("_kwh", "kWh"),
-                 ("_kg", "kg"), ("_s", "s"), ("_b", "B"))
-
-
 def column_name(key: str, currency: str | None) -> str:
     """A DataFrame's name for a results.json column, in one convention: the unit in brackets after the quantity
     (`time [s]`, `energy [kWh]`, `co2 [kg]`), money with the project's currency (`cost [EUR]`); a nested key keeps its
@@ -220,11 +215,8 @@ def column_name(key: str, currency: str | None) -> str:
     path, _, last = key.rpartition(".")
     prefix = f"{path}." if path else ""
     if currency and last in MONEY:
-        return f"{prefix}{last.removesuffix('_ci')} [{currency}]" if last.endswith("_ci") else f"{key} [{currency}]"
-    for suffix, unit in UNIT_SUFFIXES:
-        if last.endswith(suffix) and len(last) > len(suffix):
-            return f"{prefix}{last.removesuffix(suffix)} [{unit}]"
-    return key
+        return f"{prefix}{with_unit(last.removesuffix('_ci'), currency)}"
+    return f"{prefix}{with_unit(last)}"
 
 
 def _frame(rows: list[dict[str, Any]], currency: str | None) -> pd.DataFrame:

@@ -102,3 +102,19 @@ def money(doc: str, *, name: str | None = None, also: tuple[str, ...] = ()) -> K
 
 
 CURRENCY = "currency"  # the unit of money: the project's currency
+
+
+# A results.json key's unit, said by its name's suffix (longest first): `time_s` is seconds, `energy_kwh` kWh
+UNIT_SUFFIXES = (("_g_per_kwh", "g/kWh"), ("_bytes_per_s", "B/s"), ("_per_s", "1/s"), ("_kwh", "kWh"),
+                 ("_kg", "kg"), ("_s", "s"), ("_b", "B"))
+
+
+def with_unit(name: str, unit: str | None = None) -> str:
+    """A key as a column's heading, in one convention: the unit in brackets after the quantity (`time [s]`); `unit`
+    where the name does not say it (money: the project's currency)."""
+    if unit is not None:
+        return f"{name} [{unit}]"
+    for suffix, said in UNIT_SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return f"{name.removesuffix(suffix)} [{said}]"
+    return name

@@ -36,11 +36,11 @@ def included_from(name: str, seen: set[str] | None = None) -> set[str]:
 
 def declared_includes() -> set[str]:
     """The templates of the analyses declared in their own modules: each chapter includes its own by a loop over
-    `declared_templates.<chapter>`, which a parse cannot follow, so they are added here when the loop is there."""
+    `declared_views.<chapter>`, which a parse cannot follow, so they are added here when the loop is there."""
     found = set()
     for declared in DECLARED:
         chapter = (TEMPLATES / "chapters" / f"{declared.chapter}.html").read_text(encoding="utf-8")
-        if f"declared_templates.{declared.chapter}" in chapter:
+        if f"declared_views.{declared.chapter}" in chapter:
             found |= {declared.template} | included_from(declared.template)
     return found
 

@@ -23,6 +23,11 @@ def ceil_ratio(numerator: float, denominator: float) -> int:
     return math.ceil(ratio)
 
 
+def node_hours(nodes: float, time_s: float) -> float:
+    """Node-hours of a run of `time_s` on `nodes`: p · T / 3600."""
+    return nodes * time_s / 3600.0
+
+
 def whole_nodes(nodes: float) -> int:
     """A measured scale as a node count, for the analyses that price or power whole nodes (cost, energy,
     decisions): the project check refuses them beside a load axis, so their scales are whole numbers."""

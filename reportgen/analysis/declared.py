@@ -4,9 +4,9 @@ figures it asks for, all as data that the layers above read (docs/architecture.m
 An analysis module that ends with `ANALYSIS = Declared(...)`, listed in the registry's DECLARED (reportgen.analysis;
 tests/test_registry.py fails on one it lacks): its result is `analysis.declared[<key>]` (typed through
 `Declared.of`), results.json holds it under its key with the schema its result's `Key` annotations give, the report
-includes its template (templates/analyses/<key>.html) in its chapter, and its plots are drawn by
-reportgen.figures.declared. Nothing here imports matplotlib or a template: a figure is a `Plot`, plain numbers and
-words.
+includes its template (its own, or the generic one that shows its rows and values) in its chapter, and its plots
+are drawn by reportgen.figures.declared. Nothing here imports matplotlib or a template: a figure is a `Plot`, plain
+numbers and words.
 """
 
 from __future__ import annotations
@@ -166,7 +166,7 @@ class Declared(Generic[R]):
     need, in one place. `run(inputs, *needed)` is given the results its `needs` name, in that order, and nothing
     else: the core's fields (reportgen.analysis.Analysis) or the keys of declared analyses that run before it."""
 
-    key: str  # results.json key, `analysis.declared[key]`, the template templates/analyses/<key>.html
+    key: str  # results.json key, `analysis.declared[key]`
     doc: str  # what its results.json section holds
     chapter: Chapter  # the report chapter whose template includes it
     result: type[R]
@@ -177,10 +177,13 @@ class Declared(Generic[R]):
     # field of the project file (tests/test_worked_cases.py), used by an example or a test
     reads: tuple[str, ...] = ()
     plots: Callable[[R], tuple[Plot, ...]] = field(default=lambda _: ())
+    # its own template under templates/ (`analyses/<key>.html`); None: the generic one shows its title, its plots, its
+    # per-scale rows and its other keys, each with its unit (docs/architecture.md#adding-an-analysis-the-recipe)
+    own_template: str | None = None
 
     @property
     def template(self) -> str:
-        return f"analyses/{self.key}.html"
+        return self.own_template or "analyses/generic.html"
 
     def of(self, analysis: HoldsDeclared) -> R | None:
         """This analysis's typed result in `analysis` (None when the project gives it no input)."""

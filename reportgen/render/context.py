@@ -9,13 +9,14 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 
-from reportgen.analysis import DECLARED, Analysis
+from reportgen.analysis import Analysis
 from reportgen.analysis.model.ceilings import CEILING, CEILINGS, WORKLOAD_COMPUTE_CEILING
 from reportgen.analysis.page.prose.actions import ACTIONS
 from reportgen.figures.jobs import FigureFrame
 from reportgen.json_types import JsonObject
 from reportgen.project.flatten import flatten
 from reportgen.project.model import SLOT_VOCABULARY, Project
+from reportgen.render.declared_views import DeclaredView, declared_views
 from reportgen.render.figure_data import FigureData
 from reportgen.render.selection import for_tables, model_within_evidence, shown_nodes
 from reportgen.reproducible import source_date_epoch
@@ -79,16 +80,8 @@ class ReportContext:
     lost_extra: dict[str, str] | None = None  # the further causes some run gives (column name → scaling row field)
     # the tables whose numbers a figure draws, collected as the sections render and set in the appendix
     figure_data: FigureData = field(default_factory=FigureData)
-    # the templates of the analyses declared in their own modules, by the chapter that includes them
-    declared_templates: dict[str, tuple[str, ...]] = field(default_factory=lambda: declared_by_chapter())
-
-
-def declared_by_chapter() -> dict[str, tuple[str, ...]]:
-    """Each chapter's templates of declared analyses (templates/analyses/<key>.html), in the registry's order."""
-    chapters: dict[str, tuple[str, ...]] = {anchor: () for anchor, _ in CHAPTERS}
-    for declared in DECLARED:
-        chapters[declared.chapter] += (declared.template,)
-    return chapters
+    # the analyses declared in their own modules whose result is present, by the chapter that includes them
+    declared_views: dict[str, tuple[DeclaredView, ...]] = field(default_factory=dict)
 
 
 def epoch_of(created: str | None) -> int:
@@ -171,7 +164,7 @@ def build_context(project: Project, analysis: Analysis, results: JsonObject, fig
                          measured_scales=measured, table_nodes=tuple(sorted(shown)) if shown else None,
                          actions=tuple((action.code, ", ".join(action.kinds), action.general) for action in ACTIONS),
                          lost_extra={name: field for field, name, _ in analysis.scaling.extra_losses}
-                         if analysis.scaling else {})
+                         if analysis.scaling else {}, declared_views=declared_views(tables, project.currency))
 
 
 def _ceiling_axes() -> tuple[tuple[str, str, str], ...]:

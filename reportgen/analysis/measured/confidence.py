@@ -16,7 +16,7 @@ from typing import Annotated, Literal
 
 import numpy as np
 
-from reportgen.analysis.common import powers_of_two
+from reportgen.analysis.common import node_hours, powers_of_two
 from reportgen.analysis.measured.scaling import ScalingResult, kneedles, repeats_by_nodes, run_time
 from reportgen.keys import Key, money
 from reportgen.project.model import Scaling
@@ -325,10 +325,10 @@ def _planner(draws: _Draws, fits: _Fits, q: np.ndarray, p_ref: float, plan: int,
             weight = np.exp(-0.5 * ((outcome[:, None] - np.log(predicted)[None, :]) / spread) ** 2)  # (j, k)
             p_meets = (weight @ plan_meets) / np.maximum(weight.sum(axis=1), 1e-300)
             wrong_after = float(np.mean(np.minimum(p_meets, 1.0 - p_meets)))
-            node_hours = nodes * repeats * expected / 3600.0
+            hours = node_hours(nodes * repeats, expected)
             # a share of weights: rounding leaves a hair either side of zero where the chance is none
             wrong_after = 0.0 if wrong_after < ROUNDING else wrong_after
-            out.append(NextRun(nodes, repeats, node_hours, node_hours * price if price else None, wrong_before,
+            out.append(NextRun(nodes, repeats, hours, hours * price if price else None, wrong_before,
                                min(wrong_after, wrong_before)))
     ranked = sorted(out, key=lambda run: (-run.gain_per_node_hour, run.node_hours))
     return tuple(run for run in ranked if run.p_wrong_after < run.p_wrong_before)[:5]

@@ -120,8 +120,9 @@ def priced_points(cost: CostResult) -> list[PricedPoint]:
     return sorted(points, key=lambda point: (point.nodes, point.cost))
 
 
-def run_cost(price_per_node_hour: float, nodes: int, time_s: float) -> float:
-    """Cost(p) = c · p · T_p / 3600."""
+def run_cost(price_per_node_hour: float, nodes: float, time_s: float) -> float:
+    """Cost(p) = c · p · T_p / 3600: the price of the run's node-hours (reportgen.analysis.common.node_hours). Every
+    cost per run of the report, the plan search's too, is this one."""
     return price_per_node_hour * nodes * time_s / 3600.0
 
 

@@ -107,4 +107,4 @@ service and its time a latency.""")
 ANALYSIS = Declared(
     key="energy_delay", doc="the energy-delay products E·T and E·T² per measured scale, and the scale that "
     "minimizes each", chapter="measure", result=EnergyDelayResult, needs=("scaling", "energy"), run=_run,
-    plots=plots, method=METHOD, reads=("project.workload",))
+    plots=plots, method=METHOD, reads=("project.workload",), own_template="analyses/energy_delay.html")

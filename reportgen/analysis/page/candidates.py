@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TypedDict, Unpack
 
-from reportgen.analysis.common import beyond_noise, first_min
+from reportgen.analysis.common import beyond_noise, first_min, node_hours
 from reportgen.analysis.findings import Finding
 from reportgen.analysis.measured.confidence import NextRun, PlanEstimate
 from reportgen.analysis.measured.scaling import ScalingResult
@@ -248,7 +248,7 @@ def _scale_facts(ground: Ground, nodes: float, regime: RegimeName | None, time_s
                  cost: float | None) -> Facts:
     feasible = ground.available(nodes)
     return Facts(rank=3, nodes=nodes, regime=regime, time_s=time_s, cost=cost, money=_money(ground, cost),
-                 node_hours=nodes * time_s / 3600.0 if time_s is not None else None, change=_change(ground, nodes),
+                 node_hours=node_hours(nodes, time_s) if time_s is not None else None, change=_change(ground, nodes),
                  feasible=feasible, excluded_by=None if feasible else "nodes_available")
 
 

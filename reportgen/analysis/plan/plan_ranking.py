@@ -34,7 +34,7 @@ from reportgen.analysis.model.layout_search import (
 from reportgen.analysis.model.micro_batch import MicroBatchEfficiency, gemm_size
 from reportgen.analysis.model.model_shape import shape_of
 from reportgen.analysis.model.transformer import RECOMPUTE_POLICIES, token_flops
-from reportgen.analysis.money.cost import local_viability
+from reportgen.analysis.money.cost import local_viability, run_cost
 from reportgen.analysis.plan.calibration import Efficiency, calibrate
 from reportgen.analysis.plan.plan_search import (
     Cheapest,
@@ -202,7 +202,7 @@ def _row(evaluated: Evaluated, index: int, rank: int, first: int | None, model: 
         if step > best * (1 + TIE_TOLERANCE):
             growth = [float(evaluated.terms[name][index] - evaluated.terms[name][first]) for name in TERMS]
             why = TERMS[int(np.argmax(growth))]
-    cost = memory.nodes * price * per_run / 3600 if price is not None and per_run is not None else None
+    cost = run_cost(price, memory.nodes, per_run) if price is not None and per_run is not None else None
     one = evaluated.layouts.subset(np.array([index]))
     return RankedLayout(**vars(memory), rank=rank, step=_breakdown(evaluated.terms, index),
                         time_per_run_s=per_run, cost_per_run=cost, loses_by=loses_by, why=why,
@@ -295,7 +295,7 @@ def held_against_best(declared: DeclaredLayout, project: Project, model: StepMod
     per_run = step.total_s * tokens / (at.global_batch * model.shape.sequence) if tokens else None
     price = project.pricing.node_hour if project.pricing else None
     nodes = declared.nodes
-    cost = nodes * price * per_run / 3600 if price is not None and per_run is not None and nodes else None
+    cost = run_cost(price, nodes, per_run) if price is not None and per_run is not None and nodes else None
     best = outcome.best[0].step_s if outcome.best else None
     fits = declared.fits is not False
     rank = 1 + outcome.strictly_faster(step.total_s) if fits and best is not None else None
@@ -335,7 +335,7 @@ def _cheapest(project: Project, model: StepModel, space: SearchSpace, eta: float
         row = _row(evaluated, int(evaluated.order[0]), 1, None, model, g, tokens, pricing.node_hour)
         assert row.time_per_run_s is not None
         for regime, price, time_s, viable in _regimes(project, nodes, row.time_per_run_s):
-            cost = nodes * price * time_s / 3600
+            cost = run_cost(price, nodes, time_s)
             current = found.get(regime)
             if viable and (current is None or current.cost_per_run is None
                            or cost < current.cost_per_run * (1 - TIE_TOLERANCE)):
