@@ -106,3 +106,18 @@ def test_the_appendix_names_the_axis_of_every_ceiling() -> None:
     for workload, cured in WORKLOAD_COMPUTE_CEILING.items():
         assert f"{workload.replace('-', ' ')} workload: {CEILING[cured].axis}" in compute.replace(
             "data processing:", "data processing workload:"), workload
+
+
+def test_the_recipe_lists_every_filter_and_macro_a_template_can_use() -> None:
+    """docs/architecture.md's recipe names each filter (render/formatting.py) and each macro of the partials."""
+    import re
+
+    from reportgen.render.formatting import FILTERS
+
+    recipe = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    recipe = recipe[recipe.index("## Adding an analysis: the recipe"):recipe.index("## The PDF path in ten minutes")]
+    filters = set(re.findall(r"^\| `(\w+)` \|", recipe, flags=re.M))
+    assert filters == set(FILTERS), sorted(filters ^ set(FILTERS))
+    macros = re.findall(r"\{% macro (\w+)\(", (ROOT / "templates" / "partials" / "macros.html").read_text(
+        encoding="utf-8"))
+    assert macros and [name for name in macros if f"`{name}(" not in recipe] == []

@@ -4,7 +4,7 @@ and every field of the project file is used by an example or a test."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from reportgen.analysis import DECLARED, REGISTRY
 from reportgen.project.model import Project
@@ -82,3 +82,46 @@ def test_a_declared_analysis_reads_fields_the_project_file_has() -> None:
     for declared in DECLARED:
         unknown = [name for name in declared.reads if name not in paths | sections]
         assert not unknown, f"{declared.key} reads no such field: {unknown}"
+
+
+# A property of Project a declared analysis may read, and the field it reads in its stead
+PROJECT_PROPERTIES = {"serving": "project.workload", "currency": "pricing.currency"}
+
+
+def project_fields_read(function: Callable[..., object]) -> set[str]:
+    """The project file's fields a function reads, as `section.field` (or a section alone, for a test of its
+    presence): each attribute chain through `project.` in its source, a property by the field it reads."""
+    import ast
+    import inspect
+    import textwrap
+
+    tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    inner = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+    read = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute) or id(node) in inner:
+            continue
+        chain = ast.unparse(node).split(".")
+        if "project" in chain[:-1]:
+            after = chain[chain.index("project") + 1:][:2]
+            read.add(PROJECT_PROPERTIES.get(after[0], ".".join(after)))
+    return read
+
+
+def test_a_declared_analysis_reads_only_the_fields_it_names() -> None:
+    """`reads` names every project field a declared analysis's run reads itself (a section read only to test it is
+    there is covered by any of its fields)."""
+    for declared in DECLARED:
+        named = set(declared.reads) | {name.split(".")[0] for name in declared.reads}
+        unnamed = project_fields_read(declared.run) - named
+        assert not unnamed, f"{declared.key} reads {sorted(unnamed)} without naming them in `reads`"
+
+
+def test_the_fields_read_are_found_through_any_name() -> None:
+    def run(i: object, scaling: object) -> object:  # a run as a declared analysis writes it
+        project = i.project  # type: ignore[attr-defined]
+        if project.serving or project.scaling.axis == "load":
+            return project.hardware.devices_per_node * i.project.energy.pue  # type: ignore[attr-defined]
+        return None
+
+    assert project_fields_read(run) == {"project.workload", "scaling.axis", "hardware.devices_per_node", "energy.pue"}

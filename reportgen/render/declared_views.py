@@ -18,7 +18,7 @@ GENERIC_TEMPLATE = "analyses/generic.html"
 
 @dataclass(frozen=True)
 class Column:
-    heading: str  # the key with its unit: "node_hours", "time [s]", "cost [EUR]"
+    heading: str  # the key with its unit: "node hours", "time [s]", "cost [EUR]"; a value: what it means
     kind: str  # how its values are shown (reportgen.render.formatting.key_value's kinds)
 
 
@@ -34,7 +34,7 @@ class DeclaredView:
     plots: tuple[str, ...]  # the keys of its figures
     columns: tuple[Column, ...] = ()  # its rows' columns (the generic template's table)
     rows: tuple[tuple[object, ...], ...] = ()
-    values: tuple[tuple[Column, object], ...] = ()  # its own keys besides the rows
+    values: tuple[tuple[Column, object], ...] = ()  # its own keys besides the rows, each headed by its meaning
 
 
 def declared_views(analysis: Analysis, currency: str) -> dict[str, tuple[DeclaredView, ...]]:
@@ -57,7 +57,7 @@ def _view(analysis_declared: Declared[object], result: object, currency: str) ->
         return view
     columns: tuple[Column, ...] = ()
     rows: tuple[tuple[object, ...], ...] = ()
-    values = []
+    values: list[tuple[Column, object]] = []
     kind: type = type(result)  # (as reportgen.render.results reads a result's keys)
     for item in declared(kind):
         value = getattr(result, item.attribute)
@@ -67,13 +67,23 @@ def _view(analysis_declared: Declared[object], result: object, currency: str) ->
             keys = declared(row_kind)
             columns = tuple(_column(key.names[0], key.key, currency) for key in keys)
             rows = tuple(tuple(getattr(row, key.attribute) for key in keys) for row in value)
-        elif isinstance(value, int | float | str | bool) or value is None:
-            values.append((_column(item.names[0], item.key, currency), value))
+        elif isinstance(value, bool):  # a flag is said when it holds
+            values += [(Column(item.key.doc, "flag"), value)] if value else []
+        elif isinstance(value, int | float | str) or value is None:  # said by what it means
+            values.append((Column(item.key.doc, _column(item.names[0], item.key, currency).kind), value))
     return dataclasses.replace(view, columns=columns, rows=rows, values=tuple(values))
 
 
+# How a column's values are shown, by its name's suffix (reportgen.render.formatting.key_value's kinds): a duration,
+# a size or a mass is shown with its unit, so its heading is the quantity alone ("time", not "time [s]")
+KINDS = (("nodes", "nodes"), ("_s", "seconds"), ("_b", "bytes"), ("_kg", "kg"))
+
+
 def _column(name: str, key: Key, currency: str) -> Column:
-    if key.unit == CURRENCY:
-        return Column(with_unit(name, currency), "money")
-    kind = "nodes" if name.endswith("nodes") else "bytes" if name.endswith("_b") else "number"
-    return Column(with_unit(name), kind)
+    if key.unit == CURRENCY:  # shown with its currency
+        return Column(name.replace("_", " "), "money")
+    found = next(((suffix, kind) for suffix, kind in KINDS if name.endswith(suffix)), None)
+    if found is None:
+        return Column(with_unit(name).replace("_", " "), "number")
+    suffix, kind = found
+    return Column((name.removesuffix(suffix) if suffix.startswith("_") else name).replace("_", " "), kind)

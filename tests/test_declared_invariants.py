@@ -1,0 +1,119 @@
+"""Invariants every analysis declared in its own module is held to, besides its author's worked test
+(docs/architecture.md#adding-an-analysis-the-recipe): read from its per-scale rows' keys alone, so a new analysis is
+checked the day it is listed, and a wrong formula fails more than its own test.
+
+- Units: every numeric column says its unit, by its name's suffix, a money key, or its meaning ("in J·s").
+- Time: with every run twice as long, a column in seconds, hours, energy or money per run doubles.
+- Nodes: two projects that differ only in node count (every run on twice the nodes, the same times): seconds stay,
+  node-hours, energy and money per run double.
+- The units' definitions: node-hours are p · T / 3600 of the row's run, device-hours d times as many, and money per
+  run the on-demand price of its node-hours."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from reportgen.analysis import DECLARED, analyze
+from reportgen.analysis.declared import Declared
+from reportgen.keys import CURRENCY, UNIT_SUFFIXES, Key, declared
+from tests.conftest import make_project
+
+PRICE, DEVICES = 36.0, 8
+PROJECT = """
+project: {title: T}
+hardware: {devices_per_node: 8}
+pricing: {node_hour: 36 USD}
+energy: {node_power: 500 W, pue: 1.2}
+scaling:
+  runs: [RUNS]
+"""
+SCALES = ((1, 7200.0), (2, 4500.0), (4, 2700.0))
+HOURS = "_hours"  # node-hours, device-hours: a time times a count of machines
+EXTENSIVE = ("_j", "_kwh", HOURS)  # units that grow with the nodes a run uses, as money per run does
+
+
+def project(scales: tuple[tuple[float, float], ...]) -> str:
+    return PROJECT.replace("RUNS", ", ".join(f"{{nodes: {n:g}, time: {t!r} s}}" for n, t in scales))
+
+
+def rows_of(analysis_declared: Declared[object], scales: tuple[tuple[float, float], ...]) -> list[dict[str, object]]:
+    """The analysis's per-scale rows as results.json names their keys."""
+    result = analysis_declared.of(analyze(make_project(project(scales))))
+    assert result is not None, f"{analysis_declared.key} gave nothing for a project with every input"
+    rows = getattr(result, "rows", ())
+    return [{item.names[0]: getattr(row, item.attribute) for item in declared(type(row))} for row in rows]
+
+
+def keys_of_rows(analysis_declared: Declared[object]) -> dict[str, Key]:
+    hints = {field.name: field.type for field in dataclasses.fields(analysis_declared.result)}  # type: ignore[arg-type]
+    assert "rows" in hints, f"{analysis_declared.key} has no per-scale rows"
+    result = analysis_declared.of(analyze(make_project(project(SCALES))))
+    row_type = type(result.rows[0])  # type: ignore[attr-defined]
+    return {item.names[0]: item.key for item in declared(row_type)}
+
+
+def unit_of(name: str, key: Key) -> str | None:
+    if key.unit == CURRENCY:
+        return "money"
+    if name == "nodes":
+        return "nodes"
+    for suffix in (*(suffix for suffix, _ in UNIT_SUFFIXES), "_j", HOURS):
+        if name.endswith(suffix):
+            return suffix
+    return None
+
+
+WITH_ROWS = [analysis for analysis in DECLARED if "rows" in {f.name for f in dataclasses.fields(analysis.result)}]
+
+
+@pytest.mark.parametrize("analysis_declared", WITH_ROWS, ids=[analysis.key for analysis in WITH_ROWS])
+def test_every_numeric_column_says_its_unit(analysis_declared: Declared[object]) -> None:
+    rows = rows_of(analysis_declared, SCALES)
+    for name, key in keys_of_rows(analysis_declared).items():
+        if any(isinstance(row[name], bool) for row in rows):
+            continue
+        assert unit_of(name, key) or " in " in key.doc, f"{analysis_declared.key}.{name} says no unit"
+
+
+@pytest.mark.parametrize("analysis_declared", WITH_ROWS, ids=[analysis.key for analysis in WITH_ROWS])
+def test_twice_the_time_doubles_every_time_energy_and_money(analysis_declared: Declared[object]) -> None:
+    base = rows_of(analysis_declared, SCALES)
+    longer = rows_of(analysis_declared, tuple((n, 2 * t) for n, t in SCALES))
+    for name, key in keys_of_rows(analysis_declared).items():
+        unit = unit_of(name, key)
+        factor = 1.0 if unit == "nodes" else 2.0 if unit in ("_s", "money", *EXTENSIVE) else None
+        for before, after in zip(base, longer, strict=True):
+            if factor is not None and before[name] is not None:
+                assert after[name] == pytest.approx(factor * before[name], rel=1e-9), (analysis_declared.key, name)
+
+
+@pytest.mark.parametrize("analysis_declared", WITH_ROWS, ids=[analysis.key for analysis in WITH_ROWS])
+def test_twice_the_nodes_at_the_same_times_doubles_what_grows_with_them(analysis_declared: Declared[object]) -> None:
+    base = rows_of(analysis_declared, SCALES)
+    wider = rows_of(analysis_declared, tuple((2 * n, t) for n, t in SCALES))
+    for name, key in keys_of_rows(analysis_declared).items():
+        unit = unit_of(name, key)
+        factor = 1.0 if unit == "_s" else 2.0 if unit in ("nodes", "money", *EXTENSIVE) else None
+        for before, after in zip(base, wider, strict=True):
+            if factor is not None and before[name] is not None:
+                assert after[name] == pytest.approx(factor * before[name], rel=1e-9), (analysis_declared.key, name)
+
+
+@pytest.mark.parametrize("analysis_declared", WITH_ROWS, ids=[analysis.key for analysis in WITH_ROWS])
+def test_node_hours_device_hours_and_money_mean_what_their_units_say(analysis_declared: Declared[object]) -> None:
+    """A row's node-hours are p · T / 3600 of its run, its device-hours d times as many, its money per run the
+    on-demand price of its node-hours: a 16× slip in any of them fails here, whatever the analysis."""
+    for row in rows_of(analysis_declared, SCALES):
+        nodes, time_s = row["nodes"], dict(SCALES)[row["nodes"]]  # type: ignore[index]
+        run_hours = nodes * time_s / 3600  # type: ignore[operator]
+        for name, key in keys_of_rows(analysis_declared).items():
+            if row[name] is None:
+                continue
+            if name == "node_hours":
+                assert row[name] == pytest.approx(run_hours, rel=1e-12)
+            elif name == "device_hours":
+                assert row[name] == pytest.approx(run_hours * DEVICES, rel=1e-12)
+            elif key.unit == CURRENCY:
+                assert row[name] == pytest.approx(run_hours * PRICE, rel=1e-12), name
