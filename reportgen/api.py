@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from reportgen.analysis import BY_KEY, Analysis
 from reportgen.formats import FORMATS, PAPERS
-from reportgen.json_types import JsonObject
+from reportgen.json_types import JsonObject, JsonRead
 from reportgen.keys import CURRENCY, with_unit
 from reportgen.project.loader import LoadedProject, load_project
 from reportgen.project.model import Project
@@ -219,13 +219,13 @@ def column_name(key: str, currency: str | None) -> str:
     return f"{prefix}{with_unit(last)}"
 
 
-def _frame(rows: list[dict[str, Any]], currency: str | None) -> pd.DataFrame:
+def _frame(rows: list[JsonRead], currency: str | None) -> pd.DataFrame:
     """The rows as a DataFrame in the column convention above; an interval ([low, high] or null) becomes two float
     columns, `… low` and `… high`, NaN where a scale has none."""
     import pandas as pd
 
     frame = pd.DataFrame.from_records(rows)
-    columns: dict[str, Any] = {}
+    columns: JsonRead = {}
     for key in frame.columns:
         if key.endswith("_ci"):
             name = column_name(key.removesuffix("_ci"), currency) if key.rsplit(".", 1)[-1] not in MONEY \
@@ -244,7 +244,7 @@ class History:
     """`reportgen.history(path)`: every git revision of a project, as history.json holds it, with its timeline and
     its prediction ledger as DataFrames (methods.md#a-projects-history)."""
 
-    document: dict[str, Any]
+    document: JsonRead
 
     @property
     def timeline(self) -> pd.DataFrame:

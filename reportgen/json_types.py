@@ -7,7 +7,10 @@ it is; `JsonObject` is the mutable object a writer builds.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 JsonValue: TypeAlias = "bool | int | float | str | Sequence[JsonValue] | Mapping[str, JsonValue] | None"
 JsonObject: TypeAlias = dict[str, JsonValue]
+# A JSON object another writer made (a history document, a load tester's summary, a schema), read back by key: its
+# shape is its writer's, checked where each value is read, so its values are typed Any here, in this one place
+JsonRead: TypeAlias = "dict[str, Any]"

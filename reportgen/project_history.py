@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import msgspec
 
@@ -26,6 +26,7 @@ from reportgen.analysis import WITHOUT_LEVERS
 from reportgen.analysis.revisions.history import Record, coverage, ledger, missed, record_of, unbuilt
 from reportgen.errors import InputError, OutputError, UsageError, escaped, printable
 from reportgen.files import open_regular, replace_file, shown_path
+from reportgen.json_types import JsonRead
 from reportgen.project.measurements import MAX_CSV_BYTES
 from reportgen.project.revisions import (
     COMMIT_ID,
@@ -373,7 +374,7 @@ def _build_all(wanted: list[RevisionFiles], top: Path, jobs: int) -> Iterator[tu
         collector.given_back()
 
 
-def history(path: Path, options: HistoryOptions | None = None) -> dict[str, Any]:
+def history(path: Path, options: HistoryOptions | None = None) -> JsonRead:
     """The history document (history.json): every revision's record, the ledger and each model's coverage."""
     options = options or HistoryOptions()
     _check(options)
@@ -430,14 +431,14 @@ class HistoryContext:
 
     project: str  # the project file's path in the repository
     title: str  # the newest built revision's title
-    revisions: list[dict[str, Any]]  # each revision's record, oldest first, with its speedups and design changes
+    revisions: list[JsonRead]  # each revision's record, oldest first, with its speedups and design changes
     scales: list[float]  # every measured scale of any revision
-    ledger: list[dict[str, Any]]  # every prediction and its grade
-    coverage: dict[str, Any]  # per model: graded, coverage, median |error|
-    findings: list[dict[str, Any]]  # prediction-missed
+    ledger: list[JsonRead]  # every prediction and its grade
+    coverage: JsonRead  # per model: graded, coverage, median |error|
+    findings: list[JsonRead]  # prediction-missed
     capped: bool  # --last left older revisions out
     total: int  # the revisions there are in all
-    figures: dict[str, Any]  # the timeline's frame, by key
+    figures: JsonRead  # the timeline's frame, by key
     version: str
     paper: str = "a4"
     shallow_start: str | None = None  # a shallow clone: the label of the commit its history starts at
@@ -459,13 +460,13 @@ def _input_changes(old: dict[str, str], new: dict[str, str]) -> list[tuple[str, 
     return named
 
 
-def _page_context(document: dict[str, Any]) -> dict[str, Any]:
+def _page_context(document: JsonRead) -> JsonRead:
     """What history.html and history.md read: the document, each revision's speedups by scale and what changed in
     its design since the revision built before it."""
     from reportgen.version import __version__ as version
 
     revisions = []
-    previous: dict[str, Any] | None = None
+    previous: JsonRead | None = None
     for revision in document["revisions"]:
         speedups = {m["nodes"]: m["speedup"] for m in revision.get("measured") or ()}
         changes = []
@@ -504,7 +505,7 @@ def _inert(subject: str) -> str:
     return bidi_isolated(escaped(subject, _CONTROLS))
 
 
-def write_history(document: dict[str, Any], out_root: Path, formats: tuple[str, ...]) -> list[Path]:
+def write_history(document: JsonRead, out_root: Path, formats: tuple[str, ...]) -> list[Path]:
     """history.json, history.md and history.html (with its timeline drawn) under OUT/history-<stem>/."""
     from reportgen.files import output_dir, write_files
     from reportgen.render.report import template_vars

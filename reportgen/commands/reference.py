@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from reportgen.commands.argtree import subcommands
+from reportgen.json_types import JsonRead
 from reportgen.project.model import Project
 from reportgen.project.spec import Items, Quantity, Section, Spec, spec_fields
 
@@ -102,7 +103,7 @@ def results_page() -> str:
              'currency; infinity is the string `"inf"`; a section without input is `null`; per-scale rows are '
              "sorted by node count. Keys are added in later versions, never renamed (`schema_version`).", ""]
     # The schema is read as any JSON document is (Any): its shape is what this page describes, key by key
-    properties = cast("dict[str, Any]", results_schema()["properties"])
+    properties = cast("JsonRead", results_schema()["properties"])
     for name, schema in properties.items():
         lines += [f"## {name}", "", _cell(schema.get("description", "")), ""]
         rows = list(_keys(name, schema))
@@ -113,7 +114,7 @@ def results_page() -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _keys(path: str, schema: dict[str, Any]) -> list[tuple[str, str, str]]:
+def _keys(path: str, schema: JsonRead) -> list[tuple[str, str, str]]:
     """(dotted key, type, meaning) for every key below `path`; a list of rows is `path[]`."""
     found: list[tuple[str, str, str]] = []
     if "items" in schema:
@@ -132,7 +133,7 @@ def _keys(path: str, schema: dict[str, Any]) -> list[tuple[str, str, str]]:
     return found
 
 
-def _type(schema: dict[str, Any]) -> str:
+def _type(schema: JsonRead) -> str:
     if "enum" in schema:
         return " or ".join("null" if value is None else f"`{json.dumps(value)}`" for value in schema["enum"])
     kinds = schema.get("type") or [option.get("type", "inf") for option in schema.get("anyOf", [])]

@@ -3,16 +3,15 @@ in each price regime, with its interval where repeats give one, and the goal's t
 
 from __future__ import annotations
 
-from typing import Any
-
 from reportgen.figures.jobs import FigureFrame, FigureJob
 from reportgen.figures.style import BLUE, GREEN, INK, ORANGE, draw_goal_line, figure, to_svg
+from reportgen.json_types import JsonRead
 
 REGIME_LOOK = {"on_demand": (BLUE, "o", "-", "on demand"), "spot": (ORANGE, "s", "--", "spot"),
                "local": (GREEN, "^", "-.", "owned"), None: (BLUE, "o", "-", "at the plan (no prices)")}
 
 
-def timeline(revisions: list[dict[str, Any]]) -> FigureJob | None:
+def timeline(revisions: list[JsonRead]) -> FigureJob | None:
     """None when no revision has a time at its plan."""
     points: dict[str | None, list[tuple[int, float, float | None, float | None]]] = {}
     for index, revision in enumerate(revisions):

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from reportgen.figures.jobs import FigureFrame, FigureJob, present
 from reportgen.figures.style import BLUE, GREY, INK, figure, literal, log2_axis, to_svg
+from reportgen.json_types import JsonRead
 
-Json = dict[str, Any]
+Json = JsonRead
 
 # (key, section, y field, y label, caption)
 OVERLAYS = (

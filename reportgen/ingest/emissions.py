@@ -20,12 +20,12 @@ import io
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from reportgen import wording
 from reportgen.errors import InputError, Problem, UsageError
 from reportgen.files import locked
 from reportgen.ingest import measure
+from reportgen.json_types import JsonRead
 from reportgen.project import measurements, units
 from reportgen.project.yaml_source import read_text
 
@@ -128,7 +128,7 @@ class Cell:
 KWH_J = 3.6e6
 
 
-def _value(row: dict[str, Any], name: str, cell: Cell, si_factor: float, *, positive: bool = False) -> float:
+def _value(row: JsonRead, name: str, cell: Cell, si_factor: float, *, positive: bool = False) -> float:
     """A number from a row that the project's CSV can hold (zero or more, more than zero when `positive`, within
     the project's range once in SI units: `si_factor` per unit of the column), else a located error at its cell."""
     text = (row.get(name) or "").strip()

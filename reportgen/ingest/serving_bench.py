@@ -25,11 +25,12 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from reportgen.errors import InputError, Problem, UsageError
 from reportgen.files import locked
 from reportgen.ingest import strict_json
+from reportgen.json_types import JsonRead
 from reportgen.project import measurements, units
 from reportgen.project.records import LoadTestCounts, inert
 from reportgen.project.yaml_source import read_text
@@ -246,7 +247,7 @@ class _Values:
     def __post_init__(self) -> None:
         self.problems: list[Problem] = []
 
-    def json_number(self, document: dict[str, Any], key: str) -> float | None:
+    def json_number(self, document: JsonRead, key: str) -> float | None:
         value = document.get(key)
         if value is None:
             return None
@@ -255,7 +256,7 @@ class _Values:
             return None
         return self._checked(float(value), key, 1)  # strict_json refused integers past float range
 
-    def json_count(self, document: dict[str, Any], key: str) -> int | None:
+    def json_count(self, document: JsonRead, key: str) -> int | None:
         """A count of requests: a whole number ≥ 0, or absent."""
         value = self.json_number(document, key)
         if value is not None and value != int(value):
@@ -263,7 +264,7 @@ class _Values:
             return None
         return None if value is None else int(value)
 
-    def json_rate(self, document: dict[str, Any], key: str) -> float | None:
+    def json_rate(self, document: JsonRead, key: str) -> float | None:
         """vLLM's --request-rate: a number, or "inf" (as fast as it can: no rate to reach), read as None."""
         value = document.get(key)
         if isinstance(value, str) and value.strip().lower() in ("inf", "infinity"):

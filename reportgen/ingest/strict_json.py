@@ -12,6 +12,8 @@ import json
 import sys
 from typing import Any
 
+from reportgen.json_types import JsonRead
+
 # No float holds an integer of more digits than this (sys.float_info.max is about 1.8 × 10^308)
 _FLOAT_DIGITS = len(str(int(sys.float_info.max)))
 
@@ -23,8 +25,8 @@ def loads(text: str | bytes) -> Any:
                       parse_int=_within_float_range)
 
 
-def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    seen: dict[str, Any] = {}
+def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> JsonRead:
+    seen: JsonRead = {}
     for key, value in pairs:
         if key in seen:  # two runs' figures in one object: the last would win silently
             raise ValueError(f"the key {json.dumps(key)[:60]} appears twice in one object")

@@ -297,7 +297,7 @@ class Memory:
         Quantity(u.DATA, "Bytes of state per parameter (default 16 B, mixed-precision Adam; 2 B, bf16 weights, in a "
                  "serving project)", example="16 B"))
     activations: float | None = field(Quantity(u.DATA, "Activation memory", allow_zero=True, example="18 GB"))
-    other: float | None = field(Quantity(u.DATA, "Any other resident memory (buffers, KV cache)", allow_zero=True,
+    other: float | None = field(Quantity(u.DATA, "Other resident memory (buffers, KV cache)", allow_zero=True,
                                          example="4 GB"), starter=False)
     split: MemorySplit | None = field(Section(MemorySplit), starter=False)
     expert_parameters: float | None = field(Positive("Mixture of experts: the parameters that live in experts (part "

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
 
 from markupsafe import Markup, escape
 
@@ -42,11 +41,11 @@ def regime(name: str | None) -> str:
     return DASH if name is None else REGIME_NAMES.get(name, str(name))
 
 
-def key_value(value: Any, kind: str, currency: str) -> str:
+def key_value(value: object, kind: str, currency: str) -> str:
     """One key result of a diff or a watch, shown according to its kind (money with its currency)."""
     if value is None:
         return DASH
-    shown: dict[str, Callable[[Any], str]] = {
+    shown: dict[str, Callable[..., str]] = {
         "nodes": integer, "count": integer, "number": number, "money": lambda v: money(v, currency), "kg": mass,
         "seconds": duration, "bytes": size, "flag": lambda v: "yes" if v else "no", "regime": regime}
     return shown.get(kind, str)(value)
@@ -55,7 +54,7 @@ def key_value(value: Any, kind: str, currency: str) -> str:
 def _markup(function: Callable[..., str]) -> Callable[..., Markup]:
     """Filters build their text from numbers only (strings are escaped first), so the result is safe HTML."""
     @functools.wraps(function)
-    def wrapped(value: Any, *args: Any) -> Markup:
+    def wrapped(value: object, *args: object) -> Markup:
         if isinstance(value, str):
             value = str(escape(value))
         return Markup(function(value, *args).replace("-", "−") if not isinstance(value, str)

@@ -106,11 +106,11 @@ class PdfWorkers:
         request = self._requests.submit(self._submit, layout_pdf, layout, slots, epoch=epoch)
         return _PendingPdf(self._submit, request, slots, epoch, painting=self._painting)
 
-    def _submit(self, work: Callable[..., bytes], *args: Any, **kwargs: Any) -> Future[str]:
+    def _submit(self, work: Callable[..., bytes], *args: object, **kwargs: object) -> Future[str]:
         """`work` in a worker, answered by the path of the file holding its PDF (`_in_file`, `_read_answer`)."""
         return self._start(_in_file, self._answers, work, *args, **kwargs)
 
-    def _start(self, task: Callable[..., Answer], *args: Any, **kwargs: Any) -> Future[Answer]:
+    def _start(self, task: Callable[..., Answer], *args: object, **kwargs: object) -> Future[Answer]:
         """`task` in a worker, each worker started for it remembered (for `close`)."""
         # ProcessPoolExecutor names its processes nowhere public, but it starts them within submit(), and
         # multiprocessing lists every live child of this process: the fork server's children that appear across a
@@ -182,7 +182,7 @@ def _ready() -> None:
     """A worker's first task, before there is work for it (PdfWorkers): it is then forked and prepared."""
 
 
-def _in_file(folder: str, work: Callable[..., bytes], *args: Any, **kwargs: Any) -> str:
+def _in_file(folder: str, work: Callable[..., bytes], *args: object, **kwargs: object) -> str:
     """In a worker: `work`, its PDF left in a new file of `folder`, and that file's path as the answer.
 
     A worker killed while it answers (its build was stopped) must not leave half an answer in the pool's result

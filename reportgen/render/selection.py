@@ -94,7 +94,7 @@ def cost_rows(cost: CostResult, shown: frozenset[float]) -> CostResult:
 
 
 def rows_at(result: _Rows, shown: frozenset[float]) -> _Rows:
-    """Any result whose only per-scale table is `rows` (energy, reliability, provenance, the model check)."""
+    """A result whose only per-scale table is `rows` (energy, reliability, provenance, the model check)."""
     return replace(result, rows=tuple(r for r in result.rows if r.nodes in shown))
 
 
