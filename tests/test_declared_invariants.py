@@ -1,6 +1,8 @@
 """Invariants every analysis declared in its own module is held to, besides its author's worked test
 (docs/architecture.md#adding-an-analysis-the-recipe): read from its per-scale rows' keys alone, so a new analysis is
-checked the day it is listed, and a wrong formula fails more than its own test.
+checked the day it is listed, and a wrong formula fails more than its own test. The registry's analyses are checked,
+and the node-hours probe of tests/probe_analysis.py, whose rows hold node-hours and money; its twin with a factor of
+16 planted is shown to fail.
 
 - Units: every numeric column says its unit, by its name's suffix, a money key, or its meaning ("in J·s").
 - Time: with every run twice as long, a column in seconds, hours, energy or money per run doubles.
@@ -16,9 +18,10 @@ import dataclasses
 import pytest
 
 from reportgen.analysis import DECLARED, analyze
-from reportgen.analysis.declared import Declared
+from reportgen.analysis.declared import Declared, Inputs
 from reportgen.keys import CURRENCY, UNIT_SUFFIXES, Key, declared
 from tests.conftest import make_project
+from tests.probe_analysis import PLANTED, PROBE
 
 PRICE, DEVICES = 36.0, 8
 PROJECT = """
@@ -38,19 +41,26 @@ def project(scales: tuple[tuple[float, float], ...]) -> str:
     return PROJECT.replace("RUNS", ", ".join(f"{{nodes: {n:g}, time: {t!r} s}}" for n, t in scales))
 
 
+def result_of(analysis_declared: Declared[object], scales: tuple[tuple[float, float], ...]) -> object:
+    """The analysis's result for a project of these runs, computed from what its `needs` name, as the registry
+    runs it (so that an analysis the registry does not list is checked the same way)."""
+    loaded = make_project(project(scales))
+    analysis = analyze(loaded)
+    needed = [analysis.declared[need] if need in analysis.declared else getattr(analysis, need)
+              for need in analysis_declared.needs]
+    result = analysis_declared.run(Inputs(loaded), *needed)
+    assert result is not None, f"{analysis_declared.key} gave nothing for a project with every input"
+    return result
+
+
 def rows_of(analysis_declared: Declared[object], scales: tuple[tuple[float, float], ...]) -> list[dict[str, object]]:
     """The analysis's per-scale rows as results.json names their keys."""
-    result = analysis_declared.of(analyze(make_project(project(scales))))
-    assert result is not None, f"{analysis_declared.key} gave nothing for a project with every input"
-    rows = getattr(result, "rows", ())
+    rows = getattr(result_of(analysis_declared, scales), "rows", ())
     return [{item.names[0]: getattr(row, item.attribute) for item in declared(type(row))} for row in rows]
 
 
 def keys_of_rows(analysis_declared: Declared[object]) -> dict[str, Key]:
-    hints = {field.name: field.type for field in dataclasses.fields(analysis_declared.result)}  # type: ignore[arg-type]
-    assert "rows" in hints, f"{analysis_declared.key} has no per-scale rows"
-    result = analysis_declared.of(analyze(make_project(project(SCALES))))
-    row_type = type(result.rows[0])  # type: ignore[attr-defined]
+    row_type = type(result_of(analysis_declared, SCALES).rows[0])  # type: ignore[attr-defined]
     return {item.names[0]: item.key for item in declared(row_type)}
 
 
@@ -65,7 +75,8 @@ def unit_of(name: str, key: Key) -> str | None:
     return None
 
 
-WITH_ROWS = [analysis for analysis in DECLARED if "rows" in {f.name for f in dataclasses.fields(analysis.result)}]
+WITH_ROWS = [analysis for analysis in (*DECLARED, PROBE)
+             if "rows" in {f.name for f in dataclasses.fields(analysis.result)}]  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("analysis_declared", WITH_ROWS, ids=[analysis.key for analysis in WITH_ROWS])
@@ -101,19 +112,26 @@ def test_twice_the_nodes_at_the_same_times_doubles_what_grows_with_them(analysis
                 assert after[name] == pytest.approx(factor * before[name], rel=1e-9), (analysis_declared.key, name)
 
 
-@pytest.mark.parametrize("analysis_declared", WITH_ROWS, ids=[analysis.key for analysis in WITH_ROWS])
-def test_node_hours_device_hours_and_money_mean_what_their_units_say(analysis_declared: Declared[object]) -> None:
-    """A row's node-hours are p · T / 3600 of its run, its device-hours d times as many, its money per run the
-    on-demand price of its node-hours: a 16× slip in any of them fails here, whatever the analysis."""
+def units_defined(analysis_declared: Declared[object]) -> int:
+    """Holds a row's node-hours to p · T / 3600 of its run, its device-hours to d times as many, its money per run to
+    the on-demand price of its node-hours; returns how many values it checked."""
+    checked = 0
     for row in rows_of(analysis_declared, SCALES):
         nodes, time_s = row["nodes"], dict(SCALES)[row["nodes"]]  # type: ignore[index]
         run_hours = nodes * time_s / 3600  # type: ignore[operator]
         for name, key in keys_of_rows(analysis_declared).items():
-            if row[name] is None:
-                continue
-            if name == "node_hours":
-                assert row[name] == pytest.approx(run_hours, rel=1e-12)
-            elif name == "device_hours":
-                assert row[name] == pytest.approx(run_hours * DEVICES, rel=1e-12)
-            elif key.unit == CURRENCY:
-                assert row[name] == pytest.approx(run_hours * PRICE, rel=1e-12), name
+            expected = {"node_hours": run_hours, "device_hours": run_hours * DEVICES}.get(name)
+            if key.unit == CURRENCY:
+                expected = run_hours * PRICE
+            if expected is not None and row[name] is not None:
+                assert row[name] == pytest.approx(expected, rel=1e-12), (analysis_declared.key, name)
+                checked += 1
+    return checked
+
+
+def test_node_hours_device_hours_and_money_mean_what_their_units_say() -> None:
+    """Every analysis with such columns is held to their definitions (the probe's 3 rows × 3 columns at least), and a
+    16× slip in node-hours fails, whatever the analysis."""
+    assert sum(units_defined(analysis) for analysis in WITH_ROWS) >= 9
+    with pytest.raises(AssertionError, match="node_hours"):
+        units_defined(PLANTED)

@@ -36,7 +36,6 @@ from reportgen.analysis.model.reliability import ReliabilityResult, analyze_reli
 from reportgen.analysis.money.cost import CostResult, analyze_cost
 from reportgen.analysis.money.energy import EnergyResult, analyze_energy
 from reportgen.analysis.money.energy_delay import ANALYSIS as ENERGY_DELAY
-from reportgen.analysis.money.node_hours import ANALYSIS as NODE_HOURS
 from reportgen.analysis.page.lint import crowded_runs, lint
 from reportgen.analysis.page.page_one import PageInputs, PageOne, build_page_one, needs_levers, page_one_findings
 from reportgen.analysis.page.prose.actions import Evidence
@@ -491,7 +490,7 @@ def _in_dependency_order(declared: tuple[Declared[Any], ...]) -> tuple[Declared[
 # The analyses declared in their own modules, listed here by hand and run each after those it needs. A module that
 # declares an analysis this list does not hold fails tests/test_registry.py (a typed spelling or a rename cannot drop
 # one silently).
-DECLARED: tuple[Declared[Any], ...] = _in_dependency_order((ENERGY_DELAY, NODE_HOURS))
+DECLARED: tuple[Declared[Any], ...] = _in_dependency_order((ENERGY_DELAY,))
 # Every analysis in the order it runs: the core's, then the declared ones
 REGISTRY: tuple[Step[Analysis], ...] = (*CORE_STEPS, *(declared.step() for declared in DECLARED))
 # results.json's sections in the document's order (after schema_version and project): the core's, the declared

@@ -20,6 +20,7 @@ GENERIC_TEMPLATE = "analyses/generic.html"
 class Column:
     heading: str  # the key with its unit: "node hours", "time [s]", "cost [EUR]"; a value: what it means
     kind: str  # how its values are shown (reportgen.render.formatting.key_value's kinds)
+    values: tuple[object, ...] = ()  # a table's column: its values, so that durations and money read in one unit
 
 
 @dataclass(frozen=True)
@@ -65,8 +66,10 @@ def _view(analysis_declared: Declared[object], result: object, currency: str) ->
         if first is not None and dataclasses.is_dataclass(first) and not isinstance(first, type):
             row_kind: type = type(first)
             keys = declared(row_kind)
-            columns = tuple(_column(key.names[0], key.key, currency) for key in keys)
             rows = tuple(tuple(getattr(row, key.attribute) for key in keys) for row in value)
+            columns = tuple(dataclasses.replace(_column(key.names[0], key.key, currency),
+                                                values=tuple(row[index] for row in rows))
+                            for index, key in enumerate(keys))
         elif isinstance(value, bool):  # a flag is said when it holds
             values += [(Column(item.key.doc, "flag"), value)] if value else []
         elif isinstance(value, int | float | str) or value is None:  # said by what it means
