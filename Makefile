@@ -66,7 +66,7 @@ other-pythons: report
 # The fast tier, for the inner loop (under 90 s): the linters, then the suite without its slow tests (many processes,
 # signals, PDFs) and with each property tried on a tenth of its examples.
 check: lint
-	REPORTGEN_TIER=fast $(BIN)/python -m pytest -m "not slow"
+	REPORTGEN_TIER=fast $(BIN)/python -m pytest -m "not slow" -n auto
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check reportgen tests bench

@@ -4,6 +4,7 @@ tests/test_quality.py holds to the package's layers and tests/test_layers.py to 
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,6 +17,7 @@ class Imports:
     typing: set[str] = field(default_factory=set)  # under `if TYPE_CHECKING:`: a name for the type checker only
 
 
+@functools.cache  # read once a session: the walk parses every module of the package
 def module_imports(package: Path = PACKAGE) -> dict[str, Imports]:
     """Each module's imports of reportgen modules, by its dotted name; `from a.b import c` counts as a.b.c where c is
     a module, else as a.b. Imports inside functions count: a lazy import is still an import."""
