@@ -88,28 +88,27 @@ def test_every_numeric_column_says_its_unit(analysis_declared: Declared[object])
         assert unit_of(name, key) or " in " in key.doc, f"{analysis_declared.key}.{name} says no unit"
 
 
-@pytest.mark.parametrize("analysis_declared", WITH_ROWS, ids=[analysis.key for analysis in WITH_ROWS])
-def test_twice_the_time_doubles_every_time_energy_and_money(analysis_declared: Declared[object]) -> None:
-    base = rows_of(analysis_declared, SCALES)
-    longer = rows_of(analysis_declared, tuple((n, 2 * t) for n, t in SCALES))
+def assert_scaled(analysis_declared: Declared[object], changed: tuple[tuple[float, float], ...],
+                  doubled: tuple[str | None, ...], kept: tuple[str | None, ...]) -> None:
+    """The rows of the project of `changed` runs against those of SCALES: a column in a unit of `doubled` twice as
+    large, one in a unit of `kept` the same."""
+    base, after = rows_of(analysis_declared, SCALES), rows_of(analysis_declared, changed)
     for name, key in keys_of_rows(analysis_declared).items():
         unit = unit_of(name, key)
-        factor = 1.0 if unit == "nodes" else 2.0 if unit in ("_s", "money", *EXTENSIVE) else None
-        for before, after in zip(base, longer, strict=True):
+        factor = 2.0 if unit in doubled else 1.0 if unit in kept else None
+        for before, now in zip(base, after, strict=True):
             if factor is not None and before[name] is not None:
-                assert after[name] == pytest.approx(factor * before[name], rel=1e-9), (analysis_declared.key, name)
+                assert now[name] == pytest.approx(factor * before[name], rel=1e-9), (analysis_declared.key, name)
+
+
+@pytest.mark.parametrize("analysis_declared", WITH_ROWS, ids=[analysis.key for analysis in WITH_ROWS])
+def test_twice_the_time_doubles_every_time_energy_and_money(analysis_declared: Declared[object]) -> None:
+    assert_scaled(analysis_declared, tuple((n, 2 * t) for n, t in SCALES), ("_s", "money", *EXTENSIVE), ("nodes",))
 
 
 @pytest.mark.parametrize("analysis_declared", WITH_ROWS, ids=[analysis.key for analysis in WITH_ROWS])
 def test_twice_the_nodes_at_the_same_times_doubles_what_grows_with_them(analysis_declared: Declared[object]) -> None:
-    base = rows_of(analysis_declared, SCALES)
-    wider = rows_of(analysis_declared, tuple((2 * n, t) for n, t in SCALES))
-    for name, key in keys_of_rows(analysis_declared).items():
-        unit = unit_of(name, key)
-        factor = 1.0 if unit == "_s" else 2.0 if unit in ("nodes", "money", *EXTENSIVE) else None
-        for before, after in zip(base, wider, strict=True):
-            if factor is not None and before[name] is not None:
-                assert after[name] == pytest.approx(factor * before[name], rel=1e-9), (analysis_declared.key, name)
+    assert_scaled(analysis_declared, tuple((2 * n, t) for n, t in SCALES), ("nodes", "money", *EXTENSIVE), ("_s",))
 
 
 def units_defined(analysis_declared: Declared[object]) -> int:
