@@ -374,6 +374,27 @@ def _build_all(wanted: list[RevisionFiles], top: Path, jobs: int) -> Iterator[tu
         collector.given_back()
 
 
+def _records(walk: _Walk, top: Path, blobs: _Blobs, jobs: int) -> tuple[list[tuple[Commit, Record]], int]:
+    """Each revision with its record, oldest first, and how many records were built now: the cache's first, then
+    each set of inputs it does not hold built once (a revert in this walk reads the record built for the revision it
+    reverts to), in `jobs` processes, and cached by this process alone."""
+    keys: dict[str, str] = {}
+    records: dict[str, Record] = {}
+    for commit in walk.commits:
+        keys[commit.sha], found = _cached(walk.files[commit.sha], blobs)
+        if found is not None:
+            records[commit.sha] = found
+    wanted = {keys[commit.sha]: walk.files[commit.sha] for commit in walk.commits if commit.sha not in records}
+    built: dict[str, Record] = {}
+    for key, (record, cacheable) in zip(wanted, _build_all(list(wanted.values()), top, jobs), strict=True):
+        built[key] = record
+        if cacheable:
+            blobs.cache.write(key, msgspec.to_builtins(record))
+    kept = [(commit, records[commit.sha] if commit.sha in records else built[keys[commit.sha]])
+            for commit in walk.commits]
+    return kept, len(wanted)
+
+
 def history(path: Path, options: HistoryOptions | None = None) -> JsonRead:
     """The history document (history.json): every revision's record, the ledger and each model's coverage."""
     options = options or HistoryOptions()
@@ -382,25 +403,9 @@ def history(path: Path, options: HistoryOptions | None = None) -> JsonRead:
     top, relative = _repository(path)
     blobs = _Blobs(top, _Cache(options.cache, options.say))
     walk = _walk(path, top, relative, _range(top, options.rev), options.last, blobs)
-    keys: dict[str, str] = {}
-    records: dict[str, Record] = {}
-    for commit in walk.commits:
-        keys[commit.sha], found = _cached(walk.files[commit.sha], blobs)
-        if found is not None:
-            records[commit.sha] = found
-    # each set of inputs the cache does not hold is built once: a revert in this walk reads the record built for the
-    # revision it reverts to
-    wanted = {keys[commit.sha]: walk.files[commit.sha] for commit in walk.commits if commit.sha not in records}
-    jobs = analysing_processes() if options.jobs is None else options.jobs
-    built: dict[str, Record] = {}
-    for key, (record, cacheable) in zip(wanted, _build_all(list(wanted.values()), top, jobs), strict=True):
-        built[key] = record
-        if cacheable:
-            blobs.cache.write(key, msgspec.to_builtins(record))
-    kept = [(commit, records.get(commit.sha) or built[keys[commit.sha]]) for commit in walk.commits]
+    kept, built_now = _records(walk, top, blobs, analysing_processes() if options.jobs is None else options.jobs)
     revisions = [{"commit": commit.sha, "label": commit.label, "date": commit.date, "subject": commit.subject,
                   **msgspec.to_builtins(record)} for commit, record in kept]
-    built_now = len(wanted)
     rows = ledger([(commit.label, record) for commit, record in kept])
     accuracy = coverage(rows)
     return {
