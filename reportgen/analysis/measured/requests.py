@@ -1,0 +1,256 @@
+"""A service judged from its requests, one by one (methods.md#a-service-judged-from-its-requests): the share of
+requests that meet every objective (attainment), goodput in requests and good tokens per second, each with a 90 %
+interval from a circular block bootstrap over the requests in send order, and percentiles with distribution-free
+binomial intervals, stated only where enough requests carry them.
+
+Pure numpy on the canonical per-request columns of one load point (`Requests`); the readers of each load tester's
+files fill them. Requests in flight together share the server's batch, so their fates are not independent: the
+bootstrap resamples blocks of them, and the percentiles' intervals shrink their count to an effective one.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Literal
+
+import numpy as np
+
+from reportgen.analysis.measured.confidence import SEED
+
+RESAMPLES = 2000  # bootstrap resamples of one load point
+LEVEL = 0.90  # every interval here is a 90 % one
+Z = NormalDist().inv_cdf(0.5 + LEVEL / 2)  # 1.6449: the normal quantile of a 90 % two-sided interval
+EXACT_BINOMIAL_UP_TO = 100_000  # effective requests past which the binomial is its normal approximation
+ObjectiveName = Literal["ttft", "tpot", "e2e"]
+OBJECTIVES: tuple[ObjectiveName, ...] = ("ttft", "tpot", "e2e")
+
+
+@dataclass(frozen=True)
+class Requests:
+    """One load point's requests in send order, each column one value a request (seconds from the point's first
+    send; NaN where the tool did not measure it)."""
+
+    send_s: np.ndarray  # s_i
+    ttft_s: np.ndarray  # first content chunk − s_i; NaN when not streamed
+    e2e_s: np.ndarray  # last byte − s_i
+    output_tokens: np.ndarray  # n_i
+    ok: np.ndarray  # not failed, cancelled or incomplete
+    client_queue_s: np.ndarray | None = None  # q_i = s_i − s*_i: the wait in the client before sending
+
+    @property
+    def count(self) -> int:
+        return len(self.send_s)
+
+    @property
+    def end_s(self) -> np.ndarray:
+        ends: np.ndarray = self.send_s + self.e2e_s
+        return ends
+
+    @property
+    def window_s(self) -> float:
+        """W: from the first send to the last byte."""
+        return float(np.nanmax(self.end_s) - np.min(self.send_s))
+
+    @property
+    def tpot_s(self) -> np.ndarray:
+        """TPOT_i = (E2E_i − TTFT_i)/(n_i − 1) where n_i ≥ 2; NaN where there is no decode (n_i ≤ 1)."""
+        decoded = self.output_tokens >= 2
+        with np.errstate(invalid="ignore", divide="ignore"):
+            found: np.ndarray = np.where(decoded, (self.e2e_s - self.ttft_s) / np.maximum(self.output_tokens - 1, 1),
+                                         np.nan)
+        return found
+
+
+@dataclass(frozen=True)
+class Objectives:
+    """Per-request thresholds in seconds (None: not an objective)."""
+
+    ttft_s: float | None = None
+    tpot_s: float | None = None
+    e2e_s: float | None = None
+
+    def stated(self) -> tuple[ObjectiveName, ...]:
+        return tuple(name for name in OBJECTIVES if getattr(self, f"{name}_s") is not None)
+
+
+def meets(requests: Requests, objectives: Objectives, *, open_load: bool) -> dict[ObjectiveName, np.ndarray]:
+    """Per stated objective, whether each request meets it. At an open load the client's queueing counts against
+    TTFT and E2E (a request's latency starts when it should have been sent). A request without decode (n ≤ 1) meets
+    the TPOT objective: it has none. A latency the tool did not measure (NaN) does not meet its objective."""
+    queued = requests.client_queue_s if open_load and requests.client_queue_s is not None else 0.0
+    measured: dict[ObjectiveName, np.ndarray] = {"ttft": requests.ttft_s + queued, "e2e": requests.e2e_s + queued,
+                                                 "tpot": requests.tpot_s}
+    found = {}
+    for name in objectives.stated():
+        limit = getattr(objectives, f"{name}_s")
+        with np.errstate(invalid="ignore"):
+            within = measured[name] <= limit
+        if name == "tpot":
+            within |= requests.output_tokens <= 1
+        found[name] = within
+    return found
+
+
+def mean_in_flight(send_s: np.ndarray, end_s: np.ndarray, start: float, stop: float) -> float:
+    """L̄ = Σ_i |[s_i, e_i) ∩ [start, stop]| / (stop − start): the requests in flight on average over the window."""
+    if stop <= start:
+        return 0.0
+    overlap = np.clip(np.minimum(end_s, stop) - np.maximum(send_s, start), 0.0, None)
+    return float(np.nansum(overlap) / (stop - start))
+
+
+def block_length(count: int, in_flight: float) -> int:
+    """b = min(max(⌈N^{1/3}⌉, ⌈L̄⌉), ⌊N/10⌋), at least 1: a block spans at least one generation of the requests in
+    flight together, and N^{1/3} is the optimal order for distribution estimates (Hall, Horowitz & Jing 1995)."""
+    cube_root = math.ceil(round(count ** (1 / 3), 9))
+    return int(max(1, min(max(cube_root, math.ceil(round(in_flight, 9))), count // 10)))
+
+
+def block_resample_means(columns: np.ndarray, block: int, *, resamples: int = RESAMPLES,
+                         seed: int = SEED) -> np.ndarray:
+    """The circular block bootstrap of each column's mean (Politis & Romano 1992): (resamples, columns). A resample
+    adds k = ⌈N/b⌉ blocks of b consecutive requests, each starting anywhere (wrapping past the end), from the block
+    sums of one cumulative sum: O(N + resamples · k)."""
+    count = columns.shape[0]
+    wrapped = np.concatenate([columns, columns[:block]])
+    totals = np.concatenate([np.zeros((1, columns.shape[1])), np.cumsum(wrapped, axis=0)])
+    sums = totals[block:block + count] - totals[:count]  # the block starting at each request
+    blocks = math.ceil(count / block)
+    starts = np.random.default_rng(seed).integers(0, count, size=(resamples, blocks))
+    means: np.ndarray = sums[starts].sum(axis=1) / (blocks * block)
+    return means
+
+
+Interval = tuple[float, float]
+
+
+@dataclass(frozen=True)
+class Attainment:
+    """One load point's shares and rates, each with its 90 % interval."""
+
+    requests: int  # N
+    good: int
+    joint: float  # A = Σ good_i / N
+    joint_ci: Interval
+    objectives: dict[ObjectiveName, tuple[float, Interval]]  # A_j and its interval
+    goodput_per_s: float  # G = Σ good_i / W
+    goodput_ci: Interval
+    good_tokens_per_s: float  # Σ good_i · n_i / W
+    good_tokens_ci: Interval
+    block: int  # b
+
+
+def attainment(requests: Requests, objectives: Objectives, *, open_load: bool, in_flight: float,
+               seed: int = SEED) -> Attainment:
+    """A, each A_j, G and G_tok from one block bootstrap (the four share its resamples). A failed request is never
+    good: it was offered and not served, so it stays in the denominator."""
+    met = meets(requests, objectives, open_load=open_load)
+    good = requests.ok.astype(bool).copy()
+    for within in met.values():
+        good &= within
+    tokens = np.where(good, np.nan_to_num(requests.output_tokens.astype(float)), 0.0)
+    columns = np.column_stack([good.astype(float), tokens, *(within.astype(float) for within in met.values())])
+    block = block_length(requests.count, in_flight)
+    means = block_resample_means(columns, block, seed=seed)
+    low, high = np.percentile(means, [50 * (1 - LEVEL), 50 * (1 + LEVEL)], axis=0)
+    point = columns.mean(axis=0)
+    per_second = requests.count / requests.window_s
+
+    def ci(index: int, scale: float = 1.0) -> Interval:
+        return float(low[index] * scale), float(high[index] * scale)
+
+    return Attainment(
+        requests=requests.count, good=int(good.sum()), joint=float(point[0]), joint_ci=ci(0),
+        objectives={name: (float(point[2 + index]), ci(2 + index)) for index, name in enumerate(met)},
+        goodput_per_s=float(point[0] * per_second), goodput_ci=ci(0, per_second),
+        good_tokens_per_s=float(point[1] * per_second), good_tokens_ci=ci(1, per_second), block=block)
+
+
+Verdict = Literal["met", "missed"] | None
+
+
+def point_verdict(ci: Interval, target: float, *, near_capacity: bool = False) -> Verdict:
+    """Met when the interval's low end reaches the target, missed when its high end falls short, else not decided
+    (None). A single run near capacity understates its own spread: it is decided only when its interval clears the
+    target by the interval's own width."""
+    low, high = ci
+    width = high - low if near_capacity else 0.0
+    if low >= target and low - target >= width:
+        return "met"
+    if high < target and target - high >= width:
+        return "missed"
+    return None
+
+
+def requests_for_quantile(p: float) -> int:
+    """The tail guard: a p-quantile is stated only with n ≥ 10/(1 − p) requests (p99: 1,000; p99.9: 10,000)."""
+    return math.ceil(round(10 / (1 - p), 6))
+
+
+@dataclass(frozen=True)
+class Quantile:
+    p: float
+    n: int  # requests carrying the quantity
+    needed: int  # requests the tail guard asks for
+    value: float | None  # None: too few requests
+    ci: Interval | None
+    rank_ci: tuple[int, int] | None  # the order statistics (1-based) bounding the interval
+    effective: float | None  # n_eff the ranks were found at
+
+
+def quantile(values: np.ndarray, p: float) -> Quantile:
+    """q̂_p by linear interpolation (numpy's default, as vLLM and AIPerf), with its 90 % interval between two order
+    statistics: l = F⁻¹(0.05), u = F⁻¹(0.95) + 1, F the Binomial(n_eff, p) CDF (Hahn & Meeker 1991), n_eff =
+    n(1 − ρ)/(1 + ρ) with ρ the lag-1 autocorrelation of 1[x_i > q̂_p] in send order, clipped to [0, 0.9] (Geyer
+    1992); ranks found at n_eff are scaled by n/n_eff away from the estimate's rank."""
+    carried = values[~np.isnan(values)]
+    count, needed = len(carried), requests_for_quantile(p)
+    if count < needed:
+        return Quantile(p, count, needed, None, None, None, None)
+    estimate = float(np.percentile(carried, 100 * p))
+    above = (carried > estimate).astype(float)
+    rho = min(max(_lag_one(above), 0.0), 0.9)
+    effective = round(count * (1 - rho) / (1 + rho))
+    low = binomial_quantile(0.5 - LEVEL / 2, effective, p)
+    high = binomial_quantile(0.5 + LEVEL / 2, effective, p) + 1
+    if effective < count:  # outward: the low rank down, the high rank up
+        scale = count / effective
+        low, high = math.floor(low * scale), math.ceil(high * scale)
+    low, high = max(low, 1), min(high, count)
+    ordered = np.sort(carried)
+    return Quantile(p, count, needed, estimate, (float(ordered[low - 1]), float(ordered[high - 1])), (low, high),
+                    float(effective))
+
+
+def _lag_one(series: np.ndarray) -> float:
+    centred = series - series.mean()
+    spread = float(centred @ centred)
+    return float(centred[:-1] @ centred[1:]) / spread if spread > 0 else 0.0
+
+
+def binomial_quantile(q: float, n: int, p: float) -> int:
+    """F⁻¹(q): the least k with P(X ≤ k) ≥ q for X ~ Binomial(n, p). Exactly, by the log-pmf recurrence, up to
+    EXACT_BINOMIAL_UP_TO trials; beyond, the normal approximation with a continuity correction."""
+    if n > EXACT_BINOMIAL_UP_TO:
+        mean, sd = n * p, math.sqrt(n * p * (1 - p))
+        return max(0, min(n, math.ceil(mean + NormalDist().inv_cdf(q) * sd - 0.5)))
+    k = np.arange(n + 1)
+    ratios = np.log(n - k[:-1]) - np.log(k[:-1] + 1) + math.log(p) - math.log1p(-p)
+    log_pmf = np.concatenate([[n * math.log1p(-p)], n * math.log1p(-p) + np.cumsum(ratios)])
+    pmf = np.exp(log_pmf - log_pmf.max())
+    cdf = np.cumsum(pmf) / pmf.sum()
+    return int(np.searchsorted(cdf, q - 1e-12))
+
+
+def requests_needed(share: float, target: float, rho: float = 0.0, *, p: float | None = None) -> int | None:
+    """The requests a load point needs before its verdict is decided: ⌈z²·Â(1 − Â)/(Â − a*)²⌉, then × (1 + ρ)/(1 − ρ)
+    for requests whose fates run together (ρ the lag-1 autocorrelation of good_i in send order, clipped to [0, 0.9]),
+    and no fewer than the tail guard's for a quantile objective. None when Â = a*: no number of requests decides."""
+    if share == target:
+        return None
+    rho = min(max(rho, 0.0), 0.9)
+    independent = math.ceil(Z * Z * share * (1 - share) / (share - target) ** 2)
+    needed = math.ceil(round(independent * (1 + rho) / (1 - rho), 9))
+    return max(needed, requests_for_quantile(p)) if p is not None else needed
