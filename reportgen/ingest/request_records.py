@@ -1,0 +1,373 @@
+"""Per-request records of a load test, as each load generator writes them, read into one canonical table
+(methods.md#a-service-judged-from-its-requests): for every request its send time, TTFT, E2E, output tokens and
+whether it succeeded, in seconds from the load point's first send, with where each came from.
+
+Formats (each recognised by its document's structure, never its name; exactly one must match):
+- `vllm-detailed`: `vllm bench serve --save-detailed`: an object with lists `ttfts` and `itls` (several objects, one
+  a line, with `--append-result`);
+- `guidellm`: GuideLLM's benchmarks JSON (`metadata.version` 2, `benchmarks[]` of `generative_benchmark`);
+- `aiperf-records`: AIPerf's `profile_export.jsonl`, one record a line with `metadata.request_start_ns` and `metrics`;
+- `inference-perf-records`: inference-perf's `per_request_lifecycle_metrics.json`, a list of requests with
+  `start_time`, `end_time` and `info.response_metrics`.
+
+Everything is checked before it is believed: arrays of equal length, finite times and counts, known units.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from reportgen.analysis.measured.requests import Requests
+from reportgen.errors import InputError, Problem
+from reportgen.ingest import strict_json
+from reportgen.json_types import JsonRead
+from reportgen.project.yaml_source import read_text
+
+MAX_DOCUMENT_BYTES = 256 << 20  # one JSON document; JSON Lines are read a line at a time
+Format = Literal["vllm-detailed", "guidellm", "aiperf-records", "inference-perf-records"]
+FORMATS: tuple[Format, ...] = ("vllm-detailed", "guidellm", "aiperf-records", "inference-perf-records")
+Mode = Literal["open", "closed"]
+TokenSource = Literal["server", "client", "chunks", "mixed", "unknown"]
+TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+@dataclass(frozen=True)
+class LoadPoint:
+    """One load test at one offered load, its requests in the canonical table."""
+
+    tool: Format
+    requests: Requests
+    mode: Mode | None  # None: unbounded (a throughput sweep) or not said: not a point of the load curve
+    offered_per_s: float | None  # an open load's rate
+    concurrency: int | None  # a closed load's requests in flight
+    send_times_known: bool  # False: older vLLM files, whose array order is the send order but whose times are not
+    e2e_reconstructed: bool  # E2E summed from TTFT and the chunk gaps (the file has no latencies)
+    tokens_source: TokenSource
+    dropped_warmup: int = 0  # records outside the tool's measured phase, left out
+    sampled_from: int | None = None  # a sample of this many requests (GuideLLM's reservoir), else None
+    file_output_tokens: int | None = None  # the file's own total, to hold the records to
+
+
+def detect(document: object) -> list[Format]:
+    """Every format whose structure the parsed document has (a JSON Lines file is its first record)."""
+    found: list[Format] = []
+    if isinstance(document, dict):
+        if isinstance(document.get("ttfts"), list) and isinstance(document.get("itls"), list):
+            found.append("vllm-detailed")
+        metadata = document.get("metadata")
+        if isinstance(metadata, dict) and metadata.get("version") is not None \
+                and isinstance(document.get("benchmarks"), list):
+            found.append("guidellm")
+        if isinstance(metadata, dict) and "request_start_ns" in metadata and isinstance(document.get("metrics"), dict):
+            found.append("aiperf-records")
+    if isinstance(document, list) and document and isinstance(document[0], dict) \
+            and {"start_time", "end_time"} <= set(document[0]) and isinstance(document[0].get("info"), dict):
+        found.append("inference-perf-records")
+    return found
+
+
+def read_records(path: Path, *, display: str | None = None, format: Format | None = None) -> list[LoadPoint]:
+    """The load points of a per-request file; InputError naming the file for one no format (or several) describes,
+    or whose values cannot be right."""
+    shown = display or str(path)
+    text, _ = read_text(path, shown, limit=MAX_DOCUMENT_BYTES)
+    documents = _documents(text, shown)
+    found = detect(documents[0]) if len(documents) == 1 or not isinstance(documents[0], dict) else \
+        sorted(set(detect(documents[0])) & {"vllm-detailed", "aiperf-records"})
+    if format is not None:
+        if format not in found:
+            raise _refused(shown, f"the file is not a {format} file (its structure is "
+                                  f"{'that of ' + ', '.join(found) if found else 'none of the formats read'})")
+        found = [format]
+    if len(found) != 1:
+        raise _refused(shown, "no per-request format describes the file (read: " + ", ".join(FORMATS) + ")"
+                       if not found else "the file could be any of " + ", ".join(found) + ": name one with --format")
+    return READERS[found[0]](documents, shown)
+
+
+def _documents(text: str, shown: str) -> list[object]:
+    """The file as one JSON document, else as JSON Lines (vLLM's appended results, AIPerf's records)."""
+    try:
+        return [strict_json.loads(text)]
+    except (ValueError, RecursionError):
+        pass
+    documents = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            try:
+                documents.append(strict_json.loads(line))
+            except (ValueError, RecursionError) as error:
+                raise InputError([Problem(shown, number, 1, "", f"not JSON, nor JSON Lines: {error}")]) from None
+    if not documents:
+        raise _refused(shown, "the file is empty")
+    return documents
+
+
+def _refused(shown: str, message: str, field: str = "") -> InputError:
+    return InputError([Problem(shown, 1, 1, field, message)])
+
+
+class _Columns:
+    """Values gathered a request at a time, each checked finite where a number is required."""
+
+    def __init__(self, shown: str) -> None:
+        self.shown = shown
+
+    def number(self, value: object, field: str, *, optional: bool = False) -> float:
+        if value is None and optional:
+            return math.nan
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(float(value)):
+            raise _refused(self.shown, f"{value!r} is not a finite number", field)
+        return float(value)
+
+    def equal_lengths(self, lists: Mapping[str, Sequence[object]]) -> int:
+        lengths = {name: len(values) for name, values in lists.items()}
+        if len(set(lengths.values())) > 1:
+            raise _refused(self.shown, "arrays of unequal length: " + ", ".join(f"{k} {v}" for k, v in
+                                                                                 lengths.items()))
+        return next(iter(lengths.values()), 0)
+
+
+def _relative(times: np.ndarray) -> np.ndarray:
+    """Seconds from the first send (NaN where unknown)."""
+    return times - np.nanmin(times) if np.isfinite(times).any() else times
+
+
+def _point(tool: Format, send: np.ndarray, ttft: np.ndarray, e2e: np.ndarray, tokens: np.ndarray, ok: np.ndarray,
+           queue: np.ndarray | None, **fields: object) -> LoadPoint:
+    """The point with its requests in send order (by time where known, else as the file lists them)."""
+    order = np.argsort(send, kind="stable") if np.isfinite(send).all() else np.arange(len(send))
+    requests = Requests(_relative(send)[order], ttft[order], e2e[order], tokens[order], ok[order],
+                        queue[order] if queue is not None else None)
+    return LoadPoint(tool, requests, **fields)  # type: ignore[arg-type]
+
+
+def _vllm(documents: list[object], shown: str) -> list[LoadPoint]:
+    """One point per object: open at a finite `request_rate`, closed at `max_concurrency` when the rate is "inf"."""
+    check = _Columns(shown)
+    points = []
+    for document in documents:
+        assert isinstance(document, dict)
+        ttfts, itls = document.get("ttfts"), document.get("itls")
+        lengths = {name: document[name] for name in ("ttfts", "itls", "output_lens", "errors", "start_times",
+                                                     "latencies", "queue_times") if name in document}
+        if not all(isinstance(values, list) for values in lengths.values()):
+            raise _refused(shown, "ttfts, itls, output_lens, errors, start_times, latencies and queue_times must "
+                                  "be lists")
+        count = check.equal_lengths(lengths)
+        assert isinstance(ttfts, list) and isinstance(itls, list)
+        errors = document.get("errors") or [""] * count
+        outputs = document.get("output_lens")
+        if not isinstance(outputs, list):
+            raise _refused(shown, "no output_lens: the file does not say how many tokens each request gave",
+                           "output_lens")
+        ttft = np.array([check.number(value, "ttfts", optional=True) for value in ttfts])
+        tokens = np.array([check.number(value, "output_lens") for value in outputs])
+        ok = np.array([error == "" for error in errors]) & (tokens > 0)
+        times = document.get("start_times")
+        send = np.array([check.number(value, "start_times") for value in times]) if isinstance(times, list) \
+            else np.full(count, math.nan)
+        latencies = document.get("latencies")
+        reconstructed = not isinstance(latencies, list)
+        if isinstance(latencies, list):
+            e2e = np.array([check.number(value, "latencies", optional=True) for value in latencies])
+        else:  # TTFT and every chunk gap: the last content chunk, before the usage chunk
+            e2e = ttft + np.array([sum(check.number(gap, "itls") for gap in gaps) if isinstance(gaps, list)
+                                   else math.nan for gaps in itls])
+        queued = document.get("queue_times")
+        queue = np.array([check.number(value, "queue_times") for value in queued]) if isinstance(queued, list) \
+            else None
+        rate = document.get("request_rate")
+        finite_rate = rate if isinstance(rate, int | float) and not isinstance(rate, bool) and \
+            math.isfinite(rate) else None
+        concurrency = document.get("max_concurrency")
+        mode: Mode | None = "open" if finite_rate is not None else "closed" if isinstance(concurrency, int) else None
+        total = document.get("total_output_tokens")
+        points.append(_point("vllm-detailed", send, ttft, e2e, tokens, ok, queue, mode=mode,
+                             offered_per_s=float(finite_rate) if finite_rate is not None else None,
+                             concurrency=concurrency if mode == "closed" else None,
+                             send_times_known=isinstance(times, list), e2e_reconstructed=reconstructed,
+                             tokens_source="unknown",
+                             file_output_tokens=total if isinstance(total, int) else None))
+    return points
+
+
+def _object(value: object) -> JsonRead:
+    """A JSON object where one is expected; an empty one where the file has none."""
+    return value if isinstance(value, dict) else {}
+
+
+def _guidellm(documents: list[object], shown: str) -> list[LoadPoint]:
+    """One point per benchmark: constant or Poisson → open at its rate; concurrent → closed at its streams;
+    synchronous → closed at 1; throughput → unbounded, not a point of the load curve."""
+    document = _object(documents[0])
+    version = _object(document.get("metadata")).get("version")
+    if version != 2:
+        raise _refused(shown, f"GuideLLM benchmarks file version {version!r}: version 2 is read", "metadata.version")
+    check = _Columns(shown)
+    points = []
+    for index, benchmark in enumerate(document["benchmarks"]):
+        if _object(benchmark).get("type_") != "generative_benchmark":
+            raise _refused(shown, "not a generative benchmark", f"benchmarks[{index}].type_")
+        config = _object(benchmark.get("config"))
+        strategy = _object(config.get("strategy"))
+        kind = strategy.get("type_")
+        window = _object(benchmark.get("scheduler_metrics"))
+        start, stop = window.get("measure_start_time"), window.get("measure_end_time")
+        server_counts = config.get("prefer_response_metrics", True) is not False
+        columns: dict[str, list[float]] = {name: [] for name in ("send", "first", "end", "tokens", "intended")}
+        ok: list[bool] = []
+        dropped = 0
+        requests = _object(benchmark.get("requests"))
+        sources = set()
+        for status in ("successful", "incomplete", "errored"):
+            for record in requests.get(status) or []:
+                timings = _object(_object(_object(record).get("info")).get("timings"))
+                sent = check.number(timings.get("request_start"), f"benchmarks[{index}].info.timings.request_start")
+                if isinstance(start, int | float) and isinstance(stop, int | float) and not start <= sent <= stop:
+                    dropped += 1
+                    continue
+                total = _object(record.get("output_metrics")).get("total_tokens")
+                if total is not None:
+                    columns["tokens"].append(check.number(total, "output_metrics.total_tokens"))
+                    sources.add("server" if server_counts else "client")
+                else:
+                    columns["tokens"].append(check.number(timings.get("token_iterations"), "token_iterations"))
+                    sources.add("chunks")
+                columns["send"].append(sent)
+                columns["first"].append(check.number(timings.get("first_token_iteration"), "first_token_iteration",
+                                                     optional=True))
+                columns["end"].append(check.number(timings.get("request_end"), "request_end", optional=True))
+                columns["intended"].append(check.number(timings.get("targeted_start"), "targeted_start",
+                                                        optional=True))
+                ok.append(status == "successful")
+        if not ok:
+            raise _refused(shown, "no request in the measured window", f"benchmarks[{index}].requests")
+        send, first, end, tokens, intended = (np.array(columns[name]) for name in
+                                              ("send", "first", "end", "tokens", "intended"))
+        mode: Mode | None = "open" if kind in ("constant", "poisson") else "closed" if kind in (
+            "concurrent", "synchronous") else None
+        rate, streams = strategy.get("rate"), strategy.get("streams")
+        sample, made = config.get("sample_size"), window.get("requests_made")
+        points.append(_point(
+            "guidellm", send, first - send, end - send, tokens, np.array(ok),
+            send - intended if np.isfinite(intended).all() else None, mode=mode,
+            offered_per_s=float(rate) if mode == "open" and isinstance(rate, int | float) else None,
+            concurrency=1 if kind == "synchronous" else streams if kind == "concurrent" else None,
+            send_times_known=True, e2e_reconstructed=False,
+            tokens_source=sources.pop() if len(sources) == 1 else "mixed", dropped_warmup=dropped,
+            sampled_from=made if isinstance(sample, int) and sample >= 1 and isinstance(made, int) else None))
+    return points
+
+
+def _time(metric: object, field: str, check: _Columns) -> float:
+    """An AIPerf metric {value, unit} in seconds; NaN where the record has none."""
+    if metric is None:
+        return math.nan
+    if not isinstance(metric, dict) or metric.get("unit") not in TIME_UNITS:
+        unit = metric.get("unit") if isinstance(metric, dict) else None
+        raise _refused(check.shown, f"unit {unit!r} is not a time unit (ns, us, ms, s)", field)
+    return check.number(metric.get("value"), field) * TIME_UNITS[metric["unit"]]
+
+
+def _count(metric: object, field: str, check: _Columns) -> float:
+    if metric is None:
+        return math.nan
+    if not isinstance(metric, dict) or metric.get("unit") not in ("tokens", None):
+        raise _refused(check.shown, f"unit {metric.get('unit') if isinstance(metric, dict) else None!r} is not "
+                                    "tokens", field)
+    return check.number(metric.get("value"), field)
+
+
+def _aiperf(documents: list[object], shown: str) -> list[LoadPoint]:
+    """One point: the profiling phase's records (warm-up records left out and counted); nanosecond clocks
+    subtracted as integers before they become seconds."""
+    check = _Columns(shown)
+    starts, credits, ttft, e2e, tokens, ok = [], [], [], [], [], []
+    server, client = 0, 0
+    dropped = 0
+    for record in documents:
+        if not isinstance(record, dict) or not isinstance(record.get("metadata"), dict):
+            raise _refused(shown, "a line that is not an AIPerf record")
+        metadata, metrics = record["metadata"], record.get("metrics") or {}
+        if metadata.get("benchmark_phase") == "warmup":
+            dropped += 1
+            continue
+        start = metadata.get("request_start_ns")
+        if not isinstance(start, int) or isinstance(start, bool):
+            raise _refused(shown, f"{start!r} is not a time in nanoseconds", "metadata.request_start_ns")
+        starts.append(start)
+        credit = metadata.get("credit_issued_ns")
+        credits.append(credit if isinstance(credit, int) and not isinstance(credit, bool) else None)
+        ttft.append(_time(metrics.get("time_to_first_token"), "metrics.time_to_first_token", check))
+        e2e.append(_time(metrics.get("request_latency"), "metrics.request_latency", check))
+        usage = _count(metrics.get("usage_completion_tokens"), "metrics.usage_completion_tokens", check)
+        if math.isnan(usage):
+            usage = _count(metrics.get("output_sequence_length"), "metrics.output_sequence_length", check)
+            client += 1
+        else:
+            server += 1
+        tokens.append(usage)
+        ok.append(record.get("error") is None and not metadata.get("was_cancelled", False))
+    if not starts:
+        raise _refused(shown, "no record of the profiling phase")
+    first = min(starts)
+    send = np.array([start - first for start in starts], dtype=float) * 1e-9
+    issued = [credit for credit in credits if credit is not None]
+    queue = None
+    span = 0.0
+    if len(issued) == len(starts):  # every credit known: the client's wait, and the rate it was asked to send at
+        queue = np.array([start - credit for start, credit in zip(starts, issued, strict=True)], dtype=float) * 1e-9
+        span = (max(issued) - min(issued)) * 1e-9
+    source: TokenSource = "server" if client == 0 else "client" if server == 0 else "mixed"
+    return [_point("aiperf-records", send, np.array(ttft), np.array(e2e), np.array(tokens), np.array(ok), queue,
+                   mode="open" if span > 0 else None, offered_per_s=(len(issued) - 1) / span if span > 0 else None,
+                   concurrency=None, send_times_known=True, e2e_reconstructed=False, tokens_source=source,
+                   dropped_warmup=dropped)]
+
+
+def _inference_perf(documents: list[object], shown: str) -> list[LoadPoint]:
+    """One point (the report folder's stages are not cut here): perf-counter seconds, TTFT from the first output
+    token's time (else the first chunk's)."""
+    (records,) = documents
+    assert isinstance(records, list)
+    check = _Columns(shown)
+    send, ttft, e2e, tokens, ok = [], [], [], [], []
+    server, client = 0, 0
+    for index, record in enumerate(records):
+        if not isinstance(record, dict):
+            raise _refused(shown, "not a request record", f"[{index}]")
+        start = check.number(record.get("start_time"), f"[{index}].start_time")
+        end = check.number(record.get("end_time"), f"[{index}].end_time", optional=True)
+        metrics = ((record.get("info") or {}).get("response_metrics")) or {}
+        times = metrics.get("output_token_times") or metrics.get("chunk_times") or []
+        first = check.number(times[0], f"[{index}].info.response_metrics.output_token_times") if times else math.nan
+        usage = (metrics.get("server_usage") or {}).get("completion_tokens")
+        if usage is not None:
+            count = check.number(usage, f"[{index}].info.response_metrics.server_usage.completion_tokens")
+            server += 1
+        else:
+            count = check.number(metrics.get("output_tokens", math.nan) if metrics.get("output_tokens") is not None
+                                 else math.nan, f"[{index}].info.response_metrics.output_tokens", optional=True)
+            client += 1
+        send.append(start)
+        ttft.append(first - start)
+        e2e.append(end - start)
+        tokens.append(count)
+        ok.append(record.get("error") is None)
+    source: TokenSource = "server" if client == 0 else "client" if server == 0 else "mixed"
+    return [_point("inference-perf-records", np.array(send), np.array(ttft), np.array(e2e), np.array(tokens),
+                   np.array(ok), None, mode=None, offered_per_s=None, concurrency=None, send_times_known=True,
+                   e2e_reconstructed=False, tokens_source=source)]
+
+
+READERS: dict[Format, Callable[[list[object], str], list[LoadPoint]]] = {
+    "vllm-detailed": _vllm, "guidellm": _guidellm, "aiperf-records": _aiperf,
+    "inference-perf-records": _inference_perf}
+

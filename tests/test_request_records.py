@@ -1,0 +1,190 @@
+"""Per-request files of four load generators read into one canonical table
+(methods.md#a-service-judged-from-its-requests): one request log, written here in every format as its tool writes it
+(the field names and units of each tool's source), reads back to the same requests and the same attainment, and what
+cannot be right is refused naming the file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from reportgen.analysis.measured.requests import Objectives, attainment
+from reportgen.errors import InputError
+from reportgen.ingest.request_records import detect, read_records
+
+COUNT = 60
+RATE = 4.0  # request/s, open
+EPOCH_S = 1_764_000_000.0  # a Unix time for the tools that write one
+PERF_S = 8123.25  # a perf-counter time for those that write one
+
+
+def canonical() -> dict[str, np.ndarray]:
+    """Sends every 0.25 s with a little wait in the client; TTFT 50–250 ms, 20–79 tokens at 20 ms a token after the
+    first; every 13th request fails."""
+    rng = np.random.default_rng(11)
+    index = np.arange(COUNT)
+    send = index / RATE + rng.uniform(0, 0.01, COUNT)
+    ttft = rng.uniform(0.05, 0.25, COUNT)
+    tokens = rng.integers(20, 80, COUNT).astype(float)
+    e2e = ttft + 0.02 * (tokens - 1)
+    ok = index % 13 != 5
+    queue = rng.uniform(0.0, 0.004, COUNT)
+    return {"send": send, "ttft": ttft, "e2e": e2e, "tokens": tokens, "ok": ok, "queue": queue}
+
+
+def vllm_detailed(log: dict[str, np.ndarray]) -> dict[str, object]:
+    ok = log["ok"]
+    gaps = [[0.02] * int(n - 1) for n in log["tokens"]]
+    return {"request_rate": RATE, "max_concurrency": None, "completed": int(ok.sum()), "failed": int((~ok).sum()),
+            "total_output_tokens": int(log["tokens"][ok].sum()),
+            "ttfts": [float(t) if good else 0.0 for t, good in zip(log["ttft"], ok, strict=True)],
+            "itls": [g if good else [] for g, good in zip(gaps, ok, strict=True)],
+            "input_lens": [256] * COUNT,
+            "output_lens": [int(n) if good else 0 for n, good in zip(log["tokens"], ok, strict=True)],
+            "errors": ["" if good else "HTTP 500" for good in ok],
+            "start_times": (PERF_S + log["send"]).tolist(), "latencies": log["e2e"].tolist(),
+            "queue_times": log["queue"].tolist()}
+
+
+def guidellm(log: dict[str, np.ndarray]) -> dict[str, object]:
+    records: dict[str, list[dict[str, object]]] = {"successful": [], "incomplete": [], "errored": []}
+    for i in range(COUNT):
+        start = EPOCH_S + log["send"][i]
+        timings = {"request_start": start, "first_token_iteration": start + log["ttft"][i],
+                   "last_token_iteration": start + log["e2e"][i] - 0.001, "request_end": start + log["e2e"][i],
+                   "targeted_start": start - log["queue"][i], "token_iterations": int(log["tokens"][i])}
+        records["successful" if log["ok"][i] else "errored"].append(
+            {"info": {"timings": timings}, "output_metrics": {"total_tokens": int(log["tokens"][i])},
+             "input_metrics": {"total_tokens": 256}})
+    benchmark = {"type_": "generative_benchmark", "config": {"strategy": {"type_": "constant", "rate": RATE},
+                                                              "sample_size": None},
+                 "scheduler_metrics": {"measure_start_time": EPOCH_S - 1, "measure_end_time": EPOCH_S + 1e4,
+                                       "requests_made": COUNT},
+                 "requests": records}
+    return {"metadata": {"version": 2}, "benchmarks": [benchmark]}
+
+
+def aiperf(log: dict[str, np.ndarray], warmup: int = 0) -> str:
+    lines = []
+    origin = 1_764_000_000_000_000_000
+    for i in range(-warmup, COUNT):
+        j = max(i, 0)
+        start = origin + round(log["send"][j] * 1e9) + (i < 0) * -10**9
+        record = {"metadata": {"request_start_ns": start, "request_end_ns": start + round(log["e2e"][j] * 1e9),
+                               "credit_issued_ns": start - round(log["queue"][j] * 1e9),
+                               "benchmark_phase": "warmup" if i < 0 else "profiling", "was_cancelled": False},
+                  "metrics": {"time_to_first_token": {"value": log["ttft"][j] * 1e3, "unit": "ms"},
+                              "request_latency": {"value": log["e2e"][j] * 1e3, "unit": "ms"},
+                              "usage_completion_tokens": {"value": int(log["tokens"][j]), "unit": "tokens"},
+                              "output_sequence_length": {"value": int(log["tokens"][j]), "unit": "tokens"}},
+                  "error": None if log["ok"][j] else {"code": 500, "type": "HTTPError", "message": "boom"}}
+        lines.append(json.dumps(record))
+    return "\n".join(lines) + "\n"
+
+
+def inference_perf(log: dict[str, np.ndarray]) -> list[dict[str, object]]:
+    records = []
+    for i in range(COUNT):
+        start = PERF_S + log["send"][i]
+        times = [start + log["ttft"][i] + 0.02 * k for k in range(int(log["tokens"][i]))]
+        records.append({"start_time": start, "end_time": start + log["e2e"][i],
+                        "info": {"response_metrics": {"output_tokens": int(log["tokens"][i]),
+                                                      "server_usage": {"completion_tokens": int(log["tokens"][i])},
+                                                      "chunk_times": times, "output_token_times": times}},
+                        "error": None if log["ok"][i] else {"error_type": "HTTPError", "error_msg": "boom"}})
+    return records
+
+
+def write(tmp_path: Path, name: str, content: object) -> Path:
+    path = tmp_path / name
+    path.write_text(content if isinstance(content, str) else json.dumps(content), encoding="utf-8")
+    return path
+
+
+def test_one_log_in_every_format_reads_back_the_same(tmp_path: Path) -> None:
+    log = canonical()
+    files = {"vllm-detailed": write(tmp_path, "vllm.json", vllm_detailed(log)),
+             "guidellm": write(tmp_path, "benchmarks.json", guidellm(log)),
+             "aiperf-records": write(tmp_path, "profile_export.jsonl", aiperf(log)),
+             "inference-perf-records": write(tmp_path, "per_request_lifecycle_metrics.json", inference_perf(log))}
+    relative = log["send"] - log["send"].min()
+    objectives = Objectives(ttft_s=0.2, tpot_s=0.025, e2e_s=1.5)
+    shares = {}
+    for tool, path in files.items():
+        (point,) = read_records(path)
+        requests = point.requests
+        assert point.tool == tool and requests.count == COUNT
+        assert requests.send_s == pytest.approx(relative, abs=1e-6), tool
+        ok = log["ok"]
+        assert requests.ok.tolist() == ok.tolist(), tool
+        assert requests.ttft_s[ok] == pytest.approx(log["ttft"][ok], abs=1e-6), tool
+        assert requests.e2e_s[ok] == pytest.approx(log["e2e"][ok], abs=1e-6), tool
+        assert requests.output_tokens[ok] == pytest.approx(log["tokens"][ok]), tool
+        shares[tool] = attainment(requests, objectives, open_load=False, in_flight=1.0).joint
+    assert len(set(shares.values())) == 1, shares
+    # each tool's load and the sources of its figures
+    vllm, = read_records(files["vllm-detailed"])
+    assert (vllm.mode, vllm.offered_per_s, vllm.tokens_source, vllm.file_output_tokens) == (
+        "open", RATE, "unknown", int(log["tokens"][log["ok"]].sum()))
+    assert vllm.requests.client_queue_s == pytest.approx(log["queue"])
+    guide, = read_records(files["guidellm"])
+    assert (guide.mode, guide.offered_per_s, guide.tokens_source) == ("open", RATE, "server")
+    assert guide.requests.client_queue_s == pytest.approx(log["queue"], abs=1e-6)
+    ai, = read_records(files["aiperf-records"])
+    assert ai.mode == "open" and ai.tokens_source == "server" and ai.offered_per_s == pytest.approx(RATE, rel=0.05)
+
+
+def test_warm_up_records_are_left_out_and_counted(tmp_path: Path) -> None:
+    (point,) = read_records(write(tmp_path, "profile_export.jsonl", aiperf(canonical(), warmup=5)))
+    assert point.dropped_warmup == 5 and point.requests.count == COUNT
+
+
+def test_a_vllm_file_without_latencies_reconstructs_them_and_says_so(tmp_path: Path) -> None:
+    log = canonical()
+    old = vllm_detailed(log)
+    for key in ("start_times", "latencies", "queue_times"):
+        del old[key]  # vLLM before its start_times: array order is send order, times unknown
+    (point,) = read_records(write(tmp_path, "old.json", old))
+    assert point.e2e_reconstructed and not point.send_times_known and np.isnan(point.requests.send_s).all()
+    ok = log["ok"]
+    assert point.requests.e2e_s[ok] == pytest.approx(log["e2e"][ok])  # TTFT + the gaps, 0.02 s each
+
+
+def test_appended_vllm_results_are_one_point_each(tmp_path: Path) -> None:
+    first, second = vllm_detailed(canonical()), vllm_detailed(canonical())
+    second.update(request_rate=float("inf"), max_concurrency=8)
+    text = json.dumps(first) + "\n" + json.dumps(second).replace("Infinity", '"inf"') + "\n"
+    points = read_records(write(tmp_path, "appended.json", text))
+    assert [(p.mode, p.offered_per_s, p.concurrency) for p in points] == [("open", RATE, None), ("closed", None, 8)]
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d.update(ttfts=d["ttfts"][:-1]), "unequal length"),
+    (lambda d: d["latencies"].__setitem__(3, "fast"), "not a finite number"),
+    (lambda d: d.pop("output_lens"), "output_lens"),
+])
+def test_a_vllm_file_that_cannot_be_right_is_refused(tmp_path: Path, change, message: str) -> None:
+    document = vllm_detailed(canonical())
+    change(document)
+    with pytest.raises(InputError, match=message):
+        read_records(write(tmp_path, "bad.json", document))
+
+
+def test_refusals_name_what_was_found(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no per-request format"):
+        read_records(write(tmp_path, "other.json", {"request_throughput": 3.0}))
+    two = {**vllm_detailed(canonical()), "metadata": {"version": 2}, "benchmarks": []}
+    assert detect(two) == ["vllm-detailed", "guidellm"]
+    with pytest.raises(InputError, match="could be any of vllm-detailed, guidellm"):
+        read_records(write(tmp_path, "two.json", two))
+    assert read_records(write(tmp_path, "forced.json", two), format="vllm-detailed")[0].tool == "vllm-detailed"
+    old = guidellm(canonical())
+    old["metadata"] = {"version": 1}
+    with pytest.raises(InputError, match="version 1: version 2 is read"):
+        read_records(write(tmp_path, "v1.json", old))
+    text = aiperf(canonical()).replace('"unit": "ms"', '"unit": "minutes"', 1)
+    with pytest.raises(InputError, match="'minutes' is not a time unit"):
+        read_records(write(tmp_path, "units.jsonl", text))
