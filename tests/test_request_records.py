@@ -188,3 +188,38 @@ def test_refusals_name_what_was_found(tmp_path: Path) -> None:
     text = aiperf(canonical()).replace('"unit": "ms"', '"unit": "minutes"', 1)
     with pytest.raises(InputError, match="'minutes' is not a time unit"):
         read_records(write(tmp_path, "units.jsonl", text))
+
+
+# --------------------------------------------------------------- files the tools wrote (tests/data/serving/README.md)
+RECORDED = Path(__file__).parent / "data" / "serving"
+
+
+def test_guidellms_own_file_reads_and_agrees_with_its_summary() -> None:
+    """GuideLLM 0.8.1's three constant-rate benchmarks: each point's requests, mean E2E and mean TTFT as the file's
+    own metrics give them, within 1 %."""
+    path = RECORDED / "guidellm-0.8.1" / "benchmarks.json"
+    points = read_records(path)
+    summaries = [benchmark["metrics"] for benchmark in json.loads(path.read_text(encoding="utf-8"))["benchmarks"]]
+    assert [(p.mode, p.offered_per_s) for p in points] == [("open", 2.0), ("open", 4.0), ("open", 8.0)]
+    for point, metrics in zip(points, summaries, strict=True):
+        requests = point.requests
+        assert requests.count == metrics["request_totals"]["total"] and point.tokens_source == "server"
+        assert np.mean(requests.e2e_s) == pytest.approx(metrics["request_latency"]["successful"]["mean"], rel=0.01)
+        assert np.mean(requests.ttft_s) * 1e3 == pytest.approx(metrics["time_to_first_token_ms"]["successful"]["mean"],
+                                                              rel=0.01)
+        assert point.requests.client_queue_s is not None and (point.requests.client_queue_s >= 0).all()
+
+
+@pytest.mark.parametrize("rate", [4, 8])
+def test_aiperfs_own_records_read_and_agree_with_its_aggregate(rate: int) -> None:
+    """AIPerf 0.13.0's records: the 5 warm-up requests left out, the rest's count, mean E2E and mean TTFT as its
+    aggregate JSON gives them, within 1 %; the rate its credits were issued at near the one asked."""
+    folder = RECORDED / "aiperf-0.13.0" / f"rate{rate}"
+    (point,) = read_records(folder / "profile_export.jsonl")
+    aggregate = json.loads((folder / "profile_export_aiperf.json").read_text(encoding="utf-8"))
+    requests = point.requests
+    assert point.dropped_warmup == 5 and requests.count == aggregate["request_count"]["avg"]
+    assert np.mean(requests.e2e_s) * 1e3 == pytest.approx(aggregate["request_latency"]["avg"], rel=0.01)
+    assert np.mean(requests.ttft_s) * 1e3 == pytest.approx(aggregate["time_to_first_token"]["avg"], rel=0.01)
+    assert point.tokens_source == "server" and point.mode == "open"
+    assert point.offered_per_s == pytest.approx(rate, rel=0.25)

@@ -254,7 +254,7 @@ def _guidellm(documents: list[object], shown: str) -> list[LoadPoint]:
         mode: Mode | None = "open" if kind in ("constant", "poisson") else "closed" if kind in (
             "concurrent", "synchronous") else None
         rate, streams = strategy.get("rate"), strategy.get("streams")
-        sample, made = config.get("sample_size"), window.get("requests_made")
+        sample, made = config.get("sample_size"), _object(window.get("requests_made")).get("total")
         points.append(_point(
             "guidellm", send, first - send, end - send, tokens, np.array(ok),
             send - intended if np.isfinite(intended).all() else None, mode=mode,
