@@ -11,6 +11,7 @@ import pytest
 from scipy.stats import binom
 
 from reportgen.analysis.measured.load_curve import decreasing_fit, max_load
+from reportgen.analysis.measured.pareto import ParetoPoint, chosen, frontier, joules_per_token, tokens_per_device
 from reportgen.analysis.measured.requests import (
     Objectives,
     Requests,
@@ -20,6 +21,7 @@ from reportgen.analysis.measured.requests import (
     block_resample_means,
     mean_in_flight,
     meets,
+    objective_flip,
     point_verdict,
     quantile,
     requests_for_quantile,
@@ -187,3 +189,34 @@ def test_the_fit_pools_a_long_rise_and_keeps_the_loads_order() -> None:
     assert fitted == pytest.approx([0.94, 0.94, 0.94])
     already = np.array([0.99, 0.98, 0.5])
     assert decreasing_fit(np.arange(3.0), already, np.ones(3)) == pytest.approx(already)
+
+
+def test_an_objectives_flip_by_hand() -> None:
+    # 10 requests, TPOT 10, 11, … 19 ms (E2E − TTFT over 100 tokens after the first), TTFT 0.1 s except the last's
+    # 0.5 s. At a TTFT ≤ 0.2 s objective, 9 meet it; for 80 % (⌈8⌉ requests) TPOT flips at the 8th smallest TPOT
+    # among those 9: 17 ms. For 95 % (⌈9.5⌉ = 10), fewer meet the others: TTFT binds, no TPOT flips it.
+    tpot = 0.010 + 0.001 * np.arange(10)
+    ttft = np.full(10, 0.1)
+    ttft[9] = 0.5
+    requests = Requests(np.arange(10.0), ttft, ttft + 100 * tpot, np.full(10, 101), np.ones(10, dtype=bool))
+    objectives = Objectives(ttft_s=0.2, tpot_s=0.012)
+    assert objective_flip(requests, objectives, "tpot", 0.8, open_load=False) == pytest.approx(0.017)
+    assert objective_flip(requests, objectives, "tpot", 0.95, open_load=False) is None
+    # the TTFT objective flips at the 8th smallest TTFT among the 3 meeting TPOT ≤ 12 ms: there are not 8
+    assert objective_flip(requests, objectives, "ttft", 0.8, open_load=False) is None
+    assert objective_flip(requests, objectives, "ttft", 0.3, open_load=False) == pytest.approx(0.1)
+
+
+def test_the_pareto_frontier_and_the_chosen_point_by_hand() -> None:
+    # 4 nodes at 2, 6, 8 request/s and 8 nodes at 12, 16 (tokens/s per device, per user): 4n@6 (168.8, 41.7) is
+    # beaten by 8n@12 (168.8, 45.5); 4n@8 (221.9, 32.3) by 8n@16 (223.4, 38.5). The frontier: 4n@2, 8n@12, 8n@16.
+    points = [ParetoPoint(4, 2, 56.2, 47.6, True), ParetoPoint(4, 6, 168.8, 41.7, True),
+              ParetoPoint(4, 8, 221.9, 32.3, False), ParetoPoint(8, 12, 168.8, 45.5, True),
+              ParetoPoint(8, 16, 223.4, 38.5, False)]
+    assert [(p.nodes, p.load) for p in frontier(points)] == [(4, 2), (8, 12), (8, 16)]
+    chosen_point = chosen(points, 8)
+    assert chosen_point is not None and (chosen_point.nodes, chosen_point.load) == (8, 12)  # 8n@16 misses
+    assert chosen(points, 2) is None
+    # 1.2 kWh over 2.4 million output tokens: 4.32 MJ / 2.4e6 = 1.8 J a token; 2.4e6 tokens in 1,000 s on 32 devices
+    assert joules_per_token(1.2, 2.4e6) == pytest.approx(1.8)
+    assert tokens_per_device(2.4e6, 1000.0, 32) == pytest.approx(75.0)

@@ -12,6 +12,7 @@ Origin = Literal["measured", "fitted"]  # a number read from a measured scale, o
 # Values equal to within this relative tolerance are ties (the spec's tie rules then pick the smaller p);
 # without it, two mathematically equal costs computed along different float paths could break a tie at random.
 TIE_TOLERANCE = 1e-12
+JOULES_PER_KWH = 3.6e6
 
 
 def ceil_ratio(numerator: float, denominator: float) -> int:

@@ -254,3 +254,21 @@ def requests_needed(share: float, target: float, rho: float = 0.0, *, p: float |
     independent = math.ceil(Z * Z * share * (1 - share) / (share - target) ** 2)
     needed = math.ceil(round(independent * (1 + rho) / (1 - rho), 9))
     return max(needed, requests_for_quantile(p)) if p is not None else needed
+
+
+def objective_flip(requests: Requests, objectives: Objectives, name: ObjectiveName, target: float, *,
+                   open_load: bool) -> float | None:
+    """The threshold of objective `name` at which the point's attainment reaches `target`, the others held: the
+    ⌈target · N⌉-th smallest value of that latency among the successful requests meeting every other objective.
+    None when fewer than that many meet the others: the other objectives bind, and no value of this one flips it."""
+    met = meets(requests, objectives, open_load=open_load)
+    others = requests.ok.astype(bool).copy()
+    for other, within in met.items():
+        if other != name:
+            others &= within
+    queued = requests.client_queue_s if open_load and requests.client_queue_s is not None else 0.0
+    values = {"ttft": requests.ttft_s + queued, "e2e": requests.e2e_s + queued,
+              "tpot": np.where(requests.output_tokens <= 1, 0.0, requests.tpot_s)}[name][others]
+    needed = math.ceil(round(target * requests.count, 9))
+    values = np.sort(values[~np.isnan(values)])
+    return float(values[needed - 1]) if 0 < needed <= len(values) else None

@@ -6,12 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-from reportgen.analysis.common import first_min, whole_nodes
+from reportgen.analysis.common import JOULES_PER_KWH, first_min, whole_nodes
 from reportgen.analysis.measured.scaling import ScalingResult
 from reportgen.keys import Key
 from reportgen.project.model import Energy
-
-JOULES_PER_KWH = 3.6e6
 
 
 @dataclass(frozen=True)

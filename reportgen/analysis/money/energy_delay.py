@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-from reportgen.analysis.common import first_min
+from reportgen.analysis.common import JOULES_PER_KWH, first_min
 from reportgen.analysis.declared import Declared, Inputs, Method, Plot, Series
 from reportgen.analysis.measured.scaling import ScalingResult
-from reportgen.analysis.money.energy import JOULES_PER_KWH, EnergyResult
+from reportgen.analysis.money.energy import EnergyResult
 from reportgen.keys import Key
 from reportgen.wording import nodes as nodes_words
 

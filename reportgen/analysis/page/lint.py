@@ -9,6 +9,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
+from reportgen.analysis.common import JOULES_PER_KWH
 from reportgen.analysis.findings import Finding, error, info, warning
 from reportgen.analysis.measured.diagnosis import RIDGE_CEILINGS, DiagnosisResult
 from reportgen.analysis.measured.model_check import COMM_SHARE_FACTOR, SPEEDUP_SHORTFALL, ModelCheckResult
@@ -21,7 +22,6 @@ from reportgen.analysis.model.layout_memory import splits_by_rule, stage_split
 from reportgen.analysis.model.prediction import PredictionResult
 from reportgen.analysis.model.reliability import ReliabilityResult
 from reportgen.analysis.money.cost import CostResult
-from reportgen.analysis.money.energy import JOULES_PER_KWH
 from reportgen.analysis.page.prose.plan import layout_words
 from reportgen.analysis.plan.plan_search import PlanSearchResult, missing_shape
 from reportgen.analysis.verdict.checklist import ChecklistResult

@@ -16,12 +16,11 @@ from typing import Annotated, Literal
 
 import numpy as np
 
-from reportgen.analysis.common import Origin, at_least, ceil_ratio, first_min, plan_verdict
+from reportgen.analysis.common import JOULES_PER_KWH, Origin, at_least, ceil_ratio, first_min, plan_verdict
 from reportgen.analysis.measured.scaling import ScalingResult
 from reportgen.analysis.model.fits import USLFit, usl_capacity
 from reportgen.analysis.model.replica import Replica, replica_of
 from reportgen.analysis.money.cost import local_viability
-from reportgen.analysis.money.energy import JOULES_PER_KWH
 from reportgen.analysis.quotes import quote
 from reportgen.analysis.verdict.goal import GoalDocument, GoalPoint, GoalRow, LatencyRatios
 from reportgen.analysis.verdict.lever_records import Levers
