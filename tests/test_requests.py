@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from reportgen.analysis.measured.load_curve import decreasing_fit, max_load
+from reportgen.analysis.measured.load_curve import decreasing_fit, latency_knee, max_load
 from reportgen.analysis.measured.pareto import ParetoPoint, chosen, frontier, joules_per_token, tokens_per_device
 from reportgen.analysis.measured.requests import (
     Objectives,
@@ -220,3 +220,13 @@ def test_the_pareto_frontier_and_the_chosen_point_by_hand() -> None:
     # 1.2 kWh over 2.4 million output tokens: 4.32 MJ / 2.4e6 = 1.8 J a token; 2.4e6 tokens in 1,000 s on 32 devices
     assert joules_per_token(1.2, 2.4e6) == pytest.approx(1.8)
     assert tokens_per_device(2.4e6, 1000.0, 32) == pytest.approx(75.0)
+
+
+def test_the_knee_where_latency_departs_by_hand() -> None:
+    # median TTFT 210, 220, 240, 450, 1,300 ms at 2 … 10 request/s: x = 0, 0.25, 0.5, 0.75, 1; y = (TTFT − 210)/1,090
+    # = 0, 0.009, 0.028, 0.220, 1; x − y = 0, 0.241, 0.472, 0.530, 0: the knee at 8 request/s
+    loads = np.array([2.0, 4.0, 6.0, 8.0, 10.0])
+    assert latency_knee(loads, np.array([0.210, 0.220, 0.240, 0.450, 1.300])) == 8.0
+    assert latency_knee(loads[::-1], np.array([1.300, 0.450, 0.240, 0.220, 0.210])) == 8.0  # any order
+    assert latency_knee(loads, loads / 10) is None  # a straight line: x − y is 0 everywhere
+    assert latency_knee(loads[:3], np.array([0.2, 0.3, 1.0])) is None  # three points are too few

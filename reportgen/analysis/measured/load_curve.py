@@ -9,6 +9,8 @@ from typing import Literal
 
 import numpy as np
 
+from reportgen.analysis.measured.scaling import KNEE_THRESHOLD
+
 Bound = Literal["above", "below"]
 
 
@@ -46,3 +48,20 @@ def max_load(loads: np.ndarray, fitted: np.ndarray, target: float) -> MaxLoad:
     last = int(np.flatnonzero(y >= target)[-1])
     step = (y[last] - target) / (y[last] - y[last + 1])
     return MaxLoad(float(x[last] + (x[last + 1] - x[last]) * step), None)
+
+
+MIN_KNEE_POINTS = 4
+
+
+def latency_knee(loads: np.ndarray, latencies: np.ndarray) -> float | None:
+    """Where latency departs as the load grows (Kneedle, Satopää et al. 2011): with the loads and the binding
+    objective's median latency each min–max normalised, the load maximising x − y on this convex, rising curve (the
+    first of equal maxima), reported with at least four points and a maximum of at least KNEE_THRESHOLD, as the
+    scaling knee is; None otherwise. Linear in the load: offered loads are spaced evenly, not in doublings."""
+    order = np.argsort(loads, kind="stable")
+    x, y = loads[order].astype(float), latencies[order].astype(float)
+    if len(x) < MIN_KNEE_POINTS or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return None
+    difference = (x - x.min()) / np.ptp(x) - (y - y.min()) / np.ptp(y)
+    index = int(np.argmax(difference))
+    return float(x[index]) if difference[index] >= KNEE_THRESHOLD else None
