@@ -14,6 +14,7 @@ and the node-hours probe of tests/probe_analysis.py, whose rows hold node-hours 
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import pytest
 
@@ -59,6 +60,7 @@ def rows_of(analysis_declared: Declared[object], scales: tuple[tuple[float, floa
     return [{item.names[0]: getattr(row, item.attribute) for item in declared(type(row))} for row in rows]
 
 
+@functools.cache  # one analysis per declared analysis, not one per check
 def keys_of_rows(analysis_declared: Declared[object]) -> dict[str, Key]:
     row_type = type(result_of(analysis_declared, SCALES).rows[0])  # type: ignore[attr-defined]
     return {item.names[0]: item.key for item in declared(row_type)}
@@ -115,10 +117,11 @@ def units_defined(analysis_declared: Declared[object]) -> int:
     """Holds a row's node-hours to p · T / 3600 of its run, its device-hours to d times as many, its money per run to
     the on-demand price of its node-hours; returns how many values it checked."""
     checked = 0
+    keys = keys_of_rows(analysis_declared)
     for row in rows_of(analysis_declared, SCALES):
         nodes, time_s = row["nodes"], dict(SCALES)[row["nodes"]]  # type: ignore[index]
         run_hours = nodes * time_s / 3600  # type: ignore[operator]
-        for name, key in keys_of_rows(analysis_declared).items():
+        for name, key in keys.items():
             expected = {"node_hours": run_hours, "device_hours": run_hours * DEVICES}.get(name)
             if key.unit == CURRENCY:
                 expected = run_hours * PRICE

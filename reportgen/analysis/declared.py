@@ -34,6 +34,8 @@ class HoldsDeclared(Protocol):
     @property
     def declared(self) -> Mapping[str, object]: ...
 
+# The template that shows a declared analysis without one of its own: its title, plots, rows and values
+GENERIC_TEMPLATE = "analyses/generic.html"
 # The report's chapters a declared analysis's template can be included in (templates/chapters/<chapter>.html)
 Chapter = Literal["diagnosis", "design", "measure"]
 
@@ -183,7 +185,7 @@ class Declared(Generic[R]):
 
     @property
     def template(self) -> str:
-        return self.own_template or "analyses/generic.html"
+        return self.own_template or GENERIC_TEMPLATE
 
     def of(self, analysis: HoldsDeclared) -> R | None:
         """This analysis's typed result in `analysis` (None when the project gives it no input)."""

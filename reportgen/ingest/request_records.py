@@ -32,6 +32,7 @@ from reportgen.project.yaml_source import read_text
 MAX_DOCUMENT_BYTES = 256 << 20  # one JSON document; JSON Lines are read a line at a time
 Format = Literal["vllm-detailed", "guidellm", "aiperf-records", "inference-perf-records"]
 FORMATS: tuple[Format, ...] = ("vllm-detailed", "guidellm", "aiperf-records", "inference-perf-records")
+LINE_FORMATS: tuple[Format, ...] = ("vllm-detailed", "aiperf-records")
 Mode = Literal["open", "closed"]
 TokenSource = Literal["server", "client", "chunks", "mixed", "unknown"]
 TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
@@ -78,8 +79,9 @@ def read_records(path: Path, *, display: str | None = None, format: Format | Non
     shown = display or str(path)
     text, _ = read_text(path, shown, limit=MAX_DOCUMENT_BYTES)
     documents = _documents(text, shown)
-    found = detect(documents[0]) if len(documents) == 1 or not isinstance(documents[0], dict) else \
-        sorted(set(detect(documents[0])) & {"vllm-detailed", "aiperf-records"})
+    found = detect(documents[0])
+    if len(documents) > 1:  # JSON Lines: only the formats written a record (or a result) a line
+        found = [name for name in found if name in LINE_FORMATS]
     if format is not None:
         if format not in found:
             raise _refused(shown, f"the file is not a {format} file (its structure is "
@@ -353,8 +355,8 @@ def _inference_perf(documents: list[object], shown: str) -> list[LoadPoint]:
             count = check.number(usage, f"[{index}].info.response_metrics.server_usage.completion_tokens")
             server += 1
         else:
-            count = check.number(metrics.get("output_tokens", math.nan) if metrics.get("output_tokens") is not None
-                                 else math.nan, f"[{index}].info.response_metrics.output_tokens", optional=True)
+            count = check.number(metrics.get("output_tokens"), f"[{index}].info.response_metrics.output_tokens",
+                                 optional=True)
             client += 1
         send.append(start)
         ttft.append(first - start)

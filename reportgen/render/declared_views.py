@@ -10,10 +10,8 @@ from dataclasses import dataclass
 from typing import get_args
 
 from reportgen.analysis import DECLARED, Analysis
-from reportgen.analysis.declared import Chapter, Declared
+from reportgen.analysis.declared import GENERIC_TEMPLATE, Chapter, Declared
 from reportgen.keys import CURRENCY, Key, declared, with_unit
-
-GENERIC_TEMPLATE = "analyses/generic.html"
 
 
 @dataclass(frozen=True)

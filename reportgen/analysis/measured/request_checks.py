@@ -42,7 +42,8 @@ class Check:
 def achieved_send_rate(requests: Requests) -> float | None:
     """λ_s = (N − 1)/(s_N − s_1): the rate the client sent at (never completions per second: a saturated server
     completes fewer, the client still sent them)."""
-    span = float(np.max(requests.send_s) - np.min(requests.send_s))
+    first, last = requests.sends
+    span = last - first
     return (requests.count - 1) / span if requests.count > 1 and span > 0 else None
 
 
@@ -83,7 +84,7 @@ def littles_law(requests: Requests) -> Check | None:
     """λ W̄ against L̄ over the window from the first send to the last: λ the sends per second, W̄ their mean E2E,
     L̄ the requests in flight on average (failed ones to their end). A gap past 10 % means the file's latencies and
     its request times disagree, or the point was not in a steady state."""
-    start, stop = float(np.min(requests.send_s)), float(np.max(requests.send_s))
+    start, stop = requests.sends
     if stop <= start:
         return None
     rate = requests.count / (stop - start)
@@ -113,10 +114,9 @@ def rises(series: np.ndarray) -> bool:
 def binned_trends(requests: Requests) -> tuple[np.ndarray, np.ndarray] | None:
     """Per tenth of the window from the first send to the last: the median TTFT (E2E where no TTFT was measured) of
     its sends and the mean requests in flight; None with fewer than five sends a bin."""
-    start, stop = float(np.min(requests.send_s)), float(np.max(requests.send_s))
-    edges = np.linspace(start, stop, BINS + 1)
+    edges = np.linspace(*requests.sends, BINS + 1)
     which = np.clip(np.searchsorted(edges, requests.send_s, side="right") - 1, 0, BINS - 1)
-    latency = requests.ttft_s if not np.isnan(requests.ttft_s).all() else requests.e2e_s
+    latency = requests.latency_s
     medians, flights = [], []
     for index in range(BINS):
         chosen = latency[which == index]
@@ -155,7 +155,7 @@ def mann_whitney_greater(first: np.ndarray, rest: np.ndarray) -> float:
 def warm_up_check(requests: Requests) -> Check | None:
     """The first tenth of the sends against the rest: their median TTFT (E2E where none) more than 1.5 times the
     rest's, and significantly so (one-sided Mann–Whitney p < 0.01). The first tenth then leaves the verdict."""
-    latency = requests.ttft_s if not np.isnan(requests.ttft_s).all() else requests.e2e_s
+    latency = requests.latency_s
     order = np.argsort(requests.send_s, kind="stable")
     ordered = latency[order]
     ordered = ordered[~np.isnan(ordered)]

@@ -49,6 +49,16 @@ class Requests:
         return ends
 
     @property
+    def sends(self) -> tuple[float, float]:
+        """The first and the last send."""
+        return float(np.min(self.send_s)), float(np.max(self.send_s))
+
+    @property
+    def latency_s(self) -> np.ndarray:
+        """The latency the load-point checks follow: TTFT, or E2E where the tool measured no TTFT (not streamed)."""
+        return self.ttft_s if not np.isnan(self.ttft_s).all() else self.e2e_s
+
+    @property
     def window_s(self) -> float:
         """W: from the first send to the last byte."""
         return float(np.nanmax(self.end_s) - np.min(self.send_s))
@@ -75,21 +85,25 @@ class Objectives:
         return tuple(name for name in OBJECTIVES if getattr(self, f"{name}_s") is not None)
 
 
-def meets(requests: Requests, objectives: Objectives, *, open_load: bool) -> dict[ObjectiveName, np.ndarray]:
-    """Per stated objective, whether each request meets it. At an open load the client's queueing counts against
-    TTFT and E2E (a request's latency starts when it should have been sent). A request without decode (n ≤ 1) meets
-    the TPOT objective: it has none. A latency the tool did not measure (NaN) does not meet its objective."""
+def judged_latency(requests: Requests, name: ObjectiveName, *, open_load: bool) -> np.ndarray:
+    """Each request's latency as objective `name` judges it. At an open load the client's queueing counts against
+    TTFT and E2E (a request's latency starts when it should have been sent). A request without decode (n ≤ 1) has
+    a TPOT of 0: the objective does not apply, and it passes. NaN: the tool did not measure it."""
+    if name == "tpot":
+        undecoded: np.ndarray = np.where(requests.output_tokens <= 1, 0.0, requests.tpot_s)
+        return undecoded
     queued = requests.client_queue_s if open_load and requests.client_queue_s is not None else 0.0
-    measured: dict[ObjectiveName, np.ndarray] = {"ttft": requests.ttft_s + queued, "e2e": requests.e2e_s + queued,
-                                                 "tpot": requests.tpot_s}
+    latency: np.ndarray = (requests.ttft_s if name == "ttft" else requests.e2e_s) + queued
+    return latency
+
+
+def meets(requests: Requests, objectives: Objectives, *, open_load: bool) -> dict[ObjectiveName, np.ndarray]:
+    """Per stated objective, whether each request meets it (judged_latency); a latency the tool did not measure
+    (NaN) does not meet its objective."""
     found = {}
     for name in objectives.stated():
-        limit = getattr(objectives, f"{name}_s")
         with np.errstate(invalid="ignore"):
-            within = measured[name] <= limit
-        if name == "tpot":
-            within |= requests.output_tokens <= 1
-        found[name] = within
+            found[name] = judged_latency(requests, name, open_load=open_load) <= getattr(objectives, f"{name}_s")
     return found
 
 
@@ -266,9 +280,7 @@ def objective_flip(requests: Requests, objectives: Objectives, name: ObjectiveNa
     for other, within in met.items():
         if other != name:
             others &= within
-    queued = requests.client_queue_s if open_load and requests.client_queue_s is not None else 0.0
-    values = {"ttft": requests.ttft_s + queued, "e2e": requests.e2e_s + queued,
-              "tpot": np.where(requests.output_tokens <= 1, 0.0, requests.tpot_s)}[name][others]
+    values = judged_latency(requests, name, open_load=open_load)[others]
     needed = math.ceil(round(target * requests.count, 9))
     values = np.sort(values[~np.isnan(values)])
     return float(values[needed - 1]) if 0 < needed <= len(values) else None
