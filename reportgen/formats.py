@@ -8,3 +8,8 @@ DEFAULT_FORMATS = ("html", "pdf", "json")
 DIFF_FORMATS = ("html", "pdf", "json", "md")  # a diff's (its default: every one)
 HISTORY_FORMATS = ("html", "json", "md")  # a history's (its default: every one)
 PAPERS = ("a4", "letter")  # the PDF's paper sizes (the first is the default)
+SERVING_PRINTED = ("table", "json")  # what `ingest serving` prints
+# the files `ingest serving` reads: per-request records (reportgen.ingest.request_records), then summaries
+# (reportgen.ingest.serving_bench); --format names one, which detection then only confirms
+SERVING_FILE_FORMATS = ("vllm-detailed", "guidellm", "aiperf-records", "inference-perf-records", "vllm-json",
+                        "vllm-summary", "mlperf-loadgen")

@@ -213,7 +213,10 @@ def analyze_loaded(loaded: LoadedProject) -> tuple[Analysis, JsonObject]:
 def analyses_of(loaded: LoadedProject, skip: frozenset[str] = frozenset()) -> Analysis:
     """The analyses of a loaded project, with the carbon intensity of its location and its runs' provenance, as a
     build has them (without the results document, which a history's record does not need); `skip` as analyze's."""
-    return analyze(loaded.project, intensity=_intensity(loaded), sources=loaded.sources, skip=skip)
+    from reportgen.ingest.records_store import recorded_points
+
+    return analyze(loaded.project, intensity=_intensity(loaded), sources=loaded.sources, skip=skip,
+                   recorded=recorded_points(loaded))
 
 
 def _intensity(loaded: LoadedProject) -> carbon.Intensity | None:

@@ -19,7 +19,8 @@ from reportgen.analysis.measured.request_checks import (
     sen_slope,
     warm_up_check,
 )
-from reportgen.analysis.measured.requests import Objectives, Requests
+from reportgen.analysis.measured.requests import Objectives
+from reportgen.project.load_tests import Requests
 
 
 def steady(count: int, *, every_s: float = 1.0, e2e_s: float | np.ndarray = 3.0, ttft_s: float | np.ndarray = 0.1,

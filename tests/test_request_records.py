@@ -14,6 +14,7 @@ import pytest
 from reportgen.analysis.measured.requests import Objectives, attainment
 from reportgen.errors import InputError
 from reportgen.ingest.request_records import detect, read_records
+from reportgen.project.load_tests import LoadPoint
 
 COUNT = 60
 RATE = 4.0  # request/s, open
@@ -114,7 +115,7 @@ def test_one_log_in_every_format_reads_back_the_same(tmp_path: Path) -> None:
     objectives = Objectives(ttft_s=0.2, tpot_s=0.025, e2e_s=1.5)
     shares = {}
     for tool, path in files.items():
-        (point,) = read_records(path)
+        (point,) = points_of(path)
         requests = point.requests
         assert point.tool == tool and requests.count == COUNT
         assert requests.send_s == pytest.approx(relative, abs=1e-6), tool
@@ -126,19 +127,19 @@ def test_one_log_in_every_format_reads_back_the_same(tmp_path: Path) -> None:
         shares[tool] = attainment(requests, objectives, open_load=False, in_flight=1.0).joint
     assert len(set(shares.values())) == 1, shares
     # each tool's load and the sources of its figures
-    vllm, = read_records(files["vllm-detailed"])
+    vllm, = points_of(files["vllm-detailed"])
     assert (vllm.mode, vllm.offered_per_s, vllm.tokens_source, vllm.file_output_tokens) == (
         "open", RATE, "unknown", int(log["tokens"][log["ok"]].sum()))
     assert vllm.requests.client_queue_s == pytest.approx(log["queue"])
-    guide, = read_records(files["guidellm"])
+    guide, = points_of(files["guidellm"])
     assert (guide.mode, guide.offered_per_s, guide.tokens_source) == ("open", RATE, "server")
     assert guide.requests.client_queue_s == pytest.approx(log["queue"], abs=1e-6)
-    ai, = read_records(files["aiperf-records"])
+    ai, = points_of(files["aiperf-records"])
     assert ai.mode == "open" and ai.tokens_source == "server" and ai.offered_per_s == pytest.approx(RATE, rel=0.05)
 
 
 def test_warm_up_records_are_left_out_and_counted(tmp_path: Path) -> None:
-    (point,) = read_records(write(tmp_path, "profile_export.jsonl", aiperf(canonical(), warmup=5)))
+    (point,) = points_of(write(tmp_path, "profile_export.jsonl", aiperf(canonical(), warmup=5)))
     assert point.dropped_warmup == 5 and point.requests.count == COUNT
 
 
@@ -147,7 +148,7 @@ def test_a_vllm_file_without_latencies_reconstructs_them_and_says_so(tmp_path: P
     old = vllm_detailed(log)
     for key in ("start_times", "latencies", "queue_times"):
         del old[key]  # vLLM before its start_times: array order is send order, times unknown
-    (point,) = read_records(write(tmp_path, "old.json", old))
+    (point,) = points_of(write(tmp_path, "old.json", old))
     assert point.e2e_reconstructed and not point.send_times_known and np.isnan(point.requests.send_s).all()
     ok = log["ok"]
     assert point.requests.e2e_s[ok] == pytest.approx(log["e2e"][ok])  # TTFT + the gaps, 0.02 s each
@@ -157,7 +158,7 @@ def test_appended_vllm_results_are_one_point_each(tmp_path: Path) -> None:
     first, second = vllm_detailed(canonical()), vllm_detailed(canonical())
     second.update(request_rate=float("inf"), max_concurrency=8)
     text = json.dumps(first) + "\n" + json.dumps(second).replace("Infinity", '"inf"') + "\n"
-    points = read_records(write(tmp_path, "appended.json", text))
+    points = points_of(write(tmp_path, "appended.json", text))
     assert [(p.mode, p.offered_per_s, p.concurrency) for p in points] == [("open", RATE, None), ("closed", None, 8)]
 
 
@@ -170,24 +171,30 @@ def test_a_vllm_file_that_cannot_be_right_is_refused(tmp_path: Path, change, mes
     document = vllm_detailed(canonical())
     change(document)
     with pytest.raises(InputError, match=message):
-        read_records(write(tmp_path, "bad.json", document))
+        points_of(write(tmp_path, "bad.json", document))
 
 
 def test_refusals_name_what_was_found(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no per-request format"):
-        read_records(write(tmp_path, "other.json", {"request_throughput": 3.0}))
+        points_of(write(tmp_path, "other.json", {"request_throughput": 3.0}))
     two = {**vllm_detailed(canonical()), "metadata": {"version": 2}, "benchmarks": []}
     assert detect(two) == ["vllm-detailed", "guidellm"]
     with pytest.raises(InputError, match="could be any of vllm-detailed, guidellm"):
-        read_records(write(tmp_path, "two.json", two))
-    assert read_records(write(tmp_path, "forced.json", two), format="vllm-detailed")[0].tool == "vllm-detailed"
+        points_of(write(tmp_path, "two.json", two))
+    assert points_of(write(tmp_path, "forced.json", two), format="vllm-detailed")[0].tool == "vllm-detailed"
     old = guidellm(canonical())
     old["metadata"] = {"version": 1}
     with pytest.raises(InputError, match="version 1: version 2 is read"):
-        read_records(write(tmp_path, "v1.json", old))
+        points_of(write(tmp_path, "v1.json", old))
     text = aiperf(canonical()).replace('"unit": "ms"', '"unit": "minutes"', 1)
     with pytest.raises(InputError, match="'minutes' is not a time unit"):
-        read_records(write(tmp_path, "units.jsonl", text))
+        points_of(write(tmp_path, "units.jsonl", text))
+
+
+def points_of(path: Path, **options: object) -> list[LoadPoint]:
+    found = read_records(path, **options)  # type: ignore[arg-type]
+    assert found is not None
+    return found.points
 
 
 # --------------------------------------------------------------- files the tools wrote (tests/data/serving/README.md)
@@ -198,7 +205,7 @@ def test_guidellms_own_file_reads_and_agrees_with_its_summary() -> None:
     """GuideLLM 0.8.1's three constant-rate benchmarks: each point's requests, mean E2E and mean TTFT as the file's
     own metrics give them, within 1 %."""
     path = RECORDED / "guidellm-0.8.1" / "benchmarks.json"
-    points = read_records(path)
+    points = points_of(path)
     summaries = [benchmark["metrics"] for benchmark in json.loads(path.read_text(encoding="utf-8"))["benchmarks"]]
     assert [(p.mode, p.offered_per_s) for p in points] == [("open", 2.0), ("open", 4.0), ("open", 8.0)]
     for point, metrics in zip(points, summaries, strict=True):
@@ -215,7 +222,7 @@ def test_aiperfs_own_records_read_and_agree_with_its_aggregate(rate: int) -> Non
     """AIPerf 0.13.0's records: the 5 warm-up requests left out, the rest's count, mean E2E and mean TTFT as its
     aggregate JSON gives them, within 1 %; the rate its credits were issued at near the one asked."""
     folder = RECORDED / "aiperf-0.13.0" / f"rate{rate}"
-    (point,) = read_records(folder / "profile_export.jsonl")
+    (point,) = points_of(folder / "profile_export.jsonl")
     aggregate = json.loads((folder / "profile_export_aiperf.json").read_text(encoding="utf-8"))
     requests = point.requests
     assert point.dropped_warmup == 5 and requests.count == aggregate["request_count"]["avg"]

@@ -14,7 +14,6 @@ from reportgen.analysis.measured.load_curve import decreasing_fit, latency_knee,
 from reportgen.analysis.measured.pareto import ParetoPoint, chosen, frontier, joules_per_token, tokens_per_device
 from reportgen.analysis.measured.requests import (
     Objectives,
-    Requests,
     attainment,
     binomial_quantile,
     block_length,
@@ -27,6 +26,7 @@ from reportgen.analysis.measured.requests import (
     requests_for_quantile,
     requests_needed,
 )
+from reportgen.project.load_tests import Requests
 
 
 def four_requests() -> Requests:

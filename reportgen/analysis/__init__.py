@@ -51,7 +51,8 @@ from reportgen.analysis.verdict.levers import Judge, LeverEvidence, Outcome, Wha
 from reportgen.analysis.verdict.peak import PastPeak, plan_past_peak
 from reportgen.analysis.verdict.serving import ServingResult, analyze_serving
 from reportgen.project.carbon import Intensity
-from reportgen.project.model import PlanSearch, Project
+from reportgen.project.load_tests import RecordedPoint
+from reportgen.project.model import PlanSearch, Project, capacity_runs
 from reportgen.project.records import RowSource
 
 
@@ -220,7 +221,8 @@ def _checklist(i: Inputs, a: Analysis) -> ChecklistResult | None:
 
 
 def _serving(i: Inputs, a: Analysis) -> ServingResult | None:
-    return analyze_serving(i.project, a.scaling, intensity_g_per_kwh=i.g_per_kwh, max_nodes=i.max_nodes)
+    return analyze_serving(i.project, a.scaling, intensity_g_per_kwh=i.g_per_kwh, max_nodes=i.max_nodes,
+                           recorded=i.recorded)
 
 
 def _decisions(i: Inputs, a: Analysis) -> DecisionsResult | None:
@@ -524,10 +526,16 @@ WITHOUT_LEVERS = frozenset({"levers"})
 
 
 def analyze(project: Project, *, intensity: Intensity | None = None,
-            sources: Mapping[float, RowSource] | None = None, skip: frozenset[str] = frozenset()) -> Analysis:
+            sources: Mapping[float, RowSource] | None = None, skip: frozenset[str] = frozenset(),
+            recorded: tuple[RecordedPoint, ...] = ()) -> Analysis:
     """Every analysis, in the registry's order; `sources` are the measured runs' provenance comments (by node count)
-    from their CSV; the steps filling a field in `skip` are left out (the field keeps its default)."""
-    inputs = Inputs(project, intensity, sources or {})
+    from their CSV, `recorded` the load points whose per-request records `ingest serving` kept; the steps filling a
+    field in `skip` are left out (the field keeps its default). The analyses read each scale's capacity runs
+    (methods.md#load-points-and-capacity): a service's lower load points are read from their records."""
+    scaling = project.scaling
+    if scaling is not None and (kept := capacity_runs(scaling.runs)) != scaling.runs:
+        project = replace(project, scaling=replace(scaling, runs=kept))
+    inputs = Inputs(project, intensity, sources or {}, recorded)
     analysis = Analysis()
     for step in REGISTRY:
         if step.name not in skip:

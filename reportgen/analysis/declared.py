@@ -19,6 +19,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from reportgen.analysis.model.reliability import folded_fraction
 from reportgen.project.carbon import Intensity
+from reportgen.project.load_tests import RecordedPoint
 from reportgen.project.model import Project
 from reportgen.project.records import RowSource
 
@@ -48,6 +49,8 @@ class Inputs:
     project: Project
     intensity: Intensity | None = None
     sources: Mapping[float, RowSource] = field(default_factory=dict)
+    # the load points whose per-request records `ingest serving` kept (methods.md#a-service-judged-from-its-requests)
+    recorded: tuple[RecordedPoint, ...] = ()
     # weak scaling: the plan whose shares are the goal's work when a what-if moves the plan (a lever judges the goal
     # this project states: methods.md#weak-scaling-compares-equal-work); None: the plan's own
     goal_shares: int | None = None

@@ -17,7 +17,15 @@ from reportgen.commands import console
 from reportgen.commands.argtree import children, subcommands
 from reportgen.commands.option_values import Parser
 from reportgen.errors import ExitCode, InputError, OutputError, RenderError, ReportgenError, UsageError, printable
-from reportgen.formats import DEFAULT_FORMATS, DIFF_FORMATS, FORMATS, HISTORY_FORMATS, PAPERS
+from reportgen.formats import (
+    DEFAULT_FORMATS,
+    DIFF_FORMATS,
+    FORMATS,
+    HISTORY_FORMATS,
+    PAPERS,
+    SERVING_FILE_FORMATS,
+    SERVING_PRINTED,
+)
 from reportgen.project.stdio import STDIN, output_name, shown_name, stdin_bytes
 from reportgen.stack import with_room
 from reportgen.version import __version__
@@ -275,20 +283,34 @@ def _ingest_parser(commands: Subcommands) -> None:
     carbon.add_argument("--replace", action="store_true", help="replace an energy the run already has")
 
     serve = sources.add_parser(
-        "serving", help="a serving benchmark (vLLM bench serve, MLPerf loadgen): one load test",
-        description="Read one load test from vLLM's `bench serve` (its --save-result JSON or its printed \"Serving "
-        "Benchmark Result\") or MLPerf loadgen's mlperf_log_summary.txt: the throughput in the unit the project's "
-        "load counts (output tokens per second for a service in tokens, else requests or samples per second), and "
-        "the p99 end-to-end latency, time to first token and time per output token where the file gives them. A "
-        "loadgen run marked INVALID is refused with loadgen's reasons. Without --project it prints what it read; "
-        "with --project it appends the run at --nodes to the CSV named by scaling.file, with the file's SHA-256 in a "
-        "comment above it.")
-    serve.add_argument("file", type=Path, metavar="FILE", help="the benchmark's result file")
+        "serving", help="a load test: per-request records of any load tester, or a summary (vLLM, MLPerf loadgen)",
+        description="Read a load test. Per-request files (methods.md#a-service-judged-from-its-requests) are "
+        "recognised by their structure: vLLM bench serve --save-detailed (vllm-detailed), GuideLLM's benchmarks "
+        "JSON (guidellm), AIPerf's profile_export.jsonl or its artifact folder (aiperf-records), inference-perf's "
+        "per_request_lifecycle_metrics.json (inference-perf-records); each load point in them is checked (rate, "
+        "client queueing, Little's law, over-saturation, warm-up, placeholder latencies) and judged against the "
+        "project's per-request objectives: attainment and goodput with 90 %% intervals, percentiles where enough "
+        "requests carry them. Summaries are read as before: vLLM's --save-result JSON or its printed \"Serving "
+        "Benchmark Result\", MLPerf loadgen's mlperf_log_summary.txt (an INVALID run is refused with loadgen's "
+        "reasons). Without --project it prints what it read; with --project it appends a row per load point at "
+        "--nodes to the CSV named by scaling.file, with the file's SHA-256 in a comment above it and, for "
+        "per-request files, the records kept in a store beside the CSV that `build` reads.")
+    serve.add_argument("file", type=Path, metavar="FILE", help="the load tester's file, or its artifact folder")
     serve.add_argument("--nodes", type=int, required=True, metavar="N", help="the node count the load test ran on")
-    serve.add_argument("--format", choices=("table", "json"), default="table",
-                       help="what to print: one line, or JSON with the values read (default table)")
+    serve.add_argument("--format", action="append", metavar="FORMAT", type=_serving_format,
+                       help="what to print: table (one line a point, the default) or json (the points, their "
+                       "findings and the definitions used); or the file's format, which detection then only "
+                       f"confirms: {', '.join(SERVING_FILE_FORMATS)}. May be given twice (one of each)")
+    serve.add_argument("--point", type=int, metavar="K", help="keep only the K-th load point of the file (1-based)")
     serve.add_argument("--project", type=Path, metavar="FILE", help="append the run to this project's CSV")
     _replace_or_repeat(serve)
+
+
+def _serving_format(text: str) -> str:
+    if text not in SERVING_PRINTED + SERVING_FILE_FORMATS:
+        raise argparse.ArgumentTypeError(f"{text!r} is neither what to print ({', '.join(SERVING_PRINTED)}) nor a "
+                                         f"file format ({', '.join(SERVING_FILE_FORMATS)})")
+    return text
 
 
 def _init_parser(commands: Subcommands) -> None:

@@ -9,12 +9,18 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reportgen import wording
 from reportgen.commands import console
 from reportgen.errors import ExitCode, UsageError
+from reportgen.formats import SERVING_PRINTED
 from reportgen.ingest import traces
+
+if TYPE_CHECKING:
+    from reportgen.ingest.request_records import RecordsFile
+    from reportgen.ingest.serving_records import Judged
+    from reportgen.project.loader import LoadedProject
 
 
 def run(arguments: argparse.Namespace) -> int:
@@ -143,15 +149,25 @@ def _ingest_codecarbon(arguments: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
+def _serving_formats(given: list[str] | None) -> tuple[str, str | None]:
+    """What to print and the file format named, from --format given at most once each."""
+    given = given or []
+    printed = [value for value in given if value in SERVING_PRINTED]
+    named = [value for value in given if value not in SERVING_PRINTED]
+    if len(printed) > 1 or len(named) > 1:
+        raise UsageError("--format names what to print once and the file's format once: got " + ", ".join(given))
+    return (printed[0] if printed else "table"), (named[0] if named else None)
+
+
 def _ingest_serving(arguments: argparse.Namespace) -> int:
     import json
 
-    from reportgen.ingest import serving_bench
+    from reportgen.ingest import request_records, serving_bench
 
     if arguments.nodes < 1:
         raise UsageError(f"--nodes must be a positive whole number, got {arguments.nodes}")
-    benchmark = serving_bench.read_serving(arguments.file)
-    unit = None
+    printed, named = _serving_formats(arguments.format)
+    loaded = None
     if arguments.project is not None:
         from reportgen.project.loader import load_project
 
@@ -159,9 +175,19 @@ def _ingest_serving(arguments: argparse.Namespace) -> int:
         if loaded.project.project.workload != "inference":  # its check would refuse every latency column written
             raise UsageError(f"{loaded.display} is not a service: a load test's rows belong to a project with "
                              "project.workload: inference")
-        unit = loaded.project.work_unit
-    output = sys.stderr if arguments.format == "json" else sys.stdout  # JSON alone on standard output
-    if arguments.format == "json":
+    found = None
+    if named is None or named in request_records.FORMATS:
+        found = request_records.read_records(arguments.file, format=named, none_unless_records=named is None)
+    if found is not None:
+        return _ingest_records(arguments, found, loaded, printed)
+    if arguments.point is not None:
+        raise UsageError("--point picks a load point of a per-request file; a summary holds one")
+    benchmark = serving_bench.read_serving(arguments.file)
+    if named is not None and benchmark.tool != named:
+        raise UsageError(f"{arguments.file} is a {benchmark.tool} file, not {named}")
+    unit = loaded.project.work_unit if loaded else None
+    output = sys.stderr if printed == "json" else sys.stdout  # JSON alone on standard output
+    if printed == "json":
         print(json.dumps(serving_bench.json_document(benchmark, arguments.nodes, unit), indent=2))
     else:
         rates = [f"{wording.number(value)} {name}/s" for value, name in
@@ -177,7 +203,7 @@ def _ingest_serving(arguments: argparse.Namespace) -> int:
               "(a backend that does not stream has no first token): read as not measured", file=sys.stderr)
     for code, problem in benchmark.counts.problems():
         print(f"warning [{code}]: {problem}", file=sys.stderr)
-    if arguments.project is None:
+    if loaded is None:
         return ExitCode.OK
     from reportgen.ingest.measure import csv_of
 
@@ -187,6 +213,58 @@ def _ingest_serving(arguments: argparse.Namespace) -> int:
     written = ", ".join(f"{name} {value}" for name, value in cells.items() if value)
     console.say(f"appended to {csv_path}: {written}", file=output)
     return ExitCode.OK
+
+
+def _ingest_records(arguments: argparse.Namespace, found: RecordsFile, loaded: LoadedProject | None,
+                    printed: str) -> int:
+    """A per-request file: each load point checked and judged, printed, and with --project written as rows."""
+    import json
+
+    from reportgen.analysis.measured.load_point import judgement_of
+    from reportgen.ingest import records_store, serving_records
+
+    project = loaded.project if loaded is not None else None
+    judged = serving_records.judge_file(found, judgement_of(project.project.goal if project else None),
+                                        arguments.point)
+    unit = project.work_unit if project else None
+    output = sys.stderr if printed == "json" else sys.stdout  # JSON alone on standard output
+    if printed == "json":
+        print(json.dumps(serving_records.json_document(found, judged, arguments.nodes, unit), indent=2))
+    else:
+        for entry in judged:
+            print(_point_line(found, entry, arguments.nodes))
+    for entry in judged:
+        for code, message in serving_records.findings(entry.facts):
+            print(f"warning [{code}] point {entry.index}: {message}", file=sys.stderr)
+    if loaded is None:
+        return ExitCode.OK
+    from reportgen.ingest.measure import csv_of
+
+    csv_path = csv_of(loaded)
+    rows = serving_records.append_load_points(csv_path, found, judged, arguments.nodes, unit or "request",
+                                              replace=arguments.replace, repeat=arguments.repeat)
+    console.say(f"appended {wording.counted(len(rows), 'load point')} to {csv_path}, the records in "
+                f"{csv_path.parent / records_store.store_name(csv_path, found.sha256)}", file=output)
+    return ExitCode.OK
+
+
+def _point_line(found: RecordsFile, entry: Judged, nodes: int) -> str:
+    """One load point as a line: its load, its requests, and its verdict where the project judges it."""
+    facts = entry.facts
+    point, measured = facts.point, facts.attainment
+    load = (f"open at {wording.requests(point.offered_per_s)}" if point.mode == "open" and point.offered_per_s
+            else f"closed at {point.concurrency} in flight" if point.mode == "closed" else "unbounded")
+    sent = f"sent at {wording.number(facts.achieved_send_per_s)}/s, " if facts.achieved_send_per_s else ""
+    judged = ""
+    if measured is not None:
+        low, high = measured.joint_ci
+        verdict = {"met": "met", "missed": "missed", None: "not decided"}[facts.verdict]
+        judged = (f"; {wording.percent(measured.joint)} [{wording.percent(low)}, {wording.percent(high)}] met "
+                  f"the objectives: {verdict}")
+    validity = "" if facts.valid else " (not valid: see the warnings)"
+    return (f"{found.tool} point {entry.index}/{len(found.points)} at {wording.nodes(nodes)}: {load}, "
+            f"{sent}{point.requests.count:,} requests, {facts.failed:,} failed, window "
+            f"{wording.duration(point.requests.window_s)}{judged}{validity}")
 
 
 def _trace_nodes(arguments: argparse.Namespace, world: int | None) -> int:

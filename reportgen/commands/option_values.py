@@ -26,6 +26,7 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
         self.register("action", None, GivenValue)  # what add_argument uses when no action is named
         self.register("action", "store", GivenValue)
+        self.register("action", "append", GivenValues)
 
 
 class GivenValue(argparse.Action):
@@ -44,6 +45,20 @@ class GivenValue(argparse.Action):
         if self.option_strings and self.nargs is None and isinstance(values, list):  # 3.11/3.12 dropped a `--`
             raise argparse.ArgumentError(None, missing(shown_name(self.option_strings), "--"))
         setattr(namespace, self.dest, values)
+
+
+class GivenValues(argparse._AppendAction):
+    """The append action of an option given once or more, each value refused as GivenValue refuses one."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, type: Callable[[str], Any] | None = None,
+                 **options: Any) -> None:
+        super().__init__(option_strings, dest, type=given(type or str, shown_name(option_strings)), **options)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        if self.nargs is None and isinstance(values, list):  # 3.11/3.12 dropped a `--`, as GivenValue's
+            raise argparse.ArgumentError(None, missing(shown_name(self.option_strings), "--"))
+        super().__call__(parser, namespace, values, option_string)
 
 
 def given(convert: Callable[[str], Any], name: str) -> Callable[[str], Any]:

@@ -306,7 +306,8 @@ def with_column(lines: list[str], header: int, name: str, unit: str) -> tuple[li
         read = measurements.header_column([cell for cell, _ in measurements.split_cells(lines[header])][
             names.index(name)])
         return lines, (read[1] if read else None) or unit
-    return [line + f",{name} [{unit}]" if i == header else
+    title = f"{name} [{unit}]" if unit else name  # a share or a count has no unit
+    return [line + f",{title}" if i == header else
             line + "," if i > header and measurements.is_data_line(line) else line
             for i, line in enumerate(lines)], unit
 

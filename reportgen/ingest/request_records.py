@@ -15,44 +15,26 @@ Everything is checked before it is believed: arrays of equal length, finite time
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
 
-from reportgen.analysis.measured.requests import Requests
 from reportgen.errors import InputError, Problem
 from reportgen.ingest import strict_json
 from reportgen.json_types import JsonRead
+from reportgen.project.load_tests import LoadPoint, Mode, Requests, TokenSource
 from reportgen.project.yaml_source import read_text
 
 MAX_DOCUMENT_BYTES = 256 << 20  # one JSON document; JSON Lines are read a line at a time
 Format = Literal["vllm-detailed", "guidellm", "aiperf-records", "inference-perf-records"]
 FORMATS: tuple[Format, ...] = ("vllm-detailed", "guidellm", "aiperf-records", "inference-perf-records")
 LINE_FORMATS: tuple[Format, ...] = ("vllm-detailed", "aiperf-records")
-Mode = Literal["open", "closed"]
-TokenSource = Literal["server", "client", "chunks", "mixed", "unknown"]
 TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
-
-
-@dataclass(frozen=True)
-class LoadPoint:
-    """One load test at one offered load, its requests in the canonical table."""
-
-    tool: Format
-    requests: Requests
-    mode: Mode | None  # None: unbounded (a throughput sweep) or not said: not a point of the load curve
-    offered_per_s: float | None  # an open load's rate
-    concurrency: int | None  # a closed load's requests in flight
-    send_times_known: bool  # False: older vLLM files, whose array order is the send order but whose times are not
-    e2e_reconstructed: bool  # E2E summed from TTFT and the chunk gaps (the file has no latencies)
-    tokens_source: TokenSource
-    dropped_warmup: int = 0  # records outside the tool's measured phase, left out
-    sampled_from: int | None = None  # a sample of this many requests (GuideLLM's reservoir), else None
-    file_output_tokens: int | None = None  # the file's own total, to hold the records to
 
 
 def detect(document: object) -> list[Format]:
@@ -73,12 +55,44 @@ def detect(document: object) -> list[Format]:
     return found
 
 
-def read_records(path: Path, *, display: str | None = None, format: Format | None = None) -> list[LoadPoint]:
-    """The load points of a per-request file; InputError naming the file for one no format (or several) describes,
-    or whose values cannot be right."""
-    shown = display or str(path)
-    text, _ = read_text(path, shown, limit=MAX_DOCUMENT_BYTES)
-    documents = _documents(text, shown)
+@dataclass(frozen=True)
+class RecordsFile:
+    """A load tester's per-request file: what wrote it, its bytes' SHA-256, and its load points."""
+
+    tool: Format
+    version: str | None  # the tool's version, where the file (or its folder) says it
+    file: Path  # the file read (in a folder: the records file in it)
+    sha256: str
+    points: list[LoadPoint]
+
+
+AIPERF_RECORDS, AIPERF_AGGREGATE = "profile_export.jsonl", "profile_export_aiperf.json"
+INFERENCE_PERF_RECORDS = "per_request_lifecycle_metrics.json"
+
+
+def records_path(path: Path) -> Path:
+    """The per-request file of a path: itself, or in a folder as its tool leaves it (AIPerf's artifact folder,
+    inference-perf's report folder)."""
+    if not path.is_dir():
+        return path
+    for name in (AIPERF_RECORDS, INFERENCE_PERF_RECORDS):
+        if (path / name).is_file():
+            return path / name
+    raise _refused(str(path), f"the folder holds no per-request file ({AIPERF_RECORDS} of AIPerf, "
+                              f"{INFERENCE_PERF_RECORDS} of inference-perf)")
+
+
+def read_records(path: Path, *, display: str | None = None, format: Format | None = None,
+                 none_unless_records: bool = False) -> RecordsFile | None:
+    """The load points of a per-request file (or folder); InputError naming the file for one no format (or
+    several) describes, or whose values cannot be right. With `none_unless_records`, None where no per-request
+    format describes the file (a summary, read elsewhere)."""
+    file = records_path(path)
+    shown = display or str(file)
+    text, raw = read_text(file, shown, limit=MAX_DOCUMENT_BYTES)
+    documents = _documents(text, shown, quiet=none_unless_records)
+    if documents is None:
+        return None
     found = detect(documents[0])
     if len(documents) > 1:  # JSON Lines: only the formats written a record (or a result) a line
         found = [name for name in found if name in LINE_FORMATS]
@@ -87,14 +101,48 @@ def read_records(path: Path, *, display: str | None = None, format: Format | Non
             raise _refused(shown, f"the file is not a {format} file (its structure is "
                                   f"{'that of ' + ', '.join(found) if found else 'none of the formats read'})")
         found = [format]
+    if not found and none_unless_records:
+        return None
     if len(found) != 1:
         raise _refused(shown, "no per-request format describes the file (read: " + ", ".join(FORMATS) + ")"
                        if not found else "the file could be any of " + ", ".join(found) + ": name one with --format")
-    return READERS[found[0]](documents, shown)
+    tool = found[0]
+    points = READERS[tool](documents, shown)
+    version = _version(tool, documents[0])
+    if tool == "aiperf-records" and (file.parent / AIPERF_AGGREGATE).is_file():
+        version, points = _with_aiperf_aggregate(file.parent / AIPERF_AGGREGATE, points)
+    return RecordsFile(tool, version, file, hashlib.sha256(raw).hexdigest(), points)
 
 
-def _documents(text: str, shown: str) -> list[object]:
-    """The file as one JSON document, else as JSON Lines (vLLM's appended results, AIPerf's records)."""
+def _version(tool: Format, document: object) -> str | None:
+    if tool == "guidellm" and isinstance(document, dict):
+        version = _object(document.get("metadata")).get("guidellm_version")
+        return version if isinstance(version, str) else None
+    return None
+
+
+def _with_aiperf_aggregate(path: Path, points: list[LoadPoint]) -> tuple[str | None, list[LoadPoint]]:
+    """AIPerf's version and the rate its profiling phase was asked for, from the aggregate beside the records (the
+    offered rate, where the credits' span only estimates it)."""
+    text, _ = read_text(path, str(path), limit=MAX_DOCUMENT_BYTES)
+    try:
+        aggregate = _object(strict_json.loads(text))
+    except (ValueError, RecursionError):
+        return None, points  # the records stand alone; the aggregate is only a better source of two facts
+    version = aggregate.get("aiperf_version")
+    phases = _object(aggregate.get("input_config")).get("phases")
+    profiling = next((_object(phase) for phase in phases if _object(phase).get("kind") == "profiling"), {}) \
+        if isinstance(phases, list) else {}
+    rate, kind = profiling.get("rate"), profiling.get("type")
+    if isinstance(rate, int | float) and not isinstance(rate, bool) and math.isfinite(rate) and rate > 0:
+        points = [replace(point, mode="open", offered_per_s=float(rate), constant_schedule=kind == "constant")
+                  for point in points]
+    return version if isinstance(version, str) else None, points
+
+
+def _documents(text: str, shown: str, *, quiet: bool = False) -> list[object] | None:
+    """The file as one JSON document, else as JSON Lines (vLLM's appended results, AIPerf's records); with
+    `quiet`, None for a file that is neither (a tool's printed summary)."""
     try:
         return [strict_json.loads(text)]
     except (ValueError, RecursionError):
@@ -105,6 +153,8 @@ def _documents(text: str, shown: str) -> list[object]:
             try:
                 documents.append(strict_json.loads(line))
             except (ValueError, RecursionError) as error:
+                if quiet:
+                    return None
                 raise InputError([Problem(shown, number, 1, "", f"not JSON, nor JSON Lines: {error}")]) from None
     if not documents:
         raise _refused(shown, "the file is empty")
@@ -264,6 +314,7 @@ def _guidellm(documents: list[object], shown: str) -> list[LoadPoint]:
             concurrency=1 if kind == "synchronous" else streams if kind == "concurrent" else None,
             send_times_known=True, e2e_reconstructed=False,
             tokens_source=sources.pop() if len(sources) == 1 else "mixed", dropped_warmup=dropped,
+            constant_schedule=kind == "constant",
             sampled_from=made if isinstance(sample, int) and sample >= 1 and isinstance(made, int) else None))
     return points
 

@@ -34,6 +34,7 @@ class LoadedProject:
     input_sha256: str  # of the project file's bytes
     measurements_sha256: str | None  # of the CSV named by scaling.file, when there is one
     sources: dict[float, RowSource] = field(default_factory=dict)  # a CSV run's provenance comments, by node count
+    rows: tuple[tuple[float, RowSource], ...] = ()  # every CSV row's node count and provenance comments, in order
     nodes: tuple[Node, Node | None] | None = field(default=None, repr=False, compare=False)  # the composed file
     # and the runs' node (the CSV's when the runs come from one): where `written` finds the texts
 
@@ -99,10 +100,11 @@ def load_project_text(text: str, path: Path, display: str, *, data: bytes | None
     measurements_sha = None
     runs_node: Node | None = None
     sources: dict[float, RowSource] = {}
+    rows: tuple[tuple[float, RowSource], ...] = ()
     scaling = sections.get("scaling")
     if scaling not in (None, INVALID):
-        scaling, runs_node, measurements_sha, sources = _with_file_runs(scaling, root, path, reader,
-                                                               missing_ok=csv_files_may_be_missing)
+        scaling, runs_node, measurements_sha, sources, rows = _with_file_runs(
+            scaling, root, path, reader, missing_ok=csv_files_may_be_missing)
         if scaling is not INVALID:
             _check_runs(scaling, runs_node, root, reader)
         sections["scaling"] = scaling
@@ -131,7 +133,7 @@ def load_project_text(text: str, path: Path, display: str, *, data: bytes | None
         raise InputError(reader.problems)
     raw = data if data is not None else text.encode("utf-8")
     return LoadedProject(project, path, display, hashlib.sha256(raw).hexdigest(), measurements_sha,
-                         sources, (root, runs_node))
+                         sources, rows, (root, runs_node))
 
 
 def _as_written(project: Project, root: Node, runs_node: Node | None) -> dict[str, str]:
@@ -250,19 +252,21 @@ def written_name(node: Node, shown: str) -> str:
 
 
 def _with_file_runs(scaling: Scaling, root: Node, path: Path, reader: Reader, *,
-                    missing_ok: bool = False) -> tuple[Scaling, Node, str | None, dict[float, RowSource]]:
-    """The scaling section with the CSV's runs read in, the node the runs came from, the CSV's hash and each
-    run's provenance comments by node count."""
+                    missing_ok: bool = False) -> tuple[Scaling, Node, str | None, dict[float, RowSource],
+                                                       tuple[tuple[float, RowSource], ...]]:
+    """The scaling section with the CSV's runs read in, the node the runs came from, the CSV's hash, each scale's
+    provenance comments by node count, and every row's."""
     inline = locate(root, "scaling.runs")
     if scaling.file is None:
-        return scaling, inline, None, {}
+        return scaling, inline, None, {}, ()
     file_node = locate(root, "scaling.file")
     name = written_name(file_node, scaling.file)
-    failed: tuple[Scaling, Node, None, dict[float, RowSource]] = (INVALID, file_node, None, {})
+    failed: tuple[Scaling, Node, None, dict[float, RowSource], tuple[tuple[float, RowSource], ...]] = (
+        INVALID, file_node, None, {}, ())
     csv_path = _csv_beside(path, name, "scaling.file", file_node, reader,
                            inline_too="runs" if scaling.runs else None, missing_ok=missing_ok)
     if csv_path is None:
-        return scaling, file_node, None, {}
+        return scaling, file_node, None, {}, ()
     if csv_path is INVALID:
         return failed
     try:
@@ -281,7 +285,8 @@ def _with_file_runs(scaling: Scaling, root: Node, path: Path, reader: Reader, *,
             kept = by_nodes.setdefault(run.nodes, source)
             if kept is not source:
                 by_nodes[run.nodes] = kept.with_load_tests_of(source)
-    return replace(scaling, runs=runs), runs_node, hashlib.sha256(data).hexdigest(), by_nodes
+    rows = tuple((run.nodes, source) for run, source in zip(runs, sources, strict=True))
+    return replace(scaling, runs=runs), runs_node, hashlib.sha256(data).hexdigest(), by_nodes, rows
 
 
 def _csv_beside(path: Path, relative: str, field_path: str, node: Node, reader: Reader, *, inline_too: str | None,
@@ -390,7 +395,7 @@ def _check_serving_runs(serving: bool, scaling: Scaling, runs_node: Node, reader
     if serving:
         return
     for index, run in enumerate(scaling.runs):
-        for name in ("p99_latency", "ttft_p99", "tpot_p99"):
+        for name in ("p99_latency", "ttft_p99", "tpot_p99", "offered", "concurrency", "attainment", "goodput"):
             if getattr(run, name) is not None:
                 node = runs_node.value[index] if isinstance(runs_node, SequenceNode) else runs_node
                 reader.error(locate(node, name) if isinstance(node, MappingNode) else node,

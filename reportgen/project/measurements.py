@@ -25,7 +25,7 @@ MAX_CSV_BYTES = 16 << 20
 MAX_CSV_VALUES = 250_000
 COLUMNS = ("nodes", "compute", "communication", "idle", "io", "bubble", "time", "throughput", "energy",
            "co2_recorded", "p99_latency", "ttft_p99", "tpot_p99", "workers", "ranks_per_node", "tokens", "flops",
-           "micro_batch")
+           "micro_batch", "offered", "concurrency", "attainment", "goodput")
 _LINE_BREAK = re.compile("\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")  # what str.splitlines splits at
 _HEADER_RE = re.compile(r"^\s*(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*(?:\[(?P<unit>[^\]]*)\])?\s*$")
 

@@ -26,6 +26,7 @@ from reportgen.project.spec import (
     Positive,
     Quantity,
     Section,
+    Share,
     Text,
     Unit,
     Whole,
@@ -76,7 +77,7 @@ NORM_KINDS: tuple[NormKind, ...] = get_args(NormKind)
 POSITION_KINDS: tuple[PositionKind, ...] = get_args(PositionKind)
 PRECISIONS: tuple[Precision, ...] = get_args(Precision)
 PRESSURE_AXES = ("data", "training", "model", "inference", "coordination", "intelligence")
-SERVING_GOAL_FIELDS = ("load", "p99_latency", "headroom", "cost_per_hour", "latency")
+SERVING_GOAL_FIELDS = ("load", "p99_latency", "headroom", "cost_per_hour", "latency", "attainment")
 SLOT_VOCABULARY = {
     "partitioning": ("split data", "shard model", "split work"),
     "communication": ("all-reduce", "parameter server", "gossip", "scatter-gather"),
@@ -98,6 +99,10 @@ def _at_most_one(obj: object, *names: str) -> Checks:
 
 
 # ---------------------------------------------------------------------------------------------------------- project
+# each per-request threshold and its p99 twin (a p99 objective of the same latency)
+PER_REQUEST_OBJECTIVES = {"ttft": "ttft_p99", "tpot": "tpot_p99", "e2e": "p99"}
+
+
 @dataclass(frozen=True)
 class Latency:
     """A service's latency objectives at p99: any of them."""
@@ -106,6 +111,25 @@ class Latency:
                                        example="25 ms"))
     ttft_p99: float | None = field(Quantity(u.TIME, "p99 time to first token", example="2 s"))
     tpot_p99: float | None = field(Quantity(u.TIME, "p99 time per output token", example="200 ms"))
+    # Per-request thresholds, judged from a load test's requests (methods.md#a-service-judged-from-its-requests): a
+    # request is good when it meets every one; goal.attainment is the share of requests that must be good.
+    ttft: float | None = field(Quantity(u.TIME, "Per-request time to first token objective, judged with "
+                                        "goal.attainment from per-request records", example="250 ms"), starter=False)
+    tpot: float | None = field(Quantity(u.TIME, "Per-request time per output token objective ((E2E − TTFT)/(n − 1))",
+                                        example="25 ms"), starter=False)
+    e2e: float | None = field(Quantity(u.TIME, "Per-request end-to-end latency objective", example="6 s"),
+                              starter=False)
+
+    @property
+    def per_request(self) -> dict[str, float]:
+        """The per-request thresholds given, by name (ttft, tpot, e2e), in seconds."""
+        return {name: value for name in PER_REQUEST_OBJECTIVES if (value := getattr(self, name)) is not None}
+
+    def check(self) -> Checks:
+        for name, twin in PER_REQUEST_OBJECTIVES.items():
+            if getattr(self, name) is not None and getattr(self, twin) is not None:
+                yield name, (f"goal.latency.{name} is a per-request threshold and goal.latency.{twin} a p99 "
+                             f"objective of the same latency: give one")
 
 
 @dataclass(frozen=True)
@@ -127,6 +151,9 @@ class Goal:
                                             "(default 0)"), starter=False)
     latency: Latency | None = field(Section(Latency, "Serving: p99 objectives of end-to-end latency, time to first "
                                             "token and time per output token (any of them)"), starter=False)
+    attainment: float | None = field(Share("Serving: share of requests that must meet every per-request "
+                                           "objective of goal.latency (ttft, tpot, e2e) at once, judged from "
+                                           "per-request records (99 % and 0.99 read alike)"), starter=False)
     cost_per_hour: float | None = field(Quantity(u.MONEY_RATE, "Serving: budget per hour of service (the field's "
                                                  "name says the rate: 400 USD is 400 USD per hour)",
                                                  per_name=(u.MONEY, 3600.0),
@@ -136,6 +163,9 @@ class Goal:
         if self.p99_latency is not None and self.latency is not None and self.latency.p99 is not None \
                 and self.latency.p99 != self.p99_latency:
             yield "latency.p99", "goal.p99_latency already states the p99 objective: give it once"
+        if self.attainment is not None and not (self.latency and self.latency.per_request):
+            yield "attainment", ("goal.attainment is the share of requests meeting every per-request objective: "
+                                 "state them in goal.latency (ttft, tpot, e2e)")
 
     @property
     def serving_fields(self) -> tuple[str, ...]:
@@ -783,6 +813,17 @@ class Run:
                                              "throughput", "1.2 s", zero=False), starter=False)
     tpot_p99: float | None = field(_run_time("Serving: 99th-percentile time per output token measured at this "
                                              "scale's throughput", "95 ms", zero=False), starter=False)
+    # A load point of a service (methods.md#a-service-judged-from-its-requests): rows at one node count with
+    # different offered loads are points of its load curve; with the same load, repeats.
+    offered: float | None = field(Quantity(u.RATE, "Serving: the rate the load test offered (an open load)",
+                                           example="12 request/s"), starter=False)
+    concurrency: int | None = field(Count("Serving: the requests kept in flight (a closed load)", "8"),
+                                    starter=False)
+    attainment: float | None = field(Share("Serving: share of the load test's requests meeting every per-request "
+                                           "objective (`ingest serving` writes it from the records)"), starter=False)
+    goodput: float | None = field(Quantity(u.RATE, "Serving: requests meeting every objective, per second of the "
+                                           "load test's window", allow_zero=True, example="9.6 request/s"),
+                                  starter=False)
     workers: tuple[float, ...] = field(Items(_run_time("Compute time of one worker", "4100 s", zero=False),
                                              "Per-worker compute times"), (), starter=False)
     tokens: float | None = field(Quantity(u.WORK, "Tokens the run processed (for its MFU): default "
@@ -808,6 +849,12 @@ class Run:
             return None
         return RUN_FORMS[given.index(True)]
 
+    @property
+    def load(self) -> float | None:
+        """A load point's load: its offered rate (open), else its concurrency (closed); None for any other run."""
+        return self.offered if self.offered is not None else \
+            float(self.concurrency) if self.concurrency is not None else None
+
     def oversubscribed(self, cores: int | None) -> bool:
         """More ranks on each machine than it has cores: the ranks shared cores."""
         return cores is not None and self.ranks_per_node is not None and self.ranks_per_node > cores
@@ -825,6 +872,9 @@ class Run:
         return max(self.time - self.parts, 0.0)
 
     def check(self) -> Checks:
+        if self.offered is not None and self.concurrency is not None:
+            yield "concurrency", ("a load test is open (an offered rate) or closed (a concurrency): give offered or "
+                                  "concurrency, not both")
         if self.form is None:
             yield "", ("a run is written in one form: {nodes, compute, communication, idle[, io, bubble][, time]}, "
                             "{nodes, time} or {nodes, throughput}")
@@ -862,6 +912,33 @@ class Scaling:
     @property
     def form(self) -> RunForm | None:
         return common_form(self.runs)
+
+
+def capacity_runs(runs: tuple[Run, ...]) -> tuple[Run, ...]:
+    """The runs the scaling analyses read as each scale's capacity (methods.md#load-points-and-capacity): at a
+    scale measured at several loads (load points of a service), the runs at its highest load, of the mode with the
+    more rows (open on a tie), since a lower load measures what was offered, not what the scale can serve; every
+    other run as it is. The load curve itself is read from the records."""
+    loads: dict[float, dict[str, list[float]]] = {}
+    for run in runs:
+        if run.offered is not None:
+            loads.setdefault(run.nodes, {}).setdefault("open", []).append(run.offered)
+        elif run.concurrency is not None:
+            loads.setdefault(run.nodes, {}).setdefault("closed", []).append(float(run.concurrency))
+    if not loads:
+        return runs
+    highest: dict[float, tuple[str, float]] = {}
+    for nodes, by_mode in loads.items():
+        mode = max(by_mode, key=lambda name: (len(by_mode[name]), name == "open"))
+        highest[nodes] = (mode, max(by_mode[mode]))
+
+    def kept(run: Run) -> bool:
+        if run.nodes not in highest:
+            return True
+        mode, load = highest[run.nodes]
+        return (run.offered if mode == "open" else run.concurrency) == load
+
+    return tuple(run for run in runs if kept(run))
 
 
 def common_form(runs: Sequence[Run]) -> RunForm | None:

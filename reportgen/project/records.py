@@ -10,6 +10,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Annotated
+from urllib.parse import quote, unquote
 
 from reportgen.keys import Key
 
@@ -119,6 +120,83 @@ class LoadTestCounts:
 
 RATE_REACHED = 0.9  # a load test whose achieved rate is below this share of the requested one did not offer its load
 
+_RECORDS = "records:"
+_FIELD = re.compile(r"(\w+)=(\S*)")
+
+
+@dataclass(frozen=True)
+class RecordsLine:
+    """Where a load point's per-request records are kept (methods.md#a-service-judged-from-its-requests): the
+    provenance line `ingest serving` writes above the point's row, naming the tool's file, the point in it, how it
+    was sent, and the store beside the CSV that holds its requests, which `build` reads instead of the tool's
+    file. Values are percent-encoded, so a file name with spaces stays one field."""
+
+    tool: str
+    version: str
+    file: str
+    sha256: str
+    point: int  # 1-based, of `points`
+    points: int
+    mode: str  # open, closed, or "-" (unbounded: not a point of the load curve)
+    offered_per_s: float | None
+    concurrency: int | None
+    achieved_per_s: float | None
+    sent: int
+    failed: int
+    window_s: float
+    dropped_warmup: int
+    tokens: str  # where the output-token counts came from: server, client, chunks, mixed, unknown
+    sends_known: bool  # the file gives each request's send time
+    e2e_reconstructed: bool
+    sampled_from: int | None
+    constant_schedule: bool
+    store: str  # relative to the CSV's folder
+
+    def line(self) -> str:
+        def shown(value: object) -> str:
+            if value is None:
+                return "-"
+            if isinstance(value, bool):
+                return "yes" if value else "no"
+            if isinstance(value, float):
+                return f"{value:.12g}"
+            return quote(str(value), safe="/:.-_+")
+
+        fields = {"tool": self.tool, "version": self.version, "file": self.file, "sha256": self.sha256,
+                  "point": f"{self.point}/{self.points}", "mode": self.mode, "offered": self.offered_per_s,
+                  "concurrency": self.concurrency, "achieved": self.achieved_per_s, "sent": self.sent,
+                  "failed": self.failed, "window_s": self.window_s, "dropped": f"warmup:{self.dropped_warmup}",
+                  "tokens": self.tokens, "sends": "known" if self.sends_known else "unknown",
+                  "e2e": "reconstructed" if self.e2e_reconstructed else "measured", "sampled_from": self.sampled_from,
+                  "schedule": "constant" if self.constant_schedule else "-", "store": self.store}
+        return PROVENANCE + _RECORDS + " " + " ".join(f"{key}={shown(value)}" for key, value in fields.items())
+
+    @classmethod
+    def parsed(cls, line: str) -> RecordsLine | None:
+        """The line read back; None for any other line, or one edited past reading."""
+        if not line.startswith(PROVENANCE + _RECORDS):
+            return None
+        found = {key: unquote(value) for key, value in _FIELD.findall(line)}
+        try:
+            point, points = (int(part) for part in found["point"].split("/"))
+            return cls(
+                found["tool"], found["version"], found["file"], found["sha256"], point, points, found["mode"],
+                _real(found["offered"]), _whole(found["concurrency"]),
+                _real(found["achieved"]), int(found["sent"]), int(found["failed"]),
+                float(found["window_s"]), int(found["dropped"].removeprefix("warmup:")), found["tokens"],
+                found["sends"] == "known", found["e2e"] == "reconstructed", _whole(found["sampled_from"]),
+                found["schedule"] == "constant", found["store"])
+        except (KeyError, ValueError):
+            return None
+
+
+def _real(text: str) -> float | None:
+    return None if text == "-" else float(text)
+
+
+def _whole(text: str) -> int | None:
+    return None if text == "-" else int(text)
+
 
 @dataclass(frozen=True)
 class RowSource:
@@ -149,6 +227,11 @@ class RowSource:
     def load_tests(self) -> tuple[LoadTestCounts, ...]:
         """The load tests' request counts kept above the row (one per repeat that has them)."""
         return tuple(counts for line in self.lines if (counts := LoadTestCounts.parsed(line)) is not None)
+
+    @property
+    def records(self) -> RecordsLine | None:
+        """Where the row's per-request records are kept, when `ingest serving` read them."""
+        return next((found for line in self.lines if (found := RecordsLine.parsed(line)) is not None), None)
 
     @property
     def described(self) -> tuple[str, ...]:

@@ -388,6 +388,31 @@ def Fraction(doc: str = "") -> Number:
     return Number(doc=doc, minimum=0.0, maximum=1.0, example="0.4")
 
 
+@dataclass(frozen=True)
+class Share(Number):
+    """A share between 0 and 1, also written as a percentage ("99 %", "99.5%"), which reads alike."""
+
+    minimum: float | None = 0.0
+    maximum: float | None = 1.0
+    example: str = "99 %"
+
+    def read(self, node: Node, path: str, reader: Reader) -> float:
+        text = str(node.value).strip() if isinstance(node, ScalarNode) and node.tag == _YAML + "str" else ""
+        if text.endswith("%") and units.is_number_text(number := text[:-1].strip()):
+            value = float(number) / 100
+            if math.isfinite(value) and 0.0 <= value <= 1.0:
+                return value
+            return reader.error(node, path, f"must be between 0 % and 100 %, got {describe_node(node)}")
+        return super().read(node, path, reader)
+
+    def json_schema(self) -> JsonObject:
+        return {"description": self.doc, "oneOf": [{"type": "number", "minimum": 0.0, "maximum": 1.0},
+                                                   {"type": "string", "pattern": r"^\s*\d+(\.\d*)?\s*%\s*$"}]}
+
+    def kind(self) -> str:
+        return "a share between 0 and 1, or a percentage"
+
+
 def Positive(doc: str = "", example: str = "1.3e9") -> Number:
     return Number(doc=doc, minimum=0.0, exclusive_minimum=True, example=example)
 

@@ -13,7 +13,8 @@ from typing import Literal
 
 import numpy as np
 
-from reportgen.analysis.measured.requests import Objectives, Requests, mean_in_flight
+from reportgen.analysis.measured.requests import Objectives, mean_in_flight
+from reportgen.project.load_tests import Requests
 
 CheckCode = Literal["rate-not-reached", "rate-exceeded", "client-queueing", "littles-law", "over-saturated",
                     "latency-drift", "warm-up-in-window", "placeholder-latency"]
@@ -80,18 +81,36 @@ def queueing_check(requests: Requests, objectives: Objectives) -> Check | None:
     return Check("client-queueing", waited > QUEUE_SHARE * base, waited, QUEUE_SHARE * base, "nothing")
 
 
-def littles_law(requests: Requests) -> Check | None:
-    """λ W̄ against L̄ over the window from the first send to the last: λ the sends per second, W̄ their mean E2E,
-    L̄ the requests in flight on average (failed ones to their end). A gap past 10 % means the file's latencies and
-    its request times disagree, or the point was not in a steady state."""
+@dataclass(frozen=True)
+class LittlesLaw:
+    """Little's law over the window from the first send to the last (Little 1961)."""
+
+    in_flight: float  # L̄: the requests in flight on average (failed ones to their end)
+    rate_times_latency: float  # λ W̄: the sends per second times their mean E2E
+
+    @property
+    def gap(self) -> float:
+        """(λ W̄ − L̄)/(λ W̄)."""
+        product = self.rate_times_latency
+        return (product - self.in_flight) / product if product > 0 else 0.0
+
+
+def littles_terms(requests: Requests) -> LittlesLaw | None:
     start, stop = requests.sends
     if stop <= start:
         return None
     rate = requests.count / (stop - start)
-    product = rate * float(np.nanmean(requests.e2e_s))
-    in_flight = mean_in_flight(requests.send_s, requests.end_s, start, stop)
-    gap = (product - in_flight) / product if product > 0 else 0.0
-    return Check("littles-law", abs(gap) > LITTLE_GAP, gap, LITTLE_GAP, "the point")
+    return LittlesLaw(mean_in_flight(requests.send_s, requests.end_s, start, stop),
+                      rate * float(np.nanmean(requests.e2e_s)))
+
+
+def littles_law(requests: Requests) -> Check | None:
+    """λ W̄ against L̄ (littles_terms). A gap past 10 % means the file's latencies and its request times disagree, or
+    the point was not in a steady state."""
+    terms = littles_terms(requests)
+    if terms is None:
+        return None
+    return Check("littles-law", abs(terms.gap) > LITTLE_GAP, terms.gap, LITTLE_GAP, "the point")
 
 
 def mann_kendall(series: np.ndarray) -> int:
@@ -168,12 +187,19 @@ def warm_up_check(requests: Requests) -> Check | None:
     return Check("warm-up-in-window", fired, ratio, WARM_UP_RATIO, "the first tenth")
 
 
-def placeholder_check(requests: Requests) -> Check:
-    """Successful requests whose TTFT or E2E is zero (a tool's placeholder where it did not measure), or whose
-    TTFT exceeds their E2E by more than 1 ms: past 1 % of them, that latency is not measured at the point."""
+def placeholders(requests: Requests) -> tuple[np.ndarray, np.ndarray]:
+    """The successful requests whose TTFT, and those whose E2E, cannot be a measurement: a zero (a tool's placeholder
+    where it did not measure), or a TTFT past the E2E by more than 1 ms (the TTFT is the wrong one)."""
     ok = requests.ok.astype(bool)
     with np.errstate(invalid="ignore"):
-        wrong = ok & ((requests.ttft_s == 0) | (requests.e2e_s == 0)
-                      | (requests.ttft_s > requests.e2e_s + PLACEHOLDER_SLACK_S))
-    share = float(wrong.sum() / max(int(ok.sum()), 1))
+        ttft = ok & ((requests.ttft_s == 0) | (requests.ttft_s > requests.e2e_s + PLACEHOLDER_SLACK_S))
+        e2e = ok & (requests.e2e_s == 0)
+    return ttft, e2e
+
+
+def placeholder_check(requests: Requests) -> Check:
+    """Successful requests with a placeholder latency (placeholders): past 1 % of them, that latency is not measured
+    at the point; below, those requests leave it."""
+    ttft, e2e = placeholders(requests)
+    share = float((ttft | e2e).sum() / max(int(requests.ok.astype(bool).sum()), 1))
     return Check("placeholder-latency", share > 0, share, PLACEHOLDER_SHARE, "the field")

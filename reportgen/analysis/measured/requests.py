@@ -18,59 +18,18 @@ from typing import Literal
 import numpy as np
 
 from reportgen.analysis.measured.confidence import SEED
+from reportgen.project.load_tests import Requests
 
 RESAMPLES = 2000  # bootstrap resamples of one load point
 LEVEL = 0.90  # every interval here is a 90 % one
 Z = NormalDist().inv_cdf(0.5 + LEVEL / 2)  # 1.6449: the normal quantile of a 90 % two-sided interval
 EXACT_BINOMIAL_UP_TO = 100_000  # effective requests past which the binomial is its normal approximation
+# Student's t at 0.95 (one-sided; the ends of a 90 % two-sided interval) for 1–30 degrees of freedom
+T_95 = (6.3138, 2.9200, 2.3534, 2.1318, 2.0150, 1.9432, 1.8946, 1.8595, 1.8331, 1.8125, 1.7959, 1.7823, 1.7709,
+        1.7613, 1.7531, 1.7459, 1.7396, 1.7341, 1.7291, 1.7247, 1.7207, 1.7171, 1.7139, 1.7109, 1.7081, 1.7056,
+        1.7033, 1.7011, 1.6991, 1.6973)
 ObjectiveName = Literal["ttft", "tpot", "e2e"]
 OBJECTIVES: tuple[ObjectiveName, ...] = ("ttft", "tpot", "e2e")
-
-
-@dataclass(frozen=True)
-class Requests:
-    """One load point's requests in send order, each column one value a request (seconds from the point's first
-    send; NaN where the tool did not measure it)."""
-
-    send_s: np.ndarray  # s_i
-    ttft_s: np.ndarray  # first content chunk − s_i; NaN when not streamed
-    e2e_s: np.ndarray  # last byte − s_i
-    output_tokens: np.ndarray  # n_i
-    ok: np.ndarray  # not failed, cancelled or incomplete
-    client_queue_s: np.ndarray | None = None  # q_i = s_i − s*_i: the wait in the client before sending
-
-    @property
-    def count(self) -> int:
-        return len(self.send_s)
-
-    @property
-    def end_s(self) -> np.ndarray:
-        ends: np.ndarray = self.send_s + self.e2e_s
-        return ends
-
-    @property
-    def sends(self) -> tuple[float, float]:
-        """The first and the last send."""
-        return float(np.min(self.send_s)), float(np.max(self.send_s))
-
-    @property
-    def latency_s(self) -> np.ndarray:
-        """The latency the load-point checks follow: TTFT, or E2E where the tool measured no TTFT (not streamed)."""
-        return self.ttft_s if not np.isnan(self.ttft_s).all() else self.e2e_s
-
-    @property
-    def window_s(self) -> float:
-        """W: from the first send to the last byte."""
-        return float(np.nanmax(self.end_s) - np.min(self.send_s))
-
-    @property
-    def tpot_s(self) -> np.ndarray:
-        """TPOT_i = (E2E_i − TTFT_i)/(n_i − 1) where n_i ≥ 2; NaN where there is no decode (n_i ≤ 1)."""
-        decoded = self.output_tokens >= 2
-        with np.errstate(invalid="ignore", divide="ignore"):
-            found: np.ndarray = np.where(decoded, (self.e2e_s - self.ttft_s) / np.maximum(self.output_tokens - 1, 1),
-                                         np.nan)
-        return found
 
 
 @dataclass(frozen=True)
@@ -105,6 +64,15 @@ def meets(requests: Requests, objectives: Objectives, *, open_load: bool) -> dic
         with np.errstate(invalid="ignore"):
             found[name] = judged_latency(requests, name, open_load=open_load) <= getattr(objectives, f"{name}_s")
     return found
+
+
+def good_requests(requests: Requests, objectives: Objectives, *, open_load: bool) -> np.ndarray:
+    """good_i: the request succeeded and met every stated objective (a failed request is never good: it was offered
+    and not served)."""
+    good: np.ndarray = requests.ok.astype(bool).copy()
+    for within in meets(requests, objectives, open_load=open_load).values():
+        good &= within
+    return good
 
 
 def mean_in_flight(send_s: np.ndarray, end_s: np.ndarray, start: float, stop: float) -> float:
@@ -154,6 +122,7 @@ class Attainment:
     good_tokens_per_s: float  # Σ good_i · n_i / W
     good_tokens_ci: Interval
     block: int  # b
+    joint_resampled: np.ndarray  # A in each bootstrap resample: a load curve's interval refits them
 
 
 def attainment(requests: Requests, objectives: Objectives, *, open_load: bool, in_flight: float,
@@ -161,9 +130,7 @@ def attainment(requests: Requests, objectives: Objectives, *, open_load: bool, i
     """A, each A_j, G and G_tok from one block bootstrap (the four share its resamples). A failed request is never
     good: it was offered and not served, so it stays in the denominator."""
     met = meets(requests, objectives, open_load=open_load)
-    good = requests.ok.astype(bool).copy()
-    for within in met.values():
-        good &= within
+    good = good_requests(requests, objectives, open_load=open_load)
     tokens = np.where(good, np.nan_to_num(requests.output_tokens.astype(float)), 0.0)
     columns = np.column_stack([good.astype(float), tokens, *(within.astype(float) for within in met.values())])
     block = block_length(requests.count, in_flight)
@@ -173,13 +140,59 @@ def attainment(requests: Requests, objectives: Objectives, *, open_load: bool, i
     per_second = requests.count / requests.window_s
 
     def ci(index: int, scale: float = 1.0) -> Interval:
-        return float(low[index] * scale), float(high[index] * scale)
+        found = float(low[index]), float(high[index])
+        if index != 1:  # a share (good, or one objective met): not the good tokens
+            found = with_few_exceptions(columns[:, index], found)
+        return found[0] * scale, found[1] * scale
 
     return Attainment(
         requests=requests.count, good=int(good.sum()), joint=float(point[0]), joint_ci=ci(0),
         objectives={name: (float(point[2 + index]), ci(2 + index)) for index, name in enumerate(met)},
         goodput_per_s=float(point[0] * per_second), goodput_ci=ci(0, per_second),
-        good_tokens_per_s=float(point[1] * per_second), good_tokens_ci=ci(1, per_second), block=block)
+        good_tokens_per_s=float(point[1] * per_second), good_tokens_ci=ci(1, per_second), block=block,
+        joint_resampled=means[:, 0])
+
+
+FEW = 10  # fewer requests than this on one side of a share, and the bootstrap cannot show its spread
+
+
+def with_few_exceptions(outcomes: np.ndarray, resampled: Interval) -> Interval:
+    """A share's interval where fewer than ten requests fall on one side (say 60 requests, all good): the bootstrap
+    resamples only what was seen, and 60 of 60 resample to [100 %, 100 %], a certainty 60 requests cannot give. Then
+    the interval is the union with the Wilson score interval at the effective count n(1 − ρ)/(1 + ρ) (ρ the lag-1
+    autocorrelation of the outcomes in send order, clipped to [0, 0.9]): 60 of 60 good reads [95.7 %, 100 %]."""
+    count = len(outcomes)
+    hits = float(outcomes.sum())
+    if count == 0 or min(hits, count - hits) >= FEW:
+        return resampled
+    rho = min(max(lag_one(outcomes), 0.0), 0.9)
+    effective = count * (1 - rho) / (1 + rho)
+    share = hits / count
+    centre = share + Z * Z / (2 * effective)
+    spread = Z * math.sqrt(share * (1 - share) / effective + Z * Z / (4 * effective * effective))
+    scale = 1 + Z * Z / effective
+    return min(resampled[0], (centre - spread) / scale), max(resampled[1], (centre + spread) / scale)
+
+
+def t_quantile_95(degrees: int) -> float:
+    """Student's t quantile at 0.95: from the table to 30 degrees of freedom, then the Cornish–Fisher expansion
+    about the normal's (within 10⁻⁴ there)."""
+    if degrees < 1:
+        raise ValueError("a t quantile needs at least one degree of freedom")
+    if degrees <= len(T_95):
+        return T_95[degrees - 1]
+    z = Z
+    return z + (z ** 3 + z) / (4 * degrees) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * degrees ** 2)
+
+
+def repeats_interval(shares: list[float], resampled: Interval) -> Interval:
+    """The interval of a load point measured three or more times: the union of the pooled resamples' interval and
+    the 90 % t-interval of the runs' shares (m − 1 degrees of freedom). Near capacity failures come in bursts, and
+    one run does not show its own spread; the runs do."""
+    m = len(shares)
+    mean = sum(shares) / m
+    spread = math.sqrt(sum((share - mean) ** 2 for share in shares) / (m - 1)) * t_quantile_95(m - 1) / math.sqrt(m)
+    return min(resampled[0], mean - spread), max(resampled[1], mean + spread)
 
 
 Verdict = Literal["met", "missed"] | None
@@ -225,7 +238,7 @@ def quantile(values: np.ndarray, p: float) -> Quantile:
         return Quantile(p, count, needed, None, None, None, None)
     estimate = float(np.percentile(carried, 100 * p))
     above = (carried > estimate).astype(float)
-    rho = min(max(_lag_one(above), 0.0), 0.9)
+    rho = min(max(lag_one(above), 0.0), 0.9)
     effective = round(count * (1 - rho) / (1 + rho))
     low = binomial_quantile(0.5 - LEVEL / 2, effective, p)
     high = binomial_quantile(0.5 + LEVEL / 2, effective, p) + 1
@@ -238,7 +251,8 @@ def quantile(values: np.ndarray, p: float) -> Quantile:
                     float(effective))
 
 
-def _lag_one(series: np.ndarray) -> float:
+def lag_one(series: np.ndarray) -> float:
+    """The lag-1 autocorrelation of a series in send order (0 for a constant one)."""
     centred = series - series.mean()
     spread = float(centred @ centred)
     return float(centred[:-1] @ centred[1:]) / spread if spread > 0 else 0.0
@@ -261,11 +275,14 @@ def binomial_quantile(q: float, n: int, p: float) -> int:
 def requests_needed(share: float, target: float, rho: float = 0.0, *, p: float | None = None) -> int | None:
     """The requests a load point needs before its verdict is decided: ⌈z²·Â(1 − Â)/(Â − a*)²⌉, then × (1 + ρ)/(1 − ρ)
     for requests whose fates run together (ρ the lag-1 autocorrelation of good_i in send order, clipped to [0, 0.9]),
-    and no fewer than the tail guard's for a quantile objective. None when Â = a*: no number of requests decides."""
+    and no fewer than the tail guard's for a quantile objective, nor than the count at which all good would reach
+    a* (with_few_exceptions: 268 at 99 %). None when Â = a*: no number of requests decides."""
     if share == target:
         return None
     rho = min(max(rho, 0.0), 0.9)
     independent = math.ceil(Z * Z * share * (1 - share) / (share - target) ** 2)
+    if share > target:  # all good (Â = 1) needs some requests too: those whose Wilson low end reaches the target
+        independent = max(independent, math.ceil(round(Z * Z * target / (1 - target), 9)))
     needed = math.ceil(round(independent * (1 + rho) / (1 - rho), 9))
     return max(needed, requests_for_quantile(p)) if p is not None else needed
 

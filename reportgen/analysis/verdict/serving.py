@@ -17,12 +17,14 @@ from typing import Annotated, Literal
 import numpy as np
 
 from reportgen.analysis.common import JOULES_PER_KWH, Origin, at_least, ceil_ratio, first_min, plan_verdict
+from reportgen.analysis.measured.load_point import judgement_of
 from reportgen.analysis.measured.scaling import ScalingResult
 from reportgen.analysis.model.fits import USLFit, usl_capacity
 from reportgen.analysis.model.replica import Replica, replica_of
 from reportgen.analysis.money.cost import local_viability
 from reportgen.analysis.quotes import quote
 from reportgen.analysis.verdict.goal import GoalDocument, GoalPoint, GoalRow, LatencyRatios
+from reportgen.analysis.verdict.goodput import GoodputResult, RecordsResult, judge_records
 from reportgen.analysis.verdict.lever_records import Levers
 from reportgen.analysis.verdict.objectives import (
     OBJECTIVE_NAMES,
@@ -34,6 +36,7 @@ from reportgen.analysis.verdict.objectives import (
     latency_of,
 )
 from reportgen.keys import DocumentPath, Key, derived, money
+from reportgen.project.load_tests import RecordedPoint
 from reportgen.project.model import Project, RegimeName
 from reportgen.wording import counted, duration, listed, requests
 
@@ -193,6 +196,11 @@ class ServingResult:
     input_tokens_per_output: Annotated[float | None, Key("input tokens per output token, when the load counts output "
                                                          "tokens")] = None
     levers: Levers = field(default_factory=Levers)  # the goal section holds them (reportgen.analysis.verdict.levers)
+    records: Annotated[RecordsResult | None, Key("every load point whose per-request records were kept, checked and "
+                                                 "judged; null without records")] = None
+    goodput: Annotated[GoodputResult | None, Key("the attainment target, each scale's max load under the objectives "
+                                                 "from its load curve, and the verdict at the plan; null without "
+                                                 "records or objectives")] = None
 
     @derived(Key("the peak load, in serving.unit per second (load_rps, named for any unit)"))
     def load_per_s(self) -> float:
@@ -288,7 +296,7 @@ class ServingResult:
 
 
 def analyze_serving(project: Project, scaling: ScalingResult | None, *, intensity_g_per_kwh: float | None,
-                    max_nodes: int = 4096) -> ServingResult | None:
+                    max_nodes: int = 4096, recorded: tuple[RecordedPoint, ...] = ()) -> ServingResult | None:
     """The serving analysis of an inference project whose load is known; None otherwise."""
     if not project.serving:
         return None
@@ -354,6 +362,9 @@ def analyze_serving(project: Project, scaling: ScalingResult | None, *, intensit
     serving_points = [p for p in points if p.serves]
     best = max(((c / p, p) for p, (c, _) in measured.items() if c and p not in implausible), default=None)
     usable = len([p for p in measured if p not in implausible])  # left out of the fit, not counted toward it
+    devices = project.hardware.devices_per_node if project.hardware and project.hardware.devices_per_node else 1
+    judged = judge_records(recorded, judgement_of(goal), plan=plan, need_per_s=need, unit=project.work_unit,
+                           devices_per_node=devices) if recorded else None
     return ServingResult(
         goal_text=goal.text if goal else None,
         peak_load=load,
@@ -387,6 +398,8 @@ def analyze_serving(project: Project, scaling: ScalingResult | None, *, intensit
         capacity_only=to_serve is None and fitted.capacity_only,
         replica=replica_of(project),
         input_tokens_per_output=serving.input_tokens_per_output if serving else None,
+        records=judged.records if judged else None,
+        goodput=judged.goodput if judged else None,
     )
 
 

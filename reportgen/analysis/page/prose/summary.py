@@ -608,7 +608,6 @@ def _training_optimum(project: Project, goal: GoalResult | None, scaling: Scalin
     if scaling is None or at is None:
         return Optimum(None, None, "Nothing is measured yet: add scaling.runs to find the operating point.")
     measured = _measured_facts(scaling, cost, words, untaxed=untaxed)
-    plan = project.design.nodes if project.design else None
     how = {"measured": "as measured", "usl": "by the USL fit", "model": "by the model"}.get(facts.beyond_source or "",
                                                                                           "")
     if facts.beyond_judged:  # not the smallest scale whose fitted time alone meets, which the gap may name
@@ -618,7 +617,7 @@ def _training_optimum(project: Project, goal: GoalResult | None, scaling: Scalin
     at = _scale(at, scaling, goal, ways)
     texts = {
         "cheapest-meeting": f"The evidence supports {nodes(at)}{_on(facts.regime)}, the cheapest measured point that "
-                            f"meets the goal{_weak_runs(scaling, at, plan)}",
+                            f"meets the goal{_weak_runs(scaling, goal, at)}",
         "fitted-meeting": f"The evidence points to {nodes(at)}, the smallest scale the USL fit says meets the goal "
                           "(fitted, not measured)",
         "fewest-node-hours": f"The evidence supports {nodes(at)}, the measured scale that meets the time limit with "
@@ -644,12 +643,15 @@ def _scale(at: float, scaling: ScalingResult | None, goal: GoalResult | None,
     return count_at([*(scaling.rows if scaling is not None else ()), *ways], at)
 
 
-def _weak_runs(scaling: ScalingResult, at: float, plan: int | None) -> str:
-    """Weak scaling: how a smaller scale does the goal's work (methods.md#weak-scaling-compares-equal-work)."""
-    runs = scaling.goal_work(at, plan)
-    if scaling.mode != "weak" or runs <= 1.0:
+def _weak_runs(scaling: ScalingResult, goal: GoalResult | None, at: float) -> str:
+    """Weak scaling: how a smaller scale does the goal's work (methods.md#weak-scaling-compares-equal-work), quoted
+    from the goal's check of that scale (the number of runs is one of results.json's figures, as every figure on
+    page 1 is)."""
+    check = goal.cheapest_meeting if goal is not None else None
+    if scaling.mode != "weak" or check is None or check.nodes != at or check.runs <= 1.0:
         return ""
-    return f" for the goal's work, in {runs:.3g} runs one after another (each does the shares of {nodes(at)})"
+    return (f" for the goal's work, in {quote(check, 'runs'):.3g} runs one after another (each does the shares of "
+            f"{nodes(at)})")
 
 
 def _measured_facts(scaling: ScalingResult, cost: CostResult | None, words: _Words, *, untaxed: bool) -> str:

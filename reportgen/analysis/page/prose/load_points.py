@@ -1,0 +1,52 @@
+"""A load point's checks in words (methods.md#a-service-judged-from-its-requests): each fired check as the finding
+`ingest serving` prints and the report lists, with both of its numbers and the fix in the tool's own terms. One
+sentence per code, here only."""
+
+from __future__ import annotations
+
+from reportgen.analysis.measured.load_point import PointFacts
+from reportgen.analysis.measured.request_checks import BURST_SHARE, Check
+from reportgen.wording import duration, number, percent, requests
+
+WARM_UP_FIX = ("add warm-up requests (vLLM --num-warmups, AIPerf --warmup-request-count, a GuideLLM warmup phase)")
+
+
+def check_sentence(check: Check, facts: PointFacts) -> str:
+    """What the check found at the point, and what it left out of the verdict."""
+    point = facts.point
+    offered = point.offered_per_s or 0.0
+    if check.code == "rate-not-reached":
+        return (f"the client sent {number(check.value * offered)} of {requests(offered)} ({percent(check.value)}): "
+                "the point leaves the verdict; give the load generator more workers or CPUs, or run it nearer the "
+                "service")
+    if check.code == "rate-exceeded":
+        if check.limit == BURST_SHARE:
+            return (f"{percent(check.value)} of the sends came within 1 ms of another, where the schedule spaces "
+                    "them: the client sent in bursts, not the load it claims; the point leaves the verdict")
+        return (f"the client sent {number(check.value * offered)} request/s where {requests(offered)} were offered "
+                f"({percent(check.value)}): the point leaves the verdict")
+    if check.code == "client-queueing":
+        return (f"requests waited p90 {duration(check.value)} in the client past their scheduled send (the limit "
+                f"is {duration(check.limit)}: a tenth of the tightest TTFT or E2E objective, else of the median "
+                "TTFT): TTFT and E2E count the wait; the client fell behind its schedule: give the load generator "
+                "more workers or CPUs, or raise its concurrency limit (vLLM --max-concurrency)")
+    if check.code == "littles-law":
+        return (f"the file's latencies and its request times disagree by {percent(abs(check.value))} (Little's law, "
+                "λ·W̄ against the requests in flight; the limit is 10 %): the point leaves the verdict; check the "
+                "tool's version and its measured window")
+    if check.code == "over-saturated":
+        return (f"latency and the requests in flight both rose through the window (Mann–Kendall S = "
+                f"{check.value:.0f} for latency): {requests(offered)} over-saturates the service; the point leaves "
+                "the verdict and the max load lies below it: measure lower loads")
+    if check.code == "latency-drift":
+        return (f"latency rose through the window at a fixed concurrency (Mann–Kendall S = {check.value:.0f}): "
+                "the point stands, but its percentiles mix a rising tail")
+    if check.code == "warm-up-in-window":
+        return (f"the first tenth of the sends took {number(check.value)}× the rest's median latency: those "
+                f"{facts.warm_up_left_out:,} requests leave the verdict; {WARM_UP_FIX}")
+    if check.code == "placeholder-latency":
+        unmeasured = ", ".join(name.upper() for name in facts.unmeasured)
+        left = f"{unmeasured} is not measured at the point" if unmeasured else "those requests leave the verdict"
+        return (f"{percent(check.value)} of the successful requests carry a latency of 0 or a TTFT past their E2E, "
+                f"which a tool writes where it did not measure: {left}; stream the responses so TTFT is measured")
+    return f"{check.code}: {number(check.value)} against {number(check.limit)}"

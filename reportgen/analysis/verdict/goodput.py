@@ -1,0 +1,499 @@
+"""A service judged from its load tests' requests (methods.md#a-service-judged-from-its-requests): every recorded
+load point checked and judged, each scale's load curve fitted and its max load under the objectives found with an
+interval, and the verdict at the plan read from it.
+
+results.json's `serving.records` (the points) and `serving.goodput` (the curves and the plan) are made here and only
+here; `ingest serving` judges a point with the same `judge_point`.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+import numpy as np
+
+from reportgen.analysis.measured.confidence import SEED
+from reportgen.analysis.measured.load_curve import Bound, decreasing_fit, latency_knee, max_load
+from reportgen.analysis.measured.load_point import (
+    Judgement,
+    PointFacts,
+    judge_point,
+    latency_values,
+    rejudged,
+)
+from reportgen.analysis.measured.requests import (
+    LEVEL,
+    OBJECTIVES,
+    RESAMPLES,
+    Interval,
+    ObjectiveName,
+    Verdict,
+    point_verdict,
+    repeats_interval,
+)
+from reportgen.keys import Key
+from reportgen.project.load_tests import Mode, RecordedPoint
+
+NEAR_CAPACITY_TTFT = 1.5  # a point whose p90 TTFT is past 1.5× that at the scale's lowest load is near capacity
+LEFT_RANGE = 0.05  # past this share of resamples beyond a measured end, that end of the interval is a bound
+
+
+# ------------------------------------------------------------------------------------------------ results.json
+@dataclass(frozen=True)
+class ShareRecord:
+    share: Annotated[float, Key("the share of requests meeting this objective alone")]
+    share_ci: Annotated[Interval, Key("its 90 % block-bootstrap interval")]
+
+
+@dataclass(frozen=True)
+class QuantileRecord:
+    value_s: Annotated[float | None, Key("the percentile, linearly interpolated; null below the tail guard")]
+    ci: Annotated[Interval | None, Key("its 90 % distribution-free binomial interval")]
+    n: Annotated[int, Key("requests carrying the latency")]
+    n_needed: Annotated[int, Key("requests the tail guard asks for: 10/(1 − p)")]
+
+
+@dataclass(frozen=True)
+class LittlesRecord:
+    l_mean: Annotated[float, Key("L̄: the requests in flight on average over the window")]
+    lambda_w: Annotated[float, Key("λ·W̄: the sends per second times their mean E2E")]
+    gap: Annotated[float, Key("(λW̄ − L̄)/(λW̄); past ±10 % the point fails littles-law")]
+
+
+@dataclass(frozen=True)
+class TrendRecord:
+    ttft_s: Annotated[float, Key("the rise of the median latency (TTFT, else E2E) over the window's ten bins, by "
+                                 "Sen's slope")]
+    inflight_s: Annotated[float, Key("the rise of the mean requests in flight over the ten bins, by Sen's slope "
+                                     "(requests; the name keeps the contract's)")]
+    z_ttft: Annotated[float, Key("Mann–Kendall Z of the latency series")]
+    z_inflight: Annotated[float, Key("Mann–Kendall Z of the in-flight series")]
+
+
+@dataclass(frozen=True)
+class ParetoRecord:
+    tokens_per_s_per_device: Annotated[float, Key("output tokens of completed requests over the window, per "
+                                                  "device")]
+    tokens_per_s_per_user: Annotated[float | None, Key("1 / the median TPOT")]
+    energy_j_per_token: Annotated[float | None, Key("measured energy over the output tokens; null where not "
+                                                    "measured")] = None
+    energy_source: Annotated[Literal["measured", "estimated"] | None, Key("how the energy is known")] = None
+
+
+@dataclass(frozen=True)
+class DroppedRecord:
+    warmup: Annotated[int, Key("records outside the tool's measured phase, and sends the warm-up check removed")]
+    cooldown: Annotated[int, Key("records after the measured phase (none read yet: 0)")]
+    sampled_out: Annotated[int, Key("requests the tool did not keep (a sampled file)")]
+
+
+@dataclass(frozen=True)
+class RecordsPointResult:
+    nodes: Annotated[float, Key("the node count the load test ran on")]
+    tool: Annotated[str, Key("the load tester's format")]
+    tool_version: Annotated[str | None, Key("its version, where the file says it")]
+    file: Annotated[str, Key("the file the records came from")]
+    sha256: Annotated[str, Key("its SHA-256")]
+    mode: Annotated[Mode | None, Key("open (a rate), closed (a concurrency), or null (unbounded)")]
+    offered_per_s: Annotated[float | None, Key("λ_o: the offered rate of an open load")]
+    concurrency: Annotated[int | None, Key("the requests in flight of a closed load")]
+    achieved_send_per_s: Annotated[float | None, Key("λ_s = (N − 1)/(s_N − s_1): the rate the client sent at")]
+    sent: Annotated[int, Key("N: requests sent in the window")]
+    completed: Annotated[int, Key("requests that succeeded")]
+    failed: Annotated[int, Key("requests failed, cancelled or incomplete")]
+    window_s: Annotated[float, Key("W: from the first send to the last byte")]
+    dropped: Annotated[DroppedRecord, Key("requests left out, by why")]
+    tokens_source: Annotated[str, Key("where the output-token counts came from: server, client, chunks, mixed, "
+                                      "unknown")]
+    valid: Annotated[bool, Key("no check removed the point from the verdict")]
+    findings: Annotated[tuple[str, ...], Key("the codes of the checks that fired", item="a finding code")]
+    block_length: Annotated[int | None, Key("b of the block bootstrap at this point")]
+    attainment: Annotated[float | None, Key("A: the share of requests meeting every objective (failures count as "
+                                            "not good)")]
+    attainment_ci: Annotated[Interval | None, Key("its 90 % interval (with three or more repeats, the union with "
+                                                  "the runs' t-interval)")]
+    objectives: Annotated[dict[str, ShareRecord], Key("A_j: each objective's share alone", item="one objective")]
+    goodput_per_s: Annotated[float | None, Key("G: good requests per second of the window")]
+    goodput_ci: Annotated[Interval | None, Key("its 90 % interval")]
+    good_tokens_per_s: Annotated[float | None, Key("output tokens of good requests per second of the window")]
+    good_tokens_ci: Annotated[Interval | None, Key("its 90 % interval")]
+    quantiles: Annotated[dict[str, dict[str, QuantileRecord]], Key("p50, p90 and p99 of TTFT, TPOT and E2E",
+                                                                   item="one latency's percentiles")]
+    littles_law: Annotated[LittlesRecord | None, Key("Little's law over the window (null without send times)")]
+    trend: Annotated[TrendRecord | None, Key("the window's latency and in-flight trends")]
+    client_queue_p90_s: Annotated[float | None, Key("p90 of the client's wait past each scheduled send")]
+    pareto: Annotated[ParetoRecord, Key("the point on the users-devices frontier")]
+    verdict: Annotated[Verdict, Key("met, missed, or null (not decided, or not judged)")]
+    near_capacity: Annotated[bool, Key("measured at or past the knee, or with TTFT past 1.5× the scale's lowest "
+                                       "load: a single run there decides only by its interval's width")]
+
+
+@dataclass(frozen=True)
+class RecordsResult:
+    block_length: Annotated[str, Key("the block-length rule; each point's b is in its entry")]
+    resamples: Annotated[int, Key("bootstrap resamples of each point")]
+    seed: Annotated[int, Key("the resamples' seed")]
+    points: Annotated[tuple[RecordsPointResult, ...], Key("every recorded load point", item="one load point")]
+
+
+@dataclass(frozen=True)
+class Definition:
+    quantity: Annotated[str, Key("the canonical quantity")]
+    tool: Annotated[str, Key("the tool whose own quantity differs")]
+    own_name: Annotated[str, Key("the tool's name for its quantity")]
+    converted: Annotated[bool, Key("recomputed from the records to the canonical one")]
+    note: Annotated[str, Key("how the two differ")]
+
+
+@dataclass(frozen=True)
+class ScaleCurve:
+    nodes: Annotated[float, Key("the node count")]
+    mode: Annotated[Mode, Key("open or closed: never mixed on one axis")]
+    max_load_per_s: Annotated[float | None, Key("x*: where the non-increasing fit of attainment crosses the target "
+                                                "(open: request/s; closed: requests in flight); with a bound, the "
+                                                "measured end it lies beyond")]
+    max_load_ci: Annotated[tuple[float | None, float | None], Key(
+        "its 90 % interval from refitting the resamples; an end null where more than 5 % of resamples leave the "
+        "measured range", item="an end")]
+    bound: Annotated[Bound | None, Key("above: the largest load measured still meets the target; below: the "
+                                       "smallest already misses")]
+    knee_per_s: Annotated[float | None, Key("where the binding objective's median latency departs (Kneedle)")]
+    points_used: Annotated[int, Key("valid loads fitted (repeats pooled)")]
+    over_saturated_per_s: Annotated[float | None, Key("the lowest load that over-saturated the scale: x* lies "
+                                                      "below it")] = None
+
+
+@dataclass(frozen=True)
+class PlanGoodput:
+    nodes: Annotated[int | None, Key("the plan")]
+    need_per_s: Annotated[float, Key("goal.load × (1 + headroom)")]
+    max_load_per_s: Annotated[float | None, Key("x*(plan): measured, or interpolated between measured scales")]
+    max_load_ci: Annotated[tuple[float | None, float | None], Key("its interval", item="an end")]
+    interpolated: Annotated[bool, Key("the plan lies between measured scales")]
+    verdict: Annotated[Verdict, Key("met when the need ≤ the low end, missed when it exceeds the high end, else "
+                                    "null")]
+    attainment: Annotated[float | None, Key("A at the plan's load point nearest the need")]
+    attainment_ci: Annotated[Interval | None, Key("its interval")]
+    binding: Annotated[str | None, Key("the objective with the lowest share there")]
+    why_unjudged: Annotated[str | None, Key("why there is no verdict, when there is none")]
+
+
+@dataclass(frozen=True)
+class GoodputResult:
+    target: Annotated[float, Key("a*: the share of requests that must meet the objectives")]
+    joint: Annotated[bool, Key("every objective at once (goal.attainment), else each p99 objective alone at 99 %")]
+    objectives: Annotated[dict[str, float | None], Key("the per-request thresholds", keys=("ttft_s", "tpot_s",
+                                                                                           "e2e_s"),
+                                                       item="the {key} threshold")]
+    definitions: Annotated[tuple[Definition, ...], Key("where a tool's own quantity differs from the canonical one",
+                                                       item="one difference")]
+    by_scale: Annotated[tuple[ScaleCurve, ...], Key("each scale's load curve", item="one scale and mode")]
+    at_plan: Annotated[PlanGoodput | None, Key("the verdict at the plan from the curves")]
+
+
+@dataclass(frozen=True)
+class Goodput:
+    """The two results, and the judged points the page and the levers read."""
+
+    records: RecordsResult
+    goodput: GoodputResult | None
+    judged: tuple[tuple[float, PointFacts], ...]
+
+
+# ------------------------------------------------------------------------------------------------ the analysis
+@dataclass(frozen=True)
+class _Group:
+    """The runs of one load at one scale: repeats pooled."""
+
+    nodes: float
+    mode: Mode
+    load: float
+    runs: tuple[PointFacts, ...]
+
+    @property
+    def judged(self) -> tuple[PointFacts, ...]:
+        return tuple(run for run in self.runs if run.valid and run.attainment is not None)
+
+    @property
+    def weight(self) -> int:
+        return sum(run.attainment.requests for run in self.judged if run.attainment)
+
+    @property
+    def share(self) -> float:
+        return sum(run.attainment.joint * run.attainment.requests for run in self.judged if run.attainment) \
+            / self.weight
+
+    @property
+    def resampled(self) -> np.ndarray:
+        """The pooled attainment in each resample: each run resampled on its own, averaged with weights N_r."""
+        return sum((run.attainment.joint_resampled * run.attainment.requests for run in self.judged
+                    if run.attainment), np.zeros(RESAMPLES)) / self.weight
+
+    @property
+    def interval(self) -> Interval:
+        low, high = np.percentile(self.resampled, [50 * (1 - LEVEL), 50 * (1 + LEVEL)])
+        found = (float(low), float(high))
+        shares = [run.attainment.joint for run in self.judged if run.attainment]
+        return repeats_interval(shares, found) if len(shares) >= 3 else found
+
+
+def judge_records(recorded: tuple[RecordedPoint, ...], judgement: Judgement | None, *, plan: int | None,
+                  need_per_s: float | None, unit: str, devices_per_node: int) -> Goodput:
+    """Every recorded point judged; with objectives, each scale's curve and the verdict at the plan."""
+    judged: list[tuple[float, PointFacts, RecordedPoint]] = []
+    seeds: dict[tuple[float, str, float | None], int] = defaultdict(int)
+    for entry in recorded:
+        if entry.point is None:
+            continue
+        key = (entry.nodes, entry.point.mode or "-", entry.point.load)
+        seeds[key] += 1  # repeats of one load draw their own resamples: the same draw would tie them together
+        judged.append((entry.nodes, judge_point(entry.point, judgement, seed=SEED + seeds[key] - 1), entry))
+    groups = _groups([(nodes, facts) for nodes, facts, _ in judged])
+    near = _near_capacity(groups, judgement)
+    if judgement is not None:
+        judged = [(nodes, rejudged(facts, judgement, near_capacity=id(facts) in near and _single(facts, groups)),
+                   entry) for nodes, facts, entry in judged]
+        groups = _groups([(nodes, facts) for nodes, facts, _ in judged])
+    points = tuple(_point_record(nodes, facts, entry, devices_per_node, id(facts) in near)
+                   for nodes, facts, entry in judged)
+    records = RecordsResult("min(max(⌈N^(1/3)⌉, ⌈L̄⌉), ⌊N/10⌋), at least 1", RESAMPLES, SEED, points)
+    if judgement is None:
+        return Goodput(records, None, tuple((nodes, facts) for nodes, facts, _ in judged))
+    curves = tuple(_curve(nodes, mode, scale_groups, judgement) for (nodes, mode), scale_groups in
+                   sorted(_by_scale(groups).items()))
+    at_plan = _at_plan(curves, groups, judgement, plan, need_per_s, unit) if need_per_s is not None else None
+    goodput = GoodputResult(judgement.target, judgement.joint,
+                            {f"{name}_s": getattr(judgement.objectives, f"{name}_s") for name in OBJECTIVES},
+                            _definitions(judged), tuple(curve for curve in curves if curve is not None), at_plan)
+    return Goodput(records, goodput, tuple((nodes, facts) for nodes, facts, _ in judged))
+
+
+def _groups(judged: list[tuple[float, PointFacts]]) -> list[_Group]:
+    found: dict[tuple[float, Mode, float], list[PointFacts]] = defaultdict(list)
+    for nodes, facts in judged:
+        point = facts.point
+        if point.mode is not None and point.load is not None:
+            found[(nodes, point.mode, point.load)].append(facts)
+    return [_Group(nodes, mode, load, tuple(runs)) for (nodes, mode, load), runs in sorted(found.items())]
+
+
+def _by_scale(groups: list[_Group]) -> dict[tuple[float, Mode], list[_Group]]:
+    found: dict[tuple[float, Mode], list[_Group]] = defaultdict(list)
+    for group in groups:
+        found[(group.nodes, group.mode)].append(group)
+    return found
+
+
+def _single(facts: PointFacts, groups: list[_Group]) -> bool:
+    return any(len(group.runs) == 1 and group.runs[0] is facts for group in groups)
+
+
+def _binding(groups: list[_Group]) -> ObjectiveName | None:
+    """The objective with the lowest share alone at the scale's largest judged load."""
+    judged = [group for group in groups if group.judged]
+    if not judged:
+        return None
+    last = max(judged, key=lambda group: group.load).judged[0].attainment
+    if last is None or not last.objectives:
+        return None
+    return min(last.objectives, key=lambda name: last.objectives[name][0])
+
+
+def _medians(groups: list[_Group], name: ObjectiveName) -> np.ndarray:
+    """The median of a latency over each group's requests (its runs pooled)."""
+    values = []
+    for group in groups:
+        pooled = np.concatenate([latency_values(run.kept, name, open_load=group.mode == "open")
+                                 for run in group.runs])
+        values.append(float(np.nanmedian(pooled)) if not np.isnan(pooled).all() else np.nan)
+    return np.array(values)
+
+
+def _knee(groups: list[_Group]) -> float | None:
+    valid = [group for group in groups if all(run.valid for run in group.runs)]
+    name = _binding(valid)
+    if name is None:
+        return None
+    medians = _medians(valid, name)
+    keep = ~np.isnan(medians)
+    return latency_knee(np.array([group.load for group in valid])[keep], medians[keep])
+
+
+def _near_capacity(groups: list[_Group], judgement: Judgement | None) -> set[int]:
+    """The points measured near capacity: at or past the scale's knee, or with a p90 TTFT past 1.5× that at the
+    scale's lowest load (ids of their facts)."""
+    near: set[int] = set()
+    if judgement is None:
+        return near
+    for scale_groups in _by_scale(groups).values():
+        knee = _knee(scale_groups)
+        ordered = sorted(scale_groups, key=lambda group: group.load)
+        p90s = [float(np.nanpercentile(np.concatenate([run.point.requests.ttft_s for run in group.runs]), 90))
+                if not all(np.isnan(run.point.requests.ttft_s).all() for run in group.runs) else np.nan
+                for group in ordered]
+        for group, p90 in zip(ordered, p90s, strict=True):
+            past_knee = knee is not None and group.load >= knee
+            slower = bool(np.isfinite(p90) and np.isfinite(p90s[0]) and p90 > NEAR_CAPACITY_TTFT * p90s[0])
+            if past_knee or slower:
+                near.update(id(run) for run in group.runs)
+    return near
+
+
+def _curve(nodes: float, mode: Mode, groups: list[_Group], judgement: Judgement) -> ScaleCurve | None:
+    judged = sorted((group for group in groups if group.judged and group.weight), key=lambda group: group.load)
+    saturated = [group.load for group in groups for run in group.runs
+                 if any(check.fired and check.code == "over-saturated" for check in run.checks)]
+    lowest_saturated = min(saturated, default=None)
+    if not judged:
+        return None
+    loads = np.array([group.load for group in judged])
+    weights = np.array([group.weight for group in judged], dtype=float)
+    found = max_load(loads, decreasing_fit(loads, np.array([group.share for group in judged]), weights),
+                     judgement.target)
+    resampled = np.stack([group.resampled for group in judged], axis=1)  # (resamples, loads)
+    values, bounds = [], []
+    for row in resampled:
+        crossing = max_load(loads, decreasing_fit(loads, row, weights), judgement.target)
+        values.append(crossing.value)
+        bounds.append(crossing.bound)
+    low, high = np.percentile(values, [50 * (1 - LEVEL), 50 * (1 + LEVEL)])
+    interval = (None if bounds.count("below") > LEFT_RANGE * len(bounds) else float(low),
+                None if bounds.count("above") > LEFT_RANGE * len(bounds) else float(high))
+    return ScaleCurve(nodes, mode, found.value, interval, found.bound, _knee(groups), len(judged), lowest_saturated)
+
+
+def _at_plan(curves: tuple[ScaleCurve | None, ...], groups: list[_Group], judgement: Judgement, plan: int | None,
+             need: float, unit: str) -> PlanGoodput:
+    def unjudged(why: str, **found: object) -> PlanGoodput:
+        values: dict[str, object] = {"max_load_per_s": None, "max_load_ci": (None, None), "interpolated": False,
+                                     "attainment": None, "attainment_ci": None, "binding": None}
+        values.update(found)
+        return PlanGoodput(plan, need, verdict=None, why_unjudged=why, **values)  # type: ignore[arg-type]
+
+    if plan is None:
+        return unjudged("no plan: design.nodes is not given")
+    at_plan = [group for group in groups if group.nodes == plan and group.mode == "open" and group.judged]
+    nearest = min(at_plan, key=lambda group: (abs(group.load - need), -group.load), default=None)
+    shares: dict[str, object] = {}
+    if nearest is not None:
+        measured = nearest.judged[0].attainment
+        assert measured is not None
+        shares = {"attainment": nearest.share, "attainment_ci": nearest.interval,
+                  "binding": min(measured.objectives, key=lambda name: measured.objectives[name][0])
+                  if measured.objectives else None}
+    if unit != "request":
+        return unjudged(f"the load counts {unit}s and the load tests' curves count requests", **shares)
+    if nearest is not None and abs(nearest.load - need) <= 1e-9 * need:  # a point at the need decides by itself
+        # one run: its own verdict (held to its interval's width near capacity); repeats: their pooled interval
+        verdict = nearest.judged[0].verdict if len(nearest.judged) == 1 else \
+            point_verdict(nearest.interval, judgement.target)
+        return _at_point(plan, need, verdict, shares)
+    open_curves = sorted((curve for curve in curves if curve is not None and curve.mode == "open"),
+                         key=lambda curve: curve.nodes)
+    exact = next((curve for curve in open_curves if curve.nodes == plan), None)
+    if exact is not None:
+        return _judged_at(plan, need, exact.max_load_per_s, exact.max_load_ci, exact.bound, False, shares)
+    below = [curve for curve in open_curves if curve.nodes < plan]
+    above = [curve for curve in open_curves if curve.nodes > plan]
+    if not below or not above:
+        if any(curve is not None and curve.nodes == plan for curve in curves):  # closed loads alone
+            return unjudged("the plan's load tests kept a concurrency, not a rate: the need in request/s is not "
+                            "held against requests in flight", **shares)
+        return unjudged("no load curve at the plan, nor at scales on both sides of it", **shares)
+    left, right = below[-1], above[0]
+    if left.bound or right.bound or None in (*left.max_load_ci, *right.max_load_ci):
+        return unjudged("a neighbouring scale's max load is a bound, which cannot be interpolated", **shares)
+    share = (plan - left.nodes) / (right.nodes - left.nodes)
+
+    def between(a: float | None, b: float | None) -> float:
+        assert a is not None and b is not None
+        return a + (b - a) * share
+
+    value = between(left.max_load_per_s, right.max_load_per_s)
+    interval = (between(left.max_load_ci[0], right.max_load_ci[0]), between(left.max_load_ci[1],
+                                                                             right.max_load_ci[1]))
+    return _judged_at(plan, need, value, interval, None, True, shares)
+
+
+def _at_point(plan: int, need: float, verdict: Verdict, shares: dict[str, object]) -> PlanGoodput:
+    why = None if verdict else "the attainment's interval at the needed load straddles the target"
+    return PlanGoodput(plan, need, None, (None, None), False, verdict,
+                       shares.get("attainment"), shares.get("attainment_ci"),  # type: ignore[arg-type]
+                       shares.get("binding"), why)  # type: ignore[arg-type]
+
+
+def _judged_at(plan: int, need: float, value: float | None, interval: tuple[float | None, float | None],
+               bound: Bound | None, interpolated: bool, shares: dict[str, object]) -> PlanGoodput:
+    """met when the need ≤ the low end (a lower bound "above x" meets a need ≤ x), missed when the need exceeds the
+    high end (an upper bound "below x" misses a need ≥ x), else not decided."""
+    low, high = interval
+    verdict: Verdict = None
+    if bound == "above":
+        verdict = "met" if value is not None and need <= value else None
+    elif bound == "below":
+        verdict = "missed" if value is not None and need >= value else None
+    elif low is not None and need <= low:
+        verdict = "met"
+    elif high is not None and need > high:
+        verdict = "missed"
+    why = None if verdict else "the need lies within the max load's interval, or beyond a bound"
+    return PlanGoodput(plan, need, value, interval, interpolated, verdict,
+                       shares.get("attainment"), shares.get("attainment_ci"),  # type: ignore[arg-type]
+                       shares.get("binding"), why)  # type: ignore[arg-type]
+
+
+def _point_record(nodes: float, facts: PointFacts, entry: RecordedPoint, devices_per_node: int,
+                  near: bool) -> RecordsPointResult:
+    point, measured = facts.point, facts.attainment
+    requests = point.requests
+    ok = requests.ok.astype(bool)
+    decoded = requests.tpot_s[ok & ~np.isnan(requests.tpot_s)]
+    per_user = 1 / float(np.median(decoded)) if len(decoded) and np.median(decoded) > 0 else None
+    per_device = float(np.nansum(requests.output_tokens[ok])) / requests.window_s / max(nodes * devices_per_node, 1)
+    quantiles: dict[str, dict[str, QuantileRecord]] = {
+        name: {f"p{round(q.p * 100)}": QuantileRecord(q.value, q.ci, q.n, q.needed) for q in found}
+                 for name, found in facts.quantiles.items()}
+    trend = facts.trend
+    return RecordsPointResult(
+        nodes, point.tool, None if entry.line.version == "-" else entry.line.version, entry.line.file,
+        entry.line.sha256, point.mode, point.offered_per_s, point.concurrency, facts.achieved_send_per_s,
+        requests.count, facts.completed, facts.failed, requests.window_s,
+        DroppedRecord(point.dropped_warmup + facts.warm_up_left_out, 0,
+                      (point.sampled_from - requests.count) if point.sampled_from else 0),
+        point.tokens_source, facts.valid, tuple(check.code for check in facts.fired),
+        measured.block if measured else None, measured.joint if measured else None,
+        measured.joint_ci if measured else None,
+        {name: ShareRecord(share, ci) for name, (share, ci) in measured.objectives.items()} if measured else {},
+        measured.goodput_per_s if measured else None, measured.goodput_ci if measured else None,
+        measured.good_tokens_per_s if measured else None, measured.good_tokens_ci if measured else None,
+        quantiles,
+        LittlesRecord(facts.littles.in_flight, facts.littles.rate_times_latency, facts.littles.gap)
+        if facts.littles else None,
+        TrendRecord(trend.latency_rise_s, trend.in_flight_rise, trend.z_latency, trend.z_in_flight) if trend else None,
+        facts.client_queue_p90_s, ParetoRecord(per_device, per_user), facts.verdict, near)
+
+
+# Where a tool's own quantity is not the canonical one (methods.md#one-set-of-definitions)
+TOOL_DEFINITIONS: dict[str, tuple[Definition, ...]] = {
+    "vllm-detailed": (Definition("TPOT", "vllm-detailed", "itl", False, "vLLM's itl pools chunk gaps over "
+                                 "requests: not TPOT, which is recomputed per request"),),
+    "guidellm": (Definition("TPOT", "guidellm", "time_per_output_token_ms", True, "(last token − start)/n includes "
+                            "the TTFT: TPOT is recomputed from the timings"),
+                 Definition("TPOT", "guidellm", "inter_token_latency_ms", True, "(last token − first token)/(n − 1) "
+                            "ends at the last token, not the last byte: TPOT is recomputed with request_end")),
+    "aiperf-records": (Definition("TPOT", "aiperf-records", "inter_token_latency", True, "AIPerf counts n with its "
+                                  "client tokenizer (reasoning included): recomputed with the server's count where "
+                                  "present"),),
+    "inference-perf-records": (Definition("TPOT", "inference-perf-records", "time_per_output_token", True,
+                                          "(last token − first token)/(n − 1): TPOT is recomputed with end_time"),
+                               Definition("TPOT", "inference-perf-records", "normalized_time_per_output_token",
+                                          False, "E2E/n: not TPOT")),
+}
+
+
+def _definitions(judged: list[tuple[float, PointFacts, RecordedPoint]]) -> tuple[Definition, ...]:
+    tools = sorted({facts.point.tool for _, facts, _ in judged})
+    return tuple(definition for tool in tools for definition in TOOL_DEFINITIONS.get(tool, ()))
+
