@@ -71,6 +71,11 @@ def percent(value: Number, digits: int = 3) -> str:
     return DASH if value is None else f"{number(value * 100, digits)} %"
 
 
+def target_share(value: float) -> str:
+    """A share a goal states, as written: "99 %", "99.5 %", "99.95 %" (no digit it does not have)."""
+    return f"{value * 100:.6g} %"
+
+
 def signed_share(share: float) -> str:
     """A change as a signed whole percentage: "+95%", "−48%" (a skewed interval's ends against its median)."""
     return f"{'+' if share >= 0 else '−'}{abs(share):.0%}"

@@ -306,6 +306,11 @@ def test_ingest_then_build_judges_the_service_from_its_requests(tmp_path: Path) 
     goodput = document["serving"]["goodput"]
     assert goodput["target"] == pytest.approx(0.99) and goodput["by_scale"][0]["points_used"] == 2
     assert goodput["at_plan"]["need_per_s"] == 6.0
+    # one verdict: the scale's serving row reads its capacity from the records, and the plan's verdict agrees
+    (row,) = document["serving"]["rows"]
+    assert row["capacity_source"] == "records" and row["capacity_rps"] == goodput["by_scale"][0]["max_load_per_s"]
+    assert document["goal"]["met_at_plan"] == {"met": True, "missed": False, None: None}[
+        goodput["at_plan"]["verdict"]]
     # a store that is gone leaves the row's summary: no records, no failure
     (tmp_path / records[0].store).unlink()
     rebuilt = run_cli("build", str(project), "-o", str(tmp_path / "out2"), "--format", "json")

@@ -250,10 +250,11 @@ def _ingest_records(arguments: argparse.Namespace, found: RecordsFile, loaded: L
 
 def _point_line(found: RecordsFile, entry: Judged, nodes: int) -> str:
     """One load point as a line: its load, its requests, and its verdict where the project judges it."""
+    from reportgen.analysis.page.prose.load_points import load_words
+
     facts = entry.facts
     point, measured = facts.point, facts.attainment
-    load = (f"open at {wording.requests(point.offered_per_s)}" if point.mode == "open" and point.offered_per_s
-            else f"closed at {point.concurrency} in flight" if point.mode == "closed" else "unbounded")
+    load = load_words(point)
     sent = f"sent at {wording.number(facts.achieved_send_per_s)}/s, " if facts.achieved_send_per_s else ""
     judged = ""
     if measured is not None:

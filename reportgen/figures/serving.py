@@ -27,7 +27,7 @@ from reportgen.figures.style import (
     to_svg,
 )
 from reportgen.project.model import REGIME_NAMES, Project
-from reportgen.wording import money, plural
+from reportgen.wording import duration, money, number, plural, target_share
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -38,11 +38,11 @@ def jobs(analysis: Analysis, project: Project, full: Analysis | None = None) -> 
     serving: ServingResult | None = (full or analysis).serving
     if serving is None or not serving.rows:
         return []
-    return present(capacity(serving), hourly_cost(serving, project.currency))
+    return present(capacity(serving), hourly_cost(serving, project.currency), pareto(serving))
 
 
 def capacity(serving: ServingResult) -> FigureJob | None:
-    measured = [r for r in serving.rows if r.capacity_source == "measured" and r.capacity_rps is not None]
+    measured = [r for r in serving.rows if r.measured and r.capacity_rps is not None]
     if not measured:
         return None
     fitted = " the USL fit pink dash-dot," if serving.usl is not None and len(measured) >= 3 else ""
@@ -57,7 +57,7 @@ def capacity(serving: ServingResult) -> FigureJob | None:
 
 def _draw_capacity(frame: FigureFrame, serving: ServingResult) -> str:
     rows = serving.rows
-    measured = [r for r in rows if r.capacity_source == "measured" and r.capacity_rps is not None]
+    measured = [r for r in rows if r.measured and r.capacity_rps is not None]
     with_latency = serving.p99_objective_s is not None and any(r.p99_s is not None for r in rows)
     with figure(frame) as fig:
         axes = fig.subplots(1, 2, gridspec_kw={"width_ratios": [3, 2]}) if with_latency else [fig.subplots()]
@@ -133,8 +133,57 @@ def _draw_hourly_cost(frame: FigureFrame, serving: ServingResult, currency: str)
             ax.plot([p.nodes for p in short], gaps(p.cost_per_hour for p in short), marker, color=color,
                     markerfacecolor="none")
         draw_goal_line(ax, serving.cost_limit_per_hour, "the goal's budget per hour")
-        log2_axis(ax, [r.nodes for r in serving.rows if r.capacity_source == "measured"])
+        log2_axis(ax, [r.nodes for r in serving.rows if r.measured])
         ax.set_xlabel("nodes (log scale)")
         ax.set_ylabel(f"cost ({currency} per hour)")
         ax.legend(loc="upper left")
+        return to_svg(fig, frame.key)
+
+
+def pareto(serving: ServingResult) -> FigureJob | None:
+    """Each valid load point's output tokens a second per user against per device
+    (methods.md#a-service-judged-from-its-requests); skipped with fewer than two such points."""
+    records = serving.records
+    if records is None or sum(1 for p in records.points if p.valid and p.pareto.tokens_per_s_per_user) < 2:
+        return None
+    target = serving.goodput.target if serving.goodput else None
+    share = f"{target_share(target)} of requests meet every objective" if target is not None else "judged"
+    tpot = serving.goodput.objectives.get("tpot_s") if serving.goodput else None
+    line = f" The dash-dot line is the TPOT objective ({duration(tpot)}: {number(1 / tpot)} tokens/s per user)." \
+        if tpot else ""
+    frame = FigureFrame("serving-pareto", f"Output tokens/s per device against per user (1/TPOT) at each load point; "
+                        f"filled: ≥ {share}; hollow: fewer; grey: a check removed the point. The line joins the "
+                        f"points no other beats on both; the ring is the operating point at the plan.{line}",
+                        "Output tokens per second per device against per user, per load point.", height=2.8)
+    return FigureJob(frame, _draw_pareto, (serving,))
+
+
+def _draw_pareto(frame: FigureFrame, serving: ServingResult) -> str:
+    records = serving.records
+    assert records is not None
+    scales = sorted({p.nodes for p in records.points})
+    colours = (BLUE, ORANGE, PURPLE, INK)
+    with figure(frame) as fig:
+        ax = fig.subplots()
+        for index, point in enumerate(records.points):
+            per_user = point.pareto.tokens_per_s_per_user
+            if per_user is None:
+                continue
+            colour = colours[scales.index(point.nodes) % len(colours)] if point.valid else GREY
+            filled = point.valid and point.verdict == "met"
+            ax.plot([per_user], [point.pareto.tokens_per_s_per_device], "o", color=colour, markeredgecolor=colour,
+                    markerfacecolor=colour if filled else "none")
+            if index == records.chosen:
+                ax.plot([per_user], [point.pareto.tokens_per_s_per_device], "o", markersize=14,
+                        markerfacecolor="none", markeredgecolor=INK)
+        front = [records.points[index] for index in records.frontier]
+        ax.plot([p.pareto.tokens_per_s_per_user or np.nan for p in front],
+                [p.pareto.tokens_per_s_per_device for p in front], color=GREY, linewidth=1)
+        tpot = serving.goodput.objectives.get("tpot_s") if serving.goodput else None
+        draw_goal_line(ax, 1 / tpot if tpot else None, "TPOT objective", vertical=True)
+        for nodes, colour in zip(scales, colours, strict=False):
+            ax.plot([], [], "o", color=colour, label=f"{nodes:g} nodes")
+        ax.set_xlabel("output tokens/s per user (1 / median TPOT)")
+        ax.set_ylabel("output tokens/s per device")
+        ax.legend(loc="best")
         return to_svg(fig, frame.key)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from reportgen.errors import UsageError
 from reportgen.files import check_output_file, create_file, make_folder
+from reportgen.project.records import stores_named
 
 
 @cache
@@ -31,7 +32,7 @@ def example_names() -> tuple[str, ...]:
 class Example:
     name: str
     text: str  # the project file
-    companions: dict[str, bytes]  # the CSV files it names, by the name it gives them
+    companions: dict[str, bytes]  # the CSV files it names, by the name it gives them, and their records stores
 
 
 def example(name: str) -> Example:
@@ -42,6 +43,10 @@ def example(name: str) -> Example:
         raise KeyError(name)
     path = examples_dir() / f"{name}.yaml"
     companions = {file: (examples_dir() / file).read_bytes() for file in files_named_in(path)}
+    for file, data in list(companions.items()):  # a runs CSV's records stores travel with it
+        for store in stores_named(data.decode("utf-8", "replace")):
+            named = str(Path(file).parent / store)
+            companions[named] = (examples_dir() / named).read_bytes()
     return Example(name, path.read_text(encoding="utf-8"), companions)
 
 

@@ -237,3 +237,9 @@ class RowSource:
     def described(self) -> tuple[str, ...]:
         """The lines that say where the row came from (not the per-rank detail), without the comment mark."""
         return tuple(line.removeprefix(PROVENANCE) for line in self.lines if not _RANK_LINE.match(line))
+
+
+def stores_named(csv_text: str) -> list[str]:
+    """The records stores a runs CSV's records lines name (relative to its folder), each once, in order."""
+    found = (RecordsLine.parsed(line) for line in csv_text.splitlines() if line.startswith(PROVENANCE + _RECORDS))
+    return list(dict.fromkeys(line.store for line in found if line is not None))

@@ -32,6 +32,7 @@ from reportgen.wording import (
     rate,
     requests,
     size,
+    target_share,
     times,
 )
 
@@ -74,7 +75,7 @@ _FORMATTERS: dict[str, Callable[..., str]] = {
     "num": number, "int": integer, "nodes": nodes, "count": count, "pct": percent, "times": times,
     "duration": duration, "size": size, "rate": rate, "money": money, "mass": mass, "energy": energy,
     "regime": regime, "keyvalue": key_value, "counted": counted, "margin": margin, "headroom": headroom,
-    "requests": requests,
+    "requests": requests, "target_share": target_share,
     "plural": plural, "change": change,
 }
 FILTERS: dict[str, Callable[..., Markup]] = {name: _markup(function) for name, function in _FORMATTERS.items()}

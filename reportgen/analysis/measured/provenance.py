@@ -76,6 +76,10 @@ def _origin(described: tuple[str, ...]) -> str:
         return f"profiler traces ({files} file{'s' if files != 1 else ''})"
     if any(line.startswith("measure:") for line in described):
         return "reportgen measure"
+    if any(line.startswith("records:") for line in described):
+        return "a load test's requests (ingest serving)"
+    if any(line.startswith("ingested:") for line in described):
+        return "a load test's summary (ingest serving)"
     return "typed in"
 
 

@@ -22,6 +22,7 @@ from reportgen.analysis.model.layout_memory import splits_by_rule, stage_split
 from reportgen.analysis.model.prediction import PredictionResult
 from reportgen.analysis.model.reliability import ReliabilityResult
 from reportgen.analysis.money.cost import CostResult
+from reportgen.analysis.page.prose.load_points import check_sentence, load_words
 from reportgen.analysis.page.prose.plan import layout_words
 from reportgen.analysis.plan.plan_search import PlanSearchResult, missing_shape
 from reportgen.analysis.verdict.checklist import ChecklistResult
@@ -39,6 +40,7 @@ from reportgen.project.model import (
     Slot,
 )
 from reportgen.wording import (
+    counted,
     duration,
     energy,
     listed,
@@ -80,6 +82,7 @@ def lint(project: Project, *, diagnosis: DiagnosisResult | None, prediction: Pre
     findings += _measurements(project, scaling, goal)
     findings += _past_peak(project, past_peak)
     findings += _serving(serving, project.currency)
+    findings += _load_points(serving)
     findings += _replica(serving)
     findings += _model_against_measurements(prediction, model_check)
     findings += _reliability(reliability, goal)
@@ -406,6 +409,35 @@ def _serving(serving: ServingResult | None, currency: str) -> list[Finding]:
                         "serving")]
     return []
 
+
+
+# Said from the load test's counts line already (reconciled): the records' own check would say it twice
+COUNTED = frozenset({"rate-not-reached"})
+
+
+def _load_points(serving: ServingResult | None) -> list[Finding]:
+    """Each recorded load point's checks that fired, with what they removed from the verdict
+    (methods.md#a-service-judged-from-its-requests), and the records a row names that are gone."""
+    if serving is None:
+        return []
+    out = []
+    for scale, facts in serving.records_judged:
+        where = f"the load test at {nodes(scale)}, {load_words(facts.point)}"
+        for check in facts.fired:
+            if check.code not in COUNTED:
+                out.append(warning(check.code, f"{where}: {check_sentence(check, facts)}", "scaling.runs",
+                                   "serving"))
+        if facts.point.sampled_from is not None:
+            out.append(info("records-sampled", f"{where}: the file keeps {facts.point.requests.count:,} of "
+                            f"{facts.point.sampled_from:,} requests; shares and percentiles are the sample's, and the "
+                            "checks that read the send order are skipped", "scaling.runs", "serving"))
+    if serving.records_missing:
+        scales = ", ".join(nodes(scale) for scale in sorted(set(serving.records_missing)))
+        out.append(info("records-missing", f"{counted(len(serving.records_missing), 'load point')} at {scales} "
+                        "name a records store that is not beside the runs CSV: their rows' summary columns stand; "
+                        "ingest the load tester's files again to judge them from their requests", "scaling.file",
+                        "serving"))
+    return out
 
 
 def _diagnosis(diagnosis: DiagnosisResult | None, planned: int | None, workload: str | None) -> list[Finding]:

@@ -23,6 +23,7 @@ from reportgen.analysis.measured.load_point import (
     latency_values,
     rejudged,
 )
+from reportgen.analysis.measured.pareto import ParetoPoint, chosen, frontier
 from reportgen.analysis.measured.requests import (
     LEVEL,
     OBJECTIVES,
@@ -136,6 +137,11 @@ class RecordsResult:
     resamples: Annotated[int, Key("bootstrap resamples of each point")]
     seed: Annotated[int, Key("the resamples' seed")]
     points: Annotated[tuple[RecordsPointResult, ...], Key("every recorded load point", item="one load point")]
+    frontier: Annotated[tuple[int, ...], Key("the valid points no other beats on both output tokens/s per user and "
+                                             "per device (indexes into points, most per user first)",
+                                             item="an index")] = ()
+    chosen: Annotated[int | None, Key("the operating point: at the plan's scale, of the points meeting the target, "
+                                      "the most output tokens/s per device (an index into points)")] = None
 
 
 @dataclass(frozen=True)
@@ -258,7 +264,9 @@ def judge_records(recorded: tuple[RecordedPoint, ...], judgement: Judgement | No
         groups = _groups([(nodes, facts) for nodes, facts, _ in judged])
     points = tuple(_point_record(nodes, facts, entry, devices_per_node, id(facts) in near)
                    for nodes, facts, entry in judged)
-    records = RecordsResult("min(max(⌈N^(1/3)⌉, ⌈L̄⌉), ⌊N/10⌋), at least 1", RESAMPLES, SEED, points)
+    frontier_of, chosen_of = _pareto(points, plan)
+    records = RecordsResult("min(max(⌈N^(1/3)⌉, ⌈L̄⌉), ⌊N/10⌋), at least 1", RESAMPLES, SEED, points, frontier_of,
+                            chosen_of)
     if judgement is None:
         return Goodput(records, None, tuple((nodes, facts) for nodes, facts, _ in judged))
     curves = tuple(_curve(nodes, mode, scale_groups, judgement) for (nodes, mode), scale_groups in
@@ -424,20 +432,27 @@ def _at_point(plan: int, need: float, verdict: Verdict, shares: dict[str, object
                        shares.get("binding"), why)  # type: ignore[arg-type]
 
 
+def meets_need(need: float, value: float | None, interval: tuple[float | None, float | None],
+               bound: Bound | None) -> bool | None:
+    """Whether a max load under the objectives serves a need: True when the need ≤ its interval's low end (a lower
+    bound "above x" serves a need ≤ x), False when the need exceeds its high end (an upper bound "below x" fails a
+    need ≥ x), else None (not decided). The verdict at the plan and the serving rows both read it."""
+    low, high = interval
+    if bound == "above":
+        return True if value is not None and need <= value * (1 + 1e-12) else None
+    if bound == "below":
+        return False if value is not None and need >= value else None
+    if low is not None and need <= low * (1 + 1e-12):
+        return True
+    if high is not None and need > high:
+        return False
+    return None
+
+
 def _judged_at(plan: int, need: float, value: float | None, interval: tuple[float | None, float | None],
                bound: Bound | None, interpolated: bool, shares: dict[str, object]) -> PlanGoodput:
-    """met when the need ≤ the low end (a lower bound "above x" meets a need ≤ x), missed when the need exceeds the
-    high end (an upper bound "below x" misses a need ≥ x), else not decided."""
-    low, high = interval
-    verdict: Verdict = None
-    if bound == "above":
-        verdict = "met" if value is not None and need <= value else None
-    elif bound == "below":
-        verdict = "missed" if value is not None and need >= value else None
-    elif low is not None and need <= low:
-        verdict = "met"
-    elif high is not None and need > high:
-        verdict = "missed"
+    met = meets_need(need, value, interval, bound)
+    verdict: Verdict = "met" if met else "missed" if met is False else None
     why = None if verdict else "the need lies within the max load's interval, or beyond a bound"
     return PlanGoodput(plan, need, value, interval, interpolated, verdict,
                        shares.get("attainment"), shares.get("attainment_ci"),  # type: ignore[arg-type]
@@ -473,6 +488,22 @@ def _point_record(nodes: float, facts: PointFacts, entry: RecordedPoint, devices
         if facts.littles else None,
         TrendRecord(trend.latency_rise_s, trend.in_flight_rise, trend.z_latency, trend.z_in_flight) if trend else None,
         facts.client_queue_p90_s, ParetoRecord(per_device, per_user), facts.verdict, near)
+
+
+def _pareto(points: tuple[RecordsPointResult, ...], plan: int | None) -> tuple[tuple[int, ...], int | None]:
+    """The frontier of the valid points and the chosen operating point, as indexes into the points."""
+    index_of: dict[int, int] = {}
+    candidates = []
+    for index, point in enumerate(points):
+        if point.valid and point.pareto.tokens_per_s_per_user is not None:
+            load = point.offered_per_s if point.offered_per_s is not None else float(point.concurrency or 0)
+            candidate = ParetoPoint(point.nodes, load, point.pareto.tokens_per_s_per_device,
+                                    point.pareto.tokens_per_s_per_user,
+                                    point.verdict == "met" if point.verdict else None)
+            index_of[id(candidate)] = index
+            candidates.append(candidate)
+    best = chosen(candidates, plan) if plan is not None else None
+    return tuple(index_of[id(point)] for point in frontier(candidates)), index_of[id(best)] if best else None
 
 
 # Where a tool's own quantity is not the canonical one (methods.md#one-set-of-definitions)

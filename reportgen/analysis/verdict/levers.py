@@ -485,7 +485,7 @@ def _serving_levers(evidence: LeverEvidence, met_today: bool) -> Sequence[Lever]
     row = serving.plan_row if serving is not None else None
     if serving is None or row is None or not serving.plan_nodes:
         return ()
-    source: LeverSource = "measured" if row.capacity_source == "measured" else "fitted"
+    source: LeverSource = "measured" if row.measured else "fitted"
     # the plan row is on demand: its regime's cost must hold for the capacity or the p99 alone to flip the verdict
     own = next((c for c in serving.at_plan if c.regime in ("on_demand", None)), None)
     cost_ok = own is None or (own.viable and own.meets_cost is not False)

@@ -11,20 +11,28 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Annotated, Literal
 
 import numpy as np
 
 from reportgen.analysis.common import JOULES_PER_KWH, Origin, at_least, ceil_ratio, first_min, plan_verdict
-from reportgen.analysis.measured.load_point import judgement_of
+from reportgen.analysis.measured.load_curve import Bound
+from reportgen.analysis.measured.load_point import PointFacts, judgement_of
 from reportgen.analysis.measured.scaling import ScalingResult
 from reportgen.analysis.model.fits import USLFit, usl_capacity
 from reportgen.analysis.model.replica import Replica, replica_of
 from reportgen.analysis.money.cost import local_viability
 from reportgen.analysis.quotes import quote
 from reportgen.analysis.verdict.goal import GoalDocument, GoalPoint, GoalRow, LatencyRatios
-from reportgen.analysis.verdict.goodput import GoodputResult, RecordsResult, judge_records
+from reportgen.analysis.verdict.goodput import (
+    Goodput,
+    GoodputResult,
+    RecordsResult,
+    ScaleCurve,
+    judge_records,
+    meets_need,
+)
 from reportgen.analysis.verdict.lever_records import Levers
 from reportgen.analysis.verdict.objectives import (
     OBJECTIVE_NAMES,
@@ -38,11 +46,13 @@ from reportgen.analysis.verdict.objectives import (
 from reportgen.keys import DocumentPath, Key, derived, money
 from reportgen.project.load_tests import RecordedPoint
 from reportgen.project.model import Project, RegimeName
-from reportgen.wording import counted, duration, listed, requests
+from reportgen.wording import counted, duration, listed, requests, target_share
 
 LimitedBy = Literal["capacity", "latency"]  # what keeps every scale from serving
+CapacitySource = Literal["measured", "fitted", "records"]
 
 HOURS_PER_MONTH = 730.0  # 8,760 hours a year / 12
+PER_REQUEST_NAMES = {"ttft_s": "a TTFT", "tpot_s": "a TPOT", "e2e_s": "an E2E"}  # a request's own latencies
 MILLION = 1e6
 
 
@@ -59,7 +69,9 @@ class ServingRow:
 
     nodes: Annotated[float, Key("node count")]
     capacity_rps: Annotated[float | None, Key("requests per second sustained")]
-    capacity_source: Annotated[Origin, Key("measured, or from the USL fit")]
+    capacity_source: Annotated[CapacitySource, Key("measured (the load test's throughput), records (the max load "
+                                                   "within every objective, from the load tests' requests), or "
+                                                   "from the USL fit")]
     p99_s: Annotated[float | None, Key("p99 latency there")]
     p99_source: Annotated[LatencyOrigin | None, Key("how the p99 is known (null: unknown there)")]
     meets_load: Annotated[bool | None, Key("capacity ≥ capacity needed")]
@@ -86,6 +98,16 @@ class ServingRow:
                                                       "measurement that would decide it", item="an objective")] = ()
     excluded: Annotated[bool, Key("the measured throughput cannot be right (implausible-throughput): shown, and left "
                                   "out of the serving choices (whether it serves is not known)")] = False
+    capacity_ci: Annotated[tuple[float | None, float | None] | None, Key(
+        "records: the max load's 90 % interval (an end null where it is a bound); null otherwise",
+        item="an end")] = None
+    capacity_bound: Annotated[Bound | None, Key("records: above, the largest load measured still meets every "
+                                                "objective (a lower bound); below, the smallest already misses")] = None
+
+    @property
+    def measured(self) -> bool:
+        """Read from this scale's own load tests: their throughput, or their records."""
+        return self.capacity_source in ("measured", "records")
 
     @derived(Key("the load's unit per second sustained (capacity_rps, named for any unit)"))
     def capacity_per_s(self) -> float | None:
@@ -198,6 +220,9 @@ class ServingResult:
     levers: Levers = field(default_factory=Levers)  # the goal section holds them (reportgen.analysis.verdict.levers)
     records: Annotated[RecordsResult | None, Key("every load point whose per-request records were kept, checked and "
                                                  "judged; null without records")] = None
+    # every recorded point as judged (nodes, facts), and the rows whose records store is gone: the lint words them
+    records_judged: tuple[tuple[float, PointFacts], ...] = ()
+    records_missing: tuple[float, ...] = ()
     goodput: Annotated[GoodputResult | None, Key("the attainment target, each scale's max load under the objectives "
                                                  "from its load curve, and the verdict at the plan; null without "
                                                  "records or objectives")] = None
@@ -280,7 +305,14 @@ class ServingResult:
 
     @property
     def within_words(self) -> str:
-        """The objectives in words, " within a p99 time to first token of 1.5 s and …" ("" without one)."""
+        """The objectives in words, " within a p99 time to first token of 1.5 s and …" ("" without one); judged from
+        the requests, " with 99 % of requests within a TTFT of 250 ms, …"."""
+        if self.goodput is not None and self.goodput.joint:
+            thresholds = self.goodput.objectives
+            limits = [f"{PER_REQUEST_NAMES[name]} of {duration(quote(thresholds, name, 's'))}"
+                      for name in thresholds if thresholds[name] is not None]
+            share = target_share(quote(self.goodput, "target", "fraction"))
+            return f" with {share} of requests within {listed(limits)}" if limits else ""
         limits = [f"a {OBJECTIVE_NAMES[name]} of {duration(quote(self.limits, ROW_FIELDS[name][0], 's'))}"
                   for name, _ in self.objectives]
         return f" within {listed(limits)}" if limits else ""
@@ -292,7 +324,7 @@ class ServingResult:
 
     @property
     def plan_measured(self) -> bool:
-        return self.plan_row is not None and self.plan_row.capacity_source == "measured"
+        return self.plan_row is not None and self.plan_row.measured
 
 
 def analyze_serving(project: Project, scaling: ScalingResult | None, *, intensity_g_per_kwh: float | None,
@@ -318,11 +350,19 @@ def analyze_serving(project: Project, scaling: ScalingResult | None, *, intensit
 
     implausible = {r.nodes for r in scaling.rows if "throughput" in r.excluded} if scaling else set()
 
-    def row(nodes: float, capacity: float | None, source: Origin, energy_j_per_s: float | None = None) -> ServingRow:
+    def row(nodes: float, capacity: float | None, source: Origin, energy_j_per_s: float | None = None, *,
+            from_records: bool = True) -> ServingRow:
         known = {name: latencies[name].at(nodes) for name in OBJECTIVES}
         # a throughput that cannot be right: no choice rests on it (methods.md#implausible-throughput)
         excluded = source == "measured" and nodes in implausible
         meets_load = None if capacity is None or excluded else at_least(capacity, need)
+        if from_records and nodes in within_objectives:  # the max load within every objective, from the requests
+            curve = within_objectives[nodes]
+            return replace(row(nodes, curve.max_load_per_s, source, energy_j_per_s, from_records=False),
+                           capacity_source="records",
+                           capacity_ci=curve.max_load_ci, capacity_bound=curve.bound,
+                           meets_load=(met := meets_need(need, curve.max_load_per_s, curve.max_load_ci, curve.bound)),
+                           serves=met, excluded=False)
         verdicts = [value <= limit * (1 + 1e-12) for name, limit in objectives
                     if (value := known[name][0]) is not None]
         unknown = tuple(name for name, _ in objectives if known[name][0] is None)
@@ -335,6 +375,10 @@ def analyze_serving(project: Project, scaling: ScalingResult | None, *, intensit
                           per_million, kwh, energy_measured, co2, ttft, ttft_source, tpot, tpot_source, unknown,
                           excluded)
 
+    devices = project.hardware.devices_per_node if project.hardware and project.hardware.devices_per_node else 1
+    judged = judge_records(recorded, judgement_of(goal), plan=plan, need_per_s=need, unit=project.work_unit,
+                           devices_per_node=devices) if recorded else None
+    within_objectives = _within_objectives(judged, project.work_unit)
     rows = {nodes: row(nodes, capacity, "measured", energy) for nodes, (capacity, energy) in measured.items()}
     fitted = _fitted_to_serve(usl, need, objectives, latencies, set(rows), max_nodes)
     to_serve = next((r for r in sorted(rows.values(), key=lambda r: r.nodes) if r.serves), None)
@@ -354,7 +398,7 @@ def analyze_serving(project: Project, scaling: ScalingResult | None, *, intensit
     regimes = _regimes(project)
     priced: tuple[ServingRegime | None, ...] = regimes or (None,)  # without prices: one unpriced check per scale
     points = tuple(_check(r, regime, need, objectives, cost_limit) for r in ordered
-                   if r.capacity_source == "measured" for regime in priced)
+                   if r.measured for regime in priced)
     plan_row = rows.get(plan) if plan is not None else None
     at_plan = tuple(_check(plan_row, regime, need, objectives, cost_limit) for regime in priced) if plan_row else ()
     met = plan_verdict([(check.viable, check.met) for check in at_plan])
@@ -362,9 +406,6 @@ def analyze_serving(project: Project, scaling: ScalingResult | None, *, intensit
     serving_points = [p for p in points if p.serves]
     best = max(((c / p, p) for p, (c, _) in measured.items() if c and p not in implausible), default=None)
     usable = len([p for p in measured if p not in implausible])  # left out of the fit, not counted toward it
-    devices = project.hardware.devices_per_node if project.hardware and project.hardware.devices_per_node else 1
-    judged = judge_records(recorded, judgement_of(goal), plan=plan, need_per_s=need, unit=project.work_unit,
-                           devices_per_node=devices) if recorded else None
     return ServingResult(
         goal_text=goal.text if goal else None,
         peak_load=load,
@@ -400,6 +441,8 @@ def analyze_serving(project: Project, scaling: ScalingResult | None, *, intensit
         input_tokens_per_output=serving.input_tokens_per_output if serving else None,
         records=judged.records if judged else None,
         goodput=judged.goodput if judged else None,
+        records_judged=judged.judged if judged else (),
+        records_missing=tuple(entry.nodes for entry in recorded if entry.point is None),
     )
 
 
@@ -565,6 +608,14 @@ def _regimes(project: Project) -> tuple[ServingRegime, ...]:
     return tuple(out)
 
 
+def _within_objectives(judged: Goodput | None, unit: str) -> dict[float, ScaleCurve]:
+    """Each scale's open-load curve of max load within the objectives, where the load counts requests (a curve's
+    axis): those scales' capacity is read from their requests (methods.md#a-service-judged-from-its-requests)."""
+    if judged is None or judged.goodput is None or unit != "request":
+        return {}
+    return {curve.nodes: curve for curve in judged.goodput.by_scale if curve.mode == "open"}
+
+
 def _check(row: ServingRow, regime: ServingRegime | None, need: float,
            objectives: tuple[tuple[ObjectiveName, float], ...], cost_limit: float | None) -> ServingCheck:
     capacity = None if row.excluded else row.capacity_rps * (1.0 - regime.down_fraction) \
@@ -579,6 +630,11 @@ def _check(row: ServingRow, regime: ServingRegime | None, need: float,
     latency_ratio = max(ratios) if ratios else None
     cost_ratio = cost / cost_limit if cost is not None and cost_limit else None
     meets_load = None if capacity is None else at_least(capacity, need)
+    if row.capacity_source == "records" and capacity is not None and row.capacity_rps:
+        share = capacity / row.capacity_rps  # spot's nodes down take their share of the interval too
+        low, high = row.capacity_ci or (None, None)
+        meets_load = meets_need(need, capacity, (low * share if low is not None else None,
+                                                 high * share if high is not None else None), row.capacity_bound)
     meets_latency = row.meets_latency
     meets_cost = None if cost_ratio is None else cost_ratio <= 1 + 1e-12
     met: bool | None = True
@@ -588,7 +644,8 @@ def _check(row: ServingRow, regime: ServingRegime | None, need: float,
         met = None
     return ServingCheck(row.nodes, regime.name if regime else None, viable, capacity, row.p99_s, cost, meets_load,
                         meets_latency, meets_cost, load_ratio, latency_ratio, cost_ratio,
-                        cost * HOURS_PER_MONTH if cost is not None else None, met, row.capacity_source, row.unknown,
+                        cost * HOURS_PER_MONTH if cost is not None else None, met,
+                        "measured" if row.measured else "fitted", row.unknown,
                         LatencyRatios(**each) if each else None)
 
 

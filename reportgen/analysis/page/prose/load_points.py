@@ -6,9 +6,19 @@ from __future__ import annotations
 
 from reportgen.analysis.measured.load_point import PointFacts
 from reportgen.analysis.measured.request_checks import BURST_SHARE, Check
+from reportgen.project.load_tests import LoadPoint
 from reportgen.wording import duration, number, percent, requests
 
 WARM_UP_FIX = ("add warm-up requests (vLLM --num-warmups, AIPerf --warmup-request-count, a GuideLLM warmup phase)")
+
+
+def load_words(point: LoadPoint) -> str:
+    """The load a point was measured at: "open at 12 requests/s", "closed at 8 in flight", "unbounded"."""
+    if point.mode == "open" and point.offered_per_s:
+        return f"open at {requests(point.offered_per_s)}"
+    if point.mode == "closed" and point.concurrency:
+        return f"closed at {point.concurrency:,} in flight"
+    return "unbounded"
 
 
 def check_sentence(check: Check, facts: PointFacts) -> str:

@@ -43,6 +43,7 @@ from reportgen.analysis.verdict.verdict_state import RegimeState, VerdictState, 
 from reportgen.keys import Key
 from reportgen.project.model import REGIME_NAMES, REGIME_PHRASES, Project
 from reportgen.wording import (
+    counted,
     duration,
     listed,
     margin,
@@ -54,6 +55,7 @@ from reportgen.wording import (
     requests,
     sentence,
     size,
+    target_share,
     times,
 )
 
@@ -179,7 +181,7 @@ def _said(project: Project, page: PageOne, *, scaling: ScalingResult | None, cos
                               "optimum is no guide until the design is fixed.")
     advice = None if project.serving else _checkpoint_advice(goal, page, evidence.reliability, cost)
     return SummaryResult(verdict, state, gap, optimum, model,
-                         _evidence(scaling, findings, plan, optimum.nodes), page.next_action,
+                         _evidence(scaling, findings, plan, optimum.nodes, serving), page.next_action,
                          _knee(scaling), ratio, blocker,
                          _failure_tax(goal, page, advice, cost, evidence.reliability) or None,
                          _layout(layout), _diagnosis(evidence.diagnosis), advice,
@@ -720,15 +722,17 @@ def _serving_values(check: ServingCheck, serving: ServingResult, words: _Words) 
     parts = []
     need = number(quote(serving, "capacity_needed_rps"))
     per_second = f"{plural(serving.unit)}/s"
+    row = _row(serving, check.nodes)
     if check.capacity_rps is None:
         parts.append("their capacity is not known")
+    elif row is not None and row.capacity_source == "records":
+        parts.append(_within_objectives(check, row, serving, need, per_second))
     elif check.meets_load is False:
         parts.append(f"they serve {number(quote(check, 'capacity_rps'))} of the {need} {per_second} needed "
                      f"({percent(1 - (quote(check, 'load_ratio') or 0.0), 2)} short)")
     else:
         parts.append(f"they serve {number(quote(check, 'capacity_rps'))} {per_second} against the {need} needed "
                      f"({percent((quote(check, 'load_ratio') or 1.0) - 1, 2)} to spare)")
-    row = _row(serving, check.nodes)
     unknown = []
     for name, limit in serving.objectives:
         value, source = (latency_of(row, name), latency_source(row, name)) if row else (None, None)
@@ -752,6 +756,25 @@ def _serving_values(check: ServingCheck, serving: ServingResult, words: _Words) 
         parts.append(f"the {words.hourly(quote(serving, 'cost_limit_per_hour', 'currency'))} budget is not judged: "
                      "the project gives no prices (add pricing.node_hour)")
     return ", ".join(parts)
+
+
+def _within_objectives(check: ServingCheck, row: ServingRow, serving: ServingResult, need: str,
+                       per_second: str) -> str:
+    """The most a scale serves within every objective, read from its load tests' requests: a value with its 90 %
+    interval, or a bound at the load measured (methods.md#a-service-judged-from-its-requests)."""
+    value = number(quote(check, "capacity_rps"))
+    if row.capacity_bound == "above":
+        served = f"at least {value} {per_second} (the largest load measured)"
+    elif row.capacity_bound == "below":
+        served = f"less than {value} {per_second} (the smallest load measured)"
+    else:
+        ends = row.capacity_ci or (None, None)
+        bounds = f" [{number(quote(ends, 0))}, {number(quote(ends, 1))}]" if None not in ends else ""
+        served = f"{value} {per_second}{bounds}"
+    share = f" for {target_share(quote(serving.goodput, 'target', 'fraction'))} of requests" if serving.goodput \
+        else ""
+    verdict = {True: "", False: " (short of it)", None: " (the interval holds it: not decided)"}[check.meets_load]
+    return f"they serve {served} within every objective{share}, against the {need} needed{verdict}"
 
 
 def _latency(row: ServingRow, name: ObjectiveName) -> str:
@@ -819,7 +842,7 @@ def _objectives_missed(serving: ServingResult) -> list[str]:
     time per output token measured is 100 ms at 2 nodes (the 80 ms objective)"."""
     out = []
     for name, limit in serving.objectives:
-        known = [(value, row.nodes) for row in serving.rows if row.capacity_source == "measured"
+        known = [(value, row.nodes) for row in serving.rows if row.measured
                  and (value := latency_of(row, name)) is not None]
         if known and min(value for value, _ in known) > limit:
             value, at = min(known)
@@ -827,7 +850,7 @@ def _objectives_missed(serving: ServingResult) -> list[str]:
             out.append(f"the lowest {OBJECTIVE_NAMES[name]} measured is {_latency(lowest, name)} at "
                        f"{nodes(quote(lowest, 'nodes', 'nodes'))} (the {_objective(serving, name)} objective)")
     serving_rows = [row for row in serving.rows if row.meets_load and row.meets_latency is False
-                    and row.capacity_source == "measured"]
+                    and row.measured]
     if not out and serving_rows:  # each objective is met somewhere, never with the load: say where the load is served
         row = serving_rows[0]
         point = next((p for p in serving.points if p.nodes == row.nodes), None)
@@ -929,11 +952,21 @@ def _one_count(prediction: PredictionResult) -> str:
 
 
 def _evidence(scaling: ScalingResult | None, findings: tuple[Finding, ...], plan: int | None,
-              optimum: float | None) -> str | None:
+              optimum: float | None, serving: ServingResult | None = None) -> str | None:
     if scaling is None:
         return None
     parts = []  # one measured scale is said by the operating point
-    if scaling.repeated:
+    records = serving.records if serving is not None else None
+    if records is not None and records.points:
+        judged = sum(1 for point in records.points if point.attainment is not None)
+        valid = sum(1 for point in records.points if point.valid)
+        requests_sent = sum(point.sent for point in records.points)
+        parts.append(f"the service is judged from the {requests_sent:,} requests of "
+                     f"{counted(len(records.points), 'load point')} ({valid} valid, {judged} judged against the "
+                     "objectives): each share carries a 90 % "
+                     "block-bootstrap interval, and each scale's max load within the objectives one from refitting "
+                     "its resamples")
+    elif scaling.repeated:
         repeated = sum(1 for r in scaling.rows if r.repeats > 1)
         parts.append(f"{repeated} of {len(scaling.rows)} scales were measured more than once; their numbers are "
                      "medians with 95 % bootstrap intervals")
