@@ -25,7 +25,8 @@ from typing import Literal
 import numpy as np
 
 from reportgen.errors import InputError, Problem
-from reportgen.ingest import strict_json
+from reportgen.files import open_regular, why_unreadable
+from reportgen.ingest import aiperf_stream, strict_json
 from reportgen.json_types import JsonRead
 from reportgen.project.load_tests import LoadPoint, Mode, Requests, TokenSource
 from reportgen.project.yaml_source import read_text
@@ -34,7 +35,6 @@ MAX_DOCUMENT_BYTES = 256 << 20  # one JSON document; JSON Lines are read a line 
 Format = Literal["vllm-detailed", "guidellm", "aiperf-records", "inference-perf-records"]
 FORMATS: tuple[Format, ...] = ("vllm-detailed", "guidellm", "aiperf-records", "inference-perf-records")
 LINE_FORMATS: tuple[Format, ...] = ("vllm-detailed", "aiperf-records")
-TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
 
 
 def detect(document: object) -> list[Format]:
@@ -89,6 +89,8 @@ def read_records(path: Path, *, display: str | None = None, format: Format | Non
     format describes the file (a summary, read elsewhere)."""
     file = records_path(path)
     shown = display or str(file)
+    if format in (None, "aiperf-records") and _first_record_is_aiperf(file, shown):
+        return _aiperf_file(file, shown)
     text, raw = read_text(file, shown, limit=MAX_DOCUMENT_BYTES)
     documents = _documents(text, shown, quiet=none_unless_records)
     if documents is None:
@@ -107,11 +109,37 @@ def read_records(path: Path, *, display: str | None = None, format: Format | Non
         raise _refused(shown, "no per-request format describes the file (read: " + ", ".join(FORMATS) + ")"
                        if not found else "the file could be any of " + ", ".join(found) + ": name one with --format")
     tool = found[0]
+    if tool == "aiperf-records":  # one record that is not a line of its own: still AIPerf's, read as a stream
+        return _aiperf_file(file, shown)
     points = READERS[tool](documents, shown)
-    version = _version(tool, documents[0])
-    if tool == "aiperf-records" and (file.parent / AIPERF_AGGREGATE).is_file():
+    return RecordsFile(tool, _version(tool, documents[0]), file, hashlib.sha256(raw).hexdigest(), points)
+
+
+FIRST_LINE_BYTES = 16 << 20  # a JSON Lines file's first record, read to recognise it
+
+
+def _first_record_is_aiperf(file: Path, shown: str) -> bool:
+    """Whether the file's first line is an AIPerf record: JSON Lines are recognised by their first record, and
+    AIPerf's files are read as a stream, whatever their size."""
+    try:
+        with open_regular(file) as handle:
+            first = handle.readline(FIRST_LINE_BYTES)
+    except OSError as error:
+        raise InputError([Problem(shown, 1, 1, "", why_unreadable(error))]) from None
+    try:
+        return "aiperf-records" in detect(strict_json.loads(first.decode("utf-8")))
+    except (ValueError, RecursionError, UnicodeDecodeError):
+        return False
+
+
+def _aiperf_file(file: Path, shown: str) -> RecordsFile:
+    """AIPerf's records, with its version and offered rate from the aggregate beside them where it is there."""
+    columns, sha256 = aiperf_stream.read_columns(file, shown)
+    points = [_aiperf(columns, shown)]
+    version = None
+    if (file.parent / AIPERF_AGGREGATE).is_file():
         version, points = _with_aiperf_aggregate(file.parent / AIPERF_AGGREGATE, points)
-    return RecordsFile(tool, version, file, hashlib.sha256(raw).hexdigest(), points)
+    return RecordsFile("aiperf-records", version, file, sha256, points)
 
 
 def _version(tool: Format, document: object) -> str | None:
@@ -319,70 +347,26 @@ def _guidellm(documents: list[object], shown: str) -> list[LoadPoint]:
     return points
 
 
-def _time(metric: object, field: str, check: _Columns) -> float:
-    """An AIPerf metric {value, unit} in seconds; NaN where the record has none."""
-    if metric is None:
-        return math.nan
-    if not isinstance(metric, dict) or metric.get("unit") not in TIME_UNITS:
-        unit = metric.get("unit") if isinstance(metric, dict) else None
-        raise _refused(check.shown, f"unit {unit!r} is not a time unit (ns, us, ms, s)", field)
-    return check.number(metric.get("value"), field) * TIME_UNITS[metric["unit"]]
-
-
-def _count(metric: object, field: str, check: _Columns) -> float:
-    if metric is None:
-        return math.nan
-    if not isinstance(metric, dict) or metric.get("unit") not in ("tokens", None):
-        raise _refused(check.shown, f"unit {metric.get('unit') if isinstance(metric, dict) else None!r} is not "
-                                    "tokens", field)
-    return check.number(metric.get("value"), field)
-
-
-def _aiperf(documents: list[object], shown: str) -> list[LoadPoint]:
-    """One point: the profiling phase's records (warm-up records left out and counted); nanosecond clocks
+def _aiperf(columns: aiperf_stream.Columns, shown: str) -> LoadPoint:
+    """The profiling phase's records as one point (warm-up records left out and counted); nanosecond clocks
     subtracted as integers before they become seconds."""
-    check = _Columns(shown)
-    starts, credits, ttft, e2e, tokens, ok = [], [], [], [], [], []
-    server, client = 0, 0
-    dropped = 0
-    for record in documents:
-        if not isinstance(record, dict) or not isinstance(record.get("metadata"), dict):
-            raise _refused(shown, "a line that is not an AIPerf record")
-        metadata, metrics = record["metadata"], record.get("metrics") or {}
-        if metadata.get("benchmark_phase") == "warmup":
-            dropped += 1
-            continue
-        start = metadata.get("request_start_ns")
-        if not isinstance(start, int) or isinstance(start, bool):
-            raise _refused(shown, f"{start!r} is not a time in nanoseconds", "metadata.request_start_ns")
-        starts.append(start)
-        credit = metadata.get("credit_issued_ns")
-        credits.append(credit if isinstance(credit, int) and not isinstance(credit, bool) else None)
-        ttft.append(_time(metrics.get("time_to_first_token"), "metrics.time_to_first_token", check))
-        e2e.append(_time(metrics.get("request_latency"), "metrics.request_latency", check))
-        usage = _count(metrics.get("usage_completion_tokens"), "metrics.usage_completion_tokens", check)
-        if math.isnan(usage):
-            usage = _count(metrics.get("output_sequence_length"), "metrics.output_sequence_length", check)
-            client += 1
-        else:
-            server += 1
-        tokens.append(usage)
-        ok.append(record.get("error") is None and not metadata.get("was_cancelled", False))
-    if not starts:
+    starts = columns.column("start_ns").astype(np.int64)
+    if not len(starts):
         raise _refused(shown, "no record of the profiling phase")
-    first = min(starts)
-    send = np.array([start - first for start in starts], dtype=float) * 1e-9
-    issued = [credit for credit in credits if credit is not None]
+    send = (starts - starts.min()).astype(float) * 1e-9
+    credits = columns.column("credit_ns").astype(np.int64)
     queue = None
     span = 0.0
-    if len(issued) == len(starts):  # every credit known: the client's wait, and the rate it was asked to send at
-        queue = np.array([start - credit for start, credit in zip(starts, issued, strict=True)], dtype=float) * 1e-9
-        span = (max(issued) - min(issued)) * 1e-9
-    source: TokenSource = "server" if client == 0 else "client" if server == 0 else "mixed"
-    return [_point("aiperf-records", send, np.array(ttft), np.array(e2e), np.array(tokens), np.array(ok), queue,
-                   mode="open" if span > 0 else None, offered_per_s=(len(issued) - 1) / span if span > 0 else None,
-                   concurrency=None, send_times_known=True, e2e_reconstructed=False, tokens_source=source,
-                   dropped_warmup=dropped)]
+    if (credits != aiperf_stream.NO_CREDIT).all():  # the client's wait, and the rate it was asked for
+        queue = (starts - credits).astype(float) * 1e-9
+        span = float(credits.max() - credits.min()) * 1e-9
+    source: TokenSource = "server" if columns.from_client == 0 else "client" if columns.from_server == 0 \
+        else "mixed"
+    return _point("aiperf-records", send, columns.column("ttft_s"), columns.column("e2e_s"),
+                  columns.column("tokens"), columns.column("ok").astype(bool), queue,
+                  mode="open" if span > 0 else None, offered_per_s=(len(starts) - 1) / span if span > 0 else None,
+                  concurrency=None, send_times_known=True, e2e_reconstructed=False, tokens_source=source,
+                  dropped_warmup=columns.warmup)
 
 
 def _inference_perf(documents: list[object], shown: str) -> list[LoadPoint]:
@@ -421,6 +405,5 @@ def _inference_perf(documents: list[object], shown: str) -> list[LoadPoint]:
 
 
 READERS: dict[Format, Callable[[list[object], str], list[LoadPoint]]] = {
-    "vllm-detailed": _vllm, "guidellm": _guidellm, "aiperf-records": _aiperf,
-    "inference-perf-records": _inference_perf}
+    "vllm-detailed": _vllm, "guidellm": _guidellm, "inference-perf-records": _inference_perf}
 

@@ -23,6 +23,7 @@ from reportgen.project.load_tests import Requests
 RESAMPLES = 2000  # bootstrap resamples of one load point
 LEVEL = 0.90  # every interval here is a 90 % one
 Z = NormalDist().inv_cdf(0.5 + LEVEL / 2)  # 1.6449: the normal quantile of a 90 % two-sided interval
+GATHERED_VALUES = 4_000_000  # block sums gathered at once by the bootstrap (32 MB)
 EXACT_BINOMIAL_UP_TO = 100_000  # effective requests past which the binomial is its normal approximation
 # Student's t at 0.95 (one-sided; the ends of a 90 % two-sided interval) for 1–30 degrees of freedom
 T_95 = (6.3138, 2.9200, 2.3534, 2.1318, 2.0150, 1.9432, 1.8946, 1.8595, 1.8331, 1.8125, 1.7959, 1.7823, 1.7709,
@@ -101,7 +102,12 @@ def block_resample_means(columns: np.ndarray, block: int, *, resamples: int = RE
     sums = totals[block:block + count] - totals[:count]  # the block starting at each request
     blocks = math.ceil(count / block)
     starts = np.random.default_rng(seed).integers(0, count, size=(resamples, blocks))
-    means: np.ndarray = sums[starts].sum(axis=1) / (blocks * block)
+    means = np.empty((resamples, columns.shape[1]))
+    # a few resamples at a time: the blocks gathered for all 2,000 at once would hold 2,000 × ⌈N/b⌉ × columns
+    # values (800 MB for a million requests)
+    step = max(1, GATHERED_VALUES // max(blocks * columns.shape[1], 1))
+    for first in range(0, resamples, step):
+        means[first:first + step] = sums[starts[first:first + step]].sum(axis=1) / (blocks * block)
     return means
 
 

@@ -1,0 +1,262 @@
+"""AIPerf's `profile_export.jsonl` read as a stream (methods.md#the-records-store): a million records with their
+chunk gaps are gigabytes, so the file is read in 32 MiB pieces cut at newlines, each decoded by msgspec into structs
+that name only the fields read (every other field is skipped unparsed), and the columns kept as numpy arrays. No
+size limit: the memory held is the columns, not the file.
+
+A file past 64 MiB is read by two processes, each over half of it (cut at a newline), while a thread hashes it
+whole: on two cores the decoding, not the disk, is what takes the time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import msgspec
+import numpy as np
+
+from reportgen.errors import InputError, Problem
+from reportgen.files import open_regular, why_unreadable
+
+PIECE_BYTES = 32 << 20
+SPLIT_BYTES = 64 << 20  # a file this large is read by two processes
+TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
+NO_CREDIT = -1  # credit_issued_ns not written (a Unix time in nanoseconds is never negative)
+
+
+class _Metric(msgspec.Struct):
+    value: float
+    unit: str | None = None
+
+
+class _Metrics(msgspec.Struct):
+    time_to_first_token: _Metric | None = None
+    request_latency: _Metric | None = None
+    usage_completion_tokens: _Metric | None = None
+    output_sequence_length: _Metric | None = None
+
+
+class _Metadata(msgspec.Struct):
+    request_start_ns: int
+    credit_issued_ns: int | None = None
+    benchmark_phase: str | None = None
+    was_cancelled: bool = False
+
+
+class _Record(msgspec.Struct):
+    metadata: _Metadata
+    metrics: _Metrics | None = None
+    error: object = None  # null, or the error: only whether there is one is read
+
+
+_DECODER = msgspec.json.Decoder(_Record)
+_NO_METRICS = _Metrics()
+
+
+class _BadRecord(Exception):
+    """A record whose value cannot be right: its index among the records decoded together, and why."""
+
+    def __init__(self, index: int, field: str, message: str) -> None:
+        super().__init__(message)
+        self.index, self.field, self.message = index, field, message
+
+
+@dataclass
+class Columns:
+    """The profiling phase's requests, a column each, a numpy array per piece: integer nanoseconds kept as integers
+    until they are subtracted (a Unix time in nanoseconds has more digits than a float64 holds)."""
+
+    start_ns: list[np.ndarray] = field(default_factory=list)
+    credit_ns: list[np.ndarray] = field(default_factory=list)  # NO_CREDIT where not written
+    ttft_s: list[np.ndarray] = field(default_factory=list)
+    e2e_s: list[np.ndarray] = field(default_factory=list)
+    tokens: list[np.ndarray] = field(default_factory=list)
+    ok: list[np.ndarray] = field(default_factory=list)
+    from_server: int = 0
+    from_client: int = 0
+    warmup: int = 0
+
+    def add(self, records: list[_Record]) -> None:
+        """Records decoded together, a column at a time: a million records go through comprehensions, not a loop
+        of statements. _BadRecord for a value that cannot be right."""
+        kept = [(index, record) for index, record in enumerate(records)
+                if record.metadata.benchmark_phase != "warmup"]
+        self.warmup += len(records) - len(kept)
+        indexes = [index for index, _ in kept]
+        metadata = [record.metadata for _, record in kept]
+        metrics = [record.metrics or _NO_METRICS for _, record in kept]
+        self.start_ns.append(np.array([entry.request_start_ns for entry in metadata], dtype=np.int64))
+        self.credit_ns.append(np.array([NO_CREDIT if entry.credit_issued_ns is None else entry.credit_issued_ns
+                                        for entry in metadata], dtype=np.int64))
+        self.ok.append(np.array([record.error is None and not entry.was_cancelled
+                                 for (_, record), entry in zip(kept, metadata, strict=True)], dtype=bool))
+        self.ttft_s.append(_seconds([m.time_to_first_token for m in metrics], "metrics.time_to_first_token",
+                                    indexes))
+        self.e2e_s.append(_seconds([m.request_latency for m in metrics], "metrics.request_latency", indexes))
+        usage = [m.usage_completion_tokens for m in metrics]
+        server = sum(1 for count in usage if count is not None)
+        self.from_server += server
+        self.from_client += len(usage) - server
+        self.tokens.append(_counts([count if count is not None else m.output_sequence_length
+                                    for count, m in zip(usage, metrics, strict=True)], indexes))
+
+    def extend(self, other: Columns) -> None:
+        for name in ("start_ns", "credit_ns", "ttft_s", "e2e_s", "tokens", "ok"):
+            getattr(self, name).extend(getattr(other, name))
+        self.from_server += other.from_server
+        self.from_client += other.from_client
+        self.warmup += other.warmup
+
+    def column(self, name: str) -> np.ndarray:
+        parts: list[np.ndarray] = getattr(self, name)
+        joined: np.ndarray = np.concatenate(parts) if parts else np.zeros(0)
+        return joined
+
+
+def read_columns(path: Path, shown: str, *, processes: int = 2) -> tuple[Columns, str]:
+    """Every record of the file and the SHA-256 of its bytes; InputError at the line of a record that is not one."""
+    try:
+        size = os.stat(path).st_size
+    except OSError as error:
+        raise InputError([Problem(shown, 1, 1, "", why_unreadable(error))]) from None
+    split = processes >= 2 and size >= SPLIT_BYTES and hasattr(os, "fork") and (os.cpu_count() or 1) >= 2
+    middle = _line_start_after(path, shown, size // 2) if split else size
+    if middle >= size:
+        with ThreadPoolExecutor(max_workers=1) as hasher:  # hashlib lets go of the GIL: it runs beside the decoding
+            digest = hasher.submit(_sha256, path, shown)
+            columns = _read_range(path, shown, 0, size)
+            return columns, digest.result()
+    # the process is forked before any thread of this one starts (forking a process with threads is unsafe)
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork")) as pool:
+        later = pool.submit(_read_range, path, shown, middle, size)
+        with ThreadPoolExecutor(max_workers=1) as hasher:
+            digest = hasher.submit(_sha256, path, shown)
+            columns = _read_range(path, shown, 0, middle)
+            columns.extend(later.result())
+            return columns, digest.result()
+
+
+def _sha256(path: Path, shown: str) -> str:
+    found = hashlib.sha256()
+    try:
+        with open_regular(path) as handle:
+            while piece := handle.read(PIECE_BYTES):
+                found.update(piece)
+    except OSError as error:
+        raise InputError([Problem(shown, 1, 1, "", why_unreadable(error))]) from None
+    return found.hexdigest()
+
+
+def _line_start_after(path: Path, shown: str, offset: int) -> int:
+    """The offset of the first line that starts after `offset` (the file's size when none does)."""
+    try:
+        with open_regular(path) as handle:
+            handle.seek(offset)
+            while piece := handle.read(1 << 20):
+                found = piece.find(b"\n")
+                if found >= 0:
+                    return offset + found + 1
+                offset += len(piece)
+    except OSError as error:
+        raise InputError([Problem(shown, 1, 1, "", why_unreadable(error))]) from None
+    return offset
+
+
+def _read_range(path: Path, shown: str, start: int, stop: int) -> Columns:
+    """The records of the bytes [start, stop) (whole lines), a piece at a time; the partial line a piece ends in is
+    decoded with the start of the next, and the rest of each piece without copying it."""
+    columns = Columns()
+    rest = b""
+    offset = start  # of the first byte not yet decoded
+    try:
+        with open_regular(path) as handle:
+            handle.seek(start)
+            while offset + len(rest) < stop and (piece := handle.read(min(PIECE_BYTES, stop - offset - len(rest)))):
+                cut = piece.rfind(b"\n") + 1
+                if cut == 0:  # no line ends in this piece: all of it continues the line before
+                    rest += piece
+                    continue
+                data = memoryview(rest + piece[:cut]) if rest else memoryview(piece)[:cut]
+                _decoded(data, columns, path, shown, offset)
+                offset += len(data)
+                rest = piece[cut:]
+    except OSError as error:
+        raise InputError([Problem(shown, 1, 1, "", why_unreadable(error))]) from None
+    _decoded(memoryview(rest), columns, path, shown, offset)
+    return columns
+
+
+def _decoded(data: memoryview, columns: Columns, path: Path, shown: str, offset: int) -> None:
+    """The records of whole lines starting at byte `offset` of the file, added to the columns."""
+    try:
+        columns.add(_DECODER.decode_lines(data))
+    except msgspec.DecodeError as error:
+        index = _index_in(str(error))
+        raise InputError([Problem(shown, _line_of(path, offset, bytes(data), index), 1, "",
+                                  f"not an AIPerf record: {error}")]) from None
+    except _BadRecord as bad:
+        raise InputError([Problem(shown, _line_of(path, offset, bytes(data), bad.index), 1, bad.field,
+                                  bad.message)]) from None
+
+
+def _index_in(message: str) -> int | None:
+    """The record msgspec's message points at: `… - at $[12].metadata` is the 13th."""
+    if "$[" not in message:
+        return None
+    try:
+        return int(message.split("$[", 1)[1].split("]", 1)[0])
+    except ValueError:
+        return None
+
+
+def _line_of(path: Path, offset: int, data: bytes, index: int | None) -> int:
+    """The file's line of the index-th record of `data` (blank lines are skipped by the decoder, counted here),
+    counting the lines before `offset` again: a problem is rare, and the happy path counts nothing."""
+    before = 0
+    with open_regular(path) as handle:
+        remaining = offset
+        while remaining > 0 and (piece := handle.read(min(PIECE_BYTES, remaining))):
+            before += piece.count(b"\n")
+            remaining -= len(piece)
+    if index is None:
+        return before + 1
+    filled = [number for number, content in enumerate(data.split(b"\n")) if content.strip()]
+    return before + 1 + (filled[index] if index < len(filled) else 0)
+
+
+def _seconds(metrics: list[_Metric | None], field: str, indexes: list[int]) -> np.ndarray:
+    """A time metric in seconds (NaN where a record has none), each record's unit checked."""
+    values = np.array([metric.value if metric is not None else math.nan for metric in metrics])
+    units = [(metric.unit or "") if metric is not None else "s" for metric in metrics]
+    known = set(units)
+    if not known <= TIME_UNITS.keys():
+        index = next(index for index, unit in enumerate(units) if unit not in TIME_UNITS)
+        written = metrics[index]
+        raise _BadRecord(indexes[index], field, f"unit {written.unit if written else None!r} is not a time unit "
+                                                "(ns, us, ms, s)")
+    scale = TIME_UNITS[known.pop()] if len(known) == 1 else np.array([TIME_UNITS[unit] for unit in units])
+    _all_finite(values, [metric is not None for metric in metrics], field, indexes)
+    seconds: np.ndarray = values * scale
+    return seconds
+
+
+def _counts(metrics: list[_Metric | None], indexes: list[int]) -> np.ndarray:
+    field = "metrics.usage_completion_tokens"
+    for index, metric in enumerate(metrics):
+        if metric is not None and metric.unit not in ("tokens", None):
+            raise _BadRecord(indexes[index], field, f"unit {metric.unit!r} is not tokens")
+    values = np.array([metric.value if metric is not None else math.nan for metric in metrics])
+    _all_finite(values, [metric is not None for metric in metrics], field, indexes)
+    return values
+
+
+def _all_finite(values: np.ndarray, given: list[bool], field: str, indexes: list[int]) -> None:
+    wrong = np.array(given, dtype=bool) & ~np.isfinite(values)
+    if wrong.any():
+        index = int(np.flatnonzero(wrong)[0])
+        raise _BadRecord(indexes[index], field, f"{values[index]!r} is not a finite number")
