@@ -356,3 +356,28 @@ def test_a_closed_load_is_written_as_its_concurrency_and_judged_on_its_own_axis(
     assert curve["mode"] == "closed" and curve["max_load_per_s"] == 8.0  # one point: a bound at the load measured
     assert goodput["at_plan"]["verdict"] is None  # a concurrency is not held against a rate
     assert "concurrency, not a rate" in goodput["at_plan"]["why_unjudged"]
+
+
+def test_a_point_not_decided_asks_for_the_requests_that_would_decide_it() -> None:
+    from reportgen.analysis.measured.confidence import planner_runs
+    from reportgen.analysis.verdict.goodput import requests_runs
+
+    # 1,500 requests at 7 request/s into 32 slots: 99.3 % [98.9 %, 99.7 %] straddles 99 %
+    recorded = tuple(curve_points(2, 32, (7.0,), seed=4))
+    found = judge_records(recorded, AT_99, plan=2, need_per_s=7.0, unit="request", devices_per_node=8)
+    ((_, facts),) = found.judged
+    assert facts.verdict is None
+    (run,) = requests_runs(found.judged, AT_99, 2, 40.0)
+    measured = facts.attainment
+    assert measured is not None and run.kind == "requests" and run.objective == "every"
+    needed = requests_needed(measured.joint, 0.99, facts.good_autocorrelation)
+    if needed is not None and needed > measured.requests:
+        assert (run.repeats, run.requests_needed) == (1, needed)
+    else:  # enough requests, not decided: a run near capacity, repeated twice
+        assert (run.repeats, run.requests_needed) == (2, 2 * measured.requests)
+    assert run.duration_s == pytest.approx(run.requests_needed / 7.0)
+    assert run.cost == pytest.approx(2 * run.duration_s / 3600 * 40.0)
+    assert 0 < run.p_wrong_before < 0.5 and planner_runs((run,)) == ()
+    decided = judge_records(tuple(curve_points(2, 32, (8.0,), seed=4)), AT_99, plan=2, need_per_s=8.0,
+                            unit="request", devices_per_node=8)
+    assert requests_runs(decided.judged, AT_99, 2, 40.0) == ()  # missed outright: nothing to ask for

@@ -22,8 +22,9 @@ import numpy as np
 
 from reportgen.analysis.declared import Declared, Inputs, ResultsSection, Step
 from reportgen.analysis.findings import Finding, ordered
-from reportgen.analysis.measured.confidence import ConfidenceResult, NextRun, analyze_confidence
+from reportgen.analysis.measured.confidence import ConfidenceResult, NextRun, analyze_confidence, planner_runs
 from reportgen.analysis.measured.diagnosis import DiagnosisResult, diagnose, measured_reference
+from reportgen.analysis.measured.load_point import judgement_of
 from reportgen.analysis.measured.model_check import ModelCheckResult, check_model
 from reportgen.analysis.measured.provenance import ProvenanceResult, trace_provenance
 from reportgen.analysis.measured.reconcile import Reconciliation, reconcile
@@ -46,6 +47,7 @@ from reportgen.analysis.plan.plan_search import PLAN_SEARCH_DOC, PlanSearchResul
 from reportgen.analysis.verdict.checklist import ChecklistResult, build_checklist
 from reportgen.analysis.verdict.decisions import DecisionResult, DecisionsResult, TradeOff, decide
 from reportgen.analysis.verdict.goal import GoalDocument, GoalResult, check_goal
+from reportgen.analysis.verdict.goodput import requests_runs
 from reportgen.analysis.verdict.lever_records import Levers
 from reportgen.analysis.verdict.levers import Judge, LeverEvidence, Outcome, WhatIf, find_levers
 from reportgen.analysis.verdict.peak import PastPeak, plan_past_peak
@@ -183,7 +185,7 @@ def _evidence(i: Inputs, a: Analysis) -> Evidence:
     load_tests = tuple((scale, code) for scale, counts in a.reconciliation.load_tests
                        for code, _ in counts.problems())
     return Evidence(a.diagnosis, a.prediction, a.scaling, a.goal, a.serving, a.reliability, i.planned,
-                    a.past_peak, project.currency, _crowded(project), a.next_runs or (), a.levers,
+                    a.past_peak, project.currency, _crowded(project), planner_runs(a.next_runs or ()), a.levers,
                     _contended(project), a.plan_search, load_tests)
 
 
@@ -193,7 +195,7 @@ def _page_one(i: Inputs, a: Analysis) -> PageOne:
     (methods.md#a-projects-history)."""
     def page(analysis: Analysis) -> PageOne:
         return build_page_one(PageInputs(i.project, _evidence(i, analysis), analysis.lint, analysis.cost,
-                                         analysis.reconciliation, analysis.next_runs or (),
+                                         analysis.reconciliation, planner_runs(analysis.next_runs or ()),
                                          analysis.confidence.estimate_at if analysis.confidence else None))
 
     facts = page(a)
@@ -243,8 +245,14 @@ def _confidence(i: Inputs, a: Analysis) -> ConfidenceResult | None:
                               max_nodes=i.max_nodes)
 
 
-def _next_runs(_: Inputs, a: Analysis) -> tuple[NextRun, ...] | None:
-    return a.confidence.next_runs if a.confidence is not None else None
+def _next_runs(i: Inputs, a: Analysis) -> tuple[NextRun, ...] | None:
+    """The planner's runs, then the requests that would decide a service's load points."""
+    serving = a.serving
+    pricing = i.project.pricing
+    requests = requests_runs(serving.records_judged, judgement_of(i.project.project.goal), i.planned,
+                             pricing.node_hour if pricing else None) if serving is not None else ()
+    planned = a.confidence.next_runs if a.confidence is not None else None
+    return (*(planned or ()), *requests) if planned or requests else planned
 
 
 def judge_of(i: Inputs, a: Analysis) -> Judge:
@@ -340,7 +348,7 @@ CORE_STEPS: tuple[Step[Analysis], ...] = (
     Step("energy", ("scaling",), _energy),
     Step("serving", ("scaling",), _serving),
     Step("confidence", ("scaling", "prediction"), _confidence),
-    Step("next_runs", ("confidence",), _next_runs),
+    Step("next_runs", ("confidence", "serving"), _next_runs),
     Step("decisions", ("scaling", "cost", "energy", "serving", "confidence"), _decisions),
     Step("goal", ("scaling", "cost", "energy", "confidence"), _goal),
     Step("levers", ("goal", "serving", "scaling", "prediction", "cost", "confidence", "layout"), _levers),

@@ -59,10 +59,26 @@ class NextRun:
     cost: Annotated[float | None, money("node_hours × the on-demand price (null without prices)")]
     p_wrong_before: Annotated[float, Key("the probability that the verdict at the plan is wrong now")]
     p_wrong_after: Annotated[float, Key("the expected probability once the run is measured")]
+    # a load test's requests that would decide a load point (methods.md#a-service-judged-from-its-requests)
+    kind: Annotated[Literal["runs", "requests"], Key("runs: whole runs at a scale (the planner's); requests: more "
+                                                     "requests of a load point whose verdict is not decided")] = "runs"
+    load_per_s: Annotated[float | None, Key("requests: the point's load (open: request/s; closed: in flight)")] = None
+    mode: Annotated[Literal["open", "closed"] | None, Key("requests: the point's load mode")] = None
+    objective: Annotated[str | None, Key("requests: the share decided: every (joint), or one objective's "
+                                         "name")] = None
+    requests_have: Annotated[int | None, Key("requests: the point's requests now")] = None
+    requests_needed: Annotated[int | None, Key("requests: the requests that would decide it: max(10/(1 − p), "
+                                               "z²·Â(1 − Â)/(Â − a*)² · (1 + ρ)/(1 − ρ))")] = None
+    duration_s: Annotated[float | None, Key("requests: requests_needed over the point's rate")] = None
 
     @property
     def gain_per_node_hour(self) -> float:
         return (self.p_wrong_before - self.p_wrong_after) / self.node_hours if self.node_hours > 0 else 0.0
+
+
+def planner_runs(runs: tuple[NextRun, ...]) -> tuple[NextRun, ...]:
+    """The planner's whole runs, without the requests load points need."""
+    return tuple(run for run in runs if run.kind == "runs")
 
 
 @dataclass(frozen=True)

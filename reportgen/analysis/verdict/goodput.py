@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Annotated, Literal
 
 import numpy as np
 
-from reportgen.analysis.measured.confidence import SEED
+from reportgen.analysis.measured.confidence import SEED, NextRun
 from reportgen.analysis.measured.load_curve import Bound, decreasing_fit, latency_knee, max_load
 from reportgen.analysis.measured.load_point import (
     Judgement,
@@ -31,8 +32,10 @@ from reportgen.analysis.measured.requests import (
     Interval,
     ObjectiveName,
     Verdict,
+    Z,
     point_verdict,
     repeats_interval,
+    requests_needed,
 )
 from reportgen.keys import Key
 from reportgen.project.load_tests import Mode, RecordedPoint
@@ -528,3 +531,51 @@ def _definitions(judged: list[tuple[float, PointFacts, RecordedPoint]]) -> tuple
     tools = sorted({facts.point.tool for _, facts, _ in judged})
     return tuple(definition for tool in tools for definition in TOOL_DEFINITIONS.get(tool, ()))
 
+
+
+# After the requests a point needs, its 90 % interval clears the target: the verdict is then wrong with the one-sided
+# 5 % of that interval, the chance the planner's runs are weighed by too
+WRONG_AFTER_DECIDED = 0.05
+
+
+def requests_runs(judged: tuple[tuple[float, PointFacts], ...], judgement: Judgement | None, plan: int | None,
+                  price_per_node_hour: float | None) -> tuple[NextRun, ...]:
+    """The requests that would decide each load point whose verdict is not (at the plan's scale where it has
+    points, else at every scale): n = max(10/(1 − p), z²·Â(1 − Â)/(Â − a*)² · (1 + ρ)/(1 − ρ)), over the point's
+    rate for how long that takes (methods.md#a-service-judged-from-its-requests)."""
+    if judgement is None:
+        return ()
+    at_plan = [(nodes, facts) for nodes, facts in judged if nodes == plan]
+    runs = []
+    for nodes, facts in at_plan or judged:
+        measured = facts.attainment
+        if measured is None or not facts.valid or facts.verdict is not None:
+            continue
+        shares = [("every", measured.joint, measured.joint_ci, None)] if judgement.joint else \
+            [(name, share, ci, 0.99) for name, (share, ci) in measured.objectives.items()
+             if point_verdict(ci, judgement.target) is None]
+        rate = facts.point.offered_per_s if facts.point.mode == "open" else facts.achieved_send_per_s
+        for objective, share, interval, quantile_p in shares:
+            needed = requests_needed(share, judgement.target, facts.good_autocorrelation, p=quantile_p)
+            if needed is None or not rate:
+                continue
+            repeats = 1
+            if needed <= measured.requests:  # enough requests, yet not decided: a single run near capacity, whose
+                repeats, needed = 2, 2 * measured.requests  # spread one run does not show: two repeats of it
+            duration = needed / rate
+            hours = nodes * duration / 3600
+            cost = hours * price_per_node_hour if price_per_node_hour else None
+            runs.append(NextRun(int(nodes), repeats, hours, cost, _wrong_now(share, interval, judgement.target),
+                                WRONG_AFTER_DECIDED, kind="requests", load_per_s=facts.point.load,
+                                mode=facts.point.mode, objective=objective, requests_have=measured.requests,
+                                requests_needed=needed, duration_s=duration))
+    return tuple(runs)
+
+
+def _wrong_now(share: float, interval: Interval, target: float) -> float:
+    """The chance the point's share lies on the other side of the target from its estimate: its 90 % interval read
+    as a normal one (σ = width / 2z)."""
+    sigma = (interval[1] - interval[0]) / (2 * Z)
+    if sigma <= 0:
+        return 0.0
+    return NormalDist().cdf(-abs(share - target) / sigma)
