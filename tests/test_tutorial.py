@@ -72,6 +72,14 @@ def test_the_tutorial_runs_end_to_end(tmp_path: Path) -> None:
     assert (folder / "build" / "diff-HEAD~1-project-vs-project" / "diff.md").exists() or \
         any((folder / "build").glob("diff-*/diff.md"))
     assert "key result" in done.stdout + done.stderr
+    judged = json.loads((tmp_path / "my-requests" / "build" / "project" / "results.json").read_text())
+    # step 5, from every request: two load points, not decided from 60 requests, and the requests that would decide
+    points = judged["serving"]["records"]["points"]
+    assert [p["offered_per_s"] for p in points] == [4.0, 8.0] and all(p["verdict"] is None for p in points)
+    assert "too uncertain from the requests measured" in judged["summary"]["verdict"]
+    action = judged["summary"]["next_action"]
+    assert action["code"] == "requests-straddle" and "Send 268 requests" in action["text"]
+    assert "268" in TUTORIAL.read_text(encoding="utf-8").split("### Judged from every request", 1)[1]
     service = tmp_path / "my-service"  # step 5: load tests from vLLM and MLPerf loadgen
     loads = {run.nodes: run for run in load_project(service / "project.yaml").project.scaling.runs}
     assert set(loads) == {1, 8} and loads[8].ttft_p99 is not None and loads[8].throughput is not None

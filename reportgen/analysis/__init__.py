@@ -22,7 +22,7 @@ import numpy as np
 
 from reportgen.analysis.declared import Declared, Inputs, ResultsSection, Step
 from reportgen.analysis.findings import Finding, ordered
-from reportgen.analysis.measured.confidence import ConfidenceResult, NextRun, analyze_confidence, planner_runs
+from reportgen.analysis.measured.confidence import ConfidenceResult, NextRun, analyze_confidence
 from reportgen.analysis.measured.diagnosis import DiagnosisResult, diagnose, measured_reference
 from reportgen.analysis.measured.load_point import judgement_of
 from reportgen.analysis.measured.model_check import ModelCheckResult, check_model
@@ -185,7 +185,7 @@ def _evidence(i: Inputs, a: Analysis) -> Evidence:
     load_tests = tuple((scale, code) for scale, counts in a.reconciliation.load_tests
                        for code, _ in counts.problems())
     return Evidence(a.diagnosis, a.prediction, a.scaling, a.goal, a.serving, a.reliability, i.planned,
-                    a.past_peak, project.currency, _crowded(project), planner_runs(a.next_runs or ()), a.levers,
+                    a.past_peak, project.currency, _crowded(project), a.next_runs or (), a.levers,
                     _contended(project), a.plan_search, load_tests)
 
 
@@ -195,7 +195,7 @@ def _page_one(i: Inputs, a: Analysis) -> PageOne:
     (methods.md#a-projects-history)."""
     def page(analysis: Analysis) -> PageOne:
         return build_page_one(PageInputs(i.project, _evidence(i, analysis), analysis.lint, analysis.cost,
-                                         analysis.reconciliation, planner_runs(analysis.next_runs or ()),
+                                         analysis.reconciliation, analysis.next_runs or (),
                                          analysis.confidence.estimate_at if analysis.confidence else None))
 
     facts = page(a)

@@ -156,7 +156,7 @@ def attainment(requests: Requests, objectives: Objectives, *, open_load: bool, i
         objectives={name: (float(point[2 + index]), ci(2 + index)) for index, name in enumerate(met)},
         goodput_per_s=float(point[0] * per_second), goodput_ci=ci(0, per_second),
         good_tokens_per_s=float(point[1] * per_second), good_tokens_ci=ci(1, per_second), block=block,
-        joint_resampled=means[:, 0])
+        joint_resampled=_resampled_share(columns[:, 0], means[:, 0], seed))
 
 
 FEW = 10  # fewer requests than this on one side of a share, and the bootstrap cannot show its spread
@@ -178,6 +178,22 @@ def with_few_exceptions(outcomes: np.ndarray, resampled: Interval) -> Interval:
     spread = Z * math.sqrt(share * (1 - share) / effective + Z * Z / (4 * effective * effective))
     scale = 1 + Z * Z / effective
     return min(resampled[0], (centre - spread) / scale), max(resampled[1], (centre + spread) / scale)
+
+
+def _resampled_share(outcomes: np.ndarray, resampled: np.ndarray, seed: int) -> np.ndarray:
+    """A share's resamples as a load curve refits them: the bootstrap's, except where fewer than ten requests fall
+    on one side (with_few_exceptions), whose resamples would all be the share seen: there they are drawn from the
+    Jeffreys posterior Beta(good + ½, others + ½) at the effective count, which spreads as Wilson's interval does."""
+    count = len(outcomes)
+    hits = float(outcomes.sum())
+    if count == 0 or min(hits, count - hits) >= FEW:
+        return resampled
+    rho = min(max(lag_one(outcomes), 0.0), 0.9)
+    effective = count * (1 - rho) / (1 + rho)
+    share = hits / count
+    drawn: np.ndarray = np.random.default_rng(seed).beta(share * effective + 0.5, (1 - share) * effective + 0.5,
+                                                         len(resampled))
+    return drawn
 
 
 def t_quantile_95(degrees: int) -> float:

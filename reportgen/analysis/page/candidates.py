@@ -15,7 +15,7 @@ from typing import TypedDict, Unpack
 
 from reportgen.analysis.common import beyond_noise, first_min, node_hours
 from reportgen.analysis.findings import Finding
-from reportgen.analysis.measured.confidence import NextRun, PlanEstimate
+from reportgen.analysis.measured.confidence import NextRun, PlanEstimate, planner_runs
 from reportgen.analysis.measured.scaling import ScalingResult
 from reportgen.analysis.model.prediction import PredictionResult
 from reportgen.analysis.money.cost import CostResult
@@ -449,13 +449,13 @@ def _missed_code(ground: Ground) -> str:
 # ---------------------------------------------------------------------------------------------------------- rank 4
 def _measure(ground: Ground) -> list[Candidate]:
     """The inputs and runs that decide the verdict."""
-    out = [*_inputs(ground), *_planner_runs(ground), *_repeats(ground), *_another_scale(ground),
+    out = [*_inputs(ground), *_planner_runs(ground), *_requests(ground), *_repeats(ground), *_another_scale(ground),
            *_contention(ground), *_unjudged_scales(ground)]
     state = ground.state
     plan_unmeasured = ground.plan is not None and state.state == "unjudged" and \
         all(r.source != "measured" for r in state.regimes) and state.why not in ("cannot-start", "per-unit-of-work",
                                                                                  "flagged-run")
-    if (plan_unmeasured and not ground.next_runs and ground.serving is None) or \
+    if (plan_unmeasured and not planner_runs(ground.next_runs) and ground.serving is None) or \
             (ground.serving is not None and plan_unmeasured and state.why == "not-measured"):
         scaling = ground.scaling
         single = scaling is not None and scaling.single_scale
@@ -534,7 +534,7 @@ def _planner_runs(ground: Ground) -> list[Candidate]:
     state = ground.state.state
     decides = state in ("unjudged", "partly", "no-goal")
     out = []
-    for run in ground.next_runs:
+    for run in planner_runs(ground.next_runs):
         excluded = "nodes_available" if not ground.available(run.nodes) else planner_exclusion(run, decides=decides)
         feasible = excluded is None
         out.append(_candidate("measure", "plan-not-measured", "decides", words.planner_words(
@@ -542,6 +542,18 @@ def _planner_runs(ground: Ground) -> list[Candidate]:
             p_wrong_after=run.p_wrong_after, money=run.cost, node_hours=run.node_hours, feasible=feasible,
             excluded_by=excluded))
     return out
+
+
+def _requests(ground: Ground) -> list[Candidate]:
+    """More requests of a load point at the plan whose share straddles the target: they decide the verdict, at the
+    cost of a load test's minutes (methods.md#a-service-judged-from-its-requests)."""
+    if ground.state.why != "requests-straddle":
+        return []
+    return [_candidate("measure", "requests-straddle", "decides", words.requests_words(run, ground.project.currency),
+                       rank=4, nodes=float(run.nodes), p_wrong_before=run.p_wrong_before,
+                       p_wrong_after=run.p_wrong_after, money=run.cost, node_hours=run.node_hours,
+                       feasible=ground.available(run.nodes))
+            for run in ground.next_runs if run.kind == "requests" and run.nodes == ground.plan]
 
 
 def _repeats(ground: Ground) -> list[Candidate]:

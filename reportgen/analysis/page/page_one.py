@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 
 from reportgen.analysis.common import first_min
 from reportgen.analysis.findings import Finding, Severity, info
-from reportgen.analysis.measured.confidence import NextRun, PlanEstimate
+from reportgen.analysis.measured.confidence import NextRun, PlanEstimate, planner_runs
 from reportgen.analysis.measured.reconcile import Reconciliation
 from reportgen.analysis.measured.scaling import ScalingResult
 from reportgen.analysis.money.cost import CostResult
@@ -263,7 +263,7 @@ def _keep_earned(ground: Ground, candidates: list[Candidate]) -> bool:
     if any(r.straddles for r in viable) or any((r.p_miss or 0.0) >= P_MISS_KEEP for r in viable if r.state == "met"):
         return False
     measured = all(r.source == "measured" for r in viable)
-    p_wrong = max((run.p_wrong_before for run in ground.next_runs), default=0.0)
+    p_wrong = max((run.p_wrong_before for run in planner_runs(ground.next_runs)), default=0.0)
     return (measured or p_wrong < P_MISS_KEEP) and not any(c.feasible for c in candidates)
 
 

@@ -242,6 +242,9 @@ class _Group:
 
     @property
     def interval(self) -> Interval:
+        judged = [run.attainment for run in self.judged if run.attainment]
+        if len(judged) == 1:  # one run: its own interval (few exceptions widened as the point's is)
+            return judged[0].joint_ci
         low, high = np.percentile(self.resampled, [50 * (1 - LEVEL), 50 * (1 + LEVEL)])
         found = (float(low), float(high))
         shares = [run.attainment.joint for run in self.judged if run.attainment]
@@ -437,18 +440,18 @@ def _at_point(plan: int, need: float, verdict: Verdict, shares: dict[str, object
 
 def meets_need(need: float, value: float | None, interval: tuple[float | None, float | None],
                bound: Bound | None) -> bool | None:
-    """Whether a max load under the objectives serves a need: True when the need ≤ its interval's low end (a lower
-    bound "above x" serves a need ≤ x), False when the need exceeds its high end (an upper bound "below x" fails a
-    need ≥ x), else None (not decided). The verdict at the plan and the serving rows both read it."""
+    """Whether a max load under the objectives serves a need: True when the need ≤ its interval's low end, False
+    when the need exceeds its high end, else None (not decided). A bound's interval says how far to believe it: "above
+    8" whose resamples all stay above 8 has the low end 8 and serves a need ≤ 8; one whose resamples often fall below
+    the loads measured has no low end, and serves nothing for certain. The verdict at the plan and the serving rows
+    both read it."""
     low, high = interval
-    if bound == "above":
-        return True if value is not None and need <= value * (1 + 1e-12) else None
-    if bound == "below":
-        return False if value is not None and need >= value else None
     if low is not None and need <= low * (1 + 1e-12):
         return True
     if high is not None and need > high:
         return False
+    if bound == "below" and value is not None and high is not None and need >= value:
+        return False  # at the smallest load measured, which already misses
     return None
 
 

@@ -24,7 +24,7 @@ from reportgen.project.model import RegimeName
 VerdictState = Literal["met", "missed", "partly", "unjudged", "no-goal"]
 RegimeVerdict = Literal["met", "missed", "partly", "unjudged"]
 Why = Literal["cannot-start", "estimate-straddles", "model-other-side", "few-scales", "not-measured", "flagged-run",
-              "unpriced", "objective-unknown", "per-unit-of-work", "no-plan", "no-runs"]
+              "unpriced", "objective-unknown", "per-unit-of-work", "no-plan", "no-runs", "requests-straddle"]
 RowSource = Literal["measured", "estimate", "fitted"]
 # A regime's chance of missing from which "keep the plan" is no longer earned (docs/methods.md#keep-the-plan)
 P_MISS_KEEP = 0.10
@@ -188,6 +188,8 @@ def _serving_row(serving: ServingResult, check: ServingCheck, fitted: bool) -> R
     elif serving.cost_limit_per_hour is not None and check.cost_per_hour is None and check.meets_load \
             and check.meets_latency is not False:
         state, why = "partly", "unpriced"
+    elif serving.plan_row is not None and serving.plan_row.capacity_source == "records" and check.meets_load is None:
+        state, why = "unjudged", "requests-straddle"  # measured, from too few requests to tell
     else:
         state, why = "unjudged", "not-measured"
     return RegimeState(check.regime, check.viable, state, why, "fitted" if fitted else "measured", False, None, None,

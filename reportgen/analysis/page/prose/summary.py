@@ -115,7 +115,8 @@ class SummaryResult:
                                            "declared one")] = None
     why: Annotated[Why | None, Key("unless met or missed: why the verdict is not judged (cannot-start, "
                                    "estimate-straddles, model-other-side, few-scales, not-measured, flagged-run, "
-                                   "unpriced, objective-unknown, per-unit-of-work, no-plan, no-runs)")] = None
+                                   "requests-straddle, unpriced, objective-unknown, per-unit-of-work, no-plan, "
+                                   "no-runs)")] = None
     headline_regime: Annotated[str | None, Key("the regime page 1 leads with: the cheapest viable that meets, else "
                                                "the cheapest viable, else the fastest")] = None
     regimes: Annotated[tuple[RegimeState, ...], Key("each stated price regime at the plan, as page 1 reads it",
@@ -192,6 +193,7 @@ def _said(project: Project, page: PageOne, *, scaling: ScalingResult | None, cos
 
 WHY_WORDS: dict[str, str] = {
     "cannot-start": "the design cannot start", "estimate-straddles": "the estimate straddles a limit",
+    "requests-straddle": "the load tests' requests straddle the target",
     "model-other-side": "the α–β model's figure is on the other side of a limit", "few-scales": "too few scales",
     "not-measured": "the plan is not measured", "flagged-run": "a finding flags the plan's run",
     "unpriced": "no prices", "objective-unknown": "an objective is not known at the plan",
@@ -764,17 +766,21 @@ def _within_objectives(check: ServingCheck, row: ServingRow, serving: ServingRes
     interval, or a bound at the load measured (methods.md#a-service-judged-from-its-requests)."""
     value = number(quote(check, "capacity_rps"))
     if row.capacity_bound == "above":
-        served = f"at least {value} {per_second} (the largest load measured)"
+        served = f"above {value} {per_second} (the largest load measured)"
     elif row.capacity_bound == "below":
-        served = f"less than {value} {per_second} (the smallest load measured)"
+        served = f"below {value} {per_second} (the smallest load measured)"
     else:
         ends = row.capacity_ci or (None, None)
         bounds = f" [{number(quote(ends, 0))}, {number(quote(ends, 1))}]" if None not in ends else ""
         served = f"{value} {per_second}{bounds}"
     share = f" for {target_share(quote(serving.goodput, 'target', 'fraction'))} of requests" if serving.goodput \
         else ""
-    verdict = {True: "", False: " (short of it)", None: " (the interval holds it: not decided)"}[check.meets_load]
-    return f"they serve {served} within every objective{share}, against the {need} needed{verdict}"
+    if check.meets_load is True:
+        return f"they serve {served} within every objective{share}, against the {need} needed"
+    if check.meets_load is False:
+        return f"they serve {served} within every objective{share}, short of the {need} needed"
+    return (f"their most within every objective{share} reads {served}, too uncertain from the requests measured to "
+            f"hold against the {need} needed")
 
 
 def _latency(row: ServingRow, name: ObjectiveName) -> str:
