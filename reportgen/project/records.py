@@ -151,6 +151,7 @@ class RecordsLine:
     sampled_from: int | None
     constant_schedule: bool
     store: str  # relative to the CSV's folder
+    file_output_tokens: int | None = None  # the output tokens the file says it counted, held against the records
 
     def line(self) -> str:
         def shown(value: object) -> str:
@@ -168,7 +169,8 @@ class RecordsLine:
                   "failed": self.failed, "window_s": self.window_s, "dropped": f"warmup:{self.dropped_warmup}",
                   "tokens": self.tokens, "sends": "known" if self.sends_known else "unknown",
                   "e2e": "reconstructed" if self.e2e_reconstructed else "measured", "sampled_from": self.sampled_from,
-                  "schedule": "constant" if self.constant_schedule else "-", "store": self.store}
+                  "schedule": "constant" if self.constant_schedule else "-", "store": self.store,
+                  "file_tokens": self.file_output_tokens}
         return PROVENANCE + _RECORDS + " " + " ".join(f"{key}={shown(value)}" for key, value in fields.items())
 
     @classmethod
@@ -185,7 +187,7 @@ class RecordsLine:
                 _real(found["achieved"]), int(found["sent"]), int(found["failed"]),
                 float(found["window_s"]), int(found["dropped"].removeprefix("warmup:")), found["tokens"],
                 found["sends"] == "known", found["e2e"] == "reconstructed", _whole(found["sampled_from"]),
-                found["schedule"] == "constant", found["store"])
+                found["schedule"] == "constant", found["store"], _whole(found.get("file_tokens", "-")))
         except (KeyError, ValueError):
             return None
 

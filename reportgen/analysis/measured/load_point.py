@@ -32,6 +32,7 @@ from reportgen.analysis.measured.request_checks import (
     rate_checks,
     saturation_check,
     sen_slope,
+    token_check,
     warm_up_check,
 )
 from reportgen.analysis.measured.requests import (
@@ -135,6 +136,8 @@ def judge_point(point: LoadPoint, judgement: Judgement | None, *, near_capacity:
     objectives = judgement.objectives if judgement else Objectives()
     skipped_why = _why_unordered(point)
     checks: list[Check] = [placeholder_check(requests)]
+    if point.file_output_tokens is not None:
+        checks.append(token_check(requests, point.file_output_tokens))
     if open_load and (queued := queueing_check(requests, objectives)) is not None:
         checks.append(queued)
     if skipped_why is None:

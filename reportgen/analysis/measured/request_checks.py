@@ -17,7 +17,7 @@ from reportgen.analysis.measured.requests import Objectives, mean_in_flight
 from reportgen.project.load_tests import Requests
 
 CheckCode = Literal["rate-not-reached", "rate-exceeded", "client-queueing", "littles-law", "over-saturated",
-                    "latency-drift", "warm-up-in-window", "placeholder-latency"]
+                    "latency-drift", "warm-up-in-window", "placeholder-latency", "token-count-mismatch"]
 LeftOut = Literal["the point", "the first tenth", "nothing", "the field"]  # what leaves the verdict when it fires
 
 RATE_SHORT, RATE_OVER = 0.9, 1.1  # the achieved send rate against the offered one
@@ -29,6 +29,7 @@ TREND_S, TREND_RISE = 20, 0.25  # Mann–Kendall S at n = 10 (one-sided p < 0.05
 WARM_UP_SHARE, WARM_UP_RATIO, WARM_UP_P = 0.1, 1.5, 0.01
 PLACEHOLDER_SHARE = 0.01
 PLACEHOLDER_SLACK_S = 0.001
+TOKEN_TOTAL_GAP = 0.01  # the records' output tokens against the file's own total
 
 
 @dataclass(frozen=True)
@@ -203,3 +204,12 @@ def placeholder_check(requests: Requests) -> Check:
     ttft, e2e = placeholders(requests)
     share = float((ttft | e2e).sum() / max(int(requests.ok.astype(bool).sum()), 1))
     return Check("placeholder-latency", share > 0, share, PLACEHOLDER_SHARE, "the field")
+
+
+def token_check(requests: Requests, file_total: int) -> Check:
+    """The successful requests' output tokens against the total the file states (vLLM's total_output_tokens): more
+    than 1 % apart, the counts are not what the tool summed (a tokenizer's count beside the server's, or records
+    lost). Nothing leaves the verdict: good tokens use the counts the records give."""
+    counted = float(np.nansum(requests.output_tokens[requests.ok.astype(bool)]))
+    gap = (counted - file_total) / file_total if file_total else 0.0
+    return Check("token-count-mismatch", abs(gap) > TOKEN_TOTAL_GAP, gap, TOKEN_TOTAL_GAP, "nothing")

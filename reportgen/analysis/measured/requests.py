@@ -138,7 +138,8 @@ def attainment(requests: Requests, objectives: Objectives, *, open_load: bool, i
     met = meets(requests, objectives, open_load=open_load)
     good = good_requests(requests, objectives, open_load=open_load)
     tokens = np.where(good, np.nan_to_num(requests.output_tokens.astype(float)), 0.0)
-    columns = np.column_stack([good.astype(float), tokens, *(within.astype(float) for within in met.values())])
+    ok = requests.ok.astype(bool)  # a failed request meets no objective either: it was offered and not served
+    columns = np.column_stack([good.astype(float), tokens, *((within & ok).astype(float) for within in met.values())])
     block = block_length(requests.count, in_flight)
     means = block_resample_means(columns, block, seed=seed)
     low, high = np.percentile(means, [50 * (1 - LEVEL), 50 * (1 + LEVEL)], axis=0)

@@ -6,14 +6,17 @@ from __future__ import annotations
 import difflib
 import math
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 
 from reportgen.analysis.common import JOULES_PER_KWH
 from reportgen.analysis.findings import Finding, error, info, warning
 from reportgen.analysis.measured.diagnosis import RIDGE_CEILINGS, DiagnosisResult
+from reportgen.analysis.measured.load_point import PointFacts
 from reportgen.analysis.measured.model_check import COMM_SHARE_FACTOR, SPEEDUP_SHORTFALL, ModelCheckResult
 from reportgen.analysis.measured.reconcile import Reconciliation
+from reportgen.analysis.measured.requests import Quantile
 from reportgen.analysis.measured.scaling import LOOKS_WEAK_SPREAD, ScalingResult
 from reportgen.analysis.measured.utilization import plan_precision, run_precision
 from reportgen.analysis.model.ceilings import CEILING, cure
@@ -421,12 +424,24 @@ def _load_points(serving: ServingResult | None) -> list[Finding]:
     if serving is None:
         return []
     out = []
-    for scale, facts in serving.records_judged:
+    records = serving.records.points if serving.records else ()
+    loads = Counter((record.nodes, record.mode, record.offered_per_s, record.concurrency) for record in records)
+    for (scale, facts), record in zip(serving.records_judged, records, strict=True):
         where = f"the load test at {nodes(scale)}, {load_words(facts.point)}"
+        single = loads[(record.nodes, record.mode, record.offered_per_s, record.concurrency)] == 1
+        if record.near_capacity and single and record.valid:
+            out.append(warning("single-run-near-capacity", f"{where}: one run at or past the knee, where failures "
+                               "come in bursts and one run understates its own spread; it is decided only by an "
+                               "interval that clears the target by its own width: repeat the load test twice",
+                               "scaling.runs", "serving"))
         for check in facts.fired:
             if check.code not in COUNTED:
                 out.append(warning(check.code, f"{where}: {check_sentence(check, facts)}", "scaling.runs",
                                    "serving"))
+        out.extend(info("too-few-for-quantile", f"{where}: too few requests for a p99 of {name.upper()}: "
+                        f"{p99.n:,} of the {p99.needed:,} needed; the share of requests within the objective still "
+                        "judges the point", "scaling.runs", "serving")
+                   for name, p99 in _guarded_p99s(serving, facts))
         if facts.point.sampled_from is not None:
             out.append(info("records-sampled", f"{where}: the file keeps {facts.point.requests.count:,} of "
                             f"{facts.point.sampled_from:,} requests; shares and percentiles are the sample's, and the "
@@ -438,6 +453,17 @@ def _load_points(serving: ServingResult | None) -> list[Finding]:
                         "ingest the load tester's files again to judge them from their requests", "scaling.file",
                         "serving"))
     return out
+
+
+def _guarded_p99s(serving: ServingResult, facts: PointFacts) -> list[tuple[str, Quantile]]:
+    """The p99 objectives a project states (judged one by one) whose p99 the point's requests are too few to
+    state."""
+    goodput = serving.goodput
+    if goodput is None or goodput.joint:
+        return []
+    stated = [key.removesuffix("_s") for key, value in goodput.objectives.items() if value is not None]
+    return [(name, found[-1]) for name in stated if (found := facts.quantiles.get(name))  # type: ignore[call-overload]
+            and found[-1].value is None]
 
 
 def _diagnosis(diagnosis: DiagnosisResult | None, planned: int | None, workload: str | None) -> list[Finding]:

@@ -263,13 +263,14 @@ def judge_records(recorded: tuple[RecordedPoint, ...], judgement: Judgement | No
         seeds[key] += 1  # repeats of one load draw their own resamples: the same draw would tie them together
         judged.append((entry.nodes, judge_point(entry.point, judgement, seed=SEED + seeds[key] - 1), entry))
     groups = _groups([(nodes, facts) for nodes, facts, _ in judged])
-    near = _near_capacity(groups, judgement)
+    near_ids = _near_capacity(groups, judgement)
+    near = [id(facts) in near_ids for _, facts, _ in judged]  # by position: a point judged again is a new object
     if judgement is not None:
-        judged = [(nodes, rejudged(facts, judgement, near_capacity=id(facts) in near and _single(facts, groups)),
-                   entry) for nodes, facts, entry in judged]
+        judged = [(nodes, rejudged(facts, judgement, near_capacity=close and _single(facts, groups)), entry)
+                  for (nodes, facts, entry), close in zip(judged, near, strict=True)]
         groups = _groups([(nodes, facts) for nodes, facts, _ in judged])
-    points = tuple(_point_record(nodes, facts, entry, devices_per_node, id(facts) in near)
-                   for nodes, facts, entry in judged)
+    points = tuple(_point_record(nodes, facts, entry, devices_per_node, close)
+                   for (nodes, facts, entry), close in zip(judged, near, strict=True))
     frontier_of, chosen_of = _pareto(points, plan)
     records = RecordsResult("min(max(⌈N^(1/3)⌉, ⌈L̄⌉), ⌊N/10⌋), at least 1", RESAMPLES, SEED, points, frontier_of,
                             chosen_of)

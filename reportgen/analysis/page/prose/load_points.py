@@ -59,4 +59,8 @@ def check_sentence(check: Check, facts: PointFacts) -> str:
         left = f"{unmeasured} is not measured at the point" if unmeasured else "those requests leave the verdict"
         return (f"{percent(check.value)} of the successful requests carry a latency of 0 or a TTFT past their E2E, "
                 f"which a tool writes where it did not measure: {left}; stream the responses so TTFT is measured")
+    if check.code == "token-count-mismatch":
+        return (f"the records' output tokens differ from the file's own total by {percent(abs(check.value))} (more "
+                "than 1 %): count tokens with the server's usage (AIPerf --use-server-token-count, inference-perf "
+                "use_server_output_tokens)")
     return f"{check.code}: {number(check.value)} against {number(check.limit)}"
