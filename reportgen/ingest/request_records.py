@@ -142,6 +142,14 @@ def _aiperf_file(file: Path, shown: str) -> RecordsFile:
     return RecordsFile("aiperf-records", version, file, sha256, points)
 
 
+def _guidellm_summary(metrics: JsonRead) -> dict[str, object]:
+    """The requests GuideLLM's own metrics count and their mean E2E (seconds), where the file gives them."""
+    total = _object(metrics.get("request_totals")).get("total")
+    mean = _object(_object(metrics.get("request_latency")).get("successful")).get("mean")
+    return {"file_requests": total if isinstance(total, int) and not isinstance(total, bool) else None,
+            "file_mean_e2e_s": _finite(mean)}
+
+
 def _version(tool: Format, document: object) -> str | None:
     if tool == "guidellm" and isinstance(document, dict):
         version = _object(document.get("metadata")).get("guidellm_version")
@@ -165,6 +173,13 @@ def _with_aiperf_aggregate(path: Path, points: list[LoadPoint]) -> tuple[str | N
     if isinstance(rate, int | float) and not isinstance(rate, bool) and math.isfinite(rate) and rate > 0:
         points = [replace(point, mode="open", offered_per_s=float(rate), constant_schedule=kind == "constant")
                   for point in points]
+    count = _finite(_object(aggregate.get("request_count")).get("avg"))
+    latency = _object(aggregate.get("request_latency"))
+    mean, unit = _finite(latency.get("avg")), latency.get("unit")  # its `unit` is authoritative
+    points = [replace(point, file_requests=int(count) if count is not None and count == int(count) else None,
+                      file_mean_e2e_s=mean * aiperf_stream.TIME_UNITS[unit]
+                      if mean is not None and isinstance(unit, str) and unit in aiperf_stream.TIME_UNITS else None)
+              for point in points]
     return version if isinstance(version, str) else None, points
 
 
@@ -274,8 +289,23 @@ def _vllm(documents: list[object], shown: str) -> list[LoadPoint]:
                              concurrency=concurrency if mode == "closed" else None,
                              send_times_known=isinstance(times, list), e2e_reconstructed=reconstructed,
                              tokens_source="unknown",
-                             file_output_tokens=total if isinstance(total, int) else None))
+                             file_output_tokens=total if isinstance(total, int) else None,
+                             **_vllm_summary(document)))
     return points
+
+
+def _vllm_summary(document: JsonRead) -> dict[str, object]:
+    """The requests vLLM's summary counts (completed and failed) and its mean E2E, where the file gives them."""
+    completed, failed = document.get("completed"), document.get("failed")
+    counted = completed + failed if isinstance(completed, int) and isinstance(failed, int) else None
+    mean_ms = _finite(document.get("mean_e2el_ms"))
+    return {"file_requests": counted, "file_mean_e2e_s": mean_ms * 1e-3 if mean_ms is not None else None}
+
+
+def _finite(value: object) -> float | None:
+    """A number the file gives, when it is a finite one."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) and \
+        math.isfinite(value) else None
 
 
 def _object(value: object) -> JsonRead:
@@ -342,7 +372,7 @@ def _guidellm(documents: list[object], shown: str) -> list[LoadPoint]:
             concurrency=1 if kind == "synchronous" else streams if kind == "concurrent" else None,
             send_times_known=True, e2e_reconstructed=False,
             tokens_source=sources.pop() if len(sources) == 1 else "mixed", dropped_warmup=dropped,
-            constant_schedule=kind == "constant",
+            constant_schedule=kind == "constant", **_guidellm_summary(_object(benchmark.get("metrics"))),
             sampled_from=made if isinstance(sample, int) and sample >= 1 and isinstance(made, int) else None))
     return points
 

@@ -85,6 +85,8 @@ class LoadPoint:
     sampled_from: int | None = None  # a sample of this many requests (GuideLLM's reservoir), else None
     file_output_tokens: int | None = None  # the file's own total, to hold the records to
     constant_schedule: bool = False  # the client spaced its sends evenly (no two due within a millisecond)
+    file_requests: int | None = None  # the requests the file's own summary counts
+    file_mean_e2e_s: float | None = None  # the mean E2E of the successful requests, as the file's summary gives it
 
     @property
     def load(self) -> float | None:

@@ -152,6 +152,8 @@ class RecordsLine:
     constant_schedule: bool
     store: str  # relative to the CSV's folder
     file_output_tokens: int | None = None  # the output tokens the file says it counted, held against the records
+    file_requests: int | None = None  # the requests the file's own summary counts
+    file_mean_e2e_s: float | None = None  # the successful requests' mean E2E, as the file's summary gives it
 
     def line(self) -> str:
         def shown(value: object) -> str:
@@ -170,7 +172,8 @@ class RecordsLine:
                   "tokens": self.tokens, "sends": "known" if self.sends_known else "unknown",
                   "e2e": "reconstructed" if self.e2e_reconstructed else "measured", "sampled_from": self.sampled_from,
                   "schedule": "constant" if self.constant_schedule else "-", "store": self.store,
-                  "file_tokens": self.file_output_tokens}
+                  "file_tokens": self.file_output_tokens, "file_requests": self.file_requests,
+                  "file_e2e_s": self.file_mean_e2e_s}
         return PROVENANCE + _RECORDS + " " + " ".join(f"{key}={shown(value)}" for key, value in fields.items())
 
     @classmethod
@@ -187,7 +190,8 @@ class RecordsLine:
                 _real(found["achieved"]), int(found["sent"]), int(found["failed"]),
                 float(found["window_s"]), int(found["dropped"].removeprefix("warmup:")), found["tokens"],
                 found["sends"] == "known", found["e2e"] == "reconstructed", _whole(found["sampled_from"]),
-                found["schedule"] == "constant", found["store"], _whole(found.get("file_tokens", "-")))
+                found["schedule"] == "constant", found["store"], _whole(found.get("file_tokens", "-")),
+                _whole(found.get("file_requests", "-")), _real(found.get("file_e2e_s", "-")))
         except (KeyError, ValueError):
             return None
 

@@ -32,6 +32,7 @@ from reportgen.analysis.measured.request_checks import (
     rate_checks,
     saturation_check,
     sen_slope,
+    summary_check,
     token_check,
     warm_up_check,
 )
@@ -138,6 +139,8 @@ def judge_point(point: LoadPoint, judgement: Judgement | None, *, near_capacity:
     checks: list[Check] = [placeholder_check(requests)]
     if point.file_output_tokens is not None:
         checks.append(token_check(requests, point.file_output_tokens))
+    if point.file_requests is not None or point.file_mean_e2e_s is not None:
+        checks.append(summary_check(requests, point.file_requests, point.file_mean_e2e_s))
     if open_load and (queued := queueing_check(requests, objectives)) is not None:
         checks.append(queued)
     if skipped_why is None:

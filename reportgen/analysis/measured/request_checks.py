@@ -17,7 +17,8 @@ from reportgen.analysis.measured.requests import Objectives, mean_in_flight
 from reportgen.project.load_tests import Requests
 
 CheckCode = Literal["rate-not-reached", "rate-exceeded", "client-queueing", "littles-law", "over-saturated",
-                    "latency-drift", "warm-up-in-window", "placeholder-latency", "token-count-mismatch"]
+                    "latency-drift", "warm-up-in-window", "placeholder-latency", "token-count-mismatch",
+                    "records-disagree"]
 LeftOut = Literal["the point", "the first tenth", "nothing", "the field"]  # what leaves the verdict when it fires
 
 RATE_SHORT, RATE_OVER = 0.9, 1.1  # the achieved send rate against the offered one
@@ -30,6 +31,7 @@ WARM_UP_SHARE, WARM_UP_RATIO, WARM_UP_P = 0.1, 1.5, 0.01
 PLACEHOLDER_SHARE = 0.01
 PLACEHOLDER_SLACK_S = 0.001
 TOKEN_TOTAL_GAP = 0.01  # the records' output tokens against the file's own total
+SUMMARY_GAP = 0.01  # the records' count and mean E2E against the file's own summary
 
 
 @dataclass(frozen=True)
@@ -213,3 +215,17 @@ def token_check(requests: Requests, file_total: int) -> Check:
     counted = float(np.nansum(requests.output_tokens[requests.ok.astype(bool)]))
     gap = (counted - file_total) / file_total if file_total else 0.0
     return Check("token-count-mismatch", abs(gap) > TOKEN_TOTAL_GAP, gap, TOKEN_TOTAL_GAP, "nothing")
+
+
+def summary_check(requests: Requests, file_requests: int | None, file_mean_e2e_s: float | None) -> Check:
+    """The records against the file's own summary: their count, and the mean E2E of the successful ones. More than
+    1 % apart on either, the records are not the requests the tool summarised (a window cut differently, records
+    lost): the point leaves the verdict. The figure is the larger relative gap."""
+    gaps = []
+    if file_requests:
+        gaps.append((requests.count - file_requests) / file_requests)
+    ok = requests.ok.astype(bool)
+    if file_mean_e2e_s and ok.any():
+        gaps.append((float(np.nanmean(requests.e2e_s[ok])) - file_mean_e2e_s) / file_mean_e2e_s)
+    gap = max(gaps, key=abs, default=0.0)
+    return Check("records-disagree", abs(gap) > SUMMARY_GAP, gap, SUMMARY_GAP, "the point")

@@ -63,4 +63,8 @@ def check_sentence(check: Check, facts: PointFacts) -> str:
         return (f"the records' output tokens differ from the file's own total by {percent(abs(check.value))} (more "
                 "than 1 %): count tokens with the server's usage (AIPerf --use-server-token-count, inference-perf "
                 "use_server_output_tokens)")
+    if check.code == "records-disagree":
+        return (f"the records differ from the file's own summary by {percent(abs(check.value))} (their count or "
+                "their mean E2E; the limit is 1 %): the point leaves the verdict; check that the file is whole and "
+                "the tool's version")
     return f"{check.code}: {number(check.value)} against {number(check.limit)}"
