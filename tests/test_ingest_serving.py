@@ -149,3 +149,34 @@ def test_a_label_repeated_past_its_bound_is_refused_without_reading_on(tmp_path:
     problem = refused.value.problems[0]
     first = summary.count("\n") + 1
     assert (problem.line, problem.message) == (first + 15, "appears more than 16 times: one load test per file")
+
+
+def test_aiperfs_aggregate_is_a_summary_in_the_units_it_states(tmp_path: Path) -> None:
+    """AIPerf 0.13.0's profile_export_aiperf.json (tests/data/serving/aiperf-0.13.0/rate8): the throughputs and the
+    p99s as its metric blocks give them, each in its own unit (ms here), its inter-token latency as the TPOT."""
+    import json
+
+    path = Path(__file__).parent / "data" / "serving" / "aiperf-0.13.0" / "rate8" / "profile_export_aiperf.json"
+    found = read_serving(path)
+    document = json.loads(path.read_text(encoding="utf-8"))
+    assert found.tool == "aiperf-aggregate"
+    assert found.requests_per_s == pytest.approx(document["request_throughput"]["avg"])
+    assert found.tokens_per_s == pytest.approx(document["output_token_throughput"]["avg"])
+    assert found.p99_s == pytest.approx(document["request_latency"]["p99"] / 1e3)
+    assert found.ttft_p99_s == pytest.approx(document["time_to_first_token"]["p99"] / 1e3)
+    assert found.tpot_p99_s == pytest.approx(document["inter_token_latency"]["p99"] / 1e3)
+    assert (found.completed, found.failed, found.requested_per_s) == (60, 0, 8.0)
+    newer = {**document, "schema_version": "2.0"}
+    (tmp_path / "v2.json").write_text(json.dumps(newer), encoding="utf-8")
+    with pytest.raises(InputError, match="schema '2.0': 1.x is read"):
+        read_serving(tmp_path / "v2.json")
+
+
+def test_the_command_lines_file_formats_are_the_readers_own() -> None:
+    from typing import get_args
+
+    from reportgen.formats import SERVING_FILE_FORMATS
+    from reportgen.ingest.request_records import FORMATS
+    from reportgen.ingest.serving_bench import Tool
+
+    assert set(SERVING_FILE_FORMATS) == set(FORMATS) | set(get_args(Tool))

@@ -291,8 +291,8 @@ def _ingest_parser(commands: Subcommands) -> None:
         "client queueing, Little's law, over-saturation, warm-up, placeholder latencies) and judged against the "
         "project's per-request objectives: attainment and goodput with 90 %% intervals, percentiles where enough "
         "requests carry them. Summaries are read as before: vLLM's --save-result JSON or its printed \"Serving "
-        "Benchmark Result\", MLPerf loadgen's mlperf_log_summary.txt (an INVALID run is refused with loadgen's "
-        "reasons). Without --project it prints what it read; with --project it appends a row per load point at "
+        "Benchmark Result\", AIPerf's profile_export_aiperf.json, MLPerf loadgen's mlperf_log_summary.txt (an "
+        "INVALID run is refused with loadgen's reasons). Without --project it prints what it read; with --project it appends a row per load point at "
         "--nodes to the CSV named by scaling.file, with the file's SHA-256 in a comment above it and, for "
         "per-request files, the records kept in a store beside the CSV that `build` reads.")
     serve.add_argument("file", type=Path, metavar="FILE", help="the load tester's file, or its artifact folder")

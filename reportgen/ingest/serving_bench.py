@@ -36,13 +36,14 @@ from reportgen.project.records import LoadTestCounts, inert
 from reportgen.project.yaml_source import read_text
 
 MAX_BYTES = 64 << 20  # --save-detailed keeps every request's latencies: a long run's JSON reaches tens of MB
-Tool = Literal["vllm-json", "vllm-summary", "mlperf-loadgen"]
+Tool = Literal["vllm-json", "vllm-summary", "mlperf-loadgen", "aiperf-aggregate"]
 # Where a problem of the file as a whole is located: its first line and column, a place an editor can jump to (every
 # location is 1-based; 0:0 is none)
 WHOLE_FILE = (1, 1)
 TOOL_NAMES: dict[Tool, str] = {"vllm-json": "vLLM bench serve (--save-result JSON)",
                                "vllm-summary": "vLLM bench serve (printed summary)",
-                               "mlperf-loadgen": "MLPerf loadgen (mlperf_log_summary.txt)"}
+                               "mlperf-loadgen": "MLPerf loadgen (mlperf_log_summary.txt)",
+                               "aiperf-aggregate": "AIPerf (profile_export_aiperf.json)"}
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,8 @@ def _vllm_json(text: str, file: str, sha: str) -> ServingBenchmark:
         raise InputError([Problem(file, 1, 1, "", f"invalid JSON: {error}")]) from None
     if not isinstance(document, dict):
         raise InputError([Problem(file, 1, 1, "", "expected vLLM's result object")])
+    if isinstance(document.get("input_config"), dict) and isinstance(document.get("request_throughput"), dict):
+        return _aiperf_aggregate(document, file, sha)
     reader = _Values(file)
     value = {key: reader.json_number(document, key) for key in (
         "request_throughput", "output_throughput", "p99_ttft_ms", "p99_tpot_ms", "p99_e2el_ms")}
@@ -129,6 +132,53 @@ def _vllm_json(text: str, file: str, sha: str) -> ServingBenchmark:
                             _ms(latency["p99_e2el_ms"]), _ms(latency["p99_ttft_ms"]), _ms(latency["p99_tpot_ms"]),
                             requested_per_s=rate, completed=count["completed"], failed=count["failed"],
                             prompts=count["num_prompts"], placeholders=placeholders)
+
+
+AIPERF_TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def _aiperf_aggregate(document: JsonRead, file: str, sha: str) -> ServingBenchmark:
+    """AIPerf's aggregate (`profile_export_aiperf.json`): metric blocks {unit, avg, p99, …} whose unit is
+    authoritative; `schema_version` 1.x (absent in 2025 files: read as 1.0). Its inter-token latency is
+    (E2E − TTFT)/(n − 1) per request: the TPOT (methods.md#one-set-of-definitions)."""
+    version = document.get("schema_version", "1.0")
+    if not (isinstance(version, str) and version.split(".")[0] == "1"):
+        raise InputError([Problem(file, 1, 1, "schema_version", f"AIPerf aggregate schema {version!r}: 1.x is "
+                                  "read")])
+    reader = _Values(file)
+
+    def block(name: str, statistic: str, units: dict[str, float]) -> float | None:
+        metric = document.get(name)
+        if not isinstance(metric, dict):
+            return None
+        unit = metric.get("unit")
+        if unit not in units:
+            reader.problems.append(Problem(file, 1, 1, f"{name}.unit", f"unit {unit!r} is not one of "
+                                           f"{', '.join(units)}"))
+            return None
+        value = reader.json_number(metric, statistic)
+        return value * units[unit] if value is not None else None
+
+    requests = block("request_throughput", "avg", {"requests/sec": 1.0})
+    tokens = block("output_token_throughput", "avg", {"tokens/sec": 1.0})
+    ttft, tpot, e2e = (block(name, "p99", AIPERF_TIME_UNITS) for name in ("time_to_first_token",
+                                                                            "inter_token_latency", "request_latency"))
+    count = block("request_count", "avg", {"requests": 1.0})
+    errors = document.get("error_summary")
+    failed = sum(int(entry.get("count", 0)) for entry in errors if isinstance(entry, dict)
+                 and isinstance(entry.get("count"), int)) if isinstance(errors, list) else None
+    phases = document["input_config"].get("phases")
+    profiling = next((phase for phase in phases if isinstance(phase, dict) and phase.get("kind") == "profiling"),
+                     {}) if isinstance(phases, list) else {}
+    rate = reader.json_number(profiling, "rate") if isinstance(profiling, dict) else None
+    reader.done()
+    if requests is None and tokens is None:
+        raise InputError([Problem(file, 1, 1, "", "no request_throughput or output_token_throughput: not an AIPerf "
+                                  "aggregate")])
+    completed = int(count) if count is not None and count == int(count) else None
+    return ServingBenchmark("aiperf-aggregate", file, sha, requests, tokens, e2e, ttft, tpot,
+                            requested_per_s=rate or None, completed=completed, failed=failed,
+                            prompts=completed + failed if completed is not None and failed is not None else None)
 
 
 def _measured_latencies(values: dict[str, float | None], names: tuple[str, ...]
