@@ -168,7 +168,7 @@ def test_aiperfs_aggregate_is_a_summary_in_the_units_it_states(tmp_path: Path) -
     assert (found.completed, found.failed, found.requested_per_s) == (60, 0, 8.0)
     newer = {**document, "schema_version": "2.0"}
     (tmp_path / "v2.json").write_text(json.dumps(newer), encoding="utf-8")
-    with pytest.raises(InputError, match="schema '2.0': 1.x is read"):
+    with pytest.raises(InputError, match=r"schema '2\.0': 1\.x is read"):
         read_serving(tmp_path / "v2.json")
 
 

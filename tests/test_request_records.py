@@ -217,6 +217,23 @@ def test_guidellms_own_file_reads_and_agrees_with_its_summary() -> None:
         assert point.requests.client_queue_s is not None and (point.requests.client_queue_s >= 0).all()
 
 
+def test_guidellms_yaml_reads_as_its_json_does() -> None:
+    """GuideLLM 0.8.1's `--output kind=yaml` of another run (4 and 8 request/s): the same reader, each point's
+    requests, mean E2E and mean TTFT as its own metrics give them, within 1 %."""
+    import yaml
+
+    path = RECORDED / "guidellm-0.8.1" / "benchmarks.yaml"
+    found = read_records(path)
+    assert found is not None and found.tool == "guidellm" and found.version == "0.8.1"
+    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert [(p.mode, p.offered_per_s) for p in found.points] == [("open", 4.0), ("open", 8.0)]
+    for point, benchmark in zip(found.points, document["benchmarks"], strict=True):
+        metrics = benchmark["metrics"]
+        assert point.requests.count == metrics["request_totals"]["total"] == point.file_requests
+        assert np.mean(point.requests.e2e_s) == pytest.approx(metrics["request_latency"]["successful"]["mean"],
+                                                              rel=0.01)
+
+
 @pytest.mark.parametrize("rate", [4, 8])
 def test_aiperfs_own_records_read_and_agree_with_its_aggregate(rate: int) -> None:
     """AIPerf 0.13.0's records: the 5 warm-up requests left out, the rest's count, mean E2E and mean TTFT as its

@@ -286,15 +286,17 @@ def _ingest_parser(commands: Subcommands) -> None:
         "serving", help="a load test: per-request records of any load tester, or a summary (vLLM, MLPerf loadgen)",
         description="Read a load test. Per-request files (methods.md#a-service-judged-from-its-requests) are "
         "recognised by their structure: vLLM bench serve --save-detailed (vllm-detailed), GuideLLM's benchmarks "
-        "JSON (guidellm), AIPerf's profile_export.jsonl or its artifact folder (aiperf-records), inference-perf's "
-        "per_request_lifecycle_metrics.json (inference-perf-records); each load point in them is checked (rate, "
+        "JSON or YAML (guidellm), AIPerf's profile_export.jsonl or its artifact folder (aiperf-records), "
+        "inference-perf's per_request_lifecycle_metrics.json (inference-perf-records); each load point in them is "
+        "checked (rate, "
         "client queueing, Little's law, over-saturation, warm-up, placeholder latencies) and judged against the "
         "project's per-request objectives: attainment and goodput with 90 %% intervals, percentiles where enough "
         "requests carry them. Summaries are read as before: vLLM's --save-result JSON or its printed \"Serving "
         "Benchmark Result\", AIPerf's profile_export_aiperf.json, MLPerf loadgen's mlperf_log_summary.txt (an "
-        "INVALID run is refused with loadgen's reasons). Without --project it prints what it read; with --project it appends a row per load point at "
-        "--nodes to the CSV named by scaling.file, with the file's SHA-256 in a comment above it and, for "
-        "per-request files, the records kept in a store beside the CSV that `build` reads.")
+        "INVALID run is refused with loadgen's reasons). Without --project it prints what it read; with --project "
+        "it appends a row per load point at --nodes to the CSV named by scaling.file, with the file's SHA-256 in a "
+        "comment above it and, for per-request files, the records kept in a store beside the CSV that `build` "
+        "reads.")
     serve.add_argument("file", type=Path, metavar="FILE", help="the load tester's file, or its artifact folder")
     serve.add_argument("--nodes", type=int, required=True, metavar="N", help="the node count the load test ran on")
     serve.add_argument("--format", action="append", metavar="FORMAT", type=_serving_format,

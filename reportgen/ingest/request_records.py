@@ -184,12 +184,15 @@ def _with_aiperf_aggregate(path: Path, points: list[LoadPoint]) -> tuple[str | N
 
 
 def _documents(text: str, shown: str, *, quiet: bool = False) -> list[object] | None:
-    """The file as one JSON document, else as JSON Lines (vLLM's appended results, AIPerf's records); with
-    `quiet`, None for a file that is neither (a tool's printed summary)."""
+    """The file as one JSON document, else as JSON Lines (vLLM's appended results, AIPerf's records), else as one
+    YAML mapping (GuideLLM's `--output kind=yaml`); with `quiet`, None for a file that is none of them (a tool's
+    printed summary)."""
     try:
         return [strict_json.loads(text)]
     except (ValueError, RecursionError):
         pass
+    if not text.lstrip().startswith(("{", "[")):
+        return _yaml_document(text, shown, quiet=quiet)
     documents = []
     for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():
@@ -202,6 +205,27 @@ def _documents(text: str, shown: str, *, quiet: bool = False) -> list[object] | 
     if not documents:
         raise _refused(shown, "the file is empty")
     return documents
+
+
+def _yaml_document(text: str, shown: str, *, quiet: bool) -> list[object] | None:
+    """A YAML file as the one document it holds, through the project file's guarded composer (alias bombs, deep
+    nesting and foreign tags refused); None, with `quiet`, for text that is no YAML mapping (a printed summary)."""
+    import yaml
+
+    from reportgen.project.yaml_source import compose
+
+    try:
+        node = compose(text, shown)
+    except InputError:
+        if quiet:
+            return None
+        raise
+    if not isinstance(node, yaml.MappingNode):
+        if quiet:
+            return None
+        raise _refused(shown, "not JSON, JSON Lines or a YAML mapping")
+    document: object = yaml.SafeLoader("").construct_document(node)
+    return [document]
 
 
 def _refused(shown: str, message: str, field: str = "") -> InputError:
