@@ -516,3 +516,22 @@ def test_near_capacity_three_repeats_cover_the_truth_and_one_run_is_flagged(tmp_
                   for rate in (2.0, 4.0, 8.0, 12.0))
     analysis = analyze(project, recorded=curve)
     assert "single-run-near-capacity" in {finding.code for finding in analysis.findings}
+
+
+def test_the_energy_a_tool_measured_is_spread_over_its_output_tokens(tmp_path: Path) -> None:
+    """vLLM's gpu_energy_j over a window whose successful requests produced Σ n output tokens: J per token =
+    energy / Σ n (methods.md#a-service-judged-from-its-requests), kept through the records line to the build."""
+    project = tmp_path / "service.yaml"
+    project.write_text(SERVICE.format(load="6 request/s", plan=1), encoding="utf-8")
+    requests = load_test(600, 4.0, seed=9)
+    document = vllm_file(requests, 4.0)
+    document["gpu_energy_j"] = 90_000.0
+    (tmp_path / "energy.json").write_text(json.dumps(document), encoding="utf-8")
+    assert run_cli("ingest", "serving", str(tmp_path / "energy.json"), "--nodes", "1", "--project",
+                   str(project)).returncode == 0
+    built = run_cli("build", str(project), "-o", str(tmp_path / "out"), "--format", "json")
+    assert built.returncode == 0, built.stderr
+    (record,) = json.loads((tmp_path / "out" / "service" / "results.json").read_text())["serving"]["records"]["points"]
+    produced = float(np.sum(requests.output_tokens[requests.ok]))
+    assert record["pareto"]["energy_j_per_token"] == pytest.approx(90_000.0 / produced)
+    assert record["pareto"]["energy_source"] == "measured"

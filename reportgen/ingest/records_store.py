@@ -133,4 +133,4 @@ def _load_point(line: RecordsLine, requests: Requests) -> LoadPoint:
     return LoadPoint(line.tool, requests, _MODES.get(line.mode), line.offered_per_s, line.concurrency,
                      line.sends_known, line.e2e_reconstructed, _TOKENS.get(line.tokens, "unknown"),
                      line.dropped_warmup, line.sampled_from, line.file_output_tokens, line.constant_schedule,
-                     line.file_requests, line.file_mean_e2e_s)
+                     line.file_requests, line.file_mean_e2e_s, line.energy_j)

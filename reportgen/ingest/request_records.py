@@ -319,11 +319,14 @@ def _vllm(documents: list[object], shown: str) -> list[LoadPoint]:
 
 
 def _vllm_summary(document: JsonRead) -> dict[str, object]:
-    """The requests vLLM's summary counts (completed and failed) and its mean E2E, where the file gives them."""
+    """The requests vLLM's summary counts (completed and failed), its mean E2E and the GPUs' energy, where the file
+    gives them."""
     completed, failed = document.get("completed"), document.get("failed")
     counted = completed + failed if isinstance(completed, int) and isinstance(failed, int) else None
     mean_ms = _finite(document.get("mean_e2el_ms"))
-    return {"file_requests": counted, "file_mean_e2e_s": mean_ms * 1e-3 if mean_ms is not None else None}
+    energy = _finite(document.get("gpu_energy_j"))  # NVML's counter over the run, the GPUs only
+    return {"file_requests": counted, "file_mean_e2e_s": mean_ms * 1e-3 if mean_ms is not None else None,
+            "energy_j": energy if energy is not None and energy > 0 else None}
 
 
 def _finite(value: object) -> float | None:

@@ -82,7 +82,7 @@ def records_line(found: RecordsFile, judged: Judged, store: str) -> RecordsLine:
         point.mode or "-", point.offered_per_s, point.concurrency, facts.achieved_send_per_s,
         point.requests.count, facts.failed, point.requests.window_s, point.dropped_warmup, point.tokens_source,
         point.send_times_known, point.e2e_reconstructed, point.sampled_from, point.constant_schedule, store,
-        point.file_output_tokens, point.file_requests, point.file_mean_e2e_s)
+        point.file_output_tokens, point.file_requests, point.file_mean_e2e_s, point.energy_j)
 
 
 def append_load_points(csv_path: Path, found: RecordsFile, judged: list[Judged], nodes: int, unit: str, *,

@@ -87,6 +87,7 @@ class LoadPoint:
     constant_schedule: bool = False  # the client spaced its sends evenly (no two due within a millisecond)
     file_requests: int | None = None  # the requests the file's own summary counts
     file_mean_e2e_s: float | None = None  # the mean E2E of the successful requests, as the file's summary gives it
+    energy_j: float | None = None  # energy measured over the window (vLLM's gpu_energy_j: NVML, the GPUs only)
 
     @property
     def load(self) -> float | None:

@@ -154,6 +154,7 @@ class RecordsLine:
     file_output_tokens: int | None = None  # the output tokens the file says it counted, held against the records
     file_requests: int | None = None  # the requests the file's own summary counts
     file_mean_e2e_s: float | None = None  # the successful requests' mean E2E, as the file's summary gives it
+    energy_j: float | None = None  # the energy the tool measured over the window
 
     def line(self) -> str:
         def shown(value: object) -> str:
@@ -173,7 +174,7 @@ class RecordsLine:
                   "e2e": "reconstructed" if self.e2e_reconstructed else "measured", "sampled_from": self.sampled_from,
                   "schedule": "constant" if self.constant_schedule else "-", "store": self.store,
                   "file_tokens": self.file_output_tokens, "file_requests": self.file_requests,
-                  "file_e2e_s": self.file_mean_e2e_s}
+                  "file_e2e_s": self.file_mean_e2e_s, "energy_j": self.energy_j}
         return PROVENANCE + _RECORDS + " " + " ".join(f"{key}={shown(value)}" for key, value in fields.items())
 
     @classmethod
@@ -191,7 +192,8 @@ class RecordsLine:
                 float(found["window_s"]), int(found["dropped"].removeprefix("warmup:")), found["tokens"],
                 found["sends"] == "known", found["e2e"] == "reconstructed", _whole(found["sampled_from"]),
                 found["schedule"] == "constant", found["store"], _whole(found.get("file_tokens", "-")),
-                _whole(found.get("file_requests", "-")), _real(found.get("file_e2e_s", "-")))
+                _whole(found.get("file_requests", "-")), _real(found.get("file_e2e_s", "-")),
+                _real(found.get("energy_j", "-")))
         except (KeyError, ValueError):
             return None
 

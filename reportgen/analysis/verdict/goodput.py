@@ -15,6 +15,7 @@ from typing import Annotated, Literal
 
 import numpy as np
 
+from reportgen.analysis.common import JOULES_PER_KWH
 from reportgen.analysis.measured.confidence import SEED, NextRun
 from reportgen.analysis.measured.load_curve import Bound, decreasing_fit, latency_knee, max_load
 from reportgen.analysis.measured.load_point import (
@@ -24,7 +25,7 @@ from reportgen.analysis.measured.load_point import (
     latency_values,
     rejudged,
 )
-from reportgen.analysis.measured.pareto import ParetoPoint, chosen, frontier
+from reportgen.analysis.measured.pareto import ParetoPoint, chosen, frontier, joules_per_token
 from reportgen.analysis.measured.requests import (
     LEVEL,
     OBJECTIVES,
@@ -81,7 +82,8 @@ class ParetoRecord:
     tokens_per_s_per_device: Annotated[float, Key("output tokens of completed requests over the window, per "
                                                   "device")]
     tokens_per_s_per_user: Annotated[float | None, Key("1 / the median TPOT")]
-    energy_j_per_token: Annotated[float | None, Key("measured energy over the output tokens; null where not "
+    energy_j_per_token: Annotated[float | None, Key("measured energy over the window over its output tokens "
+                                                    "(vLLM's gpu_energy_j: the GPUs only); null where not "
                                                     "measured")] = None
     energy_source: Annotated[Literal["measured", "estimated"] | None, Key("how the energy is known")] = None
 
@@ -473,7 +475,9 @@ def _point_record(nodes: float, facts: PointFacts, entry: RecordedPoint, devices
     ok = requests.ok.astype(bool)
     decoded = requests.tpot_s[ok & ~np.isnan(requests.tpot_s)]
     per_user = 1 / float(np.median(decoded)) if len(decoded) and np.median(decoded) > 0 else None
-    per_device = float(np.nansum(requests.output_tokens[ok])) / requests.window_s / max(nodes * devices_per_node, 1)
+    produced = float(np.nansum(requests.output_tokens[ok]))
+    per_device = produced / requests.window_s / max(nodes * devices_per_node, 1)
+    energy = joules_per_token(point.energy_j / JOULES_PER_KWH, produced) if point.energy_j and produced else None
     quantiles: dict[str, dict[str, QuantileRecord]] = {
         name: {f"p{round(q.p * 100)}": QuantileRecord(q.value, q.ci, q.n, q.needed) for q in found}
                  for name, found in facts.quantiles.items()}
@@ -494,7 +498,8 @@ def _point_record(nodes: float, facts: PointFacts, entry: RecordedPoint, devices
         LittlesRecord(facts.littles.in_flight, facts.littles.rate_times_latency, facts.littles.gap)
         if facts.littles else None,
         TrendRecord(trend.latency_rise_s, trend.in_flight_rise, trend.z_latency, trend.z_in_flight) if trend else None,
-        facts.client_queue_p90_s, ParetoRecord(per_device, per_user), facts.verdict, near)
+        facts.client_queue_p90_s, ParetoRecord(per_device, per_user, energy, "measured" if energy else None),
+        facts.verdict, near)
 
 
 def _pareto(points: tuple[RecordsPointResult, ...], plan: int | None) -> tuple[tuple[int, ...], int | None]:
