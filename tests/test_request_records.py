@@ -302,3 +302,30 @@ def test_records_are_held_to_their_files_own_summary(tmp_path: Path) -> None:
         for point in points_of(path):
             checks = {check.code: check for check in judge_point(point, None).checks}
             assert "records-disagree" in checks and not checks["records-disagree"].fired, path
+
+
+def test_inference_perfs_report_folder_is_cut_into_its_stages(tmp_path: Path) -> None:
+    """Two stages (2 then 4 request/s, 20 requests each) in one per-request file: cut in send order by each stage's
+    count, each an open point at its requested rate; a stage whose achieved rate the cut does not reproduce (within
+    2 %) is refused."""
+    records = []
+    for index in range(40):
+        start = PERF_S + (index * 0.5 if index < 20 else 10.0 + (index - 20) * 0.25)
+        times = [start + 0.1 + 0.02 * k for k in range(8)]
+        records.append({"start_time": start, "end_time": start + 0.3,
+                        "info": {"response_metrics": {"output_tokens": 8, "server_usage": {"completion_tokens": 8},
+                                                      "output_token_times": times}}, "error": None})
+    folder = tmp_path / "report"
+    folder.mkdir()
+    write(folder, "per_request_lifecycle_metrics.json", records[::-1])  # any order: cut in send order
+    for stage, (rate, sent) in enumerate(((2.0, 2.0), (4.0, 4.0))):
+        write(folder, f"stage_{stage}_lifecycle_metrics.json",
+              {"load_summary": {"count": 20, "requested_rate": rate, "achieved_rate": sent}})
+    found = read_records(folder)
+    assert found is not None
+    assert [(p.mode, p.offered_per_s, p.requests.count) for p in found.points] == [("open", 2.0, 20), ("open", 4.0, 20)]
+    assert found.points[1].requests.send_s[0] == 0.0  # each stage's times from its own first send
+    write(folder, "stage_1_lifecycle_metrics.json",
+          {"load_summary": {"count": 20, "requested_rate": 4.0, "achieved_rate": 3.0}})
+    with pytest.raises(InputError, match="cannot assign requests to stages"):
+        read_records(folder)

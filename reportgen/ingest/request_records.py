@@ -112,7 +112,57 @@ def read_records(path: Path, *, display: str | None = None, format: Format | Non
     if tool == "aiperf-records":  # one record that is not a line of its own: still AIPerf's, read as a stream
         return _aiperf_file(file, shown)
     points = READERS[tool](documents, shown)
+    if tool == "inference-perf-records":
+        points = _inference_perf_stages(points, file.parent, shown)
     return RecordsFile(tool, _version(tool, documents[0]), file, hashlib.sha256(raw).hexdigest(), points)
+
+
+STAGE_RATE_GAP = 0.02  # a stage's cut of the records against the rate its own file says it reached
+
+
+def _inference_perf_stages(points: list[LoadPoint], folder: Path, shown: str) -> list[LoadPoint]:
+    """inference-perf's per-request file carries no stage: with its report folder, the records in send order are
+    cut in stage order by each `stage_N_lifecycle_metrics.json`'s `load_summary.count`, each cut an open point at
+    the stage's requested rate, and each cut's send rate must be within 2 % of the rate the stage says it reached,
+    else the requests cannot be assigned to stages and the file is refused."""
+    stages = sorted(folder.glob("stage_*_lifecycle_metrics.json"),
+                    key=lambda path: int(digits) if (digits := path.stem.split("_")[1]).isdigit() else 0)
+    if not stages or len(points) != 1:
+        return points
+    (whole,) = points
+    summaries = []
+    for path in stages:
+        text, _ = read_text(path, str(path), limit=MAX_DOCUMENT_BYTES)
+        try:
+            load = _object(_object(strict_json.loads(text)).get("load_summary"))
+        except (ValueError, RecursionError):
+            raise _refused(str(path), "not a stage's lifecycle metrics") from None
+        count, requested, achieved = load.get("count"), _finite(load.get("requested_rate")), \
+            _finite(load.get("achieved_rate"))
+        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            raise _refused(str(path), f"{count!r} is not a count of requests", "load_summary.count")
+        summaries.append((count, requested, achieved))
+    if sum(count for count, _, _ in summaries) != whole.requests.count:
+        raise _refused(shown, f"the stages count {sum(c for c, _, _ in summaries):,} requests and the file holds "
+                              f"{whole.requests.count:,}: cannot assign requests to stages: pass --point, or keep one "
+                              "stage per run")
+    cut = []
+    start = 0
+    for count, requested, achieved in summaries:
+        keep = np.zeros(whole.requests.count, dtype=bool)
+        keep[start:start + count] = True  # the requests are in send order (read_records sorted them)
+        start += count
+        stage = whole.requests.where(keep)
+        first, last = stage.sends
+        sent = (stage.count - 1) / (last - first) if stage.count > 1 and last > first else None
+        if achieved and sent is not None and abs(sent - achieved) > STAGE_RATE_GAP * achieved:
+            raise _refused(shown, f"a stage's {stage.count:,} requests were sent at {sent:.4g}/s and the stage says "
+                                  f"{achieved:.4g}/s: cannot assign requests to stages: pass --point, or keep one "
+                                  "stage per run")
+        times = stage.send_s - first
+        cut.append(replace(whole, requests=replace(stage, send_s=times), mode="open" if requested else None,
+                           offered_per_s=requested))
+    return cut
 
 
 FIRST_LINE_BYTES = 16 << 20  # a JSON Lines file's first record, read to recognise it
@@ -427,8 +477,8 @@ def _aiperf(columns: aiperf_stream.Columns, shown: str) -> LoadPoint:
 
 
 def _inference_perf(documents: list[object], shown: str) -> list[LoadPoint]:
-    """One point (the report folder's stages are not cut here): perf-counter seconds, TTFT from the first output
-    token's time (else the first chunk's)."""
+    """One point (its report folder's stages are cut by _inference_perf_stages): perf-counter seconds, TTFT from the
+    first output token's time (else the first chunk's)."""
     (records,) = documents
     assert isinstance(records, list)
     check = _Columns(shown)
