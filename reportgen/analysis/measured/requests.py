@@ -163,18 +163,27 @@ def attainment(requests: Requests, objectives: Objectives, *, open_load: bool, i
 FEW = 10  # fewer requests than this on one side of a share, and the bootstrap cannot show its spread
 
 
-def with_few_exceptions(outcomes: np.ndarray, resampled: Interval) -> Interval:
-    """A share's interval where fewer than ten requests fall on one side (say 60 requests, all good): the bootstrap
-    resamples only what was seen, and 60 of 60 resample to [100 %, 100 %], a certainty 60 requests cannot give. Then
-    the interval is the union with the Wilson score interval at the effective count n(1 − ρ)/(1 + ρ) (ρ the lag-1
-    autocorrelation of the outcomes in send order, clipped to [0, 0.9]): 60 of 60 good reads [95.7 %, 100 %]."""
+def _few_exceptions(outcomes: np.ndarray) -> tuple[float, float] | None:
+    """A share's estimate and effective count n(1 − ρ)/(1 + ρ) (ρ the lag-1 autocorrelation of the outcomes in send
+    order, clipped to [0, 0.9]) where fewer than ten requests fall on one side of it; None where the bootstrap can
+    show its spread."""
     count = len(outcomes)
     hits = float(outcomes.sum())
     if count == 0 or min(hits, count - hits) >= FEW:
-        return resampled
+        return None
     rho = min(max(lag_one(outcomes), 0.0), 0.9)
-    effective = count * (1 - rho) / (1 + rho)
-    share = hits / count
+    return hits / count, count * (1 - rho) / (1 + rho)
+
+
+def with_few_exceptions(outcomes: np.ndarray, resampled: Interval) -> Interval:
+    """A share's interval where fewer than ten requests fall on one side (say 60 requests, all good): the bootstrap
+    resamples only what was seen, and 60 of 60 resample to [100 %, 100 %], a certainty 60 requests cannot give. Then
+    the interval is the union with the Wilson score interval at the effective count: 60 of 60 good reads
+    [95.7 %, 100 %]."""
+    few = _few_exceptions(outcomes)
+    if few is None:
+        return resampled
+    share, effective = few
     centre = share + Z * Z / (2 * effective)
     spread = Z * math.sqrt(share * (1 - share) / effective + Z * Z / (4 * effective * effective))
     scale = 1 + Z * Z / effective
@@ -185,13 +194,10 @@ def _resampled_share(outcomes: np.ndarray, resampled: np.ndarray, seed: int) -> 
     """A share's resamples as a load curve refits them: the bootstrap's, except where fewer than ten requests fall
     on one side (with_few_exceptions), whose resamples would all be the share seen: there they are drawn from the
     Jeffreys posterior Beta(good + ½, others + ½) at the effective count, which spreads as Wilson's interval does."""
-    count = len(outcomes)
-    hits = float(outcomes.sum())
-    if count == 0 or min(hits, count - hits) >= FEW:
+    few = _few_exceptions(outcomes)
+    if few is None:
         return resampled
-    rho = min(max(lag_one(outcomes), 0.0), 0.9)
-    effective = count * (1 - rho) / (1 + rho)
-    share = hits / count
+    share, effective = few
     drawn: np.ndarray = np.random.default_rng(seed).beta(share * effective + 0.5, (1 - share) * effective + 0.5,
                                                          len(resampled))
     return drawn

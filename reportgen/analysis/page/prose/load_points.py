@@ -42,8 +42,8 @@ def check_sentence(check: Check, facts: PointFacts) -> str:
                 "more workers or CPUs, or raise its concurrency limit (vLLM --max-concurrency)")
     if check.code == "littles-law":
         return (f"the file's latencies and its request times disagree by {percent(abs(check.value))} (Little's law, "
-                "λ·W̄ against the requests in flight; the limit is 10 %): the point leaves the verdict; check the "
-                "tool's version and its measured window")
+                f"λ·W̄ against the requests in flight; the limit is {percent(check.limit)}): the point leaves the "
+                "verdict; check the tool's version and its measured window")
     if check.code == "over-saturated":
         return (f"latency and the requests in flight both rose through the window (Mann–Kendall S = "
                 f"{check.value:.0f} for latency): {requests(offered)} over-saturates the service; the point leaves "
@@ -61,10 +61,11 @@ def check_sentence(check: Check, facts: PointFacts) -> str:
                 f"which a tool writes where it did not measure: {left}; stream the responses so TTFT is measured")
     if check.code == "token-count-mismatch":
         return (f"the records' output tokens differ from the file's own total by {percent(abs(check.value))} (more "
-                "than 1 %): count tokens with the server's usage (AIPerf --use-server-token-count, inference-perf "
-                "use_server_output_tokens)")
+                f"than {percent(check.limit)}): count tokens with the server's usage (AIPerf "
+                "--use-server-token-count, inference-perf use_server_output_tokens)")
     if check.code == "records-disagree":
         return (f"the records differ from the file's own summary by {percent(abs(check.value))} (their count or "
-                "their mean E2E; the limit is 1 %): the point leaves the verdict; check that the file is whole and "
+                f"their mean E2E; the limit is {percent(check.limit)}): the point leaves the verdict; check that the "
+                "file is whole and "
                 "the tool's version")
     return f"{check.code}: {number(check.value)} against {number(check.limit)}"
