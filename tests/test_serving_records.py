@@ -535,3 +535,31 @@ def test_the_energy_a_tool_measured_is_spread_over_its_output_tokens(tmp_path: P
     produced = float(np.sum(requests.output_tokens[requests.ok]))
     assert record["pareto"]["energy_j_per_token"] == pytest.approx(90_000.0 / produced)
     assert record["pareto"]["energy_source"] == "measured"
+
+
+def test_a_store_whose_arrays_claim_more_than_they_hold_is_refused_before_allocating(tmp_path: Path) -> None:
+    """A member of a few bytes whose header declares a trillion values: refused from the header, never
+    allocated."""
+    good = tmp_path / "good.npz"
+    write_store(good, [point(load_test(50, 4.0, seed=1), 4.0)])
+    with zipfile.ZipFile(good) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    header = b"{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000,), }"
+    header += b" " * (118 - len(header)) + b"\n"
+    members["p1_send_s.npy"] = b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header + b"\0" * 16
+    with zipfile.ZipFile(tmp_path / "bomb.npz", "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    with pytest.raises(InputError, match="send_s declares 8,000,000,000,000 bytes"):
+        read_store(tmp_path / "bomb.npz", 1, "bomb.npz")
+
+
+def test_an_aiperf_file_with_an_endless_line_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from reportgen.ingest import aiperf_stream
+
+    monkeypatch.setattr(aiperf_stream, "PIECE_BYTES", 1 << 10)
+    monkeypatch.setattr(aiperf_stream, "MAX_LINE_BYTES", 1 << 12)
+    path = tmp_path / "profile_export.jsonl"
+    path.write_text('{"metadata": {"request_start_ns": 1}, "metrics": {}, "pad": "' + "x" * 10_000 + '"}\n')
+    with pytest.raises(InputError, match="a line longer than"):
+        aiperf_stream.read_columns(path, "profile_export.jsonl", processes=1)

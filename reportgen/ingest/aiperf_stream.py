@@ -25,6 +25,7 @@ from reportgen.files import open_regular, why_unreadable
 
 PIECE_BYTES = 32 << 20
 SPLIT_BYTES = 64 << 20  # a file this large is read by two processes
+MAX_LINE_BYTES = 64 << 20  # one record: AIPerf's are a few kilobytes
 TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
 NO_CREDIT = -1  # credit_issued_ns not written (a Unix time in nanoseconds is never negative)
 
@@ -180,6 +181,10 @@ def _read_range(path: Path, shown: str, start: int, stop: int) -> Columns:
                 cut = piece.rfind(b"\n") + 1
                 if cut == 0:  # no line ends in this piece: all of it continues the line before
                     rest += piece
+                    if len(rest) > MAX_LINE_BYTES:
+                        raise InputError([Problem(shown, _line_of(path, offset, b"", None), 1, "",
+                                                  f"a line longer than {MAX_LINE_BYTES >> 20} MiB: not an AIPerf "
+                                                  "record")])
                     continue
                 data = memoryview(rest + piece[:cut]) if rest else memoryview(piece)[:cut]
                 _decoded(data, columns, path, shown, offset)

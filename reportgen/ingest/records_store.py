@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import io
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import get_args
+from typing import IO, get_args
 
 import numpy as np
 
@@ -70,6 +71,8 @@ def read_store(path: Path, point: int, shown: str) -> Requests:
             columns = {}
             for member, name in wanted.items():
                 with archive.open(member) as handle:
+                    _check_header(handle, sizes[member], name, refused)
+                with archive.open(member) as handle:
                     values = np.lib.format.read_array(handle, allow_pickle=False)
                 if values.dtype != COLUMNS[name] or values.ndim != 1:
                     raise refused(f"{name} is {values.dtype} of {values.ndim} dimensions, not "
@@ -89,6 +92,17 @@ def read_store(path: Path, point: int, shown: str) -> Requests:
     queue = None if np.isnan(intended).all() else columns["send_s"] - intended
     return Requests(columns["send_s"], columns["ttft_s"], columns["e2e_s"], tokens, columns["ok"].astype(bool),
                     queue)
+
+
+def _check_header(handle: IO[bytes], stored: int, name: str, refused: Callable[[str], InputError]) -> None:
+    """The array's declared shape and type held to what the archive holds, before numpy allocates it: a header can
+    declare a trillion values in a member of a few bytes."""
+    version = np.lib.format.read_magic(handle)
+    reader = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    shape, _, dtype = reader(handle)
+    declared = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize if dtype.itemsize else 0
+    if dtype.hasobject or declared > stored:
+        raise refused(f"{name} declares {declared:,} bytes in {stored:,}")
 
 
 def recorded_points(loaded: LoadedProject) -> tuple[RecordedPoint, ...]:
