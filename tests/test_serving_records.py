@@ -563,3 +563,40 @@ def test_an_aiperf_file_with_an_endless_line_is_refused(tmp_path: Path, monkeypa
     path.write_text('{"metadata": {"request_start_ns": 1}, "metrics": {}, "pad": "' + "x" * 10_000 + '"}\n')
     with pytest.raises(InputError, match="a line longer than"):
         aiperf_stream.read_columns(path, "profile_export.jsonl", processes=1)
+
+
+def test_the_levers_of_a_service_judged_from_its_requests(tmp_path: Path) -> None:
+    """A plan that misses: the load flips where the need reaches the low end of the plan's max load; each objective
+    at the ⌈a*·N⌉-th smallest value of its latency among the nearest point's requests meeting the others; the
+    share at that point's attainment. The objectives and the share are promises (kind objective), never the next
+    action while an engineering lever flips the verdict."""
+    from reportgen.analysis import analyze
+    from reportgen.analysis.measured.requests import objective_flip
+
+    text = SERVICE.format(load="12 request/s", plan=8).replace(
+        "scaling:\n  file: runs.csv\n", "scaling:\n  runs: [{nodes: 8, throughput: 12 request/s}]\n")
+    project = load_project_text(text, tmp_path / "p.yaml", "p.yaml").project
+    line = RecordsLine("vllm-detailed", "-", "f.json", "0" * 64, 1, 1, "open", None, None, None, 0, 0, 0.0, 0,
+                       "server", True, False, None, False, "s.npz")
+    recorded = tuple(RecordedPoint(8, line, point(load_test(1500, rate, seed=40 + int(rate)), rate))
+                     for rate in (4.0, 8.0, 12.0))
+    analysis = analyze(project, recorded=recorded)
+    assert analysis.serving is not None and analysis.serving.goodput is not None
+    at_plan = analysis.serving.goodput.at_plan
+    assert at_plan is not None and at_plan.verdict == "missed"
+    levers = {lever.lever: lever for lever in analysis.levers.flips}
+    low = at_plan.max_load_ci[0]
+    assert low is not None and levers["load"].flips_at == pytest.approx(low)  # no headroom: the need is the load
+    assert levers["load"].kind == "engineering" and levers["load"].meets
+    nearest = next(facts for nodes, facts in analysis.serving.records_judged if facts.point.offered_per_s == 12.0)
+    for name in ("ttft", "tpot", "e2e"):
+        expected = objective_flip(nearest.kept, Objectives(0.25, 0.030, 6.0), name, 0.99, open_load=True)
+        lever = levers.get(f"{name} objective")
+        if expected is None or expected <= getattr(Objectives(0.25, 0.030, 6.0), f"{name}_s"):
+            assert lever is None, name  # the others bind, or it is met already: no value of it flips the verdict
+        else:
+            assert lever is not None and lever.flips_at == pytest.approx(expected) and lever.kind == "objective"
+    share = levers["attainment target"]
+    assert share.flips_at == pytest.approx(nearest.attainment.joint) and share.kind == "objective"
+    action = analysis.summary.next_action  # type: ignore[union-attr]
+    assert action.lever not in {"ttft objective", "tpot objective", "e2e objective", "attainment target"}

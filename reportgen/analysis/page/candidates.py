@@ -583,8 +583,11 @@ def _lever_candidates(ground: Ground) -> list[Candidate]:
     if ground.state.state not in ("missed", "unjudged") or not ground.can_start.value:
         return []
     out = []
+    # a promise (an objective, the share of requests) is the next action only when no engineering lever flips it
+    engineering = any(lever.meets and lever.feasible and lever.kind == "engineering" for lever in ground.levers.flips)
     for lever in ground.levers.flips:
-        if not lever.meets or lever.lever in SCALE_LEVERS or lever.lever == "ZeRO stage":
+        if not lever.meets or lever.lever in SCALE_LEVERS or lever.lever == "ZeRO stage" or \
+                (lever.kind == "objective" and engineering):
             continue
         out.append(_candidate(
             "lever", _missed_code(ground), "meets" if lever.source == "measured" else "meets-modelled",

@@ -406,7 +406,9 @@ def _at_plan(curves: tuple[ScaleCurve | None, ...], groups: list[_Group], judgem
         # one run: its own verdict (held to its interval's width near capacity); repeats: their pooled interval
         verdict = nearest.judged[0].verdict if len(nearest.judged) == 1 else \
             point_verdict(nearest.interval, judgement.target)
-        return _at_point(plan, need, verdict, shares)
+        curve = next((curve for curve in curves if curve is not None and curve.mode == "open"
+                      and curve.nodes == plan), None)
+        return _at_point(plan, need, verdict, shares, curve)
     open_curves = sorted((curve for curve in curves if curve is not None and curve.mode == "open"),
                          key=lambda curve: curve.nodes)
     exact = next((curve for curve in open_curves if curve.nodes == plan), None)
@@ -434,9 +436,12 @@ def _at_plan(curves: tuple[ScaleCurve | None, ...], groups: list[_Group], judgem
     return _judged_at(plan, need, value, interval, None, True, shares)
 
 
-def _at_point(plan: int, need: float, verdict: Verdict, shares: dict[str, object]) -> PlanGoodput:
+def _at_point(plan: int, need: float, verdict: Verdict, shares: dict[str, object],
+              curve: ScaleCurve | None) -> PlanGoodput:
+    """The verdict of the plan's point at the need, beside the plan's max load (its curve's, for the levers)."""
     why = None if verdict else "the attainment's interval at the needed load straddles the target"
-    return PlanGoodput(plan, need, None, (None, None), False, verdict,
+    return PlanGoodput(plan, need, curve.max_load_per_s if curve else None,
+                       curve.max_load_ci if curve else (None, None), False, verdict,
                        shares.get("attainment"), shares.get("attainment_ci"),  # type: ignore[arg-type]
                        shares.get("binding"), why)  # type: ignore[arg-type]
 

@@ -13,7 +13,9 @@ from reportgen.keys import DocumentPath, Key
 
 LeverName = Literal["nodes", "start-up", "serial fraction", "network bandwidth", "network latency", "node price",
                     "spot fraction", "preemption rate", "checkpoint interval", "utilization", "ZeRO stage",
-                    "replicas", "capacity per replica", "p99 latency", "ttft p99", "tpot p99"]
+                    "replicas", "capacity per replica", "p99 latency", "ttft p99", "tpot p99", "load",
+                    "ttft objective", "tpot objective", "e2e objective", "attainment target"]
+LeverKind = Literal["engineering", "objective"]
 LeverSource = Literal["measured", "fitted", "model"]
 
 
@@ -33,6 +35,9 @@ class Lever:
                                   "or rate")]
     source: Annotated[LeverSource, Key("the evidence it rests on: measured, fitted, or the model")]
     meets: bool  # the verdict beyond flips_at: True when the lever meets a missed goal, False for a met goal's margin
+    kind: Annotated[LeverKind, Key("engineering: a change to the system or its load; objective: a promise the goal "
+                                   "makes (an objective or the share of requests), listed but the next action only "
+                                   "when no engineering lever flips the verdict")] = "engineering"
 
     @property
     def distance(self) -> float:

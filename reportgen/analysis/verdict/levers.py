@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from reportgen.analysis.common import powers_of_two
+from reportgen.analysis.measured.load_point import PointFacts
+from reportgen.analysis.measured.requests import ObjectiveName, Objectives, objective_flip
 from reportgen.analysis.model.reliability import folded_fraction
 from reportgen.analysis.verdict.lever_records import Lever, LeverName, Levers, LeverSource, NearMiss
 from reportgen.analysis.verdict.objectives import OBJECTIVE_NAMES, latency_of, latency_source
@@ -509,7 +511,56 @@ def _serving_levers(evidence: LeverEvidence, met_today: bool) -> Sequence[Lever]
             origin: LeverSource = "measured" if latency_source(row, name) == "measured" else "model"
             out.append(Lever(LATENCY_LEVERS[name], f"the {OBJECTIVE_NAMES[name]} at the plan", "s", value, limit,
                              limit / value, True, origin, not met_today))
+    return [*out, *_records_levers(evidence, met_today)]
+
+
+# each per-request objective's lever (docs/methods.md#a-service-judged-from-its-requests)
+OBJECTIVE_LEVERS: dict[ObjectiveName, LeverName] = {"ttft": "ttft objective", "tpot": "tpot objective",
+                                                    "e2e": "e2e objective"}
+
+
+def _records_levers(evidence: LeverEvidence, met_today: bool) -> list[Lever]:
+    """A service judged from its requests (methods.md#a-service-judged-from-its-requests): the load at the plan
+    flips where the need reaches the low end of the plan's max load within the objectives; at the plan's load point
+    nearest the need, each objective flips at the ⌈a*·N⌉-th smallest value of its latency among the requests meeting
+    every other objective, and the target share at the point's attainment. The objectives and the share are the
+    goal's promises: kind objective."""
+    serving = evidence.serving
+    goodput = serving.goodput if serving is not None else None
+    plan = serving.plan_nodes if serving is not None else None
+    if serving is None or goodput is None or goodput.at_plan is None or plan is None or not goodput.joint:
+        return []
+    out = []
+    low = goodput.at_plan.max_load_ci[0]
+    if low is not None and serving.peak_load and (goodput.at_plan.verdict == "met") == met_today:
+        flips = low / (1.0 + serving.headroom)  # the goal's load whose need (with its headroom) is that low end
+        out.append(Lever("load", "goal.load", f"{serving.unit} per s", serving.peak_load, flips,
+                         flips / serving.peak_load, True, "measured", not met_today))
+    point = _nearest_point(serving, plan)
+    if point is None or point.attainment is None:
+        return out
+    objectives = Objectives(**{key: value for key, value in goodput.objectives.items()})
+    open_load = point.point.mode == "open"
+    for name in objectives.stated():
+        today = getattr(objectives, f"{name}_s")
+        threshold = objective_flip(point.kept, objectives, name, goodput.target, open_load=open_load)
+        if threshold is not None and today and (threshold > today) != met_today:
+            out.append(Lever(OBJECTIVE_LEVERS[name], f"goal.latency.{name}", "s", today, threshold,
+                             threshold / today, True, "measured", not met_today, kind="objective"))
+    share = point.attainment.joint
+    if share > 0 and (share >= goodput.target) == met_today:  # met: its margin; missed: where it meets
+        out.append(Lever("attainment target", "goal.attainment", "fraction", goodput.target, share,
+                         share / goodput.target, True, "measured", not met_today, kind="objective"))
     return out
+
+
+def _nearest_point(serving: ServingResult, plan: int) -> PointFacts | None:
+    """The plan's valid open load point nearest the need (the higher on a tie), as the verdict at the plan reads it."""
+    need = serving.capacity_needed_rps
+    points = [facts for nodes, facts in serving.records_judged
+              if nodes == plan and facts.valid and facts.point.mode == "open" and facts.point.offered_per_s]
+    return min(points, key=lambda facts: (abs((facts.point.offered_per_s or 0.0) - need),
+                                          -(facts.point.offered_per_s or 0.0)), default=None)
 
 
 # the engineering lever of each latency objective (docs/methods.md#the-goals-levers)

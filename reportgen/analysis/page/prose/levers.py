@@ -63,6 +63,15 @@ _ACTIONS = {
     "utilization": ("Raise the owned nodes' utilization from {today} to {then} ({change}): owning then pays",
                     " on owned nodes"),
     "capacity per replica": ("Raise each replica's capacity from {today} to {then} ({change})", ""),
+    "load": ("Serve at most {then} at the plan (today {today}, {change})", ""),
+    "ttft objective": ("Promise a TTFT of {then} instead of {today} ({change}), a promise and not an engineering "
+                       "change", ""),
+    "tpot objective": ("Promise a TPOT of {then} instead of {today} ({change}), a promise and not an engineering "
+                       "change", ""),
+    "e2e objective": ("Promise an E2E latency of {then} instead of {today} ({change}), a promise and not an "
+                      "engineering change", ""),
+    "attainment target": ("Promise {then} of requests within every objective instead of {today} ({change}), a "
+                          "promise and not an engineering change", ""),
 }
 
 
