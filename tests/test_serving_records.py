@@ -600,3 +600,7 @@ def test_the_levers_of_a_service_judged_from_its_requests(tmp_path: Path) -> Non
     assert share.flips_at == pytest.approx(nearest.attainment.joint) and share.kind == "objective"
     action = analysis.summary.next_action  # type: ignore[union-attr]
     assert action.lever not in {"ttft objective", "tpot objective", "e2e objective", "attainment target"}
+    # page 1 names the objective that binds, and the fewest nodes reads the capacity from the requests too
+    assert f"{at_plan.binding.upper()} the one that binds" in analysis.summary.verdict  # type: ignore[union-attr]
+    (curve,) = analysis.serving.goodput.by_scale
+    assert analysis.serving.nodes_lower_bound == math.ceil(12.0 / (curve.max_load_per_s / 8))

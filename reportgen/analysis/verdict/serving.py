@@ -404,7 +404,9 @@ def analyze_serving(project: Project, scaling: ScalingResult | None, *, intensit
     met = plan_verdict([(check.viable, check.met) for check in at_plan])
     meeting = [p for p in points if p.met]
     serving_points = [p for p in points if p.serves]
-    best = max(((c / p, p) for p, (c, _) in measured.items() if c and p not in implausible), default=None)
+    # the best capacity per node of the measured rows (a scale judged from its requests: its max load within them)
+    best = max(((row.capacity_rps / nodes, nodes) for nodes, row in rows.items() if row.measured
+                and row.capacity_rps and nodes not in implausible), default=None)
     usable = len([p for p in measured if p not in implausible])  # left out of the fit, not counted toward it
     return ServingResult(
         goal_text=goal.text if goal else None,

@@ -778,9 +778,21 @@ def _within_objectives(check: ServingCheck, row: ServingRow, serving: ServingRes
     if check.meets_load is True:
         return f"they serve {served} within every objective{share}, against the {need} needed"
     if check.meets_load is False:
-        return f"they serve {served} within every objective{share}, short of the {need} needed"
+        return f"they serve {served} within every objective{share}, short of the {need} needed{_binding(serving)}"
     return (f"their most within every objective{share} reads {served}, too uncertain from the requests measured to "
-            f"hold against the {need} needed")
+            f"hold against the {need} needed{_binding(serving)}")
+
+
+def _binding(serving: ServingResult) -> str:
+    """Where the load is nearest the need at the plan, the share that met every objective and the one that binds
+    (the objective met by the fewest requests alone)."""
+    at_plan = serving.goodput.at_plan if serving.goodput else None
+    if at_plan is None or at_plan.attainment is None or at_plan.attainment_ci is None or at_plan.binding is None:
+        return ""
+    ends = at_plan.attainment_ci
+    return (f"; where the load is nearest the need, {percent(quote(at_plan, 'attainment', 'fraction'))} "
+            f"[{percent(quote(ends, 0, 'fraction'))}, {percent(quote(ends, 1, 'fraction'))}] of requests met every "
+            f"objective, {at_plan.binding.upper()} the one that binds")
 
 
 def _latency(row: ServingRow, name: ObjectiveName) -> str:
