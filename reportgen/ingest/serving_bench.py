@@ -30,6 +30,7 @@ from typing import Literal
 from reportgen.errors import InputError, Problem, UsageError
 from reportgen.files import locked
 from reportgen.ingest import strict_json
+from reportgen.ingest.aiperf_stream import TIME_UNITS
 from reportgen.json_types import JsonRead
 from reportgen.project import measurements, units
 from reportgen.project.records import LoadTestCounts, inert
@@ -134,9 +135,6 @@ def _vllm_json(text: str, file: str, sha: str) -> ServingBenchmark:
                             prompts=count["num_prompts"], placeholders=placeholders)
 
 
-AIPERF_TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
-
-
 def _aiperf_aggregate(document: JsonRead, file: str, sha: str) -> ServingBenchmark:
     """AIPerf's aggregate (`profile_export_aiperf.json`): metric blocks {unit, avg, p99, …} whose unit is
     authoritative; `schema_version` 1.x (absent in 2025 files: read as 1.0). Its inter-token latency is
@@ -161,7 +159,7 @@ def _aiperf_aggregate(document: JsonRead, file: str, sha: str) -> ServingBenchma
 
     requests = block("request_throughput", "avg", {"requests/sec": 1.0})
     tokens = block("output_token_throughput", "avg", {"tokens/sec": 1.0})
-    ttft, tpot, e2e = (block(name, "p99", AIPERF_TIME_UNITS) for name in ("time_to_first_token",
+    ttft, tpot, e2e = (block(name, "p99", TIME_UNITS) for name in ("time_to_first_token",
                                                                             "inter_token_latency", "request_latency"))
     count = block("request_count", "avg", {"requests": 1.0})
     errors = document.get("error_summary")

@@ -18,7 +18,7 @@ import numpy as np
 
 from reportgen import wording
 from reportgen.analysis.measured.load_point import Judgement, PointFacts, judge_point
-from reportgen.analysis.page.prose.load_points import check_sentence
+from reportgen.analysis.page.prose.load_points import check_sentence, sampled_sentence
 from reportgen.errors import UsageError
 from reportgen.files import locked
 from reportgen.ingest import records_store
@@ -69,9 +69,7 @@ def findings(facts: PointFacts) -> list[tuple[str, str]]:
     """(code, sentence) for each check that fired at the point, and for a sampled file."""
     found: list[tuple[str, str]] = [(check.code, check_sentence(check, facts)) for check in facts.fired]
     if facts.point.sampled_from is not None:
-        found.append(("records-sampled", f"the file keeps {facts.point.requests.count:,} of "
-                                         f"{facts.point.sampled_from:,} requests: shares and percentiles are the "
-                                         "sample's; the checks that read send order are skipped"))
+        found.append(("records-sampled", sampled_sentence(facts.point)))
     return found
 
 

@@ -849,12 +849,6 @@ class Run:
             return None
         return RUN_FORMS[given.index(True)]
 
-    @property
-    def load(self) -> float | None:
-        """A load point's load: its offered rate (open), else its concurrency (closed); None for any other run."""
-        return self.offered if self.offered is not None else \
-            float(self.concurrency) if self.concurrency is not None else None
-
     def oversubscribed(self, cores: int | None) -> bool:
         """More ranks on each machine than it has cores: the ranks shared cores."""
         return cores is not None and self.ranks_per_node is not None and self.ranks_per_node > cores

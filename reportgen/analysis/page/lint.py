@@ -25,7 +25,7 @@ from reportgen.analysis.model.layout_memory import splits_by_rule, stage_split
 from reportgen.analysis.model.prediction import PredictionResult
 from reportgen.analysis.model.reliability import ReliabilityResult
 from reportgen.analysis.money.cost import CostResult
-from reportgen.analysis.page.prose.load_points import check_sentence, load_words
+from reportgen.analysis.page.prose.load_points import check_sentence, load_words, sampled_sentence
 from reportgen.analysis.page.prose.plan import layout_words
 from reportgen.analysis.plan.plan_search import PlanSearchResult, missing_shape
 from reportgen.analysis.verdict.checklist import ChecklistResult
@@ -443,9 +443,8 @@ def _load_points(serving: ServingResult | None) -> list[Finding]:
                         "judges the point", "scaling.runs", "serving")
                    for name, p99 in _guarded_p99s(serving, facts))
         if facts.point.sampled_from is not None:
-            out.append(info("records-sampled", f"{where}: the file keeps {facts.point.requests.count:,} of "
-                            f"{facts.point.sampled_from:,} requests; shares and percentiles are the sample's, and the "
-                            "checks that read the send order are skipped", "scaling.runs", "serving"))
+            out.append(info("records-sampled", f"{where}: {sampled_sentence(facts.point)}", "scaling.runs",
+                            "serving"))
     if serving.records_missing:
         scales = ", ".join(nodes(scale) for scale in sorted(set(serving.records_missing)))
         out.append(info("records-missing", f"{counted(len(serving.records_missing), 'load point')} at {scales} "

@@ -8,10 +8,12 @@ here; `ingest serving` judges a point with the same `judge_point`.
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Annotated, Literal
+from typing import Annotated, Literal, TypeVar
 
 import numpy as np
 
@@ -25,7 +27,7 @@ from reportgen.analysis.measured.load_point import (
     latency_values,
     rejudged,
 )
-from reportgen.analysis.measured.pareto import ParetoPoint, chosen, frontier, joules_per_token
+from reportgen.analysis.measured.pareto import ParetoPoint, chosen, frontier, joules_per_token, tokens_per_device
 from reportgen.analysis.measured.requests import (
     LEVEL,
     OBJECTIVES,
@@ -41,6 +43,7 @@ from reportgen.analysis.measured.requests import (
 from reportgen.keys import Key
 from reportgen.project.load_tests import Mode, RecordedPoint
 
+T = TypeVar("T")
 NEAR_CAPACITY_TTFT = 1.5  # a point whose p90 TTFT is past 1.5× that at the scale's lowest load is near capacity
 LEFT_RANGE = 0.05  # past this share of resamples beyond a measured end, that end of the interval is a bound
 
@@ -263,7 +266,7 @@ def judge_records(recorded: tuple[RecordedPoint, ...], judgement: Judgement | No
             continue
         key = (entry.nodes, entry.point.mode or "-", entry.point.load)
         seeds[key] += 1  # repeats of one load draw their own resamples: the same draw would tie them together
-        judged.append((entry.nodes, judge_point(entry.point, judgement, seed=SEED + seeds[key] - 1), entry))
+        judged.append((entry.nodes, _judged_point(entry, judgement, SEED + seeds[key] - 1), entry))
     groups = _groups([(nodes, facts) for nodes, facts, _ in judged])
     near_ids = _near_capacity(groups, judgement)
     near = [id(facts) in near_ids for _, facts, _ in judged]  # by position: a point judged again is a new object
@@ -285,6 +288,20 @@ def judge_records(recorded: tuple[RecordedPoint, ...], judgement: Judgement | No
                             {f"{name}_s": getattr(judgement.objectives, f"{name}_s") for name in OBJECTIVES},
                             _definitions(judged), tuple(curve for curve in curves if curve is not None), at_plan)
     return Goodput(records, goodput, tuple((nodes, facts) for nodes, facts, _ in judged))
+
+
+@functools.lru_cache(maxsize=64)
+def _judged_point(entry: RecordedPoint, judgement: Judgement | None, seed: int) -> PointFacts:
+    """One recorded point judged, once: the levers' what-ifs move the plan and the load, never the requests or the
+    objectives, and a build judged each point 34 times (a RecordedPoint is hashed as itself)."""
+    assert entry.point is not None
+    return judge_point(entry.point, judgement, seed=seed)
+
+
+def nearest_to_need(items: Iterable[T], need: float, load: Callable[[T], float]) -> T | None:
+    """The item whose load is nearest the need, the higher on a tie: the plan's load point the verdict and the
+    levers read."""
+    return min(items, key=lambda item: (abs(load(item) - need), -load(item)), default=None)
 
 
 def _groups(judged: list[tuple[float, PointFacts]]) -> list[_Group]:
@@ -392,7 +409,7 @@ def _at_plan(curves: tuple[ScaleCurve | None, ...], groups: list[_Group], judgem
     if plan is None:
         return unjudged("no plan: design.nodes is not given")
     at_plan = [group for group in groups if group.nodes == plan and group.mode == "open" and group.judged]
-    nearest = min(at_plan, key=lambda group: (abs(group.load - need), -group.load), default=None)
+    nearest = nearest_to_need(at_plan, need, lambda group: group.load)
     shares: dict[str, object] = {}
     if nearest is not None:
         measured = nearest.judged[0].attainment
@@ -481,7 +498,7 @@ def _point_record(nodes: float, facts: PointFacts, entry: RecordedPoint, devices
     decoded = requests.tpot_s[ok & ~np.isnan(requests.tpot_s)]
     per_user = 1 / float(np.median(decoded)) if len(decoded) and np.median(decoded) > 0 else None
     produced = float(np.nansum(requests.output_tokens[ok]))
-    per_device = produced / requests.window_s / max(nodes * devices_per_node, 1)
+    per_device = tokens_per_device(produced, requests.window_s, max(int(nodes * devices_per_node), 1))
     energy = joules_per_token(point.energy_j / JOULES_PER_KWH, produced) if point.energy_j and produced else None
     quantiles: dict[str, dict[str, QuantileRecord]] = {
         name: {f"p{round(q.p * 100)}": QuantileRecord(q.value, q.ci, q.n, q.needed) for q in found}

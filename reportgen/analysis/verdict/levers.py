@@ -26,6 +26,7 @@ from reportgen.analysis.common import powers_of_two
 from reportgen.analysis.measured.load_point import PointFacts
 from reportgen.analysis.measured.requests import ObjectiveName, Objectives, objective_flip
 from reportgen.analysis.model.reliability import folded_fraction
+from reportgen.analysis.verdict.goodput import nearest_to_need
 from reportgen.analysis.verdict.lever_records import Lever, LeverName, Levers, LeverSource, NearMiss
 from reportgen.analysis.verdict.objectives import OBJECTIVE_NAMES, latency_of, latency_source
 from reportgen.project.model import Project
@@ -556,11 +557,9 @@ def _records_levers(evidence: LeverEvidence, met_today: bool) -> list[Lever]:
 
 def _nearest_point(serving: ServingResult, plan: int) -> PointFacts | None:
     """The plan's valid open load point nearest the need (the higher on a tie), as the verdict at the plan reads it."""
-    need = serving.capacity_needed_rps
     points = [facts for nodes, facts in serving.records_judged
               if nodes == plan and facts.valid and facts.point.mode == "open" and facts.point.offered_per_s]
-    return min(points, key=lambda facts: (abs((facts.point.offered_per_s or 0.0) - need),
-                                          -(facts.point.offered_per_s or 0.0)), default=None)
+    return nearest_to_need(points, serving.capacity_needed_rps, lambda facts: facts.point.offered_per_s or 0.0)
 
 
 # the engineering lever of each latency objective (docs/methods.md#the-goals-levers)

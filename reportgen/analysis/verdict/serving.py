@@ -350,19 +350,11 @@ def analyze_serving(project: Project, scaling: ScalingResult | None, *, intensit
 
     implausible = {r.nodes for r in scaling.rows if "throughput" in r.excluded} if scaling else set()
 
-    def row(nodes: float, capacity: float | None, source: Origin, energy_j_per_s: float | None = None, *,
-            from_records: bool = True) -> ServingRow:
+    def row(nodes: float, capacity: float | None, source: Origin, energy_j_per_s: float | None = None) -> ServingRow:
         known = {name: latencies[name].at(nodes) for name in OBJECTIVES}
         # a throughput that cannot be right: no choice rests on it (methods.md#implausible-throughput)
         excluded = source == "measured" and nodes in implausible
         meets_load = None if capacity is None or excluded else at_least(capacity, need)
-        if from_records and nodes in within_objectives:  # the max load within every objective, from the requests
-            curve = within_objectives[nodes]
-            return replace(row(nodes, curve.max_load_per_s, source, energy_j_per_s, from_records=False),
-                           capacity_source="records",
-                           capacity_ci=curve.max_load_ci, capacity_bound=curve.bound,
-                           meets_load=(met := meets_need(need, curve.max_load_per_s, curve.max_load_ci, curve.bound)),
-                           serves=met, excluded=False)
         verdicts = [value <= limit * (1 + 1e-12) for name, limit in objectives
                     if (value := known[name][0]) is not None]
         unknown = tuple(name for name, _ in objectives if known[name][0] is None)
@@ -379,7 +371,10 @@ def analyze_serving(project: Project, scaling: ScalingResult | None, *, intensit
     judged = judge_records(recorded, judgement_of(goal), plan=plan, need_per_s=need, unit=project.work_unit,
                            devices_per_node=devices) if recorded else None
     within_objectives = _within_objectives(judged, project.work_unit)
-    rows = {nodes: row(nodes, capacity, "measured", energy) for nodes, (capacity, energy) in measured.items()}
+    rows = {nodes: row(nodes, capacity, "measured", energy) if nodes not in within_objectives else
+            _from_records(row(nodes, within_objectives[nodes].max_load_per_s, "measured", energy),
+                          within_objectives[nodes], need)
+            for nodes, (capacity, energy) in measured.items()}
     fitted = _fitted_to_serve(usl, need, objectives, latencies, set(rows), max_nodes)
     to_serve = next((r for r in sorted(rows.values(), key=lambda r: r.nodes) if r.serves), None)
     # Latency limits before capacity (methods.md#latency-limits-before-capacity): a measured scale with the capacity
@@ -608,6 +603,14 @@ def _regimes(project: Project) -> tuple[ServingRegime, ...]:
         viable, reason = local_viability(spec.local.utilization, spec.local.min_utilization)
         out.append(ServingRegime("local", price * spec.local.price_fraction, viable, reason, 0.0))
     return tuple(out)
+
+
+def _from_records(row: ServingRow, curve: ScaleCurve, need: float) -> ServingRow:
+    """A measured scale whose capacity is its max load within every objective, from its load tests' requests: it
+    serves as that load's interval decides (the objectives are inside it)."""
+    met = meets_need(need, curve.max_load_per_s, curve.max_load_ci, curve.bound)
+    return replace(row, capacity_source="records", capacity_ci=curve.max_load_ci, capacity_bound=curve.bound,
+                   meets_load=met, serves=met, excluded=False)
 
 
 def _within_objectives(judged: Goodput | None, unit: str) -> dict[float, ScaleCurve]:

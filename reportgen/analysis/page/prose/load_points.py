@@ -21,6 +21,12 @@ def load_words(point: LoadPoint) -> str:
     return "unbounded"
 
 
+def sampled_sentence(point: LoadPoint) -> str:
+    """What a sampled file (GuideLLM's reservoir) leaves the judgement."""
+    return (f"the file keeps {point.requests.count:,} of {point.sampled_from or 0:,} requests; shares and percentiles "
+            "are the sample's, and the checks that read the send order are skipped")
+
+
 def check_sentence(check: Check, facts: PointFacts) -> str:
     """What the check found at the point, and what it left out of the verdict."""
     point = facts.point
