@@ -3,10 +3,15 @@
 counts varied, read by `reportgen.ingest.request_records.read_records` in a fresh process, then judged.
 
     python bench/request_records.py [--records 1000000] [--keep FILE]
+    python bench/request_records.py --build [--repeats 7]
 
 Prints the file's size, the wall time and peak resident memory of reading it (the child's ru_maxrss), and the time
 to judge the point (checks, the block bootstrap, the percentiles). The file is written once to a temporary folder
 (or --keep FILE) and removed after.
+
+With --build: what the records add to a build, `build --format json --no-cache` of inputs/chat-records.yaml (copied
+to a temporary folder) with its records stores and without them (each row then stands on its summary columns),
+alternated, the median of each and their difference.
 """
 
 from __future__ import annotations
@@ -60,11 +65,49 @@ def write_records(path: Path, count: int) -> None:
             out.write(json.dumps(template, separators=(",", ":")) + "\n")
 
 
+def build_times(repeats: int) -> None:
+    """The example with records built with and without its stores, alternated so that both see the same machine."""
+    import shutil
+    import statistics
+
+    with tempfile.TemporaryDirectory() as folder:
+        project = Path(folder)
+        for item in (ROOT / "inputs").glob("chat-records*"):
+            (shutil.copytree if item.is_dir() else shutil.copy)(item, project / item.name)
+        store, aside = project / "chat-records.records", project / "aside.records"
+
+        def once() -> float:
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "reportgen", "build", str(project / "chat-records.yaml"), "-q",
+                            "--format", "json", "--no-cache", "-o", str(project / "out")], cwd=ROOT, check=True,
+                           env={**os.environ, "PYTHONPATH": str(ROOT)})
+            return time.perf_counter() - start
+
+        with_records, without = [], []
+        once()  # the byte-compiled modules and the fonts warmed for both
+        for _ in range(repeats):
+            with_records.append(once())
+            store.rename(aside)
+            without.append(once())
+            aside.rename(store)
+        requests = sum(int(line.split(" sent=")[1].split()[0]) for line in
+                       (project / "chat-records.csv").read_text().splitlines() if " sent=" in line)
+        print(f"build --format json of inputs/chat-records.yaml ({requests:,} requests in its stores), median of "
+              f"{repeats}: {statistics.median(with_records):.2f} s with its records, "
+              f"{statistics.median(without):.2f} s without; the records add "
+              f"{statistics.median(with_records) - statistics.median(without):.2f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--keep", type=Path)
+    parser.add_argument("--build", action="store_true", help="time what the records add to a build")
+    parser.add_argument("--repeats", type=int, default=7)
     arguments = parser.parse_args()
+    if arguments.build:
+        build_times(arguments.repeats)
+        return
     with tempfile.TemporaryDirectory() as folder:
         path = arguments.keep or Path(folder) / "profile_export.jsonl"
         if not path.exists():

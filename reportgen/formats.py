@@ -12,4 +12,4 @@ SERVING_PRINTED = ("table", "json")  # what `ingest serving` prints
 # the files `ingest serving` reads: per-request records (reportgen.ingest.request_records), then summaries
 # (reportgen.ingest.serving_bench); --format names one, which detection then only confirms
 SERVING_FILE_FORMATS = ("vllm-detailed", "guidellm", "aiperf-records", "inference-perf-records", "vllm-json",
-                        "vllm-summary", "mlperf-loadgen", "aiperf-aggregate")
+                        "vllm-summary", "mlperf-loadgen", "aiperf-aggregate", "inference-perf-summary", "br-0.2")

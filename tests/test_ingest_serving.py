@@ -172,6 +172,82 @@ def test_aiperfs_aggregate_is_a_summary_in_the_units_it_states(tmp_path: Path) -
         read_serving(tmp_path / "v2.json")
 
 
+RECORDED = Path(__file__).parent / "data" / "serving"
+
+
+def test_an_inference_perf_stage_is_a_summary_and_the_runs_summary_of_stages_is_refused() -> None:
+    """inference-perf 0.7.0's stage_1_lifecycle_metrics.json (4 request/s): its throughputs and p99s in seconds;
+    the run's summary_lifecycle_metrics.json mixes three stages' loads and is refused, naming the stage files."""
+    import json
+
+    path = RECORDED / "inference-perf-0.7.0" / "stage_1_lifecycle_metrics.json"
+    document = json.loads(path.read_text(encoding="utf-8"))
+    found = read_serving(path)
+    latency, throughput = document["successes"]["latency"], document["successes"]["throughput"]
+    assert found.tool == "inference-perf-summary" and found.requested_per_s == 4.0
+    assert (found.requests_per_s, found.tokens_per_s) == (throughput["requests_per_sec"],
+                                                          throughput["output_tokens_per_sec"])
+    assert (found.p99_s, found.ttft_p99_s, found.tpot_p99_s) == (
+        latency["request_latency"]["p99"], latency["time_to_first_token"]["p99"],
+        latency["time_per_output_token"]["p99"])
+    assert (found.completed, found.failed, found.prompts) == (120, 0, 120)
+    with pytest.raises(InputError, match="spans its 3 stages"):
+        read_serving(RECORDED / "inference-perf-0.7.0" / "summary_lifecycle_metrics.json")
+
+
+def _vllm_closed_point(tmp_path: Path) -> Path:
+    """The closed point (8 in flight) of vLLM 0.33.0's appended results, alone in a file, as the report was
+    converted from."""
+    lines = (RECORDED / "vllm-0.33.0" / "vllm.json").read_text(encoding="utf-8").splitlines()
+    path = tmp_path / "vllm-c8.json"
+    path.write_text([line for line in lines if line.strip()][3], encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("name", "offered"), [("inference-perf-stage1.yaml", 4.0), ("aiperf-rate8.yaml", None),
+                                               ("vllm-c8.yaml", None)])
+def test_an_llm_d_benchmark_report_reads_as_the_summary_it_was_converted_from(name: str, offered: float | None,
+                                                                              tmp_path: Path) -> None:
+    """llm-d's benchmark report v0.2.1, converted by `benchmark-report` 0.2.1 from inference-perf's stage 1, from
+    AIPerf's rate-8 aggregate and from vLLM's closed point: the same rates and p99s as the file it came from
+    (AIPerf's inter-token latency, its TPOT, where the report has no time_per_output_token); the offered rate where
+    the report states one (vLLM's `.inf` at a concurrency asks for none)."""
+    report = read_serving(RECORDED / "br-0.2.1" / name)
+    source = read_serving({"inference": RECORDED / "inference-perf-0.7.0" / "stage_1_lifecycle_metrics.json",
+                           "aiperf": RECORDED / "aiperf-0.13.0" / "rate8" / "profile_export_aiperf.json",
+                           "vllm": _vllm_closed_point(tmp_path)}[name.split("-")[0]])
+    assert report.tool == "br-0.2"
+    for field in ("requests_per_s", "tokens_per_s", "p99_s", "ttft_p99_s", "tpot_p99_s", "completed", "failed"):
+        assert getattr(report, field) == pytest.approx(getattr(source, field), rel=1e-12), field
+    assert report.requested_per_s == offered
+
+
+def test_a_benchmark_reports_version_and_units_are_checked(tmp_path: Path) -> None:
+    """A report of another version is refused naming it; a latency in a unit the schema does not allow is refused
+    naming its field; the same report as JSON reads as the YAML does."""
+    import json
+
+    import yaml
+
+    document = yaml.safe_load((RECORDED / "br-0.2.1" / "inference-perf-stage1.yaml").read_text(encoding="utf-8"))
+    (tmp_path / "report.json").write_text(json.dumps(document), encoding="utf-8")
+    as_json = read_serving(tmp_path / "report.json")
+    assert as_json.ttft_p99_s == pytest.approx(document["results"]["request_performance"]["aggregate"]["latency"][
+        "time_to_first_token"]["p99"])
+    (tmp_path / "v3.yaml").write_text(yaml.safe_dump({**document, "version": "0.3"}), encoding="utf-8")
+    with pytest.raises(InputError, match=r"version '0\.3': 0\.2 and 0\.2\.1 are read"):
+        read_serving(tmp_path / "v3.yaml")
+    document["results"]["request_performance"]["aggregate"]["latency"]["time_to_first_token"]["units"] = "min"
+    (tmp_path / "minutes.yaml").write_text(yaml.safe_dump(document), encoding="utf-8")
+    with pytest.raises(InputError) as refused:
+        read_serving(tmp_path / "minutes.yaml")
+    (problem,) = refused.value.problems
+    assert problem.path == "results.request_performance.aggregate.latency.time_to_first_token.units"
+    (tmp_path / "notes.yaml").write_text("just: [a, note]\n", encoding="utf-8")
+    with pytest.raises(InputError, match="not a serving benchmark"):
+        read_serving(tmp_path / "notes.yaml")
+
+
 def test_the_command_lines_file_formats_are_the_readers_own() -> None:
     from typing import get_args
 

@@ -249,6 +249,56 @@ def test_aiperfs_own_records_read_and_agree_with_its_aggregate(rate: int) -> Non
     assert point.offered_per_s == pytest.approx(rate, rel=0.25)
 
 
+def test_vllms_own_detailed_results_read_and_agree_with_its_summary() -> None:
+    """vLLM 0.33.0's `bench serve --save-detailed --append-result` (tests/data/serving/vllm-0.33.0): three open
+    points (2, 4 and 8 request/s) and one closed at 8 concurrent, each point's requests, mean E2E, mean TTFT and
+    p99 TTFT as vLLM's own summary beside them gives them, within 1 %."""
+    path = RECORDED / "vllm-0.33.0" / "vllm.json"
+    found = read_records(path)
+    assert found is not None and found.tool == "vllm-detailed"
+    results = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert [(p.mode, p.offered_per_s or p.concurrency) for p in found.points] == [
+        ("open", 2.0), ("open", 4.0), ("open", 8.0), ("closed", 8)]
+    for point, result in zip(found.points, results, strict=True):
+        requests = point.requests
+        assert requests.count == result["completed"] + result["failed"] == point.file_requests
+        assert np.mean(requests.e2e_s) * 1e3 == pytest.approx(result["mean_e2el_ms"], rel=0.01)
+        assert np.mean(requests.ttft_s) * 1e3 == pytest.approx(result["mean_ttft_ms"], rel=0.01)
+        assert np.percentile(requests.ttft_s, 99) * 1e3 == pytest.approx(result["p99_ttft_ms"], rel=0.01)
+        assert requests.client_queue_s is not None
+
+
+def test_inference_perfs_own_report_folder_reads_and_agrees_with_its_stages() -> None:
+    """inference-perf 0.7.0's report folder (three stages at 2, 4 and 8 request/s): the per-request file cut into
+    its stages by their counts, each point's requests, mean E2E and mean TTFT as the stage's own file gives them,
+    within 1 %, with the server's token counts."""
+    folder = RECORDED / "inference-perf-0.7.0"
+    found = read_records(folder)
+    assert found is not None and found.tool == "inference-perf-records"
+    assert [(p.mode, p.offered_per_s) for p in found.points] == [("open", 2.0), ("open", 4.0), ("open", 8.0)]
+    for stage, point in enumerate(found.points):
+        summary = json.loads((folder / f"stage_{stage}_lifecycle_metrics.json").read_text(encoding="utf-8"))
+        latency = summary["successes"]["latency"]
+        requests = point.requests
+        assert requests.count == summary["load_summary"]["count"] == summary["successes"]["count"]
+        assert np.mean(requests.e2e_s) == pytest.approx(latency["request_latency"]["mean"], rel=0.01)
+        assert np.mean(requests.ttft_s) == pytest.approx(latency["time_to_first_token"]["mean"], rel=0.01)
+        assert point.tokens_source == "server"
+
+
+def test_a_report_folder_without_its_requests_names_the_summaries_to_pass(tmp_path: Path) -> None:
+    """inference-perf writes its per-request file only when asked: its folder of stage files is refused, naming
+    them, and a stage file then reads as a summary."""
+    folder = tmp_path / "report"
+    folder.mkdir()
+    for stage in range(2):
+        source = RECORDED / "inference-perf-0.7.0" / f"stage_{stage}_lifecycle_metrics.json"
+        (folder / source.name).write_bytes(source.read_bytes())
+    with pytest.raises(InputError, match=r"per_request: true\): pass one of its summaries "
+                                         r"\(stage_0_lifecycle_metrics\.json, stage_1_lifecycle_metrics\.json\)"):
+        read_records(folder, none_unless_records=True)
+
+
 def test_one_log_in_every_format_gives_one_verdict(tmp_path: Path) -> None:
     """The acceptance's (a): one request log written in each tool's format, each point judged as a build judges it,
     gives the same attainment and verdict exactly, and goodput and good tokens to 1e−7: GuideLLM's clock is Unix
@@ -298,7 +348,8 @@ def test_records_are_held_to_their_files_own_summary(tmp_path: Path) -> None:
     (check,) = [check for check in facts.checks if check.code == "records-disagree"]
     assert check.fired and check.value == pytest.approx(1 / 1.02 - 1) and not facts.valid
     for path in (RECORDED / "guidellm-0.8.1" / "benchmarks.json", RECORDED / "aiperf-0.13.0" / "rate4",
-                 RECORDED / "aiperf-0.13.0" / "rate8"):
+                 RECORDED / "aiperf-0.13.0" / "rate8", RECORDED / "inference-perf-0.7.0",
+                 RECORDED / "vllm-0.33.0" / "vllm.json"):
         for point in points_of(path):
             checks = {check.code: check for check in judge_point(point, None).checks}
             assert "records-disagree" in checks and not checks["records-disagree"].fired, path

@@ -16,6 +16,7 @@ Everything is checked before it is believed: arrays of equal length, finite time
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -29,7 +30,7 @@ from reportgen.files import open_regular, why_unreadable
 from reportgen.ingest import aiperf_stream, strict_json
 from reportgen.json_types import JsonRead
 from reportgen.project.load_tests import LoadPoint, Mode, Requests, TokenSource
-from reportgen.project.yaml_source import read_text
+from reportgen.project.yaml_source import mapping_data, read_text
 
 MAX_DOCUMENT_BYTES = 256 << 20  # one JSON document; JSON Lines are read a line at a time
 Format = Literal["vllm-detailed", "guidellm", "aiperf-records", "inference-perf-records"]
@@ -78,8 +79,13 @@ def records_path(path: Path) -> Path:
     for name in (AIPERF_RECORDS, INFERENCE_PERF_RECORDS):
         if (path / name).is_file():
             return path / name
+    listed = itertools.islice(path.iterdir(), 10_000)  # a folder as a tool leaves it holds a dozen files
+    summaries = sorted(item.name for item in listed if item.name == AIPERF_AGGREGATE
+                       or (item.name.startswith("stage_") and item.name.endswith("_lifecycle_metrics.json")))[:4]
+    instead = f": pass one of its summaries ({', '.join(summaries)})" if summaries else ""
     raise _refused(str(path), f"the folder holds no per-request file ({AIPERF_RECORDS} of AIPerf, "
-                              f"{INFERENCE_PERF_RECORDS} of inference-perf)")
+                              f"{INFERENCE_PERF_RECORDS} of inference-perf, written with "
+                              f"report.request_lifecycle.per_request: true){instead}")
 
 
 def read_records(path: Path, *, display: str | None = None, format: Format | None = None,
@@ -134,21 +140,25 @@ def _inference_perf_stages(points: list[LoadPoint], folder: Path, shown: str) ->
     for path in stages:
         text, _ = read_text(path, str(path), limit=MAX_DOCUMENT_BYTES)
         try:
-            load = _object(_object(strict_json.loads(text)).get("load_summary"))
+            summary = _object(strict_json.loads(text))
         except (ValueError, RecursionError):
             raise _refused(str(path), "not a stage's lifecycle metrics") from None
+        load = _object(summary.get("load_summary"))
         count, requested, achieved = load.get("count"), _finite(load.get("requested_rate")), \
             _finite(load.get("achieved_rate"))
         if not isinstance(count, int) or isinstance(count, bool) or count < 1:
             raise _refused(str(path), f"{count!r} is not a count of requests", "load_summary.count")
-        summaries.append((count, requested, achieved))
-    if sum(count for count, _, _ in summaries) != whole.requests.count:
-        raise _refused(shown, f"the stages count {sum(c for c, _, _ in summaries):,} requests and the file holds "
+        # the stage's own mean E2E of its successes, which its records are held to (methods.md#a-service-judged-from-its-requests)
+        mean = _finite(_object(_object(_object(summary.get("successes")).get("latency")).get("request_latency"))
+                       .get("mean"))
+        summaries.append((count, requested, achieved, mean))
+    if sum(count for count, *_ in summaries) != whole.requests.count:
+        raise _refused(shown, f"the stages count {sum(c for c, *_ in summaries):,} requests and the file holds "
                               f"{whole.requests.count:,}: cannot assign requests to stages: pass --point, or keep one "
                               "stage per run")
     cut = []
     start = 0
-    for count, requested, achieved in summaries:
+    for count, requested, achieved, mean in summaries:
         keep = np.zeros(whole.requests.count, dtype=bool)
         keep[start:start + count] = True  # the requests are in send order (read_records sorted them)
         start += count
@@ -161,7 +171,7 @@ def _inference_perf_stages(points: list[LoadPoint], folder: Path, shown: str) ->
                                   "stage per run")
         times = stage.send_s - first
         cut.append(replace(whole, requests=replace(stage, send_s=times), mode="open" if requested else None,
-                           offered_per_s=requested))
+                           offered_per_s=requested, file_requests=count, file_mean_e2e_s=mean))
     return cut
 
 
@@ -258,23 +268,18 @@ def _documents(text: str, shown: str, *, quiet: bool = False) -> list[object] | 
 
 
 def _yaml_document(text: str, shown: str, *, quiet: bool) -> list[object] | None:
-    """A YAML file as the one document it holds, through the project file's guarded composer (alias bombs, deep
-    nesting and foreign tags refused); None, with `quiet`, for text that is no YAML mapping (a printed summary)."""
-    import yaml
-
-    from reportgen.project.yaml_source import compose
-
+    """A YAML file as the one mapping it holds (GuideLLM's `--output kind=yaml`); None, with `quiet`, for text that
+    is no YAML mapping (a printed summary)."""
     try:
-        node = compose(text, shown)
+        document = mapping_data(text, shown)
     except InputError:
         if quiet:
             return None
         raise
-    if not isinstance(node, yaml.MappingNode):
+    if document is None:
         if quiet:
             return None
         raise _refused(shown, "not JSON, JSON Lines or a YAML mapping")
-    document: object = yaml.SafeLoader("").construct_document(node)
     return [document]
 
 

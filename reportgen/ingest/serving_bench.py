@@ -1,6 +1,7 @@
 """Serving benchmarks → one load-test run.
 
-Three shapes, each as its tool writes it:
+Each summary as its tool writes it (AIPerf's aggregate, an inference-perf stage's lifecycle metrics and llm-d's
+benchmark report v0.2 are described at their readers below):
 - vLLM `bench serve --save-result`: a JSON object with `request_throughput`, `output_throughput` (tokens/s),
   `total_token_throughput`, and `p99_ttft_ms`, `p99_tpot_ms`, `p99_e2el_ms` (the last when e2el is among the
   `--percentile-metrics`), all in milliseconds;
@@ -37,14 +38,16 @@ from reportgen.project.records import LoadTestCounts, inert
 from reportgen.project.yaml_source import read_text
 
 MAX_BYTES = 64 << 20  # --save-detailed keeps every request's latencies: a long run's JSON reaches tens of MB
-Tool = Literal["vllm-json", "vllm-summary", "mlperf-loadgen", "aiperf-aggregate"]
+Tool = Literal["vllm-json", "vllm-summary", "mlperf-loadgen", "aiperf-aggregate", "inference-perf-summary", "br-0.2"]
 # Where a problem of the file as a whole is located: its first line and column, a place an editor can jump to (every
 # location is 1-based; 0:0 is none)
 WHOLE_FILE = (1, 1)
 TOOL_NAMES: dict[Tool, str] = {"vllm-json": "vLLM bench serve (--save-result JSON)",
                                "vllm-summary": "vLLM bench serve (printed summary)",
                                "mlperf-loadgen": "MLPerf loadgen (mlperf_log_summary.txt)",
-                               "aiperf-aggregate": "AIPerf (profile_export_aiperf.json)"}
+                               "aiperf-aggregate": "AIPerf (profile_export_aiperf.json)",
+                               "inference-perf-summary": "inference-perf (a stage's lifecycle metrics)",
+                               "br-0.2": "llm-d benchmark report v0.2"}
 
 
 @dataclass(frozen=True)
@@ -95,30 +98,55 @@ class ServingBenchmark:
 
 
 def read_serving(path: Path) -> ServingBenchmark:
-    """The load test in the file, whichever of the three shapes it has."""
+    """The load test in the file, whichever of the summaries' shapes it has."""
     shown = str(path)
     text, raw = read_text(path, shown, limit=MAX_BYTES)
     sha = hashlib.sha256(raw).hexdigest()
     stripped = text.lstrip()
     if stripped.startswith("{"):
-        return _vllm_json(text, shown, sha)
+        return _json_summary(text, shown, sha, path)
     if "MLPerf Results Summary" in text:
         return _loadgen(text, shown, sha)
     if "Serving Benchmark Result" in text:
         return _vllm_summary(text, shown, sha)
-    raise InputError([Problem(shown, 1, 1, "", "not a serving benchmark: expected vLLM's --save-result JSON, "
-                              "its printed \"Serving Benchmark Result\", or MLPerf loadgen's mlperf_log_summary.txt")])
+    document = _yaml_mapping(text, shown)
+    if document is not None and _is_benchmark_report(document):
+        return _benchmark_report(document, shown, sha)
+    raise InputError([Problem(shown, 1, 1, "", "not a serving benchmark: expected vLLM's --save-result JSON or its "
+                              "printed \"Serving Benchmark Result\", MLPerf loadgen's mlperf_log_summary.txt, AIPerf's "
+                              "profile_export_aiperf.json, an inference-perf stage_N_lifecycle_metrics.json, or an "
+                              "llm-d benchmark report v0.2")])
 
 
-def _vllm_json(text: str, file: str, sha: str) -> ServingBenchmark:
+def _yaml_mapping(text: str, shown: str) -> JsonRead | None:
+    """The text as a YAML mapping (an llm-d benchmark report), or None for any other text: a file that is no
+    YAML is refused as no summary, not as bad YAML."""
+    from reportgen.project.yaml_source import mapping_data
+
+    try:
+        document = mapping_data(text, shown)
+    except InputError:
+        return None
+    return document if isinstance(document, dict) else None
+
+
+def _json_summary(text: str, file: str, sha: str, path: Path) -> ServingBenchmark:
     try:
         document = strict_json.loads(text)
     except (ValueError, RecursionError) as error:
         raise InputError([Problem(file, 1, 1, "", f"invalid JSON: {error}")]) from None
     if not isinstance(document, dict):
-        raise InputError([Problem(file, 1, 1, "", "expected vLLM's result object")])
+        raise InputError([Problem(file, 1, 1, "", "expected a load tester's summary object")])
     if isinstance(document.get("input_config"), dict) and isinstance(document.get("request_throughput"), dict):
         return _aiperf_aggregate(document, file, sha)
+    if all(isinstance(document.get(key), dict) for key in ("load_summary", "successes", "failures")):
+        return _inference_perf_summary(document, file, sha, path)
+    if _is_benchmark_report(document):
+        return _benchmark_report(document, file, sha)
+    return _vllm_json(document, file, sha)
+
+
+def _vllm_json(document: JsonRead, file: str, sha: str) -> ServingBenchmark:
     reader = _Values(file)
     value = {key: reader.json_number(document, key) for key in (
         "request_throughput", "output_throughput", "p99_ttft_ms", "p99_tpot_ms", "p99_e2el_ms")}
@@ -133,6 +161,99 @@ def _vllm_json(text: str, file: str, sha: str) -> ServingBenchmark:
                             _ms(latency["p99_e2el_ms"]), _ms(latency["p99_ttft_ms"]), _ms(latency["p99_tpot_ms"]),
                             requested_per_s=rate, completed=count["completed"], failed=count["failed"],
                             prompts=count["num_prompts"], placeholders=placeholders)
+
+
+def _inference_perf_summary(document: JsonRead, file: str, sha: str, path: Path) -> ServingBenchmark:
+    """inference-perf's lifecycle metrics (`stage_N_lifecycle_metrics.json`, or `summary_lifecycle_metrics.json` of
+    a run of one stage): seconds throughout. Its `time_per_output_token` ends at the last token, not the last byte,
+    and is read as the TPOT (methods.md#one-set-of-definitions names the difference). The run's summary of several
+    stages mixes their loads: refused, naming the stage files."""
+    reader = _Values(file)
+    rate = reader.nested_number(document, "load_summary.requested_rate")
+    stages = sorted(path.parent.glob("stage_*_lifecycle_metrics.json"))
+    if rate is None and len(stages) > 1:
+        raise InputError([Problem(file, 1, 1, "load_summary", f"the run's summary spans its {len(stages)} stages, "
+                                  "each at its own load: pass one of its stage_N_lifecycle_metrics.json")])
+    latency = {name: reader.nested_number(document, f"successes.latency.{name}.p99") for name in (
+        "request_latency", "time_to_first_token", "time_per_output_token")}
+    requests = reader.nested_number(document, "successes.throughput.requests_per_sec")
+    tokens = reader.nested_number(document, "successes.throughput.output_tokens_per_sec")
+    completed = reader.nested_count(document, "successes.count")
+    failed = reader.nested_count(document, "failures.count")
+    sent = reader.nested_count(document, "load_summary.count")
+    reader.done()
+    if requests is None and tokens is None:
+        raise InputError([Problem(file, 1, 1, "successes.throughput", "no requests_per_sec or output_tokens_per_sec: "
+                                  "not inference-perf's lifecycle metrics")])
+    return ServingBenchmark("inference-perf-summary", file, sha, requests, tokens, latency["request_latency"],
+                            latency["time_to_first_token"], latency["time_per_output_token"],
+                            requested_per_s=rate or None, completed=completed, failed=failed, prompts=sent)
+
+
+BENCHMARK_REPORT_VERSIONS = ("0.2", "0.2.1")
+_PER_TOKEN_UNITS = {"s/token": 1.0, "ms/token": 1e-3}
+_BR_TIME_UNITS = {"s": 1.0, "ms": 1e-3}
+
+
+def _is_benchmark_report(document: JsonRead) -> bool:
+    results = document.get("results")
+    performance = results.get("request_performance") if isinstance(results, dict) else None
+    return "version" in document and isinstance(performance, dict) and isinstance(performance.get("aggregate"), dict)
+
+
+def _benchmark_report(document: JsonRead, file: str, sha: str) -> ServingBenchmark:
+    """An llm-d benchmark report v0.2 (YAML or JSON): one load point's aggregate, each statistic with its `units`,
+    which are authoritative. Its TPOT is `time_per_output_token`; a report converted from AIPerf carries only
+    `inter_token_latency`, AIPerf's (E2E − TTFT)/(n − 1), the same quantity; any other tool's inter-token latency is
+    its chunk gaps, not the TPOT (methods.md#one-set-of-definitions)."""
+    version = str(document.get("version"))
+    if version not in BENCHMARK_REPORT_VERSIONS:
+        raise InputError([Problem(file, 1, 1, "version", f"benchmark report version {version!r}: "
+                                  f"{' and '.join(BENCHMARK_REPORT_VERSIONS)} are read")])
+    reader = _Values(file)
+    aggregate = "results.request_performance.aggregate"
+    load = "scenario.load.standardized"
+    tool = _nested(document, f"{load}.tool")
+
+    def statistic(path: str, statistic: str, units: dict[str, float]) -> float | None:
+        unit = _nested(document, f"{path}.units")
+        value = reader.nested_number(document, f"{path}.{statistic}")
+        if value is None:
+            return None
+        if unit not in units:
+            reader.problems.append(Problem(file, 1, 1, f"{path}.units", f"unit {unit!r} is not one of "
+                                           f"{', '.join(units)}"))
+            return None
+        return value * units[unit]
+
+    ttft = statistic(f"{aggregate}.latency.time_to_first_token", "p99", _BR_TIME_UNITS)
+    e2e = statistic(f"{aggregate}.latency.request_latency", "p99", _BR_TIME_UNITS)
+    tpot = statistic(f"{aggregate}.latency.time_per_output_token", "p99", _PER_TOKEN_UNITS)
+    if tpot is None and tool == "aiperf":
+        tpot = statistic(f"{aggregate}.latency.inter_token_latency", "p99", _PER_TOKEN_UNITS)
+    requests = statistic(f"{aggregate}.throughput.request_rate", "mean", {"queries/s": 1.0})
+    tokens = statistic(f"{aggregate}.throughput.output_token_rate", "mean", {"tokens/s": 1.0})
+    total = reader.nested_count(document, f"{aggregate}.requests.total")
+    failed = reader.nested_count(document, f"{aggregate}.requests.failures")
+    offered = _nested(document, f"{load}.rate_qps")  # .inf: as fast as it could, at a concurrency: no rate asked
+    rate = None if isinstance(offered, float) and math.isinf(offered) else reader.nested_number(document,
+                                                                                                f"{load}.rate_qps")
+    reader.done()
+    if requests is None and tokens is None:
+        raise InputError([Problem(file, 1, 1, f"{aggregate}.throughput", "no request_rate or output_token_rate")])
+    completed = total - failed if total is not None and failed is not None and failed <= total else None
+    return ServingBenchmark("br-0.2", file, sha, requests, tokens, e2e, ttft, tpot, requested_per_s=rate or None,
+                            completed=completed, failed=failed, prompts=total)
+
+
+def _nested(document: JsonRead, path: str) -> object:
+    """The value at a dotted path of mappings, or None where a step is missing or not a mapping."""
+    value: object = document
+    for key in path.split("."):
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
 
 
 def _aiperf_aggregate(document: JsonRead, file: str, sha: str) -> ServingBenchmark:
@@ -295,20 +416,33 @@ class _Values:
     def __post_init__(self) -> None:
         self.problems: list[Problem] = []
 
-    def json_number(self, document: JsonRead, key: str) -> float | None:
-        value = document.get(key)
+    def json_number(self, document: JsonRead, key: str, *, field: str | None = None) -> float | None:
+        """The number under `key` (a problem named `field`, else `key`, where it is not one), or None."""
+        value, field = document.get(key), field or key
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, int | float):
-            self.problems.append(Problem(self.file, 1, 1, key, f"expected a number, got {json.dumps(value)[:40]}"))
+            self.problems.append(Problem(self.file, 1, 1, field, f"expected a number, got {json.dumps(value)[:40]}"))
             return None
-        return self._checked(float(value), key, 1)  # strict_json refused integers past float range
+        return self._checked(float(value), field, 1)  # strict_json refused integers past float range
 
-    def json_count(self, document: JsonRead, key: str) -> int | None:
+    def nested_number(self, document: JsonRead, path: str) -> float | None:
+        """The number at a dotted path of mappings (named by the whole path where it is wrong), or None."""
+        parent, _, key = path.rpartition(".")
+        holder = _nested(document, parent) if parent else document
+        return self.json_number(holder, key, field=path) if isinstance(holder, dict) else None
+
+    def nested_count(self, document: JsonRead, path: str) -> int | None:
+        """The whole number at a dotted path, or None."""
+        parent, _, key = path.rpartition(".")
+        holder = _nested(document, parent) if parent else document
+        return self.json_count(holder, key, field=path) if isinstance(holder, dict) else None
+
+    def json_count(self, document: JsonRead, key: str, *, field: str | None = None) -> int | None:
         """A count of requests: a whole number ≥ 0, or absent."""
-        value = self.json_number(document, key)
+        value = self.json_number(document, key, field=field)
         if value is not None and value != int(value):
-            self.problems.append(Problem(self.file, 1, 1, key, f"expected a whole number, got {value:g}"))
+            self.problems.append(Problem(self.file, 1, 1, field or key, f"expected a whole number, got {value:g}"))
             return None
         return None if value is None else int(value)
 

@@ -89,6 +89,17 @@ def compose(text: str, display: str) -> Node:
     return node
 
 
+def mapping_data(text: str, display: str) -> object | None:
+    """A data file written as YAML (a load tester's results) as plain data, through the guarded composer (alias
+    bombs, deep nesting and foreign tags refused); None when the text is valid YAML but no mapping (a printed
+    summary reads as one long string)."""
+    node = compose(text, display)
+    if not isinstance(node, MappingNode):
+        return None
+    document: object = yaml.SafeLoader("").construct_document(node)
+    return document
+
+
 def _deep_block_at(text: str, limit: int) -> tuple[int, int] | None:
     """Where collections first nest deeper than `limit`, block ones too ("- - - …", indented mappings), read from
     PyYAML's events: its parser keeps a stack of states and does not recurse as its composer does."""
