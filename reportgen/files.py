@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import os
 import stat
 import time
@@ -21,7 +22,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
 from reportgen import interrupts
 from reportgen.errors import OutputError, UsageError
@@ -51,7 +51,7 @@ class OutsideFolder(OSError):
     """The file opened is not inside the folder it was checked to be in: a link swapped in after the check."""
 
 
-def open_regular(path: Path, *, within: Path | None = None) -> BinaryIO:
+def open_regular(path: Path, *, within: Path | None = None) -> io.BufferedReader:
     """The file opened for reading in binary; NotRegularFile, never a wait, for anything but a regular file.
     With `within` (a resolved folder), the file opened, not the path, must lie inside it: a symbolic link swapped in
     between the caller's check of the path and this open cannot take the read outside."""

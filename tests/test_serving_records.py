@@ -554,6 +554,22 @@ def test_a_store_whose_arrays_claim_more_than_they_hold_is_refused_before_alloca
         read_store(tmp_path / "bomb.npz", 1, "bomb.npz")
 
 
+@pytest.mark.parametrize("piece", [1000, 4096, 10_000])
+def test_an_aiperf_file_read_in_small_pieces_reads_as_in_one(piece: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pieces smaller than a record (3.1 KB: the buffer grows), about one, and a few: every record is cut across
+    pieces somewhere, and the columns are those of reading the file at once."""
+    from reportgen.ingest import aiperf_stream
+
+    path = Path(__file__).parent / "data" / "serving" / "aiperf-0.13.0" / "rate8" / "profile_export.jsonl"
+    whole, sha = aiperf_stream.read_columns(path, path.name, processes=1)
+    monkeypatch.setattr(aiperf_stream, "PIECE_BYTES", piece)
+    pieces, same_sha = aiperf_stream.read_columns(path, path.name, processes=1)
+    assert sha == same_sha and pieces.warmup == whole.warmup == 5
+    for name in ("start_ns", "credit_ns", "ttft_s", "e2e_s", "tokens", "ok"):
+        assert np.array_equal(pieces.column(name), whole.column(name)), name
+    assert len(whole.column("e2e_s")) == 60
+
+
 def test_an_aiperf_file_with_an_endless_line_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from reportgen.ingest import aiperf_stream
 

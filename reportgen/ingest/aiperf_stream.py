@@ -169,30 +169,39 @@ def _line_start_after(path: Path, shown: str, offset: int) -> int:
 
 
 def _read_range(path: Path, shown: str, start: int, stop: int) -> Columns:
-    """The records of the bytes [start, stop) (whole lines), a piece at a time; the partial line a piece ends in is
-    decoded with the start of the next, and the rest of each piece without copying it."""
+    """The records of the bytes [start, stop) (whole lines), a piece at a time into one buffer: the partial line a
+    piece ends in is moved to the buffer's start and the next piece read in after it, so a byte is copied once
+    from the file and never again (slicing and joining 32 MiB pieces cost a fifth of the reading)."""
     columns = Columns()
-    rest = b""
-    offset = start  # of the first byte not yet decoded
+    buffer = bytearray(PIECE_BYTES)
+    view = memoryview(buffer)
+    held = 0  # bytes at the buffer's start not yet decoded: the line the last piece cut
+    offset = start  # the file offset of the buffer's first byte
     try:
         with open_regular(path) as handle:
             handle.seek(start)
-            while offset + len(rest) < stop and (piece := handle.read(min(PIECE_BYTES, stop - offset - len(rest)))):
-                cut = piece.rfind(b"\n") + 1
-                if cut == 0:  # no line ends in this piece: all of it continues the line before
-                    rest += piece
-                    if len(rest) > MAX_LINE_BYTES:
+            while (wanted := min(len(buffer), stop - offset) - held) > 0 \
+                    and (got := handle.readinto(view[held:held + wanted])):
+                filled = held + got
+                cut = buffer.rfind(b"\n", 0, filled) + 1
+                if cut == 0:  # no line ends in the buffer: all of it continues one line
+                    if filled > MAX_LINE_BYTES:
                         raise InputError([Problem(shown, _line_of(path, offset, b"", None), 1, "",
                                                   f"a line longer than {MAX_LINE_BYTES >> 20} MiB: not an AIPerf "
                                                   "record")])
+                    if filled == len(buffer):  # room for more of the line
+                        view.release()
+                        buffer.extend(bytes(PIECE_BYTES))
+                        view = memoryview(buffer)
+                    held = filled
                     continue
-                data = memoryview(rest + piece[:cut]) if rest else memoryview(piece)[:cut]
-                _decoded(data, columns, path, shown, offset)
-                offset += len(data)
-                rest = piece[cut:]
+                _decoded(view[:cut], columns, path, shown, offset)
+                buffer[:filled - cut] = buffer[cut:filled]  # the cut line, to the start (no resize)
+                offset += cut
+                held = filled - cut
     except OSError as error:
         raise InputError([Problem(shown, 1, 1, "", why_unreadable(error))]) from None
-    _decoded(memoryview(rest), columns, path, shown, offset)
+    _decoded(view[:held], columns, path, shown, offset)
     return columns
 
 

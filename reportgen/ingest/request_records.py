@@ -148,7 +148,8 @@ def _inference_perf_stages(points: list[LoadPoint], folder: Path, shown: str) ->
             _finite(load.get("achieved_rate"))
         if not isinstance(count, int) or isinstance(count, bool) or count < 1:
             raise _refused(str(path), f"{count!r} is not a count of requests", "load_summary.count")
-        # the stage's own mean E2E of its successes, which its records are held to (methods.md#a-service-judged-from-its-requests)
+        # the stage's own mean E2E of its successes, which its records are held to
+        # (records-disagree, methods.md#a-service-judged-from-its-requests)
         mean = _finite(_object(_object(_object(summary.get("successes")).get("latency")).get("request_latency"))
                        .get("mean"))
         summaries.append((count, requested, achieved, mean))
