@@ -28,16 +28,20 @@ from reportgen.errors import InputError, OutputError, UsageError, escaped, print
 from reportgen.files import open_regular, replace_file, shown_path
 from reportgen.json_types import JsonRead
 from reportgen.project.measurements import MAX_CSV_BYTES
+from reportgen.project.records import MAX_STORE_BYTES
 from reportgen.project.revisions import (
     COMMIT_ID,
     GitObject,
     RevisionFiles,
     blob_contents,
+    file_limit,
     files_named_in,
     names_in_bytes,
     objects_at,
     open_objects,
     run_git,
+    stores_beside,
+    stores_in,
 )
 from reportgen.project.spec import bidi_isolated
 from reportgen.project.stdio import MAX_FILE_BYTES
@@ -207,6 +211,14 @@ def _files_of(found: list[Commit], projects: dict[str, GitObject | None], relati
     requests = [(sha, _beside(relative, name)) for sha, written in names.items() for name in written]
     at = dict(zip(requests, objects_at(requests, cwd=top), strict=True))
     blobs.read(at.values(), limit=MAX_CSV_BYTES)
+    # then the records stores each revision's runs CSV names: a service is judged from the requests it kept then
+    names = {sha: (*written, *(store for name in written
+                               for store in blobs.stores_of(name, at[sha, _beside(relative, name)])))
+             for sha, written in names.items()}
+    stores = [(sha, _beside(relative, name)) for sha, written in names.items() for name in written
+              if (sha, _beside(relative, name)) not in at]
+    at.update(zip(stores, objects_at(stores, cwd=top), strict=True))
+    blobs.read((at[request] for request in stores), limit=MAX_STORE_BYTES)
     return {sha: RevisionFiles(relative, projects[sha], tuple((name, at[sha, _beside(relative, name)])
                                                                   for name in written))
             for sha, written in names.items()}
@@ -258,11 +270,17 @@ class _Blobs:
     cache: _Cache
     digests: dict[str, str] = field(default_factory=dict)
     names: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    stores: dict[str, tuple[str, ...]] = field(default_factory=dict)  # the records stores each CSV names
 
     def read(self, found: Iterable[GitObject | None], *, limit: int) -> None:
         wanted = {blob.oid: blob for blob in _files_within(found, limit) if blob.oid not in self.digests}
         for blob, data in blob_contents(list(wanted.values()), cwd=self.top):
             self.digests[blob.oid] = hashlib.sha256(data).hexdigest()
+            self.stores[blob.oid] = stores_in(data)
+
+    def stores_of(self, name: str, found: GitObject | None) -> list[str]:
+        """The records stores a named CSV read this run names, as paths beside the project file."""
+        return stores_beside(name, self.stores.get(found.oid, ()) if found is not None else ())
 
     def read_projects(self, found: Iterable[GitObject | None]) -> None:
         wanted = {blob.oid: blob for blob in _files_within(found, MAX_FILE_BYTES) if blob.oid not in self.names}
@@ -304,7 +322,7 @@ def _cache_key(files: RevisionFiles, blobs: _Blobs) -> str:
     version and the record's format. A revision of the same inputs as another (a revert) reads its record."""
     parts = [__version__, str(RECORD_FORMAT), files.path, blobs.identity(files.project, MAX_FILE_BYTES)]
     for name, found in files.named:
-        parts += [name, blobs.identity(found, MAX_CSV_BYTES)]
+        parts += [name, blobs.identity(found, file_limit(name))]
     return _hashed(*parts)
 
 

@@ -96,3 +96,32 @@ def test_a_blob_past_the_limit_is_refused_before_it_is_read(repository: Path,
     status, _ = diff_in(repository, "HEAD:design/p.yaml", "HEAD~1:design/p.yaml")
     error = capsys.readouterr().err
     assert status == 2 and "refused without reading it" in error and "18,000,015 bytes in git" in error
+
+
+def test_a_revisions_service_is_judged_from_the_requests_it_kept(tmp_path: Path) -> None:
+    """inputs/chat-records.yaml committed with its runs CSV and records stores: `diff REV:PATH` against the working
+    file finds nothing changed (the stores were read from the revision, not left out as missing), and the history's
+    verdict of the commit is page 1's, judged from the requests (methods.md#the-records-store)."""
+    import shutil
+
+    from reportgen.project_history import history
+
+    inputs = Path(__file__).resolve().parent.parent / "inputs"
+    folder = tmp_path / "svc"
+    folder.mkdir()
+    for name in ("chat-records.yaml", "chat-records.csv"):
+        shutil.copy(inputs / name, folder / name)
+    shutil.copytree(inputs / "chat-records.records", folder / "chat-records.records")
+    git(tmp_path, "init", "-q")
+    git(tmp_path, *AUTHOR, "add", ".")
+    git(tmp_path, *AUTHOR, "commit", "-qm", "r1")
+    status, document = diff_in(tmp_path, "HEAD:svc/chat-records.yaml", "svc/chat-records.yaml")
+    assert status == 0 and document is not None
+    assert document["identical"] and not document["appeared"], document["appeared"]
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        (revision,) = history(Path("svc/chat-records.yaml"))["revisions"]
+    finally:
+        os.chdir(cwd)
+    assert revision["built"] and "within every objective for 99 % of requests" in revision["verdict"]

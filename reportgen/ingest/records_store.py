@@ -23,9 +23,8 @@ from reportgen.files import replace_file
 from reportgen.project import measurements
 from reportgen.project.load_tests import LoadPoint, Mode, RecordedPoint, Requests, TokenSource
 from reportgen.project.loader import LoadedProject
-from reportgen.project.records import RecordsLine
+from reportgen.project.records import MAX_STORE_BYTES, RecordsLine
 
-MAX_STORE_BYTES = 1 << 30  # the arrays of one archive, uncompressed: 10⁷ requests at 37 bytes each is 370 MB
 COLUMNS = {"send_s": np.float64, "intended_s": np.float64, "ttft_s": np.float64, "e2e_s": np.float64,
            "output_tokens": np.int32, "ok": np.uint8}
 UNCOUNTED = -1

@@ -247,6 +247,10 @@ class RowSource:
         return tuple(line.removeprefix(PROVENANCE) for line in self.lines if not _RANK_LINE.match(line))
 
 
+# a records store's arrays, uncompressed (and so its file): 10⁷ requests at 37 bytes each is 370 MB
+MAX_STORE_BYTES = 1 << 30
+
+
 def stores_named(csv_text: str) -> list[str]:
     """The records stores a runs CSV's records lines name (relative to its folder), each once, in order."""
     found = (RecordsLine.parsed(line) for line in csv_text.splitlines() if line.startswith(PROVENANCE + _RECORDS))

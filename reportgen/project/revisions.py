@@ -20,7 +20,7 @@ import re
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -32,6 +32,7 @@ from reportgen import wording
 from reportgen.errors import InputError, Problem, UsageError
 from reportgen.files import shown_path
 from reportgen.project.measurements import MAX_CSV_BYTES
+from reportgen.project.records import MAX_STORE_BYTES, stores_named
 from reportgen.project.spec import file_name_text, locate, scalar_text
 from reportgen.project.stdio import MAX_FILE_BYTES
 from reportgen.project.yaml_source import compose, read_text
@@ -39,6 +40,7 @@ from reportgen.project.yaml_source import compose, read_text
 GIT_SECONDS = 30
 COMMIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # SHA-1 or SHA-256
 NAMED_FILES = ("scaling.file", "prediction.collectives_file")  # files a project names, read beside it
+STORE_SUFFIX = ".npz"  # a records store a runs CSV names (methods.md#the-records-store)
 
 
 @dataclass(frozen=True)
@@ -194,7 +196,7 @@ def open_objects(files: RevisionFiles, *, cwd: Path | None, display: str) -> Ite
             beside = Path(folder) / name
             if found is None or found.kind != "blob" or not beside.resolve().is_relative_to(Path(folder).resolve()):
                 continue  # the loader says that the file is missing, or that its path leaves the project's folder
-            data = _file_bytes(found, cwd, str(PurePosixPath(display).parent / name), limit=MAX_CSV_BYTES)
+            data = _file_bytes(found, cwd, str(PurePosixPath(display).parent / name), limit=file_limit(name))
             try:
                 beside.parent.mkdir(parents=True, exist_ok=True)
                 beside.write_bytes(data)
@@ -228,17 +230,25 @@ def _revision_copy(repository: _Repository, commit: str, path: str, revision: st
     with tempfile.TemporaryDirectory(prefix="reportgen-rev-") as folder:
         target = Path(folder) / PurePosixPath(path).name
         target.write_bytes(repository.blob(commit, path, f"{revision}:{path}", limit=MAX_FILE_BYTES))
-        for name in files_named_in(target):
+        def copy(name: str, *, optional: bool) -> bytes | None:
             beside = Path(folder) / name
             if not beside.resolve().is_relative_to(Path(folder).resolve()):
-                continue  # the loader refuses a path that leaves the project's folder, and says so
+                return None  # the loader refuses a path that leaves the project's folder, and says so
             wanted = posixpath.normpath(posixpath.join(posixpath.dirname(path), name))
-            data = repository.blob(commit, wanted, f"{revision}:{wanted}", limit=MAX_CSV_BYTES)
+            if optional and not repository.holds(commit, wanted):
+                return None  # a store the commit lacks: the build says its records are missing
+            data = repository.blob(commit, wanted, f"{revision}:{wanted}", limit=file_limit(name))
             try:
                 beside.parent.mkdir(parents=True, exist_ok=True)
                 beside.write_bytes(data)
             except OSError:  # a name through a file ("p.yaml/x.csv"): no such file, as the loader will say
-                continue
+                return None
+            return data
+
+        for name in files_named_in(target):
+            data = copy(name, optional=False)
+            for store in stores_beside(name, stores_in(data or b"")):
+                copy(store, optional=True)
         yield target
 
 
@@ -291,6 +301,11 @@ class _Repository:
             raise UsageError(f"{shown}: the path leaves the repository")
         return path
 
+    def holds(self, commit: str, path: str) -> bool:
+        """Whether the commit has a file at the path."""
+        (found,) = objects_at([(commit, path)], cwd=self.cwd)
+        return found is not None and found.kind == "blob"
+
     def blob(self, commit: str, path: str, shown: str, *, limit: int) -> bytes:
         """The file's bytes at the commit, refused without reading it when it is larger than `limit`."""
         size = self._git("cat-file", "-s", f"{commit}:{path}", shown=shown).decode("ascii", "replace").strip()
@@ -308,6 +323,24 @@ def files_named_in(path: Path) -> list[str]:
         return _names_in(compose(read_text(path, path.name)[0], path.name))
     except InputError:
         return []
+
+
+def stores_in(data: bytes) -> tuple[str, ...]:
+    """The records stores a runs CSV's bytes name, relative to its folder: a revision's service is judged from the
+    requests it kept then, not from their summary columns alone."""
+    if b"# reportgen records:" not in data:
+        return ()
+    return tuple(store for store in stores_named(data.decode("utf-8", "replace")) if store.endswith(STORE_SUFFIX))
+
+
+def stores_beside(name: str, stores: Iterable[str]) -> list[str]:
+    """Stores named by the CSV a project names `name`, as paths beside the project file."""
+    return [posixpath.normpath(posixpath.join(posixpath.dirname(name), store)) for store in stores]
+
+
+def file_limit(name: str) -> int:
+    """The largest file a project's revision may name: a records store is an archive of requests, any other a CSV."""
+    return MAX_STORE_BYTES if name.endswith(STORE_SUFFIX) else MAX_CSV_BYTES
 
 
 def names_in_bytes(data: bytes, name: str) -> list[str]:
