@@ -125,3 +125,17 @@ def test_a_revisions_service_is_judged_from_the_requests_it_kept(tmp_path: Path)
     finally:
         os.chdir(cwd)
     assert revision["built"] and "within every objective for 99 % of requests" in revision["verdict"]
+
+
+def test_a_revision_given_where_a_file_is_meant_is_told_how_to_name_the_file(
+        repository: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`reportgen diff HEAD~1 HEAD` names two revisions, not two files: the error says to write REV:PATH; a name
+    that is neither a file nor a revision is just not there."""
+    status, _ = diff_in(repository, "HEAD~1", "design/p.yaml")
+    assert status == 2
+    assert "HEAD~1: no such file, but a git revision: name the project file in it as HEAD~1:PATH" in \
+        capsys.readouterr().err
+    status, _ = diff_in(repository, "r1", "design/p.yaml")
+    assert status == 2
+    err = capsys.readouterr().err
+    assert "no such file" in err and "REV" not in err and "revision" not in err

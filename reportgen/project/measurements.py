@@ -16,7 +16,7 @@ from yaml.nodes import Node, ScalarNode, SequenceNode
 from reportgen.errors import InputError, Problem
 from reportgen.files import why_unreadable
 from reportgen.project.records import PROVENANCE, RowSource
-from reportgen.project.spec import number_of
+from reportgen.project.spec import did_you_mean, number_of
 from reportgen.project.yaml_source import mapping_node, mark_at, read_text, scalar_node
 
 MAX_CSV_BYTES = 16 << 20
@@ -147,9 +147,12 @@ def parse_rows(text: str, display: str,
     for cell, column in split_cells(header_line):
         read = header_column(cell)
         if read is None or read[0] not in columns_known:
+            name = read[0] if read is not None else cell.strip()
+            # as a misspelt field of the project file gets: "did you mean `throughput`?"
+            hint = did_you_mean(name, columns_known, fields=True).removeprefix("; ")
             problems.append(Problem(display, header_number, column, "",
-                                    f"unknown column \"{cell}\"; columns are {', '.join(columns_known)}, "
-                                    "with an optional unit as in `compute [s]`"))
+                                    f"unknown column \"{cell}\"{': ' + hint + ' The' if hint else '; the'} columns "
+                                    f"are {', '.join(columns_known)}, each with an optional unit as in `compute [s]`"))
             columns.append(("", None))
             continue
         if read[0] in [name for name, _ in columns]:

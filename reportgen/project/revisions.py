@@ -55,6 +55,10 @@ def open_source(spec: str, *, cwd: Path | None = None) -> Iterator[Source]:
     """A project file named by a path or by git's REV:PATH; temporary copies are removed afterwards."""
     plain = Path(spec)
     if plain.exists() or ":" not in spec:
+        if not plain.exists() and _is_revision(spec, cwd):  # `diff r1 r2`: revisions, where files were meant
+            raise UsageError(f"{spec}: no such file, but a git revision: name the project file in it as "
+                             f"{spec}:PATH (for example {spec}:inputs/example.yaml; ./PATH is relative to this "
+                             "folder)")
         yield Source(plain, shown_path(spec), plain.stem)
         return
     revision, _, inside = spec.partition(":")
@@ -66,6 +70,17 @@ def open_source(spec: str, *, cwd: Path | None = None) -> Iterator[Source]:
     safe_revision = re.sub(r"[^A-Za-z0-9._~^-]+", "-", revision)
     with _revision_copy(repository, commit, path, revision) as target:
         yield Source(target, shown_path(spec), f"{safe_revision}-{PurePosixPath(path).stem}")
+
+
+def _is_revision(text: str, cwd: Path | None) -> bool:
+    """Whether git names a commit by the text (never read as an option; False outside a repository)."""
+    if not text or text.startswith("-") or "\n" in text:
+        return False
+    try:
+        run_git(cwd, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{text}^{{commit}}")
+    except UsageError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)

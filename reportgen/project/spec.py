@@ -210,7 +210,7 @@ class OneOf(Spec, Generic[Choice]):
         if choice is not None:
             return choice
         return reader.error(node, path, f"expected one of {_or_list(self.choices)}, got \"{text}\""
-                            + _did_you_mean(text, self.choices))
+                            + did_you_mean(text, self.choices))
 
     def json_schema(self) -> JsonObject:
         return {"type": "string", "description": self.doc, "enum": list(self.choices)}
@@ -647,7 +647,7 @@ def read_fields(cls: type, node: Node, path: str, reader: Reader) -> tuple[dict[
             keys_sound = reader.error(key_node, key_path, f"duplicate key (first given on line {first})") is not INVALID
         elif key not in names:
             keys_sound = reader.error(key_node, key_path,
-                                      f"unknown field{_did_you_mean(key, names, fields=True)}") is not INVALID
+                                      f"unknown field{did_you_mean(key, names, fields=True)}") is not INVALID
         else:
             given[key] = (key_node, value_node)
     with reader.time_unit(reader.bare_time_unit):
@@ -709,6 +709,10 @@ SAME_MEANING = {
     "price": "node_hour", "price_per_hour": "node_hour", "hourly_price": "node_hour", "cost_per_hour": "node_hour",
     "budget": "cost_per_run", "deadline": "time_per_run", "mtbf": "node_mtbf", "nodes_count": "nodes",
     "preemption_rate": "preemptions_per_node_hour", "carbon": "carbon_intensity", "intensity": "carbon_intensity",
+    # a runs CSV's columns (reportgen.project.measurements)
+    "duration": "time", "wall_time": "time", "step_time": "time", "elapsed": "time", "runtime": "time",
+    "rps": "throughput", "qps": "throughput", "requests_per_second": "throughput", "node": "nodes",
+    "p99": "p99_latency", "ttft": "ttft_p99", "tpot": "tpot_p99", "energy_kwh": "energy",
 }
 
 
@@ -720,7 +724,7 @@ ABBREVIATIONS = {"comm": "communication", "comp": "compute", "mem": "memory", "b
 MAX_SUGGESTIONS = 3
 
 
-def _did_you_mean(text: str, options: tuple[str, ...] | list[str], *, fields: bool = False) -> str:
+def did_you_mean(text: str, options: tuple[str, ...] | list[str], *, fields: bool = False) -> str:
     """What the text may have meant: a name of the same meaning alone; else, for a field's name, up to three fields
     by an abbreviation or a prefix of their words, then by spelling (the closest first); for a value, the closest."""
     names = list(options)

@@ -18,6 +18,7 @@ FIGURE = re.compile(r"(?<![\w.])((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
                     r"(?: h \d+(?:\.\d+)? min| h| min| s| ms| µs| days?| d| [kMGT]?B/s| requests/s| tokens/s)?"
                     r"(?: [A-Z]{3}(?= |$|[.,;:)]))?(?: % (?:over|under|short|to spare)| %|×)?)")
 LABELS = ("95 % interval", "90 % interval", "90 % bootstrap")  # a coverage named, not a figure
+ADVICE = ("ideally 1 node",)  # what to measure next, the same for every project: advice, not a figure
 
 
 # What a form multiplies a value by before it writes the leading number of a figure in this unit (a bare number may
@@ -101,10 +102,17 @@ def page_one_texts(summary: SummaryResult) -> list[str]:
 def unquoted_figures(summary: SummaryResult, currency: str) -> list[str]:
     """The figures of page 1's verdict, gap, next action, failure tax and operating point that none of page 1's
     quantities is written as."""
-    quoted = [(text, found[1], text[found.end():found.end() + 8]) for text in page_one_texts(summary)
+    texts = [_without_advice(text) for text in page_one_texts(summary)]
+    quoted = [(text, found[1], text[found.end():found.end() + 8]) for text in texts
               for found in FIGURE.finditer(text) if found[1]]
     values = sorted({quantity.value for quantity in summary.quantities})
     forms = {_plain(form) for form in written_forms(values, currency, [(f, after) for _, f, after in quoted])}
     return [figure for text, figure, _ in quoted
             if _plain(figure) not in forms and not any(label in text and label.startswith(figure)
                                                        for label in LABELS)]
+
+
+def _without_advice(text: str) -> str:
+    for advice in ADVICE:
+        text = text.replace(advice, "")
+    return text

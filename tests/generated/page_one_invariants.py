@@ -13,6 +13,7 @@ from reportgen.analysis import Analysis, analyze
 from reportgen.analysis.page.candidate_order import ordered
 from reportgen.analysis.page.candidates import MODEL_BOUNDS, MODEL_REFUTED, P_WRONG_MIN
 from reportgen.analysis.verdict.verdict_state import P_MISS_KEEP
+from reportgen.project.load_tests import RecordedPoint
 from reportgen.project.model import PlanSearch, Project
 from tests.generated.figures import unquoted_figures
 
@@ -31,7 +32,10 @@ def value_at(document: dict[str, Any], path: str) -> object:
     return value
 
 
-def check_page_one(project: Project, analysis: Analysis, document: dict[str, Any]) -> None:
+def check_page_one(project: Project, analysis: Analysis, document: dict[str, Any],
+                   recorded: tuple[RecordedPoint, ...] = ()) -> None:
+    """Page 1's rules (docs/methods.md#page-1-from-one-set-of-facts); `recorded`, a service's load points judged
+    from their requests, as the analysis had them."""
     summary, page = analysis.summary, analysis.page_one
     assert summary is not None and page is not None
     goal_rows = (document.get("goal") or {}).get("at_plan") or []
@@ -108,7 +112,7 @@ def check_page_one(project: Project, analysis: Analysis, document: dict[str, Any
         assert action.rank is not None and action.rank <= 3, action
     if chosen is not None and chosen.kind == "measured-scale" and chosen.nodes is not None and project.design \
             and not (project.scaling and project.scaling.mode == "weak"):
-        moved = analyze(_moved(project, int(chosen.nodes)))
+        moved = analyze(_moved(project, int(chosen.nodes)), recorded=recorded)
         assert moved.summary is not None and moved.summary.state == "met", moved.summary.verdict
     # 7. on a met page whose plan does not straddle, a measured scale is proposed only for less money, faster
     if summary.state == "met" and not any(r.straddles for r in viable):
@@ -117,8 +121,13 @@ def check_page_one(project: Project, analysis: Analysis, document: dict[str, Any
                 assert way.money < 0, way
             if way.kind in ("layout", "fitted-scale"):
                 raise AssertionError(f"a met page proposes a modelled way: {way}")
-    # 8. a planner's run is proposed only when wanted and material
-    if chosen is not None and chosen.kind == "measure" and chosen.p_wrong_after is not None:
+    # 8. a planner's run is proposed only when wanted and material; the requests that decide a straddling service
+    # are proposed whenever it straddles, and bring the chance of a wrong verdict down to 5 %
+    if chosen is not None and chosen.code == "requests-straddle":
+        assert summary.state == "unjudged" and chosen.p_wrong_after is not None, chosen
+        assert chosen.p_wrong_after <= min(chosen.p_wrong_before or 1.0, 0.05) + 1e-12, chosen
+        assert ("falls from" in chosen.text) == (chosen.p_wrong_after < (chosen.p_wrong_before or 0.0)), chosen
+    elif chosen is not None and chosen.kind == "measure" and chosen.p_wrong_after is not None:
         before = chosen.p_wrong_before or 0.0
         assert summary.state in ("unjudged", "partly", "no-goal") or before >= P_WRONG_MIN, chosen
         assert chosen.p_wrong_after <= before / 2 + 1e-12, chosen

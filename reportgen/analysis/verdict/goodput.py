@@ -618,11 +618,14 @@ def requests_runs(judged: tuple[tuple[float, PointFacts], ...], judgement: Judge
             repeats = 1
             if needed <= measured.requests:  # enough requests, yet not decided: a single run near capacity, whose
                 repeats, needed = 2, 2 * measured.requests  # spread one run does not show: two repeats of it
+                width = interval[1] - interval[0]  # its chance of a wrong verdict, read as the rule reads its
+                interval = (interval[0] - width, interval[1] + width)  # interval: widened by its own width
             duration = needed / rate
             hours = nodes * duration / 3600
             cost = hours * price_per_node_hour if price_per_node_hour else None
-            runs.append(NextRun(int(nodes), repeats, hours, cost, _wrong_now(share, interval, judgement.target),
-                                WRONG_AFTER_DECIDED, kind="requests", load_per_s=facts.point.load,
+            wrong = _wrong_now(share, interval, judgement.target)
+            runs.append(NextRun(int(nodes), repeats, hours, cost, wrong, min(WRONG_AFTER_DECIDED, wrong),
+                                kind="requests", load_per_s=facts.point.load,
                                 mode=facts.point.mode, objective=objective, requests_have=measured.requests,
                                 requests_needed=needed, duration_s=duration))
     return tuple(runs)

@@ -103,6 +103,9 @@ class ServingRow:
         item="an end")] = None
     capacity_bound: Annotated[Bound | None, Key("records: above, the largest load measured still meets every "
                                                 "objective (a lower bound); below, the smallest already misses")] = None
+    records_unjudged: Annotated[bool, Key("load-tested with its requests kept, none of whose load points could be "
+                                          "judged (each failed a check that leaves it out): its per-request "
+                                          "objectives are not known here, whatever its throughput")] = False
 
     @property
     def measured(self) -> bool:
@@ -371,9 +374,11 @@ def analyze_serving(project: Project, scaling: ScalingResult | None, *, intensit
     judged = judge_records(recorded, judgement_of(goal), plan=plan, need_per_s=need, unit=project.work_unit,
                            devices_per_node=devices) if recorded else None
     within_objectives = _within_objectives(judged, project.work_unit)
-    rows = {nodes: row(nodes, capacity, "measured", energy) if nodes not in within_objectives else
-            _from_records(row(nodes, within_objectives[nodes].max_load_per_s, "measured", energy),
-                          within_objectives[nodes], need)
+    unjudged = _records_unjudged(judged, within_objectives)
+    rows = {nodes: _from_records(row(nodes, within_objectives[nodes].max_load_per_s, "measured", energy),
+                                 within_objectives[nodes], need) if nodes in within_objectives else
+            _not_judged(row(nodes, capacity, "measured", energy)) if nodes in unjudged else
+            row(nodes, capacity, "measured", energy)
             for nodes, (capacity, energy) in measured.items()}
     fitted = _fitted_to_serve(usl, need, objectives, latencies, set(rows), max_nodes)
     to_serve = next((r for r in sorted(rows.values(), key=lambda r: r.nodes) if r.serves), None)
@@ -613,6 +618,20 @@ def _from_records(row: ServingRow, curve: ScaleCurve, need: float) -> ServingRow
                    meets_load=met, serves=met, excluded=False)
 
 
+def _records_unjudged(judged: Goodput | None, curves: dict[float, ScaleCurve]) -> set[float]:
+    """The scales whose requests were kept and judged against per-request objectives, yet have no curve: every load
+    point there failed a check that leaves it out (over-saturated, the rate not reached, ...). Their throughput says
+    nothing of the objectives."""
+    if judged is None or judged.goodput is None or not judged.goodput.joint:
+        return set()
+    return {nodes for nodes, _ in judged.judged} - set(curves)
+
+
+def _not_judged(row: ServingRow) -> ServingRow:
+    """A scale whose per-request objectives are not known: it serves only as far as its throughput misses."""
+    return replace(row, records_unjudged=True, meets_latency=None, serves=False if row.serves is False else None)
+
+
 def _within_objectives(judged: Goodput | None, unit: str) -> dict[float, ScaleCurve]:
     """Each scale's open-load curve of max load within the objectives, where the load counts requests (a curve's
     axis): those scales' capacity is read from their requests (methods.md#a-service-judged-from-its-requests)."""
@@ -645,7 +664,7 @@ def _check(row: ServingRow, regime: ServingRegime | None, need: float,
     met: bool | None = True
     if not viable or meets_load is False or meets_latency is False or meets_cost is False:
         met = False
-    elif meets_load is None or row.unknown or (cost_limit is not None and meets_cost is None):
+    elif meets_load is None or row.unknown or row.records_unjudged or (cost_limit is not None and meets_cost is None):
         met = None
     return ServingCheck(row.nodes, regime.name if regime else None, viable, capacity, row.p99_s, cost, meets_load,
                         meets_latency, meets_cost, load_ratio, latency_ratio, cost_ratio,

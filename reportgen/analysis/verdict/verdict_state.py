@@ -183,8 +183,8 @@ def _serving_row(serving: ServingResult, check: ServingCheck, fitted: bool) -> R
         state = "met"
     elif check.met is False:
         state = "missed"
-    elif check.unknown:
-        state, why = "unjudged", "objective-unknown"
+    elif check.unknown or (serving.plan_row is not None and serving.plan_row.records_unjudged):
+        state, why = "unjudged", "objective-unknown"  # stated and not known there (no load point judged)
     elif serving.cost_limit_per_hour is not None and check.cost_per_hour is None and check.meets_load \
             and check.meets_latency is not False:
         state, why = "partly", "unpriced"

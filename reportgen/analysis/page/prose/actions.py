@@ -191,6 +191,7 @@ def planner_words(run: NextRun, currency: str) -> str:
             f"{percent(quote(run, 'p_wrong_after', 'fraction'))}.")
 
 
+@quoting
 def requests_words(run: NextRun, currency: str) -> str:
     """"Send 5,344 requests at 10 request/s to 8 nodes (5 min 34 s, 1.2 USD): the 2,000 measured straddle the
     target; the chance that the verdict is wrong falls from 31 % to 5 %"
@@ -202,10 +203,12 @@ def requests_words(run: NextRun, currency: str) -> str:
     what = f"Repeat the load test twice ({sent} in all)" if run.repeats == 2 else f"Send {sent}"
     why = ("near capacity one run understates its own spread" if run.repeats == 2 else
            f"the {quote(run, 'requests_have'):,} measured straddle the target")
+    chance = (f"the chance that the verdict is wrong falls from {percent(quote(run, 'p_wrong_before', 'fraction'))}"
+              f" to {percent(quote(run, 'p_wrong_after', 'fraction'))}" if run.p_wrong_after < run.p_wrong_before
+              else f"the {percent(quote(run, 'p_wrong_before', 'fraction'))} chance that the verdict is wrong, read "
+                   "from one run, is confirmed only by repeats")
     return (f"{what} to {nodes(quote(run, 'nodes', 'nodes'))} ({duration(quote(run, 'duration_s', 's'))}{cost}): "
-            f"{why}; the chance that the verdict is wrong falls from "
-            f"{percent(quote(run, 'p_wrong_before', 'fraction'))} to "
-            f"{percent(quote(run, 'p_wrong_after', 'fraction'))}.")
+            f"{why}; {chance}.")
 
 
 def _single_scale(e: Evidence) -> str:
@@ -218,6 +221,28 @@ def _single_scale(e: Evidence) -> str:
     why = "one scale cannot tell which would meet the goal" if e.goal is not None or e.serving is not None else \
         "with one scale there is no speedup to judge"
     return f"Measure {which}: {why}."
+
+
+OBJECTIVE_UNKNOWN = ("Measure the objective at the plan's scale (a load test that records it): the verdict checks it "
+                     "and it is not known there.")
+
+
+def _objective_unknown(e: Evidence) -> str:
+    """A plan load-tested with its requests kept, none of whose load points could be judged: load-tested again,
+    below the lowest load that failed its checks, which are named (methods.md#load-points-and-capacity)."""
+    serving = e.serving
+    row = serving.plan_row if serving is not None else None
+    if serving is None or row is None or not row.records_unjudged or serving.records is None:
+        return OBJECTIVE_UNKNOWN
+    failed = [point for point in serving.records.points if point.nodes == row.nodes and not point.valid
+              and point.mode == "open" and point.offered_per_s is not None]
+    if not failed:
+        return OBJECTIVE_UNKNOWN
+    lowest = min(failed, key=lambda point: point.offered_per_s or 0.0)
+    codes = sorted({code for point in failed for code in point.findings})
+    return (f"Load-test the plan's scale, {nodes(quote(row, 'nodes', 'nodes'))}, again below "
+            f"{requests(quote(lowest, 'offered_per_s'))}: none of its load points could be judged from its requests "
+            f"({listed(codes)}).")
 
 
 def _measure_collectives(e: Evidence) -> str:
@@ -470,8 +495,7 @@ ACTIONS: tuple[Action, ...] = (
            "unit): the runs are throughputs, so the goal per run cannot be judged without it."),
     _fixed("budget-not-judged", _MEASURE, "Add the node-hour price (pricing.node_hour) so that the goal's budget can "
            "be judged."),
-    _fixed("objective-unknown", _MEASURE, "Measure the objective at the plan's scale (a load test that records it): "
-           "the verdict checks it and it is not known there."),
+    Action("objective-unknown", _MEASURE, OBJECTIVE_UNKNOWN, _objective_unknown),
     _fixed("no-goal", _MEASURE, "State the goal (project.goal) so that the design can be judged against it."),
     _fixed("no-plan", _MEASURE, "State the planned node count (design.nodes) so that the goal can be judged at it."),
     _fixed("bad-fit", _ADVICE, "Re-measure the collectives: the model fitted to them gives a negative α or β."),

@@ -729,6 +729,10 @@ def _serving_values(check: ServingCheck, serving: ServingResult, words: _Words) 
         parts.append("their capacity is not known")
     elif row is not None and row.capacity_source == "records":
         parts.append(_within_objectives(check, row, serving, need, per_second))
+    elif row is not None and row.records_unjudged:
+        parts.append(f"their load tests completed {number(quote(check, 'capacity_rps'))} {per_second} against the "
+                     f"{need} needed, yet none of their load points could be judged against the objectives from their "
+                     "requests")
     elif check.meets_load is False:
         parts.append(f"they serve {number(quote(check, 'capacity_rps'))} of the {need} {per_second} needed "
                      f"({percent(1 - (quote(check, 'load_ratio') or 0.0), 2)} short)")
