@@ -67,6 +67,15 @@ def count(value: Number) -> str:
     return f"{int(value):,}" if float(value).is_integer() else number(value)
 
 
+INTERVAL_RUNS = 3  # a 95 % interval needs three runs; two bound nothing, and give their range
+
+
+def spread(repeats: int | None) -> str:
+    """What repeated runs' spread is called: a "95 % interval" from three runs on, "the range of 2 runs" from two
+    (methods.md#3-measured-scaling-and-where-the-speedup-went)."""
+    return "95 % interval" if repeats is None or repeats >= INTERVAL_RUNS else f"the range of {repeats} runs"
+
+
 def percent(value: Number, digits: int = 3) -> str:
     return DASH if value is None else f"{number(value * 100, digits)} %"
 

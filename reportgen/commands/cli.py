@@ -585,16 +585,21 @@ def _completion(arguments: argparse.Namespace) -> int:
 
 
 def _check(files: list[Path]) -> ExitCode:
+    from reportgen.analysis.page.lint import identical_runs, identical_runs_message
     from reportgen.project.loader import load_project
 
     status = ExitCode.OK
     for path in files:
         try:
-            load_project(path)
+            loaded = load_project(path)
         except InputError as error:
             print(str(error), file=sys.stderr)
             status = ExitCode.INPUT
         else:
+            copies = identical_runs(loaded.project)  # valid, and yet most likely a row pasted twice
+            if copies:
+                print(f"{shown_name(path)}: warning [identical-runs]: {identical_runs_message(copies)}",
+                      file=sys.stderr)
             console.say(f"{shown_name(path)}: ok")
     return status
 

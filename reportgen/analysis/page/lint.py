@@ -43,6 +43,7 @@ from reportgen.project.model import (
     Slot,
 )
 from reportgen.wording import (
+    INTERVAL_RUNS,
     counted,
     duration,
     energy,
@@ -55,6 +56,7 @@ from reportgen.wording import (
     requests,
     signed_share,
     size,
+    spread,
     times,
 )
 
@@ -836,12 +838,16 @@ def _measurements(project: Project, scaling: ScalingResult | None, goal: GoalRes
                         "measure"))
     noisy = [r for r in scaling.rows if r.noisy]
     if noisy:  # an interval is [low, high]: a skewed one is never printed as a symmetric ±
-        spread = _listed([f"{nodes(r.nodes)} [{duration(r.time_ci[0], r.time_ci)}, {duration(r.time_ci[1], r.time_ci)}]"
-                          f" around {duration(r.time_s)} ({signed_share(r.time_ci[0] / r.time_s - 1)}/"
-                          f"{signed_share(r.time_ci[1] / r.time_s - 1)}) over {r.repeats} runs"
-                          for r in noisy if r.time_ci and r.time_s])
-        out.append(warning("noisy", f"the measured time's 95 % interval is wider than 20 % of its median at {spread}: "
+        spreads = _listed([
+            f"{nodes(r.nodes)} [{duration(r.time_ci[0], r.time_ci)}, {duration(r.time_ci[1], r.time_ci)}] around "
+            f"{duration(r.time_s)} ({signed_share(r.time_ci[0] / r.time_s - 1)}/"
+            f"{signed_share(r.time_ci[1] / r.time_s - 1)}), {_spread_of(r.repeats)}"
+            for r in noisy if r.time_ci and r.time_s])
+        out.append(warning("noisy", f"the measured time's spread is wider than 20 % of its median at {spreads}: "
                            "measure these scales again before trusting a change there", "scaling.runs", "measure"))
+    copies = identical_runs(project)
+    if copies:
+        out.append(warning("identical-runs", identical_runs_message(copies), "scaling.runs", "measure"))
     if scaling.knee_uncertain:
         out.append(info("uncertain-knee", f"the knee at {scaling.knee_nodes} nodes is uncertain: its speedup "
                         "interval overlaps a neighbouring scale's", "scaling.runs", "measure"))
@@ -921,6 +927,26 @@ def _model_against_measurements(prediction: PredictionResult | None,
 
 
 LISTED = 8  # items a finding names before it counts the rest
+
+
+def _spread_of(repeats: int) -> str:
+    """How a noisy row's spread was found: "95 % interval of 5 runs", "the range of 2 runs"."""
+    return f"95 % interval of {repeats} runs" if repeats >= INTERVAL_RUNS else spread(repeats)
+
+
+def identical_runs(project: Project) -> list[str]:
+    """Runs equal in every column, at each node count that has them: "2 runs at 4 nodes are identical" (a row
+    pasted twice, which the analyses would read as a repeat)."""
+    runs = project.scaling.runs if project.scaling else ()
+    counts = Counter(runs)
+    return [f"{count} runs at {nodes(run.nodes)} are identical in every column"
+            for run, count in sorted(counts.items(), key=lambda item: item[0].nodes) if count > 1]
+
+
+def identical_runs_message(copies: list[str]) -> str:
+    """`identical-runs`, as the report and `check` both say it."""
+    return (f"{_listed(copies)}: a run recorded twice counts as a repeat, and the scale's spread then rests on a "
+            "copy; delete it, or measure the scale again")
 
 
 def _listed(items: Sequence[object], separator: str = "; ") -> str:

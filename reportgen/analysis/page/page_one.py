@@ -49,7 +49,7 @@ from reportgen.analysis.verdict.verdict_state import (
     training_regimes,
 )
 from reportgen.project.model import PlanSearch, Project
-from reportgen.wording import nodes
+from reportgen.wording import INTERVAL_RUNS, nodes
 
 KEEP = "Keep the plan, and rebuild this report after the next measurements."
 # the excluded quantities' findings, by quantity
@@ -404,8 +404,10 @@ def page_one_findings(page: PageOne, findings: Sequence[Finding]) -> list[Findin
     if straddling is not None and "plan-straddles" not in codes:
         over = f": {straddling.runs_over} of {straddling.runs} runs beyond a limit" \
             if straddling.runs_over is not None and straddling.runs is not None else ""
-        out.append(info("plan-straddles", f"the 95 % interval of the plan's repeats holds a limit{over}, so the "
-                        "verdict, judged by their median, could go either way", "scaling.runs", "measure"))
+        interval = "95 % interval of the plan's repeats" if straddling.runs is None or \
+            straddling.runs >= INTERVAL_RUNS else f"range of the plan's {straddling.runs} runs"
+        out.append(info("plan-straddles", f"the {interval} holds a limit{over}, so the verdict, judged by their "
+                        "median, could go either way", "scaling.runs", "measure"))
     raised = codes | {f.code for f in out}
     action = page.next_action
     if action.code != "none" and action.code not in raised:

@@ -28,7 +28,7 @@ from reportgen.project.model import (
     RegimeName,
     Slot,
 )
-from reportgen.wording import counted, duration, nodes, quantity, signed_share
+from reportgen.wording import counted, duration, nodes, quantity, signed_share, spread
 
 Value = float | str | bool | None  # a key result: a number, a name, a flag, or None (absent, or none in range)
 Verdict = Literal["better", "worse", "within noise", "changed", "same"]
@@ -494,7 +494,7 @@ def _distribution(row: ScaleRow | None, project: Project, scale: float) -> str |
     runs = counted(count, "run")
     if row is None or row.time_s is None:
         return runs
-    interval = f", 95 % interval [{duration(row.time_ci[0], row.time_ci)}, {duration(row.time_ci[1], row.time_ci)}]" \
+    interval = f", {spread(count)} [{duration(row.time_ci[0], row.time_ci)}, {duration(row.time_ci[1], row.time_ci)}]" \
         if row.time_ci else ""
     return f"{runs}: median {duration(row.time_s)}{interval}"
 

@@ -55,6 +55,7 @@ from reportgen.wording import (
     requests,
     sentence,
     size,
+    spread,
     target_share,
     times,
 )
@@ -465,7 +466,7 @@ def _failure_tax(goal: GoalResult | None, page: PageOne, advice: CheckpointAdvic
 def _time_clause(goal: GoalResult, check: GoalCheck) -> str:
     if goal.time_limit_s is None:
         return ""
-    interval = f"; 95 % interval [{duration(quote(check.time_ci, 0, 's'), check.time_ci)}, " \
+    interval = f"; {spread(check.repeats)} [{duration(quote(check.time_ci, 0, 's'), check.time_ci)}, " \
         f"{duration(quote(check.time_ci, 1, 's'), check.time_ci)}]" if check.time_ci else ""  # both ends in one unit
     straddles = ", which straddles the limit: more runs would settle it" if check.time_ci and \
         check.time_ci[0] <= goal.time_limit_s <= check.time_ci[1] else ""
