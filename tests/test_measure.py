@@ -244,3 +244,19 @@ def test_the_banner_shows_a_commands_control_characters_as_escapes(project: Path
                  "pass  # \x1b[2J\u202e"]) == 0
     banner = next(line for line in capsys.readouterr().err.splitlines() if line.startswith("measuring"))
     assert "\x1b" not in banner and "\u202e" not in banner and "\\x1b[2J" in banner
+
+
+def test_a_project_without_a_location_is_told_the_country_codecarbon_assumes(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Without energy.location, CodeCarbon's record of the run's emissions assumes the USA: measure says so, and
+    how to set the real one (never a silent default); with a location, it says nothing of it."""
+    path = tmp_path / "p.yaml"
+    path.write_text("project: {title: M}\nscaling: {file: runs.csv}\nenergy: {node_power: 1 kW}\n")
+    assert main(["measure", "--project", str(path), "--nodes", "1", "--", sys.executable, "-c", "pass"]) == 0
+    err = capsys.readouterr().err
+    assert "energy.location is not set, so CodeCarbon's record of this run's emissions assumes its country is USA" \
+        in err and "energy: {location: {country: DEU}}" in err
+    path.write_text("project: {title: M}\nscaling: {file: runs.csv}\n"
+                    "energy: {node_power: 1 kW, location: {country: FRA}}\n")
+    assert main(["measure", "--project", str(path), "--nodes", "2", "--", sys.executable, "-c", "pass"]) == 0
+    assert "energy.location is not set" not in capsys.readouterr().err

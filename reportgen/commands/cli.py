@@ -757,6 +757,7 @@ def _measure(arguments: argparse.Namespace) -> int:
 
     from reportgen.ingest.measure import (
         append_run,
+        assumed_place_note,
         banner,
         check_can_append,
         checked_machines,
@@ -787,6 +788,9 @@ def _measure(arguments: argparse.Namespace) -> int:
     place = tracker_place(loaded)
     # one inert line: a command's own line breaks and control characters (an escape sequence) are shown, not obeyed
     print(banner(command, arguments.nodes, place), file=sys.stderr)
+    assumed = assumed_place_note(loaded)
+    if assumed is not None:
+        print(assumed, file=sys.stderr)
     measurement = replace(run_measured(command, arguments.nodes, place), machines=machines)
     interrupts.check()  # an interrupted run appends nothing, whatever the command's status
     if measurement.exit_status != 0:

@@ -95,14 +95,30 @@ def csv_of(loaded: LoadedProject) -> Path:
         raise UsageError(f"{loaded.display}: scaling.file {error}") from None
 
 
+ASSUMED_COUNTRY = "USA"  # what CodeCarbon's offline tracker is given where the project names no country
+
+
 def tracker_place(loaded: LoadedProject) -> dict[str, str]:
     """The tracker's location: the project's country or cloud region (energy does not depend on it)."""
     location = loaded.project.energy.location if loaded.project.energy else None
     if location and location.country:
         return {"country_iso_code": location.country}
     if location and location.cloud and location.region:
-        return {"cloud_provider": location.cloud, "cloud_region": location.region, "country_iso_code": "USA"}
-    return {"country_iso_code": "USA"}
+        return {"cloud_provider": location.cloud, "cloud_region": location.region,
+                "country_iso_code": ASSUMED_COUNTRY}
+    return {"country_iso_code": ASSUMED_COUNTRY}
+
+
+def assumed_place_note(loaded: LoadedProject) -> str | None:
+    """What measure says before a run whose project names no energy.location: the country CodeCarbon's record of
+    the run's emissions then assumes, and how to name the real one (never a silent default,
+    methods.md#5-energy-and-carbon)."""
+    location = loaded.project.energy.location if loaded.project.energy else None
+    if location is not None and (location.country or (location.cloud and location.region)):
+        return None
+    return (f"note: energy.location is not set, so CodeCarbon's record of this run's emissions assumes its country "
+            f"is {ASSUMED_COUNTRY}; the energy measured does not depend on it. Set the real one in the project file "
+            "(energy: {location: {country: DEU}}, or {cloud: aws, region: eu-central-1}) for the report's CO2e")
 
 
 @contextmanager
