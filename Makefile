@@ -2,7 +2,6 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-PIP    := $(BIN)/python -m pip install --quiet --disable-pip-version-check --constraint constraints.txt
 # The other Python versions reportgen supports: `make test` builds the example on each one found on PATH
 OTHER_PYTHONS ?= python3.12 python3.13
 
@@ -106,15 +105,27 @@ golden: $(VENV)/.installed-test
 	$(BIN)/python -m tests.test_golden $(if $(REVIEWED),--reviewed)
 
 $(VENV)/bin/python:
+	@echo "creating $(VENV) with $(PYTHON)"
 	$(PYTHON) -m venv $(VENV)
 
+# An install shows its progress, one line a package as pip fetches it, and keeps pip's whole output in .venv/pip.log,
+# which is printed when pip fails (its status is read from the log: a shell's pipeline keeps only the last one's)
+INSTALL = $(BIN)/python -m pip install --disable-pip-version-check --progress-bar off --constraint constraints.txt
+define install
+	@echo "installing $(1) into $(VENV) (about a minute the first time; pip's output: $(VENV)/pip.log)"
+	@{ $(INSTALL) $(2) 2>&1 || echo "ERROR: pip failed"; } | tee $(VENV)/pip.log | \
+	  awk '/^Collecting /{ n++; name = $$2; sub(/[<>=!~;[].*/, "", name); printf "  %3d %s\n", n, name; fflush() }'
+	@if grep -q '^ERROR' $(VENV)/pip.log; then cat $(VENV)/pip.log; exit 1; fi
+	@echo "installed: $(VENV)/bin/reportgen"
+endef
+
 $(VENV)/.installed: pyproject.toml constraints.txt | $(VENV)/bin/python
-	$(PIP) -e .
-	touch $@
+	$(call install,reportgen,-e .)
+	@touch $@
 
 $(VENV)/.installed-test: pyproject.toml constraints.txt | $(VENV)/bin/python
-	$(PIP) -e '.[test]'
-	touch $@ $(VENV)/.installed
+	$(call install,reportgen and its test tools,-e '.[test]')
+	@touch $@ $(VENV)/.installed
 
 clean:
 	rm -rf build dist .pytest_cache .mypy_cache .ruff_cache

@@ -121,3 +121,17 @@ def test_the_recipe_lists_every_filter_and_macro_a_template_can_use() -> None:
     macros = re.findall(r"\{% macro (\w+)\(", (ROOT / "templates" / "partials" / "macros.html").read_text(
         encoding="utf-8"))
     assert macros and [name for name in macros if f"`{name}(" not in recipe] == []
+
+
+def test_the_profiling_pages_snippets_are_python_and_shell_as_written() -> None:
+    """docs/profiling.md's snippets run where PyTorch and the vendors' profilers are (none is a dependency): here each
+    Python block must at least compile, and each block names the fields it fills as the table above them does."""
+    import re
+
+    text = (ROOT / "docs" / "profiling.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert len(blocks) >= 5
+    for block in blocks:
+        compile(block, "docs/profiling.md", "exec")
+    for field in ("flops", "bytes", "io_bytes", "net_bytes", "time"):
+        assert f"print(f\"{field}: " in text, field  # every field of a step has a snippet that prints it

@@ -515,7 +515,8 @@ LAYER_FIELDS = ("layer", "mlp", "ffn_hidden", "kv_heads", "norm", "dropout", "ti
 class Baseline:
     """Single-machine evidence."""
 
-    steps: tuple[Step, ...] = field(Items(Section(Step), "Profiled steps"), ())
+    steps: tuple[Step, ...] = field(Items(Section(Step), "Profiled steps (where each number comes from: "
+                                          "docs/profiling.md)"), ())
     memory: Memory | None = field(Section(Memory))
     training: Training | None = field(Section(Training), starter=False)
     dataset: Dataset | None = field(Section(Dataset), starter=False)

@@ -19,6 +19,8 @@ HEADER = """\
 # Quantities are text with units ("20 TFLOP/s", "800 GB/s", "10 us", "56 g/kWh"); GB is 10^9 bytes, GiB 2^30.
 # Only `project` is required; each other section adds a part of the report, which says what is missing.
 # A field or section after `# ` is left out: remove the `# ` (keeping the indentation) and give your value.
+# Where a profiled step's time, FLOPs, bytes and network bytes come from (torch.profiler, FlopCounterMode, Nsight
+# Compute, rocprof, nccl-tests, iostat), each with a snippet: docs/profiling.md.
 # Editors with yaml-language-server validate as you type after `reportgen schema > schema.json` and the line:
 # yaml-language-server: $schema=schema.json
 """
