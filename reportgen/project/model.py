@@ -41,6 +41,13 @@ Mode = Literal["batch", "streaming", "online", "interactive"]
 Metric = Literal["throughput", "latency", "cost", "reliability"]
 Axis = Literal["distribute data", "distribute training", "distribute the model", "distribute inference",
                "coordinate the cluster", "distribute intelligence", "single machine"]
+# each axis as a reader says what it does: "cured by distributing the model"
+AXIS_DOING: dict[Axis, str] = {"distribute data": "distributing the data", "distribute training": "distributing the "
+                               "training work", "distribute the model": "distributing the model",
+                               "distribute inference": "distributing inference across replicas",
+                               "coordinate the cluster": "coordinating the cluster (better collectives, fewer "
+                               "exchanges)", "distribute intelligence": "distributing the agents",
+                               "single machine": "staying on a single machine"}
 Objective = Literal["cost", "time", "carbon"]
 RunForm = Literal["breakdown", "total", "throughput"]  # how a measured run is written
 ScalingAxis = Literal["nodes", "load"]  # what a run's `nodes` counts

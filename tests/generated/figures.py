@@ -14,7 +14,7 @@ from reportgen import wording as w
 from reportgen.analysis.page.prose.summary import SummaryResult
 
 # a figure as page 1 writes it: a number, with a duration's units, a rate's, a currency, or a share's wording
-FIGURE = re.compile(r"(?<![\w.])((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+FIGURE = re.compile(r"(?<![\w.])((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?: × 10[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)?"
                     r"(?: h \d+(?:\.\d+)? min| h| min| s| ms| µs| days?| d| [kMGT]?B/s| requests/s| tokens/s)?"
                     r"(?: [A-Z]{3}(?= |$|[.,;:)]))?(?: % (?:over|under|short|to spare)| %|×)?)")
 LABELS = ("95 % interval", "90 % interval", "90 % bootstrap")  # a coverage named, not a figure
@@ -37,6 +37,12 @@ def _leading(figure: str, after: str = "") -> tuple[float, float, tuple[float, .
     first = re.match(r"([\d,]+)(?:\.(\d+))?(?: h (\d+)(?:\.(\d+))? min)?", figure)
     if first is None:
         return math.nan, 0.0, ()
+    power = re.match(r" × 10([⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)", figure[first.end():])
+    if power is not None:  # "3.13 × 10⁻⁵": scientific notation, as wording.number writes the very small and large
+        exponent = int(power[1].translate(str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")))
+        mantissa = float(first[0].replace(",", ""))
+        scale = 10.0 ** exponent
+        return mantissa * scale, 0.5 * 10.0 ** -len(first[2] or "") * scale, _UNIT_SCALES[""]
     if first[3] is not None:  # hours and minutes: the minutes carry the rounding
         minutes = float(first[0].split(" h ")[1].split(" ")[0])
         return float(first[1]) + minutes / 60, 0.5 * 10.0 ** -len(first[4] or "") / 60 + 1e-9, _UNIT_SCALES["h"]

@@ -23,31 +23,33 @@ class CeilingKind:
     failure: str  # why a design on another axis leaves it binding
     bound: Bound | None = None  # the step floor that names it, when the time wall binds and that floor is largest
     wall: WallName | None = None  # the capacity wall that names it
+    words: str = ""  # the ceiling as a sentence names it: "the memory capacity"
 
 
 CEILINGS: tuple[CeilingKind, ...] = (
     CeilingKind("data-io", "distribute data", "Spark, Ray Data, sharded loaders",
                 "every node still holds or reads the whole data set: only partitioning the data lifts that wall",
-                bound="io", wall="data"),
+                bound="io", wall="data", words="the data's I/O"),
     CeilingKind("compute", "distribute training", "PyTorch DDP, Horovod",
                 "the single-machine time stays where it is unless the training work itself is split",
-                bound="compute"),
+                bound="compute", words="compute"),
     CeilingKind("memory-capacity", "distribute the model", "FSDP, DeepSpeed ZeRO, Megatron",
                 "replicating a model whose state does not fit one device fails on every replica: data parallelism "
-                "multiplies throughput, never capacity", wall="memory"),
+                "multiplies throughput, never capacity", wall="memory", words="the memory capacity"),
     # memory capacity and bandwidth share an axis but fail a replicated design for different reasons
     CeilingKind("memory-bandwidth", "distribute the model", "FSDP, tensor parallelism",
                 "every replica streams the whole model's bytes through one device's memory each step: replicas "
                 "multiply throughput, not the bandwidth a step gets; sharding the model (tensor parallelism) divides "
-                "the bytes each device reads", bound="memory-bandwidth"),
+                "the bytes each device reads", bound="memory-bandwidth", words="the memory bandwidth"),
     CeilingKind("serving", "distribute inference", "vLLM, Triton, Ray Serve",
                 "the request load still exceeds what one serving path sustains: only more replicas raise serving "
-                "capacity", wall="serving"),
+                "capacity", wall="serving", words="serving capacity"),
     CeilingKind("communication", "coordinate the cluster", "Ray, Kubernetes, better collectives",
                 "communication already dominates the step: adding workers on any axis adds more of it",
-                bound="communication"),
+                bound="communication", words="communication"),
     CeilingKind("none", "single machine", "—",
-                "no ceiling binds: distribution adds communication, cost and failure modes for no gain"),
+                "no ceiling binds: distribution adds communication, cost and failure modes for no gain",
+                words="nothing"),
 )
 CEILING: dict[CeilingName, CeilingKind] = {kind.name: kind for kind in CEILINGS}
 # A compute ceiling of a service or a data job is cured as a serving or a data ceiling is: by that ceiling's axis,

@@ -13,6 +13,7 @@ from reportgen.analysis.measured.scaling import ScalingResult
 from reportgen.analysis.model.reliability import SpotTax, spot_tax
 from reportgen.keys import Key, money
 from reportgen.project.model import Pricing, RegimeName, Reliability
+from reportgen.wording import percent
 
 
 @dataclass(frozen=True)
@@ -182,8 +183,9 @@ def local_viability(utilization: float | None, minimum: float | None) -> tuple[b
     if utilization is None or minimum is None:
         return True, "viable: no utilization threshold given"
     if utilization >= minimum:
-        return True, f"viable: utilization {utilization:.0%} meets the {minimum:.0%} needed"
-    return False, f"not viable: utilization {utilization:.0%} is below the {minimum:.0%} at which owning pays"
+        return True, f"viable: utilization {percent(utilization, 2)} meets the {percent(minimum, 2)} needed"
+    return False, (f"not viable: utilization {percent(utilization, 2)} is below the {percent(minimum, 2)} at which "
+                   "owning pays")
 
 
 def _regime(name: RegimeName, price: float, viable: bool, reason: str, scaling: ScalingResult, value: float | None,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from reportgen.analysis.quotes import quote
 from reportgen.analysis.verdict.lever_records import Lever, Levers, NearMiss
-from reportgen.wording import duration, listed, money, nodes, number, percent, plural, rate, times
+from reportgen.wording import duration, margin, money, nodes, number, percent, plural, rate, times
 
 
 def value_words(lever: Lever | NearMiss, value: float, currency: str) -> str:
@@ -102,25 +102,25 @@ def lever_action(lever: Lever, levers: Levers, plan: float | None, currency: str
             f"goal{regime}{alone}.")
 
 
-def _noun(miss: NearMiss, currency: str) -> str:
-    """"node count (8 nodes)", "node price": a near miss at its best (a continuous lever's best is only where the
-    search ended)."""
-    if miss.lever in ("nodes", "replicas"):
-        return f"{miss.lever[:-1]} count, at {value_words(miss, quote(miss, 'best', miss.unit), currency)}"
-    return miss.lever
+def _near_miss(miss: NearMiss, currency: str) -> str:
+    """"even at a node price of 1.90 USD per node-hour, the plan stays 35 % over a limit": a near miss at its best (a
+    continuous lever's best is only where the search ended), said as a sentence."""
+    best = value_words(miss, quote(miss, 'best', miss.unit), currency)
+    at = best if miss.lever in ("nodes", "replicas") else f"a {miss.lever} of {best}"
+    return f"even at {at}, the plan stays {margin(quote(miss, 'excess'))} a limit"
 
 
 def out_of_reach(levers: Levers, plan: float | None, currency: str) -> str:
     """No feasible lever flips the missed goal: the two levers closest to flipping it."""
     where = f" at the planned {nodes(plan)}" if plan else ""
-    beyond = [f"{lever.lever} at {value_words(lever, quote(lever, 'flips_at', lever.unit), currency)} "
-              f"({times(quote(lever, 'ratio'))} today's, beyond reach)" for lever in levers.flips if not lever.feasible]
+    beyond = [f"the {lever.lever} would have to be {value_words(lever, quote(lever, 'flips_at', lever.unit), currency)}"
+              f" ({times(quote(lever, 'ratio'))} today's), beyond its reach" for lever in levers.flips
+              if not lever.feasible]
     # a lever whose best value the fit puts within every limit (unjudged: its interval straddles) is no near miss
     misses = [miss for miss in levers.near_misses if miss.excess > 1.0]
-    near = [f"the {_noun(miss, currency)} ({times(quote(miss, 'excess'))}"
-            + (" over a limit at its best)" if index == 0 else ")") for index, miss in enumerate(misses)]
+    near = [_near_miss(miss, currency) for miss in misses]
     closest = (beyond + near)[:2]
     if not closest:
         return f"The goal is out of reach of this design{where}: no input the report can vary meets it."
     return (f"The goal is out of reach of this design{where}: no feasible lever meets it. The closest: "
-            f"{listed(closest, 'and')}. Change the design, or the goal.")
+            f"{'; '.join(closest)}. Change the design, or the goal.")

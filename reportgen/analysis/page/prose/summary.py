@@ -22,6 +22,7 @@ from reportgen.analysis.measured.confidence import PlanEstimate
 from reportgen.analysis.measured.diagnosis import DiagnosisResult
 from reportgen.analysis.measured.model_check import ModelCheckResult
 from reportgen.analysis.measured.scaling import ScalingResult
+from reportgen.analysis.model.ceilings import CEILING, CeilingName
 from reportgen.analysis.model.layout import LayoutResult
 from reportgen.analysis.model.prediction import PredictionResult
 from reportgen.analysis.model.reliability import ReliabilityResult
@@ -41,7 +42,7 @@ from reportgen.analysis.verdict.objectives import OBJECTIVE_NAMES, ROW_FIELDS, O
 from reportgen.analysis.verdict.serving import ServingCheck, ServingResult, ServingRow
 from reportgen.analysis.verdict.verdict_state import RegimeState, VerdictState, Why, plan_flag
 from reportgen.keys import Key
-from reportgen.project.model import REGIME_NAMES, REGIME_PHRASES, Project
+from reportgen.project.model import AXIS_DOING, REGIME_NAMES, REGIME_PHRASES, Project
 from reportgen.wording import (
     counted,
     duration,
@@ -220,7 +221,7 @@ def _diagnosis(d: DiagnosisResult | None) -> str | None:
         return None
     measured_from = d.time_reference_nodes
     if d.binding_ceiling != "none":
-        words = [f"The binding ceiling is {d.binding_ceiling}, cured by {d.axis}."]
+        words = [f"The binding ceiling is {_ceiling(d.binding_ceiling)}, cured by {AXIS_DOING[d.axis]}."]
     elif measured_from is not None and measured_from > 1:  # only its own scale is shown to suffice
         words = [f"No ceiling binds at the smallest measured scale: {nodes(measured_from)} suffice; whether a "
                  "single machine would is not measured."]
@@ -229,16 +230,21 @@ def _diagnosis(d: DiagnosisResult | None) -> str | None:
     if d.shard_within_node:
         words.append(f"One replica does not fit one device: the model must be sharded within each node "
                      f"({d.min_devices} of its {d.devices_per_node} devices); across nodes the ceiling is then "
-                     f"{d.node_ceiling} ({d.node_axis}).")
+                     + (f"{_ceiling(d.node_ceiling)}, cured by {AXIS_DOING[d.node_axis]}." if d.node_ceiling
+                        and d.node_axis else "none."))
     if d.declared_axis:
-        words.append(f"The design declares {d.declared_axis}: "
+        words.append(f"The design declares “{d.declared_axis}”: "
                      + ("it matches." if d.axis_matches else "it does not match (see the Diagnosis section)."))
     else:
         words.append("The design declares no axis.")
     if d.secondary_ceilings and not d.shard_within_node:
-        words.append("Next, once it is lifted: " + "; ".join(f"{c.ceiling} ({c.axis})" for c in d.secondary_ceilings)
-                     + ".")
+        words.append("Next, once it is lifted: " + "; ".join(f"{_ceiling(c.ceiling)}, cured by {AXIS_DOING[c.axis]}"
+                                                             for c in d.secondary_ceilings) + ".")
     return " ".join(words)
+
+
+def _ceiling(name: CeilingName) -> str:
+    return CEILING[name].words
 
 
 def _layout(layout: LayoutResult | None) -> str | None:
@@ -466,7 +472,8 @@ def _failure_tax(goal: GoalResult | None, page: PageOne, advice: CheckpointAdvic
 def _time_clause(goal: GoalResult, check: GoalCheck) -> str:
     if goal.time_limit_s is None:
         return ""
-    interval = f"; {spread(check.repeats)} [{duration(quote(check.time_ci, 0, 's'), check.time_ci)}, " \
+    repeats = quote(check, 'repeats') if check.repeats is not None else None
+    interval = f"; {spread(repeats)} [{duration(quote(check.time_ci, 0, 's'), check.time_ci)}, " \
         f"{duration(quote(check.time_ci, 1, 's'), check.time_ci)}]" if check.time_ci else ""  # both ends in one unit
     straddles = ", which straddles the limit: more runs would settle it" if check.time_ci and \
         check.time_ci[0] <= goal.time_limit_s <= check.time_ci[1] else ""
@@ -941,7 +948,8 @@ def _model(prediction: PredictionResult | None, scaling: ScalingResult | None, c
     if refuted:
         why = []
         if ratio is not None:
-            why.append(f"the measured κ is {times(ratio)} the predicted")
+            # κ, the coordination cost that grows with p(p − 1), said as what it is
+            why.append(f"the communication grows {times(ratio)} faster with the node count than the model predicts")
         if scaling is not None and scaling.comm_fit_implied_p_star is not None:
             model = "ring" if prediction.pattern.ring_like else prediction.pattern.label
             why.append(f"the {model} model fitted to the measured communication implies p* = "
