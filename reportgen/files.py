@@ -243,6 +243,15 @@ def shown_path(path: Path | str) -> str:
     return os.fsencode(path).decode("utf-8", "replace")
 
 
+def here(path: Path | str) -> str:
+    """A path as a command's message shows it: relative to the current folder where it lies under it (as the user
+    would type it next), else as it is."""
+    try:
+        return shown_path(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError, RuntimeError):
+        return shown_path(path)
+
+
 @dataclass(frozen=True)
 class ReadCopy:
     """A file's bytes and the identity they were read under (docs/measurements.md#moving-inline-runs-to-a-csv):

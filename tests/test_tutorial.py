@@ -43,8 +43,9 @@ def test_the_tutorial_runs_end_to_end(tmp_path: Path) -> None:
                           text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
     folder = tmp_path / "my-design"
-    # what the page quotes is what the steps print, paths relative to the folder the steps run in
-    output = done.stdout.replace(f"{folder.resolve()}/", "").replace(f"{folder}/", "")
+    # what the page quotes is what the steps print, as they print it: paths relative to the folder they run in
+    output = done.stdout
+    assert str(tmp_path) not in output, "a command printed an absolute path under the folder the steps run in"
     quoted = printed()
     assert len(quoted) >= 4
     for line in quoted:
@@ -55,7 +56,17 @@ def test_the_tutorial_runs_end_to_end(tmp_path: Path) -> None:
     built = json.loads((folder / "build" / "project" / "results.json").read_text())
     code = built["summary"]["next_action"]["code"]
     warning = TUTORIAL.read_text(encoding="utf-8").split("**Page 1 turns amber", 1)[1].split("\n\n", 1)[0]
-    assert built["summary"]["state"] in ("partly", "unjudged")  # the amber verdict box (report.css)
+    assert built["summary"]["state"] in ("partly", "unjudged")
+    # the verdict box as the page draws it: its class, and the colour report.css gives that class
+    html = (folder / "build" / "project" / "report.html").read_text(encoding="utf-8")
+    box = re.search(r'<div id="goal-verdict" class="verdict (\w+)">\s*<p class="big">([^<]*)', html)
+    assert box is not None and box[1] == built["summary"]["state"] and box[2].startswith("The goal")
+    css = (ROOT / "templates" / "report.css").read_text(encoding="utf-8")
+    assert re.search(rf"\.verdict\.{box[1]}\b[^{{]*{{ border-color: var\(--warning\)", css)
+    colour = re.search(r"--warning: #([0-9a-f]{6})\b", css)
+    assert colour is not None
+    red, green, blue = (int(colour[1][i:i + 2], 16) for i in (0, 2, 4))
+    assert red > green > blue and blue < 0x40  # amber: red over green, next to no blue
     assert f"`{code}`" in warning and "is the next action" in warning.split(f"`{code}`", 1)[1].split(".", 1)[0]
     assert any(finding["severity"] == "error" and f"`{finding['code']}`" in warning for finding in built["findings"])
     runs = {run.nodes: run for run in load_project(folder / "project.yaml").project.scaling.runs}

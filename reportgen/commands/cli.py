@@ -17,6 +17,7 @@ from reportgen.commands import console
 from reportgen.commands.argtree import children, subcommands
 from reportgen.commands.option_values import Parser
 from reportgen.errors import ExitCode, InputError, OutputError, RenderError, ReportgenError, UsageError, printable
+from reportgen.files import here
 from reportgen.formats import (
     DEFAULT_FORMATS,
     DIFF_FORMATS,
@@ -723,7 +724,7 @@ def _diff(arguments: argparse.Namespace) -> ExitCode:
         for change in result.worse:
             print(f"  worse: {change.label}: {_shown(change.old, change.kind, result.currency)} -> "
                   f"{_shown(change.new, change.kind, result.currency)}")
-    console.say(f"wrote {', '.join(str(p) for p in outcome.written)}")
+    console.say(f"wrote {', '.join(here(p) for p in outcome.written)}")
     return ExitCode.FAILURE if arguments.exit_code and result.worse else ExitCode.OK
 
 
@@ -748,7 +749,7 @@ def _history(arguments: argparse.Namespace) -> ExitCode:
                    "revisions before it)" if shallow else "")
                 + (f"; {UNSETTLED_WORDS}" if document["names_unsettled"] else ""))
     written = write_history(document, arguments.output, arguments.format)
-    console.say(f"wrote {', '.join(str(p) for p in written)}")
+    console.say(f"wrote {', '.join(here(p) for p in written)}")
     return ExitCode.OK
 
 
@@ -825,10 +826,10 @@ def _measure(arguments: argparse.Namespace) -> int:
                         f"{error}"), file=sys.stderr)
         return ExitCode.INPUT
     cells = ", ".join(f"{name} {value}" for name, value in appended.cells.items() if value)
-    console.say(f"appended to {csv_path}: {cells}")
+    console.say(f"appended to {here(csv_path)}: {cells}")
     kept = keep_codecarbon_log(csv_path, measurement)
     if kept is not None:
-        console.say(f"CodeCarbon's record of the run appended to {kept}")
+        console.say(f"CodeCarbon's record of the run appended to {here(kept)}")
     if refused is not None:  # said after the run it did not cost
         print(printable(f"the traces were not read, so the run has its wall time and energy only: {refused}"),
               file=sys.stderr)

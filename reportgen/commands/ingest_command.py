@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from reportgen import wording
 from reportgen.commands import console
 from reportgen.errors import ExitCode, UsageError
+from reportgen.files import here
 from reportgen.formats import SERVING_PRINTED
 from reportgen.ingest import traces
 
@@ -75,7 +76,7 @@ def _ingest_trace(arguments: argparse.Namespace) -> int:
                               repeat=arguments.repeat)
         verb = "appended to"
     cells = ", ".join(f"{name} {value}" for name, value in appended.cells.items() if value and name != "workers")
-    console.say(f"{verb} {csv_path}: {cells}", file=sys.stderr if arguments.format == "json" else sys.stdout)
+    console.say(f"{verb} {here(csv_path)}: {cells}", file=sys.stderr if arguments.format == "json" else sys.stdout)
     return ExitCode.OK
 
 
@@ -107,7 +108,7 @@ def _ingest_nccl_tests(arguments: argparse.Namespace) -> int:
     csv_path = measurements.resolve(loaded.path, loaded.file_named("prediction.collectives_file",
                                                                    prediction.collectives_file))
     rows = nccltests.append_collectives(csv_path, table, nodes, replace=arguments.replace)
-    console.say(f"appended {rows} collectives at {nodes} nodes to {csv_path}", file=output)
+    console.say(f"appended {rows} collectives at {nodes} nodes to {here(csv_path)}", file=output)
     return ExitCode.OK
 
 
@@ -145,7 +146,7 @@ def _ingest_codecarbon(arguments: argparse.Namespace) -> int:
     scaling = loaded.project.scaling
     emissions.attach_energy(csv_path, run, arguments.nodes, machines=machines, replace=arguments.replace,
                             time_unit_s=scaling.time_unit if scaling else None)
-    console.say(f"wrote the energy of the run at {wording.nodes(arguments.nodes)} in {csv_path}", file=output)
+    console.say(f"wrote the energy of the run at {wording.nodes(arguments.nodes)} in {here(csv_path)}", file=output)
     return ExitCode.OK
 
 
@@ -211,7 +212,7 @@ def _ingest_serving(arguments: argparse.Namespace) -> int:
     cells = serving_bench.append_load_test(csv_path, benchmark, arguments.nodes, unit or "request",
                                            replace=arguments.replace, repeat=arguments.repeat)
     written = ", ".join(f"{name} {value}" for name, value in cells.items() if value)
-    console.say(f"appended to {csv_path}: {written}", file=output)
+    console.say(f"appended to {here(csv_path)}: {written}", file=output)
     return ExitCode.OK
 
 
@@ -243,8 +244,8 @@ def _ingest_records(arguments: argparse.Namespace, found: RecordsFile, loaded: L
     csv_path = csv_of(loaded)
     rows = serving_records.append_load_points(csv_path, found, judged, arguments.nodes, unit or "request",
                                               replace=arguments.replace, repeat=arguments.repeat)
-    console.say(f"appended {wording.counted(len(rows), 'load point')} to {csv_path}, the records in "
-                f"{csv_path.parent / records_store.store_name(csv_path, found.sha256)}", file=output)
+    console.say(f"appended {wording.counted(len(rows), 'load point')} to {here(csv_path)}, the records in "
+                f"{here(csv_path.parent / records_store.store_name(csv_path, found.sha256))}", file=output)
     return ExitCode.OK
 
 
