@@ -561,11 +561,11 @@ def test_page_one_holds_the_whole_reviewers_summary(example: str, every_example:
     missing = [label for label in labels if label.replace("Next action", "NEXT ACTION") not in page_one]
     assert labels and not missing, f"{example}: page 2 holds {missing}"
     _assert_tagged(tmp_path / example / "report.pdf")
-    _assert_no_page_half_blank(tmp_path / example / "report.pdf")
+    _assert_no_page_a_third_blank(tmp_path / example / "report.pdf")
 
 
-def _assert_no_page_half_blank(path: Path) -> None:
-    """No page is more than half blank mid-report (a figure or a table pushed to the next page with what it was
+def _assert_no_page_a_third_blank(path: Path) -> None:
+    """No page is more than a third blank mid-report (a figure or a table pushed to the next page with what it was
     glued to): only the pages before the ways considered and the appendix (each starts a page: page 2 opens with the
     ways considered, docs/methods.md#ways-considered) and the last may end early. A page's fill is
     its last inked row between the running header and footer, from a 20 dpi greyscale rendering."""
@@ -592,8 +592,8 @@ def _assert_no_page_half_blank(path: Path) -> None:
     ways = next((index for index, text in enumerate(texts) if "Ways considered" in text.splitlines()[:4]
                  or any(line.strip() == "Ways considered" for line in text.splitlines())), None)
     exempt = {appendix - 1, len(fills) - 1} | ({ways - 1} if ways else set())
-    half_blank = [index + 1 for index, fill in enumerate(fills) if fill < 0.5 and index not in exempt]
-    assert not half_blank, f"{path.parent.name}: pages {half_blank} are more than half blank"
+    blank = [index + 1 for index, fill in enumerate(fills) if fill < 2 / 3 and index not in exempt]
+    assert not blank, f"{path.parent.name}: pages {blank} are more than a third blank"
 
 
 def _assert_tagged(path: Path) -> None:

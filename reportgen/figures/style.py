@@ -13,7 +13,7 @@ import textwrap
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from reportgen.analysis.common import log_spread, power_of_two
 from reportgen.figures.jobs import FigureFrame
@@ -116,11 +116,55 @@ def to_svg(fig: Figure, key: str) -> str:
     from matplotlib.backends.backend_svg import FigureCanvasSVG
 
     _full_numbers(fig)
+    with _style(key):
+        clear_legends(fig)
     buffer = io.StringIO()
     with _style(key):
         metadata = {"Date": None, "Creator": None, "Format": None, "Type": None}  # nothing that varies run to run
         FigureCanvasSVG(fig).print_svg(buffer, metadata=metadata)  # type: ignore[no-untyped-call]
     return _inline(buffer.getvalue(), key)
+
+
+# Where a legend may go inside its axes, in the order tried; past them, below the axes
+LegendPlace = Literal["upper left", "upper right", "lower right", "lower left", "center left", "center right",
+                      "upper center", "lower center"]
+LEGEND_PLACES: tuple[LegendPlace, ...] = get_args(LegendPlace)
+
+
+def clear_legends(fig: Figure) -> None:
+    """No line, band or bar drawn across a legend: matplotlib's "best" counts only a line's vertices inside a place,
+    and a goal line (two vertices, at the axes' ends) or a band crosses a legend that holds none. A legend something
+    crosses is moved to the first place nothing does, else below its axes."""
+    fig.draw_without_rendering()
+    for ax in fig.axes:
+        legend = ax.get_legend()
+        if legend is None or not _crossed(ax, legend):
+            continue
+        for place in LEGEND_PLACES:
+            legend.set_loc(place)
+            fig.draw_without_rendering()
+            if not _crossed(ax, legend):
+                break
+        else:
+            legend.set_loc("upper center")
+            legend.set_bbox_to_anchor((0.5, -0.16), transform=ax.transAxes)
+            fig.draw_without_rendering()
+
+
+def _crossed(ax: Axes, legend: Any) -> bool:
+    """Whether a line, a band or a bar of the axes passes through the legend's box."""
+    box = legend.get_window_extent()
+    for line in ax.lines:
+        drawn = line.get_visible() and line.get_linestyle() not in ("None", "none", " ", "")
+        if drawn and line.get_transform().transform_path(line.get_path()).intersects_bbox(box, filled=False):
+            return True
+    for collection in ax.collections:
+        if collection.get_visible():
+            transform = collection.get_transform()
+            if any(transform.transform_path(path).intersects_bbox(box, filled=True)
+                   for path in collection.get_paths()):
+                return True
+    return any(patch.get_visible() and patch.get_window_extent().overlaps(box) for patch in ax.patches)
 
 
 def _full_numbers(fig: Figure) -> None:

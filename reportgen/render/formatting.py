@@ -11,9 +11,10 @@ from collections.abc import Callable
 
 from markupsafe import Markup, escape
 
+from reportgen.analysis.model.ceilings import CEILING
 from reportgen.analysis.page.prose.levers import change, lever_value
 from reportgen.analysis.page.prose.ways import why_not
-from reportgen.project.model import REGIME_NAMES
+from reportgen.project.model import AXIS_DOING, REGIME_NAMES
 from reportgen.wording import (
     DASH,
     count,
@@ -71,12 +72,23 @@ def ticked(text: str) -> Markup:
     return Markup("".join(f"<code>{part}</code>" if index % 2 else part for index, part in enumerate(parts)))
 
 
+def doing(axis: str) -> str:
+    """A slot's axis as a sentence says it: "cured by distributing the model"."""
+    return next((words for name, words in AXIS_DOING.items() if name == axis), axis)
+
+
+def ceiling_words(name: str) -> str:
+    """A ceiling as a sentence names it: "the memory capacity"."""
+    return next((kind.words for kind in CEILING.values() if kind.name == name), name)
+
+
 _FORMATTERS: dict[str, Callable[..., str]] = {
     "num": number, "int": integer, "nodes": nodes, "count": count, "pct": percent, "times": times,
     "duration": duration, "size": size, "rate": rate, "money": money, "mass": mass, "energy": energy,
     "regime": regime, "keyvalue": key_value, "counted": counted, "margin": margin, "headroom": headroom,
     "requests": requests, "target_share": target_share,
     "plural": plural, "change": change,
+    "doing": doing, "ceiling": ceiling_words,
 }
 FILTERS: dict[str, Callable[..., Markup]] = {name: _markup(function) for name, function in _FORMATTERS.items()}
 FILTERS["ticked"] = ticked
