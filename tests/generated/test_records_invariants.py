@@ -23,6 +23,7 @@ from reportgen.render.results import dumps, results_document
 from tests.conftest import FAST, ROOT
 from tests.generated.page_one_invariants import check_page_one
 from tests.serving.simulate import load_test
+from tests.test_serving_records import SERVICE
 
 SLOTS_PER_NODE = 6
 SECONDS_PER_REQUEST = 3.26  # the stand-in holds a slot about this long: capacity ≈ slots / 3.26 request/s
@@ -59,32 +60,14 @@ class RecordedService:
             requests = highest.point.requests
             done = requests.send_s + requests.e2e_s
             runs.append(f"{{nodes: {nodes}, throughput: {requests.count / float(done.max()):.6g} request/s}}")
-        return f"""\
-project:
-  title: A service judged from its requests
-  workload: inference
-  goal:
-    load: {self.need_per_s!r} request/s
-    attainment: {100 * self.target:g} %
-    latency: {{ttft: {ttft:g} s, tpot: {tpot:g} s, e2e: {e2e:g} s}}
-hardware:
-  name: one GPU node
-  peak_compute: 1 PFLOP/s
-  memory_bandwidth: 3 TB/s
-  memory_capacity: 640 GB
-  devices_per_node: 8
-  device_memory: 80 GB
-  network_bandwidth: 50 GB/s
-  network_latency: 5 us
-design:
-  axis: distribute inference
-  nodes: {self.plan}
-scaling:
-  runs: [{", ".join(runs)}]
-pricing:
-  currency: USD
-  node_hour: 40 USD
-"""
+        text = SERVICE.format(load=f"{self.need_per_s!r} request/s", plan=self.plan)  # the tests' service, drawn
+        for written, drawn in (("attainment: 99 %", f"attainment: {100 * self.target:g} %"),
+                               ("latency: {ttft: 250 ms, tpot: 30 ms, e2e: 6 s}",
+                                f"latency: {{ttft: {ttft:g} s, tpot: {tpot:g} s, e2e: {e2e:g} s}}"),
+                               ("scaling:\n  file: runs.csv\n", f"scaling:\n  runs: [{', '.join(runs)}]\n")):
+            assert written in text, written
+            text = text.replace(written, drawn)
+        return text
 
 
 def capacity(nodes: int) -> float:
