@@ -102,3 +102,7 @@ def test_the_tutorial_runs_end_to_end(tmp_path: Path) -> None:
     quoted = " ".join(page.split()).split("Page 1 holds the planned 8 nodes", 1)[1]
     for figure in ("29,715 tokens/s", "25,000", "1.76 s", "158 ms"):
         assert figure in quoted and figure in verdict, figure
+    # and what it says of that verdict: met (green), with a next action that doubts the run it rests on
+    summary = json.loads((service / "build" / "project" / "results.json").read_text())["summary"]
+    assert summary["state"] == "met" and "Its verdict box is green" in quoted
+    assert summary["next_action"]["code"] == "implausible-speedup" and "`implausible-speedup`" in quoted
