@@ -92,9 +92,10 @@ def _ingest_nccl_tests(arguments: argparse.Namespace) -> int:
     if arguments.format == "json":
         print(json.dumps(nccltests.json_document(table, nodes), indent=2))
     elif arguments.project is None:
-        ranks = f", {table.ranks} ranks" if table.ranks else ""
+        ranks = f", {wording.counted(table.ranks, 'rank')}" if table.ranks else ""
         source = "from the log's header" if table.hosts else "from --nodes"
-        print(f"# {table.operation} on {nodes} nodes{ranks} ({source}; {table.file}); under prediction.collectives:")
+        print(f"# {table.operation} on {wording.nodes(nodes)}{ranks} ({source}; {table.file}); under "
+              "prediction.collectives:")
         print(nccltests.yaml_entries(table, nodes))
     if arguments.project is None:
         return ExitCode.OK

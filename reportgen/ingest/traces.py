@@ -43,6 +43,7 @@ from reportgen.errors import InputError, Problem, UsageError
 from reportgen.files import open_regular, why_unreadable
 from reportgen.ingest import strict_json
 from reportgen.project.records import PROVENANCE
+from reportgen.wording import counted
 
 COMMUNICATION = re.compile(r"^nccl.*|^hip|^hccl|.*ncclKernel.*")
 MEMORY = re.compile(r"^(hip)?Memcpy|^(hip)?Memset|^dma")
@@ -128,10 +129,10 @@ class JobBreakdown:
         if self.sampled:
             wait += " present (a lower bound: the slowest rank may be one not sampled)"
         ranks = (f"{len(self.ranks)} of {self.world_size} ranks (sampled: the run is the median rank)"
-                 if self.sampled else f"{len(self.ranks)} ranks")
+                 if self.sampled else counted(len(self.ranks), "rank"))
         first = self.ranks[0].breakdown
         how = (f"{'CPU' if first.cpu else 'GPU'} profile" + (f", backend {first.backend}" if first.backend else ""))
-        return (f"{PROVENANCE}ingest trace: {nodes} nodes, {ranks}, {how}, {run.steps} profiler step(s) per "
+        return (f"{PROVENANCE}ingest trace: {counted(nodes, 'node')}, {ranks}, {how}, {run.steps} profiler step(s) per "
                 f"rank scaled to {k:g} per run; wait for the slowest rank {wait}",
                 *(f"{PROVENANCE}trace: {name} sha256 {digest}" for name, digest in self.files),
                 *(f"{PROVENANCE}rank {rank}: compute {c * k:.6g} s, communication {m * k:.6g} s, wait {w * k:.6g} s, "

@@ -109,11 +109,19 @@ _HTML_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 def markdown_text(text: object) -> str:
     """Project text as inert Markdown on one line: whitespace (every line break) collapsed, specials escaped."""
     out = []
-    for char in " ".join(str(text).split()):
+    line = " ".join(str(text).split())
+    for index, char in enumerate(line):
         if char in _HTML_ENTITIES:
             out.append(_HTML_ENTITIES[char])
-        elif char in _MARKDOWN_SPECIAL:
+        elif char in _MARKDOWN_SPECIAL and not _between_digits(line, index):
             out.append("\\" + char)
         else:
             out.append(char)
     return "".join(out)
+
+
+def _between_digits(line: str, index: int) -> bool:
+    """A point or a hyphen inside a number or a date ("1.02 s", "2026-11-29"): no list, link or markup can start
+    there, and escaping it only shows the backslash where Markdown is read as text."""
+    return line[index] in ".-" and 0 < index < len(line) - 1 and line[index - 1].isdigit() and \
+        line[index + 1].isdigit()
