@@ -77,8 +77,8 @@ def test_the_next_action_comes_from_the_most_severe_finding(example) -> None:
     # price fraction, 7,606 s: 1.409×
     assert (action.code, action.rank, action.lever, action.kind) == ("goal-unmet", 6, None, "out-of-reach")
     assert action.text.startswith("The goal is out of reach of this design at the planned 8 nodes")
-    assert ("The closest: even at a node price of 0.06 USD per node-hour, the plan stays 35 % over a limit; even at "
-            "a spot fraction of 0.0430 %, the plan stays 41 % over a limit.") in action.text
+    assert ("The closest: a node price of 0.06 USD per node-hour still leaves the plan 35 % over a limit; "
+            "a spot fraction of 0.0430 %, 41 % over.") in action.text
 
 
 SPEEDUP_SHORT = """
@@ -217,12 +217,12 @@ def test_the_gap_quotes_the_cheapest_run_with_its_failure_tax(example) -> None:
 
 def test_page_one_says_the_diagnosis_in_one_line_written_by_the_summary(example) -> None:
     """The diagnosis line of page 1 is a sentence of the summary (results.json carries it), not of a template."""
-    assert example.summary.diagnosis == ("The binding ceiling is compute, cured by distributing the training work. "
-                                         "The design declares “distribute training”: it matches.")
+    assert example.summary.diagnosis == ("The binding ceiling is compute, cured by distributing the training, as the "
+                                         "design declares.")
     text = (INPUTS / "example.yaml").read_text(encoding="utf-8")
     assert "axis: distribute training" in text
     wrong = analyze(make_project(text.replace("axis: distribute training", "axis: distribute data")))
-    assert wrong.summary.diagnosis == ("The binding ceiling is compute, cured by distributing the training work. The "
+    assert wrong.summary.diagnosis == ("The binding ceiling is compute, cured by distributing the training. The "
                                        "design declares “distribute data”: it does not match (see the Diagnosis "
                                        "section).")
 

@@ -43,7 +43,7 @@ Axis = Literal["distribute data", "distribute training", "distribute the model",
                "coordinate the cluster", "distribute intelligence", "single machine"]
 # each axis as a reader says what it does: "cured by distributing the model"
 AXIS_DOING: dict[Axis, str] = {"distribute data": "distributing the data", "distribute training": "distributing the "
-                               "training work", "distribute the model": "distributing the model",
+                               "training", "distribute the model": "distributing the model",
                                "distribute inference": "distributing inference across replicas",
                                "coordinate the cluster": "coordinating the cluster (better collectives, fewer "
                                "exchanges)", "distribute intelligence": "distributing the agents",

@@ -102,12 +102,13 @@ def lever_action(lever: Lever, levers: Levers, plan: float | None, currency: str
             f"goal{regime}{alone}.")
 
 
-def _near_miss(miss: NearMiss, currency: str) -> str:
-    """"even at a node price of 1.90 USD per node-hour, the plan stays 35 % over a limit": a near miss at its best (a
+def _near_miss(miss: NearMiss, currency: str, *, first: bool = True) -> str:
+    """"a node price of 1.90 USD per node-hour still leaves the plan 35 % over a limit": a near miss at its best (a
     continuous lever's best is only where the search ended), said as a sentence."""
     best = value_words(miss, quote(miss, 'best', miss.unit), currency)
     at = best if miss.lever in ("nodes", "replicas") else f"a {miss.lever} of {best}"
-    return f"even at {at}, the plan stays {margin(quote(miss, 'excess'))} a limit"
+    over = margin(quote(miss, 'excess'))
+    return f"{at} still leaves the plan {over} a limit" if first else f"{at}, {over}"
 
 
 def out_of_reach(levers: Levers, plan: float | None, currency: str) -> str:
@@ -118,7 +119,7 @@ def out_of_reach(levers: Levers, plan: float | None, currency: str) -> str:
               if not lever.feasible]
     # a lever whose best value the fit puts within every limit (unjudged: its interval straddles) is no near miss
     misses = [miss for miss in levers.near_misses if miss.excess > 1.0]
-    near = [_near_miss(miss, currency) for miss in misses]
+    near = [_near_miss(miss, currency, first=not beyond and index == 0) for index, miss in enumerate(misses)]
     closest = (beyond + near)[:2]
     if not closest:
         return f"The goal is out of reach of this design{where}: no input the report can vary meets it."

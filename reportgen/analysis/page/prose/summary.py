@@ -232,7 +232,9 @@ def _diagnosis(d: DiagnosisResult | None) -> str | None:
                      f"({d.min_devices} of its {d.devices_per_node} devices); across nodes the ceiling is then "
                      + (f"{_ceiling(d.node_ceiling)}, cured by {AXIS_DOING[d.node_axis]}." if d.node_ceiling
                         and d.node_axis else "none."))
-    if d.declared_axis:
+    if d.declared_axis and d.axis_matches and d.declared_axis == d.axis and len(words) == 1:
+        words[0] = words[0].removesuffix(".") + ", as the design declares."
+    elif d.declared_axis:
         words.append(f"The design declares “{d.declared_axis}”: "
                      + ("it matches." if d.axis_matches else "it does not match (see the Diagnosis section)."))
     else:
@@ -949,11 +951,10 @@ def _model(prediction: PredictionResult | None, scaling: ScalingResult | None, c
         why = []
         if ratio is not None:
             # κ, the coordination cost that grows with p(p − 1), said as what it is
-            why.append(f"the communication grows {times(ratio)} faster with the node count than the model predicts")
+            why.append(f"communication grows {times(ratio)} faster than it predicts")
         if scaling is not None and scaling.comm_fit_implied_p_star is not None:
             model = "ring" if prediction.pattern.ring_like else prediction.pattern.label
-            why.append(f"the {model} model fitted to the measured communication implies p* = "
-                       f"{scaling.comm_fit_implied_p_star:,}")
+            why.append(f"a {model} model fitted to the measurements puts p* at {scaling.comm_fit_implied_p_star:,}")
         reason = f" ({'; '.join(why)})" if why else f" (see {listed(refuted)})"
         return sentence(f"The design's α–β model does not describe this system{reason}: its optimum p* = "
                         f"{prediction.p_star:,} is not a guide")
