@@ -210,7 +210,7 @@ def _files_of(found: list[Commit], projects: dict[str, GitObject | None], relati
     names = {commit.sha: blobs.names_of(projects[commit.sha]) for commit in found}
     requests = [(sha, _beside(relative, name)) for sha, written in names.items() for name in written]
     at = dict(zip(requests, objects_at(requests, cwd=top), strict=True))
-    blobs.read(at.values(), limit=MAX_CSV_BYTES)
+    blobs.read(at.values(), limit=MAX_CSV_BYTES, csv=True)
     # then the records stores each revision's runs CSV names: a service is judged from the requests it kept then
     names = {sha: (*written, *(store for name in written
                                for store in blobs.stores_of(name, at[sha, _beside(relative, name)])))
@@ -272,11 +272,13 @@ class _Blobs:
     names: dict[str, tuple[str, ...]] = field(default_factory=dict)
     stores: dict[str, tuple[str, ...]] = field(default_factory=dict)  # the records stores each CSV names
 
-    def read(self, found: Iterable[GitObject | None], *, limit: int) -> None:
+    def read(self, found: Iterable[GitObject | None], *, limit: int, csv: bool = False) -> None:
+        """Each blob's hash; for a runs CSV (`csv`), the records stores it names too (a store's archive holds none)."""
         wanted = {blob.oid: blob for blob in _files_within(found, limit) if blob.oid not in self.digests}
         for blob, data in blob_contents(list(wanted.values()), cwd=self.top):
             self.digests[blob.oid] = hashlib.sha256(data).hexdigest()
-            self.stores[blob.oid] = stores_in(data)
+            if csv:
+                self.stores[blob.oid] = stores_in(data)
 
     def stores_of(self, name: str, found: GitObject | None) -> list[str]:
         """The records stores a named CSV read this run names, as paths beside the project file."""

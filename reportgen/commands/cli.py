@@ -586,7 +586,7 @@ def _completion(arguments: argparse.Namespace) -> int:
 
 
 def _check(files: list[Path]) -> ExitCode:
-    from reportgen.analysis.page.lint import identical_runs, identical_runs_message
+    from reportgen.project.copies import identical_runs
     from reportgen.project.loader import load_project
 
     status = ExitCode.OK
@@ -598,7 +598,9 @@ def _check(files: list[Path]) -> ExitCode:
             status = ExitCode.INPUT
         else:
             copies = identical_runs(loaded.project)  # valid, and yet most likely a row pasted twice
-            if copies:
+            if copies:  # the analyses' wording, imported only then: check stays light
+                from reportgen.analysis.page.lint import identical_runs_message
+
                 print(f"{shown_name(path)}: warning [identical-runs]: {identical_runs_message(copies)}",
                       file=sys.stderr)
             console.say(f"{shown_name(path)}: ok")

@@ -134,7 +134,10 @@ LEGEND_PLACES: tuple[LegendPlace, ...] = get_args(LegendPlace)
 def clear_legends(fig: Figure) -> None:
     """No line, band or bar drawn across a legend: matplotlib's "best" counts only a line's vertices inside a place,
     and a goal line (two vertices, at the axes' ends) or a band crosses a legend that holds none. A legend something
-    crosses is moved to the first place nothing does, else below its axes."""
+    crosses is moved to the first place nothing does, else below its axes. A figure without a legend is not laid
+    out here: its one layout is the SVG's."""
+    if not any(ax.get_legend() is not None for ax in fig.axes):
+        return
     fig.draw_without_rendering()
     for ax in fig.axes:
         legend = ax.get_legend()

@@ -271,12 +271,7 @@ def _documents(text: str, shown: str, *, quiet: bool = False) -> list[object] | 
 def _yaml_document(text: str, shown: str, *, quiet: bool) -> list[object] | None:
     """A YAML file as the one mapping it holds (GuideLLM's `--output kind=yaml`); None, with `quiet`, for text that
     is no YAML mapping (a printed summary)."""
-    try:
-        document = mapping_data(text, shown)
-    except InputError:
-        if quiet:
-            return None
-        raise
+    document = mapping_data(text, shown, quiet=quiet)
     if document is None:
         if quiet:
             return None

@@ -123,10 +123,7 @@ def _yaml_mapping(text: str, shown: str) -> JsonRead | None:
     YAML is refused as no summary, not as bad YAML."""
     from reportgen.project.yaml_source import mapping_data
 
-    try:
-        document = mapping_data(text, shown)
-    except InputError:
-        return None
+    document = mapping_data(text, shown, quiet=True)
     return document if isinstance(document, dict) else None
 
 

@@ -89,11 +89,16 @@ def compose(text: str, display: str) -> Node:
     return node
 
 
-def mapping_data(text: str, display: str) -> object | None:
+def mapping_data(text: str, display: str, *, quiet: bool = False) -> object | None:
     """A data file written as YAML (a load tester's results) as plain data, through the guarded composer (alias
     bombs, deep nesting and foreign tags refused); None when the text is valid YAML but no mapping (a printed
-    summary reads as one long string)."""
-    node = compose(text, display)
+    summary reads as one long string), and with `quiet` when it is no YAML at all either."""
+    try:
+        node = compose(text, display)
+    except InputError:
+        if quiet:
+            return None
+        raise
     if not isinstance(node, MappingNode):
         return None
     document: object = yaml.SafeLoader("").construct_document(node)

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import cast
 
 from markupsafe import Markup, escape
 
-from reportgen.analysis.model.ceilings import CEILING
+from reportgen.analysis.model.ceilings import CEILING, CeilingKind
 from reportgen.analysis.page.prose.levers import change, lever_value
 from reportgen.analysis.page.prose.ways import why_not
 from reportgen.project.model import AXIS_DOING, REGIME_NAMES
@@ -74,12 +75,13 @@ def ticked(text: str) -> Markup:
 
 def doing(axis: str) -> str:
     """A slot's axis as a sentence says it: "cured by distributing the model"."""
-    return next((words for name, words in AXIS_DOING.items() if name == axis), axis)
+    return cast(dict[str, str], AXIS_DOING).get(axis, axis)
 
 
 def ceiling_words(name: str) -> str:
     """A ceiling as a sentence names it: "the memory capacity"."""
-    return next((kind.words for kind in CEILING.values() if kind.name == name), name)
+    kind = cast(dict[str, CeilingKind], CEILING).get(name)
+    return kind.words if kind is not None else name
 
 
 _FORMATTERS: dict[str, Callable[..., str]] = {

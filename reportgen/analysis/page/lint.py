@@ -32,6 +32,7 @@ from reportgen.analysis.verdict.checklist import ChecklistResult
 from reportgen.analysis.verdict.goal import GoalResult
 from reportgen.analysis.verdict.peak import PastPeak, past_peak_words
 from reportgen.analysis.verdict.serving import ServingResult
+from reportgen.project.copies import identical_runs
 from reportgen.project.model import (
     LAYER_FIELDS,
     REGIME_PHRASES,
@@ -932,15 +933,6 @@ LISTED = 8  # items a finding names before it counts the rest
 def _spread_of(repeats: int) -> str:
     """How a noisy row's spread was found: "95 % interval of 5 runs", "the range of 2 runs"."""
     return f"95 % interval of {repeats} runs" if repeats >= INTERVAL_RUNS else spread(repeats)
-
-
-def identical_runs(project: Project) -> list[str]:
-    """Runs equal in every column, at each node count that has them: "2 runs at 4 nodes are identical" (a row
-    pasted twice, which the analyses would read as a repeat)."""
-    runs = project.scaling.runs if project.scaling else ()
-    counts = Counter(runs)
-    return [f"{count} runs at {nodes(run.nodes)} are identical in every column"
-            for run, count in sorted(counts.items(), key=lambda item: item[0].nodes) if count > 1]
 
 
 def identical_runs_message(copies: list[str]) -> str:
