@@ -106,9 +106,11 @@ def _near_miss(miss: NearMiss, currency: str, *, first: bool = True) -> str:
     """"a node price of 1.90 USD per node-hour still leaves the plan 35 % over a limit": a near miss at its best (a
     continuous lever's best is only where the search ended), said as a sentence."""
     best = value_words(miss, quote(miss, 'best', miss.unit), currency)
-    at = best if miss.lever in ("nodes", "replicas") else f"a {miss.lever} of {best}"
     over = margin(quote(miss, 'excess'))
-    return f"{at} still leaves the plan {over} a limit" if first else f"{at}, {over}"
+    if miss.lever in ("nodes", "replicas"):  # a scale is where the plan stands, not a value it is given
+        return f"the plan at {best} is still {over} a limit" if first else f"at {best}, {over}"
+    return f"a {miss.lever} of {best} still leaves the plan {over} a limit" if first else \
+        f"a {miss.lever} of {best}, {over}"
 
 
 def out_of_reach(levers: Levers, plan: float | None, currency: str) -> str:
