@@ -28,7 +28,7 @@ import numpy as np
 from reportgen.errors import InputError, Problem
 from reportgen.files import open_regular, why_unreadable
 from reportgen.ingest import aiperf_stream, strict_json
-from reportgen.json_types import JsonRead
+from reportgen.json_types import JsonRead, at_path
 from reportgen.project.load_tests import LoadPoint, Mode, Requests, TokenSource
 from reportgen.project.yaml_source import mapping_data, read_text
 
@@ -150,8 +150,7 @@ def _inference_perf_stages(points: list[LoadPoint], folder: Path, shown: str) ->
             raise _refused(str(path), f"{count!r} is not a count of requests", "load_summary.count")
         # the stage's own mean E2E of its successes, which its records are held to
         # (records-disagree, methods.md#a-service-judged-from-its-requests)
-        mean = _finite(_object(_object(_object(summary.get("successes")).get("latency")).get("request_latency"))
-                       .get("mean"))
+        mean = _finite(at_path(summary, "successes.latency.request_latency.mean"))
         summaries.append((count, requested, achieved, mean))
     if sum(count for count, *_ in summaries) != whole.requests.count:
         raise _refused(shown, f"the stages count {sum(c for c, *_ in summaries):,} requests and the file holds "

@@ -32,7 +32,7 @@ from reportgen.errors import InputError, Problem, UsageError
 from reportgen.files import locked
 from reportgen.ingest import strict_json
 from reportgen.ingest.aiperf_stream import TIME_UNITS
-from reportgen.json_types import JsonRead
+from reportgen.json_types import JsonRead, at_path
 from reportgen.project import measurements, units
 from reportgen.project.records import LoadTestCounts, inert
 from reportgen.project.yaml_source import read_text
@@ -210,10 +210,10 @@ def _benchmark_report(document: JsonRead, file: str, sha: str) -> ServingBenchma
     reader = _Values(file)
     aggregate = "results.request_performance.aggregate"
     load = "scenario.load.standardized"
-    tool = _nested(document, f"{load}.tool")
+    tool = at_path(document, f"{load}.tool")
 
     def statistic(path: str, statistic: str, units: dict[str, float]) -> float | None:
-        unit = _nested(document, f"{path}.units")
+        unit = at_path(document, f"{path}.units")
         value = reader.nested_number(document, f"{path}.{statistic}")
         if value is None:
             return None
@@ -232,7 +232,7 @@ def _benchmark_report(document: JsonRead, file: str, sha: str) -> ServingBenchma
     tokens = statistic(f"{aggregate}.throughput.output_token_rate", "mean", {"tokens/s": 1.0})
     total = reader.nested_count(document, f"{aggregate}.requests.total")
     failed = reader.nested_count(document, f"{aggregate}.requests.failures")
-    offered = _nested(document, f"{load}.rate_qps")  # .inf: as fast as it could, at a concurrency: no rate asked
+    offered = at_path(document, f"{load}.rate_qps")  # .inf: as fast as it could, at a concurrency: no rate asked
     rate = None if isinstance(offered, float) and math.isinf(offered) else reader.nested_number(document,
                                                                                                 f"{load}.rate_qps")
     reader.done()
@@ -241,16 +241,6 @@ def _benchmark_report(document: JsonRead, file: str, sha: str) -> ServingBenchma
     completed = total - failed if total is not None and failed is not None and failed <= total else None
     return ServingBenchmark("br-0.2", file, sha, requests, tokens, e2e, ttft, tpot, requested_per_s=rate or None,
                             completed=completed, failed=failed, prompts=total)
-
-
-def _nested(document: JsonRead, path: str) -> object:
-    """The value at a dotted path of mappings, or None where a step is missing or not a mapping."""
-    value: object = document
-    for key in path.split("."):
-        if not isinstance(value, dict):
-            return None
-        value = value.get(key)
-    return value
 
 
 def _aiperf_aggregate(document: JsonRead, file: str, sha: str) -> ServingBenchmark:
@@ -413,33 +403,29 @@ class _Values:
     def __post_init__(self) -> None:
         self.problems: list[Problem] = []
 
-    def json_number(self, document: JsonRead, key: str, *, field: str | None = None) -> float | None:
-        """The number under `key` (a problem named `field`, else `key`, where it is not one), or None."""
-        value, field = document.get(key), field or key
+    def json_number(self, document: JsonRead, key: str) -> float | None:
+        """The number under `key` (a problem named by `key` where it is not one), or None."""
+        value = document.get(key)
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, int | float):
-            self.problems.append(Problem(self.file, 1, 1, field, f"expected a number, got {json.dumps(value)[:40]}"))
+            self.problems.append(Problem(self.file, 1, 1, key, f"expected a number, got {json.dumps(value)[:40]}"))
             return None
-        return self._checked(float(value), field, 1)  # strict_json refused integers past float range
+        return self._checked(float(value), key, 1)  # strict_json refused integers past float range
 
     def nested_number(self, document: JsonRead, path: str) -> float | None:
         """The number at a dotted path of mappings (named by the whole path where it is wrong), or None."""
-        parent, _, key = path.rpartition(".")
-        holder = _nested(document, parent) if parent else document
-        return self.json_number(holder, key, field=path) if isinstance(holder, dict) else None
+        return self.json_number({path: at_path(document, path)}, path)
 
     def nested_count(self, document: JsonRead, path: str) -> int | None:
         """The whole number at a dotted path, or None."""
-        parent, _, key = path.rpartition(".")
-        holder = _nested(document, parent) if parent else document
-        return self.json_count(holder, key, field=path) if isinstance(holder, dict) else None
+        return self.json_count({path: at_path(document, path)}, path)
 
-    def json_count(self, document: JsonRead, key: str, *, field: str | None = None) -> int | None:
+    def json_count(self, document: JsonRead, key: str) -> int | None:
         """A count of requests: a whole number ≥ 0, or absent."""
-        value = self.json_number(document, key, field=field)
+        value = self.json_number(document, key)
         if value is not None and value != int(value):
-            self.problems.append(Problem(self.file, 1, 1, field or key, f"expected a whole number, got {value:g}"))
+            self.problems.append(Problem(self.file, 1, 1, key, f"expected a whole number, got {value:g}"))
             return None
         return None if value is None else int(value)
 
