@@ -80,6 +80,11 @@ def percent(value: Number, digits: int = 3) -> str:
     return DASH if value is None else f"{number(value * 100, digits)} %"
 
 
+def whole_percent(value: float) -> str:
+    """A share rounded to a whole percentage, as page 1 states an error: "6 %"."""
+    return f"{value * 100:.0f} %"
+
+
 def target_share(value: float) -> str:
     """A share a goal states, as written: "99 %", "99.5 %", "99.95 %" (no digit it does not have)."""
     return f"{value * 100:.6g} %"

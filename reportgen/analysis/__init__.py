@@ -22,6 +22,7 @@ import numpy as np
 
 from reportgen.analysis.declared import Declared, Inputs, ResultsSection, Step
 from reportgen.analysis.findings import Finding, ordered
+from reportgen.analysis.measured.accuracy import TableFacts, table_facts, usable
 from reportgen.analysis.measured.confidence import ConfidenceResult, NextRun, analyze_confidence
 from reportgen.analysis.measured.diagnosis import DiagnosisResult, diagnose, measured_reference
 from reportgen.analysis.measured.load_point import judgement_of
@@ -52,6 +53,7 @@ from reportgen.analysis.verdict.lever_records import Levers
 from reportgen.analysis.verdict.levers import Judge, LeverEvidence, Outcome, WhatIf, find_levers
 from reportgen.analysis.verdict.peak import PastPeak, plan_past_peak
 from reportgen.analysis.verdict.serving import ServingResult, analyze_serving
+from reportgen.project.accuracy_table import AccuracyTable, shipped_table
 from reportgen.project.carbon import Intensity
 from reportgen.project.load_tests import RecordedPoint
 from reportgen.project.model import PlanSearch, Project, capacity_runs
@@ -86,6 +88,9 @@ class Analysis:
     # the measurements that cannot be right, before anything is judged, with their findings and the quantities the
     # choices leave out (methods.md#evidence-reconciled-before-it-is-judged)
     reconciliation: Reconciliation = field(default_factory=Reconciliation)
+    # the calibration table every predicted number's accuracy was read from
+    # (methods.md#how-accurate-each-prediction-is)
+    calibration: TableFacts | None = None
     # few runs, stated confidence (methods.md#few-runs-stated-confidence): intervals, the plan's estimate, the planner
     confidence: ConfidenceResult | None = None
     next_runs: tuple[NextRun, ...] | None = None  # the measurement planner's ranked runs (results.json next_runs)
@@ -176,7 +181,8 @@ def _lint(i: Inputs, a: Analysis) -> tuple[Finding, ...]:
     return ordered(lint(i.project, diagnosis=a.diagnosis, prediction=a.prediction, scaling=a.scaling,
                         checklist=a.checklist, reliability=a.reliability, goal=a.goal, serving=a.serving,
                         model_check=a.model_check, past_peak=a.past_peak, layout=a.layout,
-                        reconciliation=a.reconciliation, cost=a.cost, plan_search=a.plan_search))
+                        reconciliation=a.reconciliation, cost=a.cost, plan_search=a.plan_search,
+                        accuracy_table=usable(i.accuracy)))
 
 
 def _evidence(i: Inputs, a: Analysis) -> Evidence:
@@ -242,7 +248,7 @@ def _confidence(i: Inputs, a: Analysis) -> ConfidenceResult | None:
                               time_limit_s=goal.time_per_run if goal else None,
                               cost_limit=goal.cost_per_run if goal else None,
                               model_speedup=(lambda p: prediction.at(int(p)).speedup) if prediction else None,
-                              max_nodes=i.max_nodes)
+                              max_nodes=i.max_nodes, accuracy=i.accuracy)
 
 
 def _next_runs(i: Inputs, a: Analysis) -> tuple[NextRun, ...] | None:
@@ -337,6 +343,7 @@ def _provenance(i: Inputs, a: Analysis) -> ProvenanceResult | None:
 # The core's analyses in the order they run; each reads only what an earlier one filled (tests/test_registry.py)
 CORE_STEPS: tuple[Step[Analysis], ...] = (
     Step("reconciliation", (), _reconciliation),
+    Step("calibration", (), lambda i, _: table_facts(i.accuracy)),
     Step("scaling", ("reconciliation",), _scaling),
     Step("plan_search", ("scaling",), _plan_search),
     Step("prediction", ("reconciliation",), _prediction),
@@ -464,6 +471,9 @@ _CORE_SECTIONS: tuple[ResultsSection[Analysis], ...] = (
                    "partials/decisions_table.html", shape=(tuple[DecisionResult, ...] | None, _decisions_of)),
     ResultsSection("trade_offs", "decisions", "what each context gives up against another's choice",
                    "measure/trade_offs.html", shape=(tuple[TradeOff, ...] | None, _trade_offs_of)),
+    ResultsSection("calibration", "calibration", "the calibration table each predicted number's accuracy was read "
+                   "from: the corpus of published curves and the predictors it grades (null without one)",
+                   "measure/accuracy.html"),
     ResultsSection("next_runs", "next_runs", "the measurement planner: the runs that would best settle the verdict "
                    "at an unmeasured plan, by the fall in the chance it is wrong per node-hour (null when the plan is "
                    "measured or the verdict is not in doubt)", "measure/next_runs.html",
@@ -535,15 +545,19 @@ WITHOUT_LEVERS = frozenset({"levers"})
 
 def analyze(project: Project, *, intensity: Intensity | None = None,
             sources: Mapping[float, RowSource] | None = None, skip: frozenset[str] = frozenset(),
-            recorded: tuple[RecordedPoint, ...] = ()) -> Analysis:
+            recorded: tuple[RecordedPoint, ...] = (), accuracy: AccuracyTable | None = None,
+            uncalibrated: bool = False) -> Analysis:
     """Every analysis, in the registry's order; `sources` are the measured runs' provenance comments (by node count)
     from their CSV, `recorded` the load points whose per-request records `ingest serving` kept; the steps filling a
     field in `skip` are left out (the field keeps its default). The analyses read each scale's capacity runs
-    (methods.md#load-points-and-capacity): a service's lower load points are read from their records."""
+    (methods.md#load-points-and-capacity): a service's lower load points are read from their records. Predicted
+    numbers are graded by `accuracy`, the shipped calibration table when not given, none when `uncalibrated` (the
+    corpus's own evaluation: methods.md#how-accurate-each-prediction-is)."""
     scaling = project.scaling
     if scaling is not None and (kept := capacity_runs(scaling.runs)) != scaling.runs:
         project = replace(project, scaling=replace(scaling, runs=kept))
-    inputs = Inputs(project, intensity, sources or {}, recorded)
+    table = None if uncalibrated else accuracy or shipped_table()
+    inputs = Inputs(project, intensity, sources or {}, recorded, accuracy=table)
     analysis = Analysis()
     for step in REGISTRY:
         if step.name not in skip:

@@ -18,6 +18,7 @@ from functools import partial
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from reportgen.analysis.model.reliability import folded_fraction
+from reportgen.project.accuracy_table import AccuracyTable, shipped_table
 from reportgen.project.carbon import Intensity
 from reportgen.project.load_tests import RecordedPoint
 from reportgen.project.model import Project
@@ -54,6 +55,9 @@ class Inputs:
     # weak scaling: the plan whose shares are the goal's work when a what-if moves the plan (a lever judges the goal
     # this project states: methods.md#weak-scaling-compares-equal-work); None: the plan's own
     goal_shares: int | None = None
+    # the calibration table every predicted number's accuracy is read from (methods.md#how-accurate-each-prediction-is):
+    # the shipped one unless the caller gives another (None: no table, the predictors' raw intervals stand)
+    accuracy: AccuracyTable | None = field(default_factory=shipped_table)
 
     @property
     def max_nodes(self) -> int:

@@ -345,6 +345,18 @@ def _runs_parser(commands: Subcommands) -> None:
                         help="the CSV to create beside the project file (default runs.csv)")
 
 
+def _calibrate_parser(commands: Subcommands) -> None:
+    from reportgen.commands import calibrate
+
+    calibrate.add_parser(commands)
+
+
+def _calibrate(arguments: argparse.Namespace) -> int:
+    from reportgen.commands import calibrate
+
+    return calibrate.run(arguments)
+
+
 def _completion_parser(commands: Subcommands) -> None:
     completion = commands.add_parser("completion", help="print a shell completion script (bash, zsh or fish)",
                                      description="Print a completion script for the shell. Load it with, for "
@@ -933,6 +945,7 @@ COMMANDS = (
     Command("ingest", _ingest_parser, _ingest),
     Command("runs", _runs_parser, _runs),
     Command("init", _init_parser, lambda arguments: _init(arguments.path, arguments.example)),
+    Command("calibrate", _calibrate_parser, lambda arguments: _calibrate(arguments)),
     Command("completion", _completion_parser, _completion),
 )
 BY_NAME = {command.name: command for command in COMMANDS}

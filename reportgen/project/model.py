@@ -910,6 +910,9 @@ class Scaling:
                                        "single runs (default 0.05) and a stated confidence without repeats",
                                        minimum=0.0, exclusive_minimum=True, maximum=1.0, example="0.05"),
                                 starter=False)
+    batch_changes: bool = field(Flag("The global batch changes between the measured scales (the per-device batch "
+                                     "kept as nodes are added): an extrapolation's accuracy is then read from "
+                                     "published curves that scaled the same way"), False, starter=False)
 
     @property
     def form(self) -> RunForm | None:

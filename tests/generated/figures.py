@@ -17,7 +17,9 @@ from reportgen.analysis.page.prose.summary import SummaryResult
 FIGURE = re.compile(r"(?<![\w.])((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?: × 10[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)?"
                     r"(?: h \d+(?:\.\d+)? min| h| min| s| ms| µs| days?| d| [kMGT]?B/s| requests/s| tokens/s)?"
                     r"(?: [A-Z]{3}(?= |$|[.,;:)]))?(?: % (?:over|under|short|to spare)| %|×)?)")
-LABELS = ("95 % interval", "90 % interval", "90 % bootstrap")  # a coverage named, not a figure
+# a coverage named, or an extrapolation bucket of the calibration table
+# (docs/methods.md#how-accurate-each-prediction-is): labels, not figures
+LABELS = ("95 % interval", "90 % interval", "90 % bootstrap", "in 90 % of", "up to 2×", "2–4×", "4–8×", "beyond 8×")
 ADVICE = ("ideally 1 node",)  # what to measure next, the same for every project: advice, not a figure
 
 
@@ -114,8 +116,7 @@ def unquoted_figures(summary: SummaryResult, currency: str) -> list[str]:
     values = sorted({quantity.value for quantity in summary.quantities})
     forms = {_plain(form) for form in written_forms(values, currency, [(f, after) for _, f, after in quoted])}
     return [figure for text, figure, _ in quoted
-            if _plain(figure) not in forms and not any(label in text and label.startswith(figure)
-                                                       for label in LABELS)]
+            if _plain(figure) not in forms and not any(label in text and figure in label for label in LABELS)]
 
 
 def _without_advice(text: str) -> str:

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated, Literal
 
 import numpy as np
 
 from reportgen.analysis.common import node_hours, powers_of_two
+from reportgen.analysis.measured.accuracy import Calibration, calibration_of, interval_from
 from reportgen.analysis.measured.scaling import ScalingResult, kneedles, repeats_by_nodes, run_time
 from reportgen.keys import Key, money
+from reportgen.project.accuracy_table import AccuracyTable
 from reportgen.project.model import Scaling
 
 RESAMPLES = 1000
@@ -47,6 +49,33 @@ class PlanEstimate:
     source: Annotated[Source, Key("the fit: amdahl (two scales) or usl (three or more)")]
     model_time_s: Annotated[float | None, Key("the α–β model's time at the plan, scaled to the measured reference "
                                               "(null without the model)")]
+    # how often this kind of extrapolation held on published curves (methods.md#how-accurate-each-prediction-is)
+    calibration: Annotated[Calibration | None, Key(
+        "the fit's accuracy on published curves at this extrapolation (null without the calibration table)")] = None
+    calibrated_low_s: Annotated[float | None, Key(
+        "the calibrated 90 % interval's low end (null: too few published cases, or the class is demoted)")] = None
+    calibrated_high_s: Annotated[float | None, Key("the calibrated 90 % interval's high end")] = None
+    model_calibration: Annotated[Calibration | None, Key(
+        "the α–β model's accuracy on published curves at this extrapolation")] = None
+    model_low_s: Annotated[float | None, Key("the α–β time's calibrated low end (null unless its cell is "
+                                             "calibrated or provisional)")] = None
+    model_high_s: Annotated[float | None, Key("the α–β time's calibrated high end")] = None
+
+    @property
+    def demoted(self) -> bool:
+        """The fit's class missed on published curves at this extrapolation: the plan is not judged from it."""
+        return self.calibration is not None and self.calibration.demoted
+
+    def judged_interval(self) -> tuple[float, float]:
+        """The interval a verdict is judged by: the calibrated one where its cell is trusted, else the raw one."""
+        if self.calibrated_low_s is not None and self.calibrated_high_s is not None:
+            return self.calibrated_low_s, self.calibrated_high_s
+        return self.low_s, self.high_s
+
+    def judged_model_s(self) -> float | None:
+        """The α–β figure a verdict is held against: none when its class is demoted here."""
+        demoted = self.model_calibration is not None and self.model_calibration.demoted
+        return None if demoted else self.model_time_s
 
 
 @dataclass(frozen=True)
@@ -135,7 +164,7 @@ class _Draws:
 def analyze_confidence(spec: Scaling | None, scaling: ScalingResult | None, *, plan: int | None,
                        price_per_node_hour: float | None, time_limit_s: float | None, cost_limit: float | None,
                        model_speedup: Callable[[float], float] | None = None,
-                       max_nodes: int = 4096) -> ConfidenceResult | None:
+                       max_nodes: int = 4096, accuracy: AccuracyTable | None = None) -> ConfidenceResult | None:
     """The intervals, the plan's estimate and the planner; None without whole runs at two scales or more (a
     throughput without work_per_run, a load axis, or weak scaling: extrapolated by other means)."""
     if spec is None or scaling is None or scaling.single_scale or scaling.per_unit_of_work \
@@ -149,7 +178,7 @@ def analyze_confidence(spec: Scaling | None, scaling: ScalingResult | None, *, p
     speedups = draws.times[:, :1] / draws.times  # (resamples, scales)
     fits = _fit(q, speedups, noise)
     centre_fit = _fit(q, (draws.centre[0] / draws.centre)[None, :], noise)
-    estimator = _Estimator(draws, fits, centre_fit, model_speedup)
+    estimator = _Estimator(draws, fits, centre_fit, model_speedup, accuracy, spec.batch_changes)
     estimate = estimator.at(plan)
     plan_draws = estimator.draws_at(plan) if estimate is not None and plan is not None else None
     peaks = draws.nodes[np.argmax(speedups >= speedups.max(axis=1, keepdims=True) * (1 - 1e-12), axis=1)]
@@ -184,6 +213,8 @@ class _Estimator:
     fits: _Fits
     centre_fit: _Fits
     model_speedup: Callable[[float], float] | None
+    accuracy: AccuracyTable | None = None  # the calibration table the estimate's accuracy is read from
+    batch_changes: bool = False  # the runs' global batch changed between scales (its own cells of the table)
 
     def draws_at(self, plan: int) -> np.ndarray:
         return np.asarray(self.draws.times[:, 0] / self.fits.speedup(plan / float(self.draws.nodes[0])))
@@ -202,7 +233,23 @@ class _Estimator:
         model = None
         if self.model_speedup is not None:
             model = float(draws.centre[0] * self.model_speedup(p_ref) / self.model_speedup(float(plan)))
-        return PlanEstimate(plan, point, low, high, self.centre_fit.source, model)
+        return self._calibrated(PlanEstimate(plan, point, low, high, self.centre_fit.source, model))
+
+    def _calibrated(self, estimate: PlanEstimate) -> PlanEstimate:
+        """The estimate with its accuracy on published curves, at r = the plan over the largest measured scale."""
+        ratio = estimate.nodes / float(self.draws.nodes[-1])
+        fit = calibration_of(self.accuracy, estimate.source, ratio, batch_changes=self.batch_changes)
+        if fit is None:
+            return estimate
+        interval = interval_from(fit, estimate.time_s, estimate.low_s, estimate.high_s)
+        model = None if estimate.model_time_s is None else \
+            calibration_of(self.accuracy, "alpha-beta", ratio, batch_changes=self.batch_changes)
+        model_interval = None if model is None or estimate.model_time_s is None else \
+            interval_from(model, estimate.model_time_s, None, None)
+        return replace(estimate, calibration=fit, calibrated_low_s=interval[0] if interval else None,
+                       calibrated_high_s=interval[1] if interval else None, model_calibration=model,
+                       model_low_s=model_interval[0] if model_interval else None,
+                       model_high_s=model_interval[1] if model_interval else None)
 
 
 def _draw(spec: Scaling, scaling: ScalingResult, noise: float) -> _Draws:

@@ -389,8 +389,8 @@ def _fitted_scales(ground: Ground) -> list[Candidate]:
     its estimate's interval clear of every limit), else the USL fit's smallest meeting scale. None when the fit
     already says the plan itself meets: another fitted scale would settle nothing a measurement of the plan does
     not."""
-    if ground.state.state not in ("missed", "unjudged"):
-        return []
+    if ground.state.state not in ("missed", "unjudged") or ground.state.why == "model-demoted":
+        return []  # a fit no guide at the plan's extrapolation proposes no scale of its own
     if any(r.viable and r.source != "measured" and r.met for r in ground.state.regimes):
         return []
     goal, serving = ground.goal, ground.serving
@@ -449,9 +449,16 @@ def _missed_code(ground: Ground) -> str:
 # ---------------------------------------------------------------------------------------------------------- rank 4
 def _measure(ground: Ground) -> list[Candidate]:
     """The inputs and runs that decide the verdict."""
-    out = [*_inputs(ground), *_planner_runs(ground), *_requests(ground), *_repeats(ground), *_another_scale(ground),
-           *_contention(ground), *_unjudged_scales(ground)]
     state = ground.state
+    demoted = state.why == "model-demoted"  # the planner's chances are the demoted fit's: not quoted
+    out = [*_inputs(ground), *([] if demoted else _planner_runs(ground)), *_requests(ground), *_repeats(ground),
+           *_another_scale(ground), *_contention(ground), *_unjudged_scales(ground)]
+    if demoted and ground.plan is not None:  # only a measurement of the plan judges it now
+        return [*out, _candidate("measure", "model-demoted", "decides", words.finding_text("model-demoted",
+                                                                                           ground.evidence),
+                                 rank=4, nodes=float(ground.plan), finding=_finding(ground, "model-demoted"),
+                                 feasible=ground.available(ground.plan),
+                                 excluded_by=None if ground.available(ground.plan) else "nodes_available")]
     plan_unmeasured = ground.plan is not None and state.state == "unjudged" and \
         all(r.source != "measured" for r in state.regimes) and state.why not in ("cannot-start", "per-unit-of-work",
                                                                                  "flagged-run")

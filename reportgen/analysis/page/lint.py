@@ -25,6 +25,7 @@ from reportgen.analysis.model.layout_memory import splits_by_rule, stage_split
 from reportgen.analysis.model.prediction import PredictionResult
 from reportgen.analysis.model.reliability import ReliabilityResult
 from reportgen.analysis.money.cost import CostResult
+from reportgen.analysis.page.lint_accuracy import accuracy_findings
 from reportgen.analysis.page.prose.load_points import check_sentence, load_words, sampled_sentence
 from reportgen.analysis.page.prose.plan import layout_words
 from reportgen.analysis.plan.plan_search import PlanSearchResult, missing_shape
@@ -68,7 +69,8 @@ def lint(project: Project, *, diagnosis: DiagnosisResult | None, prediction: Pre
          goal: GoalResult | None, serving: ServingResult | None = None,
          model_check: ModelCheckResult | None = None, past_peak: PastPeak | None = None,
          layout: LayoutResult | None = None, reconciliation: Reconciliation | None = None,
-         cost: CostResult | None = None, plan_search: PlanSearchResult | None = None) -> list[Finding]:
+         cost: CostResult | None = None, plan_search: PlanSearchResult | None = None,
+         accuracy_table: bool = True) -> list[Finding]:
     findings: list[Finding] = []
     findings += reconciled(reconciliation, project.work_unit)
     findings += _spot_model(cost, project.design.nodes if project.design else None)
@@ -93,6 +95,7 @@ def lint(project: Project, *, diagnosis: DiagnosisResult | None, prediction: Pre
     findings += _model_against_measurements(prediction, model_check)
     findings += _reliability(reliability, goal)
     findings += _unstated(project)
+    findings += accuracy_findings(goal.plan_estimate if goal is not None else None, table=accuracy_table)
     return refuted_by_runs(findings, project, scaling, layout, diagnosis)
 
 

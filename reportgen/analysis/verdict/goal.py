@@ -24,7 +24,7 @@ from reportgen.analysis.verdict.lever_records import Lever, Levers, NearMiss
 from reportgen.keys import CURRENCY, DocumentPath, Key, interval, money
 from reportgen.project.model import Goal, RegimeName, Scaling
 
-UnjudgedWhy = Literal["estimate-straddles", "model-other-side", "few-scales"]
+UnjudgedWhy = Literal["estimate-straddles", "model-other-side", "few-scales", "model-demoted"]
 
 
 IntervalBasis = Literal["calibrated", "raw"]
@@ -477,8 +477,9 @@ def nearest(checks: list[GoalCheck]) -> GoalCheck | None:
 STRADDLES = "the estimate straddles the limit"  # goal.note's reasons, each with its code (UNJUDGED_WHY)
 MODEL_OTHER_SIDE = "the α–β model's figure is on the other side of the limit"
 FEW_SCALES = "a fit of fewer than three measured scales"
+DEMOTED = "no fit is trusted that far"
 UNJUDGED_WHY: dict[str, UnjudgedWhy] = {STRADDLES: "estimate-straddles", MODEL_OTHER_SIDE: "model-other-side",
-                                       FEW_SCALES: "few-scales"}
+                                       FEW_SCALES: "few-scales", DEMOTED: "model-demoted"}
 
 
 def _fitted_plan(limits: _Limits, scaling: ScalingResult, cost: CostResult | None, plan: int,
@@ -492,18 +493,24 @@ def _fitted_plan(limits: _Limits, scaling: ScalingResult, cost: CostResult | Non
         if checks and len(scaling.rows) < 3:  # a fit of two scales judges no limit
             return [_judged(limits, check, time=False, cost=False) for check in checks], FEW_SCALES
         return checks, ""
-    # the estimate, its interval's ends and the model's figure, each through every regime as a time is
-    model_s = estimate.time_s if estimate.model_time_s is None else estimate.model_time_s  # no model: no other side
-    figures = [estimate.time_s, estimate.low_s, estimate.high_s, model_s]
+    if estimate.demoted:  # a class that missed on published curves here judges nothing
+        checks = _held(limits, cost, plan, estimate.time_s)
+        return [_judged(limits, check, time=False, cost=False) for check in checks], DEMOTED
+    # the estimate, its interval's ends (calibrated where its cell is trusted) and the model's figure (unless its
+    # class is demoted), each through every regime as a time is (methods.md#how-accurate-each-prediction-is)
+    model_s = estimate.judged_model_s()
+    low_s, high_s = estimate.judged_interval()
+    basis: IntervalBasis = "calibrated" if estimate.calibrated_low_s is not None else "raw"
+    figures = [estimate.time_s, low_s, high_s, estimate.time_s if model_s is None else model_s]
     held = [_held(limits, cost, plan, time_s) for time_s in figures]
-    rows = [_straddling(limits, check, low, high, model, draws)
+    rows = [_straddling(limits, check, low, high, model, draws, basis)
             for check, low, high, model in zip(*held, strict=True)]
     reasons = {why for check, why in rows if why and check.viable and check.met is None}
     return [check for check, _ in rows], STRADDLES if STRADDLES in reasons else next(iter(reasons), "")
 
 
 def _straddling(limits: _Limits, check: GoalCheck, low: GoalCheck, high: GoalCheck, model: GoalCheck,
-                draws: np.ndarray | None) -> tuple[GoalCheck, str]:
+                draws: np.ndarray | None, basis: IntervalBasis) -> tuple[GoalCheck, str]:
     """One regime's row of an unmeasured plan, each limit judged on its own: the time limit is not judged (null)
     when it lies within the row's [low, high] or the model's figure is on its other side, the budget likewise with
     the cost over them; a limit wholly on one side keeps its verdict. With why a limit was left unjudged."""
@@ -515,7 +522,7 @@ def _straddling(limits: _Limits, check: GoalCheck, low: GoalCheck, high: GoalChe
     costs = (low.cost, high.cost)
     row = replace(_judged(limits, check, time=not (time_in or time_model), cost=not (cost_in or cost_model)),
                   straddles=time_in or cost_in, p_miss=_p_miss(limits, check, draws),
-                  time_ci=(low.time_s, high.time_s), ci_basis="raw",
+                  time_ci=(low.time_s, high.time_s), ci_basis=basis,
                   cost_ci=None if costs[0] is None or costs[1] is None else (costs[0], costs[1]))
     why = STRADDLES if time_in or cost_in else MODEL_OTHER_SIDE if time_model or cost_model else ""
     return row, why

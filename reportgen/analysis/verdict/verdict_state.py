@@ -24,7 +24,8 @@ from reportgen.project.model import RegimeName
 VerdictState = Literal["met", "missed", "partly", "unjudged", "no-goal"]
 RegimeVerdict = Literal["met", "missed", "partly", "unjudged"]
 Why = Literal["cannot-start", "estimate-straddles", "model-other-side", "few-scales", "not-measured", "flagged-run",
-              "unpriced", "objective-unknown", "per-unit-of-work", "no-plan", "no-runs", "requests-straddle"]
+              "unpriced", "objective-unknown", "per-unit-of-work", "no-plan", "no-runs", "requests-straddle",
+              "model-demoted"]
 RowSource = Literal["measured", "estimate", "fitted"]
 # A regime's chance of missing from which "keep the plan" is no longer earned (docs/methods.md#keep-the-plan)
 P_MISS_KEEP = 0.10

@@ -497,6 +497,8 @@ ACTIONS: tuple[Action, ...] = (
            "be judged."),
     Action("objective-unknown", _MEASURE, OBJECTIVE_UNKNOWN, _objective_unknown),
     _fixed("no-goal", _MEASURE, "State the goal (project.goal) so that the design can be judged against it."),
+    _fixed("model-demoted", _MEASURE, "Measure the planned scale: the fit that would judge it missed on published "
+           "curves this far beyond the measurements."),
     _fixed("no-plan", _MEASURE, "State the planned node count (design.nodes) so that the goal can be judged at it."),
     _fixed("bad-fit", _ADVICE, "Re-measure the collectives: the model fitted to them gives a negative α or β."),
     Action("fit-disagrees", _ADVICE, "Measure the collectives at the planned scale and refit α and β.",

@@ -35,6 +35,7 @@ from reportgen.analysis.page.page_one_facts import (
     OptimumFacts,
     PageAction,
 )
+from reportgen.analysis.page.prose.accuracy import demoted_words, held_words, model_held_words
 from reportgen.analysis.page.prose.actions import Evidence
 from reportgen.analysis.quotes import Quantity, count_at, quote, recording, unique
 from reportgen.analysis.verdict.goal import GoalCheck, GoalResult
@@ -118,7 +119,7 @@ class SummaryResult:
     why: Annotated[Why | None, Key("unless met or missed: why the verdict is not judged (cannot-start, "
                                    "estimate-straddles, model-other-side, few-scales, not-measured, flagged-run, "
                                    "requests-straddle, unpriced, objective-unknown, per-unit-of-work, no-plan, "
-                                   "no-runs)")] = None
+                                   "no-runs, model-demoted)")] = None
     headline_regime: Annotated[str | None, Key("the regime page 1 leads with: the cheapest viable that meets, else "
                                                "the cheapest viable, else the fastest")] = None
     regimes: Annotated[tuple[RegimeState, ...], Key("each stated price regime at the plan, as page 1 reads it",
@@ -199,7 +200,8 @@ WHY_WORDS: dict[str, str] = {
     "model-other-side": "the α–β model's figure is on the other side of a limit", "few-scales": "too few scales",
     "not-measured": "the plan is not measured", "flagged-run": "a finding flags the plan's run",
     "unpriced": "no prices", "objective-unknown": "an objective is not known at the plan",
-    "per-unit-of-work": "no work per run", "no-plan": "no plan", "no-runs": "nothing measured"}
+    "per-unit-of-work": "no work per run", "no-plan": "no plan", "no-runs": "nothing measured",
+    "model-demoted": "the fit is no guide this far beyond the measurements"}
 
 
 def state_words(state: VerdictState, page: PageOne | None) -> str:
@@ -397,16 +399,27 @@ def _estimate_words(estimate: PlanEstimate, scaling: ScalingResult, goal: GoalRe
     # reader holding the two against each other is told which is which
     taxed = any((row.failure_tax or 0.0) > 0 for row in goal.fitted_at_plan)
     untaxed = " (before the failure tax)" if taxed else ""
+    if estimate.demoted and estimate.calibration is not None:  # no figure of a class that missed here
+        return demoted_words(estimate.calibration)
+    # the interval the verdict is judged by: calibrated on published curves where its cell is trusted
+    calibrated = estimate.calibrated_low_s is not None
+    low, high = ("calibrated_low_s", "calibrated_high_s") if calibrated else ("low_s", "high_s")
     text = (f"by {how}{untaxed} a run at {nodes(quote(estimate, 'nodes', 'nodes'))} takes "
-            f"{duration(quote(estimate, 'time_s', 's'))} (90 % interval [{duration(quote(estimate, 'low_s', 's'))}, "
-            f"{duration(quote(estimate, 'high_s', 's'))}])")
+            f"{duration(quote(estimate, 'time_s', 's'))} (90 % interval [{duration(quote(estimate, low, 's'))}, "
+            f"{duration(quote(estimate, high, 's'))}])")
     limit_s = goal.time_limit_s
     if limit_s is not None:
         side = "within" if estimate.time_s <= limit_s else "over"
-        straddles = estimate.low_s <= limit_s <= estimate.high_s
+        low_s, high_s = estimate.judged_interval()
+        straddles = low_s <= limit_s <= high_s
         text += f", {side} the {_limit(goal)} limit" + (" though the interval straddles it" if straddles else "")
-    if estimate.model_time_s is not None:
-        text += f"; the α–β model says {duration(quote(estimate, 'model_time_s', 's'))}"
+    if estimate.calibration is not None:
+        text += held_words(estimate.calibration)
+    model = estimate.model_calibration
+    if model is not None and model.demoted:
+        text += f"; {demoted_words(model)}"
+    elif estimate.model_time_s is not None:
+        text += f"; the α–β model says {duration(quote(estimate, 'model_time_s', 's'))}{model_held_words(model)}"
     return text
 
 

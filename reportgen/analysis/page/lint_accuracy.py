@@ -1,0 +1,34 @@
+"""The findings of a prediction's measured accuracy (docs/methods.md#how-accurate-each-prediction-is): a class no
+guide at the plan's extrapolation, too few published cases to state one, a plan beyond every published case, and a
+build without the calibration table."""
+
+from __future__ import annotations
+
+from reportgen.analysis.findings import Finding, info, warning
+from reportgen.analysis.measured.confidence import PlanEstimate
+from reportgen.analysis.page.prose.accuracy import beyond_words, demoted_words, held_words, predictor_words
+
+SECTION = "measure"
+
+
+def accuracy_findings(estimate: PlanEstimate | None, *, table: bool) -> list[Finding]:
+    if not table:
+        return [warning("calibration-table-missing", "The calibration table (reportgen/corpus/calibration.json) is "
+                        "missing or describes other predictors: predictions carry their raw intervals, unchecked "
+                        "against published curves (run `reportgen calibrate`)", "", SECTION)]
+    if estimate is None:
+        return []
+    out: list[Finding] = []
+    for calibration in (estimate.calibration, estimate.model_calibration):
+        if calibration is None:
+            continue
+        if calibration.demoted:
+            out.append(warning("model-demoted", f"{demoted_words(calibration)}; the plan is not judged from it",
+                               "design.nodes", SECTION))
+        elif calibration.status == "too-few" and calibration.bucket is not None:
+            out.append(info("uncalibrated-prediction", held_words(calibration).strip(" ()").capitalize() + ".",
+                            "design.nodes", SECTION))
+        if calibration.beyond_corpus:
+            out.append(info("beyond-corpus", f"{predictor_words(calibration.predictor).capitalize()}: "
+                            f"{beyond_words(calibration).lstrip('; ')}", "design.nodes", SECTION))
+    return out

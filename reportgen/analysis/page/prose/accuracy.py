@@ -1,0 +1,85 @@
+"""Page 1's words for how far a prediction can be trusted (docs/methods.md#how-accurate-each-prediction-is): how
+often this kind of extrapolation held on published curves, that too few were published to say, or that the class
+is no guide at this extrapolation. Every count is quoted from the prediction's `calibration` in results.json."""
+
+from __future__ import annotations
+
+import math
+
+from reportgen.analysis.measured.accuracy import Calibration
+from reportgen.analysis.measured.conformal import BUCKET_WORDS
+from reportgen.analysis.quotes import quote
+from reportgen.wording import integer, number, whole_percent
+
+PREDICTOR_WORDS = {"amdahl": "Amdahl", "usl": "the USL", "alpha-beta": "the α–β model",
+                   "layout-step": "the layout's step", "memory": "the memory model"}
+
+
+def predictor_words(predictor: str) -> str:
+    return PREDICTOR_WORDS.get(predictor, predictor)
+
+
+def held_words(calibration: Calibration) -> str:
+    """"; this kind of extrapolation (Amdahl, 2–4× beyond the largest measured scale) held its 90 % interval in 27
+    of 30 published cases (median error 6 %)", or why its accuracy cannot be stated ("" without a table)."""
+    if calibration.bucket is None or calibration.cases is None:
+        return ""
+    name = predictor_words(calibration.predictor)
+    bucket = BUCKET_WORDS[calibration.bucket]
+    if calibration.status == "too-few":
+        cases = calibration.cases
+        published = f"{integer(quote(calibration, 'cases'))} published cases" if cases else "no published case"
+        return (f" ({_capital(name)} at {bucket}: {published}, too few to state its accuracy; the interval is the "
+                "bootstrap's)")
+    if not calibration.trusted:
+        return ""
+    few = "; few cases" if calibration.status == "provisional" else ""
+    return (f"; this kind of extrapolation ({_capital(name)}, {bucket} beyond the largest measured scale) held its "
+            f"90 % interval in {integer(quote(calibration, 'covered'))} of {integer(quote(calibration, 'cases'))} "
+            f"published cases (median error {_percent(calibration)}{few}){beyond_words(calibration)}")
+
+
+def model_held_words(calibration: Calibration | None) -> str:
+    """" (within a factor 1.41 either way in 90 % of 24 published cases)" for a trusted α–β cell, else ""."""
+    if calibration is None or not calibration.trusted or calibration.half_width_log is None:
+        return ""
+    factor = math.exp(quote(calibration, "half_width_log"))
+    return (f" (within a factor {number(factor)} either way in 90 % of {integer(quote(calibration, 'cases'))} "
+            f"published cases){beyond_words(calibration)}")
+
+
+def demoted_words(calibration: Calibration) -> str:
+    """"The α–β model is not a guide at 8× beyond the measurements: it missed in 11 of 20 published cases"."""
+    name = _capital(predictor_words(calibration.predictor))
+    ratio = quote(calibration, "ratio")
+    reasons = []
+    cases = integer(quote(calibration, "cases"))
+    if calibration.missed is not None and calibration.cases and calibration.missed / calibration.cases > 0.40:
+        reasons.append(f"it missed in {integer(quote(calibration, 'missed'))} of {cases} published cases")
+    if calibration.bias is not None and calibration.same_sign is not None:
+        bias = quote(calibration, "bias")
+        if abs(bias) >= 0.05 or not reasons:
+            direction = "low" if bias > 0 else "high"
+            reasons.append(f"its predictions ran {whole_percent(abs(bias))} {direction} in "
+                           f"{integer(quote(calibration, 'same_sign'))} of {cases} published cases")
+    return f"{name} is not a guide at {_ratio(ratio)} beyond the measurements: {'; '.join(reasons)}"
+
+
+def beyond_words(calibration: Calibration) -> str:
+    if not calibration.beyond_corpus or calibration.max_ratio is None or calibration.ratio is None:
+        return ""
+    return (f"; no published case reached {_ratio(quote(calibration, 'ratio'))} (the largest is "
+            f"{_ratio(quote(calibration, 'max_ratio'))})")
+
+
+def _ratio(value: float) -> str:
+    """An extrapolation as "4×", "1.5×", "21.3×"."""
+    return f"{value:.3g}×"
+
+
+def _percent(calibration: Calibration) -> str:
+    return whole_percent(quote(calibration, "median_abs_rel_error"))
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
