@@ -15,7 +15,7 @@ $(shell rm -rf $(VENV))
 endif
 endif
 
-.PHONY: report test check lint package bench clean golden bytecode docs reference constraints other-pythons browser
+.PHONY: report test check lint package bench clean golden bytecode docs reference constraints other-pythons browser corpus
 
 report: $(VENV)/.installed bytecode
 	$(BIN)/reportgen build inputs/example.yaml -o build
@@ -24,6 +24,7 @@ report: $(VENV)/.installed bytecode
 # The whole suite, as CI runs it: the linters, the documentation site, the packages, every test, then the example
 # built on the other supported Pythons.
 test: lint docs package browser
+	$(BIN)/reportgen calibrate --check
 	$(BIN)/python -m pytest
 	$(MAKE) --no-print-directory other-pythons
 
@@ -99,6 +100,12 @@ reference: $(VENV)/.installed-test
 constraints: $(VENV)/.installed-test
 	{ sed -n '1,3p' constraints.txt; $(BIN)/python -m pip freeze --exclude-editable | grep -v '^reportgen'; } > constraints.new
 	mv constraints.new constraints.txt
+
+# The calibration table recomputed from the corpus of published curves (reportgen/corpus/curves/): after adding a
+# curve, or changing a predictor. It writes reportgen/corpus/{calibration.json,cases.csv,NOTICE} and
+# docs/calibration.md, and states its time; make test fails while they differ from what it would write.
+corpus: $(VENV)/.installed-test
+	$(BIN)/reportgen calibrate --jobs 2
 
 # The golden files' diff against what the code makes now; REVIEWED=1 writes them, once the diff is read.
 golden: $(VENV)/.installed-test
