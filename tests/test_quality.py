@@ -23,7 +23,7 @@ LAYERS = [("reportgen.errors", "reportgen.interrupts", "reportgen.files", "repor
           ("reportgen.project",),
           ("reportgen.analysis", "reportgen.ingest"), ("reportgen.figures", "reportgen.render"),
           ("reportgen.pipeline", "reportgen.api", "reportgen.project_history",
-           "reportgen.revision_pipeline"), ("reportgen.commands",)]
+           "reportgen.revision_pipeline", "reportgen.corpus"), ("reportgen.commands",)]
 
 
 def _imports() -> dict[str, set[str]]:

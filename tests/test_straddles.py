@@ -25,7 +25,9 @@ PAGE_STEPS_SKIPPED = frozenset({"findings", "page_one", "summary"})
 
 
 def _analyze(text: str) -> Analysis:
-    return analyze(make_project(text), skip=PAGE_STEPS_SKIPPED)
+    # the raw interval, whose ends these worked cases compute: a calibrated one is judged by the same rules
+    # (docs/methods.md#how-accurate-each-prediction-is)
+    return analyze(make_project(text), skip=PAGE_STEPS_SKIPPED, uncalibrated=True)
 
 
 # ------------------------------------------------------------------------------------- an estimate that straddles

@@ -30,7 +30,7 @@ def worked_cases(sources: dict[str, str]) -> dict[str, list[str]]:
 
 
 def sources_of_tests() -> dict[str, str]:
-    return {path.name: path.read_text(encoding="utf-8") for path in sorted(TESTS.glob("test_*.py"))}
+    return {str(path.relative_to(TESTS)): path.read_text(encoding="utf-8") for path in sorted(TESTS.rglob("test_*.py"))}
 
 
 def test_every_analysis_has_a_hand_worked_test() -> None:

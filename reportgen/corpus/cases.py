@@ -14,7 +14,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from statistics import median
-from typing import Any
 
 import yaml
 
@@ -27,7 +26,7 @@ from reportgen.analysis.measured.conformal import (
     is_interval_class,
     point_score,
 )
-from reportgen.corpus.curve import Curve
+from reportgen.corpus.curve import Curve, Data
 from reportgen.errors import InputError
 from reportgen.project.loader import load_project_text
 
@@ -66,6 +65,13 @@ class CaseRow:
         if self.predicted is None or self.measured is None:
             return None
         return math.log(self.measured / self.predicted)
+
+    @property
+    def inside(self) -> bool | None:
+        """Within the raw interval (None: a point prediction has none)."""
+        if self.low is None or self.high is None or self.measured is None:
+            return None
+        return self.low <= self.measured <= self.high
 
     @property
     def family(self) -> str:
@@ -139,8 +145,11 @@ def _predict(curve: Curve, assumed: bool, k: int, visible: list[float], hidden: 
             yield _with(base, predictor, note="the curve gives no layout or model shape")
 
 
-def _with(base: CaseRow, predictor: str, **values: Any) -> CaseRow:
-    return replace(base, predictor=predictor, **values)
+def _with(base: CaseRow, predictor: str, *, predicted: float | None = None, low: float | None = None,
+          high: float | None = None, measured: float | None = None, score: float | None = None,
+          note: str = "") -> CaseRow:
+    return replace(base, predictor=predictor, predicted=predicted, low=low, high=high, measured=measured,
+                   score=score, note=note)
 
 
 def _estimate(curve: Curve, visible: list[float], hidden: float) -> PlanEstimate | None:
@@ -151,13 +160,13 @@ def _estimate(curve: Curve, visible: list[float], hidden: float) -> PlanEstimate
     return confidence.plan_estimate if confidence is not None else None
 
 
-def evaluation_project(curve: Curve, visible: list[float], hidden: float) -> dict[str, Any]:
+def evaluation_project(curve: Curve, visible: list[float], hidden: float) -> Data:
     """The project a build would be given: the curve's fields ⊕ the visible scales' runs ⊕ the hidden scale as the
     plan ⊕ that scale's overrides."""
-    project: dict[str, Any] = {"project": {"title": curve.id}}
+    project: Data = {"project": {"title": curve.id}}
     _merge(project, copy.deepcopy(curve.project or {}))
-    scaling = project.setdefault("scaling", {})
-    runs: list[dict[str, Any]] = []
+    scaling = _section(project, "scaling")
+    runs: list[Data] = []
     for point in curve.points:
         if point.nodes not in visible:
             continue
@@ -169,7 +178,7 @@ def evaluation_project(curve: Curve, visible: list[float], hidden: float) -> dic
     errors = [point.reading_error for point in curve.points if point.reading_error is not None]
     if errors and "noise" not in scaling:
         scaling["noise"] = math.sqrt(DEFAULT_NOISE ** 2 + max(errors) ** 2)
-    project.setdefault("design", {})["nodes"] = _number(hidden)
+    _section(project, "design")["nodes"] = _number(hidden)
     for point in curve.points:
         if point.nodes == hidden and point.overrides:
             _merge(project, copy.deepcopy(point.overrides))
@@ -178,10 +187,18 @@ def evaluation_project(curve: Curve, visible: list[float], hidden: float) -> dic
 
 def _work(curve: Curve) -> float:
     """The work per run the throughputs are divided into (its unit is a count: only ratios matter)."""
-    given = (curve.project or {}).get("scaling", {}).get("work_per_run")
+    scaling = (curve.project or {}).get("scaling")
+    given = scaling.get("work_per_run") if isinstance(scaling, dict) else None
     if given is None:
         return curve.nominal_work()
     return float(str(given).split()[0])
+
+
+def _section(project: Data, name: str) -> Data:
+    """A section of the evaluation project, made where absent."""
+    section = project.setdefault(name, {})
+    assert isinstance(section, dict)  # the curve's project fields were read as mappings of mappings
+    return section
 
 
 def _run_value(curve: Curve, value: float) -> dict[str, str]:
@@ -195,9 +212,10 @@ def _number(value: float) -> int | float:
     return int(value) if float(value).is_integer() else value
 
 
-def _merge(into: dict[str, Any], more: Mapping[str, Any]) -> None:
+def _merge(into: Data, more: Mapping[str, object]) -> None:
     for key, value in more.items():
-        if isinstance(value, Mapping) and isinstance(into.get(key), dict):
-            _merge(into[key], value)
+        inner = into.get(key)
+        if isinstance(value, Mapping) and isinstance(inner, dict):
+            _merge(inner, value)
         else:
             into[key] = value

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import median
-from typing import Any, Literal
+from typing import Literal
 
 import yaml
 from yaml.nodes import MappingNode, Node
@@ -40,6 +40,7 @@ MAX_CURVE_BYTES = 256 * 1024  # one curve is numbers and citations; the whole co
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 Kind = Literal["data-parallel-training", "layout-training", "data-processing", "service", "hpc"]
 KINDS: tuple[Kind, ...] = ("data-parallel-training", "layout-training", "data-processing", "service", "hpc")
+Data = dict[str, object]  # a YAML mapping as plain data: project fields, overrides, reasons
 ValueKind = Literal["time", "throughput"]
 Read = Literal["table", "log", "timer", "figure"]
 BatchPolicy = Literal["fixed", "grows"]
@@ -67,13 +68,12 @@ class RawMapping(Spec):
     """A mapping kept as plain data: the project fields a curve's evaluation projects are given, checked when they
     are built."""
 
-    def read(self, node: Node, path: str, reader: Reader) -> dict[str, Any]:
+    def read(self, node: Node, path: str, reader: Reader) -> Data:
         if not isinstance(node, MappingNode):
-            failed: dict[str, Any] = reader.error(node, path, f"expected a mapping, got {describe_node(node)}")
+            failed: Data = reader.error(node, path, f"expected a mapping, got {describe_node(node)}")
             return failed
         data: object = yaml.SafeLoader("").construct_document(node)
-        mapping: dict[str, Any] = {str(key): value for key, value in data.items()} if isinstance(data, dict) else {}
-        return mapping
+        return {str(key): value for key, value in data.items()} if isinstance(data, dict) else {}
 
     def kind(self) -> str:
         return "a mapping"
@@ -160,7 +160,7 @@ class Point:
     nodes: float = field(Positive("The scale"), required=True)
     values: tuple[float, ...] = field(Items(Positive("A measured repeat")), required=True)
     global_batch: int | None = field(Count("The global batch at this scale"))
-    overrides: dict[str, Any] | None = field(RawMapping())
+    overrides: Data | None = field(RawMapping())
     reading_error: float | None = field(Number(minimum=0.0, maximum=1.0))
 
     def check(self) -> Iterator[tuple[str, str]]:
@@ -181,8 +181,8 @@ class Curve:
     points: tuple[Point, ...] = field(Items(Section(Point), min_items=3), required=True)
     batch_changes: bool = field(Flag("The global batch differs between scales"), False)
     mixed_submitter: bool = field(Flag("Scales from more than one submitter on identical hardware"), False)
-    project: dict[str, Any] | None = field(RawMapping())
-    predictors: dict[str, Any] | None = field(RawMapping())
+    project: Data | None = field(RawMapping())
+    predictors: Data | None = field(RawMapping())
 
     def check(self) -> Iterator[tuple[str, str]]:
         if not ID_PATTERN.fullmatch(self.id):

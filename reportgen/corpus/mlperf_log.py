@@ -28,7 +28,7 @@ Why rule 2 does not read every `train_samples`: many benchmarks (resnet, rnnt, u
 stable_diffusion) log the dataset size under that key once, before training; taken as the run's count it would give
 dataset ÷ time. In NVIDIA's ssd and maskrcnn `train_samples` is `len(data_loader)`, a count of batches per rank, so
 neither rule 2 nor rule 3 reads it there (nor is the dataset size logged), and those logs are refused unless rule 1
-applies. Any other log is refused with a ValueError rather than given a guessed count.
+applies. Every other log is refused with a ValueError rather than given a guessed count.
 
 Run as `python -m reportgen.corpus.mlperf_log FILE...`: one line per file (name, samples, seconds, value, global
 batch).
@@ -179,7 +179,7 @@ def _samples(events: Sequence[_Event], start_at: int, stop_at: int, batches: Seq
             elif len({_count(event.value, event.key) for event in dataset}) > 1:
                 why.append("the train_samples logged before training starts disagree")
             else:
-                epochs = _epochs(events, start_at, stop_at, trains_at, timed)
+                epochs = _epochs(events, start_at, trains_at, timed)
                 if not isinstance(epochs, str):
                     return _count(dataset[-1].value, dataset[-1].key) * epochs, RULE_EPOCHS
                 why.append(epochs)
@@ -192,15 +192,14 @@ def _samples(events: Sequence[_Event], start_at: int, stop_at: int, batches: Seq
     raise ValueError("no sample count: run_stop has no samples_count; " + "; ".join(why))
 
 
-def _epochs(events: Sequence[_Event], start_at: int, stop_at: int, trains_at: int,
-            timed: Sequence[int]) -> float | str:
+def _epochs(events: Sequence[_Event], start_at: int, trains_at: int, timed: Sequence[int]) -> float | str:
     """The epochs completed at run_stop (rule 3), or why the log does not tell them."""
     ends = [i for i in timed if (events[i].key == "epoch_stop" and _is_number(events[i].metadata.get("epoch_num")))
             or (events[i].key == "block_stop" and _is_number(events[i].metadata.get("first_epoch_num")))]
     if not ends:
         return "no epoch_stop or block_stop with an epoch number is logged by 1 s after run_stop"
     last = events[ends[-1]]
-    before = events[start_at + 1:ends[-1]]
+    before = events[start_at + 1:ends[-1]]  # from run_start to the last end
     per_epoch = {repr(event.value) for event in events[:trains_at] if event.key == "samples_per_epoch"}
     if last.key == "epoch_stop":
         if per_epoch:
@@ -216,8 +215,7 @@ def _epochs(events: Sequence[_Event], start_at: int, stop_at: int, trains_at: in
             return number
         return f"the last epoch_stop's epoch_num {number:g} is no epoch_start's and not a fraction of epochs trained"
     # blocks: every block_start after run_start, and the block_stops by 1 s after run_stop, in step
-    starts_ = [(_number(event.metadata["first_epoch_num"]), event.metadata.get("epoch_count"))
-               for event in events[start_at + 1:ends[-1]]
+    starts_ = [(_number(event.metadata["first_epoch_num"]), event.metadata.get("epoch_count")) for event in before
                if event.key == "block_start" and _is_number(event.metadata.get("first_epoch_num"))]
     stops = [_number(events[i].metadata["first_epoch_num"]) for i in ends if events[i].key == "block_stop"]
     if [first for first, _ in starts_] != stops or not all(_is_number(count) for _, count in starts_):

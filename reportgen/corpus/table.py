@@ -14,12 +14,12 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from reportgen.analysis.measured.conformal import LEVEL, PREDICTORS_VERSION, Case, Cell, summarise
 from reportgen.corpus.cases import CaseRow, choose_used, curve_cases
 from reportgen.corpus.curve import Curve, read_curve
 from reportgen.errors import InputError, Problem
+from reportgen.json_types import JsonObject
 
 FORMAT = 1
 MAX_PER_SYSTEM = 8  # curves per (source, system): one submitter cannot set the calibration
@@ -101,19 +101,20 @@ def cells_of(rows: Sequence[CaseRow]) -> dict[str, Cell]:
     grouped: dict[str, list[Case]] = defaultdict(list)
     for row in rows:
         if row.used and row.score is not None and row.log_error is not None:
-            grouped[row.family].append(Case(row.score, row.log_error, row.ratio))
+            grouped[row.family].append(Case(row.score, row.log_error, row.ratio, inside=row.inside))
     return {key: summarise(key.split("/")[0], cases) for key, cases in sorted(grouped.items())}
 
 
-def table_document(corpus: Corpus, cells: dict[str, Cell]) -> dict[str, Any]:
+def table_document(corpus: Corpus, cells: dict[str, Cell]) -> JsonObject:
     """calibration.json: the format, the predictors' version, the corpus it was computed from, every cell."""
     return {"format": FORMAT, "predictors_version": PREDICTORS_VERSION, "corpus_sha256": corpus.sha256,
             "curves": len(corpus.curves), "level": LEVEL,
             "cells": {key: _cell_json(cell) for key, cell in cells.items()}}
 
 
-def _cell_json(cell: Cell) -> dict[str, Any]:
+def _cell_json(cell: Cell) -> JsonObject:
     return {"cases": cell.cases, "covered": cell.covered, "covered_raw": cell.covered_raw, "missed": cell.missed,
+            "off_by_25": cell.off_by_25,
             "median_abs_rel_error": rounded(cell.median_abs_rel_error), "bias": rounded(cell.bias),
             "sign_p": rounded(cell.sign_p), "same_sign": cell.same_sign,
             "factor": None if cell.factor is None else rounded(cell.factor),
@@ -147,8 +148,7 @@ def cases_csv(rows: Sequence[CaseRow]) -> str:
     writer.writerow(CASE_COLUMNS)
     for row in rows:
         error = row.log_error
-        inside = "" if row.low is None or row.high is None or row.measured is None \
-            else str(row.low <= row.measured <= row.high).lower()
+        inside = "" if row.inside is None else str(row.inside).lower()
         writer.writerow([row.curve, row.kind, str(row.batch_changes).lower(), row.k, _text(row.hidden),
                          _text(row.largest_visible), _text(row.ratio), row.family if row.score is not None else "",
                          row.predictor, _text(row.predicted), _text(row.low), _text(row.high), _text(row.measured),

@@ -11,7 +11,9 @@ import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
+
+from reportgen.json_types import JsonRead
 
 TABLE_PATH = Path(__file__).resolve().parents[1] / "corpus" / "calibration.json"
 FORMAT = 1
@@ -28,6 +30,7 @@ class TableCell:
     covered: int
     covered_raw: int
     missed: int
+    off_by_25: int
     median_abs_rel_error: float
     bias: float
     same_sign: int
@@ -67,7 +70,7 @@ def read_table(path: Path) -> AccuracyTable | None:
         return None
 
 
-def _parse(document: Any) -> AccuracyTable | None:
+def _parse(document: object) -> AccuracyTable | None:
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         return None
     cells = {str(key): _cell(value) for key, value in document["cells"].items()}
@@ -75,12 +78,13 @@ def _parse(document: Any) -> AccuracyTable | None:
                          int(document["curves"]), cells)
 
 
-def _cell(value: dict[str, Any]) -> TableCell:
+def _cell(value: JsonRead) -> TableCell:
     status = value["status"]
     if status not in STATUSES:
         raise ValueError(f"unknown status {status!r}")
     factor = value["factor"]
     return TableCell(int(value["cases"]), int(value["covered"]), int(value["covered_raw"]), int(value["missed"]),
+                     int(value["off_by_25"]),
                      float(value["median_abs_rel_error"]), float(value["bias"]), int(value["same_sign"]),
                      None if factor is None else float(factor), float(value["max_ratio"]), status,
                      tuple(float(score) for score in value["scores"]))

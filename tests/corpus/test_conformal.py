@@ -18,6 +18,7 @@ from reportgen.analysis.measured.conformal import (
     status_of,
     summarise,
 )
+from tests.worked import worked
 
 # The worked example's cell: 15 curves, one case each
 SCORES = [0.00, 0.04, 0.07, 0.08, 0.10, 0.13, 0.18, 0.35, 0.45, 0.47, 0.49, 0.54, 0.60, 0.65, 0.85]
@@ -81,7 +82,11 @@ def test_scores_are_log_errors_over_the_half_width_on_the_measurements_side() ->
     assert interval_score(150.0, 100.0, 80.0, 150.0) == pytest.approx(1.0)
     assert interval_score(80.0, 100.0, 80.0, 150.0) == pytest.approx(1.0)
     assert interval_score(120.0, 100.0, 80.0, 150.0) == pytest.approx(math.log(1.2) / math.log(1.5))
-    assert interval_score(101.0, 100.0, 100.0, 100.0) == pytest.approx(math.log(1.01) / 0.01)  # floor 0.01
+    # a half-width below one run's noise (1.645 × 0.05 = 0.0822) is held at it: repeats that agree to 0.1 % say
+    # nothing of the model's error, and a 5 % miss scores 0.59, not 49
+    assert interval_score(105.0, 100.0, 99.9, 100.1) == pytest.approx(math.log(1.05) / (1.6449 * 0.05))
+    low, high = calibrated_interval("amdahl", 100.0, 99.9, 100.1, 2.0)
+    assert (low, high) == pytest.approx((100 * math.exp(-2 * 0.082245), 100 * math.exp(2 * 0.082245)))
     assert point_score(50.0, 100.0) == pytest.approx(math.log(2))  # a time and its throughput score alike
 
 
@@ -89,3 +94,83 @@ def test_scores_are_log_errors_over_the_half_width_on_the_measurements_side() ->
                                                (8.0, "<=8"), (8.5, ">8")])
 def test_buckets(ratio: float, bucket: str) -> None:
     assert bucket_of(ratio) == bucket
+
+
+def test_a_class_is_demoted_by_its_errors_not_by_a_too_narrow_raw_interval() -> None:
+    # 20 curves each 6 % off, every one outside a raw interval of ±1 % (s = ln 1.06 / ln 1.01 ≈ 5.9), signs mixed:
+    # the raw interval is overconfident, which the factor corrects, and the class is not demoted for it
+    narrow = [Case(5.9, math.log(1.06) * (1 if index % 2 else -1), 2.0) for index in range(20)]
+    cell = summarise("amdahl", narrow)
+    assert (cell.covered_raw, cell.missed, cell.off_by_25, cell.status) == (0, 20, 0, "calibrated")
+    # 9 of 20 off by 40 % or more (1.4×, or 1/1.4 = −29 %; 45 % > 40 %), signs mixed: demoted by its misses
+    far = [Case(0.5, math.log(1.4) * (1 if index % 2 else -1), 2.0) for index in range(9)]
+    near = [Case(0.5, 0.01 * (1 if index % 2 else -1), 2.0) for index in range(11)]
+    cell = summarise("amdahl", far + near)
+    assert (cell.off_by_25, cell.status) == (9, "demoted")
+
+
+def test_a_cell_of_too_few_cases_is_widened_as_the_nearer_trusted_one() -> None:
+    from reportgen.analysis.measured.accuracy import calibration_of, interval_from
+    from reportgen.analysis.measured.conformal import PREDICTORS_VERSION
+    from reportgen.project.accuracy_table import AccuracyTable, TableCell
+
+    def cell(cases: int, factor: float | None, status: str) -> TableCell:
+        return TableCell(cases, cases, cases, 0, 0, 0.05, 0.0, cases // 2, factor, 4.0, status,  # type: ignore[arg-type]
+                         (0.5,) * cases)
+
+    table = AccuracyTable(PREDICTORS_VERSION, "0" * 64, 30, {"amdahl/<=2": cell(20, 1.5, "calibrated"),
+                                                             "amdahl/<=4": cell(12, 2.5, "provisional"),
+                                                             "amdahl/<=8": cell(3, None, "too-few")})
+    far = calibration_of(table, "amdahl", 6.0)
+    assert far is not None and (far.status, far.factor, far.factor_from) == ("too-few", 2.5, "<=4")
+    # ŷ = 100 in [80, 125]: widened by f = 2.5, as the 2–4× cell would widen it
+    low, high = interval_from(far, 100.0, 80.0, 125.0) or (0.0, 0.0)
+    assert (low, high) == pytest.approx((100 * 0.8 ** 2.5, 100 * 1.25 ** 2.5))
+    beyond = calibration_of(table, "amdahl", 20.0)  # no cell at all beyond 8×: still the largest nearer factor
+    assert beyond is not None and (beyond.cases, beyond.factor, beyond.factor_from) == (0, 2.5, "<=4")
+    assert calibration_of(table, "usl", 3.0) is not None
+    assert interval_from(calibration_of(table, "usl", 3.0), 100.0, 80.0, 125.0) is None  # none nearer: raw stands
+
+
+@worked("calibration", "goal")
+def test_a_build_quotes_the_interval_its_cell_calibrates_and_judges_by_it() -> None:
+    """1 node in 1,000 s and 4 in 325 s (Amdahl, f = 0.1), 16 nodes planned (r = 4, the 2–4× bucket), a cell of the
+    global batch changing between scales with f = 1.5: the interval [L, H] becomes [ŷ·(L/ŷ)^1.5, ŷ·(H/ŷ)^1.5]
+    (both half-widths past the floor), and the verdict is held against it."""
+    from reportgen.analysis import analyze
+    from reportgen.analysis.measured.conformal import PREDICTORS_VERSION
+    from reportgen.project.accuracy_table import AccuracyTable, TableCell
+    from tests.conftest import make_project
+
+    cell = TableCell(12, 11, 12, 0, 0, 0.06, -0.01, 7, 1.5, 4.0, "provisional", (0.5,) * 12)
+    table = AccuracyTable(PREDICTORS_VERSION, "f" * 64, 40, {"amdahl/<=4/batch-changes": cell})
+    project = make_project("""
+project: {title: E, goal: {time_per_run: 200 s}}
+design: {nodes: 16}
+scaling: {time_unit: s, batch_changes: true, runs: [{nodes: 1, time: 1000}, {nodes: 4, time: 325}]}
+""")
+    analysis = analyze(project, accuracy=table)
+    estimate = analysis.goal.plan_estimate
+    assert estimate.time_s == pytest.approx(1000 * (0.1 + 0.9 / 16))  # 156.25 s
+    calibration = estimate.calibration
+    assert (calibration.predictor, calibration.bucket, calibration.ratio, calibration.status) == \
+        ("amdahl", "<=4", 4.0, "provisional")
+    assert (calibration.cases, calibration.covered, calibration.factor) == (12, 11, 1.5)
+    assert math.log(estimate.time_s / estimate.low_s) > 0.0823 and math.log(estimate.high_s / estimate.time_s) > 0.0823
+    assert estimate.calibrated_low_s == pytest.approx(156.25 * (estimate.low_s / 156.25) ** 1.5)
+    assert estimate.calibrated_high_s == pytest.approx(156.25 * (estimate.high_s / 156.25) ** 1.5)
+    (row,) = analysis.goal.fitted_at_plan
+    assert row.time_ci == pytest.approx((estimate.calibrated_low_s, estimate.calibrated_high_s))
+    assert row.ci_basis == "calibrated"
+    # 200 s lies within the calibrated interval, beyond the raw one: the plan is left unjudged by the wider one
+    assert estimate.high_s < 200 < estimate.calibrated_high_s and row.met is None
+    assert analysis.calibration is not None and (analysis.calibration.curves, analysis.calibration.predictors_version) \
+        == (40, PREDICTORS_VERSION)
+    # without the flag the project is graded in the fixed-batch cells, none of which the table has: too few
+    plain = analyze(make_project("""
+project: {title: E, goal: {time_per_run: 200 s}}
+design: {nodes: 16}
+scaling: {time_unit: s, runs: [{nodes: 1, time: 1000}, {nodes: 4, time: 325}]}
+"""), accuracy=table)
+    assert plain.goal.plan_estimate.calibration.status == "too-few" and plain.goal.plan_estimate.calibration.cases == 0
+    assert plain.goal.plan_estimate.calibrated_low_s is None

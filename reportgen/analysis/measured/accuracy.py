@@ -9,10 +9,11 @@ conformal.py's, shared with the command.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated
 
 from reportgen.analysis.measured.conformal import (
+    BUCKETS,
     PREDICTORS_VERSION,
     Bucket,
     Status,
@@ -54,6 +55,11 @@ class Calibration:
     own_cases: Annotated[int, Key("this project's graded predictions pooled into the cell")] = 0
     own_covered: Annotated[int, Key("of them, inside the calibrated interval")] = 0
     max_ratio: Annotated[float | None, Key("the cell's largest published ratio")] = None
+    off_by_25: Annotated[int | None, Key("cases off by more than 25 % (more than 40 % of them demote the "
+                                         "class)")] = None
+    factor_from: Annotated[Bucket | None, Key("too few cases here: the bucket nearer the measurements whose "
+                                              "factor widens this interval (an extrapolation farther out is never "
+                                              "surer than a nearer one)")] = None
     same_sign: Annotated[int | None, Key("cases whose error has the cell's more common sign (the sign test's "
                                          "count)")] = None
 
@@ -79,15 +85,27 @@ def usable(table: AccuracyTable | None) -> bool:
 
 def calibration_of(table: AccuracyTable | None, predictor: str, ratio: float, *,
                    batch_changes: bool = False) -> Calibration | None:
-    """The cell of a prediction of `predictor` at r = `ratio`; None without a table (or one of other predictors)."""
+    """The cell of a prediction of `predictor` at r = `ratio`; None without a table (or one of other predictors).
+    A cell of too few cases takes the largest factor of the trusted cells nearer the measurements: farther out is
+    never surer."""
     if table is None or not usable(table):
         return None
     bucket = bucket_of(ratio)
-    key = f"{predictor}/{bucket}" + ("/batch-changes" if batch_changes else "")
-    cell = table.cell(key)
-    if cell is None:
-        return Calibration(predictor, "too-few", bucket, ratio, 0, 0, None, None, 0, None, None, None, None, False)
-    return _from_cell(predictor, bucket, ratio, cell)
+    family = "/batch-changes" if batch_changes else ""
+    cell = table.cell(f"{predictor}/{bucket}{family}")
+    calibration = Calibration(predictor, "too-few", bucket, ratio, 0, 0, None, None, 0, None, None, None, None,
+                              False) if cell is None else _from_cell(predictor, bucket, ratio, cell)
+    if calibration.status != "too-few":
+        return calibration
+    nearer = [(table.cell(f"{predictor}/{lower}{family}"), lower) for lower in BUCKETS[:BUCKETS.index(bucket)]]
+    trusted = [(cell.factor, lower) for cell, lower in nearer
+               if cell is not None and cell.status in TRUSTED and cell.factor is not None]
+    if not trusted:
+        return calibration
+    factor, lower = max(trusted)
+    interval = is_interval_class(predictor)
+    return replace(calibration, factor=factor if interval else None, half_width_log=None if interval else factor,
+                   factor_from=lower)
 
 
 def _from_cell(predictor: str, bucket: Bucket, ratio: float, cell: TableCell) -> Calibration:
@@ -97,13 +115,15 @@ def _from_cell(predictor: str, bucket: Bucket, ratio: float, cell: TableCell) ->
         predictor, cell.status, bucket, ratio, cell.cases, cell.covered,
         cell.covered / cell.cases if cell.cases else None, cell.covered_raw / cell.cases if cell.cases else None,
         cell.missed, cell.median_abs_rel_error, cell.bias, factor if interval else None,
-        None if interval else factor, ratio > cell.max_ratio, max_ratio=cell.max_ratio, same_sign=cell.same_sign)
+        None if interval else factor, ratio > cell.max_ratio, max_ratio=cell.max_ratio, same_sign=cell.same_sign,
+        off_by_25=cell.off_by_25)
 
 
 def interval_from(calibration: Calibration | None, predicted: float, low: float | None,
                   high: float | None) -> tuple[float, float] | None:
-    """The calibrated interval of a trusted cell; None otherwise (too few cases: the raw one stands; demoted: none)."""
-    if calibration is None or not calibration.trusted:
+    """The calibrated interval of a trusted cell, or of one of too few cases widened as a nearer trusted one is;
+    None otherwise (too few cases and none nearer: the raw one stands; demoted: none)."""
+    if calibration is None or not (calibration.trusted or calibration.factor_from is not None):
         return None
     factor = calibration.factor if calibration.factor is not None else calibration.half_width_log
     if factor is None or not math.isfinite(factor):

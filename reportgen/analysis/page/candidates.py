@@ -404,7 +404,9 @@ def _fitted_scales(ground: Ground) -> list[Candidate]:
         facts["taken"], facts["lever"] = judged, judged.lever
         return [_candidate("fitted-scale", _missed_code(ground), "meets-modelled", words.lever_text(
             judged, ground.evidence), **facts)]
-    if goal is not None and goal.fitted_meeting is not None:
+    # the point fit's smallest meeting scale, where no estimate with an interval judges scales: with one, the
+    # node-count lever above has already looked for a scale its interval clears, and found none
+    if goal is not None and goal.fitted_meeting is not None and goal.plan_estimate is None:
         fit = goal.fitted_meeting
         return [_candidate(
             "fitted-scale", _missed_code(ground), "meets-modelled", words.fitted_scale_text(fit, ground.evidence),

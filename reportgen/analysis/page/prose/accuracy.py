@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from reportgen.analysis.measured.accuracy import Calibration
-from reportgen.analysis.measured.conformal import BUCKET_WORDS
+from reportgen.analysis.measured.conformal import BUCKET_WORDS, DEMOTE_MISSED_SHARE
 from reportgen.analysis.quotes import quote
 from reportgen.wording import integer, number, whole_percent
 
@@ -29,6 +29,9 @@ def held_words(calibration: Calibration) -> str:
     if calibration.status == "too-few":
         cases = calibration.cases
         published = f"{integer(quote(calibration, 'cases'))} published cases" if cases else "no published case"
+        if calibration.factor_from is not None:  # widened as the nearer trusted bucket's
+            return (f" ({_capital(name)} at {bucket}: {published}, too few to state its accuracy; the interval is "
+                    f"widened as at {BUCKET_WORDS[calibration.factor_from]}, since farther out is never surer)")
         return (f" ({_capital(name)} at {bucket}: {published}, too few to state its accuracy; the interval is the "
                 "bootstrap's)")
     if not calibration.trusted:
@@ -54,8 +57,10 @@ def demoted_words(calibration: Calibration) -> str:
     ratio = quote(calibration, "ratio")
     reasons = []
     cases = integer(quote(calibration, "cases"))
-    if calibration.missed is not None and calibration.cases and calibration.missed / calibration.cases > 0.40:
-        reasons.append(f"it missed in {integer(quote(calibration, 'missed'))} of {cases} published cases")
+    far = calibration.off_by_25
+    if far is not None and calibration.cases and far / calibration.cases > DEMOTE_MISSED_SHARE:
+        reasons.append(f"it missed in {integer(quote(calibration, 'off_by_25'))} of {cases} published cases (by "
+                       "more than 25 %)")
     if calibration.bias is not None and calibration.same_sign is not None:
         bias = quote(calibration, "bias")
         if abs(bias) >= 0.05 or not reasons:
