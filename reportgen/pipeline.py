@@ -6,6 +6,7 @@ A `Builder` is a warm build process: it keeps its figure cache and figure pool b
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -17,11 +18,13 @@ from reportgen import collector, interrupts
 from reportgen.analysis import Analysis, analyze
 from reportgen.errors import InputError, Problem
 from reportgen.figures.cache import FigureCache
-from reportgen.files import output_dir, shown_path, write_files
+from reportgen.files import open_regular, output_dir, shown_path, why_unreadable, write_files
 from reportgen.formats import DEFAULT_FORMATS
 from reportgen.json_types import JsonObject
 from reportgen.project import carbon
+from reportgen.project.accuracy_table import DEFAULT_OWN_WEIGHT, OwnEvidence
 from reportgen.project.loader import LoadedProject, load_project
+from reportgen.project.spec import locate
 from reportgen.project.stdio import output_name
 from reportgen.render.report import Page, Report, render_page, start_pdf
 from reportgen.render.results import dumps, results_document
@@ -40,6 +43,7 @@ class BuildOptions:
     formats: tuple[str, ...] = DEFAULT_FORMATS
     paper: str = "a4"
     use_disk_cache: bool = True  # figures cached under OUT/.cache between runs
+    history: Path | None = None  # build --history: the graded predictions pooled into the calibration
 
 
 @dataclass(frozen=True)
@@ -84,7 +88,7 @@ class Builder:
         path = loaded.path
         collector.set_aside()
         clock.lap("load")
-        analysis, document = analyze_loaded(loaded)
+        analysis, document = analyze_loaded(loaded, ledger=self.options.history)
         collector.set_aside()
         clock.lap("analyze", None if "html" in formats or "pdf" in formats else "writing")
         interrupts.check()
@@ -204,19 +208,60 @@ class _Clock:
             self._stages(_NEXT.get(stage, "") if then is None else then)
 
 
-def analyze_loaded(loaded: LoadedProject) -> tuple[Analysis, JsonObject]:
-    """The analyses of a loaded project and its results.json document."""
-    analysis = analyses_of(loaded)
+def analyze_loaded(loaded: LoadedProject, *, ledger: Path | None = None) -> tuple[Analysis, JsonObject]:
+    """The analyses of a loaded project and its results.json document; `ledger`: a history.json whose graded
+    predictions are pooled into the calibration (else the project's calibration.ledger)."""
+    analysis = analyses_of(loaded, ledger=ledger)
     return analysis, results_document(loaded, analysis)
 
 
-def analyses_of(loaded: LoadedProject, skip: frozenset[str] = frozenset()) -> Analysis:
-    """The analyses of a loaded project, with the carbon intensity of its location and its runs' provenance, as a
-    build has them (without the results document, which a history's record does not need); `skip` as analyze's."""
+def analyses_of(loaded: LoadedProject, skip: frozenset[str] = frozenset(), *, ledger: Path | None = None) -> Analysis:
+    """The analyses of a loaded project, with the carbon intensity of its location, its runs' provenance and its own
+    graded predictions, as a build has them (without the results document, which a history's record does not
+    need); `skip` as analyze's."""
     from reportgen.ingest.records_store import recorded_points
 
     return analyze(loaded.project, intensity=_intensity(loaded), sources=loaded.sources, skip=skip,
-                   recorded=recorded_points(loaded))
+                   recorded=recorded_points(loaded), own=own_evidence(loaded, ledger))
+
+
+MAX_LEDGER_BYTES = 64 * 1024 * 1024  # a history of 10,000 revisions' predictions; past it, not a history.json
+
+
+def own_evidence(loaded: LoadedProject, override: Path | None = None) -> OwnEvidence | None:
+    """The project's graded predictions from a history.json (methods.md#how-accurate-each-prediction-is): `override`
+    (build --history), else calibration.ledger beside the project file; None when neither is given."""
+    from reportgen.analysis.revisions.history import ledger_rows, own_cases
+    from reportgen.ingest import strict_json
+
+    settings = loaded.project.calibration
+    weight = settings.own_weight if settings is not None else DEFAULT_OWN_WEIGHT
+    if override is not None:
+        path, shown, field = override, str(override), "--history"
+    elif settings is not None and settings.ledger is not None:
+        path, shown, field = loaded.path.parent / settings.ledger, settings.ledger, "calibration.ledger"
+    else:
+        return None
+    try:
+        with open_regular(path) as stream:
+            data = stream.read(MAX_LEDGER_BYTES + 1)
+        if len(data) > MAX_LEDGER_BYTES:
+            raise ValueError(f"larger than {MAX_LEDGER_BYTES:,} bytes: not a history.json")
+        rows = ledger_rows(strict_json.loads(data))
+    except OSError as error:
+        raise InputError([_ledger_problem(loaded, field, f"cannot read {shown}: {why_unreadable(error)}")]) from None
+    except (ValueError, RecursionError) as error:
+        raise InputError([_ledger_problem(loaded, field, f"{shown}: {error}")]) from None
+    return OwnEvidence(own_cases(rows), weight, shown)
+
+
+def _ledger_problem(loaded: LoadedProject, field: str, message: str) -> Problem:
+    """A problem of the ledger, located at calibration.ledger in the project file (--history: the file itself)."""
+    if field == "calibration.ledger" and loaded.nodes is not None:
+        with contextlib.suppress(KeyError, AttributeError, IndexError):
+            mark = locate(loaded.nodes[0], field).start_mark
+            return Problem(loaded.display, mark.line + 1, mark.column + 1, field, message)
+    return Problem(loaded.display, 1, 1, field, message)
 
 
 def _intensity(loaded: LoadedProject) -> carbon.Intensity | None:

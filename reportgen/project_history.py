@@ -23,10 +23,12 @@ import msgspec
 
 from reportgen import collector, interrupts
 from reportgen.analysis import WITHOUT_LEVERS
-from reportgen.analysis.revisions.history import Record, coverage, ledger, missed, record_of, unbuilt
+from reportgen.analysis.measured.accuracy import calibration_of
+from reportgen.analysis.revisions.history import Record, coverage, ledger, missed, own_cases, record_of, unbuilt
 from reportgen.errors import InputError, OutputError, UsageError, escaped, printable
 from reportgen.files import open_regular, replace_file, shown_path
 from reportgen.json_types import JsonRead
+from reportgen.project.accuracy_table import DEFAULT_OWN_WEIGHT, AccuracyTable, OwnEvidence, shipped_table
 from reportgen.project.measurements import MAX_CSV_BYTES
 from reportgen.project.records import MAX_STORE_BYTES
 from reportgen.project.revisions import (
@@ -424,9 +426,14 @@ def history(path: Path, options: HistoryOptions | None = None) -> JsonRead:
     blobs = _Blobs(top, _Cache(options.cache, options.say))
     walk = _walk(path, top, relative, _range(top, options.rev), options.last, blobs)
     kept, built_now = _records(walk, top, blobs, analysing_processes() if options.jobs is None else options.jobs)
+    table = shipped_table()
+    rows = ledger([(commit.label, record) for commit, record in kept], table)
+    # the newest built revision's predictions pooled with the project's graded ones (the others: the public cells)
+    newest = next((index for index in range(len(kept) - 1, -1, -1) if kept[index][1].built), None)
+    own = OwnEvidence(own_cases(rows), DEFAULT_OWN_WEIGHT, "this history")
     revisions = [{"commit": commit.sha, "label": commit.label, "date": commit.date, "subject": commit.subject,
-                  **msgspec.to_builtins(record)} for commit, record in kept]
-    rows = ledger([(commit.label, record) for commit, record in kept])
+                  **_graded(msgspec.to_builtins(record), record, table, own if index == newest else None)}
+                 for index, (commit, record) in enumerate(kept)]
     accuracy = coverage(rows)
     return {
         "schema_version": SCHEMA_VERSION,
@@ -448,6 +455,17 @@ def history(path: Path, options: HistoryOptions | None = None) -> JsonRead:
                                  f"what {row.predicted_in} predicted with {row.model} ({row.predicted_s:.4g} s)"}
                      for row in missed(rows)],
     }
+
+
+def _graded(document: JsonRead, record: Record, table: AccuracyTable | None, own: OwnEvidence | None) -> JsonRead:
+    """A revision's record with each prediction's accuracy on published curves (and, for the newest, on the
+    project's own graded predictions): methods.md#how-accurate-each-prediction-is."""
+    largest = max((m.nodes for m in record.measured), default=0.0)
+    for prediction in document.get("predictions", []):
+        found = calibration_of(table, prediction["model"], prediction["nodes"] / largest, own=own) \
+            if largest > 0 else None
+        prediction["calibration"] = None if found is None else msgspec.to_builtins(found)
+    return document
 
 
 @dataclass(frozen=True)

@@ -4,13 +4,14 @@ by `reportgen history`, with the prediction ledger's grades worked out by hand."
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 from pathlib import Path
 
 import pytest
 
 import reportgen
-from reportgen.analysis.revisions.history import LedgerRow, coverage, ledger, missed
+from reportgen.analysis.revisions.history import LedgerRow, coverage, ledger, missed, own_cases
 from reportgen.commands.cli import main
 from reportgen.project_history import HistoryOptions, history
 
@@ -83,13 +84,22 @@ def test_every_revision_and_each_prediction_graded(repository: Path) -> None:
 
 
 def test_the_ledgers_summary_by_hand() -> None:
-    rows = [LedgerRow(4, "usl", "a", "b", 100.0, 110.0, 0.10, True, "graded"),
-            LedgerRow(8, "usl", "a", "b", 100.0, 150.0, 0.50, False, "graded"),
-            LedgerRow(8, "alpha-beta", "a", "b", 100.0, 130.0, 0.30, None, "graded"),
-            LedgerRow(16, "usl", "a", None, 100.0, None, None, None, "pending")]
+    # the predicting revision measured up to 2 nodes: 4 is r = 2 (up to 2×), 8 is r = 4 (2–4×); the 4-node one is
+    # inside its calibrated interval too, the 8-node one in neither
+    rows = [LedgerRow(4, "usl", "a", "b", 100.0, 110.0, 0.10, True, "graded", 2.0, 90.0, 115.0, True),
+            LedgerRow(8, "usl", "a", "b", 100.0, 150.0, 0.50, False, "graded", 4.0, 80.0, 120.0, False),
+            LedgerRow(8, "alpha-beta", "a", "b", 100.0, 130.0, 0.30, None, "graded", 4.0),
+            LedgerRow(16, "usl", "a", None, 100.0, None, None, None, "pending", 8.0)]
     summary = coverage(rows)
-    assert summary["usl"] == {"graded": 2, "coverage": 0.5, "median_abs_error": pytest.approx(0.30)}
-    assert summary["alpha-beta"] == {"graded": 1, "coverage": None, "median_abs_error": pytest.approx(0.30)}
+    assert summary["usl"] == {"graded": 2, "coverage": 0.5, "median_abs_error": pytest.approx(0.30),
+                              "buckets": {"<=2": {"graded": 1, "covered": 1, "covered_calibrated": 1},
+                                          "<=4": {"graded": 1, "covered": 0, "covered_calibrated": 0}}}
+    assert summary["alpha-beta"] == {"graded": 1, "coverage": None, "median_abs_error": pytest.approx(0.30),
+                                     "buckets": {"<=4": {"graded": 1, "covered": 0, "covered_calibrated": 0}}}
+    # a graded prediction's score, as a published curve's case is scored: |ln(110/100)| / ln(115/100) = 0.682
+    assert rows[0].score == pytest.approx(math.log(1.1) / math.log(1.15))
+    assert rows[2].score == pytest.approx(math.log(1.3)) and rows[3].score is None  # a point one; a pending one
+    assert [case.score for case in own_cases(rows)] == pytest.approx([rows[0].score, rows[1].score, rows[2].score])
     # outside its interval, or 25 % off without one: prediction-missed
     assert [(row.nodes, row.model) for row in missed(rows)] == [(8, "usl"), (8, "alpha-beta")]
     assert ledger([]) == []

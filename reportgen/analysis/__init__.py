@@ -53,7 +53,7 @@ from reportgen.analysis.verdict.lever_records import Levers
 from reportgen.analysis.verdict.levers import Judge, LeverEvidence, Outcome, WhatIf, find_levers
 from reportgen.analysis.verdict.peak import PastPeak, plan_past_peak
 from reportgen.analysis.verdict.serving import ServingResult, analyze_serving
-from reportgen.project.accuracy_table import AccuracyTable, shipped_table
+from reportgen.project.accuracy_table import AccuracyTable, OwnEvidence, shipped_table
 from reportgen.project.carbon import Intensity
 from reportgen.project.load_tests import RecordedPoint
 from reportgen.project.model import PlanSearch, Project, capacity_runs
@@ -248,7 +248,7 @@ def _confidence(i: Inputs, a: Analysis) -> ConfidenceResult | None:
                               time_limit_s=goal.time_per_run if goal else None,
                               cost_limit=goal.cost_per_run if goal else None,
                               model_speedup=(lambda p: prediction.at(int(p)).speedup) if prediction else None,
-                              max_nodes=i.max_nodes, accuracy=i.accuracy)
+                              max_nodes=i.max_nodes, accuracy=i.accuracy, own=i.own)
 
 
 def _next_runs(i: Inputs, a: Analysis) -> tuple[NextRun, ...] | None:
@@ -343,7 +343,7 @@ def _provenance(i: Inputs, a: Analysis) -> ProvenanceResult | None:
 # The core's analyses in the order they run; each reads only what an earlier one filled (tests/test_registry.py)
 CORE_STEPS: tuple[Step[Analysis], ...] = (
     Step("reconciliation", (), _reconciliation),
-    Step("calibration", (), lambda i, _: table_facts(i.accuracy)),
+    Step("calibration", (), lambda i, _: table_facts(i.accuracy, i.own)),
     Step("scaling", ("reconciliation",), _scaling),
     Step("plan_search", ("scaling",), _plan_search),
     Step("prediction", ("reconciliation",), _prediction),
@@ -546,18 +546,19 @@ WITHOUT_LEVERS = frozenset({"levers"})
 def analyze(project: Project, *, intensity: Intensity | None = None,
             sources: Mapping[float, RowSource] | None = None, skip: frozenset[str] = frozenset(),
             recorded: tuple[RecordedPoint, ...] = (), accuracy: AccuracyTable | None = None,
-            uncalibrated: bool = False) -> Analysis:
+            uncalibrated: bool = False, own: OwnEvidence | None = None) -> Analysis:
     """Every analysis, in the registry's order; `sources` are the measured runs' provenance comments (by node count)
     from their CSV, `recorded` the load points whose per-request records `ingest serving` kept; the steps filling a
     field in `skip` are left out (the field keeps its default). The analyses read each scale's capacity runs
     (methods.md#load-points-and-capacity): a service's lower load points are read from their records. Predicted
     numbers are graded by `accuracy`, the shipped calibration table when not given, none when `uncalibrated` (the
-    corpus's own evaluation: methods.md#how-accurate-each-prediction-is)."""
+    corpus's own evaluation: methods.md#how-accurate-each-prediction-is), pooled with `own`, the project's graded
+    predictions."""
     scaling = project.scaling
     if scaling is not None and (kept := capacity_runs(scaling.runs)) != scaling.runs:
         project = replace(project, scaling=replace(scaling, runs=kept))
     table = None if uncalibrated else accuracy or shipped_table()
-    inputs = Inputs(project, intensity, sources or {}, recorded, accuracy=table)
+    inputs = Inputs(project, intensity, sources or {}, recorded, accuracy=table, own=own)
     analysis = Analysis()
     for step in REGISTRY:
         if step.name not in skip:

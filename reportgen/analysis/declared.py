@@ -18,7 +18,7 @@ from functools import partial
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from reportgen.analysis.model.reliability import folded_fraction
-from reportgen.project.accuracy_table import AccuracyTable, shipped_table
+from reportgen.project.accuracy_table import AccuracyTable, OwnEvidence, shipped_table
 from reportgen.project.carbon import Intensity
 from reportgen.project.load_tests import RecordedPoint
 from reportgen.project.model import Project
@@ -58,6 +58,7 @@ class Inputs:
     # the calibration table every predicted number's accuracy is read from (methods.md#how-accurate-each-prediction-is):
     # the shipped one unless the caller gives another (None: no table, the predictors' raw intervals stand)
     accuracy: AccuracyTable | None = field(default_factory=shipped_table)
+    own: OwnEvidence | None = None  # the project's own graded predictions, pooled into the table's cells
 
     @property
     def max_nodes(self) -> int:

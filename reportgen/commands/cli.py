@@ -120,6 +120,10 @@ def _build_parser(commands: Subcommands) -> None:
     build.add_argument("--no-cache", action="store_true",
                        help="draw every figure anew instead of reusing OUT/.cache (the cache is keyed by a hash of "
                        "exactly what each figure is drawn from)")
+    build.add_argument("--history", type=Path, default=None, metavar="FILE",
+                       help="a history.json written by `reportgen history`: its graded predictions are pooled with "
+                       "the published curves that calibrate each prediction (instead of the project's "
+                       "calibration.ledger)")
 
 
 def _watch_parser(commands: Subcommands) -> None:
@@ -649,7 +653,7 @@ def _build(arguments: argparse.Namespace) -> int:
         from reportgen.pipeline import BuildOptions
 
         options = BuildOptions(out_root=arguments.output, formats=arguments.format, paper=arguments.paper,
-                               use_disk_cache=not arguments.no_cache)
+                               use_disk_cache=not arguments.no_cache, history=arguments.history)
         total = len(arguments.files)
         progress = total > 1 and sys.stderr.isatty() and not arguments.quiet
         outcomes = []

@@ -51,6 +51,30 @@ class AccuracyTable:
         return self.cells.get(key)
 
 
+# What one of the project's own graded predictions counts for against one published curve: the team's own system is
+# the distribution its next prediction comes from, and with 4, five graded cases weigh as much as 20 public curves
+DEFAULT_OWN_WEIGHT = 4.0
+
+
+@dataclass(frozen=True)
+class OwnCase:
+    """One of the project's own graded predictions (its history's ledger), pooled into the cell it falls in."""
+
+    predictor: str
+    ratio: float
+    score: float
+    log_error: float  # ln(measured / predicted)
+
+
+@dataclass(frozen=True)
+class OwnEvidence:
+    """The project's graded predictions and what each counts for against one published curve (λ; 0: not pooled)."""
+
+    cases: tuple[OwnCase, ...] = ()
+    weight: float = DEFAULT_OWN_WEIGHT
+    ledger: str | None = None  # where they were read from, as the user named it
+
+
 @functools.cache
 def shipped_table() -> AccuracyTable | None:
     """The shipped table, or None when it cannot be read as one."""

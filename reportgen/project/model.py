@@ -667,6 +667,17 @@ MAX_SEARCHED_LAYOUTS = 10_000_000  # a bound on the arrays the plan search alloc
 
 
 @dataclass(frozen=True)
+class Calibration:
+    """The project's own graded predictions, pooled with the published curves that grade each prediction."""
+
+    ledger: str | None = field(Text("A history.json written by `reportgen history` beside the project file: its "
+                                    "graded predictions join the published cases of their cell", example=
+                                    "build/history-project/history.json"))
+    own_weight: float = field(Number("What each of the project's graded predictions counts for against one published "
+                                     "curve (0: not pooled)", minimum=0.0, maximum=100.0, example="4"), 4.0)
+
+
+@dataclass(frozen=True)
 class PlanSearch:
     """The plan search's options: which layouts of the planned devices it enumerates and how it ranks them."""
 
@@ -1100,6 +1111,7 @@ class Project:
     plan_search: PlanSearch | None = field(Section(PlanSearch, examples=(
         ("recompute", "[selective, full]"), ("zero_stages", "[0, 1]"), ("micro_batch", "[1, 2]"),
         ("scales", "[64, 128]"), ("margin", "0.05"))), starter=False)
+    calibration: Calibration | None = field(Section(Calibration), starter=False)
     # Not a field of the file: the currency of every amount, pricing.currency or else the first amount's code.
     money_currency: str = "USD"
     # Not a field of the file: the unit of work a service's load counts ("token", "request"), as its load is written

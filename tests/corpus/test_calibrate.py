@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
@@ -93,3 +94,24 @@ def test_a_malformed_curve_fails_with_its_location(tmp_path: Path) -> None:
                for line in lines), lines
     assert any("excluded.yaml:2:" in line and "corpus-excluded" in line for line in lines), lines
     assert not (tmp_path / "out").exists()  # nothing is written when a curve is refused
+
+
+BUILD_WATCHED = """
+import sys
+opened = []
+sys.addaudithook(lambda event, args: opened.append(str(args[0])) if event == "open" and args else None)
+from reportgen.commands.cli import main
+status = main(["build", "inputs/bert-extrapolated.yaml", "--format", "json", "-q", "-o", sys.argv[1]])
+print(status)
+print(sorted(name for name in sys.modules if name.startswith("reportgen.corpus")))
+print(sorted({path for path in opened if "corpus" in path}))
+"""
+
+
+def test_a_build_reads_the_table_alone(tmp_path: Path) -> None:
+    """A build reads calibration.json and nothing else of the corpus: no curve, no reader of the corpus imported."""
+    done = subprocess.run([sys.executable, "-c", BUILD_WATCHED, str(tmp_path)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300, check=True)
+    status, modules, opened = done.stdout.strip().splitlines()
+    assert status == "0" and modules == "[]"
+    assert [Path(path).name for path in ast.literal_eval(opened)] == ["calibration.json"]

@@ -105,3 +105,29 @@ def test_the_shipped_corpus_holds_to_its_rules() -> None:
     systems = Counter((loaded.curve.source.repo, loaded.curve.hardware.name) for loaded in corpus.curves)
     assert max(systems.values()) <= MAX_PER_SYSTEM
     assert sum(len(data) for _, data in texts) < 2 * 1024 * 1024
+
+
+def test_the_shipped_table_covers_90_percent_with_intervals_still_useful() -> None:
+    """Over the cells of 20 curves or more, the calibrated intervals hold 86–94 % of the held-out measurements, and
+    at up to 4× their median high/low stays under 2.5 (2.16 on the shipped corpus: docs/calibration.md)."""
+    import csv
+    import json
+    from statistics import median
+
+    from reportgen.analysis.measured.conformal import calibrated_interval
+
+    folder = CURVES.parent
+    cells = json.loads((folder / "calibration.json").read_text(encoding="utf-8"))["cells"]
+    large = {key: cell for key, cell in cells.items() if cell["cases"] >= 20}
+    assert large, "no cell of 20 curves: the table calibrates nothing yet"
+    coverage = sum(cell["covered"] for cell in large.values()) / sum(cell["cases"] for cell in large.values())
+    assert 0.86 <= coverage <= 0.94
+    with (folder / "cases.csv").open(encoding="utf-8") as rows:
+        used = [row for row in csv.DictReader(rows) if row["used"] == "true" and row["cell"] in large]
+    widths = []
+    for row in used:
+        if float(row["ratio"]) <= 4:
+            low, high = calibrated_interval(row["predictor"], float(row["predicted_s"]), float(row["low_s"]),
+                                            float(row["high_s"]), large[row["cell"]]["factor"])
+            widths.append(high / low)
+    assert widths and median(widths) <= 2.5

@@ -14,15 +14,18 @@ from typing import Annotated
 
 from reportgen.analysis.measured.conformal import (
     BUCKETS,
+    MISSED_FROM,
     PREDICTORS_VERSION,
     Bucket,
     Status,
     bucket_of,
     calibrated_interval,
+    conformal_factor,
     is_interval_class,
+    status_of,
 )
 from reportgen.keys import Key
-from reportgen.project.accuracy_table import AccuracyTable, TableCell
+from reportgen.project.accuracy_table import AccuracyTable, OwnCase, OwnEvidence, TableCell
 
 TRUSTED: tuple[Status, ...] = ("calibrated", "provisional")  # a cell whose factor the report uses
 
@@ -37,7 +40,7 @@ class Calibration:
                                   "(the corpus grades values at scales, not this)")]
     bucket: Annotated[Bucket | None, Key("the extrapolation bucket of ratio: <=2, <=4, <=8 or >8")] = None
     ratio: Annotated[float | None, Key("the predicted scale over the largest measured one")] = None
-    cases: Annotated[int | None, Key("published curves in the cell (with the project's own graded cases)")] = None
+    cases: Annotated[int | None, Key("published curves in the cell (the status counts own_cases with them)")] = None
     covered: Annotated[int | None, Key("cases inside the calibrated interval computed without them")] = None
     coverage_90: Annotated[float | None, Key("covered / cases")] = None
     coverage_90_raw: Annotated[float | None, Key("cases inside the predictor's own interval (a point prediction: "
@@ -83,18 +86,25 @@ def usable(table: AccuracyTable | None) -> bool:
     return table is not None and table.predictors_version == PREDICTORS_VERSION
 
 
-def calibration_of(table: AccuracyTable | None, predictor: str, ratio: float, *,
-                   batch_changes: bool = False) -> Calibration | None:
-    """The cell of a prediction of `predictor` at r = `ratio`; None without a table (or one of other predictors).
-    A cell of too few cases takes the largest factor of the trusted cells nearer the measurements: farther out is
-    never surer."""
+def calibration_of(table: AccuracyTable | None, predictor: str, ratio: float, *, batch_changes: bool = False,
+                   own: OwnEvidence | None = None) -> Calibration | None:
+    """The cell of a prediction of `predictor` at r = `ratio`, pooled with the project's own graded predictions of
+    that class and bucket; None without a table (or one of other predictors). A cell of too few cases takes the
+    largest factor of the trusted cells nearer the measurements: farther out is never surer."""
     if table is None or not usable(table):
         return None
     bucket = bucket_of(ratio)
     family = "/batch-changes" if batch_changes else ""
     cell = table.cell(f"{predictor}/{bucket}{family}")
-    calibration = Calibration(predictor, "too-few", bucket, ratio, 0, 0, None, None, 0, None, None, None, None,
-                              False) if cell is None else _from_cell(predictor, bucket, ratio, cell)
+    mine = [case for case in (own.cases if own is not None and own.weight > 0 else ())
+            if case.predictor == predictor and bucket_of(case.ratio) == bucket]
+    if mine and own is not None:
+        calibration = _pooled(predictor, bucket, ratio, cell, mine, own.weight)
+    elif cell is None:
+        calibration = Calibration(predictor, "too-few", bucket, ratio, 0, 0, None, None, 0, None, None, None, None,
+                                  False)
+    else:
+        calibration = _from_cell(predictor, bucket, ratio, cell)
     if calibration.status != "too-few":
         return calibration
     nearer = [(table.cell(f"{predictor}/{lower}{family}"), lower) for lower in BUCKETS[:BUCKETS.index(bucket)]]
@@ -106,6 +116,29 @@ def calibration_of(table: AccuracyTable | None, predictor: str, ratio: float, *,
     interval = is_interval_class(predictor)
     return replace(calibration, factor=factor if interval else None, half_width_log=None if interval else factor,
                    factor_from=lower)
+
+
+def _pooled(predictor: str, bucket: Bucket, ratio: float, cell: TableCell | None, mine: list[OwnCase],
+            weight: float) -> Calibration:
+    """The public cell with the project's own cases, each weighing λ: the factor a weighted quantile, the status
+    counted on n_public + n_own, the share of misses past 25 % weighted (the public lean, by the sign test, kept)."""
+    public = cell.scores if cell is not None else ()
+    scores = [*public, *(case.score for case in mine)]
+    factor = conformal_factor(scores, [1.0] * len(public) + [weight] * len(mine))
+    far = sum(1 for case in mine if abs(math.expm1(case.log_error)) > MISSED_FROM)
+    public_far = cell.off_by_25 if cell is not None else 0
+    share = (public_far + weight * far) / (len(public) + weight * len(mine))
+    status = status_of(len(scores), missed_share=share, sign_p=1.0, median_log_error=0.0)
+    if cell is not None and cell.status == "demoted":
+        status = "demoted"
+    trusted = status in TRUSTED and math.isfinite(factor)
+    interval = is_interval_class(predictor)
+    base = _from_cell(predictor, bucket, ratio, cell) if cell is not None else \
+        Calibration(predictor, status, bucket, ratio, 0, 0, None, None, 0, None, None)
+    return replace(base, status=status,
+                   factor=factor if trusted and interval else None,
+                   half_width_log=factor if trusted and not interval else None,
+                   own_cases=len(mine), own_covered=sum(1 for case in mine if case.score <= factor))
 
 
 def _from_cell(predictor: str, bucket: Bucket, ratio: float, cell: TableCell) -> Calibration:
@@ -151,8 +184,11 @@ class Pooled:
     own_weight: Annotated[float, Key("what each counts for, against one published curve")]
 
 
-def table_facts(table: AccuracyTable | None) -> TableFacts | None:
-    """What results.json says of the table read; None without a usable one (the finding says so)."""
+def table_facts(table: AccuracyTable | None, own: OwnEvidence | None = None) -> TableFacts | None:
+    """What results.json says of the table read and of the pooling; None without a usable table (the finding says
+    so)."""
     if table is None or not usable(table):
         return None
-    return TableFacts(1, table.predictors_version, table.corpus_sha256, table.curves)
+    pooled = None if own is None or own.ledger is None or own.weight <= 0 else \
+        Pooled(own.ledger, len(own.cases), own.weight)
+    return TableFacts(1, table.predictors_version, table.corpus_sha256, table.curves, pooled)

@@ -20,7 +20,7 @@ from reportgen.analysis.common import node_hours, powers_of_two
 from reportgen.analysis.measured.accuracy import Calibration, calibration_of, interval_from
 from reportgen.analysis.measured.scaling import ScalingResult, kneedles, repeats_by_nodes, run_time
 from reportgen.keys import Key, money
-from reportgen.project.accuracy_table import AccuracyTable
+from reportgen.project.accuracy_table import AccuracyTable, OwnEvidence
 from reportgen.project.model import Scaling
 
 RESAMPLES = 1000
@@ -164,7 +164,8 @@ class _Draws:
 def analyze_confidence(spec: Scaling | None, scaling: ScalingResult | None, *, plan: int | None,
                        price_per_node_hour: float | None, time_limit_s: float | None, cost_limit: float | None,
                        model_speedup: Callable[[float], float] | None = None,
-                       max_nodes: int = 4096, accuracy: AccuracyTable | None = None) -> ConfidenceResult | None:
+                       max_nodes: int = 4096, accuracy: AccuracyTable | None = None,
+                       own: OwnEvidence | None = None) -> ConfidenceResult | None:
     """The intervals, the plan's estimate and the planner; None without whole runs at two scales or more (a
     throughput without work_per_run, a load axis, or weak scaling: extrapolated by other means)."""
     if spec is None or scaling is None or scaling.single_scale or scaling.per_unit_of_work \
@@ -178,7 +179,7 @@ def analyze_confidence(spec: Scaling | None, scaling: ScalingResult | None, *, p
     speedups = draws.times[:, :1] / draws.times  # (resamples, scales)
     fits = _fit(q, speedups, noise)
     centre_fit = _fit(q, (draws.centre[0] / draws.centre)[None, :], noise)
-    estimator = _Estimator(draws, fits, centre_fit, model_speedup, accuracy, spec.batch_changes)
+    estimator = _Estimator(draws, fits, centre_fit, model_speedup, accuracy, spec.batch_changes, own)
     estimate = estimator.at(plan)
     plan_draws = estimator.draws_at(plan) if estimate is not None and plan is not None else None
     peaks = draws.nodes[np.argmax(speedups >= speedups.max(axis=1, keepdims=True) * (1 - 1e-12), axis=1)]
@@ -215,6 +216,7 @@ class _Estimator:
     model_speedup: Callable[[float], float] | None
     accuracy: AccuracyTable | None = None  # the calibration table the estimate's accuracy is read from
     batch_changes: bool = False  # the runs' global batch changed between scales (its own cells of the table)
+    own: OwnEvidence | None = None  # the project's graded predictions, pooled into the cells
 
     def draws_at(self, plan: int) -> np.ndarray:
         return np.asarray(self.draws.times[:, 0] / self.fits.speedup(plan / float(self.draws.nodes[0])))
@@ -238,12 +240,12 @@ class _Estimator:
     def _calibrated(self, estimate: PlanEstimate) -> PlanEstimate:
         """The estimate with its accuracy on published curves, at r = the plan over the largest measured scale."""
         ratio = estimate.nodes / float(self.draws.nodes[-1])
-        fit = calibration_of(self.accuracy, estimate.source, ratio, batch_changes=self.batch_changes)
+        fit = calibration_of(self.accuracy, estimate.source, ratio, batch_changes=self.batch_changes, own=self.own)
         if fit is None:
             return estimate
         interval = interval_from(fit, estimate.time_s, estimate.low_s, estimate.high_s)
         model = None if estimate.model_time_s is None else \
-            calibration_of(self.accuracy, "alpha-beta", ratio, batch_changes=self.batch_changes)
+            calibration_of(self.accuracy, "alpha-beta", ratio, batch_changes=self.batch_changes, own=self.own)
         model_interval = None if model is None or estimate.model_time_s is None else \
             interval_from(model, estimate.model_time_s, None, None)
         return replace(estimate, calibration=fit, calibrated_low_s=interval[0] if interval else None,

@@ -13,6 +13,7 @@ import bisect
 import hashlib
 import itertools
 import json
+import math
 from dataclasses import dataclass
 from statistics import median
 from typing import Annotated, Literal
@@ -21,7 +22,10 @@ import msgspec
 
 from reportgen.analysis import Analysis, headline
 from reportgen.analysis.common import powers_of_two
+from reportgen.analysis.measured.accuracy import calibration_of, interval_from
+from reportgen.analysis.measured.conformal import bucket_of, interval_score, point_score
 from reportgen.analysis.page.page_one_facts import PageAction
+from reportgen.project.accuracy_table import AccuracyTable, OwnCase
 from reportgen.project.flatten import flatten
 from reportgen.project.model import Project
 
@@ -198,17 +202,34 @@ class LedgerRow:
     rel_error: float | None  # measured / predicted − 1
     inside: bool | None  # within the prediction's interval (None: it has none)
     status: Status
+    # the predicting revision's plan over its largest measured scale (methods.md#how-accurate-each-prediction-is)
+    ratio: float | None = None
+    low_s: float | None = None  # the prediction's raw interval
+    high_s: float | None = None
+    inside_calibrated: bool | None = None  # within the interval calibrated on published curves (None: none)
+
+    @property
+    def score(self) -> float | None:
+        """The graded prediction's conformity score, as a published curve's case is scored."""
+        if self.status != "graded" or self.measured_s is None:
+            return None
+        if self.low_s is not None and self.high_s is not None:
+            return interval_score(self.measured_s, self.predicted_s, self.low_s, self.high_s)
+        return point_score(self.measured_s, self.predicted_s)
 
     def as_json(self) -> dict[str, float | str | bool | None]:
         return {"nodes": self.nodes, "model": self.model, "predicted_in": self.predicted_in,
                 "measured_in": self.measured_in, "predicted_s": self.predicted_s, "measured_s": self.measured_s,
-                "rel_error": self.rel_error, "inside": self.inside, "status": self.status}
+                "rel_error": self.rel_error, "inside": self.inside, "status": self.status, "ratio": self.ratio,
+                "bucket": None if self.ratio is None else bucket_of(self.ratio), "score": self.score,
+                "low_s": self.low_s, "high_s": self.high_s, "inside_calibrated": self.inside_calibrated}
 
 
-def ledger(revisions: list[tuple[str, Record]]) -> list[LedgerRow]:
+def ledger(revisions: list[tuple[str, Record]], table: AccuracyTable | None = None) -> list[LedgerRow]:
     """Every prediction of every built revision (oldest first), graded by the first later revision that measured its
-    scale: with the same design, measured / predicted − 1 and whether the measurement lies in its interval; after a
-    design change, superseded; not yet measured, pending."""
+    scale: with the same design, measured / predicted − 1 and whether the measurement lies in its interval (and in
+    the interval `table` calibrates, methods.md#how-accurate-each-prediction-is); after a design change,
+    superseded; not yet measured, pending."""
     built = [(label, record) for label, record in revisions if record.built]
     # each scale's measurements in revision order, and the design changes counted up to each revision, so that a
     # prediction finds the first later measurement of its scale by bisection (3,000 revisions: not 3,000² scans)
@@ -240,22 +261,92 @@ def ledger(revisions: list[tuple[str, Record]]) -> list[LedgerRow]:
             error = measured / prediction.time_s - 1.0 if measured is not None else None
             inside = (low <= measured <= high) if measured is not None and low is not None and high is not None \
                 else None
+            largest = max((m.nodes for m in record.measured), default=0.0)
+            ratio = nodes / largest if largest > 0 else None
             rows.append(LedgerRow(nodes, prediction.model, label, measured_in, prediction.time_s, measured,
-                                  error, inside, status))
+                                  error, inside, status, ratio, low, high,
+                                  _inside_calibrated(table, prediction, ratio, measured)))
     return rows
 
 
-def coverage(rows: list[LedgerRow]) -> dict[str, dict[str, float | int | None]]:
-    """Per model: the graded predictions, the share inside their interval (None without intervals) and the median
-    |error|."""
-    found: dict[str, dict[str, float | int | None]] = {}
+def _inside_calibrated(table: AccuracyTable | None, prediction: Prediction, ratio: float | None,
+                       measured: float | None) -> bool | None:
+    if measured is None or ratio is None:
+        return None
+    calibration = calibration_of(table, prediction.model, ratio)
+    interval = interval_from(calibration, prediction.time_s, prediction.low, prediction.high)
+    return None if interval is None else interval[0] <= measured <= interval[1]
+
+
+def ledger_rows(document: object) -> list[LedgerRow]:
+    """The ledger of a history.json read back (ValueError naming the first row that is not one): the rows a build
+    pools as the project's own graded predictions."""
+    if not isinstance(document, dict) or not isinstance(document.get("ledger"), list):
+        raise ValueError("no `ledger` list: not a history.json written by `reportgen history`")
+    rows = []
+    for index, item in enumerate(document["ledger"]):
+        try:
+            rows.append(_ledger_row(item))
+        except (TypeError, ValueError, KeyError) as error:
+            raise ValueError(f"ledger[{index}]: {error}") from None
+    return rows
+
+
+def _ledger_row(item: object) -> LedgerRow:
+    if not isinstance(item, dict):
+        raise TypeError("not an object")
+
+    def number(key: str, *, optional: bool = True) -> float | None:
+        value = item.get(key)
+        if value is None and optional:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+            raise ValueError(f"{key} is not a positive number")
+        return float(value)
+
+    status = item.get("status")
+    if status not in ("graded", "superseded", "pending"):
+        raise ValueError(f"status {status!r} is not graded, superseded or pending")
+    measured = number("measured_s")
+    predicted = number("predicted_s", optional=False) or 0.0
+    return LedgerRow(number("nodes", optional=False) or 0.0, str(item["model"]), str(item["predicted_in"]),
+                     None if item.get("measured_in") is None else str(item["measured_in"]), predicted, measured,
+                     None if measured is None else measured / predicted - 1, None, status, number("ratio"),
+                     number("low_s"), number("high_s"))
+
+
+def own_cases(rows: list[LedgerRow]) -> tuple[OwnCase, ...]:
+    """The project's graded predictions as cases of the calibration: one per measured (scale, revision) and model,
+    the latest prediction made before that measurement (rows are oldest first)."""
+    latest: dict[tuple[float, str | None, str], LedgerRow] = {}
+    for row in rows:
+        if row.score is not None and row.ratio is not None:
+            latest[(row.nodes, row.measured_in, row.model)] = row
+    return tuple(OwnCase(row.model, row.ratio or 0.0, row.score or 0.0, math.log((row.measured_s or 1.0)
+                                                                              / row.predicted_s))
+                 for row in latest.values())
+
+
+def coverage(rows: list[LedgerRow]) -> dict[str, dict[str, object]]:
+    """Per model: the graded predictions, the share inside their interval (None without intervals), the median
+    |error|, and per extrapolation bucket the graded ones, those inside their raw and their calibrated interval."""
+    found: dict[str, dict[str, object]] = {}
     for model in sorted({row.model for row in rows}):
         graded = [row for row in rows if row.model == model and row.status == "graded" and row.rel_error is not None]
         with_interval = [row for row in graded if row.inside is not None]
+        buckets: dict[str, dict[str, int]] = {}
+        for row in graded:
+            if row.ratio is not None:
+                counts = buckets.setdefault(bucket_of(row.ratio), {"graded": 0, "covered": 0,
+                                                                    "covered_calibrated": 0})
+                counts["graded"] += 1
+                counts["covered"] += row.inside is True
+                counts["covered_calibrated"] += row.inside_calibrated is True
         found[model] = {
             "graded": len(graded),
             "coverage": sum(1 for row in with_interval if row.inside) / len(with_interval) if with_interval else None,
             "median_abs_error": median(abs(row.rel_error or 0.0) for row in graded) if graded else None,
+            "buckets": dict(sorted(buckets.items())),
         }
     return found
 

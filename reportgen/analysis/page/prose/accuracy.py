@@ -37,9 +37,12 @@ def held_words(calibration: Calibration) -> str:
     if not calibration.trusted:
         return ""
     few = "; few cases" if calibration.status == "provisional" else ""
+    own = "" if not calibration.own_cases else (
+        f" and {integer(quote(calibration, 'own_covered'))} of {integer(quote(calibration, 'own_cases'))} of this "
+        "project's graded predictions")
     return (f"; this kind of extrapolation ({_capital(name)}, {bucket} beyond the largest measured scale) held its "
             f"90 % interval in {integer(quote(calibration, 'covered'))} of {integer(quote(calibration, 'cases'))} "
-            f"published cases (median error {_percent(calibration)}{few}){beyond_words(calibration)}")
+            f"published cases{own} (median error {_percent(calibration)}{few}){beyond_words(calibration)}")
 
 
 def model_held_words(calibration: Calibration | None) -> str:
