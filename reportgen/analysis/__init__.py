@@ -22,7 +22,7 @@ import numpy as np
 
 from reportgen.analysis.declared import Declared, Inputs, ResultsSection, Step
 from reportgen.analysis.findings import Finding, ordered
-from reportgen.analysis.measured.accuracy import TableFacts, table_facts, usable
+from reportgen.analysis.measured.accuracy import PredictionGrades, TableFacts, grade_prediction, table_facts, usable
 from reportgen.analysis.measured.confidence import ConfidenceResult, NextRun, analyze_confidence
 from reportgen.analysis.measured.diagnosis import DiagnosisResult, diagnose, measured_reference
 from reportgen.analysis.measured.load_point import judgement_of
@@ -91,6 +91,8 @@ class Analysis:
     # the calibration table every predicted number's accuracy was read from
     # (methods.md#how-accurate-each-prediction-is)
     calibration: TableFacts | None = None
+    # the α–β model's predicted numbers graded on published curves (written under prediction)
+    prediction_grades: PredictionGrades | None = None
     # few runs, stated confidence (methods.md#few-runs-stated-confidence): intervals, the plan's estimate, the planner
     confidence: ConfidenceResult | None = None
     next_runs: tuple[NextRun, ...] | None = None  # the measurement planner's ranked runs (results.json next_runs)
@@ -251,6 +253,17 @@ def _confidence(i: Inputs, a: Analysis) -> ConfidenceResult | None:
                               max_nodes=i.max_nodes, accuracy=i.accuracy, own=i.own)
 
 
+def _prediction_grades(i: Inputs, a: Analysis) -> PredictionGrades | None:
+    """The α–β model's times and speedups graded at their extrapolation (methods.md#how-accurate-each-prediction-is)."""
+    prediction, scaling = a.prediction, a.scaling
+    if prediction is None:
+        return None
+    largest = max((row.nodes for row in scaling.rows), default=None) if scaling is not None else None
+    return grade_prediction(i.accuracy, [row.nodes for row in prediction.rows], prediction.p_star,
+                            prediction.p_comm_dominated, largest,
+                            batch_changes=bool(i.project.scaling and i.project.scaling.batch_changes), own=i.own)
+
+
 def _next_runs(i: Inputs, a: Analysis) -> tuple[NextRun, ...] | None:
     """The planner's runs, then the requests that would decide a service's load points."""
     serving = a.serving
@@ -355,6 +368,7 @@ CORE_STEPS: tuple[Step[Analysis], ...] = (
     Step("energy", ("scaling",), _energy),
     Step("serving", ("scaling",), _serving),
     Step("confidence", ("scaling", "prediction"), _confidence),
+    Step("prediction_grades", ("scaling", "prediction"), _prediction_grades),
     Step("next_runs", ("confidence", "serving"), _next_runs),
     Step("decisions", ("scaling", "cost", "energy", "serving", "confidence"), _decisions),
     Step("goal", ("scaling", "cost", "energy", "confidence"), _goal),
@@ -415,8 +429,14 @@ def _prediction_as_written(analysis: Analysis) -> PredictionResult | None:
     if analysis.prediction is None:
         return None
     check = analysis.model_check
-    return replace(analysis.prediction, layout=analysis.layout,
-                   model_departure=check.model_departure if check else None)
+    written = replace(analysis.prediction, layout=analysis.layout,
+                      model_departure=check.model_departure if check else None)
+    grades = analysis.prediction_grades
+    if grades is None:
+        return written
+    return replace(written, rows=tuple(replace(row, calibration=grades.rows.get(row.nodes)) for row in written.rows),
+                   speedup_at_p_star_calibration=grades.at_p_star, efficiency_at_p_star_calibration=grades.at_p_star,
+                   speedup_at_p_comm_dominated_calibration=grades.at_p_comm_dominated)
 
 
 def headline(analysis: Analysis) -> GoalDocument | None:

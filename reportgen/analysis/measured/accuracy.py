@@ -12,12 +12,11 @@ import math
 from dataclasses import dataclass, replace
 from typing import Annotated
 
+from reportgen.analysis.graded import TRUSTED, Bucket, Calibration
 from reportgen.analysis.measured.conformal import (
     BUCKETS,
     MISSED_FROM,
     PREDICTORS_VERSION,
-    Bucket,
-    Status,
     bucket_of,
     calibrated_interval,
     conformal_factor,
@@ -26,59 +25,6 @@ from reportgen.analysis.measured.conformal import (
 )
 from reportgen.keys import Key
 from reportgen.project.accuracy_table import AccuracyTable, OwnCase, OwnEvidence, TableCell
-
-TRUSTED: tuple[Status, ...] = ("calibrated", "provisional")  # a cell whose factor the report uses
-
-
-@dataclass(frozen=True)
-class Calibration:
-    """How often this kind of prediction held on published curves, at this extrapolation."""
-
-    predictor: Annotated[str, Key("the class of prediction: amdahl, usl, alpha-beta, layout-step or memory")]
-    status: Annotated[Status, Key("calibrated (20 curves or more), provisional (10–19), too-few (the raw interval "
-                                  "is used), demoted (it missed or leaned one way: not used on page 1), not-graded "
-                                  "(the corpus grades values at scales, not this)")]
-    bucket: Annotated[Bucket | None, Key("the extrapolation bucket of ratio: <=2, <=4, <=8 or >8")] = None
-    ratio: Annotated[float | None, Key("the predicted scale over the largest measured one")] = None
-    cases: Annotated[int | None, Key("published curves in the cell (the status counts own_cases with them)")] = None
-    covered: Annotated[int | None, Key("cases inside the calibrated interval computed without them")] = None
-    coverage_90: Annotated[float | None, Key("covered / cases")] = None
-    coverage_90_raw: Annotated[float | None, Key("cases inside the predictor's own interval (a point prediction: "
-                                                 "within 25 %) / cases")] = None
-    missed: Annotated[int | None, Key("cases outside the raw interval (a point prediction: off by more than "
-                                      "25 %)")] = None
-    median_abs_rel_error: Annotated[float | None, Key("median |measured / predicted − 1|")] = None
-    bias: Annotated[float | None, Key("median(measured / predicted) − 1")] = None
-    factor: Annotated[float | None, Key("an interval class's conformal factor f: the calibrated interval is "
-                                        "[ŷ·(L/ŷ)^f, ŷ·(H/ŷ)^f] (f at least 0.5); null for a point class or "
-                                        "too few cases")] = None
-    half_width_log: Annotated[float | None, Key("a point class's calibrated log half-width f: [ŷ·e^−f, "
-                                                "ŷ·e^f]")] = None
-    beyond_corpus: Annotated[bool | None, Key("ratio is beyond every published case of the cell")] = None
-    own_cases: Annotated[int, Key("this project's graded predictions pooled into the cell")] = 0
-    own_covered: Annotated[int, Key("of them, inside the calibrated interval")] = 0
-    max_ratio: Annotated[float | None, Key("the cell's largest published ratio")] = None
-    off_by_25: Annotated[int | None, Key("cases off by more than 25 % (more than 40 % of them demote the "
-                                         "class)")] = None
-    factor_from: Annotated[Bucket | None, Key("too few cases here: the bucket nearer the measurements whose "
-                                              "factor widens this interval (an extrapolation farther out is never "
-                                              "surer than a nearer one)")] = None
-    same_sign: Annotated[int | None, Key("cases whose error has the cell's more common sign (the sign test's "
-                                         "count)")] = None
-
-    @property
-    def trusted(self) -> bool:
-        """The cell's factor is used: its interval replaces the raw one."""
-        return self.status in TRUSTED
-
-    @property
-    def demoted(self) -> bool:
-        return self.status == "demoted"
-
-
-def not_graded(predictor: str) -> Calibration:
-    """The mark of a predicted location or what-if: the corpus grades values at scales, not where a curve peaks."""
-    return Calibration(predictor, "not-graded")
 
 
 def usable(table: AccuracyTable | None) -> bool:
@@ -192,3 +138,27 @@ def table_facts(table: AccuracyTable | None, own: OwnEvidence | None = None) -> 
     pooled = None if own is None or own.ledger is None or own.weight <= 0 else \
         Pooled(own.ledger, len(own.cases), own.weight)
     return TableFacts(1, table.predictors_version, table.corpus_sha256, table.curves, pooled)
+
+
+@dataclass(frozen=True)
+class PredictionGrades:
+    """The α–β model's predicted numbers graded at their extrapolation: each row's time, the speedup at p* and at
+    p_dom. r is the scale over the largest measured one (the baseline's single machine, 1 node, when nothing is)."""
+
+    rows: dict[int, Calibration]
+    at_p_star: Calibration | None
+    at_p_comm_dominated: Calibration | None
+
+
+def grade_prediction(table: AccuracyTable | None, nodes: list[int], p_star: int, p_comm_dominated: int | None,
+                     largest_measured: float | None, *, batch_changes: bool = False,
+                     own: OwnEvidence | None = None) -> PredictionGrades | None:
+    if table is None or not usable(table):
+        return None
+    reference = largest_measured if largest_measured else 1.0
+
+    def grade(p: float) -> Calibration | None:
+        return calibration_of(table, "alpha-beta", p / reference, batch_changes=batch_changes, own=own)
+
+    return PredictionGrades({p: found for p in nodes if (found := grade(p)) is not None}, grade(p_star),
+                            None if p_comm_dominated is None else grade(p_comm_dominated))

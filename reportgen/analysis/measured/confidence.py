@@ -17,9 +17,10 @@ from typing import Annotated, Literal
 import numpy as np
 
 from reportgen.analysis.common import node_hours, powers_of_two
-from reportgen.analysis.measured.accuracy import Calibration, calibration_of, interval_from
+from reportgen.analysis.graded import Calibration, not_graded
+from reportgen.analysis.measured.accuracy import calibration_of, interval_from
 from reportgen.analysis.measured.scaling import ScalingResult, kneedles, repeats_by_nodes, run_time
-from reportgen.keys import Key, money
+from reportgen.keys import Key, derived, money
 from reportgen.project.accuracy_table import AccuracyTable, OwnEvidence
 from reportgen.project.model import Scaling
 
@@ -103,6 +104,15 @@ class NextRun:
     @property
     def gain_per_node_hour(self) -> float:
         return (self.p_wrong_before - self.p_wrong_after) / self.node_hours if self.node_hours > 0 else 0.0
+
+    @derived(Key("a chance of a wrong verdict is a what-if, which the corpus does not grade: {predictor: planner, "
+                 "status: not-graded}"))
+    def p_wrong_before_calibration(self) -> Calibration:
+        return not_graded("planner")
+
+    @derived(Key("not graded, as p_wrong_before"))
+    def p_wrong_after_calibration(self) -> Calibration:
+        return not_graded("planner")
 
 
 def planner_runs(runs: tuple[NextRun, ...]) -> tuple[NextRun, ...]:

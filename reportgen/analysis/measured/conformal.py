@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from statistics import median
 from typing import Literal
 
+from reportgen.analysis.graded import Bucket, Status
+
 LEVEL = 0.90  # the calibrated interval's coverage
 RUN_NOISE = 0.05  # σ of one run's log time, reportgen's default scaling.noise
 # No 90 % interval is narrower than the noise of the one run it is held against (1.645 σ): a resampled interval of
@@ -35,10 +37,8 @@ PREDICTORS_VERSION = 1
 Predictor = Literal["amdahl", "usl", "alpha-beta", "layout-step", "memory"]
 INTERVAL_PREDICTORS: tuple[Predictor, ...] = ("amdahl", "usl")  # the classes with a raw interval of their own
 PREDICTORS: tuple[Predictor, ...] = ("amdahl", "usl", "alpha-beta", "layout-step", "memory")
-Bucket = Literal["<=2", "<=4", "<=8", ">8"]
 BUCKETS: tuple[Bucket, ...] = ("<=2", "<=4", "<=8", ">8")
 BUCKET_WORDS: dict[Bucket, str] = {"<=2": "up to 2×", "<=4": "2–4×", "<=8": "4–8×", ">8": "beyond 8×"}
-Status = Literal["calibrated", "provisional", "too-few", "demoted", "not-graded"]
 
 
 def bucket_of(ratio: float) -> Bucket:

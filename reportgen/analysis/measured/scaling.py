@@ -12,6 +12,7 @@ from typing import Annotated, Literal, get_args
 import numpy as np
 
 from reportgen.analysis.common import first_max, overlaps
+from reportgen.analysis.graded import Calibration, not_graded
 from reportgen.analysis.model.fits import (
     AlphaBetaFit,
     AmdahlFit,
@@ -408,6 +409,15 @@ class ScalingResult:
     def implausible(self) -> tuple[ScaleRow, ...]:
         """Scales whose efficiency exceeds 1.25: far more often a unit slip or a smaller problem than real."""
         return tuple(row for row in self.rows if row.efficiency > IMPLAUSIBLE_EFFICIENCY)
+
+    @derived(Key("the peak's interval is a location, which the corpus does not grade (it grades values at scales): "
+                 "{predictor: resampled-fits, status: not-graded}"))
+    def peak_nodes_ci_calibration(self) -> Calibration:
+        return not_graded("resampled-fits")
+
+    @derived(Key("the knee's interval is a location: not graded"))
+    def knee_nodes_ci_calibration(self) -> Calibration:
+        return not_graded("resampled-fits")
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ from typing import Annotated
 
 import numpy as np
 
-from reportgen.keys import Key
+from reportgen.analysis.graded import Calibration, not_graded
+from reportgen.keys import Key, derived
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,10 @@ class USLFit:
                                                 "capacity (ties: the smaller)")] = None
     peak_capacity: Annotated[float | None, Key("X at the continuous peak: the predicted peak throughput "
                                                "(throughput form, in its work per second) or speedup")] = None
+
+    @derived(Key("the peak is a location, which the corpus does not grade: {predictor: usl, status: not-graded}"))
+    def peak_nodes_calibration(self) -> Calibration:
+        return not_graded("usl")
 
 
 # T_comm(p) = α·a(p) + β·b(p): a pattern's two coefficient columns at the given node counts

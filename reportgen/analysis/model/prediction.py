@@ -11,6 +11,7 @@ from typing import Annotated
 import numpy as np
 
 from reportgen.analysis.common import TIE_TOLERANCE, powers_of_two
+from reportgen.analysis.graded import Calibration, not_graded
 from reportgen.analysis.model.fits import AlphaBetaFit, fit_alpha_bandwidth, fit_alpha_beta
 from reportgen.analysis.model.layout import LAYOUT_DOC, LayoutResult
 from reportgen.analysis.model.patterns import RING, Pattern, PatternSource, resolve_pattern
@@ -39,6 +40,11 @@ class PredictionRow:
     t_step_s: Annotated[float, Key("the predicted step time")]
     speedup: Annotated[float, Key("T_comp / t_step")]
     comm_ratio: Annotated[float, Key("T_comm / (T_comp / p)")]
+    # filled in as results.json is written (reportgen.analysis: the α–β time's accuracy on published curves)
+    calibration: Annotated[Calibration | None, Key(
+        "the α–β time's accuracy on published curves at r = nodes / the largest measured scale (the baseline's "
+        "single machine counting as 1 node when nothing is measured): methods.md#how-accurate-each-prediction-is")] \
+        = None
 
 
 @dataclass(frozen=True)
@@ -111,6 +117,25 @@ class PredictionResult:
     layout: Annotated[LayoutResult | None, Key(LAYOUT_DOC)] = None
     model_departure: Annotated[float | None, Key("the largest |S_pred − S_meas| / S_meas at the measured "
                                                  "scales")] = None
+    # the α–β speedup's accuracy on published curves at p* and p_dom over the largest measured scale (filled in as
+    # results.json is written; methods.md#how-accurate-each-prediction-is)
+    speedup_at_p_star_calibration: Annotated[Calibration | None, Key(
+        "the α–β speedup's accuracy at r = p* / the largest measured scale")] = None
+    efficiency_at_p_star_calibration: Annotated[Calibration | None, Key("as speedup_at_p_star_calibration")] = None
+    speedup_at_p_comm_dominated_calibration: Annotated[Calibration | None, Key(
+        "the α–β speedup's accuracy at r = p_dom / the largest measured scale")] = None
+
+    @derived(Key("p* is a location, which the corpus does not grade: {predictor: alpha-beta, status: not-graded}"))
+    def p_star_calibration(self) -> Calibration:
+        return not_graded("alpha-beta")
+
+    @derived(Key("p_dom is a location: not graded"))
+    def p_comm_dominated_calibration(self) -> Calibration:
+        return not_graded("alpha-beta")
+
+    @derived(Key("R(p*) describes a location: not graded"))
+    def comm_ratio_at_p_star_calibration(self) -> Calibration:
+        return not_graded("alpha-beta")
 
     @derived(Key("the USL coefficients the alpha-beta model corresponds to (the ring's only: null for other "
                  "patterns)"))

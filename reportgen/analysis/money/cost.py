@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from reportgen.analysis.common import first_max, first_min, whole_nodes
+from reportgen.analysis.graded import Calibration, not_graded
 from reportgen.analysis.measured.scaling import ScalingResult
 from reportgen.analysis.model.reliability import SpotTax, spot_tax
-from reportgen.keys import Key, money
+from reportgen.keys import Key, derived, money
 from reportgen.project.model import Pricing, RegimeName, Reliability
 from reportgen.wording import percent
 
@@ -98,6 +99,11 @@ class CostResult:
                                                      "spot, local)", item="one price regime")]
     cost_optimal_nodes_ci: Annotated[tuple[float, float] | None, Key(
         "90 % interval of the cost-optimal scale over the resamples of the runs")] = None
+
+    @derived(Key("the cost-optimal scale's interval is a location, which the corpus does not grade: "
+                 "{predictor: resampled-fits, status: not-graded}"))
+    def cost_optimal_nodes_ci_calibration(self) -> Calibration:
+        return not_graded("resampled-fits")
 
 
 @dataclass(frozen=True)

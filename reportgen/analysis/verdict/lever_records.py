@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
-from reportgen.keys import DocumentPath, Key
+from reportgen.analysis.graded import Calibration, not_graded
+from reportgen.keys import DocumentPath, Key, derived
 
 LeverName = Literal["nodes", "start-up", "serial fraction", "network bandwidth", "network latency", "node price",
                     "spot fraction", "preemption rate", "checkpoint interval", "utilization", "ZeRO stage",
@@ -42,6 +43,11 @@ class Lever:
     @property
     def distance(self) -> float:
         return abs(math.log(self.ratio)) if self.ratio > 0 else math.inf
+
+    @derived(Key("where the verdict flips is a what-if, which the corpus does not grade: {predictor: the evidence "
+                 "it rests on, status: not-graded}"))
+    def flips_at_calibration(self) -> Calibration:
+        return not_graded(self.source)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from reportgen.analysis.measured.accuracy import Calibration
+from reportgen.analysis.graded import Calibration
 from reportgen.analysis.measured.conformal import BUCKET_WORDS, DEMOTE_MISSED_SHARE
 from reportgen.analysis.quotes import quote
 from reportgen.wording import integer, number, whole_percent

@@ -18,6 +18,7 @@ from typing import Annotated, Literal
 
 from reportgen.analysis.common import first_min
 from reportgen.analysis.findings import Finding
+from reportgen.analysis.graded import Calibration, not_graded
 from reportgen.analysis.measured.confidence import PlanEstimate
 from reportgen.analysis.measured.diagnosis import DiagnosisResult
 from reportgen.analysis.measured.model_check import ModelCheckResult
@@ -42,7 +43,7 @@ from reportgen.analysis.verdict.goal import GoalCheck, GoalResult
 from reportgen.analysis.verdict.objectives import OBJECTIVE_NAMES, ROW_FIELDS, ObjectiveName, latency_of, latency_source
 from reportgen.analysis.verdict.serving import ServingCheck, ServingResult, ServingRow
 from reportgen.analysis.verdict.verdict_state import RegimeState, VerdictState, Why, plan_flag
-from reportgen.keys import Key
+from reportgen.keys import Key, derived
 from reportgen.project.model import AXIS_DOING, REGIME_NAMES, REGIME_PHRASES, Project
 from reportgen.wording import (
     counted,
@@ -72,6 +73,11 @@ class Optimum:
     nodes: Annotated[float | None, Key("the node count")]
     source: Annotated[OptimumSource | None, Key("where it comes from")]
     text: Annotated[str, Key("the sentence")]
+
+    @derived(Key("a fitted or modelled optimum is a location, which the corpus does not grade: {predictor: usl or "
+                 "model, status: not-graded} (null for a measured one)"))
+    def calibration(self) -> Calibration | None:
+        return None if self.source in (None, "measured") else not_graded(str(self.source))
 
 
 @dataclass(frozen=True)
