@@ -21,7 +21,7 @@ from reportgen.figures.cache import FigureCache
 from reportgen.files import open_regular, output_dir, shown_path, why_unreadable, write_files
 from reportgen.formats import DEFAULT_FORMATS
 from reportgen.json_types import JsonObject
-from reportgen.project import carbon
+from reportgen.project import carbon, measurements
 from reportgen.project.accuracy_table import DEFAULT_OWN_WEIGHT, OwnEvidence
 from reportgen.project.loader import LoadedProject, load_project
 from reportgen.project.spec import locate
@@ -239,11 +239,16 @@ def own_evidence(loaded: LoadedProject, override: Path | None = None) -> OwnEvid
     if override is not None:
         path, shown, field = override, str(override), "--history"
     elif settings is not None and settings.ledger is not None:
-        path, shown, field = loaded.path.parent / settings.ledger, settings.ledger, "calibration.ledger"
+        shown, field = settings.ledger, "calibration.ledger"
+        try:  # as a CSV the project names: inside the project file's folder, never through a link out of it
+            path = measurements.resolve(loaded.path, settings.ledger)
+        except ValueError as error:
+            raise InputError([_ledger_problem(loaded, field, f'"{shown}" {error}')]) from None
     else:
         return None
+    within = path.parent if override is None else None
     try:
-        with open_regular(path) as stream:
+        with open_regular(path, within=within) as stream:
             data = stream.read(MAX_LEDGER_BYTES + 1)
         if len(data) > MAX_LEDGER_BYTES:
             raise ValueError(f"larger than {MAX_LEDGER_BYTES:,} bytes: not a history.json")

@@ -107,9 +107,9 @@ def test_sigterm_stops_a_build_with_143(tmp_path: Path, monkeypatch: pytest.Monk
 
     analyze = pipeline.analyze_loaded
 
-    def analyze_then_terminated(loaded: Any) -> Any:
+    def analyze_then_terminated(loaded: Any, **options: Any) -> Any:
         os.kill(os.getpid(), signal.SIGTERM)
-        return analyze(loaded)
+        return analyze(loaded, **options)
 
     monkeypatch.setattr(pipeline, "analyze_loaded", analyze_then_terminated)
     assert main(["build", str(INPUTS / "example.yaml"), "-o", str(tmp_path), "--format", "json"]) == 143
@@ -149,7 +149,7 @@ def test_a_failure_after_a_stop_is_the_stop(tmp_path: Path, monkeypatch: pytest.
 
     analyze = pipeline.analyze_loaded
 
-    def terminated_then_broken(loaded: Any) -> Any:
+    def terminated_then_broken(loaded: Any, **options: Any) -> Any:
         analyze(loaded)
         with contextlib.suppress(KeyboardInterrupt):  # swallowed, as a library's callback would
             os.kill(os.getpid(), signal.SIGTERM)

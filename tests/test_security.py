@@ -59,6 +59,7 @@ def test_the_hostile_project_covers_every_free_text_field() -> None:
                "design.slots.partitioning.detail", "design.slots.partitioning.why",
                "design.slots.partitioning.rejected[0].choice", "design.slots.partitioning.rejected[0].why",
                "decisions[0].name", "scaling.file", "scaling.superlinear", "prediction.collectives_file",
+               "calibration.ledger",
                "pricing.currency",
                "energy.location.country",
                "energy.location.region", "energy.location.cloud"}
@@ -164,6 +165,24 @@ def test_scaling_file_cannot_leave_the_project_folder(tmp_path: Path) -> None:
         with pytest.raises(InputError) as caught:
             load_project(path)
         assert caught.value.problems[0].path == "scaling.file", name
+
+
+def test_calibration_ledger_cannot_leave_the_project_folder(tmp_path: Path) -> None:
+    """The history a build pools (docs/methods.md#how-accurate-each-prediction-is) is read as a CSV the project names
+    is: inside the project file's folder only."""
+    from reportgen.pipeline import own_evidence
+
+    outside = tmp_path / "history.json"
+    outside.write_text('{"ledger": []}')
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "link.json").symlink_to(outside)
+    for name in ("../history.json", str(outside), "link.json", "/etc/passwd"):
+        path = folder / "p.yaml"
+        path.write_text(f"project: {{title: T}}\ncalibration: {{ledger: '{name}'}}\n")
+        with pytest.raises(InputError) as caught:
+            own_evidence(load_project(path))
+        assert caught.value.problems[0].path == "calibration.ledger", name
 
 
 def test_outputs_stay_inside_the_output_folder(tmp_path: Path) -> None:

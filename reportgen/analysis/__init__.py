@@ -22,7 +22,7 @@ import numpy as np
 
 from reportgen.analysis.declared import Declared, Inputs, ResultsSection, Step
 from reportgen.analysis.findings import Finding, ordered
-from reportgen.analysis.measured.accuracy import PredictionGrades, TableFacts, grade_prediction, table_facts, usable
+from reportgen.analysis.measured.accuracy import Grades, Predicted, TableFacts, grade, table_facts, usable
 from reportgen.analysis.measured.confidence import ConfidenceResult, NextRun, analyze_confidence
 from reportgen.analysis.measured.diagnosis import DiagnosisResult, diagnose, measured_reference
 from reportgen.analysis.measured.load_point import judgement_of
@@ -91,8 +91,8 @@ class Analysis:
     # the calibration table every predicted number's accuracy was read from
     # (methods.md#how-accurate-each-prediction-is)
     calibration: TableFacts | None = None
-    # the α–β model's predicted numbers graded on published curves (written under prediction)
-    prediction_grades: PredictionGrades | None = None
+    # the other analyses' predicted numbers graded on published curves (written beside each as its section is)
+    grades: Grades | None = None
     # few runs, stated confidence (methods.md#few-runs-stated-confidence): intervals, the plan's estimate, the planner
     confidence: ConfidenceResult | None = None
     next_runs: tuple[NextRun, ...] | None = None  # the measurement planner's ranked runs (results.json next_runs)
@@ -253,15 +253,19 @@ def _confidence(i: Inputs, a: Analysis) -> ConfidenceResult | None:
                               max_nodes=i.max_nodes, accuracy=i.accuracy, own=i.own)
 
 
-def _prediction_grades(i: Inputs, a: Analysis) -> PredictionGrades | None:
-    """The α–β model's times and speedups graded at their extrapolation (methods.md#how-accurate-each-prediction-is)."""
-    prediction, scaling = a.prediction, a.scaling
-    if prediction is None:
-        return None
+def _grades(i: Inputs, a: Analysis) -> Grades | None:
+    """The other analyses' predicted numbers graded at their extrapolation
+    (methods.md#how-accurate-each-prediction-is)."""
+    prediction, scaling, layout, search, serving = a.prediction, a.scaling, a.layout, a.plan_search, a.serving
     largest = max((row.nodes for row in scaling.rows), default=None) if scaling is not None else None
-    return grade_prediction(i.accuracy, [row.nodes for row in prediction.rows], prediction.p_star,
-                            prediction.p_comm_dominated, largest,
-                            batch_changes=bool(i.project.scaling and i.project.scaling.batch_changes), own=i.own)
+    predicted = Predicted(
+        tuple(row.nodes for row in prediction.rows) if prediction else (),
+        prediction.p_star if prediction else None, prediction.p_comm_dominated if prediction else None,
+        i.planned if layout is not None and layout.step is not None else None,
+        search.nodes if search is not None and search.best else None,
+        tuple(row.nodes for row in serving.rows if row.capacity_source == "fitted") if serving else ())
+    return grade(i.accuracy, predicted, largest, own=i.own,
+                 batch_changes=bool(i.project.scaling and i.project.scaling.batch_changes))
 
 
 def _next_runs(i: Inputs, a: Analysis) -> tuple[NextRun, ...] | None:
@@ -368,8 +372,8 @@ CORE_STEPS: tuple[Step[Analysis], ...] = (
     Step("energy", ("scaling",), _energy),
     Step("serving", ("scaling",), _serving),
     Step("confidence", ("scaling", "prediction"), _confidence),
-    Step("prediction_grades", ("scaling", "prediction"), _prediction_grades),
     Step("next_runs", ("confidence", "serving"), _next_runs),
+    Step("grades", ("scaling", "prediction", "layout", "plan_search", "serving"), _grades),
     Step("decisions", ("scaling", "cost", "energy", "serving", "confidence"), _decisions),
     Step("goal", ("scaling", "cost", "energy", "confidence"), _goal),
     Step("levers", ("goal", "serving", "scaling", "prediction", "cost", "confidence", "layout"), _levers),
@@ -420,7 +424,12 @@ def _goal_as_written(analysis: Analysis) -> GoalResult | None:
 
 
 def _serving_as_written(analysis: Analysis) -> ServingResult | None:
-    return replace(analysis.serving, levers=analysis.levers) if analysis.serving is not None else None
+    serving, grades = analysis.serving, analysis.grades
+    if serving is None:
+        return None
+    fitted = grades.serving or {} if grades is not None else {}
+    return replace(serving, levers=analysis.levers,
+                   rows=tuple(replace(row, calibration=fitted.get(row.nodes)) for row in serving.rows))
 
 
 def _prediction_as_written(analysis: Analysis) -> PredictionResult | None:
@@ -431,12 +440,29 @@ def _prediction_as_written(analysis: Analysis) -> PredictionResult | None:
     check = analysis.model_check
     written = replace(analysis.prediction, layout=analysis.layout,
                       model_departure=check.model_departure if check else None)
-    grades = analysis.prediction_grades
+    grades = analysis.grades
     if grades is None:
         return written
-    return replace(written, rows=tuple(replace(row, calibration=grades.rows.get(row.nodes)) for row in written.rows),
+    return replace(written, layout=_layout_as_written(analysis),
+                   rows=tuple(replace(row, calibration=grades.rows.get(row.nodes)) for row in written.rows),
                    speedup_at_p_star_calibration=grades.at_p_star, efficiency_at_p_star_calibration=grades.at_p_star,
                    speedup_at_p_comm_dominated_calibration=grades.at_p_comm_dominated)
+
+
+def _layout_as_written(analysis: Analysis) -> LayoutResult | None:
+    """The declared layout with its step's and its memory's grades (methods.md#how-accurate-each-prediction-is)."""
+    layout, grades = analysis.layout, analysis.grades
+    if layout is None or grades is None:
+        return layout
+    step = replace(layout.step, calibration=grades.layout_step) if layout.step is not None else None
+    return replace(layout, step=step, memory_per_device_b_calibration=grades.memory)
+
+
+def _plan_search_as_written(analysis: Analysis) -> PlanSearchResult | None:
+    search, grades = analysis.plan_search, analysis.grades
+    if search is None or grades is None:
+        return search
+    return replace(search, best=tuple(replace(row, calibration=grades.plan_search) for row in search.best))
 
 
 def headline(analysis: Analysis) -> GoalDocument | None:
@@ -467,8 +493,9 @@ _CORE_SECTIONS: tuple[ResultsSection[Analysis], ...] = (
     ResultsSection("prediction", "prediction", "predicted speedup from the alpha-beta communication model",
                    "chapters/design.html", read=_prediction_as_written,
                    uncut="the model's curve at chosen node counts, not the measured scales"),
-    ResultsSection("layout", "layout", LAYOUT_DOC, "chapters/design.html"),
-    ResultsSection("plan_search", "plan_search", PLAN_SEARCH_DOC, "design/plan_search.html"),
+    ResultsSection("layout", "layout", LAYOUT_DOC, "chapters/design.html", read=_layout_as_written),
+    ResultsSection("plan_search", "plan_search", PLAN_SEARCH_DOC, "design/plan_search.html",
+                   read=_plan_search_as_written),
     ResultsSection("scaling", "scaling", "measured scaling and where every lost fold of speedup went",
                    "measure/runs.html", read=_scaling_as_written),
     ResultsSection("cost", "cost", "cost per run and the marginal speedup money buys", "measure/cost.html",

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from reportgen.analysis.graded import Calibration
 from reportgen.pipeline import analyze_loaded
+from reportgen.project.accuracy_table import Calibration
 from reportgen.project.loader import load_project
 from reportgen.render.results import dumps
 
@@ -31,7 +31,7 @@ def grade(value: object, where: str, *, status: str | None = None) -> None:
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda path: path.stem)
 def test_every_predicted_number_carries_its_grade(path: Path) -> None:
-    analysis, document = analyze_loaded(load_project(path))
+    _, document = analyze_loaded(load_project(path))
     results = json.loads(dumps(document))
     assert results["calibration"]["curves"] >= 25 and len(results["calibration"]["corpus_sha256"]) == 64
     estimate = (results.get("goal") or {}).get("plan_estimate")
@@ -45,6 +45,18 @@ def test_every_predicted_number_carries_its_grade(path: Path) -> None:
             grade(row["calibration"], f"prediction.rows[{index}]")
         grade(prediction["speedup_at_p_star_calibration"], "prediction.speedup_at_p_star")
         grade(prediction["p_star_calibration"], "prediction.p_star", status="not-graded")
+    layout = results.get("layout")
+    if layout is not None and layout["step"] is not None:
+        grade(layout["step"]["calibration"], "layout.step")
+        grade(layout["memory_per_device_b_calibration"], "layout.memory_per_device_b")
+        grade(prediction["layout"]["step"]["calibration"], "prediction.layout.step")
+    for index, row in enumerate((results.get("plan_search") or {}).get("best") or ()):
+        grade(row["calibration"], f"plan_search.best[{index}]")
+    for index, row in enumerate((results.get("serving") or {}).get("rows") or ()):
+        if row["capacity_source"] == "fitted":
+            grade(row["calibration"], f"serving.rows[{index}]")
+        else:
+            assert row["calibration"] is None
     scaling = results.get("scaling")
     if scaling is not None:
         grade(scaling["peak_nodes_ci_calibration"], "scaling.peak_nodes_ci", status="not-graded")
@@ -63,7 +75,7 @@ def test_every_predicted_number_carries_its_grade(path: Path) -> None:
 
 
 def test_page_one_quotes_the_counts_results_json_holds() -> None:
-    analysis, document = analyze_loaded(load_project(ROOT / "inputs" / "bert-extrapolated.yaml"))
+    _, document = analyze_loaded(load_project(ROOT / "inputs" / "bert-extrapolated.yaml"))
     results = json.loads(dumps(document))
     calibration = results["goal"]["plan_estimate"]["calibration"]
     quoted = {quantity["source"]: quantity["value"] for quantity in results["summary"]["quantities"]}

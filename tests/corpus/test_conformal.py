@@ -174,3 +174,27 @@ scaling: {time_unit: s, runs: [{nodes: 1, time: 1000}, {nodes: 4, time: 325}]}
 """), accuracy=table)
     assert plain.goal.plan_estimate.calibration.status == "too-few" and plain.goal.plan_estimate.calibration.cases == 0
     assert plain.goal.plan_estimate.calibrated_low_s is None
+
+
+@worked("grades")
+def test_the_models_rows_are_graded_at_their_scale_over_the_largest_measured() -> None:
+    """Measured up to 8 nodes: the α–β row at 32 is r = 4 (2–4×), at 16 r = 2 (up to 2×), at 4 r = 0.5 (an
+    interpolation, up to 2×); a trusted point cell of f = ln 1.5 gives [ŷ/1.5, 1.5·ŷ]. Nothing measured: r = p / 1."""
+    from reportgen.analysis.measured.accuracy import Predicted, grade, interval_from
+    from reportgen.analysis.measured.conformal import PREDICTORS_VERSION
+    from reportgen.project.accuracy_table import AccuracyTable, TableCell
+
+    point = TableCell(20, 18, 17, 3, 2, 0.12, 0.02, 11, math.log(1.5), 4.0, "calibrated", (0.2,) * 20)
+    table = AccuracyTable(PREDICTORS_VERSION, "0" * 64, 40, {"alpha-beta/<=4": point})
+    grades = grade(table, Predicted(model_nodes=(4, 16, 32), p_star=32, plan=32), 8.0)
+    assert grades is not None
+    assert [(grades.rows[p].ratio, grades.rows[p].bucket) for p in (4, 16, 32)] == [(0.5, "<=2"), (2.0, "<=2"),
+                                                                                    (4.0, "<=4")]
+    at_32 = grades.rows[32]
+    assert (at_32.status, at_32.half_width_log, at_32.factor) == ("calibrated", math.log(1.5), None)
+    assert interval_from(at_32, 100.0, None, None) == pytest.approx((100 / 1.5, 150.0))
+    assert grades.at_p_star == at_32  # the speedup at p* shares the row's cell
+    assert grades.rows[16].status == "too-few" and grades.rows[16].cases == 0
+    assert grades.layout_step is not None and grades.layout_step.predictor == "layout-step"
+    unmeasured = grade(table, Predicted(model_nodes=(4,)), None)
+    assert unmeasured is not None and unmeasured.rows[4].ratio == 4.0

@@ -12,7 +12,6 @@ import math
 from dataclasses import dataclass, replace
 from typing import Annotated
 
-from reportgen.analysis.graded import TRUSTED, Bucket, Calibration
 from reportgen.analysis.measured.conformal import (
     BUCKETS,
     MISSED_FROM,
@@ -24,7 +23,15 @@ from reportgen.analysis.measured.conformal import (
     status_of,
 )
 from reportgen.keys import Key
-from reportgen.project.accuracy_table import AccuracyTable, OwnCase, OwnEvidence, TableCell
+from reportgen.project.accuracy_table import (
+    TRUSTED,
+    AccuracyTable,
+    Bucket,
+    Calibration,
+    OwnCase,
+    OwnEvidence,
+    TableCell,
+)
 
 
 def usable(table: AccuracyTable | None) -> bool:
@@ -141,24 +148,45 @@ def table_facts(table: AccuracyTable | None, own: OwnEvidence | None = None) -> 
 
 
 @dataclass(frozen=True)
-class PredictionGrades:
-    """The α–β model's predicted numbers graded at their extrapolation: each row's time, the speedup at p* and at
-    p_dom. r is the scale over the largest measured one (the baseline's single machine, 1 node, when nothing is)."""
+class Grades:
+    """The predicted numbers of the other analyses graded at their extrapolation, r = the scale over the largest
+    measured one (the baseline's single machine, 1 node, when nothing is): the α–β model's rows and speedups, the
+    declared layout's step and memory, the plan search's ranked layouts, a service's fitted capacities."""
 
     rows: dict[int, Calibration]
-    at_p_star: Calibration | None
-    at_p_comm_dominated: Calibration | None
+    at_p_star: Calibration | None = None
+    at_p_comm_dominated: Calibration | None = None
+    layout_step: Calibration | None = None
+    memory: Calibration | None = None
+    plan_search: Calibration | None = None
+    serving: dict[float, Calibration] | None = None
 
 
-def grade_prediction(table: AccuracyTable | None, nodes: list[int], p_star: int, p_comm_dominated: int | None,
-                     largest_measured: float | None, *, batch_changes: bool = False,
-                     own: OwnEvidence | None = None) -> PredictionGrades | None:
+@dataclass(frozen=True)
+class Predicted:
+    """Where the other analyses predict: the scales each predicted number stands at."""
+
+    model_nodes: tuple[int, ...] = ()  # the α–β model's rows
+    p_star: int | None = None
+    p_comm_dominated: int | None = None
+    plan: int | None = None  # the declared layout's step and memory
+    ranked: int | None = None  # the plan search's scale
+    fitted_capacity: tuple[float, ...] = ()  # a service's scales whose capacity is fitted
+
+
+def grade(table: AccuracyTable | None, predicted: Predicted, largest_measured: float | None, *,
+          batch_changes: bool = False, own: OwnEvidence | None = None) -> Grades | None:
     if table is None or not usable(table):
         return None
     reference = largest_measured if largest_measured else 1.0
 
-    def grade(p: float) -> Calibration | None:
-        return calibration_of(table, "alpha-beta", p / reference, batch_changes=batch_changes, own=own)
+    def at(predictor: str, p: float | None) -> Calibration | None:
+        if p is None:
+            return None
+        return calibration_of(table, predictor, p / reference, batch_changes=batch_changes, own=own)
 
-    return PredictionGrades({p: found for p in nodes if (found := grade(p)) is not None}, grade(p_star),
-                            None if p_comm_dominated is None else grade(p_comm_dominated))
+    return Grades({p: found for p in predicted.model_nodes if (found := at("alpha-beta", p)) is not None},
+                  at("alpha-beta", predicted.p_star), at("alpha-beta", predicted.p_comm_dominated),
+                  at("layout-step", predicted.plan), at("memory", predicted.plan),
+                  at("layout-step", predicted.ranked),
+                  {p: found for p in predicted.fitted_capacity if (found := at("usl", p)) is not None})

@@ -17,11 +17,10 @@ from typing import Annotated, Literal
 import numpy as np
 
 from reportgen.analysis.common import node_hours, powers_of_two
-from reportgen.analysis.graded import Calibration, not_graded
 from reportgen.analysis.measured.accuracy import calibration_of, interval_from
 from reportgen.analysis.measured.scaling import ScalingResult, kneedles, repeats_by_nodes, run_time
 from reportgen.keys import Key, derived, money
-from reportgen.project.accuracy_table import AccuracyTable, OwnEvidence
+from reportgen.project.accuracy_table import AccuracyTable, Calibration, OwnEvidence, not_graded
 from reportgen.project.model import Scaling
 
 RESAMPLES = 1000

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from statistics import median
 from typing import Literal
 
-from reportgen.analysis.graded import Bucket, Status
+from reportgen.project.accuracy_table import Bucket, Status
 
 LEVEL = 0.90  # the calibrated interval's coverage
 RUN_NOISE = 0.05  # σ of one run's log time, reportgen's default scaling.noise

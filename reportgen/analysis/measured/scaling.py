@@ -12,7 +12,6 @@ from typing import Annotated, Literal, get_args
 import numpy as np
 
 from reportgen.analysis.common import first_max, overlaps
-from reportgen.analysis.graded import Calibration, not_graded
 from reportgen.analysis.model.fits import (
     AlphaBetaFit,
     AmdahlFit,
@@ -26,6 +25,7 @@ from reportgen.analysis.model.fits import (
 from reportgen.analysis.model.patterns import RING, Pattern
 from reportgen.analysis.model.prediction import model_curve, optimum
 from reportgen.keys import Key, derived, interval
+from reportgen.project.accuracy_table import Calibration, not_graded
 from reportgen.project.model import BREAKDOWN_FIELDS, Precision, Run, RunForm, Scaling, ScalingMode, common_form
 from reportgen.wording import listed
 

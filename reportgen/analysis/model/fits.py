@@ -9,8 +9,8 @@ from typing import Annotated
 
 import numpy as np
 
-from reportgen.analysis.graded import Calibration, not_graded
 from reportgen.keys import Key, derived
+from reportgen.project.accuracy_table import Calibration, not_graded
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from reportgen.analysis.model.layout_memory import (
 from reportgen.analysis.model.model_shape import declared_activations, parameters_of
 from reportgen.analysis.model.patterns import Pattern, zero_collective
 from reportgen.keys import Key, derived
+from reportgen.project.accuracy_table import Calibration
 from reportgen.project.model import MemorySplit, Parallelism, PatternName, Project, Recompute
 
 STAGES = (0, 1, 2, 3)
@@ -64,6 +65,9 @@ class StepTerms:
     pipeline_s: Annotated[float, Key("pipeline sends")]  # activations sent between stages
     data_s: Annotated[float, Key("(1 − overlap) × the data-parallel collective")]
     expert_s: Annotated[float, Key("the experts' token all-to-all (mixture of experts; 0 without)")] = 0.0
+    # filled in as results.json is written (methods.md#how-accurate-each-prediction-is)
+    calibration: Annotated[Calibration | None, Key("the step's accuracy on published curves (layout-step) at the "
+                                                   "plan over the largest measured scale")] = None
 
     @derived(Key("the step"))
     def total_s(self) -> float:
@@ -133,6 +137,9 @@ class LayoutResult:
     # the activations per device came from the model's shape (None: as given, or none)
     activations_source: Literal["model", "given"] | None = None
     context: Annotated[int, Key("cp: the context-parallel degree (each sequence sharded over cp devices)")] = 1
+    # filled in as results.json is written (methods.md#how-accurate-each-prediction-is)
+    memory_per_device_b_calibration: Annotated[Calibration | None, Key(
+        "the memory model's accuracy on published curves that print a measured peak")] = None
 
     @property
     def model_parallel(self) -> int:

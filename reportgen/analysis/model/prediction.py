@@ -11,11 +11,11 @@ from typing import Annotated
 import numpy as np
 
 from reportgen.analysis.common import TIE_TOLERANCE, powers_of_two
-from reportgen.analysis.graded import Calibration, not_graded
 from reportgen.analysis.model.fits import AlphaBetaFit, fit_alpha_bandwidth, fit_alpha_beta
 from reportgen.analysis.model.layout import LAYOUT_DOC, LayoutResult
 from reportgen.analysis.model.patterns import RING, Pattern, PatternSource, resolve_pattern
 from reportgen.keys import Key, derived
+from reportgen.project.accuracy_table import Calibration, not_graded
 from reportgen.project.model import PatternName, Prediction, Project
 
 SENSITIVITY_SCALES = (0.1, 1.0, 10.0)

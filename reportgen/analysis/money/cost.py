@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from reportgen.analysis.common import first_max, first_min, whole_nodes
-from reportgen.analysis.graded import Calibration, not_graded
 from reportgen.analysis.measured.scaling import ScalingResult
 from reportgen.analysis.model.reliability import SpotTax, spot_tax
 from reportgen.keys import Key, derived, money
+from reportgen.project.accuracy_table import Calibration, not_graded
 from reportgen.project.model import Pricing, RegimeName, Reliability
 from reportgen.wording import percent
 

@@ -37,6 +37,7 @@ from reportgen.analysis.model.transformer import (
 )
 from reportgen.analysis.plan.calibration import Efficiency
 from reportgen.keys import Key, derived, money
+from reportgen.project.accuracy_table import Calibration
 from reportgen.project.model import Project, RegimeName
 
 PLAN_SEARCH_DOC = ("the plan search from the model's shape: its inputs, the FLOPs per token, and the declared "
@@ -185,6 +186,10 @@ class RankedLayout(LayoutMemory):
                                       "ties)")] = 0
     micro_batch_efficiency: Annotated[float, Key("ρ: its micro-batch's efficiency against the declared layout's "
                                                  "(its compute phases divide by it)")] = 1.0
+    # filled in as results.json is written (methods.md#how-accurate-each-prediction-is)
+    calibration: Annotated[Calibration | None, Key("its step's accuracy on published curves (layout-step) at the "
+                                                   "ranked scale over the largest measured one; MFU, HFU and the "
+                                                   "time per run are 1/step and share it")] = None
 
     @derived(Key("the step"))
     def step_s(self) -> float:

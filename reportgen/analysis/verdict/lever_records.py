@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
-from reportgen.analysis.graded import Calibration, not_graded
 from reportgen.keys import DocumentPath, Key, derived
+from reportgen.project.accuracy_table import Calibration, not_graded
 
 LeverName = Literal["nodes", "start-up", "serial fraction", "network bandwidth", "network latency", "node price",
                     "spot fraction", "preemption rate", "checkpoint interval", "utilization", "ZeRO stage",

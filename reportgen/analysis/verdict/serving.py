@@ -44,6 +44,7 @@ from reportgen.analysis.verdict.objectives import (
     latency_of,
 )
 from reportgen.keys import DocumentPath, Key, derived, money
+from reportgen.project.accuracy_table import Calibration
 from reportgen.project.load_tests import RecordedPoint
 from reportgen.project.model import Project, RegimeName
 from reportgen.wording import counted, duration, listed, requests, target_share
@@ -106,6 +107,9 @@ class ServingRow:
     records_unjudged: Annotated[bool, Key("load-tested with its requests kept, none of whose load points could be "
                                           "judged (each failed a check that leaves it out): its per-request "
                                           "objectives are not known here, whatever its throughput")] = False
+    # filled in as results.json is written (methods.md#how-accurate-each-prediction-is)
+    calibration: Annotated[Calibration | None, Key("a fitted capacity's accuracy on published curves (usl) at "
+                                                   "its scale over the largest measured one (null: measured)")] = None
 
     @property
     def measured(self) -> bool:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import math
 
-from reportgen.analysis.graded import Calibration
 from reportgen.analysis.measured.conformal import BUCKET_WORDS, DEMOTE_MISSED_SHARE
 from reportgen.analysis.quotes import quote
+from reportgen.project.accuracy_table import Calibration
 from reportgen.wording import integer, number, whole_percent
 
 PREDICTOR_WORDS = {"amdahl": "Amdahl", "usl": "the USL", "alpha-beta": "the α–β model",

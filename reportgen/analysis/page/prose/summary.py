@@ -18,7 +18,6 @@ from typing import Annotated, Literal
 
 from reportgen.analysis.common import first_min
 from reportgen.analysis.findings import Finding
-from reportgen.analysis.graded import Calibration, not_graded
 from reportgen.analysis.measured.confidence import PlanEstimate
 from reportgen.analysis.measured.diagnosis import DiagnosisResult
 from reportgen.analysis.measured.model_check import ModelCheckResult
@@ -44,6 +43,7 @@ from reportgen.analysis.verdict.objectives import OBJECTIVE_NAMES, ROW_FIELDS, O
 from reportgen.analysis.verdict.serving import ServingCheck, ServingResult, ServingRow
 from reportgen.analysis.verdict.verdict_state import RegimeState, VerdictState, Why, plan_flag
 from reportgen.keys import Key, derived
+from reportgen.project.accuracy_table import Calibration, not_graded
 from reportgen.project.model import AXIS_DOING, REGIME_NAMES, REGIME_PHRASES, Project
 from reportgen.wording import (
     counted,
