@@ -3,6 +3,7 @@ that they are regenerated with the table and never edited by hand (docs/methods.
 
 from __future__ import annotations
 
+import posixpath
 from collections import defaultdict
 from collections.abc import Sequence
 from statistics import median
@@ -68,11 +69,14 @@ def calibration_markdown(corpus: Corpus, cells: dict[str, Cell], rows: Sequence[
 
 
 def notice(corpus: Corpus) -> str:
-    """NOTICE: every source with its licence; the curves hold only numbers and citations from them."""
+    """NOTICE: every source with its licence; the curves hold only numbers and citations from them (each curve
+    file names the files it read)."""
     sources: dict[str, set[str]] = defaultdict(set)
     for loaded in corpus.curves:
         curve = loaded.curve
-        sources[f"{_citation(curve)} — licence: {curve.source.licence}"].add(curve.id)
+        source = curve.source
+        where = f"{source.repo} @ {(source.commit or '')[:8]}" if source.paper is None else _citation(curve)
+        sources[f"{where} — licence: {source.licence}"].add(curve.id)
     lines = ["The calibration corpus (reportgen/corpus/curves/) holds measured numbers read from the public sources",
              "below, each cited in its curve file. Only numbers and citations are kept: no text, log, table or image",
              "of a source is copied. A source marked none-stated publishes no licence; its numbers are cited facts.",
@@ -89,7 +93,11 @@ def _citation(curve: Curve) -> str:
         where = paper.doi or paper.arxiv or paper.url or ""
         return f"{paper.authors}, \"{paper.title}\" ({paper.year}) {where}, {paper.locator}"
     commit = (source.commit or "")[:8]
-    return f"{source.repo} @ {commit}: {', '.join(source.paths or ())}"
+    paths = source.paths or ()
+    if len(paths) <= 2:
+        return f"{source.repo} @ {commit}: {', '.join(paths)}"
+    folder = posixpath.commonpath(paths)  # a run's many result files: their folder, and how many (the curve lists each)
+    return f"{source.repo} @ {commit}: {folder}/ ({len(paths)} files)"
 
 
 def _source_name(curve: Curve) -> str:
