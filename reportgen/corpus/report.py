@@ -41,7 +41,8 @@ def calibration_markdown(corpus: Corpus, cells: dict[str, Cell], rows: Sequence[
     for key, cell in cells.items():
         factor = "—" if cell.factor is None else f"{cell.factor:.3g}"
         lines.append(f"| `{key}` ({_bucket_words(key)}) | {cell.cases} | {cell.covered_raw} | {cell.covered} | "
-                     f"{factor} | {cell.median_abs_rel_error:.1%} | {cell.bias:+.1%} | {cell.status} |")
+                     f"{factor} | {_percent(cell.median_abs_rel_error)} | {_percent(cell.bias, signed=True)} | "
+                     f"{cell.status} |")
     lines += ["", "Covered (raw): the measurement inside the prediction's own interval (a point prediction: within "
               "25 %). Covered (calibrated): inside the calibrated interval computed without that curve.", "",
               "## By source and by kind (reported only)", "", "| group | cases | within 25 % | median error |",
@@ -56,7 +57,7 @@ def calibration_markdown(corpus: Corpus, cells: dict[str, Cell], rows: Sequence[
             groups[f"kind: {curve.workload.kind}"].append(error)
     for group, errors in sorted(groups.items()):
         within = sum(1 for error in errors if error <= 0.25)
-        lines.append(f"| {group} | {len(errors)} | {within} | {median(errors):.1%} |")
+        lines.append(f"| {group} | {len(errors)} | {within} | {_percent(median(errors))} |")
     lines += ["", "## Curves", "", "| curve | source | licence | system | workload | scales | read |",
               "|---|---|---|---|---|---|---|"]
     for loaded in corpus.curves:
@@ -84,6 +85,12 @@ def notice(corpus: Corpus) -> str:
     for source, ids in sorted(sources.items()):
         lines.append(f"- {source}\n  curves: {', '.join(sorted(ids))}")
     return "\n".join(lines) + "\n"
+
+
+def _percent(share: float, *, signed: bool = False) -> str:
+    """A share as the report writes one: "4.6 %", "−2.5 %"."""
+    sign = "−" if share < 0 else "+" if signed else ""
+    return f"{sign}{abs(share) * 100:.1f} %"
 
 
 def _citation(curve: Curve) -> str:
