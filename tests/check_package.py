@@ -18,6 +18,10 @@ SDIST_NEEDS = {"LICENSE", "README.md", "Makefile", "pyproject.toml", "mkdocs.yml
                "constraints.txt"}
 
 
+WHEEL_NEEDS = ("reportgen/corpus/calibration.json", "reportgen/corpus/NOTICE", "reportgen/corpus/cases.csv",
+               "reportgen/corpus/curves/usl-sgi-origin2000-raytracer.yaml")
+
+
 def problems(folder: Path) -> list[str]:
     """What the archives built into `folder` lack."""
     subprocess.run([sys.executable, "-m", "hatchling", "build", "-d", str(folder)], cwd=ROOT, check=True,
@@ -31,6 +35,8 @@ def problems(folder: Path) -> list[str]:
             found.append(f"{wheel.name} lacks the licence")
         if not any(name.startswith("reportgen/templates/") for name in names):
             found.append(f"{wheel.name} lacks the report templates")
+        # the calibration table every build reads, and the corpus and NOTICE it was computed from
+        found += [f"{wheel.name} lacks {name}" for name in WHEEL_NEEDS if name not in names]
     with tarfile.open(sdist) as archive:
         names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
     found += [f"{sdist.name} lacks {name}" for name in sorted(SDIST_NEEDS - names)]

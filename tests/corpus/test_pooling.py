@@ -82,3 +82,20 @@ def test_a_ledger_that_is_not_a_history_is_one_located_error(tmp_path: Path) -> 
     (problem,) = raised.value.problems
     assert str(problem).endswith("p.yaml:5:23: error: calibration.ledger: history.json: ledger[0]: status None is not "
                                  "graded, superseded or pending")
+
+
+def test_without_a_table_the_build_goes_on_raw_and_says_so(tmp_path: Path) -> None:
+    from reportgen.project.accuracy_table import read_table
+
+    for text in ("not json", '{"format": 2, "cells": {}}', '{"format": 1}', ""):
+        (tmp_path / "calibration.json").write_text(text, encoding="utf-8")
+        assert read_table(tmp_path / "calibration.json") is None, text
+    (tmp_path / "p.yaml").write_text(PROJECT.replace("calibration: {ledger: history.json, own_weight: WEIGHT}\n", ""),
+                                     encoding="utf-8")
+    analysis = analyze(load_project(tmp_path / "p.yaml").project, uncalibrated=True)
+    estimate = analysis.goal.plan_estimate  # type: ignore[attr-defined]
+    assert estimate.calibration is None and estimate.calibrated_low_s is None
+    assert analysis.calibration is None
+    assert "calibration-table-missing" in {finding.code for finding in analysis.findings}
+    (row,) = analysis.goal.fitted_at_plan  # type: ignore[attr-defined]
+    assert row.ci_basis == "raw" and row.time_ci == pytest.approx((estimate.low_s, estimate.high_s))
