@@ -82,8 +82,8 @@ def notice(corpus: Corpus) -> str:
              "below, each cited in its curve file. Only numbers and citations are kept: no text, log, table or image",
              "of a source is copied. A source marked none-stated publishes no licence; its numbers are cited facts.",
              ""]
-    for source, ids in sorted(sources.items()):
-        lines.append(f"- {source}\n  curves: {', '.join(sorted(ids))}")
+    for cited, ids in sorted(sources.items()):
+        lines.append(f"- {cited}\n  curves: {', '.join(sorted(ids))}")
     return "\n".join(lines) + "\n"
 
 
