@@ -47,7 +47,8 @@ def add_parser(commands: Subcommands) -> None:
 
 
 def run(arguments: argparse.Namespace) -> int:
-    if any(name not in os.environ for name in BLAS_THREADS):  # one BLAS thread: the same sums on every machine
+    if _from_the_command_line() and any(name not in os.environ for name in BLAS_THREADS):
+        # one BLAS thread: the same sums on every machine (numpy reads these once, as it is imported)
         env = {**os.environ, **{name: os.environ.get(name, "1") for name in BLAS_THREADS}}
         os.execve(sys.executable, [sys.executable, "-m", "reportgen", *sys.argv[1:]], env)
     from reportgen.corpus.report import calibration_markdown, notice
@@ -57,7 +58,7 @@ def run(arguments: argparse.Namespace) -> int:
     started = time.perf_counter()
     corpus = load_corpus(arguments.corpus, display_root=Path.cwd())
     console.say(f"calibrate: {len(corpus.curves)} curves; holding each out …")
-    rows = compute_cases(corpus, jobs=max(1, arguments.jobs))
+    rows = compute_cases(corpus, jobs=max(1, min(arguments.jobs, os.cpu_count() or 1, len(corpus.curves))))
     cells = cells_of(rows)
     files: dict[Path, str] = {arguments.out / TABLE: dumps(table_document(corpus, cells)),
                               arguments.out / CASES: cases_csv(rows), arguments.out / NOTICE: notice(corpus)}
@@ -81,6 +82,11 @@ def run(arguments: argparse.Namespace) -> int:
     console.say(f"calibrate: {len(corpus.curves)} curves, {used} cases in {len(cells)} cells; wrote "
                 f"{', '.join(str(path) for path in files)} in {took:.1f} s")
     return int(ExitCode.OK)
+
+
+def _from_the_command_line() -> bool:
+    """This process is `reportgen calibrate` itself (not a caller of main(), which a new process would replace)."""
+    return Path(sys.argv[0]).name in ("reportgen", "__main__.py") and "calibrate" in sys.argv[1:]
 
 
 def _first_cell(written: str | None, text: str) -> str:

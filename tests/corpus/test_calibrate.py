@@ -115,3 +115,11 @@ def test_a_build_reads_the_table_alone(tmp_path: Path) -> None:
     status, modules, opened = done.stdout.strip().splitlines()
     assert status == "0" and modules == "[]"
     assert [Path(path).name for path in ast.literal_eval(opened)] == ["calibration.json"]
+
+
+def test_calibrate_called_in_process_checks_there(capsys: pytest.CaptureFixture[str]) -> None:
+    """Only the command itself re-executes with one BLAS thread: a caller of main() is never replaced."""
+    from reportgen.commands.cli import main
+
+    assert main(["calibrate", "--check"]) == 0
+    assert "files match" in capsys.readouterr().out
