@@ -25,7 +25,8 @@ def accuracy_findings(estimate: PlanEstimate | None, *, table: bool) -> list[Fin
         if calibration.demoted:
             out.append(warning("model-demoted", f"{demoted_words(calibration)}; the plan is not judged from it",
                                "design.nodes", SECTION))
-        elif calibration.status == "too-few" and calibration.bucket is not None:
+        elif calibration is estimate.calibration and calibration.status == "too-few" and \
+                calibration.bucket is not None:  # the interval the plan is judged by: the α–β model has none
             out.append(info("uncalibrated-prediction", held_words(calibration).strip(" ()").capitalize() + ".",
                             "design.nodes", SECTION))
         if calibration.beyond_corpus:

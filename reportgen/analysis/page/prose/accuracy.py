@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from reportgen.analysis.measured.conformal import BUCKET_WORDS, DEMOTE_MISSED_SHARE
+from reportgen.analysis.measured.conformal import BUCKET_WORDS, DEMOTE_MISSED_SHARE, is_interval_class
 from reportgen.analysis.quotes import quote
 from reportgen.project.accuracy_table import Calibration
 from reportgen.wording import integer, number, whole_percent
@@ -32,6 +32,8 @@ def held_words(calibration: Calibration) -> str:
         if calibration.factor_from is not None:  # widened as the nearer trusted bucket's
             return (f" ({_capital(name)} at {bucket}: {published}, too few to state its accuracy; the interval is "
                     f"widened as at {BUCKET_WORDS[calibration.factor_from]}, since farther out is never surer)")
+        if not is_interval_class(calibration.predictor):  # a point prediction has no interval of its own
+            return f" ({_capital(name)} at {bucket}: {published}, too few to state its accuracy)"
         return (f" ({_capital(name)} at {bucket}: {published}, too few to state its accuracy; the interval is the "
                 "bootstrap's)")
     if not calibration.trusted:
