@@ -198,3 +198,18 @@ def test_the_models_rows_are_graded_at_their_scale_over_the_largest_measured() -
     assert grades.layout_step is not None and grades.layout_step.predictor == "layout-step"
     unmeasured = grade(table, Predicted(model_nodes=(4,)), None)
     assert unmeasured is not None and unmeasured.rows[4].ratio == 4.0
+
+
+def test_the_resamples_are_stretched_as_the_calibrated_interval_stretches_the_raw_one() -> None:
+    """ŷ = 100 s with raw [80, 125] and calibrated [64, 156.25] (f = 2 on both sides: 0.8² and 1.25²): a resample
+    of 125 s becomes 156.25 s, one of 90 s 100·0.9² = 81 s, one of 100 s stays; without a calibrated interval the
+    resamples are left as they are. A chance of missing read from them is then read from the calibrated interval."""
+    import numpy as np
+
+    from reportgen.analysis.measured.confidence import PlanEstimate, calibrated_draws
+
+    estimate = PlanEstimate(16, 100.0, 80.0, 125.0, "amdahl", None, calibrated_low_s=64.0, calibrated_high_s=156.25)
+    stretched = calibrated_draws(np.array([125.0, 90.0, 100.0, 110.0]), estimate)
+    assert stretched == pytest.approx([156.25, 81.0, 100.0, 121.0])
+    raw = PlanEstimate(16, 100.0, 80.0, 125.0, "amdahl", None)
+    assert list(calibrated_draws(np.array([125.0, 90.0]), raw)) == [125.0, 90.0]

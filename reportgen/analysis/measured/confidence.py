@@ -160,7 +160,24 @@ class ConfidenceResult:
         if ratio is not None or self.estimator is None or nodes != int(nodes) or nodes <= 0:
             return ratio
         point = self.estimator.point_at(int(nodes))
-        return self.estimator.draws_at(int(nodes)) / point if point > 0 else None
+        estimate = self.estimator.at(int(nodes))
+        draws = self.estimator.draws_at(int(nodes))
+        return (calibrated_draws(draws, estimate) if estimate is not None else draws) / point if point > 0 else None
+
+
+def calibrated_draws(draws: np.ndarray, estimate: PlanEstimate) -> np.ndarray:
+    """Each resample's time at the plan with its log deviation from the estimate stretched, on each side, as the
+    calibrated interval stretches the raw one: their 5th and 95th percentiles are then the calibrated interval's
+    ends, so that a row's chance of missing and the planner's chance of a wrong verdict are read from the interval
+    the verdict is judged by (methods.md#how-accurate-each-prediction-is). The draws as they are without one."""
+    low, high = estimate.calibrated_low_s, estimate.calibrated_high_s
+    centre = estimate.time_s
+    if low is None or high is None or centre <= 0:
+        return draws
+    above = math.log(high / centre) / math.log(estimate.high_s / centre) if estimate.high_s > centre else 1.0
+    below = math.log(centre / low) / math.log(centre / estimate.low_s) if estimate.low_s < centre else 1.0
+    deviation = np.log(draws / centre)
+    return np.asarray(centre * np.exp(np.where(deviation > 0, deviation * above, deviation * below)))
 
 
 @dataclass(frozen=True)
@@ -190,7 +207,8 @@ def analyze_confidence(spec: Scaling | None, scaling: ScalingResult | None, *, p
     centre_fit = _fit(q, (draws.centre[0] / draws.centre)[None, :], noise)
     estimator = _Estimator(draws, fits, centre_fit, model_speedup, accuracy, spec.batch_changes, own)
     estimate = estimator.at(plan)
-    plan_draws = estimator.draws_at(plan) if estimate is not None and plan is not None else None
+    plan_draws = calibrated_draws(estimator.draws_at(plan), estimate) \
+        if estimate is not None and plan is not None else None
     peaks = draws.nodes[np.argmax(speedups >= speedups.max(axis=1, keepdims=True) * (1 - 1e-12), axis=1)]
     costs = draws.nodes * draws.times  # ∝ the on-demand cost per run
     cheapest = draws.nodes[np.argmax(costs <= costs.min(axis=1, keepdims=True) * (1 + 1e-12), axis=1)]
