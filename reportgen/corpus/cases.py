@@ -22,6 +22,7 @@ from reportgen.analysis.measured.confidence import DEFAULT_NOISE, PlanEstimate
 from reportgen.analysis.measured.conformal import (
     PREDICTORS,
     bucket_of,
+    cell_key,
     interval_score,
     is_interval_class,
     point_score,
@@ -76,12 +77,7 @@ class CaseRow:
     @property
     def family(self) -> str:
         """The cell this case belongs to: class, bucket and whether the curve's batch changed between scales."""
-        return cell_key(self.predictor, self.ratio, self.batch_changes)
-
-
-def cell_key(predictor: str, ratio: float, batch_changes: bool) -> str:
-    """The calibration table's key: `amdahl/<=4`, with `/batch-changes` for curves whose global batch changed."""
-    return f"{predictor}/{bucket_of(ratio)}" + ("/batch-changes" if batch_changes else "")
+        return cell_key(self.predictor, bucket_of(self.ratio), self.batch_changes)
 
 
 def curve_cases(curve: Curve, assumed: bool) -> list[CaseRow]:

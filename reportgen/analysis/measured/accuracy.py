@@ -18,6 +18,7 @@ from reportgen.analysis.measured.conformal import (
     PREDICTORS_VERSION,
     bucket_of,
     calibrated_interval,
+    cell_key,
     conformal_factor,
     is_interval_class,
     status_of,
@@ -47,8 +48,7 @@ def calibration_of(table: AccuracyTable | None, predictor: str, ratio: float, *,
     if table is None or not usable(table):
         return None
     bucket = bucket_of(ratio)
-    family = "/batch-changes" if batch_changes else ""
-    cell = table.cell(f"{predictor}/{bucket}{family}")
+    cell = table.cell(cell_key(predictor, bucket, batch_changes))
     mine = [case for case in (own.cases if own is not None and own.weight > 0 else ())
             if case.predictor == predictor and bucket_of(case.ratio) == bucket]
     if mine and own is not None:
@@ -60,7 +60,8 @@ def calibration_of(table: AccuracyTable | None, predictor: str, ratio: float, *,
         calibration = _from_cell(predictor, bucket, ratio, cell)
     if calibration.status != "too-few":
         return calibration
-    nearer = [(table.cell(f"{predictor}/{lower}{family}"), lower) for lower in BUCKETS[:BUCKETS.index(bucket)]]
+    nearer = [(table.cell(cell_key(predictor, lower, batch_changes)), lower)
+              for lower in BUCKETS[:BUCKETS.index(bucket)]]
     trusted = [(cell.factor, lower) for cell, lower in nearer
                if cell is not None and cell.status in TRUSTED and cell.factor is not None]
     if not trusted:

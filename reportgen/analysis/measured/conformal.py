@@ -50,6 +50,12 @@ def bucket_of(ratio: float) -> Bucket:
     return "<=8" if ratio <= 8 else ">8"
 
 
+def cell_key(predictor: str, bucket: Bucket, batch_changes: bool = False) -> str:
+    """The calibration table's key of a cell: `amdahl/<=4`, with `/batch-changes` for curves (and projects) whose
+    global batch changes between scales, kept in cells of their own."""
+    return f"{predictor}/{bucket}" + ("/batch-changes" if batch_changes else "")
+
+
 def is_interval_class(predictor: str) -> bool:
     return predictor in INTERVAL_PREDICTORS
 
