@@ -165,8 +165,8 @@ def status_of(cases: int, *, missed_share: float, sign_p: float, median_log_erro
     one way (sign test p < 0.01 and a median log error of at least 0.10); provisional below 20; calibrated from 20.
 
     A miss is an error past 25 %, not a measurement outside the raw interval: on the published curves the
-    resampled fits' intervals are too narrow (Amdahl up to 2× held 11 of 20, with a median error of 6 %), which the
-    factor corrects (18 of 20 inside the calibrated interval); demoting the class for it would call a good
+    resampled fits' intervals are too narrow (Amdahl up to 2× held 15 of 25, with a median error of 4.6 %), which
+    the factor corrects (23 of 25 inside the calibrated interval); demoting the class for it would call a good
     predictor no guide (docs/methods.md#how-accurate-each-prediction-is)."""
     if cases < TOO_FEW:
         return "too-few"
