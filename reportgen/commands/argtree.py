@@ -1,9 +1,17 @@
-"""The tree of subcommands an argparse parser holds (`reportgen ingest trace`): one walk for the options every
-command takes, the command-line reference and the shell completion scripts."""
+"""The tree of subcommands an argparse parser holds (`reportgen ingest trace`): what a command declares its parser
+on, and one walk for the options every command takes, the command-line reference and the shell completion
+scripts."""
 
 from __future__ import annotations
 
 import argparse
+from typing import Any, Protocol
+
+
+class Subcommands(Protocol):
+    """What argparse's add_subparsers returns, as far as the commands use it."""
+
+    def add_parser(self, name: str, **options: Any) -> argparse.ArgumentParser: ...
 
 
 def children(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:

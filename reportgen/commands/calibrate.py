@@ -8,13 +8,10 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from reportgen.commands import console
+from reportgen.commands.argtree import Subcommands
 from reportgen.errors import ExitCode, printable
-
-if TYPE_CHECKING:
-    from reportgen.commands.cli import Subcommands
 
 PACKAGE = Path(__file__).resolve().parents[1]
 CORPUS = PACKAGE / "corpus"

@@ -10,11 +10,10 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
 
 from reportgen import interrupts
 from reportgen.commands import console
-from reportgen.commands.argtree import children, subcommands
+from reportgen.commands.argtree import Subcommands, children, subcommands
 from reportgen.commands.option_values import Parser
 from reportgen.errors import ExitCode, InputError, OutputError, RenderError, ReportgenError, UsageError, printable
 from reportgen.files import here
@@ -919,12 +918,6 @@ def _write_new(path: Path, text: str, *, option: str) -> None:
 
 if __name__ == "__main__":
     raise SystemExit(main())
-
-
-class Subcommands(Protocol):
-    """What argparse's add_subparsers returns, as far as the commands use it."""
-
-    def add_parser(self, name: str, **options: Any) -> argparse.ArgumentParser: ...
 
 
 @dataclass(frozen=True)
