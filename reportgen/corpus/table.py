@@ -6,7 +6,9 @@ status, written byte for byte the same on any machine (docs/methods.md#the-calib
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import json
 import math
 from collections import Counter, defaultdict
@@ -20,8 +22,8 @@ from reportgen.corpus.cases import CaseRow, choose_used, curve_cases
 from reportgen.corpus.curve import Curve, read_curve
 from reportgen.errors import InputError, Problem
 from reportgen.json_types import JsonObject
+from reportgen.project.accuracy_table import FORMAT
 
-FORMAT = 1
 MAX_PER_SYSTEM = 8  # curves per (source, system): one submitter cannot set the calibration
 MAX_CORPUS_BYTES = 2 * 1024 * 1024
 SIGNIFICANT = 6
@@ -140,9 +142,6 @@ CASE_COLUMNS = ("curve", "kind", "batch_changes", "k", "hidden_nodes", "largest_
 
 def cases_csv(rows: Sequence[CaseRow]) -> str:
     """cases.csv: every case, used or not, and why a class did not run."""
-    import csv
-    import io
-
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CASE_COLUMNS)

@@ -25,12 +25,14 @@ from reportgen.analysis.measured.conformal import (
 )
 from reportgen.keys import Key
 from reportgen.project.accuracy_table import (
+    FORMAT,
     TRUSTED,
     AccuracyTable,
     Bucket,
     Calibration,
     OwnCase,
     OwnEvidence,
+    Status,
     TableCell,
 )
 
@@ -54,8 +56,7 @@ def calibration_of(table: AccuracyTable | None, predictor: str, ratio: float, *,
     if mine and own is not None:
         calibration = _pooled(predictor, bucket, ratio, cell, mine, own.weight)
     elif cell is None:
-        calibration = Calibration(predictor, "too-few", bucket, ratio, 0, 0, None, None, 0, None, None, None, None,
-                                  False)
+        calibration = _no_case(predictor, "too-few", bucket, ratio)
     else:
         calibration = _from_cell(predictor, bucket, ratio, cell)
     if calibration.status != "too-few":
@@ -88,11 +89,16 @@ def _pooled(predictor: str, bucket: Bucket, ratio: float, cell: TableCell | None
     trusted = status in TRUSTED and math.isfinite(factor)
     interval = is_interval_class(predictor)
     base = _from_cell(predictor, bucket, ratio, cell) if cell is not None else \
-        Calibration(predictor, status, bucket, ratio, 0, 0, None, None, 0, None, None)
+        _no_case(predictor, status, bucket, ratio)
     return replace(base, status=status,
                    factor=factor if trusted and interval else None,
                    half_width_log=factor if trusted and not interval else None,
                    own_cases=len(mine), own_covered=sum(1 for case in mine if case.score <= factor))
+
+
+def _no_case(predictor: str, status: Status, bucket: Bucket, ratio: float) -> Calibration:
+    """A cell no published curve has reached."""
+    return Calibration(predictor, status, bucket, ratio, cases=0, covered=0, missed=0, beyond_corpus=False)
 
 
 def _from_cell(predictor: str, bucket: Bucket, ratio: float, cell: TableCell) -> Calibration:
@@ -116,7 +122,6 @@ def interval_from(calibration: Calibration | None, predicted: float, low: float 
     if factor is None or not math.isfinite(factor):
         return None
     return calibrated_interval(calibration.predictor, predicted, low, high, factor)
-
 
 
 @dataclass(frozen=True)
@@ -145,7 +150,7 @@ def table_facts(table: AccuracyTable | None, own: OwnEvidence | None = None) -> 
         return None
     pooled = None if own is None or own.ledger is None or own.weight <= 0 else \
         Pooled(own.ledger, len(own.cases), own.weight)
-    return TableFacts(1, table.predictors_version, table.corpus_sha256, table.curves, pooled)
+    return TableFacts(FORMAT, table.predictors_version, table.corpus_sha256, table.curves, pooled)
 
 
 @dataclass(frozen=True)

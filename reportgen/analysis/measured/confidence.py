@@ -159,10 +159,11 @@ class ConfidenceResult:
         ratio = self.ratio_at(nodes)
         if ratio is not None or self.estimator is None or nodes != int(nodes) or nodes <= 0:
             return ratio
-        point = self.estimator.point_at(int(nodes))
-        estimate = self.estimator.at(int(nodes))
-        draws = self.estimator.draws_at(int(nodes))
-        return (calibrated_draws(draws, estimate) if estimate is not None else draws) / point if point > 0 else None
+        found = self.estimator.with_draws(int(nodes))
+        if found is None or found[0].time_s <= 0:
+            return None
+        estimate, draws = found
+        return draws / estimate.time_s
 
 
 def calibrated_draws(draws: np.ndarray, estimate: PlanEstimate) -> np.ndarray:
@@ -206,9 +207,8 @@ def analyze_confidence(spec: Scaling | None, scaling: ScalingResult | None, *, p
     fits = _fit(q, speedups, noise)
     centre_fit = _fit(q, (draws.centre[0] / draws.centre)[None, :], noise)
     estimator = _Estimator(draws, fits, centre_fit, model_speedup, accuracy, spec.batch_changes, own)
-    estimate = estimator.at(plan)
-    plan_draws = calibrated_draws(estimator.draws_at(plan), estimate) \
-        if estimate is not None and plan is not None else None
+    at_plan = estimator.with_draws(plan)
+    estimate, plan_draws = at_plan if at_plan is not None else (None, None)
     peaks = draws.nodes[np.argmax(speedups >= speedups.max(axis=1, keepdims=True) * (1 - 1e-12), axis=1)]
     costs = draws.nodes * draws.times  # ∝ the on-demand cost per run
     cheapest = draws.nodes[np.argmax(costs <= costs.min(axis=1, keepdims=True) * (1 + 1e-12), axis=1)]
@@ -253,16 +253,24 @@ class _Estimator:
         return float(self.draws.centre[0] / self.centre_fit.speedup(plan / float(self.draws.nodes[0]))[0])
 
     def at(self, plan: int | None) -> PlanEstimate | None:
+        found = self.with_draws(plan)
+        return None if found is None else found[0]
+
+    def with_draws(self, plan: int | None) -> tuple[PlanEstimate, np.ndarray] | None:
+        """The estimate at an unmeasured plan and each resample's time there, stretched as its calibrated interval
+        is (calibrated_draws): one computation for the interval, a row's chance of missing and the planner."""
         draws = self.draws
         if plan is None or plan <= 0 or plan in draws.nodes:
             return None
         p_ref = float(draws.nodes[0])
         point = self.point_at(plan)
-        low, high = _interval(self.draws_at(plan))
+        resampled = self.draws_at(plan)
+        low, high = _interval(resampled)
         model = None
         if self.model_speedup is not None:
             model = float(draws.centre[0] * self.model_speedup(p_ref) / self.model_speedup(float(plan)))
-        return self._calibrated(PlanEstimate(plan, point, low, high, self.centre_fit.source, model))
+        estimate = self._calibrated(PlanEstimate(plan, point, low, high, self.centre_fit.source, model))
+        return estimate, calibrated_draws(resampled, estimate)
 
     def _calibrated(self, estimate: PlanEstimate) -> PlanEstimate:
         """The estimate with its accuracy on published curves, at r = the plan over the largest measured scale."""
