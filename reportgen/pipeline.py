@@ -18,7 +18,7 @@ from reportgen import collector, interrupts
 from reportgen.analysis import Analysis, analyze
 from reportgen.errors import InputError, Problem
 from reportgen.figures.cache import FigureCache
-from reportgen.files import open_regular, output_dir, shown_path, why_unreadable, write_files
+from reportgen.files import output_dir, shown_path, write_files
 from reportgen.formats import DEFAULT_FORMATS
 from reportgen.json_types import JsonObject
 from reportgen.project import carbon, measurements
@@ -26,6 +26,7 @@ from reportgen.project.accuracy_table import DEFAULT_OWN_WEIGHT, OwnEvidence
 from reportgen.project.loader import LoadedProject, load_project
 from reportgen.project.spec import locate
 from reportgen.project.stdio import output_name
+from reportgen.project.yaml_source import read_text
 from reportgen.render.report import Page, Report, render_page, start_pdf
 from reportgen.render.results import dumps, results_document
 
@@ -246,15 +247,11 @@ def own_evidence(loaded: LoadedProject, override: Path | None = None) -> OwnEvid
             raise InputError([_ledger_problem(loaded, field, f'"{shown}" {error}')]) from None
     else:
         return None
-    within = path.parent if override is None else None
+    # read as a CSV the project names is: bounded, and still inside the project's folder when it is opened
+    text, _ = read_text(path, shown, limit=MAX_LEDGER_BYTES,
+                        within=loaded.path.parent.resolve() if override is None else None)
     try:
-        with open_regular(path, within=within) as stream:
-            data = stream.read(MAX_LEDGER_BYTES + 1)
-        if len(data) > MAX_LEDGER_BYTES:
-            raise ValueError(f"larger than {MAX_LEDGER_BYTES:,} bytes: not a history.json")
-        rows = ledger_rows(strict_json.loads(data))
-    except OSError as error:
-        raise InputError([_ledger_problem(loaded, field, f"cannot read {shown}: {why_unreadable(error)}")]) from None
+        rows = ledger_rows(strict_json.loads(text))
     except (ValueError, RecursionError) as error:
         raise InputError([_ledger_problem(loaded, field, f"{shown}: {error}")]) from None
     return OwnEvidence(own_cases(rows), weight, shown)

@@ -6,7 +6,13 @@ from __future__ import annotations
 
 from reportgen.analysis.findings import Finding, info, warning
 from reportgen.analysis.measured.confidence import PlanEstimate
-from reportgen.analysis.page.prose.accuracy import beyond_words, demoted_words, held_words, predictor_words
+from reportgen.analysis.page.prose.accuracy import (
+    beyond_sentence,
+    capital,
+    demoted_words,
+    predictor_words,
+    too_few_words,
+)
 
 SECTION = "measure"
 
@@ -27,9 +33,8 @@ def accuracy_findings(estimate: PlanEstimate | None, *, table: bool) -> list[Fin
                                "design.nodes", SECTION))
         elif calibration is estimate.calibration and calibration.status == "too-few" and \
                 calibration.bucket is not None:  # the interval the plan is judged by: the α–β model has none
-            out.append(info("uncalibrated-prediction", held_words(calibration).strip(" ()").capitalize() + ".",
-                            "design.nodes", SECTION))
+            out.append(info("uncalibrated-prediction", f"{too_few_words(calibration)}.", "design.nodes", SECTION))
         if calibration.beyond_corpus:
-            out.append(info("beyond-corpus", f"{predictor_words(calibration.predictor).capitalize()}: "
-                            f"{beyond_words(calibration).lstrip('; ')}", "design.nodes", SECTION))
+            out.append(info("beyond-corpus", f"{capital(predictor_words(calibration.predictor))}: "
+                            f"{beyond_sentence(calibration)}.", "design.nodes", SECTION))
     return out

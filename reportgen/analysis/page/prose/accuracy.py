@@ -27,24 +27,30 @@ def held_words(calibration: Calibration) -> str:
     name = predictor_words(calibration.predictor)
     bucket = BUCKET_WORDS[calibration.bucket]
     if calibration.status == "too-few":
-        cases = calibration.cases
-        published = f"{integer(quote(calibration, 'cases'))} published cases" if cases else "no published case"
-        if calibration.factor_from is not None:  # widened as the nearer trusted bucket's
-            return (f" ({_capital(name)} at {bucket}: {published}, too few to state its accuracy; the interval is "
-                    f"widened as at {BUCKET_WORDS[calibration.factor_from]}, since farther out is never surer)")
-        if not is_interval_class(calibration.predictor):  # a point prediction has no interval of its own
-            return f" ({_capital(name)} at {bucket}: {published}, too few to state its accuracy)"
-        return (f" ({_capital(name)} at {bucket}: {published}, too few to state its accuracy; the interval is the "
-                "bootstrap's)")
+        return f" ({too_few_words(calibration)})"
     if not calibration.trusted:
         return ""
     few = "; few cases" if calibration.status == "provisional" else ""
     own = "" if not calibration.own_cases else (
         f" and {integer(quote(calibration, 'own_covered'))} of {integer(quote(calibration, 'own_cases'))} of this "
         "project's graded predictions")
-    return (f"; this kind of extrapolation ({_capital(name)}, {bucket} beyond the largest measured scale) held its "
+    return (f"; this kind of extrapolation ({capital(name)}, {bucket} beyond the largest measured scale) held its "
             f"90 % interval in {integer(quote(calibration, 'covered'))} of {integer(quote(calibration, 'cases'))} "
             f"published cases{own} (median error {_percent(calibration)}{few}){beyond_words(calibration)}")
+
+
+def too_few_words(calibration: Calibration) -> str:
+    """"Amdahl at 4–8×: 6 published cases, too few to state its accuracy; the interval is the bootstrap's"."""
+    name = capital(predictor_words(calibration.predictor))
+    bucket = BUCKET_WORDS[calibration.bucket] if calibration.bucket is not None else "this extrapolation"
+    published = f"{integer(quote(calibration, 'cases'))} published cases" if calibration.cases else \
+        "no published case"
+    text = f"{name} at {bucket}: {published}, too few to state its accuracy"
+    if calibration.factor_from is not None:  # widened as the nearer trusted bucket's
+        return (f"{text}; the interval is widened as at {BUCKET_WORDS[calibration.factor_from]}, since farther out "
+                "is never surer")
+    # a point prediction has no interval of its own
+    return f"{text}; the interval is the bootstrap's" if is_interval_class(calibration.predictor) else text
 
 
 def model_held_words(calibration: Calibration | None) -> str:
@@ -58,7 +64,7 @@ def model_held_words(calibration: Calibration | None) -> str:
 
 def demoted_words(calibration: Calibration) -> str:
     """"The α–β model is not a guide at 8× beyond the measurements: it missed in 11 of 20 published cases"."""
-    name = _capital(predictor_words(calibration.predictor))
+    name = capital(predictor_words(calibration.predictor))
     ratio = quote(calibration, "ratio")
     reasons = []
     cases = integer(quote(calibration, "cases"))
@@ -76,9 +82,14 @@ def demoted_words(calibration: Calibration) -> str:
 
 
 def beyond_words(calibration: Calibration) -> str:
+    """"; no published case reached 64× (the largest is 21×)", when the plan lies beyond the cell's cases."""
     if not calibration.beyond_corpus or calibration.max_ratio is None or calibration.ratio is None:
         return ""
-    return (f"; no published case reached {_ratio(quote(calibration, 'ratio'))} (the largest is "
+    return f"; {beyond_sentence(calibration)}"
+
+
+def beyond_sentence(calibration: Calibration) -> str:
+    return (f"no published case reached {_ratio(quote(calibration, 'ratio'))} (the largest is "
             f"{_ratio(quote(calibration, 'max_ratio'))})")
 
 
@@ -91,5 +102,5 @@ def _percent(calibration: Calibration) -> str:
     return whole_percent(quote(calibration, "median_abs_rel_error"))
 
 
-def _capital(text: str) -> str:
+def capital(text: str) -> str:
     return text[:1].upper() + text[1:]
