@@ -438,13 +438,12 @@ def _prediction_as_written(analysis: Analysis) -> PredictionResult | None:
     if analysis.prediction is None:
         return None
     check = analysis.model_check
-    written = replace(analysis.prediction, layout=analysis.layout,
+    written = replace(analysis.prediction, layout=_layout_as_written(analysis),
                       model_departure=check.model_departure if check else None)
     grades = analysis.grades
     if grades is None:
         return written
-    return replace(written, layout=_layout_as_written(analysis),
-                   rows=tuple(replace(row, calibration=grades.rows.get(row.nodes)) for row in written.rows),
+    return replace(written, rows=tuple(replace(row, calibration=grades.rows.get(row.nodes)) for row in written.rows),
                    speedup_at_p_star_calibration=grades.at_p_star, efficiency_at_p_star_calibration=grades.at_p_star,
                    speedup_at_p_comm_dominated_calibration=grades.at_p_comm_dominated)
 

@@ -68,6 +68,11 @@ class CaseRow:
         return math.log(self.measured / self.predicted)
 
     @property
+    def rel_error(self) -> float | None:
+        """measured / predicted − 1."""
+        return None if self.log_error is None else math.expm1(self.log_error)
+
+    @property
     def inside(self) -> bool | None:
         """Within the raw interval (None: a point prediction has none)."""
         if self.low is None or self.high is None or self.measured is None:

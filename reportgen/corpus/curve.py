@@ -112,6 +112,11 @@ class Source:
             yield "commit", "expected the full 40-hex commit read"
 
     @property
+    def name(self) -> str:
+        """The source as one name: its repository, or its paper's title."""
+        return self.repo or (self.paper.title if self.paper else "")
+
+    @property
     def texts(self) -> tuple[str, ...]:
         """Every text an exclusion is matched in."""
         paper = (self.paper.title, self.paper.authors, self.paper.locator) if self.paper else ()
@@ -220,7 +225,12 @@ class Curve:
 
 def read_curve(path: Path, display: str) -> Curve:
     """A curve file, checked; InputError with every problem (file:line:column and field)."""
-    text, _ = read_text(path, display, limit=MAX_CURVE_BYTES)
+    return read_curve_file(path, display)[0]
+
+
+def read_curve_file(path: Path, display: str) -> tuple[Curve, bytes]:
+    """A curve file, checked, and its bytes as read (what the corpus's hash is taken over)."""
+    text, data = read_text(path, display, limit=MAX_CURVE_BYTES)
     root = compose(text, display)
     reader = Reader(display)
     curve = read_struct(Curve, root, "", reader)
@@ -233,7 +243,7 @@ def read_curve(path: Path, display: str) -> Curve:
                                 "is kept out of the corpus"))
     if problems:
         raise InputError(problems)
-    return curve
+    return curve, data
 
 
 def _at(root: Node, key: str, display: str, message: str) -> Problem:

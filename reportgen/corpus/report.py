@@ -50,10 +50,10 @@ def calibration_markdown(corpus: Corpus, cells: dict[str, Cell], rows: Sequence[
     groups: dict[str, list[float]] = defaultdict(list)
     by_id = corpus.by_id
     for row in rows:
-        if row.used and row.log_error is not None:
+        if row.used and row.rel_error is not None:
             curve = by_id[row.curve]
-            error = abs(row.measured / row.predicted - 1) if row.measured and row.predicted else 0.0
-            groups[f"source: {_source_name(curve)}"].append(error)
+            error = abs(row.rel_error)
+            groups[f"source: {curve.source.name}"].append(error)
             groups[f"kind: {curve.workload.kind}"].append(error)
     for group, errors in sorted(groups.items()):
         within = sum(1 for error in errors if error <= 0.25)
@@ -105,10 +105,6 @@ def _citation(curve: Curve) -> str:
         return f"{source.repo} @ {commit}: {', '.join(paths)}"
     folder = posixpath.commonpath(paths)  # a run's many result files: their folder, and how many (the curve lists each)
     return f"{source.repo} @ {commit}: {folder}/ ({len(paths)} files)"
-
-
-def _source_name(curve: Curve) -> str:
-    return curve.source.repo or (curve.source.paper.title if curve.source.paper else "?")
 
 
 def _bucket_words(key: str) -> str:

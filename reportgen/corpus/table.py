@@ -19,7 +19,7 @@ from pathlib import Path
 
 from reportgen.analysis.measured.conformal import LEVEL, PREDICTORS_VERSION, Case, Cell, summarise
 from reportgen.corpus.cases import CaseRow, choose_used, curve_cases
-from reportgen.corpus.curve import Curve, read_curve
+from reportgen.corpus.curve import Curve, read_curve_file
 from reportgen.errors import InputError, Problem
 from reportgen.json_types import JsonObject
 from reportgen.project.accuracy_table import FORMAT
@@ -59,11 +59,10 @@ def load_corpus(folder: Path, *, display_root: Path | None = None) -> Corpus:
         display = str(path.relative_to(display_root)) if display_root and path.is_relative_to(display_root) \
             else str(path)
         try:
-            curve = read_curve(path, display)
+            curve, data = read_curve_file(path, display)
         except InputError as error:
             problems.extend(error.problems)
             continue
-        data = path.read_bytes()
         loaded.append(LoadedCurve(curve, b"# assumed:" in data, data))
     loaded.sort(key=lambda item: item.curve.id)
     problems.extend(_balance(loaded, folder))
@@ -76,8 +75,7 @@ def load_corpus(folder: Path, *, display_root: Path | None = None) -> Corpus:
 
 
 def _balance(loaded: Sequence[LoadedCurve], folder: Path) -> list[Problem]:
-    counts = Counter((item.curve.source.repo or (item.curve.source.paper.title if item.curve.source.paper else ""),
-                      item.curve.hardware.name) for item in loaded)
+    counts = Counter((item.curve.source.name, item.curve.hardware.name) for item in loaded)
     return [Problem(str(folder), 1, 1, "", f"{count} curves of {source} on {system}: at most {MAX_PER_SYSTEM} per "
                     "source and system, so that one submitter cannot set the calibration")
             for (source, system), count in sorted(counts.items()) if count > MAX_PER_SYSTEM]
@@ -146,12 +144,11 @@ def cases_csv(rows: Sequence[CaseRow]) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CASE_COLUMNS)
     for row in rows:
-        error = row.log_error
         inside = "" if row.inside is None else str(row.inside).lower()
         writer.writerow([row.curve, row.kind, str(row.batch_changes).lower(), row.k, _text(row.hidden),
                          _text(row.largest_visible), _text(row.ratio), row.family if row.score is not None else "",
                          row.predictor, _text(row.predicted), _text(row.low), _text(row.high), _text(row.measured),
-                         "" if error is None else _text(math.expm1(error)), _text(row.score), inside,
+                         _text(row.rel_error), _text(row.score), inside,
                          str(row.used).lower(), str(row.assumed).lower(), row.note])
     return out.getvalue()
 
