@@ -36,13 +36,14 @@ batch).
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
+
+from reportgen.ingest import strict_json
 
 MARKER = ":::MLLOG"
 MAX_BYTES = 64 * 1024 * 1024  # a result file is at most a few MiB; a larger text is refused unread
@@ -90,8 +91,8 @@ def _events(text: str) -> list[_Event]:
         if at < 0:
             continue
         try:
-            record = json.loads(line[at + len(MARKER):])
-        except ValueError:
+            record = strict_json.loads(line[at + len(MARKER):])
+        except (ValueError, RecursionError):
             continue
         if not isinstance(record, dict):
             continue
