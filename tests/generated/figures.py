@@ -19,7 +19,8 @@ FIGURE = re.compile(r"(?<![\w.])((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?: × 10[�
                     r"(?: [A-Z]{3}(?= |$|[.,;:)]))?(?: % (?:over|under|short|to spare)| %|×)?)")
 # a coverage named, or an extrapolation bucket of the calibration table
 # (docs/methods.md#how-accurate-each-prediction-is): labels, not figures
-LABELS = ("95 % interval", "90 % interval", "90 % bootstrap", "in 90 % of", "up to 2×", "2–4×", "4–8×", "beyond 8×")
+LABELS = ("95 % interval", "90 % interval", "90 % bootstrap", "in 90 % of", "up to 2×", "2–4×", "4–8×", "beyond 8×",
+          "more than 8×")
 ADVICE = ("ideally 1 node",)  # what to measure next, the same for every project: advice, not a figure
 
 

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import math
 
-from reportgen.analysis.measured.conformal import BUCKET_WORDS, DEMOTE_MISSED_SHARE, is_interval_class
+from reportgen.analysis.measured.conformal import DEMOTE_MISSED_SHARE, is_interval_class
 from reportgen.analysis.quotes import quote
 from reportgen.project.accuracy_table import Calibration
 from reportgen.wording import integer, number, whole_percent
 
+# A bucket where a prediction stands ("Amdahl at 2–4×: …") and how far beyond the runs ("Amdahl, 2–4× beyond …")
+AT_BUCKET = {"<=2": "up to 2×", "<=4": "at 2–4×", "<=8": "at 4–8×", ">8": "beyond 8×"}
+SPAN_BUCKET = {"<=2": "up to 2× beyond", "<=4": "2–4× beyond", "<=8": "4–8× beyond", ">8": "more than 8× beyond"}
 PREDICTOR_WORDS = {"amdahl": "Amdahl", "usl": "the USL", "alpha-beta": "the α–β model",
                    "layout-step": "the layout's step", "memory": "the memory model"}
 
@@ -25,7 +28,6 @@ def held_words(calibration: Calibration) -> str:
     if calibration.bucket is None or calibration.cases is None:
         return ""
     name = predictor_words(calibration.predictor)
-    bucket = BUCKET_WORDS[calibration.bucket]
     if calibration.status == "too-few":
         return f" ({too_few_words(calibration)})"
     if not calibration.trusted:
@@ -34,7 +36,8 @@ def held_words(calibration: Calibration) -> str:
     own = "" if not calibration.own_cases else (
         f" and {integer(quote(calibration, 'own_covered'))} of {integer(quote(calibration, 'own_cases'))} of this "
         "project's graded predictions")
-    return (f"; this kind of extrapolation ({capital(name)}, {bucket} beyond the largest measured scale) held its "
+    return (f"; this kind of extrapolation ({capital(name)}, {SPAN_BUCKET[calibration.bucket]} the largest measured "
+            "scale) held its "
             f"90 % interval in {integer(quote(calibration, 'covered'))} of {integer(quote(calibration, 'cases'))} "
             f"published cases{own} (median error {_percent(calibration)}{few}){beyond_words(calibration)}")
 
@@ -42,13 +45,13 @@ def held_words(calibration: Calibration) -> str:
 def too_few_words(calibration: Calibration) -> str:
     """"Amdahl at 4–8×: 6 published cases, too few to state its accuracy; the interval is the bootstrap's"."""
     name = capital(predictor_words(calibration.predictor))
-    bucket = BUCKET_WORDS[calibration.bucket] if calibration.bucket is not None else "this extrapolation"
+    at = AT_BUCKET[calibration.bucket] if calibration.bucket is not None else "at this extrapolation"
     published = f"{integer(quote(calibration, 'cases'))} published cases" if calibration.cases else \
         "no published case"
-    text = f"{name} at {bucket}: {published}, too few to state its accuracy"
+    text = f"{name} {at}: {published}, too few to state its accuracy"
     if calibration.factor_from is not None:  # widened as the nearer trusted bucket's
-        return (f"{text}; the interval is widened as at {BUCKET_WORDS[calibration.factor_from]}, since farther out "
-                "is never surer")
+        return (f"{text}; the interval takes the factor of the cases {AT_BUCKET[calibration.factor_from]}, since "
+                "farther out is never surer")
     # a point prediction has no interval of its own
     return f"{text}; the interval is the bootstrap's" if is_interval_class(calibration.predictor) else text
 
