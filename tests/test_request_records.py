@@ -13,6 +13,7 @@ import pytest
 
 from reportgen.analysis.measured.requests import Objectives, attainment
 from reportgen.errors import InputError
+from reportgen.ingest import vllm_results
 from reportgen.ingest.request_records import detect, read_records
 from reportgen.project.load_tests import LoadPoint
 
@@ -154,6 +155,17 @@ def test_a_vllm_file_without_latencies_reconstructs_them_and_says_so(tmp_path: P
     assert point.requests.e2e_s[ok] == pytest.approx(log["e2e"][ok])  # TTFT + the gaps, 0.02 s each
 
 
+def test_chunk_gaps_are_summed_only_where_they_are_a_list_of_numbers(tmp_path: Path) -> None:
+    old = vllm_detailed(canonical())
+    del old["latencies"]
+    old["itls"][2] = None  # no gaps for this request: its E2E is unknown
+    (point,) = points_of(write(tmp_path, "old.json", old))
+    assert np.isnan(point.requests.e2e_s).sum() == 1 and point.e2e_reconstructed
+    old["itls"][3] = [0.01, "0.02"]
+    with pytest.raises(InputError, match=r"itls\[3\]\[1\]: expected a number, got a string"):
+        points_of(write(tmp_path, "bad.json", old))
+
+
 def test_appended_vllm_results_are_one_point_each(tmp_path: Path) -> None:
     first, second = vllm_detailed(canonical()), vllm_detailed(canonical())
     second.update(request_rate=float("inf"), max_concurrency=8)
@@ -164,7 +176,11 @@ def test_appended_vllm_results_are_one_point_each(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("change, message", [
     (lambda d: d.update(ttfts=d["ttfts"][:-1]), "unequal length"),
-    (lambda d: d["latencies"].__setitem__(3, "fast"), "not a finite number"),
+    (lambda d: d["latencies"].__setitem__(3, "fast"), r"latencies\[3\]: expected a number or null, got a string"),
+    (lambda d: d["output_lens"].__setitem__(2, True), r"output_lens\[2\]: expected a number, got true or false"),
+    (lambda d: d["start_times"].__setitem__(0, None), r"start_times\[0\]: expected a number, got null"),
+    (lambda d: d["queue_times"].__setitem__(1, 10 ** 400), "past any float's range"),
+    (lambda d: d.update(errors={"0": ""}), "errors: expected a list, got an object"),
     (lambda d: d.pop("output_lens"), "output_lens"),
 ])
 def test_a_vllm_file_that_cannot_be_right_is_refused(tmp_path: Path, change, message: str) -> None:
@@ -172,6 +188,31 @@ def test_a_vllm_file_that_cannot_be_right_is_refused(tmp_path: Path, change, mes
     change(document)
     with pytest.raises(InputError, match=message):
         points_of(write(tmp_path, "bad.json", document))
+
+
+def test_a_bad_value_in_appended_results_is_refused_at_its_line(tmp_path: Path) -> None:
+    first, second = vllm_detailed(canonical()), vllm_detailed(canonical())
+    second["ttfts"][5] = "slow"
+    text = "\n" + json.dumps(first) + "\n" + json.dumps(second) + "\n"  # --append-result starts each with "\n"
+    with pytest.raises(InputError, match=r"bad.json:3:1: error: ttfts\[5\]: expected a number or null, got a string"):
+        points_of(write(tmp_path, "bad.json", text))
+
+
+def test_a_vllm_file_read_in_full_gives_what_the_typed_reading_gives(tmp_path: Path) -> None:
+    """A key read that also appears as a value, or twice, sends the file through the strict full parse (which
+    refuses a key given twice): the points are those of the typed reading alone."""
+    document = vllm_detailed(canonical())
+    plain = points_of(write(tmp_path, "plain.json", document))
+    document["generated_texts"] = ["ttfts"] * len(document["ttfts"])  # the word as a value, not a key
+    (full,) = points_of(write(tmp_path, "worded.json", document))
+    for name in ("send_s", "ttft_s", "e2e_s", "output_tokens", "ok"):
+        assert np.array_equal(getattr(full.requests, name), getattr(plain[0].requests, name), equal_nan=True)
+    assert (full.mode, full.offered_per_s, full.file_output_tokens) == (plain[0].mode, plain[0].offered_per_s,
+                                                                         plain[0].file_output_tokens)
+    text = json.dumps(document)
+    twice = text[:-1] + ', "latencies": ' + json.dumps([1.0] * len(document["ttfts"])) + "}"
+    with pytest.raises(InputError, match='the key "latencies" appears twice'):
+        points_of(write(tmp_path, "twice.json", twice))
 
 
 def test_refusals_name_what_was_found(tmp_path: Path) -> None:
@@ -256,6 +297,7 @@ def test_vllms_own_detailed_results_read_and_agree_with_its_summary() -> None:
     path = RECORDED / "vllm-0.33.0" / "vllm.json"
     found = read_records(path)
     assert found is not None and found.tool == "vllm-detailed"
+    assert vllm_results.plain(path.read_bytes()) is not None  # the typed reading alone: no strict full parse
     results = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     assert [(p.mode, p.offered_per_s or p.concurrency) for p in found.points] == [
         ("open", 2.0), ("open", 4.0), ("open", 8.0), ("closed", 8)]

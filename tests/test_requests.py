@@ -67,8 +67,8 @@ def test_block_length_by_hand() -> None:
 
 def test_block_sums_wrap_around_and_each_resample_is_a_mean_of_whole_blocks() -> None:
     # five values, blocks of 2: the block at the last request wraps to the first (5 + 1); k = ⌈5/2⌉ = 3 blocks
-    column = np.arange(1.0, 6.0)[:, None]
-    means = block_resample_means(column, 2, resamples=400, seed=1)
+    column = np.arange(1.0, 6.0)
+    means = block_resample_means([column], 2, resamples=400, seed=1)
     possible = {(a + b + c) / 6 for a in (3, 5, 7, 9, 6) for b in (3, 5, 7, 9, 6) for c in (3, 5, 7, 9, 6)}
     assert set(np.round(means[:, 0], 12)) <= {round(value, 12) for value in possible}
     assert means[:, 0].mean() == pytest.approx(3.0, abs=0.1)  # each request is in as many blocks as any other

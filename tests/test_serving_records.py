@@ -26,6 +26,7 @@ from reportgen.analysis.measured.requests import (
 )
 from reportgen.analysis.verdict.goodput import judge_records
 from reportgen.errors import InputError
+from reportgen.ingest.records_store import archive as store_bytes
 from reportgen.ingest.records_store import read_store, write_store
 from reportgen.project.load_tests import LoadPoint, RecordedPoint, Requests
 from reportgen.project.loader import load_project_text
@@ -186,7 +187,7 @@ def test_the_store_keeps_every_point_and_refuses_what_it_did_not_write(tmp_path:
                       np.linspace(0, 0.01, 300))
     second.output_tokens[3] = np.nan
     store = tmp_path / "runs.records" / "x.npz"
-    write_store(store, [point(first, 4.0), point(second, 4.0)])
+    write_store(store, store_bytes([point(first, 4.0), point(second, 4.0)]))
     back = read_store(store, 2, "x.npz")
     assert np.array_equal(back.send_s, second.send_s) and np.isnan(back.output_tokens[3])
     assert back.client_queue_s == pytest.approx(second.client_queue_s)
@@ -541,7 +542,7 @@ def test_a_store_whose_arrays_claim_more_than_they_hold_is_refused_before_alloca
     """A member of a few bytes whose header declares a trillion values: refused from the header, never
     allocated."""
     good = tmp_path / "good.npz"
-    write_store(good, [point(load_test(50, 4.0, seed=1), 4.0)])
+    write_store(good, store_bytes([point(load_test(50, 4.0, seed=1), 4.0)]))
     with zipfile.ZipFile(good) as archive:
         members = {name: archive.read(name) for name in archive.namelist()}
     header = b"{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000,), }"

@@ -16,9 +16,9 @@ from reportgen.commands import console
 from reportgen.errors import ExitCode, UsageError
 from reportgen.files import here
 from reportgen.formats import SERVING_PRINTED
-from reportgen.ingest import traces
 
 if TYPE_CHECKING:
+    from reportgen.ingest import traces
     from reportgen.ingest.request_records import RecordsFile
     from reportgen.ingest.serving_records import Judged
     from reportgen.project.loader import LoadedProject
@@ -35,6 +35,8 @@ def _ingest_trace(arguments: argparse.Namespace) -> int:
 
     if not (0 < arguments.steps_per_run <= 1e9):
         raise UsageError(f"--steps-per-run must be more than zero (and at most 10⁹), got {arguments.steps_per_run:g}")
+    from reportgen.ingest import traces  # here: the other ingests need none of its imports
+
     job = traces.combine(traces.reduce_files(traces.trace_files(arguments.paths), scheduler=arguments.scheduler))
     if arguments.project is not None and job.sampled and not arguments.sampled:
         raise UsageError(f"the traces hold {len(job.ranks)} of the {job.world_size} ranks of the job (missing: "
@@ -221,13 +223,18 @@ def _ingest_records(arguments: argparse.Namespace, found: RecordsFile, loaded: L
                     printed: str) -> int:
     """A per-request file: each load point checked and judged, printed, and with --project written as rows."""
     import json
+    from concurrent.futures import ThreadPoolExecutor
 
     from reportgen.analysis.measured.load_point import judgement_of
     from reportgen.ingest import records_store, serving_records
 
     project = loaded.project if loaded is not None else None
-    judged = serving_records.judge_file(found, judgement_of(project.project.goal if project else None),
-                                        arguments.point)
+    judgement = judgement_of(project.project.goal if project else None)
+    with ThreadPoolExecutor(max_workers=1) as archiver:
+        # the store is deflated beside the judging (half a second for a million requests; deflate lets go of the GIL)
+        archive = archiver.submit(records_store.archive, found.points) if loaded is not None else None
+        judged = serving_records.judge_file(found, judgement, arguments.point)
+        data = archive.result() if archive is not None else b""
     unit = project.work_unit if project else None
     output = sys.stderr if printed == "json" else sys.stdout  # JSON alone on standard output
     if printed == "json":
@@ -244,7 +251,7 @@ def _ingest_records(arguments: argparse.Namespace, found: RecordsFile, loaded: L
 
     csv_path = csv_of(loaded)
     rows = serving_records.append_load_points(csv_path, found, judged, arguments.nodes, unit or "request",
-                                              replace=arguments.replace, repeat=arguments.repeat)
+                                              replace=arguments.replace, repeat=arguments.repeat, archive=data)
     console.say(f"appended {wording.counted(len(rows), 'load point')} to {here(csv_path)}, the records in "
                 f"{here(csv_path.parent / records_store.store_name(csv_path, found.sha256))}", file=output)
     return ExitCode.OK

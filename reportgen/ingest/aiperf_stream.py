@@ -3,8 +3,8 @@ chunk gaps are gigabytes, so the file is read in 32 MiB pieces cut at newlines, 
 that name only the fields read (every other field is skipped unparsed), and the columns kept as numpy arrays. No
 size limit: the memory held is the columns, not the file.
 
-A file past 64 MiB is read by two processes, each over half of it (cut at a newline), while a thread hashes it
-whole: on two cores the decoding, not the disk, is what takes the time.
+A file past 64 MiB is read by two processes, each over half of it (cut at a newline), while a third hashes it
+whole: on two cores the decoding and the hash, not the disk, are what take the time.
 """
 
 from __future__ import annotations
@@ -13,8 +13,10 @@ import hashlib
 import math
 import multiprocessing
 import os
+from collections.abc import Collection, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 
 import msgspec
@@ -30,26 +32,26 @@ TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
 NO_CREDIT = -1  # credit_issued_ns not written (a Unix time in nanoseconds is never negative)
 
 
-class _Metric(msgspec.Struct):
+class _Metric(msgspec.Struct, gc=False):
     value: float
     unit: str | None = None
 
 
-class _Metrics(msgspec.Struct):
+class _Metrics(msgspec.Struct, gc=False):
     time_to_first_token: _Metric | None = None
     request_latency: _Metric | None = None
     usage_completion_tokens: _Metric | None = None
     output_sequence_length: _Metric | None = None
 
 
-class _Metadata(msgspec.Struct):
+class _Metadata(msgspec.Struct, gc=False):
     request_start_ns: int
     credit_issued_ns: int | None = None
     benchmark_phase: str | None = None
     was_cancelled: bool = False
 
 
-class _Record(msgspec.Struct):
+class _Record(msgspec.Struct, gc=False):
     metadata: _Metadata
     metrics: _Metrics | None = None
     error: object = None  # null, or the error: only whether there is one is read
@@ -57,6 +59,11 @@ class _Record(msgspec.Struct):
 
 _DECODER = msgspec.json.Decoder(_Record)
 _NO_METRICS = _Metrics()
+_METADATA, _PHASE = attrgetter("metadata"), attrgetter("benchmark_phase")
+_START, _CREDIT = attrgetter("request_start_ns"), attrgetter("credit_issued_ns")
+_CANCELLED, _ERROR = attrgetter("was_cancelled"), attrgetter("error")
+_TTFT, _E2E = attrgetter("time_to_first_token"), attrgetter("request_latency")
+_USAGE, _VALUE, _UNIT = attrgetter("usage_completion_tokens"), attrgetter("value"), attrgetter("unit")
 
 
 class _BadRecord(Exception):
@@ -83,28 +90,36 @@ class Columns:
     warmup: int = 0
 
     def add(self, records: list[_Record]) -> None:
-        """Records decoded together, a column at a time: a million records go through comprehensions, not a loop
-        of statements. _BadRecord for a value that cannot be right."""
-        kept = [(index, record) for index, record in enumerate(records)
-                if record.metadata.benchmark_phase != "warmup"]
-        self.warmup += len(records) - len(kept)
-        indexes = [index for index, _ in kept]
-        metadata = [record.metadata for _, record in kept]
-        metrics = [record.metrics or _NO_METRICS for _, record in kept]
-        self.start_ns.append(np.array([entry.request_start_ns for entry in metadata], dtype=np.int64))
-        self.credit_ns.append(np.array([NO_CREDIT if entry.credit_issued_ns is None else entry.credit_issued_ns
-                                        for entry in metadata], dtype=np.int64))
-        self.ok.append(np.array([record.error is None and not entry.was_cancelled
-                                 for (_, record), entry in zip(kept, metadata, strict=True)], dtype=bool))
-        self.ttft_s.append(_seconds([m.time_to_first_token for m in metrics], "metrics.time_to_first_token",
-                                    indexes))
-        self.e2e_s.append(_seconds([m.request_latency for m in metrics], "metrics.request_latency", indexes))
-        usage = [m.usage_completion_tokens for m in metrics]
-        server = sum(1 for count in usage if count is not None)
+        """Records decoded together, a column at a time. A million records go through map and attrgetter, which
+        iterate in C, not through Python statements a record. _BadRecord for a value that cannot be right."""
+        metadata = list(map(_METADATA, records))
+        indexes: Sequence[int] = range(len(records))  # each kept record's index among those decoded
+        if "warmup" in map(_PHASE, metadata):
+            indexes = [index for index, entry in enumerate(metadata) if entry.benchmark_phase != "warmup"]
+            self.warmup += len(records) - len(indexes)
+            records, metadata = [records[index] for index in indexes], [metadata[index] for index in indexes]
+        count = len(records)
+        metrics = [record.metrics or _NO_METRICS for record in records]
+        self.start_ns.append(np.fromiter(map(_START, metadata), np.int64, count))
+        credits = list(map(_CREDIT, metadata))
+        self.credit_ns.append(np.fromiter(credits if None not in credits else
+                                          (NO_CREDIT if credit is None else credit for credit in credits),
+                                          np.int64, count))
+        ok = ~np.fromiter(map(_CANCELLED, metadata), bool, count)
+        errors = list(map(_ERROR, records))
+        if errors.count(None) < count:
+            ok &= np.fromiter((error is None for error in errors), bool, count)
+        self.ok.append(ok)
+        self.ttft_s.append(_seconds(list(map(_TTFT, metrics)), "metrics.time_to_first_token", indexes))
+        self.e2e_s.append(_seconds(list(map(_E2E, metrics)), "metrics.request_latency", indexes))
+        usage = list(map(_USAGE, metrics))
+        server = count - usage.count(None)
         self.from_server += server
-        self.from_client += len(usage) - server
-        self.tokens.append(_counts([count if count is not None else m.output_sequence_length
-                                    for count, m in zip(usage, metrics, strict=True)], indexes))
+        self.from_client += count - server
+        if server < count:  # the client's count where the server gave none
+            usage = [count if count is not None else m.output_sequence_length
+                     for count, m in zip(usage, metrics, strict=True)]
+        self.tokens.append(_counts(usage, indexes))
 
     def extend(self, other: Columns) -> None:
         for name in ("start_ns", "credit_ns", "ttft_s", "e2e_s", "tokens", "ok"):
@@ -132,14 +147,15 @@ def read_columns(path: Path, shown: str, *, processes: int = 2) -> tuple[Columns
             digest = hasher.submit(_sha256, path, shown)
             columns = _read_range(path, shown, 0, size)
             return columns, digest.result()
-    # the process is forked before any thread of this one starts (forking a process with threads is unsafe)
-    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork")) as pool:
+    # The hash has a process of its own: on a thread beside this one's decoding it waited for the GIL between
+    # its reads and its updates, got a third of its share of the cores, and finished 1.4 s after the decoding.
+    # The processes are forked before any thread of this one starts (forking a process with threads is unsafe).
+    with ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("fork")) as pool:
         later = pool.submit(_read_range, path, shown, middle, size)
-        with ThreadPoolExecutor(max_workers=1) as hasher:
-            digest = hasher.submit(_sha256, path, shown)
-            columns = _read_range(path, shown, 0, middle)
-            columns.extend(later.result())
-            return columns, digest.result()
+        digest = pool.submit(_sha256, path, shown)
+        columns = _read_range(path, shown, 0, middle)
+        columns.extend(later.result())
+        return columns, digest.result()
 
 
 HASH_BYTES = 8 << 20  # the hash's buffer, reused: a new 32 MiB bytes object a read cost more than the hashing
@@ -248,34 +264,48 @@ def _line_of(path: Path, offset: int, data: bytes, index: int | None) -> int:
     return before + 1 + (filled[index] if index < len(filled) else 0)
 
 
-def _seconds(metrics: list[_Metric | None], field: str, indexes: list[int]) -> np.ndarray:
+def _seconds(metrics: list[_Metric | None], field: str, indexes: Sequence[int]) -> np.ndarray:
     """A time metric in seconds (NaN where a record has none), each record's unit checked."""
-    values = np.array([metric.value if metric is not None else math.nan for metric in metrics])
-    units = [(metric.unit or "") if metric is not None else "s" for metric in metrics]
-    known = set(units)
-    if not known <= TIME_UNITS.keys():
-        index = next(index for index, unit in enumerate(units) if unit not in TIME_UNITS)
-        written = metrics[index]
-        raise _BadRecord(indexes[index], field, f"unit {written.unit if written else None!r} is not a time unit "
-                                                "(ns, us, ms, s)")
-    scale = TIME_UNITS[known.pop()] if len(known) == 1 else np.array([TIME_UNITS[unit] for unit in units])
-    _all_finite(values, [metric is not None for metric in metrics], field, indexes)
+    values = _values(metrics)
+    units = set(map(_UNIT, filter(None, metrics)))
+    if not units <= TIME_UNITS.keys():
+        index, unit = _first_unit_not_in(metrics, TIME_UNITS.keys())
+        raise _BadRecord(indexes[index], field, f"unit {unit!r} is not a time unit (ns, us, ms, s)")
+    _all_finite(values, metrics, field, indexes)
+    scale = TIME_UNITS[units.pop() if units else "s"] if len(units) <= 1 else \
+        np.array([TIME_UNITS[metric.unit or "s"] if metric is not None else 1.0 for metric in metrics])
     seconds: np.ndarray = values * scale
     return seconds
 
 
-def _counts(metrics: list[_Metric | None], indexes: list[int]) -> np.ndarray:
+def _counts(metrics: list[_Metric | None], indexes: Sequence[int]) -> np.ndarray:
     field = "metrics.usage_completion_tokens"
-    for index, metric in enumerate(metrics):
-        if metric is not None and metric.unit not in ("tokens", None):
-            raise _BadRecord(indexes[index], field, f"unit {metric.unit!r} is not tokens")
-    values = np.array([metric.value if metric is not None else math.nan for metric in metrics])
-    _all_finite(values, [metric is not None for metric in metrics], field, indexes)
+    if not set(map(_UNIT, filter(None, metrics))) <= {"tokens", None}:
+        index, unit = _first_unit_not_in(metrics, {"tokens", None})
+        raise _BadRecord(indexes[index], field, f"unit {unit!r} is not tokens")
+    values = _values(metrics)
+    _all_finite(values, metrics, field, indexes)
     return values
 
 
-def _all_finite(values: np.ndarray, given: list[bool], field: str, indexes: list[int]) -> None:
-    wrong = np.array(given, dtype=bool) & ~np.isfinite(values)
+def _first_unit_not_in(metrics: list[_Metric | None], allowed: Collection[str | None]) -> tuple[int, str | None]:
+    """The first written metric whose unit is not one allowed (there is one), and its unit."""
+    return next((index, metric.unit) for index, metric in enumerate(metrics)
+                if metric is not None and metric.unit not in allowed)
+
+
+def _values(metrics: list[_Metric | None]) -> np.ndarray:
+    """Each metric's value, NaN where a record has none."""
+    if None not in metrics:
+        return np.fromiter(map(_VALUE, metrics), float, len(metrics))
+    return np.fromiter((math.nan if metric is None else metric.value for metric in metrics), float, len(metrics))
+
+
+def _all_finite(values: np.ndarray, metrics: list[_Metric | None], field: str, indexes: Sequence[int]) -> None:
+    """_BadRecord at the first written value that is not finite (a missing one is NaN, and allowed)."""
+    wrong = ~np.isfinite(values)
+    if wrong.any():
+        wrong &= np.fromiter((metric is not None for metric in metrics), bool, len(metrics))
     if wrong.any():
         index = int(np.flatnonzero(wrong)[0])
         raise _BadRecord(indexes[index], field, f"{values[index]!r} is not a finite number")

@@ -18,16 +18,17 @@ from __future__ import annotations
 import hashlib
 import itertools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
+import msgspec
 import numpy as np
 
 from reportgen.errors import InputError, Problem
 from reportgen.files import open_regular, why_unreadable
-from reportgen.ingest import aiperf_stream, strict_json
+from reportgen.ingest import aiperf_stream, strict_json, vllm_results
 from reportgen.json_types import JsonRead, at_path
 from reportgen.project.load_tests import LoadPoint, Mode, Requests, TokenSource
 from reportgen.project.yaml_source import mapping_data, read_text
@@ -97,7 +98,12 @@ def read_records(path: Path, *, display: str | None = None, format: Format | Non
     shown = display or str(file)
     if format in (None, "aiperf-records") and _first_record_is_aiperf(file, shown):
         return _aiperf_file(file, shown)
-    text, raw = read_text(file, shown, limit=MAX_DOCUMENT_BYTES)
+    text, raw = read_text(file, shown, limit=MAX_DOCUMENT_BYTES)  # the text: checked UTF-8
+    if format in (None, "vllm-detailed"):
+        del text  # a hundred megabytes for a million requests, which vLLM's typed reading does not need
+        if (results := vllm_results.plain(raw)) is not None:
+            return RecordsFile("vllm-detailed", None, file, hashlib.sha256(raw).hexdigest(), _vllm(results, shown))
+        text = raw.decode("utf-8-sig")
     documents = _documents(text, shown, quiet=none_unless_records)
     if documents is None:
         return None
@@ -117,6 +123,10 @@ def read_records(path: Path, *, display: str | None = None, format: Format | Non
     tool = found[0]
     if tool == "aiperf-records":  # one record that is not a line of its own: still AIPerf's, read as a stream
         return _aiperf_file(file, shown)
+    if tool == "vllm-detailed":  # read again from the bytes, typed: the parse above only recognised it
+        documents.clear()
+        return RecordsFile(tool, None, file, hashlib.sha256(raw).hexdigest(),
+                           _vllm(vllm_results.decode(raw, shown), shown))
     points = READERS[tool](documents, shown)
     if tool == "inference-perf-records":
         points = _inference_perf_stages(points, file.parent, shown)
@@ -186,10 +196,21 @@ def _first_record_is_aiperf(file: Path, shown: str) -> bool:
             first = handle.readline(FIRST_LINE_BYTES)
     except OSError as error:
         raise InputError([Problem(shown, 1, 1, "", why_unreadable(error))]) from None
-    try:
-        return "aiperf-records" in detect(strict_json.loads(first.decode("utf-8")))
-    except (ValueError, RecursionError, UnicodeDecodeError):
+    try:  # typed, every other field skipped: a vLLM result's first line is its whole file, 16 MiB of it read
+        record = _FIRST_RECORD.decode(first)
+    except msgspec.DecodeError:
         return False
+    return "request_start_ns" in record.metadata
+
+
+class _FirstRecord(msgspec.Struct):
+    """What makes a line an AIPerf record (as `detect` says): `metadata` with `request_start_ns`, and `metrics`."""
+
+    metadata: dict[str, msgspec.Raw]
+    metrics: dict[str, msgspec.Raw]
+
+
+_FIRST_RECORD = msgspec.json.Decoder(_FirstRecord)
 
 
 def _aiperf_file(file: Path, shown: str) -> RecordsFile:
@@ -295,8 +316,8 @@ class _Columns:
             raise _refused(self.shown, f"{value!r} is not a finite number", field)
         return float(value)
 
-    def equal_lengths(self, lists: Mapping[str, Sequence[object]]) -> int:
-        lengths = {name: len(values) for name, values in lists.items()}
+    def equal_lengths(self, lengths: Mapping[str, int]) -> int:
+        """The one length of the lists, by name; InputError naming each list's where they differ."""
         if len(set(lengths.values())) > 1:
             raise _refused(self.shown, "arrays of unequal length: " + ", ".join(f"{k} {v}" for k, v in
                                                                                  lengths.items()))
@@ -317,64 +338,39 @@ def _point(tool: Format, send: np.ndarray, ttft: np.ndarray, e2e: np.ndarray, to
     return LoadPoint(tool, requests, **fields)  # type: ignore[arg-type]
 
 
-def _vllm(documents: list[object], shown: str) -> list[LoadPoint]:
-    """One point per object: open at a finite `request_rate`, closed at `max_concurrency` when the rate is "inf"."""
+def _vllm(results: list[vllm_results.Result], shown: str) -> list[LoadPoint]:
+    """One point per result: open at a finite `request_rate`, closed at `max_concurrency` when the rate is "inf"."""
     check = _Columns(shown)
     points = []
-    for document in documents:
-        assert isinstance(document, dict)
-        ttfts, itls = document.get("ttfts"), document.get("itls")
-        lengths = {name: document[name] for name in ("ttfts", "itls", "output_lens", "errors", "start_times",
-                                                     "latencies", "queue_times") if name in document}
-        if not all(isinstance(values, list) for values in lengths.values()):
-            raise _refused(shown, "ttfts, itls, output_lens, errors, start_times, latencies and queue_times must "
-                                  "be lists")
-        count = check.equal_lengths(lengths)
-        assert isinstance(ttfts, list) and isinstance(itls, list)
-        errors = document.get("errors") or [""] * count
-        outputs = document.get("output_lens")
-        if not isinstance(outputs, list):
+    for result in results:
+        count = check.equal_lengths(result.lengths)
+        if result.output_tokens is None:
             raise _refused(shown, "no output_lens: the file does not say how many tokens each request gave",
                            "output_lens")
-        ttft = np.array([check.number(value, "ttfts", optional=True) for value in ttfts])
-        tokens = np.array([check.number(value, "output_lens") for value in outputs])
-        ok = np.array([error == "" for error in errors]) & (tokens > 0)
-        times = document.get("start_times")
-        send = np.array([check.number(value, "start_times") for value in times]) if isinstance(times, list) \
-            else np.full(count, math.nan)
-        latencies = document.get("latencies")
-        reconstructed = not isinstance(latencies, list)
-        if isinstance(latencies, list):
-            e2e = np.array([check.number(value, "latencies", optional=True) for value in latencies])
-        else:  # TTFT and every chunk gap: the last content chunk, before the usage chunk
-            e2e = ttft + np.array([sum(check.number(gap, "itls") for gap in gaps) if isinstance(gaps, list)
-                                   else math.nan for gaps in itls])
-        queued = document.get("queue_times")
-        queue = np.array([check.number(value, "queue_times") for value in queued]) if isinstance(queued, list) \
-            else None
-        rate = document.get("request_rate")
-        finite_rate = rate if isinstance(rate, int | float) and not isinstance(rate, bool) and \
-            math.isfinite(rate) else None
-        concurrency = document.get("max_concurrency")
+        assert result.e2e_s is not None  # lists of equal length: E2E is there, or reconstructed
+        ok = (result.ok if result.ok is not None else np.ones(count, dtype=bool)) & (result.output_tokens > 0)
+        send = result.send_s if result.send_s is not None else np.full(count, math.nan)
+        summary = result.summary
+        finite_rate = _finite(summary.request_rate)
+        concurrency = summary.max_concurrency
         mode: Mode | None = "open" if finite_rate is not None else "closed" if isinstance(concurrency, int) else None
-        total = document.get("total_output_tokens")
-        points.append(_point("vllm-detailed", send, ttft, e2e, tokens, ok, queue, mode=mode,
-                             offered_per_s=float(finite_rate) if finite_rate is not None else None,
+        total = summary.total_output_tokens
+        points.append(_point("vllm-detailed", send, result.ttft_s, result.e2e_s, result.output_tokens, ok,
+                             result.queue_s, mode=mode, offered_per_s=finite_rate,
                              concurrency=concurrency if mode == "closed" else None,
-                             send_times_known=isinstance(times, list), e2e_reconstructed=reconstructed,
-                             tokens_source="unknown",
-                             file_output_tokens=total if isinstance(total, int) else None,
-                             **_vllm_summary(document)))
+                             send_times_known=result.send_s is not None,
+                             e2e_reconstructed=result.e2e_reconstructed, tokens_source="unknown",
+                             file_output_tokens=total if isinstance(total, int) else None, **_vllm_summary(summary)))
     return points
 
 
-def _vllm_summary(document: JsonRead) -> dict[str, object]:
+def _vllm_summary(result: vllm_results.Summary) -> dict[str, object]:
     """The requests vLLM's summary counts (completed and failed), its mean E2E and the GPUs' energy, where the file
     gives them."""
-    completed, failed = document.get("completed"), document.get("failed")
+    completed, failed = result.completed, result.failed
     counted = completed + failed if isinstance(completed, int) and isinstance(failed, int) else None
-    mean_ms = _finite(document.get("mean_e2el_ms"))
-    energy = _finite(document.get("gpu_energy_j"))  # NVML's counter over the run, the GPUs only
+    mean_ms = _finite(result.mean_e2el_ms)
+    energy = _finite(result.gpu_energy_j)  # NVML's counter over the run, the GPUs only
     return {"file_requests": counted, "file_mean_e2e_s": mean_ms * 1e-3 if mean_ms is not None else None,
             "energy_j": energy if energy is not None and energy > 0 else None}
 
@@ -512,5 +508,5 @@ def _inference_perf(documents: list[object], shown: str) -> list[LoadPoint]:
 
 
 READERS: dict[Format, Callable[[list[object], str], list[LoadPoint]]] = {
-    "vllm-detailed": _vllm, "guidellm": _guidellm, "inference-perf-records": _inference_perf}
+    "guidellm": _guidellm, "inference-perf-records": _inference_perf}  # vLLM's is read from the bytes, typed
 

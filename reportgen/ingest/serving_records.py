@@ -84,10 +84,10 @@ def records_line(found: RecordsFile, judged: Judged, store: str) -> RecordsLine:
 
 
 def append_load_points(csv_path: Path, found: RecordsFile, judged: list[Judged], nodes: int, unit: str, *,
-                       replace: bool, repeat: bool) -> list[dict[str, str]]:
-    """A row per load point in the runs CSV (created when absent), the records in their store beside it, under the
-    CSV lock; returns each row's cells. Refuses a point whose scale and load the CSV already has, unless it is to
-    replace that row or to be a repeat of it."""
+                       replace: bool, repeat: bool, archive: bytes) -> list[dict[str, str]]:
+    """A row per load point in the runs CSV (created when absent), the records in their store beside it (`archive`,
+    records_store.archive of the file's points), under the CSV lock; returns each row's cells. Refuses a point
+    whose scale and load the CSV already has, unless it is to replace that row or to be a repeat of it."""
     from reportgen.ingest.measure import csv_form, csv_lines, with_column, write_lines
 
     store = records_store.store_name(csv_path, found.sha256)
@@ -120,7 +120,7 @@ def append_load_points(csv_path: Path, found: RecordsFile, judged: list[Judged],
                         f"(sha256 {found.sha256})")
             lines += [ingested, counts.line(), records_line(found, entry, store).line(),
                       ",".join(cells[name] for name, _ in columns)]
-        records_store.write_store(csv_path.parent / store, found.points)
+        records_store.write_store(csv_path.parent / store, archive)
         write_lines(csv_path, lines)
     return written
 

@@ -11,6 +11,8 @@ bootstrap resamples blocks of them, and the percentiles' intervals shrink their 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Literal
@@ -24,6 +26,7 @@ RESAMPLES = 2000  # bootstrap resamples of one load point
 LEVEL = 0.90  # every interval here is a 90 % one
 Z = NormalDist().inv_cdf(0.5 + LEVEL / 2)  # 1.6449: the normal quantile of a 90 % two-sided interval
 GATHERED_VALUES = 4_000_000  # block sums gathered at once by the bootstrap (32 MB)
+THREADED_REQUESTS = 100_000  # a point this large is resampled on two threads; a smaller one takes milliseconds
 EXACT_BINOMIAL_UP_TO = 100_000  # effective requests past which the binomial is its normal approximation
 # Student's t at 0.95 (one-sided; the ends of a 90 % two-sided interval) for 1–30 degrees of freedom
 T_95 = (6.3138, 2.9200, 2.3534, 2.1318, 2.0150, 1.9432, 1.8946, 1.8595, 1.8331, 1.8125, 1.7959, 1.7823, 1.7709,
@@ -91,26 +94,40 @@ def block_length(count: int, in_flight: float) -> int:
     return int(max(1, min(max(cube_root, math.ceil(round(in_flight, 9))), count // 10)))
 
 
-def block_resample_means(columns: np.ndarray, block: int, *, resamples: int = RESAMPLES,
+def block_resample_means(columns: Sequence[np.ndarray], block: int, *, resamples: int = RESAMPLES,
                          seed: int = SEED) -> np.ndarray:
     """The circular block bootstrap of each column's mean (Politis & Romano 1992): (resamples, columns). A resample
     adds k = ⌈N/b⌉ blocks of b consecutive requests, each starting anywhere (wrapping past the end), from the block
     sums of one cumulative sum: O(N + resamples · k)."""
-    count = columns.shape[0]
-    wrapped = np.concatenate([columns, columns[:block]])
-    totals = np.concatenate([np.zeros((1, columns.shape[1])), np.cumsum(wrapped, axis=0)])
-    sums = totals[block:block + count] - totals[:count]  # the block starting at each request
+    count, width = len(columns[0]), len(columns)
     blocks = math.ceil(count / block)
-    starts = np.random.default_rng(seed).integers(0, count, size=(resamples, blocks))
-    means = np.empty((resamples, columns.shape[1]))
-    # a column at a time, from its own contiguous array: a million requests' block sums of one column (8 MB) stay
-    # in the cache that all of them (48 MB) overflow, which halves the time of the random reads; and a few resamples
-    # at a time: the blocks gathered for all 2,000 at once would hold 2,000 × ⌈N/b⌉ values (160 MB a column)
+    generator = np.random.default_rng(seed)
+    means = np.empty((resamples, width))
+    # Two threads take the columns, as numpy's sums and gathers let go of the GIL. A column at a time, from its own
+    # contiguous array: a million requests' block sums of one column (8 MB) stay in the cache that all of them
+    # (48 MB) overflow, which halves the time of the random reads. A few resamples at a time, their block starts
+    # drawn as they are needed (the generator yields the same starts in pieces as at once): all 2,000 × ⌈N/b⌉
+    # starts at once were 160 MB for a million requests.
     step = max(1, GATHERED_VALUES // max(blocks, 1))
-    for index, column in enumerate(np.ascontiguousarray(sums.T)):
+    with ThreadPoolExecutor(max_workers=2 if count >= THREADED_REQUESTS else 1) as pool:
+        sums = list(pool.map(lambda column: _block_sums(column, block), columns))
         for first in range(0, resamples, step):
-            means[first:first + step, index] = column[starts[first:first + step]].sum(axis=1) / (blocks * block)
+            starts = generator.integers(0, count, size=(min(step, resamples - first), blocks))
+
+            def gather(index: int, starts: np.ndarray = starts, first: int = first) -> None:
+                means[first:first + len(starts), index] = sums[index][starts].sum(axis=1) / (blocks * block)
+
+            list(pool.map(gather, range(width)))
     return means
+
+
+def _block_sums(column: np.ndarray, block: int) -> np.ndarray:
+    """The sum of the b requests from each request on, wrapping past the last: differences of one cumulative sum."""
+    count = len(column)
+    totals = np.zeros(count + block + 1)
+    np.cumsum(np.concatenate([column, column[:block]]), out=totals[1:])
+    sums: np.ndarray = totals[block:block + count] - totals[:count]
+    return sums
 
 
 Interval = tuple[float, float]
@@ -141,17 +158,17 @@ def attainment(requests: Requests, objectives: Objectives, *, open_load: bool, i
     good = good_requests(requests, objectives, open_load=open_load)
     tokens = np.where(good, np.nan_to_num(requests.output_tokens.astype(float)), 0.0)
     ok = requests.ok.astype(bool)  # a failed request meets no objective either: it was offered and not served
-    columns = np.column_stack([good.astype(float), tokens, *((within & ok).astype(float) for within in met.values())])
+    columns = [good.astype(float), tokens, *((within & ok).astype(float) for within in met.values())]
     block = block_length(requests.count, in_flight)
     means = block_resample_means(columns, block, seed=seed)
     low, high = np.percentile(means, [50 * (1 - LEVEL), 50 * (1 + LEVEL)], axis=0)
-    point = columns.mean(axis=0)
+    point = [float(column.mean()) for column in columns]
     per_second = requests.count / requests.window_s
 
     def ci(index: int, scale: float = 1.0) -> Interval:
         found = float(low[index]), float(high[index])
         if index != 1:  # a share (good, or one objective met): not the good tokens
-            found = with_few_exceptions(columns[:, index], found)
+            found = with_few_exceptions(columns[index], found)
         return found[0] * scale, found[1] * scale
 
     return Attainment(
@@ -159,7 +176,7 @@ def attainment(requests: Requests, objectives: Objectives, *, open_load: bool, i
         objectives={name: (float(point[2 + index]), ci(2 + index)) for index, name in enumerate(met)},
         goodput_per_s=float(point[0] * per_second), goodput_ci=ci(0, per_second),
         good_tokens_per_s=float(point[1] * per_second), good_tokens_ci=ci(1, per_second), block=block,
-        joint_resampled=_resampled_share(columns[:, 0], means[:, 0], seed))
+        joint_resampled=_resampled_share(columns[0], means[:, 0], seed))
 
 
 FEW = 10  # fewer requests than this on one side of a share, and the bootstrap cannot show its spread
