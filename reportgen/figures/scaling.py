@@ -324,7 +324,7 @@ def _draw_speedup(frame: FigureFrame, scaling: ScalingResult, needed: float | No
         log2_axis(right, [r.nodes for r in rows])
         right.set_ylim(0, max(1.1, max(r.efficiency for r in rows) * 1.1))
         right.set_xlabel("nodes (log scale)")
-        right.set_ylabel("parallel efficiency E = S / (p / p_ref)")
+        right.set_ylabel("parallel efficiency E")  # E = S / (p / p_ref): the full formula overran the axes
         right.legend(loc="lower left")
         return to_svg(fig, frame.key)
 

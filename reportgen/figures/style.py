@@ -117,7 +117,10 @@ def to_svg(fig: Figure, key: str) -> str:
 
     _full_numbers(fig)
     with _style(key):
-        clear_legends(fig)
+        if clear_legends(fig):
+            # laid out for the legends, and nothing moved since: the SVG's drawing need not solve the layout again
+            # (two fifths of a figure's drawing)
+            fig.set_layout_engine("none")
     buffer = io.StringIO()
     with _style(key):
         metadata = {"Date": None, "Creator": None, "Format": None, "Type": None}  # nothing that varies run to run
@@ -131,27 +134,35 @@ LegendPlace = Literal["upper left", "upper right", "lower right", "lower left", 
 LEGEND_PLACES: tuple[LegendPlace, ...] = get_args(LegendPlace)
 
 
-def clear_legends(fig: Figure) -> None:
+def clear_legends(fig: Figure) -> bool:
     """No line, band or bar drawn across a legend: matplotlib's "best" counts only a line's vertices inside a place,
     and a goal line (two vertices, at the axes' ends) or a band crosses a legend that holds none. A legend something
     crosses is moved to the first place nothing does, else below its axes. A figure without a legend is not laid
-    out here: its one layout is the SVG's."""
+    out here: its one layout is the SVG's. Whether the figure was laid out, as it now stands.
+
+    The figure is laid out once, then each place is tried without laying it out again: a legend inside its axes
+    takes no room of the layout, and its box follows from its place and the axes alone (measured: the same box as
+    after a new layout, to the bit). Only a legend moved below its axes asks for a second layout, to make room for
+    it. Drawing the figure at each place tried had made the speedup figure 40 % of all the drawing."""
     if not any(ax.get_legend() is not None for ax in fig.axes):
-        return
+        return False
     fig.draw_without_rendering()
+    below = False
     for ax in fig.axes:
         legend = ax.get_legend()
         if legend is None or not _crossed(ax, legend):
             continue
         for place in LEGEND_PLACES:
             legend.set_loc(place)
-            fig.draw_without_rendering()
             if not _crossed(ax, legend):
                 break
         else:
             legend.set_loc("upper center")
             legend.set_bbox_to_anchor((0.5, -0.16), transform=ax.transAxes)
-            fig.draw_without_rendering()
+            below = True
+    if below:
+        fig.draw_without_rendering()
+    return True
 
 
 def _crossed(ax: Axes, legend: Any) -> bool:
