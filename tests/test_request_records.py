@@ -215,6 +215,38 @@ def test_a_vllm_file_read_in_full_gives_what_the_typed_reading_gives(tmp_path: P
         points_of(write(tmp_path, "twice.json", twice))
 
 
+def test_a_vllm_result_past_the_documents_limit_is_read_typed_and_nothing_else_is(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A document past MAX_DOCUMENT_BYTES (256 MiB; 1 KiB here) is read only as a plain vLLM result: typed, up to
+    MAX_VLLM_BYTES. Anything else past it is refused, and so is such a vLLM result with a key given twice, which
+    only the strict reading could check."""
+    from reportgen.ingest import request_records
+
+    document = vllm_detailed(canonical())
+    small = points_of(write(tmp_path, "small.json", document))
+    monkeypatch.setattr(request_records, "MAX_DOCUMENT_BYTES", 1 << 10)
+    (large,) = points_of(write(tmp_path, "large.json", document))
+    assert np.array_equal(large.requests.e2e_s, small[0].requests.e2e_s)
+    with pytest.raises(InputError, match="larger than 1 KiB: only a vLLM result may be"):
+        points_of(write(tmp_path, "guidellm.json", guidellm(canonical())))
+    document["ttfts"][3] = "slow"
+    with pytest.raises(InputError, match=r"ttfts\[3\]: expected a number or null, got a string"):
+        points_of(write(tmp_path, "bad.json", document))
+    document["ttfts"][3] = 0.1
+    text = json.dumps(document)
+    with pytest.raises(InputError, match="cannot check a key given twice"):
+        points_of(write(tmp_path, "twice.json", text[:-1] + ', "latencies": ' + json.dumps(document["latencies"])
+                        + "}"))
+    latin = tmp_path / "latin.json"
+    latin.write_bytes(json.dumps({**document, "label": "caf\u00e9"}).replace("\\u00e9", "\u00e9")
+                      .encode("latin-1"))
+    with pytest.raises(InputError, match="not UTF-8 text"):
+        points_of(latin)
+    monkeypatch.setattr(request_records, "MAX_VLLM_BYTES", 1 << 10)
+    with pytest.raises(InputError, match="larger than 1 KiB"):
+        points_of(write(tmp_path, "huge.json", vllm_detailed(canonical())))
+
+
 def test_refusals_name_what_was_found(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no per-request format"):
         points_of(write(tmp_path, "other.json", {"request_throughput": 3.0}))

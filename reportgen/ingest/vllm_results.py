@@ -99,6 +99,33 @@ def plain(raw: bytes) -> list[Result] | None:
         return None
 
 
+def shaped(raw: bytes) -> bool:
+    """Whether the file has vLLM's structure (an object with lists `ttfts` and `itls`, or such objects a line),
+    whatever its values."""
+    try:
+        try:
+            shapes = [_SHAPES.decode(raw)]
+        except msgspec.ValidationError:
+            return False
+        except msgspec.DecodeError:  # not one document
+            shapes = _SHAPES.decode_lines(raw)
+    except msgspec.DecodeError:
+        return False
+    return all(_a_list(shape.ttfts) and _a_list(shape.itls) for shape in shapes)
+
+
+def _a_list(raw: msgspec.Raw) -> bool:
+    return bytes(memoryview(raw)[:1]) == b"["  # the first byte alone: a list may be hundreds of megabytes
+
+
+class _Shape(msgspec.Struct, gc=False):
+    ttfts: msgspec.Raw
+    itls: msgspec.Raw
+
+
+_SHAPES = msgspec.json.Decoder(_Shape)
+
+
 def decode(raw: bytes, shown: str) -> list[Result]:
     """The results of a file recognised as vLLM's: InputError at the line of the result and the field of the first
     value that is not what vLLM writes there."""
