@@ -32,6 +32,9 @@ TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
 NO_CREDIT = -1  # credit_issued_ns not written (a Unix time in nanoseconds is never negative)
 
 
+# The structs are not tracked by the garbage collector (gc=False): they hold numbers, strings and the raw error,
+# never a cycle, and a million records made 7 million tracked objects that every collection walked (a quarter of
+# the reading)
 class _Metric(msgspec.Struct, gc=False):
     value: float
     unit: str | None = None
@@ -117,8 +120,8 @@ class Columns:
         self.from_server += server
         self.from_client += count - server
         if server < count:  # the client's count where the server gave none
-            usage = [count if count is not None else m.output_sequence_length
-                     for count, m in zip(usage, metrics, strict=True)]
+            usage = [given if given is not None else m.output_sequence_length
+                     for given, m in zip(usage, metrics, strict=True)]
         self.tokens.append(_counts(usage, indexes))
 
     def extend(self, other: Columns) -> None:

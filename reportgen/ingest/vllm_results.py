@@ -73,7 +73,6 @@ _NUMBERS = msgspec.json.Decoder(list[float])
 _NUMBERS_OR_NULL = msgspec.json.Decoder(list[float | None])
 _ERRORS = msgspec.json.Decoder(list[str | None])
 _GAPS = msgspec.json.Decoder(list[msgspec.Raw])
-_GAP_VALUES = msgspec.json.Decoder(list[float])
 _READ = tuple(Summary.__struct_fields__)
 _OTHER_FORMATS = (b"metadata", b"benchmarks", b"metrics")  # GuideLLM's and AIPerf's keys: a file with them is ambiguous
 _KEYS = re.compile(rb'"(' + b"|".join((*(name.encode() for name in _READ), *_OTHER_FORMATS)) + rb')"')
@@ -103,12 +102,7 @@ def shaped(raw: bytes) -> bool:
     """Whether the file has vLLM's structure (an object with lists `ttfts` and `itls`, or such objects a line),
     whatever its values."""
     try:
-        try:
-            shapes = [_SHAPES.decode(raw)]
-        except msgspec.ValidationError:
-            return False
-        except msgspec.DecodeError:  # not one document
-            shapes = _SHAPES.decode_lines(raw)
+        shapes = _each(_SHAPES, raw)
     except msgspec.DecodeError:
         return False
     return all(_a_list(shape.ttfts) and _a_list(shape.itls) for shape in shapes)
@@ -145,9 +139,9 @@ def decode(raw: bytes, shown: str) -> list[Result]:
     try:
         summaries = _summaries(raw)
     except msgspec.DecodeError as error:
-        reason, _, where = str(error).partition(" - at `$")
-        index, field = _located(where.rstrip("`"))
-        raise _refused(shown, raw, index, field, _words(reason)) from None
+        reason, where = _parts(error)
+        index, field = _located(where)
+        raise _refused(shown, raw, index, field, reason) from None
     found = []
     for index, summary in enumerate(summaries):
         try:
@@ -159,12 +153,20 @@ def decode(raw: bytes, shown: str) -> list[Result]:
 
 def _summaries(raw: bytes) -> list[Summary]:
     """One result, or several one a line as --append-result writes them."""
+    return _each(_DECODER, raw)
+
+
+_Decoded = TypeVar("_Decoded")
+
+
+def _each(decoder: msgspec.json.Decoder[_Decoded], raw: bytes) -> list[_Decoded]:
+    """The file as one document, else as one document a line."""
     try:
-        return [_DECODER.decode(raw)]
-    except msgspec.ValidationError:
+        return [decoder.decode(raw)]
+    except msgspec.ValidationError:  # one document, with a value that is not vLLM's (a kind of DecodeError)
         raise
     except msgspec.DecodeError:  # not one document
-        return _DECODER.decode_lines(raw)
+        return decoder.decode_lines(raw)
 
 
 _List = TypeVar("_List", bound=Sized)
@@ -218,19 +220,19 @@ def _decoded(decoder: msgspec.json.Decoder[_List], raw: msgspec.Raw, name: str) 
     try:
         return decoder.decode(raw)
     except msgspec.DecodeError as error:
-        reason, _, where = str(error).partition(" - at `$")
-        raise _BadList(name + where.rstrip("`"), _words(reason)) from None
+        reason, where = _parts(error)
+        raise _BadList(name + where, reason) from None
 
 
 def _gaps_sum(gaps: msgspec.Raw, index: int) -> float:
     """One request's chunk gaps added in order; NaN where the request has no list of them."""
     try:
-        return sum(_GAP_VALUES.decode(gaps))
+        return sum(_NUMBERS.decode(gaps))
     except msgspec.DecodeError as error:
         if not isinstance(msgspec.json.decode(gaps), list):
             return math.nan
-        reason, _, where = str(error).partition(" - at `$")
-        raise _BadList(f"itls[{index}]{where.rstrip('`')}", _words(reason)) from None
+        reason, where = _parts(error)
+        raise _BadList(f"itls[{index}]{where}", reason) from None
 
 
 def _located(where: str) -> tuple[int, str]:
@@ -246,6 +248,13 @@ def _refused(shown: str, raw: bytes, index: int, field: str, reason: str) -> Inp
     starts = [number for number, (start, stop) in enumerate(_lines(raw), start=1)
               if not _BLANK.fullmatch(raw, start, stop)]
     return InputError([Problem(shown, starts[index] if index < len(starts) else 1, 1, field, reason)])
+
+
+def _parts(error: msgspec.DecodeError) -> tuple[str, str]:
+    """msgspec's "Expected `float`, got `str` - at `$[1].latencies[3]`" as its reason in words and the path after
+    the `$` ("[1].latencies[3]")."""
+    reason, _, where = str(error).partition(" - at `$")
+    return _words(reason), where.rstrip("`")
 
 
 _WORDS = {"float": "a number", "int": "a whole number", "str": "a string", "null": "null", "array": "a list",
