@@ -101,14 +101,19 @@ def write_vllm(path: Path, count: int) -> None:
     path.write_text(json.dumps(document), encoding="utf-8")
 
 
+def copy_example(folder: Path) -> None:
+    """inputs/chat-records.yaml with its runs CSV and records stores, into `folder`."""
+    import shutil
+
+    for item in (ROOT / "inputs").glob("chat-records.*"):
+        (shutil.copytree if item.is_dir() else shutil.copy)(item, folder / item.name)
+
+
 def ingest_time(path: Path) -> str:
     """`reportgen ingest serving` of the file into a copy of the records example: wall time and the peak RSS of its
     largest process (the reading processes are its children, and smaller)."""
-    import shutil
-
     with tempfile.TemporaryDirectory() as folder:
-        for item in (ROOT / "inputs").glob("chat-records.*"):
-            (shutil.copytree if item.is_dir() else shutil.copy)(item, Path(folder) / item.name)
+        copy_example(Path(folder))
         command = [sys.executable, "-m", "reportgen", "ingest", "serving", str(path), "--nodes", "2", "--project",
                    str(Path(folder) / "chat-records.yaml"), "--replace", "-q"]
         # started by a small process: a child's peak RSS counts the pages it shared with its parent when forked,
@@ -137,13 +142,11 @@ print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN).
 
 def build_times(repeats: int) -> None:
     """The example with records built with and without its stores, alternated so that both see the same machine."""
-    import shutil
     import statistics
 
     with tempfile.TemporaryDirectory() as folder:
         project = Path(folder)
-        for item in (ROOT / "inputs").glob("chat-records*"):
-            (shutil.copytree if item.is_dir() else shutil.copy)(item, project / item.name)
+        copy_example(project)
         store, aside = project / "chat-records.records", project / "aside.records"
 
         def once() -> float:

@@ -24,6 +24,7 @@ import numpy as np
 
 from reportgen.errors import InputError, Problem
 from reportgen.files import open_regular, why_unreadable
+from reportgen.ingest import strict_json
 
 PIECE_BYTES = 32 << 20
 SPLIT_BYTES = 64 << 20  # a file this large is read by two processes
@@ -261,10 +262,8 @@ def _line_of(path: Path, offset: int, data: bytes, index: int | None) -> int:
         while remaining > 0 and (piece := handle.read(min(PIECE_BYTES, remaining))):
             before += piece.count(b"\n")
             remaining -= len(piece)
-    if index is None:
-        return before + 1
-    filled = [number for number, content in enumerate(data.split(b"\n")) if content.strip()]
-    return before + 1 + (filled[index] if index < len(filled) else 0)
+    found = strict_json.record_line(data, index) if index is not None else None
+    return before + (found or 1)
 
 
 def _seconds(metrics: list[_Metric | None], field: str, indexes: Sequence[int]) -> np.ndarray:

@@ -15,7 +15,6 @@ Everything is checked before it is believed: arrays of equal length, finite time
 
 from __future__ import annotations
 
-import codecs
 import hashlib
 import itertools
 import math
@@ -33,7 +32,7 @@ from reportgen.files import open_regular, why_unreadable
 from reportgen.ingest import aiperf_stream, strict_json, vllm_results
 from reportgen.json_types import JsonRead, at_path
 from reportgen.project.load_tests import LoadPoint, Mode, Requests, TokenSource
-from reportgen.project.yaml_source import mapping_data, read_text
+from reportgen.project.yaml_source import mapping_data, read_text, read_utf8_bytes
 
 MAX_DOCUMENT_BYTES = 256 << 20  # one JSON document; JSON Lines are read a line at a time
 # A vLLM result read typed alone (no Python object a value): a million requests with vLLM 0.33's 31 chunk gaps each
@@ -151,7 +150,7 @@ def _large_vllm(file: Path, shown: str) -> RecordsFile:
     """A file past MAX_DOCUMENT_BYTES, read only if it is plainly a vLLM result: typed, its lists become arrays one
     at a time, where the strict full parse it would otherwise need holds gigabytes of Python objects."""
     too_large = f"the file is larger than {wording.limit(MAX_DOCUMENT_BYTES)}"
-    raw = _utf8_bytes(file, shown, MAX_VLLM_BYTES)
+    raw = read_utf8_bytes(file, shown, limit=MAX_VLLM_BYTES)
     results = vllm_results.plain(raw)
     if results is None:
         if not vllm_results.shaped(raw):
@@ -161,32 +160,6 @@ def _large_vllm(file: Path, shown: str) -> RecordsFile:
                               "given twice, and a key it reads appears twice in a result, or another format's key "
                               "appears")
     return RecordsFile("vllm-detailed", None, file, hashlib.sha256(raw).hexdigest(), _vllm(results, shown))
-
-
-UTF8_PIECE = 16 << 20
-
-
-def _utf8_bytes(file: Path, shown: str, limit: int) -> bytes:
-    """The file's bytes (at most `limit`), checked UTF-8 a piece at a time: no text of them is held."""
-    try:
-        with open_regular(file) as handle:
-            raw = handle.read(limit + 1)
-    except OSError as error:
-        raise InputError([Problem(shown, 1, 1, "", why_unreadable(error))]) from None
-    if len(raw) > limit:
-        raise _refused(shown, f"the file is larger than {wording.limit(limit)}")
-    view = memoryview(raw)
-    start = 0
-    try:
-        while start < len(raw):
-            stop = end = min(start + UTF8_PIECE, len(raw))
-            while stop < len(raw) and stop > end - 3 and 0x80 <= raw[stop] < 0xC0:  # not inside a character (a
-                stop -= 1  # character is 4 bytes at most: past 3 continuation bytes the text is not UTF-8 anyway)
-            codecs.utf_8_decode(view[start:stop], "strict", True)  # from the buffer, no copy of it made
-            start = stop
-    except UnicodeDecodeError:
-        raise _refused(shown, "the file is not UTF-8 text") from None
-    return raw
 
 
 STAGE_RATE_GAP = 0.02  # a stage's cut of the records against the rate its own file says it reached

@@ -8,8 +8,11 @@ later used as a float. Each is refused here, as a ValueError naming the key or t
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from reportgen.json_types import JsonRead
@@ -42,3 +45,24 @@ def _within_float_range(digits: str) -> int:
     if len(digits.lstrip("-")) > _FLOAT_DIGITS or abs(value := int(digits)) > sys.float_info.max:
         raise ValueError(f"the integer {digits[:20]}… ({len(digits.lstrip('-'))} digits) is past any float's range")
     return value
+
+
+_BLANK = re.compile(rb"\s*")
+
+
+def lines(data: bytes) -> Iterator[tuple[int, int]]:
+    """Where each line of `data` starts and stops, without copying it (a file may be a gigabyte)."""
+    start = 0
+    while start < len(data):
+        stop = data.find(b"\n", start)
+        stop = len(data) if stop < 0 else stop
+        yield start, stop
+        start = stop + 1
+
+
+def record_line(data: bytes, index: int) -> int | None:
+    """The 1-based line of `data` that holds its index-th record of JSON Lines (a blank line holds none, as the
+    decoders skip it); None past the last."""
+    filled = (number for number, (start, stop) in enumerate(lines(data), start=1)
+              if not _BLANK.fullmatch(data, start, stop))
+    return next(itertools.islice(filled, index, None), None)

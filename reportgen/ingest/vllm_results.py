@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Sized
+from collections.abc import Sized
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -20,6 +20,7 @@ import msgspec
 import numpy as np
 
 from reportgen.errors import InputError, Problem
+from reportgen.ingest import strict_json
 
 _ABSENT = msgspec.Raw()  # a list the file does not have (msgspec reads only null into `Raw | None`)
 
@@ -89,7 +90,8 @@ def plain(raw: bytes) -> list[Result] | None:
     try:
         summaries = _summaries(raw)
         if len(summaries) > 1:  # results a line (each line is one, or decoding them so would have failed)
-            if any(len(found := _KEYS.findall(raw, start, stop)) != len(set(found)) for start, stop in _lines(raw)):
+            if any(len(found := _KEYS.findall(raw, start, stop)) != len(set(found))
+                   for start, stop in strict_json.lines(raw)):
                 return None
         elif len(seen) != len(set(seen)):
             return None
@@ -118,19 +120,6 @@ class _Shape(msgspec.Struct, gc=False):
 
 
 _SHAPES = msgspec.json.Decoder(_Shape)
-
-
-_BLANK = re.compile(rb"\s*")
-
-
-def _lines(raw: bytes) -> Iterator[tuple[int, int]]:
-    """Where each line starts and stops, without copying it (a file may be a gigabyte)."""
-    start = 0
-    while start < len(raw):
-        stop = raw.find(b"\n", start)
-        stop = len(raw) if stop < 0 else stop
-        yield start, stop
-        start = stop + 1
 
 
 def decode(raw: bytes, shown: str) -> list[Result]:
@@ -245,9 +234,7 @@ def _located(where: str) -> tuple[int, str]:
 def _refused(shown: str, raw: bytes, index: int, field: str, reason: str) -> InputError:
     """The problem at the line where the index-th result starts (results are a line each; one result, the first
     line that is not blank)."""
-    starts = [number for number, (start, stop) in enumerate(_lines(raw), start=1)
-              if not _BLANK.fullmatch(raw, start, stop)]
-    return InputError([Problem(shown, starts[index] if index < len(starts) else 1, 1, field, reason)])
+    return InputError([Problem(shown, strict_json.record_line(raw, index) or 1, 1, field, reason)])
 
 
 def _parts(error: msgspec.DecodeError) -> tuple[str, str]:

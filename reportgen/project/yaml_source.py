@@ -6,6 +6,7 @@ for foreign tags and for alias expansion before anything walks it.
 
 from __future__ import annotations
 
+import codecs
 import io
 from pathlib import Path
 
@@ -38,6 +39,18 @@ def read_text(path: Path, display: str, *, limit: int = MAX_FILE_BYTES,
               within: Path | None = None) -> tuple[str, bytes]:
     """The file's text and raw bytes ("-": standard input); InputError for a file too large or not UTF-8. With
     `within`, the file opened must lie in that folder (see open_regular)."""
+    data = read_bytes(path, display, limit=limit, within=within)
+    try:
+        return data.decode("utf-8-sig"), data
+    except UnicodeDecodeError as error:
+        before = error.object[:error.start].decode("utf-8")  # the object decoded, without a byte-order mark
+        line, column = position(before, len(before))
+        raise InputError([Problem(display, line, column, "", "the file is not UTF-8 text")]) from None
+
+
+def read_bytes(path: Path, display: str, *, limit: int = MAX_FILE_BYTES, within: Path | None = None) -> bytes:
+    """The file's bytes ("-": standard input), at most `limit` of them; InputError for a file too large or that
+    cannot be read. With `within`, the file opened must lie in that folder (see open_regular)."""
     try:
         if path == STDIN:
             data = stdin_bytes(limit)
@@ -48,12 +61,33 @@ def read_text(path: Path, display: str, *, limit: int = MAX_FILE_BYTES,
         raise InputError([Problem(display, 1, 1, "", why_unreadable(error))]) from None
     if len(data) > limit:
         raise InputError([Problem(display, 1, 1, "", f"the file is larger than {wording.limit(limit)}")])
-    try:
-        return data.decode("utf-8-sig"), data
-    except UnicodeDecodeError as error:
-        before = error.object[:error.start].decode("utf-8")  # the object decoded, without a byte-order mark
-        line, column = position(before, len(before))
-        raise InputError([Problem(display, line, column, "", "the file is not UTF-8 text")]) from None
+    return data
+
+
+UTF8_PIECE = 16 << 20
+
+
+def read_utf8_bytes(path: Path, display: str, *, limit: int) -> bytes:
+    """The file's bytes, checked UTF-8 a piece at a time straight from the buffer, where read_text would also hold
+    their text (a file of a gigabyte read by a typed decoder); InputError at the line of the first byte that is not
+    UTF-8."""
+    data = read_bytes(path, display, limit=limit)
+    view = memoryview(data)
+    start = 0
+    while start < len(data):
+        stop = end = min(start + UTF8_PIECE, len(data))
+        while stop < len(data) and stop > end - 3 and 0x80 <= data[stop] < 0xC0:  # not inside a character (a
+            stop -= 1  # character is 4 bytes at most: past 3 continuation bytes the text is not UTF-8 anyway)
+        try:
+            codecs.utf_8_decode(view[start:stop], "strict", True)
+        except UnicodeDecodeError as error:
+            offset = start + error.start
+            line_start = data.rfind(b"\n", 0, offset) + 1
+            column = len(data[line_start:offset].decode("utf-8")) + 1
+            raise InputError([Problem(display, data.count(b"\n", 0, offset) + 1, column, "",
+                                      "the file is not UTF-8 text")]) from None
+        start = stop
+    return data
 
 
 def compose(text: str, display: str) -> Node:
